@@ -1,0 +1,211 @@
+//! Designers: the algorithms that propose new trials, behind one trait pair.
+//!
+//! A [`Designer`] does the expensive part — learning from a study's completed trials — and
+//! returns a [`Model`] that does the cheap part, proposing assignments with the in-flight trials
+//! as context. The registry ([`designer_for`]) maps a study's `algorithm` name to a designer and
+//! checks its `algorithmConfig`; [`ALGORITHMS`] lists the names it knows, and an unknown name is a
+//! [`ConfigError::UnknownAlgorithm`] naming them. Each algorithm lives in its own file.
+
+mod grid;
+mod quasi_random;
+mod random;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+use std::sync::Arc;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+
+use crate::study::StudySpec;
+use crate::trial::{Assignment, Observation};
+
+pub use grid::{GridSearch, GridParams};
+pub use quasi_random::QuasiRandomSearch;
+pub use random::RandomSearch;
+
+/// The algorithm names a study may use. `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`, its
+/// synonym) picks the best designer bo has for the space: for now `QUASI_RANDOM_SEARCH`.
+pub const ALGORITHMS: &[&str] = &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH"];
+
+/// What a designer optimises: the study's configuration and a seed fixed for the study.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    /// The study's configuration.
+    pub spec: StudySpec,
+    /// A seed constant over the study's life (for scrambles and anything that must not change
+    /// from one suggestion to the next).
+    pub seed: u64,
+}
+
+/// What a designer learned that is worth keeping across restarts: opaque JSON that the store
+/// keeps beside the study and hands back as `warm` to the next fit.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ModelState(pub serde_json::Value);
+
+/// A fitted model and the state to store.
+pub struct Fitted {
+    /// Proposes suggestions.
+    pub model: Arc<dyn Model>,
+    /// Kept by the store for the next fit.
+    pub state: ModelState,
+}
+
+/// The expensive half of an algorithm: learning from completed trials.
+pub trait Designer: Send + Sync {
+    /// Learns from `history` (the study's completed trials). `warm` is the last stored state.
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng)
+    -> Result<Fitted, FitError>;
+}
+
+/// The cheap half of an algorithm: proposing new assignments.
+pub trait Model: Send + Sync {
+    /// Proposes up to `count` feasible assignments, distinct from `pending` (the trials in flight)
+    /// where the space allows. Fewer than `count` means the designer has nothing more to
+    /// propose (an exhausted grid); it never mutates the model.
+    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError>;
+}
+
+/// A study's algorithm settings are wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// No designer has this name.
+    #[error("unknown algorithm {name:?}; known algorithms: {}", known.join(", "))]
+    UnknownAlgorithm {
+        /// The name asked for.
+        name: String,
+        /// The names that exist.
+        known: Vec<String>,
+    },
+    /// A field of `algorithmConfig` is wrong.
+    #[error("algorithmConfig{}: {reason}", if field.is_empty() { String::new() } else { format!(".{field}") })]
+    Invalid {
+        /// The field, empty for the whole object.
+        field: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// A designer could not fit or suggest.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FitError {
+    /// The numbers went wrong (a matrix stayed indefinite, a value became NaN).
+    #[error("numerical failure: {0}")]
+    Numerical(String),
+}
+
+/// The designer for `spec.algorithm`, its `algorithmConfig` checked.
+pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
+    let config = &spec.algorithm_config;
+    match spec.algorithm.as_str() {
+        "RANDOM_SEARCH" => {
+            no_config(config)?;
+            Ok(Box::new(RandomSearch))
+        }
+        "AUTO" | "ALGORITHM_UNSPECIFIED" | "QUASI_RANDOM_SEARCH" => {
+            no_config(config)?;
+            Ok(Box::new(QuasiRandomSearch))
+        }
+        "GRID_SEARCH" => Ok(Box::new(GridSearch::new(parse_params::<GridParams>(config)?.check()?))),
+        other => Err(ConfigError::UnknownAlgorithm {
+            name: other.to_owned(),
+            known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect(),
+        }),
+    }
+}
+
+fn no_config(config: &serde_json::Value) -> Result<(), ConfigError> {
+    match config {
+        serde_json::Value::Null => Ok(()),
+        serde_json::Value::Object(map) if map.is_empty() => Ok(()),
+        _ => Err(ConfigError::Invalid { field: String::new(), reason: "this algorithm takes no settings".into() }),
+    }
+}
+
+fn parse_params<P: DeserializeOwned + Default>(config: &serde_json::Value) -> Result<P, ConfigError> {
+    if config.is_null() {
+        return Ok(P::default());
+    }
+    serde_json::from_value(config.clone()).map_err(|e| ConfigError::Invalid { field: String::new(), reason: e.to_string() })
+}
+
+/// `count` distinct new assignments drawn by `draw`, avoiding `taken` (pending and already
+/// drawn) while the space allows: after `MAX_TRIES` misses a repeat is accepted, as a small
+/// discrete space may have no unseen point left.
+pub(crate) fn draw_distinct(
+    taken: &[Assignment],
+    count: usize,
+    mut draw: impl FnMut() -> Assignment,
+) -> Vec<Assignment> {
+    const MAX_TRIES: usize = 64;
+    let mut keys: std::collections::HashSet<String> = taken.iter().map(Assignment::key).collect();
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        let mut candidate = draw();
+        for _ in 1..MAX_TRIES {
+            if !keys.contains(&candidate.key()) {
+                break;
+            }
+            candidate = draw();
+        }
+        keys.insert(candidate.key());
+        out.push(candidate);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_search_conforms() {
+        testing::conformance("RANDOM_SEARCH");
+    }
+
+    #[test]
+    fn quasi_random_search_conforms() {
+        testing::conformance("QUASI_RANDOM_SEARCH");
+    }
+
+    #[test]
+    fn grid_search_conforms() {
+        testing::conformance("GRID_SEARCH");
+    }
+
+    #[test]
+    fn unknown_algorithm_lists_the_known_ones() {
+        let mut spec = testing_spec();
+        spec.algorithm = "SIMULATED_ANNEALING".into();
+        let err = designer_for(&spec).err().expect("unknown");
+        let text = err.to_string();
+        assert!(text.contains("SIMULATED_ANNEALING") && text.contains("GRID_SEARCH") && text.contains("RANDOM_SEARCH"), "{text}");
+    }
+
+    #[test]
+    fn grid_config_is_checked() {
+        let mut spec = testing_spec();
+        spec.algorithm = "GRID_SEARCH".into();
+        spec.algorithm_config = serde_json::json!({"gridResolution": 0});
+        assert!(matches!(designer_for(&spec), Err(ConfigError::Invalid { .. })));
+        spec.algorithm_config = serde_json::json!({"gridResolutoin": 5});
+        assert!(matches!(designer_for(&spec), Err(ConfigError::Invalid { .. })));
+        spec.algorithm_config = serde_json::json!({"gridResolution": 5});
+        assert!(designer_for(&spec).is_ok());
+    }
+
+    fn testing_spec() -> StudySpec {
+        StudySpec {
+            metrics: vec![crate::study::MetricSpec { id: "m".into(), goal: crate::study::Goal::Maximize }],
+            space: testing::fixtures::optimizer_tree(),
+            algorithm: "RANDOM_SEARCH".into(),
+            algorithm_config: serde_json::Value::Null,
+            observation_noise: Default::default(),
+            measurement_selection: Default::default(),
+            stopping: None,
+        }
+    }
+}

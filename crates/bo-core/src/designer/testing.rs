@@ -1,0 +1,151 @@
+//! The conformance suite every designer passes, and the fixture spaces it runs on. Public behind
+//! the `testing` feature so the service's tests can reuse the fixtures.
+//!
+//! For each fixture space and for 0, 1 and 12 completed trials (some infeasible), a designer
+//! must: return exactly `count` suggestions; make each one feasible with exactly its active
+//! parameters (so no NaN and no inactive value); not repeat a pending trial; and return the same
+//! suggestions for the same seed.
+
+use std::collections::BTreeMap;
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use super::{Problem, designer_for};
+use crate::space::SearchSpace;
+use crate::study::{Goal, MetricSpec, StudySpec};
+use crate::trial::{Assignment, Observation, Outcome, ParamValue};
+
+/// Fixture spaces.
+pub mod fixtures {
+    use crate::space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace};
+
+    fn leaf(id: &str, domain: Domain, scale: Scale) -> ParamSpec {
+        ParamSpec { id: id.into(), domain, scale, default: None, children: vec![] }
+    }
+
+    fn cond(values: ParentValues, spec: ParamSpec) -> Conditional {
+        Conditional { parent_values: values, spec }
+    }
+
+    fn cats(values: &[&str]) -> Vec<String> {
+        values.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// One parameter of every type and scale, no conditions.
+    pub fn all_types() -> SearchSpace {
+        SearchSpace::new(vec![
+            leaf("lr", Domain::Double { min: 1e-5, max: 1e-1 }, Scale::Log),
+            leaf("dropout", Domain::Double { min: 0.0, max: 0.9 }, Scale::Linear),
+            leaf("beta", Domain::Double { min: 0.5, max: 0.999 }, Scale::ReverseLog),
+            leaf("layers", Domain::Integer { min: 1, max: 8 }, Scale::Linear),
+            leaf("width", Domain::Integer { min: 16, max: 4096 }, Scale::Log),
+            leaf("batch", Domain::Discrete { values: vec![16.0, 32.0, 64.0, 128.0] }, Scale::Linear),
+            leaf("act", Domain::Categorical { values: cats(&["relu", "tanh", "gelu"]) }, Scale::Linear),
+        ])
+        .expect("fixture is valid")
+    }
+
+    /// `optimizer ∈ {sgd, adam}` with `momentum` under sgd and `beta1` under adam, and `layers`.
+    pub fn optimizer_tree() -> SearchSpace {
+        SearchSpace::new(vec![
+            ParamSpec {
+                children: vec![
+                    cond(ParentValues::Categorical(cats(&["sgd"])), leaf("momentum", Domain::Double { min: 0.0, max: 0.99 }, Scale::Linear)),
+                    cond(ParentValues::Categorical(cats(&["adam"])), leaf("beta1", Domain::Double { min: 0.8, max: 0.999 }, Scale::Linear)),
+                ],
+                ..leaf("optimizer", Domain::Categorical { values: cats(&["sgd", "adam"]) }, Scale::Linear)
+            },
+            leaf("layers", Domain::Integer { min: 1, max: 2 }, Scale::Linear),
+        ])
+        .expect("fixture is valid")
+    }
+
+    /// A tree three levels deep under CATEGORICAL, INTEGER and DISCRETE parents.
+    pub fn conditional_three_levels() -> SearchSpace {
+        let depth3 = cond(
+            ParentValues::Discrete(vec![2.0]),
+            leaf("kernel_scale", Domain::Double { min: 0.1, max: 10.0 }, Scale::Log),
+        );
+        let depth2 = cond(
+            ParentValues::Integer(vec![2, 3]),
+            ParamSpec { children: vec![depth3], ..leaf("pool", Domain::Discrete { values: vec![1.0, 2.0, 4.0] }, Scale::Linear) },
+        );
+        let conv = cond(
+            ParentValues::Categorical(cats(&["conv"])),
+            ParamSpec { children: vec![depth2], ..leaf("conv_layers", Domain::Integer { min: 1, max: 4 }, Scale::Linear) },
+        );
+        let mlp = cond(ParentValues::Categorical(cats(&["mlp"])), leaf("hidden", Domain::Integer { min: 8, max: 512 }, Scale::Log));
+        SearchSpace::new(vec![
+            ParamSpec { children: vec![conv, mlp], ..leaf("model", Domain::Categorical { values: cats(&["conv", "mlp", "linear"]) }, Scale::Linear) },
+            leaf("lr", Domain::Double { min: 1e-4, max: 1.0 }, Scale::Log),
+        ])
+        .expect("fixture is valid")
+    }
+}
+
+fn spec_for(space: SearchSpace, algorithm: &str) -> StudySpec {
+    StudySpec {
+        metrics: vec![MetricSpec { id: "loss".into(), goal: Goal::Minimize }],
+        space,
+        algorithm: algorithm.into(),
+        algorithm_config: serde_json::Value::Null,
+        observation_noise: Default::default(),
+        measurement_selection: Default::default(),
+        stopping: None,
+    }
+}
+
+/// A made-up but deterministic outcome: every fourth trial infeasible, else a sum of encodings.
+fn observe(space: &SearchSpace, i: usize, a: Assignment) -> Observation {
+    let outcome = if i % 4 == 3 {
+        Outcome::Infeasible
+    } else {
+        let loss: f64 = space.encode(&a).iter().enumerate().map(|(k, u)| (u - 0.3).powi(2) * (k + 1) as f64).sum();
+        Outcome::Measured(BTreeMap::from([("loss".to_owned(), loss)]))
+    };
+    Observation { assignment: a, outcome }
+}
+
+fn suggest(problem: &Problem, history: &[Observation], pending: &[Assignment], count: usize, seed: u64) -> Vec<Assignment> {
+    let designer = designer_for(&problem.spec).expect("known algorithm");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let fitted = designer.fit(problem, history, None, &mut rng).expect("fit succeeds");
+    fitted.model.suggest(pending, count, &mut rng).expect("suggest succeeds")
+}
+
+/// Runs the conformance checks for `algorithm` on every fixture space; panics on the first
+/// failure, naming it.
+pub fn conformance(algorithm: &str) {
+    let spaces = [
+        ("all_types", fixtures::all_types()),
+        ("optimizer_tree", fixtures::optimizer_tree()),
+        ("conditional_three_levels", fixtures::conditional_three_levels()),
+    ];
+    for (name, space) in spaces {
+        let problem = Problem { spec: spec_for(space.clone(), algorithm), seed: 42 };
+        for n_history in [0usize, 1, 12] {
+            let mut history = Vec::new();
+            for i in 0..n_history {
+                let a = suggest(&problem, &history, &[], 1, 1000 + i as u64).remove(0);
+                history.push(observe(&space, i, a));
+            }
+            let pending = suggest(&problem, &history, &[], 2, 7);
+            let count = 3;
+            let got = suggest(&problem, &history, &pending, count, 9);
+            let context = format!("{algorithm} on {name} after {n_history} trials");
+            assert_eq!(got.len(), count, "{context}: asked for {count} suggestions");
+            for a in &got {
+                space.check(a).unwrap_or_else(|e| panic!("{context}: infeasible suggestion {a:?}: {e}"));
+                for v in a.0.values() {
+                    if let ParamValue::Float(x) = v {
+                        assert!(x.is_finite(), "{context}: non-finite value in {a:?}");
+                    }
+                }
+                assert!(!pending.iter().any(|p| p == a), "{context}: repeated a pending trial {a:?}");
+            }
+            let again = suggest(&problem, &history, &pending, count, 9);
+            assert_eq!(got, again, "{context}: same seed gave different suggestions");
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! bo-core: the pure part of bo — search spaces, trials, studies and the optimisation
+//! algorithms that propose new trials.
+//!
+//! Invariant: no I/O, no async, no database, no clock and no global random generator. Time
+//! arrives as arguments (milliseconds since the epoch) and randomness as a `&mut dyn Rng`, so the
+//! same inputs and seed always give the same output. This crate is an API boundary: `bo-store`
+//! persists its data types and `bo-server` translates them to and from the Vertex wire JSON; it
+//! knows nothing of either.
+#![warn(missing_docs)]
+
+pub mod space;
+pub mod trial;
+pub mod study;
+pub mod stopping;
+pub mod optimal;
+pub mod designer;
+
+pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem};
+pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace, SpaceError};
+pub use study::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, StoppingSpec, StudySpec};
+pub use trial::{Assignment, Measurement, Observation, Outcome, ParamValue, Trial, TrialState};

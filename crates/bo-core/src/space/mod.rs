@@ -1,0 +1,442 @@
+//! The search space: a forest of parameters (DOUBLE, INTEGER, DISCRETE, CATEGORICAL) where a
+//! CATEGORICAL, INTEGER or DISCRETE parameter may have children that are active only under some
+//! of its values — Vertex's `conditionalParameterSpecs`, to any depth.
+//!
+//! This module owns validation (every error names the field, in the Vertex vocabulary, as
+//! `parameters[2].conditionalParameterSpecs[0].parameterSpec.doubleValueSpec`), the feasibility
+//! of an assignment (exactly the active parameters, each in its domain), and through [`encode`]
+//! the map between assignments and the unit cube. It must not know about trials' outcomes or
+//! any model.
+
+pub mod encode;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::trial::{Assignment, ParamValue};
+
+/// Two DISCRETE values closer than this are the same value (Vertex's epsilon).
+pub const DISCRETE_EPSILON: f64 = 1e-10;
+
+/// Vertex's limit on the number of values of a DISCRETE parameter.
+pub const MAX_DISCRETE_VALUES: usize = 1000;
+
+/// An invalid search space or infeasible assignment, with the field that is wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct SpaceError {
+    /// Where, e.g. `parameters[1].doubleValueSpec.minValue`.
+    pub path: String,
+    /// What is wrong, naming the value.
+    pub reason: String,
+}
+
+impl SpaceError {
+    /// An error at `path`.
+    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> SpaceError {
+        SpaceError { path: path.into(), reason: reason.into() }
+    }
+
+    /// The same error under a parent field: `prefix.path`.
+    pub fn under(mut self, prefix: &str) -> SpaceError {
+        self.path = if self.path.is_empty() { prefix.to_owned() } else { format!("{prefix}.{}", self.path) };
+        self
+    }
+}
+
+/// How a numeric parameter is spread over the unit interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    /// Evenly.
+    #[default]
+    Linear,
+    /// Evenly in log(x): resolution is finer near the minimum.
+    Log,
+    /// Evenly in log(max + min − x): resolution is finer near the maximum.
+    ReverseLog,
+}
+
+/// The values a parameter may take.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Domain {
+    /// A real in `[min, max]`.
+    Double {
+        /// Smallest value.
+        min: f64,
+        /// Largest value.
+        max: f64,
+    },
+    /// An integer in `[min, max]`.
+    Integer {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// One of these numbers, strictly increasing.
+    Discrete {
+        /// The values.
+        values: Vec<f64>,
+    },
+    /// One of these strings.
+    Categorical {
+        /// The values.
+        values: Vec<String>,
+    },
+}
+
+impl Domain {
+    /// The Vertex name of the type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Domain::Double { .. } => "DOUBLE",
+            Domain::Integer { .. } => "INTEGER",
+            Domain::Discrete { .. } => "DISCRETE",
+            Domain::Categorical { .. } => "CATEGORICAL",
+        }
+    }
+
+    /// The Vertex field holding this domain, for error paths.
+    pub fn field_name(&self) -> &'static str {
+        match self {
+            Domain::Double { .. } => "doubleValueSpec",
+            Domain::Integer { .. } => "integerValueSpec",
+            Domain::Discrete { .. } => "discreteValueSpec",
+            Domain::Categorical { .. } => "categoricalValueSpec",
+        }
+    }
+
+    /// Whether `value` is one of the domain's values.
+    pub fn contains(&self, value: &ParamValue) -> bool {
+        match (self, value) {
+            (Domain::Double { min, max }, ParamValue::Float(x)) => x.is_finite() && *min <= *x && *x <= *max,
+            (Domain::Integer { min, max }, ParamValue::Int(i)) => *min <= *i && *i <= *max,
+            (Domain::Discrete { values }, ParamValue::Float(x)) => discrete_index(values, *x).is_some(),
+            (Domain::Categorical { values }, ParamValue::Categorical(s)) => values.contains(s),
+            _ => false,
+        }
+    }
+
+    /// Reads a number sent for this parameter: an INTEGER takes integral numbers, DOUBLE and
+    /// DISCRETE any finite number; `None` when the number does not fit the type.
+    pub fn coerce_number(&self, x: f64) -> Option<ParamValue> {
+        if !x.is_finite() {
+            return None;
+        }
+        match self {
+            Domain::Double { .. } => Some(ParamValue::Float(x)),
+            Domain::Discrete { values } => discrete_index(values, x).map(|i| ParamValue::Float(values[i])),
+            Domain::Integer { .. } if x.fract() == 0.0 && x.abs() < 9.007_199_254_740_992e15 => Some(ParamValue::Int(x as i64)),
+            Domain::Integer { .. } | Domain::Categorical { .. } => None,
+        }
+    }
+
+    /// Reads a string sent for this parameter: a CATEGORICAL value, or a number written as text.
+    pub fn coerce_str(&self, s: &str) -> Option<ParamValue> {
+        match self {
+            Domain::Categorical { .. } => Some(ParamValue::Categorical(s.to_owned())),
+            Domain::Integer { .. } if s.trim().parse::<i64>().is_ok() => s.trim().parse().ok().map(ParamValue::Int),
+            _ => s.trim().parse::<f64>().ok().and_then(|x| self.coerce_number(x)),
+        }
+    }
+}
+
+/// The index of `x` among DISCRETE `values`, within [`DISCRETE_EPSILON`].
+pub fn discrete_index(values: &[f64], x: f64) -> Option<usize> {
+    values.iter().position(|v| (v - x).abs() <= DISCRETE_EPSILON)
+}
+
+/// The parent values under which a conditional child is active.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParentValues {
+    /// Values of a CATEGORICAL parent.
+    Categorical(Vec<String>),
+    /// Values of an INTEGER parent.
+    Integer(Vec<i64>),
+    /// Values of a DISCRETE parent.
+    Discrete(Vec<f64>),
+}
+
+impl ParentValues {
+    /// Whether the child is active when its parent has `value`.
+    pub fn matches(&self, value: &ParamValue) -> bool {
+        match (self, value) {
+            (ParentValues::Categorical(vs), ParamValue::Categorical(s)) => vs.contains(s),
+            (ParentValues::Integer(vs), ParamValue::Int(i)) => vs.contains(i),
+            (ParentValues::Discrete(vs), ParamValue::Float(x)) => discrete_index(vs, *x).is_some(),
+            _ => false,
+        }
+    }
+
+    /// The Vertex field of this condition, for error paths.
+    pub fn field_name(&self) -> &'static str {
+        match self {
+            ParentValues::Categorical(_) => "parentCategoricalValues",
+            ParentValues::Integer(_) => "parentIntValues",
+            ParentValues::Discrete(_) => "parentDiscreteValues",
+        }
+    }
+}
+
+/// One parameter and its conditional children.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamSpec {
+    /// Unique across the whole tree; no whitespace.
+    pub id: String,
+    /// Its values.
+    pub domain: Domain,
+    /// How it spreads over the unit interval.
+    #[serde(default)]
+    pub scale: Scale,
+    /// The value to try first, if the user gave one.
+    #[serde(default)]
+    pub default: Option<ParamValue>,
+    /// Children active under some of its values.
+    #[serde(default)]
+    pub children: Vec<Conditional>,
+}
+
+/// A child parameter and the parent values that activate it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Conditional {
+    /// When the child is active.
+    pub parent_values: ParentValues,
+    /// The child.
+    pub spec: ParamSpec,
+}
+
+impl ParamSpec {
+    /// The children active when this parameter has `value`.
+    pub fn active_children<'a, 'v>(&'a self, value: &'v ParamValue) -> impl Iterator<Item = &'a ParamSpec> + use<'a, 'v> {
+        self.children.iter().filter(move |c| c.parent_values.matches(value)).map(|c| &c.spec)
+    }
+}
+
+/// A validated forest of parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Vec<ParamSpec>", into = "Vec<ParamSpec>")]
+pub struct SearchSpace {
+    roots: Vec<ParamSpec>,
+    n_params: usize,
+}
+
+impl TryFrom<Vec<ParamSpec>> for SearchSpace {
+    type Error = SpaceError;
+    fn try_from(roots: Vec<ParamSpec>) -> Result<Self, SpaceError> {
+        SearchSpace::new(roots)
+    }
+}
+
+impl From<SearchSpace> for Vec<ParamSpec> {
+    fn from(space: SearchSpace) -> Self {
+        space.roots
+    }
+}
+
+impl SearchSpace {
+    /// Validates `roots` as a search space. Errors are paths under `parameters`.
+    pub fn new(roots: Vec<ParamSpec>) -> Result<SearchSpace, SpaceError> {
+        if roots.is_empty() {
+            return Err(SpaceError::new("parameters", "a study needs at least one parameter"));
+        }
+        let mut seen = BTreeSet::new();
+        for (i, p) in roots.iter().enumerate() {
+            validate_param(p, &format!("parameters[{i}]"), &mut seen)?;
+        }
+        Ok(SearchSpace { n_params: seen.len(), roots })
+    }
+
+    /// The top-level parameters.
+    pub fn roots(&self) -> &[ParamSpec] {
+        &self.roots
+    }
+
+    /// The number of parameters in the whole tree, active or not.
+    pub fn n_params(&self) -> usize {
+        self.n_params
+    }
+
+    /// Every parameter of the tree in pre-order (a parent before its children, children in the
+    /// order given): the order of the encoded dimensions.
+    pub fn params(&self) -> Vec<&ParamSpec> {
+        fn walk<'a>(p: &'a ParamSpec, out: &mut Vec<&'a ParamSpec>) {
+            out.push(p);
+            for c in &p.children {
+                walk(&c.spec, out);
+            }
+        }
+        let mut out = Vec::with_capacity(self.n_params);
+        for p in &self.roots {
+            walk(p, &mut out);
+        }
+        out
+    }
+
+    /// The parameter with id `id`, anywhere in the tree.
+    pub fn param(&self, id: &str) -> Option<&ParamSpec> {
+        self.params().into_iter().find(|p| p.id == id)
+    }
+
+    /// The ids of the parameters active under `assignment`, in pre-order. A parameter is active
+    /// when it is a root or its parent is active with a value that activates it.
+    pub fn active_ids<'a>(&'a self, assignment: &Assignment) -> Vec<&'a str> {
+        fn walk<'a>(p: &'a ParamSpec, a: &Assignment, out: &mut Vec<&'a str>) {
+            out.push(&p.id);
+            if let Some(v) = a.get(&p.id) {
+                for child in p.active_children(v) {
+                    walk(child, a, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for p in &self.roots {
+            walk(p, assignment, &mut out);
+        }
+        out
+    }
+
+    /// Checks that `assignment` is feasible: it sets exactly the active parameters, each to a
+    /// value of its domain. Errors are paths under `parameters` naming the parameter id.
+    pub fn check(&self, assignment: &Assignment) -> Result<(), SpaceError> {
+        let active = self.active_ids(assignment);
+        for id in &active {
+            let spec = self.param(id).expect("active ids come from the tree");
+            match assignment.get(id) {
+                None => {
+                    return Err(SpaceError::new(
+                        "parameters",
+                        format!("parameter {id:?} is active but has no value"),
+                    ));
+                }
+                Some(v) if !spec.domain.contains(v) => {
+                    return Err(SpaceError::new(
+                        "parameters",
+                        format!("value {v} of parameter {id:?} is not in its {} domain", spec.domain.type_name()),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        for id in assignment.0.keys() {
+            if !active.contains(&id.as_str()) {
+                let why = if self.param(id).is_some() { "is not active under the parent values given" } else { "is not a parameter of the study" };
+                return Err(SpaceError::new("parameters", format!("parameter {id:?} {why}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn validate_param(p: &ParamSpec, path: &str, seen: &mut BTreeSet<String>) -> Result<(), SpaceError> {
+    let id_path = format!("{path}.parameterId");
+    if p.id.is_empty() || p.id.chars().any(char::is_whitespace) {
+        return Err(SpaceError::new(id_path, format!("parameter id {:?} must be non-empty without whitespace", p.id)));
+    }
+    if !seen.insert(p.id.clone()) {
+        return Err(SpaceError::new(id_path, format!("parameter id {:?} appears more than once in the tree", p.id)));
+    }
+    let field = format!("{path}.{}", p.domain.field_name());
+    let logish = p.scale != Scale::Linear;
+    match &p.domain {
+        Domain::Double { min, max } => {
+            if !min.is_finite() || !max.is_finite() {
+                return Err(SpaceError::new(field, format!("minValue {min} and maxValue {max} must be finite")));
+            }
+            if min > max {
+                return Err(SpaceError::new(field, format!("minValue {min} is greater than maxValue {max}")));
+            }
+            if logish && *min <= 0.0 {
+                return Err(SpaceError::new(field, format!("a log scale needs minValue > 0, got {min}")));
+            }
+        }
+        Domain::Integer { min, max } => {
+            if min > max {
+                return Err(SpaceError::new(field, format!("minValue {min} is greater than maxValue {max}")));
+            }
+            if logish && *min <= 0 {
+                return Err(SpaceError::new(field, format!("a log scale needs minValue > 0, got {min}")));
+            }
+        }
+        Domain::Discrete { values } => {
+            if values.is_empty() {
+                return Err(SpaceError::new(field, "values must not be empty"));
+            }
+            if values.len() > MAX_DISCRETE_VALUES {
+                return Err(SpaceError::new(field, format!("{} values, at most {MAX_DISCRETE_VALUES} allowed", values.len())));
+            }
+            if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
+                return Err(SpaceError::new(field, format!("value {bad} is not finite")));
+            }
+            if let Some(w) = values.windows(2).find(|w| w[1] - w[0] < DISCRETE_EPSILON) {
+                return Err(SpaceError::new(
+                    field,
+                    format!("values must increase by at least {DISCRETE_EPSILON}: {} then {}", w[0], w[1]),
+                ));
+            }
+            if logish && values[0] <= 0.0 {
+                return Err(SpaceError::new(field, format!("a log scale needs values > 0, got {}", values[0])));
+            }
+        }
+        Domain::Categorical { values } => {
+            if values.is_empty() {
+                return Err(SpaceError::new(field, "values must not be empty"));
+            }
+            for (i, v) in values.iter().enumerate() {
+                if values[..i].contains(v) {
+                    return Err(SpaceError::new(field, format!("value {v:?} appears twice")));
+                }
+            }
+            if logish {
+                return Err(SpaceError::new(format!("{path}.scaleType"), "a CATEGORICAL parameter takes no log scale"));
+            }
+        }
+    }
+    if let Some(default) = &p.default
+        && !p.domain.contains(default)
+    {
+        return Err(SpaceError::new(format!("{field}.defaultValue"), format!("default {default} is not one of the parameter's values")));
+    }
+    for (j, child) in p.children.iter().enumerate() {
+        let cpath = format!("{path}.conditionalParameterSpecs[{j}]");
+        validate_condition(p, &child.parent_values, &cpath)?;
+        validate_param(&child.spec, &format!("{cpath}.parameterSpec"), seen)?;
+    }
+    Ok(())
+}
+
+fn validate_condition(parent: &ParamSpec, cond: &ParentValues, path: &str) -> Result<(), SpaceError> {
+    let field = format!("{path}.{}", cond.field_name());
+    let values: Vec<ParamValue> = match (&parent.domain, cond) {
+        (Domain::Double { .. }, _) => {
+            return Err(SpaceError::new(
+                path,
+                format!("DOUBLE parameter {:?} cannot have conditional children; only CATEGORICAL, INTEGER and DISCRETE parents can", parent.id),
+            ));
+        }
+        (Domain::Categorical { .. }, ParentValues::Categorical(vs)) => vs.iter().cloned().map(ParamValue::Categorical).collect(),
+        (Domain::Integer { .. }, ParentValues::Integer(vs)) => vs.iter().copied().map(ParamValue::Int).collect(),
+        (Domain::Discrete { .. }, ParentValues::Discrete(vs)) => vs.iter().copied().map(ParamValue::Float).collect(),
+        (domain, _) => {
+            return Err(SpaceError::new(
+                field,
+                format!("parent {:?} is {}; its children need a matching parent value condition", parent.id, domain.type_name()),
+            ));
+        }
+    };
+    if values.is_empty() {
+        return Err(SpaceError::new(format!("{field}.values"), "a condition needs at least one parent value"));
+    }
+    if let Some(bad) = values.iter().find(|v| !parent.domain.contains(v)) {
+        return Err(SpaceError::new(
+            format!("{field}.values"),
+            format!("parent value {bad} is not a value of parameter {:?}", parent.id),
+        ));
+    }
+    Ok(())
+}

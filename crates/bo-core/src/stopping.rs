@@ -1,0 +1,155 @@
+//! Automated early stopping: the median stopping rule of Golovin et al., "Google Vizier: A
+//! Service for Black-Box Optimization" (KDD 2017, §3.2.2).
+//!
+//! A running trial is stopped at step `s` (its latest measurement) when its best objective value
+//! up to `s` is strictly worse than the median, over the completed trials, of each one's running
+//! average of the objective up to `s`. Only completed trials with at least one measurement at or
+//! before `s` take part, and the rule waits for [`MIN_COMPLETED`] of them. With
+//! `use_elapsed_duration` the same comparison is made on elapsed seconds instead of steps.
+
+use crate::study::{MetricSpec, StoppingSpec};
+use crate::trial::{Measurement, Trial, TrialState};
+
+/// The number of comparable completed trials the rule needs before it stops anything.
+pub const MIN_COMPLETED: usize = 3;
+
+/// The decision for one trial, with why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoppingDecision {
+    /// Whether the trial should stop.
+    pub should_stop: bool,
+    /// Why, in a sentence, for logs.
+    pub reason: String,
+}
+
+/// Applies `spec` to `trial` given the study's other trials.
+pub fn decide(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial, others: &[Trial]) -> StoppingDecision {
+    match spec {
+        None => StoppingDecision { should_stop: false, reason: "the study has no automated stopping spec".into() },
+        Some(StoppingSpec::Median { use_elapsed_duration }) => median_rule(objective, trial, others, *use_elapsed_duration),
+    }
+}
+
+fn position(m: &Measurement, use_elapsed: bool) -> f64 {
+    if use_elapsed { m.elapsed_secs } else { m.step_count as f64 }
+}
+
+/// The median stopping rule.
+pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_elapsed: bool) -> StoppingDecision {
+    let own: Vec<(f64, f64)> = trial
+        .measurements
+        .iter()
+        .filter_map(|m| m.metrics.get(&objective.id).map(|v| (position(m, use_elapsed), *v)))
+        .collect();
+    let Some(s) = own.iter().map(|(p, _)| *p).reduce(f64::max) else {
+        return StoppingDecision { should_stop: false, reason: "the trial has no measurement of the objective yet".into() };
+    };
+    let best = own
+        .iter()
+        .map(|(_, v)| *v)
+        .reduce(|a, b| if objective.goal.better(b, a) { b } else { a })
+        .expect("own is not empty");
+
+    let mut averages: Vec<f64> = others
+        .iter()
+        .filter(|o| o.id != trial.id && o.state == TrialState::Succeeded)
+        .filter_map(|o| {
+            let upto: Vec<f64> = o
+                .measurements
+                .iter()
+                .filter(|m| position(m, use_elapsed) <= s)
+                .filter_map(|m| m.metrics.get(&objective.id).copied())
+                .collect();
+            (!upto.is_empty()).then(|| upto.iter().sum::<f64>() / upto.len() as f64)
+        })
+        .collect();
+    if averages.len() < MIN_COMPLETED {
+        return StoppingDecision {
+            should_stop: false,
+            reason: format!("{} completed trials reached this point, the rule needs {MIN_COMPLETED}", averages.len()),
+        };
+    }
+    averages.sort_by(f64::total_cmp);
+    let n = averages.len();
+    let median = if n % 2 == 1 { averages[n / 2] } else { 0.5 * (averages[n / 2 - 1] + averages[n / 2]) };
+    let should_stop = objective.goal.better(median, best);
+    StoppingDecision {
+        should_stop,
+        reason: format!("best {best} at {s} against median running average {median} of {n} completed trials"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::study::Goal;
+    use crate::trial::Assignment;
+
+    fn trial(id: i64, state: TrialState, curve: &[(i64, f64)]) -> Trial {
+        Trial {
+            id,
+            state,
+            assignment: Assignment::default(),
+            measurements: curve
+                .iter()
+                .map(|(step, v)| Measurement { step_count: *step, elapsed_secs: *step as f64 * 2.0, metrics: BTreeMap::from([("acc".into(), *v)]) })
+                .collect(),
+            final_measurement: None,
+            client_id: String::new(),
+            infeasible_reason: String::new(),
+            start_time_ms: 0,
+            end_time_ms: None,
+        }
+    }
+
+    fn acc(goal: Goal) -> MetricSpec {
+        MetricSpec { id: "acc".into(), goal }
+    }
+
+    fn completed() -> Vec<Trial> {
+        // Running averages at step 2: 0.55, 0.65, 0.75 → median 0.65.
+        vec![
+            trial(1, TrialState::Succeeded, &[(1, 0.5), (2, 0.6), (3, 0.9)]),
+            trial(2, TrialState::Succeeded, &[(1, 0.6), (2, 0.7), (3, 0.9)]),
+            trial(3, TrialState::Succeeded, &[(1, 0.7), (2, 0.8), (3, 0.9)]),
+        ]
+    }
+
+    #[test]
+    fn stops_a_trial_below_the_median_of_running_averages() {
+        let others = completed();
+        let bad = trial(9, TrialState::Active, &[(1, 0.3), (2, 0.6)]);
+        assert!(median_rule(&acc(Goal::Maximize), &bad, &others, false).should_stop);
+        let good = trial(9, TrialState::Active, &[(1, 0.3), (2, 0.66)]);
+        assert!(!median_rule(&acc(Goal::Maximize), &good, &others, false).should_stop);
+    }
+
+    #[test]
+    fn minimisation_flips_the_comparison() {
+        let others = completed();
+        let t = trial(9, TrialState::Active, &[(2, 0.6)]);
+        assert!(!median_rule(&acc(Goal::Minimize), &t, &others, false).should_stop);
+        let t = trial(9, TrialState::Active, &[(2, 0.7)]);
+        assert!(median_rule(&acc(Goal::Minimize), &t, &others, false).should_stop);
+    }
+
+    #[test]
+    fn elapsed_duration_compares_at_equal_time() {
+        // At 4 s (step 2 of the others), the same medians as by step.
+        let others = completed();
+        let mut t = trial(9, TrialState::Active, &[(100, 0.6)]);
+        t.measurements[0].elapsed_secs = 4.0;
+        assert!(median_rule(&acc(Goal::Maximize), &t, &others, true).should_stop);
+    }
+
+    #[test]
+    fn waits_for_enough_completed_trials() {
+        let others = &completed()[..2];
+        let t = trial(9, TrialState::Active, &[(2, 0.0)]);
+        assert!(!median_rule(&acc(Goal::Maximize), &t, others, false).should_stop);
+        let none = trial(9, TrialState::Active, &[]);
+        assert!(!median_rule(&acc(Goal::Maximize), &none, &completed(), false).should_stop);
+    }
+}

@@ -1,0 +1,177 @@
+//! Trials and what was measured of them: parameter values, assignments, measurements and the
+//! trial life cycle. Plain data; the store persists it, designers read it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The value of one parameter in a trial.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamValue {
+    /// A DOUBLE or DISCRETE value.
+    Float(f64),
+    /// An INTEGER value.
+    Int(i64),
+    /// A CATEGORICAL value.
+    Categorical(String),
+}
+
+impl ParamValue {
+    /// The value as a number, for DOUBLE, DISCRETE and INTEGER values.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            ParamValue::Float(x) => Some(*x),
+            ParamValue::Int(i) => Some(*i as f64),
+            ParamValue::Categorical(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamValue::Float(x) => write!(f, "{x}"),
+            ParamValue::Int(i) => write!(f, "{i}"),
+            ParamValue::Categorical(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// The active parameters of one trial, by parameter id.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Assignment(pub BTreeMap<String, ParamValue>);
+
+impl Assignment {
+    /// The value of `id`, if it is active.
+    pub fn get(&self, id: &str) -> Option<&ParamValue> {
+        self.0.get(id)
+    }
+
+    /// A key equal for equal assignments, for de-duplication (floats compared bit for bit).
+    pub fn key(&self) -> String {
+        let mut key = String::new();
+        for (id, value) in &self.0 {
+            let part = match value {
+                ParamValue::Float(x) => format!("{id}=f{:016x};", x.to_bits()),
+                ParamValue::Int(i) => format!("{id}=i{i};"),
+                ParamValue::Categorical(s) => format!("{id}=c{}:{s};", s.len()),
+            };
+            key.push_str(&part);
+        }
+        key
+    }
+}
+
+/// One measurement of a trial: metric values at a point of its training.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// Training steps done when measured; never negative.
+    pub step_count: i64,
+    /// Seconds of training when measured.
+    pub elapsed_secs: f64,
+    /// Metric values by metric id; every value finite.
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Where a trial is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TrialState {
+    /// Created but not yet handed to a client.
+    Requested,
+    /// Handed to a client that is evaluating it.
+    Active,
+    /// Asked to stop early; still waiting for its final measurement.
+    Stopping,
+    /// Completed with a final measurement.
+    Succeeded,
+    /// Completed as infeasible.
+    Infeasible,
+}
+
+impl TrialState {
+    /// Every state, in Vertex's enum order.
+    pub const ALL: [TrialState; 5] = [
+        TrialState::Requested,
+        TrialState::Active,
+        TrialState::Stopping,
+        TrialState::Succeeded,
+        TrialState::Infeasible,
+    ];
+
+    /// The Vertex name of the state, also used as its stored form.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialState::Requested => "REQUESTED",
+            TrialState::Active => "ACTIVE",
+            TrialState::Stopping => "STOPPING",
+            TrialState::Succeeded => "SUCCEEDED",
+            TrialState::Infeasible => "INFEASIBLE",
+        }
+    }
+
+    /// The state named `name` (as written by [`TrialState::as_str`]).
+    pub fn parse(name: &str) -> Option<TrialState> {
+        TrialState::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// Whether the trial is finished (succeeded or infeasible).
+    pub fn is_completed(self) -> bool {
+        matches!(self, TrialState::Succeeded | TrialState::Infeasible)
+    }
+}
+
+/// A trial as stored: its parameters, its measurements and its state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trial {
+    /// The trial's number within its study, from 1.
+    pub id: i64,
+    /// Its state.
+    pub state: TrialState,
+    /// Its active parameters.
+    pub assignment: Assignment,
+    /// Intermediate measurements, in the order reported.
+    pub measurements: Vec<Measurement>,
+    /// The final measurement, once succeeded.
+    pub final_measurement: Option<Measurement>,
+    /// The client it was handed to; empty if none.
+    pub client_id: String,
+    /// Why it was infeasible; empty otherwise.
+    pub infeasible_reason: String,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub start_time_ms: i64,
+    /// Completion time, milliseconds since the Unix epoch.
+    pub end_time_ms: Option<i64>,
+}
+
+/// What a designer learns from: a completed trial's parameters and outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    /// The trial's parameters.
+    pub assignment: Assignment,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+/// How a completed trial ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Succeeded with these final metric values.
+    Measured(BTreeMap<String, f64>),
+    /// Infeasible: the point could not be evaluated.
+    Infeasible,
+}
+
+impl Observation {
+    /// The observation of a completed trial, or `None` while it is still running.
+    pub fn from_trial(trial: &Trial) -> Option<Observation> {
+        let outcome = match (trial.state, &trial.final_measurement) {
+            (TrialState::Succeeded, Some(m)) => Outcome::Measured(m.metrics.clone()),
+            (TrialState::Infeasible, _) => Outcome::Infeasible,
+            _ => return None,
+        };
+        Some(Observation { assignment: trial.assignment.clone(), outcome })
+    }
+}
