@@ -1,1 +1,114 @@
+//! bo-store: persistence of studies, trials, measurements and operations, on SQLite (a file, the
+//! embedded default) or Postgres, through one code path.
+//!
+//! Invariants: no HTTP and no Vertex JSON here; only `bo-core`'s data types (`StudySpec`,
+//! `Trial`, `Assignment`, `Measurement`) cross the boundary. Every change that reads before it
+//! writes runs in one transaction whose first statement writes the study row, which takes the
+//! study's write lock on both databases — so two suggests never hand out the same trial and
+//! trial ids are never given twice. Time comes in as milliseconds from the caller.
+//!
+//! The schema is relational (a row per study, trial, measurement and operation), with JSON text
+//! only for values whose shape belongs to bo-core (a spec, an assignment, a measurement's
+//! metrics). Only integer, float and text columns are used, which is what lets one `sqlx::Any`
+//! pool serve both databases; the dialects differ only in their migration folders.
 
+mod error;
+mod operations;
+mod studies;
+mod trials;
+pub mod testing;
+
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor};
+
+pub use error::{Entity, StoreError};
+pub use operations::{Operation, OperationKind};
+pub use studies::{StudyRecord, StudyState};
+pub use trials::{NewTrial, SuggestOutcome};
+
+/// Which database a store talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// An SQLite file.
+    Sqlite,
+    /// A Postgres server.
+    Postgres,
+}
+
+/// How long an SQLite writer waits for another's lock before giving up.
+const SQLITE_BUSY_TIMEOUT_MS: u64 = 10_000;
+
+/// The handle to the database; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
+
+impl Store {
+    /// Connects to `url` (`sqlite://path` — the file is created if missing — or
+    /// `postgres://…`) and brings its schema up to date.
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Store, StoreError> {
+        sqlx::any::install_default_drivers();
+        let (backend, url) = if url.starts_with("sqlite:") {
+            let url = if url.contains("mode=") { url.to_owned() } else { format!("{url}{}mode=rwc", if url.contains('?') { '&' } else { '?' }) };
+            (Backend::Sqlite, url)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            (Backend::Postgres, url.to_owned())
+        } else {
+            return Err(StoreError::Internal(format!(
+                "database URL must start with sqlite:// or postgres://, got {:?}",
+                url.split(':').next().unwrap_or_default()
+            )));
+        };
+        let options = url.parse::<AnyConnectOptions>().map_err(|e| StoreError::Internal(format!("bad database URL: {e}")))?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers run beside the writer; the busy timeout makes a second
+                        // writer wait instead of failing; foreign keys give ON DELETE CASCADE.
+                        conn.execute("PRAGMA journal_mode = WAL").await?;
+                        conn.execute(sqlx::AssertSqlSafe(format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}"))).await?;
+                        conn.execute("PRAGMA foreign_keys = ON").await?;
+                        conn.execute("PRAGMA synchronous = FULL").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        let migrator = match backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator.run(&pool).await.map_err(|e| match e {
+            sqlx::migrate::MigrateError::Execute(e) => StoreError::from(e),
+            other => StoreError::Internal(format!("migration failed: {other}")),
+        })?;
+        Ok(Store { pool, backend })
+    }
+
+    /// Which database this is.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    /// Closes every connection; waits for those in use.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}

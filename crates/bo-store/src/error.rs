@@ -1,0 +1,76 @@
+//! The store's errors, and the one place that reads sqlx errors.
+
+use std::fmt;
+
+/// The kind of thing that was not found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entity {
+    /// A study.
+    Study,
+    /// A trial.
+    Trial,
+    /// An operation.
+    Operation,
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Entity::Study => "study",
+            Entity::Trial => "trial",
+            Entity::Operation => "operation",
+        })
+    }
+}
+
+/// What can go wrong in the store. No HTTP here: the server maps these.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The entity does not exist.
+    #[error("{0} not found")]
+    NotFound(Entity),
+    /// A different entity with the same unique name exists.
+    #[error("{0}")]
+    AlreadyExists(String),
+    /// The entity is not in a state that allows the change (a trial completed twice).
+    #[error("{0}")]
+    Precondition(String),
+    /// The database cannot be reached or is overloaded; retrying later may work.
+    #[error("database unavailable: {0}")]
+    Unavailable(#[source] sqlx::Error),
+    /// Anything else: a bug or corrupt data.
+    #[error("database error: {0}")]
+    Internal(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        match e {
+            sqlx::Error::RowNotFound => StoreError::Internal("a row expected to exist was missing".into()),
+            sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Tls(_) | sqlx::Error::WorkerCrashed => {
+                StoreError::Unavailable(e)
+            }
+            sqlx::Error::Database(ref db) if is_busy(db.code().as_deref()) => StoreError::Unavailable(e),
+            other => StoreError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(e: serde_json::Error) -> Self {
+        StoreError::Internal(format!("stored JSON does not decode: {e}"))
+    }
+}
+
+/// SQLite's BUSY/LOCKED and Postgres's connection and lock-timeout classes: the database is
+/// there but cannot serve the request now.
+fn is_busy(code: Option<&str>) -> bool {
+    matches!(code, Some("5" | "6" | "517" | "262")) || code.is_some_and(|c| c.starts_with("08") || c == "55P03" || c == "57P01")
+}
+
+/// Whether `e` is a unique-constraint violation (SQLite and Postgres both report it; the
+/// constraint's name is reported by Postgres only, so callers use this where one unique
+/// constraint can fail).
+pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+}

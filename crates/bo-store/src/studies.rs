@@ -1,0 +1,189 @@
+//! Studies: create (idempotent by display name), read, look up, list, delete, change state.
+
+use bo_core::StudySpec;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use crate::error::{Entity, StoreError, is_unique_violation};
+use crate::Store;
+
+/// A study's life state (Vertex `Study.State`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StudyState {
+    /// Taking suggestions.
+    Active,
+    /// Paused.
+    Inactive,
+    /// Done: its search space is exhausted.
+    Completed,
+}
+
+impl StudyState {
+    /// The stored (and Vertex) name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StudyState::Active => "ACTIVE",
+            StudyState::Inactive => "INACTIVE",
+            StudyState::Completed => "COMPLETED",
+        }
+    }
+
+    fn parse(s: &str) -> Result<StudyState, StoreError> {
+        match s {
+            "ACTIVE" => Ok(StudyState::Active),
+            "INACTIVE" => Ok(StudyState::Inactive),
+            "COMPLETED" => Ok(StudyState::Completed),
+            other => Err(StoreError::Internal(format!("unknown stored study state {other:?}"))),
+        }
+    }
+}
+
+/// A stored study.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudyRecord {
+    /// Its number, unique in the database.
+    pub id: i64,
+    /// The project (tenant) that owns it.
+    pub project: String,
+    /// Its location, free text.
+    pub location: String,
+    /// Unique within the project and location.
+    pub display_name: String,
+    /// Its configuration.
+    pub spec: StudySpec,
+    /// Its state.
+    pub state: StudyState,
+    /// Why it is not active, if it is not.
+    pub inactive_reason: String,
+    /// Creation time, milliseconds since the epoch.
+    pub create_time_ms: i64,
+    /// Bumped whenever one of its trials completes.
+    pub data_version: i64,
+}
+
+const STUDY_COLUMNS: &str = "id, project, location, display_name, spec, state, inactive_reason, create_time_ms, data_version";
+
+pub(crate) fn study_from_row(row: &AnyRow) -> Result<StudyRecord, StoreError> {
+    let spec: String = row.try_get("spec")?;
+    let state: String = row.try_get("state")?;
+    Ok(StudyRecord {
+        id: row.try_get("id")?,
+        project: row.try_get("project")?,
+        location: row.try_get("location")?,
+        display_name: row.try_get("display_name")?,
+        spec: serde_json::from_str(&spec)?,
+        state: StudyState::parse(&state)?,
+        inactive_reason: row.try_get("inactive_reason")?,
+        create_time_ms: row.try_get("create_time_ms")?,
+        data_version: row.try_get("data_version")?,
+    })
+}
+
+impl Store {
+    /// Creates a study, or returns the existing one with the same display name if its spec is
+    /// the same (`created == false`); a different spec under that name is `AlreadyExists`.
+    pub async fn create_study(
+        &self,
+        project: &str,
+        location: &str,
+        display_name: &str,
+        spec: &StudySpec,
+        now_ms: i64,
+    ) -> Result<(StudyRecord, bool), StoreError> {
+        let spec_json = serde_json::to_string(spec)?;
+        let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms) \
+             VALUES ($1, $2, $3, $4, 'ACTIVE', $5) RETURNING {STUDY_COLUMNS}"
+        )))
+        .bind(project)
+        .bind(location)
+        .bind(display_name)
+        .bind(&spec_json)
+        .bind(now_ms)
+        .fetch_one(&self.pool)
+        .await;
+        match inserted {
+            Ok(row) => Ok((study_from_row(&row)?, true)),
+            Err(e) if is_unique_violation(&e) => {
+                let existing = self.lookup_study(project, location, display_name).await?;
+                if existing.spec == *spec {
+                    Ok((existing, false))
+                } else {
+                    Err(StoreError::AlreadyExists(format!(
+                        "a study named {display_name:?} already exists with a different studySpec (study {})",
+                        existing.id
+                    )))
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The study `id` of `project`/`location`.
+    pub async fn get_study(&self, project: &str, location: &str, id: i64) -> Result<StudyRecord, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {STUDY_COLUMNS} FROM studies WHERE id = $1 AND project = $2 AND location = $3"
+        )))
+        .bind(id)
+        .bind(project)
+        .bind(location)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(study_from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))
+    }
+
+    /// The study named `display_name`.
+    pub async fn lookup_study(&self, project: &str, location: &str, display_name: &str) -> Result<StudyRecord, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {STUDY_COLUMNS} FROM studies WHERE project = $1 AND location = $2 AND display_name = $3"
+        )))
+        .bind(project)
+        .bind(location)
+        .bind(display_name)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(study_from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))
+    }
+
+    /// Up to `limit` studies with ids above `after_id`, in id order.
+    pub async fn list_studies(&self, project: &str, location: &str, after_id: i64, limit: i64) -> Result<Vec<StudyRecord>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {STUDY_COLUMNS} FROM studies WHERE project = $1 AND location = $2 AND id > $3 ORDER BY id LIMIT $4"
+        )))
+        .bind(project)
+        .bind(location)
+        .bind(after_id)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(study_from_row).collect()
+    }
+
+    /// Deletes a study with its trials, measurements and operations.
+    pub async fn delete_study(&self, project: &str, location: &str, id: i64) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM studies WHERE id = $1 AND project = $2 AND location = $3")
+            .bind(id)
+            .bind(project)
+            .bind(location)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(Entity::Study));
+        }
+        Ok(())
+    }
+
+    /// Sets a study's state and the reason shown while it is not active.
+    pub async fn set_study_state(&self, id: i64, state: StudyState, reason: &str) -> Result<(), StoreError> {
+        let done = sqlx::query("UPDATE studies SET state = $1, inactive_reason = $2 WHERE id = $3")
+            .bind(state.as_str())
+            .bind(reason)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(Entity::Study));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,351 @@
+//! Trials and their measurements: create, read, list, delete, change under a rule, and hand out
+//! new ones to a client (suggest), each a single transaction that starts by locking the study.
+
+use std::collections::BTreeMap;
+
+use bo_core::{Assignment, Measurement, Trial, TrialState};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use crate::error::{Entity, StoreError};
+use crate::operations::{OperationKind, insert_operation};
+use crate::studies::StudyState;
+use crate::Store;
+
+/// A trial to create.
+#[derive(Clone, Debug)]
+pub struct NewTrial {
+    /// Its parameters, already checked against the space.
+    pub assignment: Assignment,
+    /// `Requested` to be handed out by a later suggest; `Succeeded` or `Infeasible` when it was
+    /// evaluated elsewhere.
+    pub state: TrialState,
+    /// Intermediate measurements.
+    pub measurements: Vec<Measurement>,
+    /// The final measurement of a succeeded trial.
+    pub final_measurement: Option<Measurement>,
+    /// Why it is infeasible.
+    pub infeasible_reason: String,
+}
+
+/// What a suggest handed out.
+#[derive(Clone, Debug)]
+pub struct SuggestOutcome {
+    /// The trials, all ACTIVE and owned by the client.
+    pub trials: Vec<Trial>,
+    /// The operation recorded for this call.
+    pub operation_id: i64,
+    /// The designer had fewer new points than asked: the study is now COMPLETED.
+    pub exhausted: bool,
+}
+
+const TRIAL_COLUMNS: &str = "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms";
+
+fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
+    let state: String = row.try_get("state")?;
+    let parameters: String = row.try_get("parameters")?;
+    let final_measurement: Option<String> = row.try_get("final_measurement")?;
+    Ok(Trial {
+        id: row.try_get("id")?,
+        state: TrialState::parse(&state).ok_or_else(|| StoreError::Internal(format!("unknown stored trial state {state:?}")))?,
+        assignment: serde_json::from_str(&parameters)?,
+        measurements: Vec::new(),
+        final_measurement: final_measurement.as_deref().map(serde_json::from_str).transpose()?,
+        client_id: row.try_get("client_id")?,
+        infeasible_reason: row.try_get("infeasible_reason")?,
+        start_time_ms: row.try_get("start_time_ms")?,
+        end_time_ms: row.try_get("end_time_ms")?,
+    })
+}
+
+/// Trials of `study_id` with ids in `(after_id, up_to]`, at most `limit`, with their measurements.
+async fn load_trials(conn: &mut AnyConnection, study_id: i64, after_id: i64, up_to: i64, limit: i64) -> Result<Vec<Trial>, StoreError> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {TRIAL_COLUMNS} FROM trials WHERE study_id = $1 AND id > $2 AND id <= $3 ORDER BY id LIMIT $4"
+    )))
+    .bind(study_id)
+    .bind(after_id)
+    .bind(up_to)
+    .bind(limit)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut trials: Vec<Trial> = rows.iter().map(trial_from_row).collect::<Result<_, _>>()?;
+    let (Some(first), Some(last)) = (trials.first().map(|t| t.id), trials.last().map(|t| t.id)) else {
+        return Ok(trials);
+    };
+    let rows = sqlx::query(
+        "SELECT trial_id, step_count, elapsed_secs, metrics FROM measurements \
+         WHERE study_id = $1 AND trial_id >= $2 AND trial_id <= $3 ORDER BY trial_id, seq",
+    )
+    .bind(study_id)
+    .bind(first)
+    .bind(last)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut by_trial: BTreeMap<i64, Vec<Measurement>> = BTreeMap::new();
+    for row in rows {
+        let metrics: String = row.try_get("metrics")?;
+        by_trial.entry(row.try_get("trial_id")?).or_default().push(Measurement {
+            step_count: row.try_get("step_count")?,
+            elapsed_secs: row.try_get("elapsed_secs")?,
+            metrics: serde_json::from_str(&metrics)?,
+        });
+    }
+    for t in &mut trials {
+        t.measurements = by_trial.remove(&t.id).unwrap_or_default();
+    }
+    Ok(trials)
+}
+
+/// Takes the study's write lock for the rest of the transaction (a no-op update: SQLite takes
+/// its database write lock, Postgres the row lock), so reads that follow see no concurrent
+/// writer to this study. Returns the next free trial id and the study's state.
+async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<(i64, StudyState), StoreError> {
+    let row = sqlx::query("UPDATE studies SET next_trial_id = next_trial_id WHERE id = $1 RETURNING next_trial_id, state")
+        .bind(study_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound(Entity::Study))?;
+    let state: String = row.try_get("state")?;
+    let state = match state.as_str() {
+        "COMPLETED" => StudyState::Completed,
+        "INACTIVE" => StudyState::Inactive,
+        _ => StudyState::Active,
+    };
+    Ok((row.try_get("next_trial_id")?, state))
+}
+
+async fn insert_measurements(conn: &mut AnyConnection, study_id: i64, trial_id: i64, first_seq: usize, ms: &[Measurement]) -> Result<(), StoreError> {
+    for (k, m) in ms.iter().enumerate() {
+        sqlx::query("INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics) VALUES ($1, $2, $3, $4, $5, $6)")
+            .bind(study_id)
+            .bind(trial_id)
+            .bind((first_seq + k) as i64)
+            .bind(m.step_count)
+            .bind(m.elapsed_secs)
+            .bind(serde_json::to_string(&m.metrics)?)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(study_id)
+    .bind(trial.id)
+    .bind(trial.state.as_str())
+    .bind(serde_json::to_string(&trial.assignment)?)
+    .bind(trial.final_measurement.as_ref().map(serde_json::to_string).transpose()?)
+    .bind(&trial.client_id)
+    .bind(&trial.infeasible_reason)
+    .bind(trial.start_time_ms)
+    .bind(trial.end_time_ms)
+    .execute(&mut *conn)
+    .await?;
+    insert_measurements(conn, study_id, trial.id, 0, &trial.measurements).await
+}
+
+async fn write_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE trials SET state = $1, final_measurement = $2, client_id = $3, infeasible_reason = $4, end_time_ms = $5 \
+         WHERE study_id = $6 AND id = $7",
+    )
+    .bind(trial.state.as_str())
+    .bind(trial.final_measurement.as_ref().map(serde_json::to_string).transpose()?)
+    .bind(&trial.client_id)
+    .bind(&trial.infeasible_reason)
+    .bind(trial.end_time_ms)
+    .bind(study_id)
+    .bind(trial.id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn bump_data_version(conn: &mut AnyConnection, study_id: i64) -> Result<(), StoreError> {
+    sqlx::query("UPDATE studies SET data_version = data_version + 1 WHERE id = $1").bind(study_id).execute(&mut *conn).await?;
+    Ok(())
+}
+
+impl Store {
+    /// Up to `limit` trials of a study with ids above `after_id`, in id order.
+    pub async fn list_trials(&self, study_id: i64, after_id: i64, limit: i64) -> Result<Vec<Trial>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        load_trials(&mut conn, study_id, after_id, i64::MAX, limit).await
+    }
+
+    /// Every trial of a study.
+    pub async fn all_trials(&self, study_id: i64) -> Result<Vec<Trial>, StoreError> {
+        self.list_trials(study_id, 0, i64::MAX).await
+    }
+
+    /// One trial.
+    pub async fn get_trial(&self, study_id: i64, trial_id: i64) -> Result<Trial, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        load_trials(&mut conn, study_id, trial_id - 1, trial_id, 1).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))
+    }
+
+    /// Deletes a trial and its measurements.
+    pub async fn delete_trial(&self, study_id: i64, trial_id: i64) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        lock_study(&mut tx, study_id).await?;
+        let done = sqlx::query("DELETE FROM trials WHERE study_id = $1 AND id = $2").bind(study_id).bind(trial_id).execute(&mut *tx).await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound(Entity::Trial));
+        }
+        bump_data_version(&mut tx, study_id).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Adds a trial with the next free id.
+    pub async fn create_trial(&self, study_id: i64, new: NewTrial, now_ms: i64) -> Result<Trial, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let (id, _) = lock_study(&mut tx, study_id).await?;
+        let trial = Trial {
+            id,
+            state: new.state,
+            assignment: new.assignment,
+            measurements: new.measurements,
+            final_measurement: new.final_measurement,
+            client_id: String::new(),
+            infeasible_reason: new.infeasible_reason,
+            start_time_ms: now_ms,
+            end_time_ms: new.state.is_completed().then_some(now_ms),
+        };
+        insert_trial(&mut tx, study_id, &trial).await?;
+        sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2").bind(id + 1).bind(study_id).execute(&mut *tx).await?;
+        if trial.state.is_completed() {
+            bump_data_version(&mut tx, study_id).await?;
+        }
+        tx.commit().await?;
+        Ok(trial)
+    }
+
+    /// Changes a trial by `change`, which sees the stored trial and may set its state, final
+    /// measurement, client, infeasible reason and end time, and append measurements. An error
+    /// from `change` leaves everything as it was.
+    pub async fn update_trial<E: From<StoreError>>(
+        &self,
+        study_id: i64,
+        trial_id: i64,
+        change: impl FnOnce(&mut Trial) -> Result<(), E>,
+    ) -> Result<Trial, E> {
+        let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
+        lock_study(&mut tx, study_id).await?;
+        let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))?;
+        let (was_completed, n_measurements) = (trial.state.is_completed(), trial.measurements.len());
+        change(&mut trial)?;
+        if trial.measurements.len() < n_measurements {
+            return Err(StoreError::Internal("a trial change may only append measurements".into()).into());
+        }
+        write_trial(&mut tx, study_id, &trial).await?;
+        insert_measurements(&mut tx, study_id, trial_id, n_measurements, &trial.measurements[n_measurements..]).await?;
+        if trial.state.is_completed() && !was_completed {
+            bump_data_version(&mut tx, study_id).await?;
+        }
+        tx.commit().await.map_err(StoreError::from)?;
+        Ok(trial)
+    }
+
+    /// Hands trials to `client_id`: the ACTIVE trials it already holds if any (so a retried
+    /// request gets the same trials back); else REQUESTED trials first, then new ones from
+    /// `generate(all_trials, n)`, all ACTIVE and owned by the client. Records the operation.
+    /// When `generate` returns fewer than asked and nothing at all is handed out, the space is
+    /// exhausted and the study becomes COMPLETED.
+    pub async fn suggest<E: From<StoreError>>(
+        &self,
+        study_id: i64,
+        client_id: &str,
+        count: usize,
+        now_ms: i64,
+        generate: impl FnOnce(&[Trial], usize) -> Result<Vec<Assignment>, E>,
+    ) -> Result<SuggestOutcome, E> {
+        let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
+        let (mut next_id, state) = lock_study(&mut tx, study_id).await?;
+        let mut trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX).await?;
+        let held: Vec<Trial> = trials
+            .iter()
+            .filter(|t| !client_id.is_empty() && t.client_id == client_id && t.state == TrialState::Active)
+            .cloned()
+            .collect();
+        let mut handed = Vec::new();
+        let mut exhausted = false;
+        if !held.is_empty() {
+            handed = held;
+        } else if state != StudyState::Completed {
+            for t in trials.iter_mut().filter(|t| t.state == TrialState::Requested).take(count) {
+                t.state = TrialState::Active;
+                t.client_id = client_id.to_owned();
+                write_trial(&mut tx, study_id, t).await?;
+                handed.push(t.clone());
+            }
+            let wanted = count - handed.len();
+            if wanted > 0 {
+                let points = generate(&trials, wanted)?;
+                exhausted = points.len() < wanted && handed.is_empty() && points.is_empty();
+                for assignment in points.into_iter().take(wanted) {
+                    let trial = Trial {
+                        id: next_id,
+                        state: TrialState::Active,
+                        assignment,
+                        measurements: vec![],
+                        final_measurement: None,
+                        client_id: client_id.to_owned(),
+                        infeasible_reason: String::new(),
+                        start_time_ms: now_ms,
+                        end_time_ms: None,
+                    };
+                    insert_trial(&mut tx, study_id, &trial).await?;
+                    next_id += 1;
+                    handed.push(trial);
+                }
+                sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2").bind(next_id).bind(study_id).execute(&mut *tx).await.map_err(StoreError::from)?;
+            }
+            if exhausted {
+                sqlx::query("UPDATE studies SET state = 'COMPLETED', inactive_reason = $1 WHERE id = $2")
+                    .bind("the algorithm has no more points to suggest: its search space is exhausted")
+                    .bind(study_id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(StoreError::from)?;
+            }
+        }
+        let kind = OperationKind::Suggest {
+            client_id: client_id.to_owned(),
+            trial_ids: handed.iter().map(|t| t.id).collect(),
+            study_completed: exhausted || state == StudyState::Completed,
+        };
+        let operation_id = insert_operation(&mut tx, study_id, &kind, now_ms).await?;
+        tx.commit().await.map_err(StoreError::from)?;
+        Ok(SuggestOutcome { trials: handed, operation_id, exhausted })
+    }
+
+    /// Decides early stopping for a trial with `decide(trial, all_trials)`; a trial told to stop
+    /// while ACTIVE becomes STOPPING. Records the operation and returns its id and the decision.
+    pub async fn check_early_stopping(
+        &self,
+        study_id: i64,
+        trial_id: i64,
+        now_ms: i64,
+        decide: impl FnOnce(&Trial, &[Trial]) -> bool,
+    ) -> Result<(i64, bool), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        lock_study(&mut tx, study_id).await?;
+        let trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX).await?;
+        let mut trial = trials.iter().find(|t| t.id == trial_id).cloned().ok_or(StoreError::NotFound(Entity::Trial))?;
+        let should_stop = decide(&trial, &trials);
+        if should_stop && trial.state == TrialState::Active {
+            trial.state = TrialState::Stopping;
+            write_trial(&mut tx, study_id, &trial).await?;
+        }
+        let kind = OperationKind::EarlyStopping { trial_id, should_stop };
+        let id = insert_operation(&mut tx, study_id, &kind, now_ms).await?;
+        tx.commit().await?;
+        Ok((id, should_stop))
+    }
+}

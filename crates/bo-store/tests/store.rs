@@ -1,0 +1,154 @@
+//! The store's behaviour on both databases: one suite, run on a fresh SQLite file and on a fresh
+//! Postgres schema (skipped, saying so, when no Postgres is configured outside CI).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use bo_core::designer::testing::fixtures;
+use bo_core::{Assignment, Goal, Measurement, MetricSpec, ParamValue, StudySpec, TrialState};
+use bo_store::{Entity, NewTrial, Store, StoreError, StudyState, testing};
+
+fn spec() -> StudySpec {
+    StudySpec {
+        metrics: vec![MetricSpec { id: "acc".into(), goal: Goal::Maximize }],
+        space: fixtures::optimizer_tree(),
+        algorithm: "RANDOM_SEARCH".into(),
+        algorithm_config: serde_json::Value::Null,
+        observation_noise: Default::default(),
+        measurement_selection: Default::default(),
+        stopping: None,
+    }
+}
+
+fn point(i: i64) -> Assignment {
+    let mut a = Assignment::default();
+    a.0.insert("optimizer".into(), ParamValue::Categorical("sgd".into()));
+    a.0.insert("momentum".into(), ParamValue::Float(i as f64 / 1000.0));
+    a.0.insert("layers".into(), ParamValue::Int(1));
+    a
+}
+
+async fn stores(test: &str) -> Vec<Store> {
+    let mut out = vec![Store::connect(&testing::sqlite_url(), 8).await.expect("sqlite")];
+    if let Some(url) = testing::postgres_url(test).await {
+        out.push(Store::connect(&url, 8).await.expect("postgres"));
+    }
+    out
+}
+
+#[tokio::test]
+async fn create_is_idempotent_by_name_and_conflicts_on_a_different_spec() {
+    for store in stores("create_is_idempotent").await {
+        let (a, created) = store.create_study("p", "l", "s", &spec(), 1).await.unwrap();
+        assert!(created);
+        let (b, created) = store.create_study("p", "l", "s", &spec(), 2).await.unwrap();
+        assert!(!created);
+        assert_eq!(a, b);
+        let mut other = spec();
+        other.metrics[0].goal = Goal::Minimize;
+        assert!(matches!(store.create_study("p", "l", "s", &other, 3).await, Err(StoreError::AlreadyExists(_))));
+        // Another project may use the name.
+        let (c, created) = store.create_study("q", "l", "s", &other, 4).await.unwrap();
+        assert!(created && c.id != a.id);
+        assert_eq!(store.lookup_study("p", "l", "s").await.unwrap().id, a.id);
+        assert!(matches!(store.get_study("q", "l", a.id).await, Err(StoreError::NotFound(Entity::Study))));
+    }
+}
+
+#[tokio::test]
+async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
+    for store in stores("trials_keep_measurements").await {
+        let (study, _) = store.create_study("p", "l", "m", &spec(), 1).await.unwrap();
+        let m = |step: i64, v: f64| Measurement { step_count: step, elapsed_secs: 1.5, metrics: BTreeMap::from([("acc".into(), v)]) };
+        let t = store
+            .create_trial(study.id, NewTrial { assignment: point(1), state: TrialState::Requested, measurements: vec![m(1, 0.1)], final_measurement: None, infeasible_reason: String::new() }, 5)
+            .await
+            .unwrap();
+        assert_eq!(t.id, 1);
+        let t = store
+            .update_trial::<StoreError>(study.id, t.id, |t| {
+                t.measurements.push(m(2, 0.2));
+                t.final_measurement = Some(m(2, 0.2));
+                t.state = TrialState::Succeeded;
+                t.end_time_ms = Some(9);
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let back = store.get_trial(study.id, t.id).await.unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.measurements.len(), 2);
+        assert_eq!(store.get_study("p", "l", study.id).await.unwrap().data_version, 1);
+        // A refused change leaves the trial as it was.
+        let refused = store.update_trial(study.id, t.id, |t| {
+            t.state = TrialState::Infeasible;
+            Err(StoreError::Precondition("no".into()))
+        });
+        assert!(refused.await.is_err());
+        assert_eq!(store.get_trial(study.id, t.id).await.unwrap().state, TrialState::Succeeded);
+        store.delete_study("p", "l", study.id).await.unwrap();
+        assert!(matches!(store.get_trial(study.id, t.id).await, Err(StoreError::NotFound(Entity::Trial))));
+        assert!(matches!(store.delete_study("p", "l", study.id).await, Err(StoreError::NotFound(Entity::Study))));
+    }
+}
+
+#[tokio::test]
+async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_operation() {
+    for store in stores("suggest_semantics").await {
+        let (study, _) = store.create_study("p", "l", "sg", &spec(), 1).await.unwrap();
+        let requested = NewTrial { assignment: point(7), state: TrialState::Requested, measurements: vec![], final_measurement: None, infeasible_reason: String::new() };
+        store.create_trial(study.id, requested, 1).await.unwrap();
+        let mut counter = 100;
+        let mut gen_ = |_: &[bo_core::Trial], n: usize| -> Result<Vec<Assignment>, StoreError> {
+            Ok((0..n).map(|_| {
+                counter += 1;
+                point(counter)
+            }).collect())
+        };
+        let first = store.suggest(study.id, "w1", 3, 2, &mut gen_).await.unwrap();
+        let ids: Vec<i64> = first.trials.iter().map(|t| t.id).collect();
+        assert_eq!(ids, vec![1, 2, 3], "the requested trial first, then two new ones");
+        assert!(first.trials.iter().all(|t| t.state == TrialState::Active && t.client_id == "w1"));
+        let again = store.suggest(study.id, "w1", 3, 3, &mut gen_).await.unwrap();
+        assert_eq!(again.trials.iter().map(|t| t.id).collect::<Vec<_>>(), ids, "the same client gets its active trials back");
+        assert_ne!(again.operation_id, first.operation_id);
+        let op = store.get_operation(study.id, first.operation_id).await.unwrap();
+        assert_eq!(op.kind, bo_store::OperationKind::Suggest { client_id: "w1".into(), trial_ids: ids, study_completed: false });
+        // An exhausted designer completes the study.
+        let none = store.suggest(study.id, "w2", 1, 4, |_, _| Ok::<_, StoreError>(vec![])).await.unwrap();
+        assert!(none.exhausted && none.trials.is_empty());
+        assert_eq!(store.get_study("p", "l", study.id).await.unwrap().state, StudyState::Completed);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_suggests_never_share_a_trial() {
+    for store in stores("concurrent_suggests").await {
+        let (study, _) = store.create_study("p", "l", "cc", &spec(), 1).await.unwrap();
+        for i in 0..10 {
+            let new = NewTrial { assignment: point(i), state: TrialState::Requested, measurements: vec![], final_measurement: None, infeasible_reason: String::new() };
+            store.create_trial(study.id, new, 1).await.unwrap();
+        }
+        let store = Arc::new(store);
+        let mut tasks = Vec::new();
+        for c in 0..16 {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                store
+                    .suggest(study.id, &format!("client-{c}"), 2, 5, |_, n| Ok::<_, StoreError>((0..n as i64).map(|k| point(1000 + c * 10 + k)).collect()))
+                    .await
+                    .unwrap()
+            }));
+        }
+        let mut seen = HashSet::new();
+        for task in tasks {
+            for t in task.await.unwrap().trials {
+                assert!(seen.insert(t.id), "trial {} handed out twice", t.id);
+            }
+        }
+        assert_eq!(seen.len(), 32);
+        let all = store.all_trials(study.id).await.unwrap();
+        assert_eq!(all.len(), 32);
+        assert!(all.iter().all(|t| t.state == TrialState::Active));
+    }
+}
