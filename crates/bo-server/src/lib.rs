@@ -1,1 +1,70 @@
+//! bo-server: the HTTP service. It is the only crate that knows HTTP, Vertex JSON and threads:
+//! `api` translates the wire format and serves the routes, `engine` runs designers (never
+//! importing axum), `bo-store` keeps the data.
 
+pub mod api;
+pub mod config;
+pub mod engine;
+pub mod state;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+pub use config::Config;
+use state::AppState;
+
+/// The current time in milliseconds since the Unix epoch: the one clock of the service.
+pub fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// The whole application for `state`: routes, tracing, and a panic guard that answers 500 in
+/// Google's error shape instead of dropping the connection.
+pub fn app(state: AppState) -> Router {
+    api::router(state).layer(CatchPanicLayer::custom(|_| {
+        axum::response::IntoResponse::into_response(api::error::ApiError::new(api::error::Code::Internal, "a handler panicked"))
+    }))
+    .layer(TraceLayer::new_for_http())
+}
+
+/// Connects to the database, serves until SIGTERM or Ctrl-C, then drains requests and closes
+/// the database.
+pub async fn run(config: Config) -> anyhow::Result<()> {
+    let store = bo_store::Store::connect(&config.database_url, config.max_connections)
+        .await
+        .with_context(|| format!("opening the database {}", config::redact(&config.database_url)))?;
+    tracing::info!(database = %config::redact(&config.database_url), backend = ?store.backend(), "database ready");
+    let listener = tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
+    tracing::info!(address = %listener.local_addr()?, "bo-server listening");
+    let state = AppState { store: store.clone() };
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,147 @@
+//! API errors in Google's shape, `{"error": {"code", "message", "status"}}`, from one table of
+//! google.rpc codes with their HTTP statuses. For a 5xx the client gets a generic message and the
+//! cause is logged; a 503 carries `Retry-After`.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bo_core::{ConfigError, SpaceError};
+use bo_store::StoreError;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// The google.rpc codes Vertex answers with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    /// 400: the request is malformed.
+    InvalidArgument,
+    /// 400: the resource is not in a state that allows it.
+    FailedPrecondition,
+    /// 404.
+    NotFound,
+    /// 409.
+    AlreadyExists,
+    /// 500: a bug.
+    Internal,
+    /// 503: the database is down; retry.
+    Unavailable,
+}
+
+impl Code {
+    /// (name, gRPC number, HTTP status).
+    pub fn faces(self) -> (&'static str, i32, StatusCode) {
+        match self {
+            Code::InvalidArgument => ("INVALID_ARGUMENT", 3, StatusCode::BAD_REQUEST),
+            Code::FailedPrecondition => ("FAILED_PRECONDITION", 9, StatusCode::BAD_REQUEST),
+            Code::NotFound => ("NOT_FOUND", 5, StatusCode::NOT_FOUND),
+            Code::AlreadyExists => ("ALREADY_EXISTS", 6, StatusCode::CONFLICT),
+            Code::Internal => ("INTERNAL", 13, StatusCode::INTERNAL_SERVER_ERROR),
+            Code::Unavailable => ("UNAVAILABLE", 14, StatusCode::SERVICE_UNAVAILABLE),
+        }
+    }
+}
+
+/// An error answer.
+#[derive(Debug)]
+pub struct ApiError {
+    code: Code,
+    /// Overrides the table's HTTP status (413 and 405, which google.rpc has no code for).
+    status: Option<StatusCode>,
+    message: String,
+}
+
+impl ApiError {
+    /// An error with `code`.
+    pub fn new(code: Code, message: impl Into<String>) -> ApiError {
+        ApiError { code, status: None, message: message.into() }
+    }
+
+    /// 400 INVALID_ARGUMENT.
+    pub fn invalid(message: impl Into<String>) -> ApiError {
+        ApiError::new(Code::InvalidArgument, message)
+    }
+
+    /// 400 FAILED_PRECONDITION.
+    pub fn precondition(message: impl Into<String>) -> ApiError {
+        ApiError::new(Code::FailedPrecondition, message)
+    }
+
+    /// 404 NOT_FOUND.
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(Code::NotFound, message)
+    }
+
+    /// Whether this is a 404.
+    pub fn is_not_found(&self) -> bool {
+        self.code == Code::NotFound
+    }
+
+    /// The same error with another HTTP status.
+    pub fn with_status(mut self, status: StatusCode) -> ApiError {
+        self.status = Some(status);
+        self
+    }
+}
+
+/// The JSON body of an error.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorStatus,
+}
+
+/// `google.rpc.Status` as Google's REST APIs write it.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorStatus {
+    /// The HTTP status.
+    pub code: u16,
+    /// What went wrong, naming the field.
+    pub message: String,
+    /// The google.rpc code's name.
+    pub status: String,
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (name, _, table_status) = self.code.faces();
+        let status = self.status.unwrap_or(table_status);
+        let message = if status.is_server_error() && self.code != Code::Unavailable {
+            tracing::error!(error = %self.message, "internal error");
+            "internal error; the server log has the details".to_owned()
+        } else {
+            self.message
+        };
+        let body = ErrorBody { error: ErrorStatus { code: status.as_u16(), message, status: name.to_owned() } };
+        let mut response = (status, axum::Json(body)).into_response();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound(entity) => ApiError::not_found(format!("{entity} not found")),
+            StoreError::AlreadyExists(m) => ApiError::new(Code::AlreadyExists, m),
+            StoreError::Precondition(m) => ApiError::precondition(m),
+            StoreError::Unavailable(e) => {
+                tracing::warn!(error = %e, "database unavailable");
+                ApiError::new(Code::Unavailable, "the database is unavailable; retry later")
+            }
+            StoreError::Internal(m) => ApiError::new(Code::Internal, m),
+        }
+    }
+}
+
+impl From<SpaceError> for ApiError {
+    fn from(e: SpaceError) -> Self {
+        ApiError::invalid(e.to_string())
+    }
+}
+
+impl From<ConfigError> for ApiError {
+    fn from(e: ConfigError) -> Self {
+        ApiError::invalid(format!("studySpec.{e}"))
+    }
+}

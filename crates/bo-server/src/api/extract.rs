@@ -1,0 +1,56 @@
+//! Request extraction: JSON bodies read leniently but strictly checked (any content type, an
+//! empty body is `{}`, snake_case keys accepted, unknown fields rejected with their path), the
+//! body limit answered as a Google-shaped 413, and resource ids parsed from the path.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::StatusCode;
+use serde::de::DeserializeOwned;
+
+use super::error::ApiError;
+use super::wire::normalize_keys;
+
+/// A JSON body of type `T`, errors as [`ApiError`].
+pub struct AppJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for AppJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let bytes = read_body(req, state).await?;
+        parse_body(&bytes).map(AppJson)
+    }
+}
+
+/// The raw body within the size limit.
+pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(req, state).await.map_err(|rejection| {
+        let status = rejection.status();
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::invalid(format!("the request body is larger than the limit of {} bytes", super::BODY_LIMIT)).with_status(status)
+        } else {
+            ApiError::invalid(format!("could not read the request body: {rejection}"))
+        }
+    })
+}
+
+/// Parses a JSON body (empty means `{}`) into `T`, naming the field that is wrong.
+pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| ApiError::invalid("the request body is not UTF-8"))?;
+    let mut value: serde_json::Value = if text.trim().is_empty() {
+        serde_json::Value::Object(Default::default())
+    } else {
+        serde_json::from_str(text).map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))?
+    };
+    normalize_keys(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." { ApiError::invalid(format!("invalid request body: {inner}")) } else { ApiError::invalid(format!("{path}: {inner}")) }
+    })
+}
+
+/// A numeric resource id from the path; anything else names a resource that cannot exist.
+pub fn parse_id(kind: &str, raw: &str) -> Result<i64, ApiError> {
+    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| ApiError::not_found(format!("{kind} {raw:?} not found")))
+}

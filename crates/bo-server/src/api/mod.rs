@@ -1,0 +1,90 @@
+//! The HTTP API: Vertex AI Vizier v1 REST routes under
+//! `/v1/projects/{project}/locations/{location}`, health checks, and the OpenAPI document with
+//! an offline docs page. Handlers translate wire JSON to domain types, call the store (and the
+//! engine for proposals) and translate back; they never run a designer themselves.
+
+pub mod error;
+pub mod extract;
+pub mod health;
+pub mod operations;
+pub mod page;
+pub mod studies;
+pub mod trials;
+pub mod wire;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use utoipa::OpenApi;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::state::AppState;
+use error::ApiError;
+
+/// The largest request body accepted: 1 MiB.
+pub const BODY_LIMIT: usize = 1 << 20;
+
+const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
+
+/// The OpenAPI document of the API.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "bo", description = "A self-hosted Vertex AI Vizier v1 REST API: black-box optimisation by Gaussian-process Bayesian optimisation."),
+    paths(
+        studies::create_study, studies::list_studies, studies::get_study, studies::delete_study, studies::lookup_study,
+        trials::suggest_trials, trials::create_trial, trials::list_trials, trials::get_trial, trials::delete_trial,
+        trials::list_optimal_trials, trials::complete_trial, trials::add_trial_measurement, trials::stop_trial,
+        trials::check_trial_early_stopping_state,
+        operations::get_operation, operations::get_trial_operation,
+        health::healthz, health::readyz,
+    ),
+    tags(
+        (name = "studies", description = "Studies: a search space, metrics and an algorithm"),
+        (name = "trials", description = "Trials: suggested points and what was measured of them"),
+        (name = "operations", description = "Long-running operations (already done when returned)"),
+        (name = "health", description = "Liveness and readiness"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The OpenAPI document as pretty JSON with a final newline: what `openapi/openapi.json` holds.
+pub fn openapi_json() -> String {
+    let mut text = ApiDoc::openapi().to_pretty_json().expect("the OpenAPI document serialises");
+    text.push('\n');
+    text
+}
+
+/// All routes.
+pub fn router(state: AppState) -> Router {
+    let v1 = Router::new()
+        .route("/studies", get(studies::list_studies).post(studies::create_study))
+        .route("/studies:lookup", post(studies::lookup_study))
+        .route("/studies/{study}", get(studies::get_study).delete(studies::delete_study))
+        .route("/studies/{study}/trials", get(trials::list_trials).post(trials::create_trial))
+        .route("/studies/{study}/trials:suggest", post(trials::suggest_trials))
+        .route("/studies/{study}/trials:listOptimalTrials", post(trials::list_optimal_trials))
+        .route("/studies/{study}/trials/{trial}", get(trials::get_trial).delete(trials::delete_trial).post(trials::post_trial_verb))
+        .route("/studies/{study}/operations/{operation}", get(operations::get_operation))
+        .route("/studies/{study}/trials/{trial}/operations/{operation}", get(operations::get_trial_operation));
+    let docs = SwaggerUi::new("/docs")
+        .url("/openapi.json", ApiDoc::openapi())
+        .config(utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"));
+    Router::new()
+        .nest(LOCATION, v1)
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .merge(docs)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state)
+}
+
+async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("no such resource or method: {}", uri.path()))
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(error::Code::InvalidArgument, format!("{method} is not a method of {}", uri.path())).with_status(StatusCode::METHOD_NOT_ALLOWED)
+}

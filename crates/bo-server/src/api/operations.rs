@@ -1,0 +1,91 @@
+//! GetOperation: the stored Operation of a suggest or early-stopping call, answered as the call
+//! was (with the trials as they are now).
+
+use axum::extract::{Path, State};
+use axum::Json;
+use bo_store::{OperationKind, StoreError};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::error::{ApiError, ErrorBody};
+use super::extract::parse_id;
+use super::studies::{load_study, study_name};
+use super::wire::format_time;
+use super::wire::study::StudyStateW;
+use super::wire::trial::{OperationW, TrialW, early_stopping_operation, suggest_operation};
+use crate::state::AppState;
+
+/// An operation of a study.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct OperationPath {
+    /// The project (tenant).
+    pub project: String,
+    /// The location.
+    pub location: String,
+    /// The study's number.
+    pub study: String,
+    /// The operation's number.
+    pub operation: String,
+}
+
+/// An operation of a trial.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct TrialOperationPath {
+    /// The project (tenant).
+    pub project: String,
+    /// The location.
+    pub location: String,
+    /// The study's number.
+    pub study: String,
+    /// The trial's number.
+    pub trial: String,
+    /// The operation's number.
+    pub operation: String,
+}
+
+/// GetOperation (google.longrunning) for a suggest.
+#[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/operations/{operation}", tag = "operations",
+    params(OperationPath), responses((status = 200, body = OperationW), (status = 404, body = ErrorBody)))]
+pub async fn get_operation(State(state): State<AppState>, Path(path): Path<OperationPath>) -> Result<Json<OperationW>, ApiError> {
+    operation(&state, &path.project, &path.location, &path.study, None, &path.operation).await
+}
+
+/// GetOperation (google.longrunning) for an early-stopping check.
+#[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}/operations/{operation}", tag = "operations",
+    params(TrialOperationPath), responses((status = 200, body = OperationW), (status = 404, body = ErrorBody)))]
+pub async fn get_trial_operation(State(state): State<AppState>, Path(path): Path<TrialOperationPath>) -> Result<Json<OperationW>, ApiError> {
+    operation(&state, &path.project, &path.location, &path.study, Some(&path.trial), &path.operation).await
+}
+
+async fn operation(state: &AppState, project: &str, location: &str, study: &str, trial: Option<&str>, raw_op: &str) -> Result<Json<OperationW>, ApiError> {
+    let study = load_study(state, project, location, study).await?;
+    let sname = study_name(&study);
+    let missing = || ApiError::not_found(format!("operation {raw_op:?} of {sname} not found"));
+    let op_id = parse_id("operation", raw_op).map_err(|_| missing())?;
+    let op = state.store.get_operation(study.id, op_id).await.map_err(|e| match e {
+        StoreError::NotFound(_) => missing(),
+        e => e.into(),
+    })?;
+    let time = format_time(op.create_time_ms);
+    match (op.kind, trial) {
+        (OperationKind::Suggest { client_id, trial_ids, study_completed }, None) => {
+            let mut trials = Vec::with_capacity(trial_ids.len());
+            for id in trial_ids {
+                match state.store.get_trial(study.id, id).await {
+                    Ok(t) => trials.push(TrialW::from_domain(&t, &sname, &study.spec.space)),
+                    Err(StoreError::NotFound(_)) => {} // deleted since
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            let study_state = if study_completed { StudyStateW::COMPLETED } else { StudyStateW::ACTIVE };
+            Ok(Json(suggest_operation(format!("{sname}/operations/{op_id}"), &client_id, &time, trials, study_state)))
+        }
+        (OperationKind::EarlyStopping { trial_id, should_stop }, Some(raw_trial)) if raw_trial == trial_id.to_string() => {
+            let trial_name = format!("{sname}/trials/{trial_id}");
+            Ok(Json(early_stopping_operation(format!("{trial_name}/operations/{op_id}"), &sname, &trial_name, &time, should_stop)))
+        }
+        _ => Err(missing()),
+    }
+}

@@ -1,0 +1,67 @@
+//! Paging of list methods: `pageSize` (default 100, at most 1,000) and an opaque `pageToken`
+//! that resumes after the last id of the previous page.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::error::ApiError;
+
+const DEFAULT_PAGE_SIZE: i64 = 100;
+const MAX_PAGE_SIZE: i64 = 1000;
+const TOKEN_PREFIX: &str = "after-";
+
+/// The paging query of a list method.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct PageParams {
+    /// Items per page: 1 to 1,000; 0 or absent means 100.
+    pub page_size: Option<i32>,
+    /// `nextPageToken` of the previous page.
+    pub page_token: Option<String>,
+}
+
+/// A validated page request.
+pub struct Page {
+    /// Resume after this id.
+    pub after_id: i64,
+    /// Items wanted.
+    pub size: i64,
+}
+
+impl Page {
+    /// Reads `pageSize` and `pageToken` (snake_case accepted) from a query.
+    pub fn from_query(query: &BTreeMap<String, String>) -> Result<Page, ApiError> {
+        let get = |camel: &str, snake: &str| query.get(camel).or_else(|| query.get(snake));
+        let size = match get("pageSize", "page_size") {
+            None => DEFAULT_PAGE_SIZE,
+            Some(raw) => match raw.parse::<i64>() {
+                Ok(0) => DEFAULT_PAGE_SIZE,
+                Ok(n) if (1..=MAX_PAGE_SIZE).contains(&n) => n,
+                _ => return Err(ApiError::invalid(format!("pageSize: must be 0 to {MAX_PAGE_SIZE}, got {raw:?}"))),
+            },
+        };
+        let after_id = match get("pageToken", "page_token").filter(|t| !t.is_empty()) {
+            None => 0,
+            Some(token) => token
+                .strip_prefix(TOKEN_PREFIX)
+                .and_then(|n| n.parse::<i64>().ok())
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| ApiError::invalid(format!("pageToken: {token:?} is not a token this service issued")))?,
+        };
+        Ok(Page { after_id, size })
+    }
+
+    /// Given up to `size + 1` items, keeps `size` and returns the token for the rest ("" when
+    /// this is the last page).
+    pub fn next_token<T>(&self, items: &mut Vec<T>, id: impl Fn(&T) -> i64) -> String {
+        if items.len() as i64 > self.size {
+            items.truncate(self.size as usize);
+            items.last().map(|last| format!("{TOKEN_PREFIX}{}", id(last))).unwrap_or_default()
+        } else {
+            String::new()
+        }
+    }
+}

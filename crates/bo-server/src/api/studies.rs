@@ -1,0 +1,154 @@
+//! Study methods: CreateStudy, GetStudy, ListStudies, DeleteStudy, LookupStudy.
+
+use std::collections::BTreeMap;
+
+use axum::extract::{Path, Query, State};
+use axum::Json;
+use bo_store::{StoreError, StudyRecord, StudyState};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::error::{ApiError, ErrorBody};
+use super::extract::{AppJson, parse_id};
+use super::page::{Page, PageParams};
+use super::wire::format_time;
+use super::wire::study::{StudySpecW, StudyStateW, StudyW};
+use super::wire::trial::{ListStudiesResponse, LookupStudyRequest};
+use crate::engine;
+use crate::state::AppState;
+
+/// The parent of studies: `projects/{project}/locations/{location}`.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct LocationPath {
+    /// The project (tenant).
+    pub project: String,
+    /// The location; free text, e.g. `local`.
+    pub location: String,
+}
+
+/// A study: `projects/{project}/locations/{location}/studies/{study}`.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct StudyPath {
+    /// The project (tenant).
+    pub project: String,
+    /// The location.
+    pub location: String,
+    /// The study's number.
+    pub study: String,
+}
+
+/// The longest display name Vertex accepts.
+const MAX_DISPLAY_NAME: usize = 128;
+
+/// The resource name of a study.
+pub fn study_name(s: &StudyRecord) -> String {
+    format!("projects/{}/locations/{}/studies/{}", s.project, s.location, s.id)
+}
+
+/// The wire form of a stored study.
+pub fn study_to_wire(s: &StudyRecord) -> StudyW {
+    StudyW {
+        name: study_name(s),
+        display_name: s.display_name.clone(),
+        study_spec: StudySpecW::from_domain(&s.spec),
+        state: state_to_wire(s.state),
+        create_time: format_time(s.create_time_ms),
+        inactive_reason: s.inactive_reason.clone(),
+    }
+}
+
+/// The wire form of a study state.
+pub fn state_to_wire(s: StudyState) -> StudyStateW {
+    match s {
+        StudyState::Active => StudyStateW::ACTIVE,
+        StudyState::Inactive => StudyStateW::INACTIVE,
+        StudyState::Completed => StudyStateW::COMPLETED,
+    }
+}
+
+/// Loads the study of `path`, a 404 naming it when it does not exist.
+pub async fn load_study(state: &AppState, project: &str, location: &str, raw_id: &str) -> Result<StudyRecord, ApiError> {
+    let id = parse_id("study", raw_id)?;
+    state.store.get_study(project, location, id).await.map_err(|e| match e {
+        StoreError::NotFound(_) => ApiError::not_found(format!("study projects/{project}/locations/{location}/studies/{raw_id} not found")),
+        e => e.into(),
+    })
+}
+
+/// CreateStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/create>.
+/// The same `displayName` with the same spec again returns the existing study; a different spec
+/// under that name is a 409.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies", tag = "studies",
+    params(LocationPath), request_body = StudyW,
+    responses((status = 200, description = "the study (new, or the existing one with this name and spec)", body = StudyW),
+              (status = 400, description = "invalid study", body = ErrorBody),
+              (status = 409, description = "the name is taken by a study with another spec", body = ErrorBody)))]
+pub async fn create_study(State(state): State<AppState>, Path(path): Path<LocationPath>, AppJson(body): AppJson<StudyW>) -> Result<Json<StudyW>, ApiError> {
+    if body.display_name.trim().is_empty() {
+        return Err(ApiError::invalid("displayName: required, and must not be blank"));
+    }
+    if body.display_name.chars().count() > MAX_DISPLAY_NAME {
+        return Err(ApiError::invalid(format!("displayName: at most {MAX_DISPLAY_NAME} characters")));
+    }
+    let spec = body.study_spec.into_domain()?;
+    engine::check_algorithm(&spec)?;
+    let (study, created) = state.store.create_study(&path.project, &path.location, &body.display_name, &spec, crate::now_ms()).await?;
+    if created {
+        tracing::info!(study = %study_name(&study), algorithm = %study.spec.algorithm, "study created");
+    }
+    Ok(Json(study_to_wire(&study)))
+}
+
+/// GetStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/get>.
+#[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}", tag = "studies",
+    params(StudyPath), responses((status = 200, body = StudyW), (status = 404, body = ErrorBody)))]
+pub async fn get_study(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<StudyW>, ApiError> {
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    Ok(Json(study_to_wire(&study)))
+}
+
+/// ListStudies — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/list>.
+#[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies", tag = "studies",
+    params(LocationPath, PageParams), responses((status = 200, body = ListStudiesResponse), (status = 400, body = ErrorBody)))]
+pub async fn list_studies(
+    State(state): State<AppState>,
+    Path(path): Path<LocationPath>,
+    Query(query): Query<BTreeMap<String, String>>,
+) -> Result<Json<ListStudiesResponse>, ApiError> {
+    let page = Page::from_query(&query)?;
+    let mut studies = state.store.list_studies(&path.project, &path.location, page.after_id, page.size + 1).await?;
+    let next_page_token = page.next_token(&mut studies, |s| s.id);
+    Ok(Json(ListStudiesResponse { studies: studies.iter().map(study_to_wire).collect(), next_page_token }))
+}
+
+/// DeleteStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/delete>.
+/// Deletes the study with its trials and operations.
+#[utoipa::path(delete, path = "/v1/projects/{project}/locations/{location}/studies/{study}", tag = "studies",
+    params(StudyPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, body = ErrorBody)))]
+pub async fn delete_study(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<serde_json::Value>, ApiError> {
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    state.store.delete_study(&study.project, &study.location, study.id).await?;
+    tracing::info!(study = %study_name(&study), "study deleted");
+    Ok(Json(serde_json::json!({})))
+}
+
+/// LookupStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/lookup>.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies:lookup", tag = "studies",
+    params(LocationPath), request_body = LookupStudyRequest,
+    responses((status = 200, body = StudyW), (status = 404, body = ErrorBody)))]
+pub async fn lookup_study(
+    State(state): State<AppState>,
+    Path(path): Path<LocationPath>,
+    AppJson(body): AppJson<LookupStudyRequest>,
+) -> Result<Json<StudyW>, ApiError> {
+    if body.display_name.is_empty() {
+        return Err(ApiError::invalid("displayName: required"));
+    }
+    let study = state.store.lookup_study(&path.project, &path.location, &body.display_name).await.map_err(|e| match e {
+        StoreError::NotFound(_) => ApiError::not_found(format!("no study named {:?} in projects/{}/locations/{}", body.display_name, path.project, path.location)),
+        e => e.into(),
+    })?;
+    Ok(Json(study_to_wire(&study)))
+}

@@ -1,0 +1,351 @@
+//! Trial methods: SuggestTrials, CreateTrial, GetTrial, ListTrials, DeleteTrial,
+//! AddTrialMeasurement, CompleteTrial, StopTrial, CheckTrialEarlyStoppingState,
+//! ListOptimalTrials.
+//!
+//! Every change to a trial goes through one store transaction holding the study's lock, and the
+//! rules (what a state allows, what a measurement must contain) are checked inside it, so a
+//! refused request changes nothing.
+
+use std::collections::BTreeMap;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::Json;
+use bo_core::optimal::optimal_trials;
+use bo_core::stopping;
+use bo_core::{Trial, TrialState};
+use bo_store::{NewTrial, StoreError, StudyRecord};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::error::{ApiError, ErrorBody};
+use super::extract::{AppJson, parse_body, parse_id};
+use super::page::{Page, PageParams};
+use super::studies::{StudyPath, load_study, state_to_wire, study_name};
+use super::wire::format_time;
+use super::wire::study::StudyStateW;
+use super::wire::trial::{
+    AddTrialMeasurementRequest, CompleteTrialRequest, EmptyRequest, ListOptimalTrialsResponse, ListTrialsResponse, OperationW,
+    SuggestTrialsRequest, TrialStateW, TrialW, assignment_from_wire, early_stopping_operation, measurement_from_wire,
+    suggest_operation,
+};
+use crate::engine;
+use crate::state::AppState;
+
+/// A trial: `projects/{project}/locations/{location}/studies/{study}/trials/{trial}`.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct TrialPath {
+    /// The project (tenant).
+    pub project: String,
+    /// The location.
+    pub location: String,
+    /// The study's number.
+    pub study: String,
+    /// The trial's number.
+    pub trial: String,
+}
+
+/// The most trials one suggest may ask for.
+const MAX_SUGGESTIONS: i64 = 1000;
+
+fn trial_to_wire(study: &StudyRecord, trial: &Trial) -> TrialW {
+    TrialW::from_domain(trial, &study_name(study), &study.spec.space)
+}
+
+fn trial_not_found(study: &StudyRecord, raw: &str) -> ApiError {
+    ApiError::not_found(format!("trial {}/trials/{raw} not found", study_name(study)))
+}
+
+/// Names the trial in a not-found error from the store.
+fn map_trial_error(study: &StudyRecord, raw: &str) -> impl Fn(ApiError) -> ApiError {
+    let study = study.clone();
+    let raw = raw.to_owned();
+    move |e| if e.is_not_found() { trial_not_found(&study, &raw) } else { e }
+}
+
+async fn load(state: &AppState, path: &TrialPath) -> Result<(StudyRecord, i64), ApiError> {
+    let study = load_study(state, &path.project, &path.location, &path.study).await?;
+    let id = parse_id("trial", &path.trial).map_err(|_| trial_not_found(&study, &path.trial))?;
+    Ok((study, id))
+}
+
+/// SuggestTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/suggest>.
+/// Returns an Operation that is already done. A client holding ACTIVE trials gets them back;
+/// otherwise REQUESTED trials are handed out first, then new ones from the study's algorithm.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:suggest", tag = "trials",
+    params(StudyPath), request_body = SuggestTrialsRequest,
+    responses((status = 200, description = "a done Operation whose response holds the trials", body = OperationW),
+              (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn suggest_trials(
+    State(state): State<AppState>,
+    Path(path): Path<StudyPath>,
+    AppJson(body): AppJson<SuggestTrialsRequest>,
+) -> Result<Json<OperationW>, ApiError> {
+    if !(1..=MAX_SUGGESTIONS).contains(&body.suggestion_count) {
+        return Err(ApiError::invalid(format!("suggestionCount: must be 1 to {MAX_SUGGESTIONS}, got {}", body.suggestion_count)));
+    }
+    if body.client_id.is_empty() {
+        return Err(ApiError::invalid("clientId: required; the same clientId gets its pending trials back"));
+    }
+    if !body.contexts.is_empty() {
+        return Err(ApiError::invalid("contexts: suggestion contexts are not supported; send an empty list"));
+    }
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    let now = crate::now_ms();
+    let outcome = state
+        .store
+        .suggest(study.id, &body.client_id, body.suggestion_count as usize, now, |trials, n| {
+            engine::propose(&study, trials, n).map_err(|e| match e {
+                engine::EngineError::Config(e) => ApiError::from(e),
+                engine::EngineError::Fit(e) => ApiError::new(super::error::Code::Internal, format!("the designer failed: {e}")),
+            })
+        })
+        .await?;
+    let study_state = if outcome.exhausted { StudyStateW::COMPLETED } else { state_to_wire(study.state) };
+    if outcome.exhausted {
+        tracing::info!(study = %study_name(&study), "search space exhausted; study completed");
+    }
+    let trials: Vec<TrialW> = outcome.trials.iter().map(|t| trial_to_wire(&study, t)).collect();
+    let name = format!("{}/operations/{}", study_name(&study), outcome.operation_id);
+    Ok(Json(suggest_operation(name, &body.client_id, &format_time(now), trials, study_state)))
+}
+
+/// CreateTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/create>.
+/// Adds a trial: with a `finalMeasurement` it is SUCCEEDED (evaluated elsewhere), with state
+/// INFEASIBLE it is infeasible, otherwise REQUESTED and handed out by the next suggest.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials", tag = "trials",
+    params(StudyPath), request_body = TrialW,
+    responses((status = 200, body = TrialW), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn create_trial(State(state): State<AppState>, Path(path): Path<StudyPath>, AppJson(body): AppJson<TrialW>) -> Result<Json<TrialW>, ApiError> {
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    let spec = &study.spec;
+    let assignment = assignment_from_wire(body.parameters, &spec.space)?;
+    let measurements = body
+        .measurements
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| measurement_from_wire(m, spec, &format!("measurements[{i}]"), false))
+        .collect::<Result<Vec<_>, _>>()?;
+    let infeasible = body.state == TrialStateW::INFEASIBLE;
+    let final_measurement = match body.final_measurement {
+        Some(_) if infeasible => return Err(ApiError::invalid("finalMeasurement: an INFEASIBLE trial has no final measurement")),
+        Some(m) => Some(measurement_from_wire(m, spec, "finalMeasurement", true)?),
+        None => None,
+    };
+    let trial_state = match (&final_measurement, infeasible) {
+        (_, true) => TrialState::Infeasible,
+        (Some(_), false) => TrialState::Succeeded,
+        (None, false) => TrialState::Requested,
+    };
+    let new = NewTrial { assignment, state: trial_state, measurements, final_measurement, infeasible_reason: body.infeasible_reason };
+    let trial = state.store.create_trial(study.id, new, crate::now_ms()).await?;
+    Ok(Json(trial_to_wire(&study, &trial)))
+}
+
+/// GetTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/get>.
+#[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}", tag = "trials",
+    params(TrialPath), responses((status = 200, body = TrialW), (status = 404, body = ErrorBody)))]
+pub async fn get_trial(State(state): State<AppState>, Path(path): Path<TrialPath>) -> Result<Json<TrialW>, ApiError> {
+    let (study, id) = load(&state, &path).await?;
+    let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
+    Ok(Json(trial_to_wire(&study, &trial)))
+}
+
+/// ListTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/list>.
+#[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials", tag = "trials",
+    params(StudyPath, PageParams), responses((status = 200, body = ListTrialsResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn list_trials(
+    State(state): State<AppState>,
+    Path(path): Path<StudyPath>,
+    Query(query): Query<BTreeMap<String, String>>,
+) -> Result<Json<ListTrialsResponse>, ApiError> {
+    let page = Page::from_query(&query)?;
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    let mut trials = state.store.list_trials(study.id, page.after_id, page.size + 1).await?;
+    let next_page_token = page.next_token(&mut trials, |t| t.id);
+    Ok(Json(ListTrialsResponse { trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect(), next_page_token }))
+}
+
+/// DeleteTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/delete>.
+#[utoipa::path(delete, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}", tag = "trials",
+    params(TrialPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, body = ErrorBody)))]
+pub async fn delete_trial(State(state): State<AppState>, Path(path): Path<TrialPath>) -> Result<Json<serde_json::Value>, ApiError> {
+    let (study, id) = load(&state, &path).await?;
+    state.store.delete_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
+    Ok(Json(serde_json::json!({})))
+}
+
+/// ListOptimalTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/listOptimalTrials>.
+/// The best SUCCEEDED trial for a single metric; the Pareto front for several.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:listOptimalTrials", tag = "trials",
+    params(StudyPath), request_body = EmptyRequest,
+    responses((status = 200, body = ListOptimalTrialsResponse), (status = 404, body = ErrorBody)))]
+pub async fn list_optimal_trials(
+    State(state): State<AppState>,
+    Path(path): Path<StudyPath>,
+    AppJson(_body): AppJson<EmptyRequest>,
+) -> Result<Json<ListOptimalTrialsResponse>, ApiError> {
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    let trials = state.store.all_trials(study.id).await?;
+    let optimal = optimal_trials(&study.spec.metrics, &trials);
+    Ok(Json(ListOptimalTrialsResponse { optimal_trials: optimal.into_iter().map(|t| trial_to_wire(&study, t)).collect() }))
+}
+
+/// `POST …/trials/{trial}:{verb}`: one route for the four trial methods, dispatched on the verb
+/// after the colon (axum cannot route a suffix after a parameter in one segment).
+pub async fn post_trial_verb(
+    State(state): State<AppState>,
+    Path((project, location, study, trial_verb)): Path<(String, String, String, String)>,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let body = body.map_err(|r| {
+        if r.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::invalid(format!("the request body is larger than the limit of {} bytes", super::BODY_LIMIT)).with_status(r.status())
+        } else {
+            ApiError::invalid(format!("could not read the request body: {r}"))
+        }
+    })?;
+    let Some((trial, verb)) = trial_verb.split_once(':') else {
+        return Err(ApiError::not_found(format!(
+            "POST {trial_verb:?} is not a method; trial methods are :complete, :addTrialMeasurement, :stop and :checkTrialEarlyStoppingState"
+        )));
+    };
+    let path = TrialPath { project, location, study, trial: trial.to_owned() };
+    let json = |v: Result<Json<_>, ApiError>| v.map(|Json(v)| Json(serde_json::to_value(v).unwrap_or_default()));
+    match verb {
+        "complete" => json(complete_trial(state, path, parse_body(&body)?).await),
+        "addTrialMeasurement" => json(add_trial_measurement(state, path, parse_body(&body)?).await),
+        "stop" => json(stop_trial(state, path, parse_body(&body)?).await),
+        "checkTrialEarlyStoppingState" => {
+            let op = check_trial_early_stopping_state(state, path, parse_body(&body)?).await?;
+            Ok(Json(serde_json::to_value(op.0).unwrap_or_default()))
+        }
+        other => Err(ApiError::not_found(format!(
+            "{other:?} is not a trial method; trial methods are complete, addTrialMeasurement, stop and checkTrialEarlyStoppingState"
+        ))),
+    }
+}
+
+/// CompleteTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/complete>.
+/// With `trialInfeasible` the trial becomes INFEASIBLE; otherwise SUCCEEDED with
+/// `finalMeasurement`, or without one the measurement chosen by the study's
+/// `measurementSelectionType`. A completed trial cannot be completed again.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:complete", tag = "trials",
+    params(TrialPath), request_body = CompleteTrialRequest,
+    responses((status = 200, body = TrialW), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTrialRequest) -> Result<Json<TrialW>, ApiError> {
+    let (study, id) = load(&state, &path).await?;
+    let spec = &study.spec;
+    let final_measurement = match body.final_measurement {
+        Some(m) if !body.trial_infeasible => Some(measurement_from_wire(m, spec, "finalMeasurement", true)?),
+        _ => None,
+    };
+    let now = crate::now_ms();
+    let trial = state
+        .store
+        .update_trial(study.id, id, |t| {
+            if t.state.is_completed() {
+                return Err(ApiError::precondition(format!("trial {} is already {}; a trial is completed once", t.id, t.state.as_str())));
+            }
+            if body.trial_infeasible {
+                t.state = TrialState::Infeasible;
+                t.infeasible_reason = body.infeasible_reason.clone();
+            } else {
+                let chosen = match final_measurement {
+                    Some(m) => m,
+                    None => {
+                        let m = spec.select_measurement(&t.measurements).cloned().ok_or_else(|| {
+                            ApiError::precondition(format!("trial {} has no measurement: send finalMeasurement, or trialInfeasible", t.id))
+                        })?;
+                        if let Some(missing) = spec.metrics.iter().find(|s| !m.metrics.contains_key(&s.id)) {
+                            return Err(ApiError::precondition(format!(
+                                "the measurement chosen by measurementSelectionType lacks metric {:?}; send finalMeasurement",
+                                missing.id
+                            )));
+                        }
+                        m
+                    }
+                };
+                t.state = TrialState::Succeeded;
+                t.final_measurement = Some(chosen);
+            }
+            t.end_time_ms = Some(now);
+            Ok(())
+        })
+        .await
+        .map_err(map_trial_error(&study, &path.trial))?;
+    Ok(Json(trial_to_wire(&study, &trial)))
+}
+
+/// AddTrialMeasurement — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/addTrialMeasurement>.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:addTrialMeasurement", tag = "trials",
+    params(TrialPath), request_body = AddTrialMeasurementRequest,
+    responses((status = 200, body = TrialW), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTrialMeasurementRequest) -> Result<Json<TrialW>, ApiError> {
+    let (study, id) = load(&state, &path).await?;
+    let Some(m) = body.measurement else {
+        return Err(ApiError::invalid("measurement: required"));
+    };
+    let m = measurement_from_wire(m, &study.spec, "measurement", false)?;
+    let trial = state
+        .store
+        .update_trial(study.id, id, |t| {
+            if t.state.is_completed() {
+                return Err(ApiError::precondition(format!("trial {} is {}: it takes no more measurements", t.id, t.state.as_str())));
+            }
+            t.measurements.push(m);
+            Ok(())
+        })
+        .await
+        .map_err(map_trial_error(&study, &path.trial))?;
+    Ok(Json(trial_to_wire(&study, &trial)))
+}
+
+/// StopTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/stop>.
+/// An ACTIVE (or REQUESTED) trial becomes STOPPING; stopping a STOPPING trial changes nothing.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:stop", tag = "trials",
+    params(TrialPath), request_body = EmptyRequest,
+    responses((status = 200, body = TrialW), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequest) -> Result<Json<TrialW>, ApiError> {
+    let (study, id) = load(&state, &path).await?;
+    let trial = state
+        .store
+        .update_trial(study.id, id, |t| {
+            if t.state.is_completed() {
+                return Err(ApiError::precondition(format!("trial {} is already {}", t.id, t.state.as_str())));
+            }
+            t.state = TrialState::Stopping;
+            Ok(())
+        })
+        .await
+        .map_err(map_trial_error(&study, &path.trial))?;
+    Ok(Json(trial_to_wire(&study, &trial)))
+}
+
+/// CheckTrialEarlyStoppingState — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/checkTrialEarlyStoppingState>.
+/// Applies the study's `medianAutomatedStoppingSpec` (the median stopping rule) to the trial's
+/// latest measurement; a study without a stopping spec never stops a trial. A trial told to stop
+/// becomes STOPPING.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:checkTrialEarlyStoppingState", tag = "trials",
+    params(TrialPath), request_body = EmptyRequest,
+    responses((status = 200, description = "a done Operation whose response says shouldStop", body = OperationW),
+              (status = 404, body = ErrorBody)))]
+pub async fn check_trial_early_stopping_state(state: AppState, path: TrialPath, _body: EmptyRequest) -> Result<Json<OperationW>, ApiError> {
+    let (study, id) = load(&state, &path).await?;
+    let now = crate::now_ms();
+    let spec = &study.spec;
+    let (op_id, should_stop) = state
+        .store
+        .check_early_stopping(study.id, id, now, |trial, all| {
+            !trial.state.is_completed() && stopping::decide(spec.stopping.as_ref(), spec.objective(), trial, all).should_stop
+        })
+        .await
+        .map_err(|e| match e {
+            StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
+            e => e.into(),
+        })?;
+    let trial_name = format!("{}/trials/{id}", study_name(&study));
+    let name = format!("{trial_name}/operations/{op_id}");
+    Ok(Json(early_stopping_operation(name, &study_name(&study), &trial_name, &format_time(now), should_stop)))
+}

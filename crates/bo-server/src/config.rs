@@ -1,0 +1,56 @@
+//! Configuration: flags, each with an environment variable of the same meaning.
+
+use std::net::SocketAddr;
+
+use clap::Parser;
+
+/// bo: a self-hosted Vertex AI Vizier service — Bayesian optimisation over REST.
+#[derive(Clone, Parser)]
+#[command(name = "bo-server", version, about)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "BO_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// Database: `sqlite://FILE` (created if missing) or `postgres://USER@HOST:PORT/DB`.
+    #[arg(long, env = "BO_DATABASE_URL", default_value = "sqlite://bo.db")]
+    pub database_url: String,
+
+    /// Most database connections held at once.
+    #[arg(long, env = "BO_MAX_CONNECTIONS", default_value_t = 16)]
+    pub max_connections: u32,
+
+    /// Log filter, in `tracing_subscriber::EnvFilter` syntax (e.g. `info`, `bo_server=debug`).
+    #[arg(long, env = "BO_LOG", default_value = "info")]
+    pub log: String,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("database_url", &redact(&self.database_url))
+            .field("max_connections", &self.max_connections)
+            .field("log", &self.log)
+            .finish()
+    }
+}
+
+/// The URL with any password replaced by `***`.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let Some((userinfo, host)) = rest.split_once('@') else { return url.to_owned() };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(super::redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+        assert_eq!(super::redact("sqlite://bo.db"), "sqlite://bo.db");
+    }
+}
