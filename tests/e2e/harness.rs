@@ -1,0 +1,160 @@
+//! Starts the real `bo-server` binary on a free loopback port against a fresh database and talks
+//! to it over HTTP. Waiting is polling with a deadline, never a bare sleep.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::Client;
+use reqwest::StatusCode;
+use serde_json::Value;
+
+/// A database the server can be started on (kept across restarts).
+#[derive(Clone, Debug)]
+pub struct Database {
+    pub name: &'static str,
+    pub url: String,
+}
+
+/// The databases to run a test on: a fresh SQLite file always, a fresh Postgres schema when
+/// `BO_TEST_POSTGRES_URL` is set (required under `CI=true`).
+pub fn databases(test: &str) -> Vec<Database> {
+    let mut out = vec![Database { name: "sqlite", url: bo_store::testing::sqlite_url() }];
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    if let Some(url) = runtime.block_on(bo_store::testing::postgres_url(test)) {
+        out.push(Database { name: "postgres", url });
+    }
+    out
+}
+
+pub struct Server {
+    child: Child,
+    pub base: String,
+    pub db: Database,
+    client: Client,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind a free port").local_addr().expect("address").port()
+}
+
+impl Server {
+    pub fn start(db: &Database) -> Server {
+        let port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_bo-server"))
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--database-url", &db.url, "--log", "warn"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start bo-server");
+        let server = Server { child, base: format!("http://127.0.0.1:{port}"), db: db.clone(), client: Client::new() };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(r) = server.client.get(format!("{}/readyz", server.base)).send()
+                && r.status().is_success()
+            {
+                return server;
+            }
+            assert!(Instant::now() < deadline, "bo-server did not become ready on {}", db.name);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kills the process without warning (as a crash would) and starts it again on the same
+    /// database.
+    pub fn crash_and_restart(mut self) -> Server {
+        self.child.kill().expect("kill bo-server");
+        self.child.wait().expect("reap bo-server");
+        Server::start(&self.db)
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().expect("send SIGTERM");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "bo-server did not stop after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `/v1/projects/demo/locations/local` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/v1/projects/demo/locations/local{path}", self.base)
+    }
+
+    pub fn raw(&self, method: &str, url: &str, body: Option<String>) -> (StatusCode, Value) {
+        let mut req = self.client.request(method.parse().expect("method"), url);
+        if let Some(body) = body {
+            req = req.header("content-type", "application/json").body(body);
+        }
+        let resp = req.send().expect("request reaches bo-server");
+        let status = resp.status();
+        let text = resp.text().expect("body");
+        let value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{method} {url} answered {status} with non-JSON {text:?}"));
+        (status, value)
+    }
+
+    pub fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.raw("POST", &self.url(path), Some(body.to_string()))
+    }
+
+    pub fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.raw("GET", &self.url(path), None)
+    }
+
+    pub fn delete(&self, path: &str) -> (StatusCode, Value) {
+        self.raw("DELETE", &self.url(path), None)
+    }
+
+    /// POST that must succeed; returns the body.
+    pub fn ok_post(&self, path: &str, body: Value) -> Value {
+        let (status, v) = self.post(path, body);
+        assert_eq!(status, StatusCode::OK, "POST {path} on {}: {v}", self.db.name);
+        v
+    }
+
+    /// GET that must succeed; returns the body.
+    pub fn ok_get(&self, path: &str) -> Value {
+        let (status, v) = self.get(path);
+        assert_eq!(status, StatusCode::OK, "GET {path} on {}: {v}", self.db.name);
+        v
+    }
+
+    /// Creates a study and returns its number.
+    pub fn create_study(&self, body: Value) -> String {
+        let v = self.ok_post("/studies", body);
+        v["name"].as_str().expect("name").rsplit('/').next().expect("id").to_owned()
+    }
+
+    /// Suggests and returns the trials of the done operation.
+    pub fn suggest(&self, study: &str, count: i64, client: &str) -> Vec<Value> {
+        let op = self.ok_post(&format!("/studies/{study}/trials:suggest"), serde_json::json!({"suggestionCount": count, "clientId": client}));
+        assert_eq!(op["done"], true, "{op}");
+        op["response"]["trials"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Completes a trial with one metric value.
+    pub fn complete(&self, study: &str, trial: &str, metric: &str, value: f64) -> Value {
+        self.ok_post(
+            &format!("/studies/{study}/trials/{trial}:complete"),
+            serde_json::json!({"finalMeasurement": {"metrics": [{"metricId": metric, "value": value}]}}),
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The error message of an error body.
+pub fn message(v: &Value) -> &str {
+    v["error"]["message"].as_str().unwrap_or_default()
+}

@@ -1,0 +1,312 @@
+//! Whole studies over HTTP: the life cycle of studies and trials, the algorithms, and every bad
+//! input the API rejects (with nothing changed).
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::harness::{Server, databases, message};
+use crate::{assert_feasible, conditional_study};
+
+fn id(trial: &Value) -> String {
+    trial["id"].as_str().expect("trial id").to_owned()
+}
+
+#[test]
+fn a_whole_conditional_study() {
+    for db in databases("a_whole_conditional_study") {
+        let s = Server::start(&db);
+        let spec = conditional_study("three-levels", "QUASI_RANDOM_SEARCH");
+        let study = s.create_study(spec.clone());
+        // Same name and spec: the same study. Another spec under the name: 409.
+        let again = s.ok_post("/studies", spec.clone());
+        assert!(again["name"].as_str().unwrap().ends_with(&format!("/studies/{study}")));
+        let mut other = spec.clone();
+        other["studySpec"]["metrics"][0]["goal"] = json!("MINIMIZE");
+        let (status, body) = s.post("/studies", other);
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert_eq!(body["error"]["status"], "ALREADY_EXISTS");
+        // Lookup by display name; the spec reads back with int64 as strings and enums as names.
+        let found = s.ok_post("/studies:lookup", json!({"displayName": "three-levels"}));
+        assert_eq!(found["studySpec"]["parameters"][0]["conditionalParameterSpecs"][0]["parameterSpec"]["integerValueSpec"]["maxValue"], "4");
+        assert_eq!(found["studySpec"]["algorithm"], "QUASI_RANDOM_SEARCH");
+        assert_eq!(found["state"], "ACTIVE");
+
+        // Suggest: feasible trials with exactly their active parameters; a client gets its
+        // ACTIVE trials back, and new ones once they are completed.
+        let trials = s.suggest(&study, 4, "worker-1");
+        assert_eq!(trials.len(), 4);
+        for t in &trials {
+            assert_feasible(&s, &study, t);
+            assert_eq!(t["state"], "ACTIVE");
+            assert_eq!(t["clientId"], "worker-1");
+        }
+        let same = s.suggest(&study, 4, "worker-1");
+        assert_eq!(same.iter().map(id).collect::<Vec<_>>(), trials.iter().map(id).collect::<Vec<_>>());
+
+        // Report: intermediate measurements, completion with and without a final measurement,
+        // infeasible, stop.
+        let t1 = id(&trials[0]);
+        let measured = s.ok_post(
+            &format!("/studies/{study}/trials/{t1}:addTrialMeasurement"),
+            json!({"measurement": {"stepCount": "100", "elapsedDuration": "12.5s", "metrics": [{"metricId": "accuracy", "value": 0.61}]}}),
+        );
+        assert_eq!(measured["measurements"][0]["stepCount"], "100");
+        assert_eq!(measured["measurements"][0]["elapsedDuration"], "12.500s");
+        s.ok_post(&format!("/studies/{study}/trials/{t1}:addTrialMeasurement"), json!({"measurement": {"stepCount": 200, "metrics": [{"metricId": "accuracy", "value": 0.72}]}}));
+        let done = s.ok_post(&format!("/studies/{study}/trials/{t1}:complete"), json!({}));
+        assert_eq!(done["state"], "SUCCEEDED");
+        assert_eq!(done["finalMeasurement"]["metrics"][0]["value"], 0.72, "LAST_MEASUREMENT is the default selection");
+        assert!(done["endTime"].is_string());
+        let t2 = id(&trials[1]);
+        s.complete(&study, &t2, "accuracy", 0.9);
+        let t3 = id(&trials[2]);
+        let bad = s.ok_post(&format!("/studies/{study}/trials/{t3}:complete"), json!({"trialInfeasible": true, "infeasibleReason": "OOM"}));
+        assert_eq!(bad["state"], "INFEASIBLE");
+        assert_eq!(bad["infeasibleReason"], "OOM");
+        let t4 = id(&trials[3]);
+        let stopping = s.ok_post(&format!("/studies/{study}/trials/{t4}:stop"), json!({}));
+        assert_eq!(stopping["state"], "STOPPING");
+        // The client holds no ACTIVE trial now: it gets new ones.
+        let fresh = s.suggest(&study, 1, "worker-1");
+        assert_eq!(fresh.len(), 1);
+        assert!(!trials.iter().any(|t| id(t) == id(&fresh[0])));
+
+        // A trial evaluated elsewhere.
+        let elsewhere = s.ok_post(
+            &format!("/studies/{study}/trials"),
+            json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "lr", "value": 0.01}, {"parameterId": "beta", "value": 0.9}],
+                   "finalMeasurement": {"metrics": [{"metricId": "accuracy", "value": 0.95}]}}),
+        );
+        assert_eq!(elsewhere["state"], "SUCCEEDED");
+
+        // Read back: optimal trial, paging, operations.
+        let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
+        assert_eq!(optimal["optimalTrials"].as_array().unwrap().len(), 1);
+        assert_eq!(optimal["optimalTrials"][0]["id"], elsewhere["id"]);
+        let mut seen = Vec::new();
+        let mut token = String::new();
+        loop {
+            let page = s.ok_get(&format!("/studies/{study}/trials?pageSize=2&pageToken={token}"));
+            let items = page["trials"].as_array().cloned().unwrap_or_default();
+            assert!(items.len() <= 2);
+            seen.extend(items.iter().map(id));
+            match page["nextPageToken"].as_str() {
+                Some(t) => token = t.to_owned(),
+                None => break,
+            }
+        }
+        assert_eq!(seen, vec!["1", "2", "3", "4", "5", "6"]);
+        let op = s.ok_post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "worker-2"}));
+        let op_path = op["name"].as_str().unwrap().split("/locations/local").nth(1).unwrap().to_owned();
+        let stored = s.ok_get(&op_path);
+        assert_eq!(stored["done"], true);
+        assert_eq!(stored["response"]["trials"][0]["id"], op["response"]["trials"][0]["id"]);
+
+        // Delete a trial, then the study.
+        let (status, _) = s.delete(&format!("/studies/{study}/trials/{t4}"));
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(s.get(&format!("/studies/{study}/trials/{t4}")).0, StatusCode::NOT_FOUND);
+        assert_eq!(s.delete(&format!("/studies/{study}")).0, StatusCode::OK);
+        assert_eq!(s.get(&format!("/studies/{study}")).0, StatusCode::NOT_FOUND);
+        assert_eq!(s.post("/studies:lookup", json!({"displayName": "three-levels"})).0, StatusCode::NOT_FOUND);
+    }
+}
+
+#[test]
+fn studies_list_with_paging() {
+    let db = &databases("studies_list_with_paging")[0];
+    let s = Server::start(db);
+    for i in 0..5 {
+        s.create_study(conditional_study(&format!("s{i}"), "RANDOM_SEARCH"));
+    }
+    let first = s.ok_get("/studies?pageSize=3");
+    assert_eq!(first["studies"].as_array().unwrap().len(), 3);
+    let token = first["nextPageToken"].as_str().unwrap();
+    let second = s.ok_get(&format!("/studies?pageSize=3&pageToken={token}"));
+    assert_eq!(second["studies"].as_array().unwrap().len(), 2);
+    assert!(second.get("nextPageToken").is_none());
+    // Another project sees none of them.
+    let (status, other) = s.raw("GET", &format!("{}/v1/projects/other/locations/local/studies", s.base), None);
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(other, json!({}));
+}
+
+#[test]
+fn grid_search_covers_the_tree_then_completes_the_study() {
+    for db in databases("grid_search_completes") {
+        let s = Server::start(&db);
+        // opt ∈ {sgd, adam}; sgd → momentum ∈ {0.0, 0.9} (gridResolution 2); layers ∈ {1, 2}: (2 + 1) × 2 = 6.
+        let study = s.create_study(json!({"displayName": "grid", "studySpec": {
+            "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}], "algorithm": "GRID_SEARCH", "algorithmConfig": {"gridResolution": 2},
+            "parameters": [
+                {"parameterId": "opt", "categoricalValueSpec": {"values": ["sgd", "adam"]}, "conditionalParameterSpecs": [
+                    {"parentCategoricalValues": {"values": ["sgd"]}, "parameterSpec": {"parameterId": "momentum", "doubleValueSpec": {"minValue": 0.0, "maxValue": 0.9}}}]},
+                {"parameterId": "layers", "integerValueSpec": {"minValue": "1", "maxValue": "2"}}]}}));
+        let mut points = std::collections::BTreeSet::new();
+        for round in 0..3 {
+            for t in s.suggest(&study, 4, &format!("c{round}")) {
+                assert_feasible(&s, &study, &t);
+                assert!(points.insert(t["parameters"].to_string()), "grid point repeated: {t}");
+                s.complete(&study, &id(&t), "loss", 1.0);
+            }
+        }
+        assert_eq!(points.len(), 6);
+        let op = s.ok_post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "late"}));
+        assert_eq!(op["response"]["studyState"], "COMPLETED");
+        assert!(op["response"].get("trials").is_none());
+        let got = s.ok_get(&format!("/studies/{study}"));
+        assert_eq!(got["state"], "COMPLETED");
+        assert!(got["inactiveReason"].as_str().unwrap().contains("exhausted"));
+    }
+}
+
+#[test]
+fn median_rule_stops_a_lagging_trial() {
+    for db in databases("median_rule") {
+        let s = Server::start(&db);
+        let mut spec = conditional_study("stopping", "RANDOM_SEARCH");
+        spec["studySpec"]["medianAutomatedStoppingSpec"] = json!({});
+        let study = s.create_study(spec);
+        let curves = [[0.5, 0.6], [0.6, 0.7], [0.7, 0.8]];
+        for (k, curve) in curves.iter().enumerate() {
+            let t = id(&s.suggest(&study, 1, &format!("done-{k}"))[0]);
+            for (step, v) in curve.iter().enumerate() {
+                s.ok_post(&format!("/studies/{study}/trials/{t}:addTrialMeasurement"),
+                    json!({"measurement": {"stepCount": step + 1, "metrics": [{"metricId": "accuracy", "value": v}]}}));
+            }
+            s.ok_post(&format!("/studies/{study}/trials/{t}:complete"), json!({}));
+        }
+        let good = id(&s.suggest(&study, 1, "good")[0]);
+        let lagging = id(&s.suggest(&study, 1, "lagging")[0]);
+        for (trial, values) in [(&good, [0.4, 0.9]), (&lagging, [0.3, 0.4])] {
+            for (step, v) in values.iter().enumerate() {
+                s.ok_post(&format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
+                    json!({"measurement": {"stepCount": step + 1, "metrics": [{"metricId": "accuracy", "value": v}]}}));
+            }
+        }
+        let check = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:checkTrialEarlyStoppingState"), json!({}));
+        let op = check(&good);
+        assert_eq!(op["done"], true);
+        assert!(op["response"].get("shouldStop").is_none(), "above the median: {op}");
+        let op = check(&lagging);
+        assert_eq!(op["response"]["shouldStop"], true, "below the median of running averages: {op}");
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials/{lagging}"))["state"], "STOPPING");
+        let op_path = op["name"].as_str().unwrap().split("/locations/local").nth(1).unwrap().to_owned();
+        assert_eq!(s.ok_get(&op_path)["response"]["shouldStop"], true);
+    }
+}
+
+/// Each bad request: a 4xx naming what is wrong, and nothing stored changes.
+#[test]
+fn bad_input_is_rejected_and_changes_nothing() {
+    for db in databases("bad_input") {
+        let s = Server::start(&db);
+        let study = s.create_study(conditional_study("valid", "RANDOM_SEARCH"));
+        let trial = id(&s.suggest(&study, 1, "w")[0]);
+        s.complete(&study, &trial, "accuracy", 0.5);
+        let active = id(&s.suggest(&study, 1, "w2")[0]);
+        let before_studies = s.ok_get("/studies");
+        let before_trials = s.ok_get(&format!("/studies/{study}/trials"));
+
+        let base = conditional_study("bad", "RANDOM_SEARCH");
+        // `base` with the member at `pointer` set (created if missing) to `value`.
+        let with = |pointer: &str, value: Value| {
+            let mut v = base.clone();
+            let (parent, key) = pointer.rsplit_once('/').expect("a pointer");
+            let target = v.pointer_mut(parent).unwrap_or_else(|| panic!("{pointer}"));
+            match target {
+                Value::Array(items) => items[key.parse::<usize>().expect("an index")] = value,
+                Value::Object(map) => {
+                    map.insert(key.to_owned(), value);
+                }
+                other => panic!("{pointer} is inside {other}"),
+            }
+            v
+        };
+        let p0 = "/studySpec/parameters/0";
+        let cases: Vec<(&str, &str, Value, StatusCode, &str)> = vec![
+            ("unknown field", "/studies", with("/studySpec/metrics/0", json!({"metricId": "a", "goalz": "MAXIMIZE"})), StatusCode::BAD_REQUEST, "unknown field `goalz`"),
+            ("min > max", "/studies", with("/studySpec/parameters/1/doubleValueSpec", json!({"minValue": 2, "maxValue": 1})), StatusCode::BAD_REQUEST, "studySpec.parameters[1].doubleValueSpec: minValue 2 is greater than maxValue 1"),
+            ("log scale min <= 0", "/studies", with("/studySpec/parameters/1/doubleValueSpec/minValue", json!(0)), StatusCode::BAD_REQUEST, "log scale needs minValue > 0"),
+            ("duplicate id deep in the tree", "/studies", with(&format!("{p0}/conditionalParameterSpecs/1/parameterSpec/parameterId"), json!("lr")), StatusCode::BAD_REQUEST, "appears more than once"),
+            ("child under a missing parent value", "/studies", with(&format!("{p0}/conditionalParameterSpecs/1/parentCategoricalValues/values/0"), json!("rnn")), StatusCode::BAD_REQUEST, "parentCategoricalValues.values: parent value \"rnn\""),
+            ("double parent with children", "/studies", with("/studySpec/parameters/1/conditionalParameterSpecs", json!([{"parentDiscreteValues": {"values": [0.5]}, "parameterSpec": {"parameterId": "z", "doubleValueSpec": {"maxValue": 1}}}])), StatusCode::BAD_REQUEST, "DOUBLE parameter \"lr\" cannot have conditional children"),
+            ("unknown algorithm", "/studies", with("/studySpec/algorithm", json!("SIMULATED_ANNEALING")), StatusCode::BAD_REQUEST, "known algorithms: AUTO, ALGORITHM_UNSPECIFIED, RANDOM_SEARCH, QUASI_RANDOM_SEARCH, GRID_SEARCH"),
+            ("bad enum", "/studies", with("/studySpec/metrics/0/goal", json!("UPWARDS")), StatusCode::BAD_REQUEST, "studySpec.metrics[0].goal"),
+            ("no display name", "/studies", with("/displayName", json!("")), StatusCode::BAD_REQUEST, "displayName"),
+            ("unsupported stopping", "/studies", with("/studySpec/decayCurveStoppingSpec", json!({})), StatusCode::BAD_REQUEST, "decayCurveStoppingSpec is not supported"),
+            ("not json", "/studies", json!("{"), StatusCode::BAD_REQUEST, "invalid"),
+        ];
+        for (what, path, body, status, fragment) in cases {
+            let (got, body) = s.post(path, body);
+            assert_eq!(got, status, "{what}: {body}");
+            assert!(message(&body).contains(fragment), "{what}: {:?} lacks {fragment:?}", message(&body));
+            assert_eq!(body["error"]["code"], status.as_u16());
+        }
+
+        let metric = |v: Value| json!({"finalMeasurement": {"metrics": [{"metricId": "accuracy", "value": v}]}});
+        let trial_cases: Vec<(&str, String, Value, StatusCode, &str)> = vec![
+            ("NaN metric", format!("/studies/{study}/trials/{active}:complete"), metric(json!("NaN")), StatusCode::BAD_REQUEST, "must be finite"),
+            ("infinite metric", format!("/studies/{study}/trials/{active}:complete"), metric(json!("-Infinity")), StatusCode::BAD_REQUEST, "must be finite"),
+            ("unknown metric", format!("/studies/{study}/trials/{active}:addTrialMeasurement"), json!({"measurement": {"metrics": [{"metricId": "loss", "value": 1}]}}), StatusCode::BAD_REQUEST, "\"loss\" is not a metric of the study"),
+            ("negative step", format!("/studies/{study}/trials/{active}:addTrialMeasurement"), json!({"measurement": {"stepCount": "-1"}}), StatusCode::BAD_REQUEST, "stepCount"),
+            ("completed twice", format!("/studies/{study}/trials/{trial}:complete"), metric(json!(0.9)), StatusCode::BAD_REQUEST, "already SUCCEEDED"),
+            ("measurement after completion", format!("/studies/{study}/trials/{trial}:addTrialMeasurement"), json!({"measurement": {"metrics": [{"metricId": "accuracy", "value": 1}]}}), StatusCode::BAD_REQUEST, "takes no more measurements"),
+            ("complete without measurement", format!("/studies/{study}/trials/{active}:complete"), json!({}), StatusCode::BAD_REQUEST, "has no measurement"),
+            ("unknown trial", format!("/studies/{study}/trials/999:complete"), metric(json!(1)), StatusCode::NOT_FOUND, "trials/999 not found"),
+            ("unknown study", "/studies/999/trials:suggest".into(), json!({"suggestionCount": 1, "clientId": "x"}), StatusCode::NOT_FOUND, "studies/999 not found"),
+            ("unknown verb", format!("/studies/{study}/trials/{active}:finish"), json!({}), StatusCode::NOT_FOUND, "not a trial method"),
+            ("zero suggestions", format!("/studies/{study}/trials:suggest"), json!({"clientId": "x"}), StatusCode::BAD_REQUEST, "suggestionCount"),
+            ("no client id", format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1}), StatusCode::BAD_REQUEST, "clientId"),
+            ("inactive parameter", format!("/studies/{study}/trials"), json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "hidden", "value": 64}, {"parameterId": "lr", "value": 0.1}, {"parameterId": "beta", "value": 0.9}]}), StatusCode::BAD_REQUEST, "\"hidden\" is not active"),
+            ("value out of range", format!("/studies/{study}/trials"), json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "lr", "value": 5}, {"parameterId": "beta", "value": 0.9}]}), StatusCode::BAD_REQUEST, "not in its DOUBLE domain"),
+        ];
+        for (what, path, body, status, fragment) in trial_cases {
+            let (got, body) = s.post(&path, body);
+            assert_eq!(got, status, "{what}: {body}");
+            assert!(message(&body).contains(fragment), "{what}: {:?} lacks {fragment:?}", message(&body));
+        }
+
+        // A body over 1 MiB.
+        let huge = format!("{{\"displayName\": \"{}\"}}", "x".repeat(1 << 21));
+        let (status, body) = s.raw("POST", &s.url("/studies"), Some(huge));
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+        assert!(message(&body).contains("larger than"));
+
+        assert_eq!(s.ok_get("/studies"), before_studies, "rejected requests changed the studies");
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials")), before_trials, "rejected requests changed the trials");
+    }
+}
+
+#[test]
+fn google_client_quirks_are_accepted() {
+    let db = &databases("google_client_quirks")[0];
+    let s = Server::start(db);
+    // Enums as numbers, defaults omitted (minValue 0), snake_case keys, the $alt query.
+    let body = json!({"display_name": "ints", "study_spec": {
+        "metrics": [{"metric_id": "loss", "goal": 2}],
+        "algorithm": 3,
+        "parameters": [{"parameter_id": "x", "double_value_spec": {"max_value": 1.0}, "scale_type": 1}]}});
+    let (status, study) = s.raw("POST", &format!("{}?$alt=json;enum-encoding=int", s.url("/studies")), Some(body.to_string()));
+    assert_eq!(status, StatusCode::OK, "{study}");
+    assert_eq!(study["studySpec"]["metrics"][0]["goal"], "MINIMIZE");
+    assert_eq!(study["studySpec"]["algorithm"], "RANDOM_SEARCH");
+    assert!(study["studySpec"]["parameters"][0]["doubleValueSpec"].get("minValue").is_none(), "0 is omitted on output");
+}
+
+#[test]
+fn health_docs_and_openapi_are_served() {
+    let db = &databases("health_docs")[0];
+    let s = Server::start(db);
+    assert_eq!(s.raw("GET", &format!("{}/healthz", s.base), None).0, StatusCode::OK);
+    let (status, ready) = s.raw("GET", &format!("{}/readyz", s.base), None);
+    assert_eq!((status, ready["status"].as_str()), (StatusCode::OK, Some("ok")));
+    let (status, spec) = s.raw("GET", &format!("{}/openapi.json", s.base), None);
+    assert_eq!(status, StatusCode::OK);
+    assert!(spec["openapi"].as_str().unwrap().starts_with("3.1"));
+    let html = reqwest::blocking::get(format!("{}/docs/", s.base)).unwrap().text().unwrap();
+    assert!(html.contains("swagger-ui"), "{html}");
+    assert!(!html.contains("https://"), "the docs page must load nothing from the network");
+    let init = reqwest::blocking::get(format!("{}/docs/swagger-initializer.js", s.base)).unwrap().text().unwrap();
+    assert!(init.contains("/openapi.json") && !init.contains("https://"), "{init}");
+}
