@@ -88,3 +88,27 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
     ApiError::new(error::Code::InvalidArgument, format!("{method} is not a method of {}", uri.path())).with_status(StatusCode::METHOD_NOT_ALLOWED)
 }
+
+#[cfg(test)]
+mod tests {
+    /// `openapi/openapi.json` is generated from the code and committed. When they differ the
+    /// test rewrites the file and fails, so the next run (and the commit) has the current spec.
+    #[test]
+    fn checked_in_openapi_matches_the_code() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../openapi/openapi.json");
+        let current = super::openapi_json();
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        if on_disk != current {
+            std::fs::write(&path, &current).expect("write openapi/openapi.json");
+            panic!("openapi/openapi.json was out of date and has been rewritten; review and commit it");
+        }
+    }
+
+    #[test]
+    fn every_documented_path_is_under_v1_or_health() {
+        let doc = <super::ApiDoc as utoipa::OpenApi>::openapi();
+        for path in doc.paths.paths.keys() {
+            assert!(path.starts_with("/v1/projects/{project}/locations/{location}/") || path.ends_with("z"), "{path}");
+        }
+    }
+}

@@ -15,8 +15,8 @@ use serde::{Deserialize, Deserializer, Serializer};
 /// numbers under `$alt=json;enum-encoding=int`).
 macro_rules! wire_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $number:literal),+ $(,)? }) => {
-        $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, utoipa::ToSchema)]
+        $(#[$meta])*
         #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
         pub enum $name {
             $($(#[$vmeta])* $variant),+

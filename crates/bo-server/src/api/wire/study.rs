@@ -12,6 +12,7 @@ use super::{int64, is_default, lenient_f64, lenient_opt_f64, lenient_vec_f64, op
 
 wire_enum! {
     /// `Study.State`.
+    #[schema(as = StudyState)]
     StudyStateW { #[default] STATE_UNSPECIFIED = 0, ACTIVE = 1, INACTIVE = 2, COMPLETED = 3 }
 }
 wire_enum! {
@@ -24,6 +25,7 @@ wire_enum! {
 }
 wire_enum! {
     /// `StudySpec.ObservationNoise`.
+    #[schema(as = ObservationNoise)]
     ObservationNoiseW { #[default] OBSERVATION_NOISE_UNSPECIFIED = 0, LOW = 1, HIGH = 2 }
 }
 wire_enum! {
@@ -53,6 +55,7 @@ impl<'de> Deserialize<'de> for AlgorithmName {
 
 /// A study (Vertex `Study`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(as = Study)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct StudyW {
     /// Output only: `projects/{project}/locations/{location}/studies/{study}`.
@@ -76,6 +79,7 @@ pub struct StudyW {
 /// How a study is optimised (Vertex `StudySpec`, with bo's `algorithm` names and
 /// `algorithmConfig`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(as = StudySpec)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct StudySpecW {
     /// Required: at least one.
@@ -126,6 +130,7 @@ pub struct MedianAutomatedStoppingSpec {
 
 /// `StudySpec.MetricSpec`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(as = MetricSpec)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct MetricSpecW {
     /// Required; unique, no whitespace.
@@ -139,6 +144,7 @@ pub struct MetricSpecW {
 
 /// `StudySpec.ParameterSpec`: exactly one of the four value specs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(as = ParameterSpec)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ParameterSpecW {
     /// Required; unique across the whole tree, no whitespace.

@@ -14,6 +14,7 @@ use super::study::{StudyStateW, StudyW};
 
 wire_enum! {
     /// `Trial.State`.
+    #[schema(as = TrialState)]
     TrialStateW { #[default] STATE_UNSPECIFIED = 0, REQUESTED = 1, ACTIVE = 2, STOPPING = 3, SUCCEEDED = 4, INFEASIBLE = 5 }
 }
 
@@ -44,10 +45,15 @@ impl utoipa::PartialSchema for ValueW {
     }
 }
 
-impl ToSchema for ValueW {}
+impl ToSchema for ValueW {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "Value".into()
+    }
+}
 
 /// `Trial.Parameter`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(as = Parameter)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ParameterW {
     /// The parameter's id.
@@ -58,6 +64,7 @@ pub struct ParameterW {
 
 /// `Measurement.Metric`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(as = Metric)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct MetricW {
     /// The metric's id.
@@ -69,6 +76,7 @@ pub struct MetricW {
 
 /// `Measurement`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(as = Measurement)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct MeasurementW {
     /// Training time when measured, e.g. `"3600s"`.
@@ -85,6 +93,7 @@ pub struct MeasurementW {
 
 /// A trial (Vertex `Trial`). On input (`POST …/trials`) the output-only fields are ignored.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(as = Trial)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct TrialW {
     /// Output only: `projects/…/studies/{study}/trials/{trial}`.
@@ -342,6 +351,7 @@ pub struct ListOptimalTrialsResponse {
 /// `google.longrunning.Operation`. bo finishes suggests and early-stopping checks before it
 /// answers, so `done` is true and `response` is set.
 #[derive(Clone, Debug, Default, Serialize, ToSchema)]
+#[schema(as = Operation)]
 #[serde(rename_all = "camelCase")]
 pub struct OperationW {
     /// `…/studies/{study}/operations/{id}` (or `…/trials/{trial}/operations/{id}`).
