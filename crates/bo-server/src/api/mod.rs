@@ -39,6 +39,12 @@ const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
         operations::get_operation, operations::get_trial_operation,
         health::healthz, health::readyz,
     ),
+    // The parameter tree is recursive; utoipa stops collecting at the recursion, so its parts
+    // are registered here.
+    components(schemas(
+        wire::study::ParameterSpecW, wire::study::ConditionalParameterSpec, wire::study::CategoricalValueCondition,
+        wire::study::IntValueCondition, wire::study::DiscreteValueCondition,
+    )),
     tags(
         (name = "studies", description = "Studies: a search space, metrics and an algorithm"),
         (name = "trials", description = "Trials: suggested points and what was measured of them"),

@@ -47,14 +47,14 @@ pub struct TrialOperationPath {
 
 /// GetOperation (google.longrunning) for a suggest.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/operations/{operation}", tag = "operations",
-    params(OperationPath), responses((status = 200, body = OperationW), (status = 404, body = ErrorBody)))]
+    params(OperationPath), responses((status = 200, description = "success", body = OperationW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn get_operation(State(state): State<AppState>, Path(path): Path<OperationPath>) -> Result<Json<OperationW>, ApiError> {
     operation(&state, &path.project, &path.location, &path.study, None, &path.operation).await
 }
 
 /// GetOperation (google.longrunning) for an early-stopping check.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}/operations/{operation}", tag = "operations",
-    params(TrialOperationPath), responses((status = 200, body = OperationW), (status = 404, body = ErrorBody)))]
+    params(TrialOperationPath), responses((status = 200, description = "success", body = OperationW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn get_trial_operation(State(state): State<AppState>, Path(path): Path<TrialOperationPath>) -> Result<Json<OperationW>, ApiError> {
     operation(&state, &path.project, &path.location, &path.study, Some(&path.trial), &path.operation).await
 }

@@ -103,7 +103,7 @@ pub async fn create_study(State(state): State<AppState>, Path(path): Path<Locati
 
 /// GetStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/get>.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}", tag = "studies",
-    params(StudyPath), responses((status = 200, body = StudyW), (status = 404, body = ErrorBody)))]
+    params(StudyPath), responses((status = 200, description = "success", body = StudyW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn get_study(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<StudyW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     Ok(Json(study_to_wire(&study)))
@@ -111,7 +111,7 @@ pub async fn get_study(State(state): State<AppState>, Path(path): Path<StudyPath
 
 /// ListStudies — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/list>.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies", tag = "studies",
-    params(LocationPath, PageParams), responses((status = 200, body = ListStudiesResponse), (status = 400, body = ErrorBody)))]
+    params(LocationPath, PageParams), responses((status = 200, description = "success", body = ListStudiesResponse), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody)))]
 pub async fn list_studies(
     State(state): State<AppState>,
     Path(path): Path<LocationPath>,
@@ -126,7 +126,7 @@ pub async fn list_studies(
 /// DeleteStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/delete>.
 /// Deletes the study with its trials and operations.
 #[utoipa::path(delete, path = "/v1/projects/{project}/locations/{location}/studies/{study}", tag = "studies",
-    params(StudyPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, body = ErrorBody)))]
+    params(StudyPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn delete_study(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<serde_json::Value>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     state.store.delete_study(&study.project, &study.location, study.id).await?;
@@ -137,7 +137,7 @@ pub async fn delete_study(State(state): State<AppState>, Path(path): Path<StudyP
 /// LookupStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/lookup>.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies:lookup", tag = "studies",
     params(LocationPath), request_body = LookupStudyRequest,
-    responses((status = 200, body = StudyW), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "success", body = StudyW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn lookup_study(
     State(state): State<AppState>,
     Path(path): Path<LocationPath>,

@@ -76,7 +76,7 @@ async fn load(state: &AppState, path: &TrialPath) -> Result<(StudyRecord, i64), 
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:suggest", tag = "trials",
     params(StudyPath), request_body = SuggestTrialsRequest,
     responses((status = 200, description = "a done Operation whose response holds the trials", body = OperationW),
-              (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+              (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn suggest_trials(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
@@ -116,7 +116,7 @@ pub async fn suggest_trials(
 /// INFEASIBLE it is infeasible, otherwise REQUESTED and handed out by the next suggest.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials", tag = "trials",
     params(StudyPath), request_body = TrialW,
-    responses((status = 200, body = TrialW), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn create_trial(State(state): State<AppState>, Path(path): Path<StudyPath>, AppJson(body): AppJson<TrialW>) -> Result<Json<TrialW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let spec = &study.spec;
@@ -145,7 +145,7 @@ pub async fn create_trial(State(state): State<AppState>, Path(path): Path<StudyP
 
 /// GetTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/get>.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}", tag = "trials",
-    params(TrialPath), responses((status = 200, body = TrialW), (status = 404, body = ErrorBody)))]
+    params(TrialPath), responses((status = 200, description = "success", body = TrialW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn get_trial(State(state): State<AppState>, Path(path): Path<TrialPath>) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
@@ -154,7 +154,7 @@ pub async fn get_trial(State(state): State<AppState>, Path(path): Path<TrialPath
 
 /// ListTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/list>.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials", tag = "trials",
-    params(StudyPath, PageParams), responses((status = 200, body = ListTrialsResponse), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    params(StudyPath, PageParams), responses((status = 200, description = "success", body = ListTrialsResponse), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn list_trials(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
@@ -169,7 +169,7 @@ pub async fn list_trials(
 
 /// DeleteTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/delete>.
 #[utoipa::path(delete, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}", tag = "trials",
-    params(TrialPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, body = ErrorBody)))]
+    params(TrialPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn delete_trial(State(state): State<AppState>, Path(path): Path<TrialPath>) -> Result<Json<serde_json::Value>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     state.store.delete_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
@@ -180,7 +180,7 @@ pub async fn delete_trial(State(state): State<AppState>, Path(path): Path<TrialP
 /// The best SUCCEEDED trial for a single metric; the Pareto front for several.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:listOptimalTrials", tag = "trials",
     params(StudyPath), request_body = EmptyRequest,
-    responses((status = 200, body = ListOptimalTrialsResponse), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "success", body = ListOptimalTrialsResponse), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn list_optimal_trials(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
@@ -233,7 +233,7 @@ pub async fn post_trial_verb(
 /// `measurementSelectionType`. A completed trial cannot be completed again.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:complete", tag = "trials",
     params(TrialPath), request_body = CompleteTrialRequest,
-    responses((status = 200, body = TrialW), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTrialRequest) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let spec = &study.spec;
@@ -281,7 +281,7 @@ pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTria
 /// AddTrialMeasurement — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/addTrialMeasurement>.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:addTrialMeasurement", tag = "trials",
     params(TrialPath), request_body = AddTrialMeasurementRequest,
-    responses((status = 200, body = TrialW), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTrialMeasurementRequest) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let Some(m) = body.measurement else {
@@ -306,7 +306,7 @@ pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTr
 /// An ACTIVE (or REQUESTED) trial becomes STOPPING; stopping a STOPPING trial changes nothing.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:stop", tag = "trials",
     params(TrialPath), request_body = EmptyRequest,
-    responses((status = 200, body = TrialW), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequest) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let trial = state
@@ -330,7 +330,7 @@ pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequest) -
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:checkTrialEarlyStoppingState", tag = "trials",
     params(TrialPath), request_body = EmptyRequest,
     responses((status = 200, description = "a done Operation whose response says shouldStop", body = OperationW),
-              (status = 404, body = ErrorBody)))]
+              (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn check_trial_early_stopping_state(state: AppState, path: TrialPath, _body: EmptyRequest) -> Result<Json<OperationW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let now = crate::now_ms();

@@ -42,6 +42,10 @@ pub fn propose(study: &StudyRecord, trials: &[Trial], count: usize) -> Result<Ve
     Ok(fitted.model.suggest(&pending, count, &mut rng)?)
 }
 
+/// The study's seed: from its number and display name only, so the same study on a fresh
+/// database proposes the same points (the README's walk-through relies on it).
 fn study_seed(study: &StudyRecord) -> u64 {
-    (study.id as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) ^ (study.create_time_ms as u64)
+    // FNV-1a over the name, mixed with the id.
+    let name_hash = study.display_name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    (study.id as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) ^ name_hash
 }
