@@ -1,0 +1,167 @@
+"""Google's own Vertex AI client (google-cloud-aiplatform, REST transport, anonymous
+credentials) drives a whole conditional study against bo: create, lookup, suggest with a
+clientId, measurements, complete, infeasible, stop, early stopping, list, optimal trials,
+a trial evaluated elsewhere, delete. It sends enums as integers and omits proto3 defaults."""
+import pytest
+from google.api_core import exceptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import aiplatform_v1 as v
+
+PS = v.StudySpec.ParameterSpec
+CPS = PS.ConditionalParameterSpec
+
+
+def _client(base):
+    return v.VizierServiceClient(
+        transport="rest", credentials=AnonymousCredentials(), client_options={"api_endpoint": base}
+    )
+
+
+def _study_spec():
+    return v.StudySpec(
+        metrics=[v.StudySpec.MetricSpec(metric_id="accuracy", goal=v.StudySpec.MetricSpec.GoalType.MAXIMIZE)],
+        algorithm=v.StudySpec.Algorithm.RANDOM_SEARCH,
+        median_automated_stopping_spec=v.StudySpec.MedianAutomatedStoppingSpec(),
+        parameters=[
+            PS(
+                parameter_id="optimizer",
+                categorical_value_spec=PS.CategoricalValueSpec(values=["sgd", "adam"]),
+                conditional_parameter_specs=[
+                    CPS(
+                        parent_categorical_values=CPS.CategoricalValueCondition(values=["sgd"]),
+                        parameter_spec=PS(
+                            parameter_id="momentum",
+                            # min_value 0.0 is a proto3 default: the client omits it on the wire.
+                            double_value_spec=PS.DoubleValueSpec(min_value=0.0, max_value=0.99),
+                        ),
+                    ),
+                    CPS(
+                        parent_categorical_values=CPS.CategoricalValueCondition(values=["adam"]),
+                        parameter_spec=PS(
+                            parameter_id="layers",
+                            integer_value_spec=PS.IntegerValueSpec(min_value=1, max_value=4),
+                            conditional_parameter_specs=[
+                                CPS(
+                                    parent_int_values=CPS.IntValueCondition(values=[3, 4]),
+                                    parameter_spec=PS(
+                                        parameter_id="width",
+                                        discrete_value_spec=PS.DiscreteValueSpec(values=[32, 64, 128]),
+                                    ),
+                                )
+                            ],
+                        ),
+                    ),
+                ],
+            ),
+            PS(
+                parameter_id="learning_rate",
+                double_value_spec=PS.DoubleValueSpec(min_value=1e-5, max_value=0.1),
+                scale_type=PS.ScaleType.UNIT_LOG_SCALE,
+            ),
+        ],
+    )
+
+
+def _active(trial):
+    """The parameter ids a trial sets, checked against the tree."""
+    values = {p.parameter_id: p.value for p in trial.parameters}
+    expected = {"optimizer", "learning_rate"}
+    if values["optimizer"] == "sgd":
+        expected.add("momentum")
+        assert 0.0 <= values["momentum"] <= 0.99
+    else:
+        expected.add("layers")
+        assert values["layers"] in (1, 2, 3, 4)
+        if values["layers"] in (3, 4):
+            expected.add("width")
+            assert values["width"] in (32, 64, 128)
+    assert set(values) == expected, values
+    assert 1e-5 <= values["learning_rate"] <= 0.1
+    return values
+
+
+def test_a_whole_conditional_study_through_googles_client(server):
+    client = _client(server)
+    parent = "projects/demo/locations/local"
+    study = client.create_study(parent=parent, study=v.Study(display_name="google-client", study_spec=_study_spec()))
+    assert study.name.startswith(parent + "/studies/")
+    assert study.state == v.Study.State.ACTIVE
+    assert study.study_spec.metrics[0].goal == v.StudySpec.MetricSpec.GoalType.MAXIMIZE
+    # The same name and spec again is the same study.
+    assert client.create_study(parent=parent, study=v.Study(display_name="google-client", study_spec=_study_spec())).name == study.name
+    assert client.lookup_study(request={"parent": parent, "display_name": "google-client"}).name == study.name
+    assert client.get_study(name=study.name).display_name == "google-client"
+    assert [s.name for s in client.list_studies(parent=parent)] == [study.name]
+
+    op = client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=4, client_id="worker-1"))
+    trials = op.result(timeout=10).trials
+    assert len(trials) == 4
+    for t in trials:
+        _active(t)
+        assert t.state == v.Trial.State.ACTIVE
+        assert t.client_id == "worker-1"
+    # The same client asking again gets the same trials while they are ACTIVE.
+    again = client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=4, client_id="worker-1"))
+    assert [t.name for t in again.result(timeout=10).trials] == [t.name for t in trials]
+
+    # Completed trials with learning curves, for the median rule.
+    for k, t in enumerate(trials[:3]):
+        for step in (1, 2):
+            client.add_trial_measurement(
+                request=v.AddTrialMeasurementRequest(
+                    trial_name=t.name,
+                    measurement=v.Measurement(step_count=step, metrics=[v.Measurement.Metric(metric_id="accuracy", value=0.5 + 0.1 * k + 0.05 * step)]),
+                )
+            )
+        done = client.complete_trial(request=v.CompleteTrialRequest(name=t.name))
+        assert done.state == v.Trial.State.SUCCEEDED
+        assert done.final_measurement.step_count == 2
+    # The fourth lags behind the others: the median rule stops it.
+    lagging = trials[3]
+    client.add_trial_measurement(
+        request=v.AddTrialMeasurementRequest(
+            trial_name=lagging.name,
+            measurement=v.Measurement(step_count=2, metrics=[v.Measurement.Metric(metric_id="accuracy", value=0.1)]),
+        )
+    )
+    check = client.check_trial_early_stopping_state(request=v.CheckTrialEarlyStoppingStateRequest(trial_name=lagging.name))
+    assert check.result(timeout=10).should_stop is True
+    assert client.get_trial(name=lagging.name).state == v.Trial.State.STOPPING
+    stopped = client.complete_trial(request=v.CompleteTrialRequest(name=lagging.name, trial_infeasible=True, infeasible_reason="stopped early"))
+    assert stopped.state == v.Trial.State.INFEASIBLE
+    assert stopped.infeasible_reason == "stopped early"
+
+    # A new trial, stopped by the user; a trial evaluated elsewhere.
+    fresh = client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=1, client_id="worker-1")).result(timeout=10).trials[0]
+    assert client.stop_trial(request=v.StopTrialRequest(name=fresh.name)).state == v.Trial.State.STOPPING
+    elsewhere = client.create_trial(
+        parent=study.name,
+        trial=v.Trial(
+            parameters=[
+                v.Trial.Parameter(parameter_id="optimizer", value="adam"),
+                v.Trial.Parameter(parameter_id="layers", value=2),
+                v.Trial.Parameter(parameter_id="learning_rate", value=0.01),
+            ],
+            final_measurement=v.Measurement(metrics=[v.Measurement.Metric(metric_id="accuracy", value=0.99)]),
+        ),
+    )
+    assert elsewhere.state == v.Trial.State.SUCCEEDED
+
+    listed = list(client.list_trials(request=v.ListTrialsRequest(parent=study.name, page_size=2)))
+    assert [t.name for t in listed] == [t.name for t in trials] + [fresh.name, elsewhere.name]
+    optimal = client.list_optimal_trials(request=v.ListOptimalTrialsRequest(parent=study.name)).optimal_trials
+    assert [t.name for t in optimal] == [elsewhere.name]
+
+    # Errors come back as Google's exceptions.
+    # FAILED_PRECONDITION travels as HTTP 400, which the client raises as BadRequest.
+    with pytest.raises(exceptions.BadRequest, match="already SUCCEEDED"):
+        client.complete_trial(request=v.CompleteTrialRequest(name=elsewhere.name))
+    with pytest.raises(exceptions.NotFound):
+        client.get_trial(name=study.name + "/trials/999")
+
+    client.delete_trial(name=fresh.name)
+    with pytest.raises(exceptions.NotFound):
+        client.get_trial(name=fresh.name)
+    client.delete_study(name=study.name)
+    with pytest.raises(exceptions.NotFound):
+        client.get_study(name=study.name)
