@@ -16,7 +16,10 @@ fn everything_acknowledged_survives_a_crash() {
         let study = s.create_study(conditional_study("durable", "QUASI_RANDOM_SEARCH"));
         let trials = s.suggest(&study, 3, "w");
         let t0 = trials[0]["id"].as_str().unwrap().to_owned();
-        s.ok_post(&format!("/studies/{study}/trials/{t0}:addTrialMeasurement"), json!({"measurement": {"stepCount": 5, "metrics": [{"metricId": "accuracy", "value": 0.3}]}}));
+        s.ok_post(
+            &format!("/studies/{study}/trials/{t0}:addTrialMeasurement"),
+            json!({"measurement": {"stepCount": 5, "metrics": [{"metricId": "accuracy", "value": 0.3}]}}),
+        );
         s.complete(&study, &t0, "accuracy", 0.4);
         let before_study = s.ok_get(&format!("/studies/{study}"));
         let before_trials = s.ok_get(&format!("/studies/{study}/trials"));

@@ -5,8 +5,8 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use reqwest::blocking::Client;
 use reqwest::StatusCode;
+use reqwest::blocking::Client;
 use serde_json::Value;
 
 /// A database the server can be started on (kept across restarts).
@@ -133,7 +133,8 @@ impl Server {
 
     /// Suggests and returns the trials of the done operation.
     pub fn suggest(&self, study: &str, count: i64, client: &str) -> Vec<Value> {
-        let op = self.ok_post(&format!("/studies/{study}/trials:suggest"), serde_json::json!({"suggestionCount": count, "clientId": client}));
+        let op =
+            self.ok_post(&format!("/studies/{study}/trials:suggest"), serde_json::json!({"suggestionCount": count, "clientId": client}));
         assert_eq!(op["done"], true, "{op}");
         op["response"]["trials"].as_array().cloned().unwrap_or_default()
     }

@@ -27,7 +27,10 @@ fn a_whole_conditional_study() {
         assert_eq!(body["error"]["status"], "ALREADY_EXISTS");
         // Lookup by display name; the spec reads back with int64 as strings and enums as names.
         let found = s.ok_post("/studies:lookup", json!({"displayName": "three-levels"}));
-        assert_eq!(found["studySpec"]["parameters"][0]["conditionalParameterSpecs"][0]["parameterSpec"]["integerValueSpec"]["maxValue"], "4");
+        assert_eq!(
+            found["studySpec"]["parameters"][0]["conditionalParameterSpecs"][0]["parameterSpec"]["integerValueSpec"]["maxValue"],
+            "4"
+        );
         assert_eq!(found["studySpec"]["algorithm"], "QUASI_RANDOM_SEARCH");
         assert_eq!(found["state"], "ACTIVE");
 
@@ -52,7 +55,10 @@ fn a_whole_conditional_study() {
         );
         assert_eq!(measured["measurements"][0]["stepCount"], "100");
         assert_eq!(measured["measurements"][0]["elapsedDuration"], "12.500s");
-        s.ok_post(&format!("/studies/{study}/trials/{t1}:addTrialMeasurement"), json!({"measurement": {"stepCount": 200, "metrics": [{"metricId": "accuracy", "value": 0.72}]}}));
+        s.ok_post(
+            &format!("/studies/{study}/trials/{t1}:addTrialMeasurement"),
+            json!({"measurement": {"stepCount": 200, "metrics": [{"metricId": "accuracy", "value": 0.72}]}}),
+        );
         let done = s.ok_post(&format!("/studies/{study}/trials/{t1}:complete"), json!({}));
         assert_eq!(done["state"], "SUCCEEDED");
         assert_eq!(done["finalMeasurement"]["metrics"][0]["value"], 0.72, "LAST_MEASUREMENT is the default selection");
@@ -171,8 +177,10 @@ fn median_rule_stops_a_lagging_trial() {
         for (k, curve) in curves.iter().enumerate() {
             let t = id(&s.suggest(&study, 1, &format!("done-{k}"))[0]);
             for (step, v) in curve.iter().enumerate() {
-                s.ok_post(&format!("/studies/{study}/trials/{t}:addTrialMeasurement"),
-                    json!({"measurement": {"stepCount": step + 1, "metrics": [{"metricId": "accuracy", "value": v}]}}));
+                s.ok_post(
+                    &format!("/studies/{study}/trials/{t}:addTrialMeasurement"),
+                    json!({"measurement": {"stepCount": step + 1, "metrics": [{"metricId": "accuracy", "value": v}]}}),
+                );
             }
             s.ok_post(&format!("/studies/{study}/trials/{t}:complete"), json!({}));
         }
@@ -180,8 +188,10 @@ fn median_rule_stops_a_lagging_trial() {
         let lagging = id(&s.suggest(&study, 1, "lagging")[0]);
         for (trial, values) in [(&good, [0.4, 0.9]), (&lagging, [0.3, 0.4])] {
             for (step, v) in values.iter().enumerate() {
-                s.ok_post(&format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
-                    json!({"measurement": {"stepCount": step + 1, "metrics": [{"metricId": "accuracy", "value": v}]}}));
+                s.ok_post(
+                    &format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
+                    json!({"measurement": {"stepCount": step + 1, "metrics": [{"metricId": "accuracy", "value": v}]}}),
+                );
             }
         }
         let check = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:checkTrialEarlyStoppingState"), json!({}));
@@ -225,16 +235,73 @@ fn bad_input_is_rejected_and_changes_nothing() {
         };
         let p0 = "/studySpec/parameters/0";
         let cases: Vec<(&str, &str, Value, StatusCode, &str)> = vec![
-            ("unknown field", "/studies", with("/studySpec/metrics/0", json!({"metricId": "a", "goalz": "MAXIMIZE"})), StatusCode::BAD_REQUEST, "unknown field `goalz`"),
-            ("min > max", "/studies", with("/studySpec/parameters/1/doubleValueSpec", json!({"minValue": 2, "maxValue": 1})), StatusCode::BAD_REQUEST, "studySpec.parameters[1].doubleValueSpec: minValue 2 is greater than maxValue 1"),
-            ("log scale min <= 0", "/studies", with("/studySpec/parameters/1/doubleValueSpec/minValue", json!(0)), StatusCode::BAD_REQUEST, "log scale needs minValue > 0"),
-            ("duplicate id deep in the tree", "/studies", with(&format!("{p0}/conditionalParameterSpecs/1/parameterSpec/parameterId"), json!("lr")), StatusCode::BAD_REQUEST, "appears more than once"),
-            ("child under a missing parent value", "/studies", with(&format!("{p0}/conditionalParameterSpecs/1/parentCategoricalValues/values/0"), json!("rnn")), StatusCode::BAD_REQUEST, "parentCategoricalValues.values: parent value \"rnn\""),
-            ("double parent with children", "/studies", with("/studySpec/parameters/1/conditionalParameterSpecs", json!([{"parentDiscreteValues": {"values": [0.5]}, "parameterSpec": {"parameterId": "z", "doubleValueSpec": {"maxValue": 1}}}])), StatusCode::BAD_REQUEST, "DOUBLE parameter \"lr\" cannot have conditional children"),
-            ("unknown algorithm", "/studies", with("/studySpec/algorithm", json!("SIMULATED_ANNEALING")), StatusCode::BAD_REQUEST, "known algorithms: AUTO, ALGORITHM_UNSPECIFIED, RANDOM_SEARCH, QUASI_RANDOM_SEARCH, GRID_SEARCH"),
-            ("bad enum", "/studies", with("/studySpec/metrics/0/goal", json!("UPWARDS")), StatusCode::BAD_REQUEST, "studySpec.metrics[0].goal"),
+            (
+                "unknown field",
+                "/studies",
+                with("/studySpec/metrics/0", json!({"metricId": "a", "goalz": "MAXIMIZE"})),
+                StatusCode::BAD_REQUEST,
+                "unknown field `goalz`",
+            ),
+            (
+                "min > max",
+                "/studies",
+                with("/studySpec/parameters/1/doubleValueSpec", json!({"minValue": 2, "maxValue": 1})),
+                StatusCode::BAD_REQUEST,
+                "studySpec.parameters[1].doubleValueSpec: minValue 2 is greater than maxValue 1",
+            ),
+            (
+                "log scale min <= 0",
+                "/studies",
+                with("/studySpec/parameters/1/doubleValueSpec/minValue", json!(0)),
+                StatusCode::BAD_REQUEST,
+                "log scale needs minValue > 0",
+            ),
+            (
+                "duplicate id deep in the tree",
+                "/studies",
+                with(&format!("{p0}/conditionalParameterSpecs/1/parameterSpec/parameterId"), json!("lr")),
+                StatusCode::BAD_REQUEST,
+                "appears more than once",
+            ),
+            (
+                "child under a missing parent value",
+                "/studies",
+                with(&format!("{p0}/conditionalParameterSpecs/1/parentCategoricalValues/values/0"), json!("rnn")),
+                StatusCode::BAD_REQUEST,
+                "parentCategoricalValues.values: parent value \"rnn\"",
+            ),
+            (
+                "double parent with children",
+                "/studies",
+                with(
+                    "/studySpec/parameters/1/conditionalParameterSpecs",
+                    json!([{"parentDiscreteValues": {"values": [0.5]}, "parameterSpec": {"parameterId": "z", "doubleValueSpec": {"maxValue": 1}}}]),
+                ),
+                StatusCode::BAD_REQUEST,
+                "DOUBLE parameter \"lr\" cannot have conditional children",
+            ),
+            (
+                "unknown algorithm",
+                "/studies",
+                with("/studySpec/algorithm", json!("SIMULATED_ANNEALING")),
+                StatusCode::BAD_REQUEST,
+                "known algorithms: AUTO, ALGORITHM_UNSPECIFIED, RANDOM_SEARCH, QUASI_RANDOM_SEARCH, GRID_SEARCH",
+            ),
+            (
+                "bad enum",
+                "/studies",
+                with("/studySpec/metrics/0/goal", json!("UPWARDS")),
+                StatusCode::BAD_REQUEST,
+                "studySpec.metrics[0].goal",
+            ),
             ("no display name", "/studies", with("/displayName", json!("")), StatusCode::BAD_REQUEST, "displayName"),
-            ("unsupported stopping", "/studies", with("/studySpec/decayCurveStoppingSpec", json!({})), StatusCode::BAD_REQUEST, "decayCurveStoppingSpec is not supported"),
+            (
+                "unsupported stopping",
+                "/studies",
+                with("/studySpec/decayCurveStoppingSpec", json!({})),
+                StatusCode::BAD_REQUEST,
+                "decayCurveStoppingSpec is not supported",
+            ),
             ("not json", "/studies", json!("{"), StatusCode::BAD_REQUEST, "invalid"),
         ];
         for (what, path, body, status, fragment) in cases {
@@ -246,20 +313,98 @@ fn bad_input_is_rejected_and_changes_nothing() {
 
         let metric = |v: Value| json!({"finalMeasurement": {"metrics": [{"metricId": "accuracy", "value": v}]}});
         let trial_cases: Vec<(&str, String, Value, StatusCode, &str)> = vec![
-            ("NaN metric", format!("/studies/{study}/trials/{active}:complete"), metric(json!("NaN")), StatusCode::BAD_REQUEST, "must be finite"),
-            ("infinite metric", format!("/studies/{study}/trials/{active}:complete"), metric(json!("-Infinity")), StatusCode::BAD_REQUEST, "must be finite"),
-            ("unknown metric", format!("/studies/{study}/trials/{active}:addTrialMeasurement"), json!({"measurement": {"metrics": [{"metricId": "loss", "value": 1}]}}), StatusCode::BAD_REQUEST, "\"loss\" is not a metric of the study"),
-            ("negative step", format!("/studies/{study}/trials/{active}:addTrialMeasurement"), json!({"measurement": {"stepCount": "-1"}}), StatusCode::BAD_REQUEST, "stepCount"),
-            ("completed twice", format!("/studies/{study}/trials/{trial}:complete"), metric(json!(0.9)), StatusCode::BAD_REQUEST, "already SUCCEEDED"),
-            ("measurement after completion", format!("/studies/{study}/trials/{trial}:addTrialMeasurement"), json!({"measurement": {"metrics": [{"metricId": "accuracy", "value": 1}]}}), StatusCode::BAD_REQUEST, "takes no more measurements"),
-            ("complete without measurement", format!("/studies/{study}/trials/{active}:complete"), json!({}), StatusCode::BAD_REQUEST, "has no measurement"),
-            ("unknown trial", format!("/studies/{study}/trials/999:complete"), metric(json!(1)), StatusCode::NOT_FOUND, "trials/999 not found"),
-            ("unknown study", "/studies/999/trials:suggest".into(), json!({"suggestionCount": 1, "clientId": "x"}), StatusCode::NOT_FOUND, "studies/999 not found"),
+            (
+                "NaN metric",
+                format!("/studies/{study}/trials/{active}:complete"),
+                metric(json!("NaN")),
+                StatusCode::BAD_REQUEST,
+                "must be finite",
+            ),
+            (
+                "infinite metric",
+                format!("/studies/{study}/trials/{active}:complete"),
+                metric(json!("-Infinity")),
+                StatusCode::BAD_REQUEST,
+                "must be finite",
+            ),
+            (
+                "unknown metric",
+                format!("/studies/{study}/trials/{active}:addTrialMeasurement"),
+                json!({"measurement": {"metrics": [{"metricId": "loss", "value": 1}]}}),
+                StatusCode::BAD_REQUEST,
+                "\"loss\" is not a metric of the study",
+            ),
+            (
+                "negative step",
+                format!("/studies/{study}/trials/{active}:addTrialMeasurement"),
+                json!({"measurement": {"stepCount": "-1"}}),
+                StatusCode::BAD_REQUEST,
+                "stepCount",
+            ),
+            (
+                "completed twice",
+                format!("/studies/{study}/trials/{trial}:complete"),
+                metric(json!(0.9)),
+                StatusCode::BAD_REQUEST,
+                "already SUCCEEDED",
+            ),
+            (
+                "measurement after completion",
+                format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
+                json!({"measurement": {"metrics": [{"metricId": "accuracy", "value": 1}]}}),
+                StatusCode::BAD_REQUEST,
+                "takes no more measurements",
+            ),
+            (
+                "complete without measurement",
+                format!("/studies/{study}/trials/{active}:complete"),
+                json!({}),
+                StatusCode::BAD_REQUEST,
+                "has no measurement",
+            ),
+            (
+                "unknown trial",
+                format!("/studies/{study}/trials/999:complete"),
+                metric(json!(1)),
+                StatusCode::NOT_FOUND,
+                "trials/999 not found",
+            ),
+            (
+                "unknown study",
+                "/studies/999/trials:suggest".into(),
+                json!({"suggestionCount": 1, "clientId": "x"}),
+                StatusCode::NOT_FOUND,
+                "studies/999 not found",
+            ),
             ("unknown verb", format!("/studies/{study}/trials/{active}:finish"), json!({}), StatusCode::NOT_FOUND, "not a trial method"),
-            ("zero suggestions", format!("/studies/{study}/trials:suggest"), json!({"clientId": "x"}), StatusCode::BAD_REQUEST, "suggestionCount"),
-            ("no client id", format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1}), StatusCode::BAD_REQUEST, "clientId"),
-            ("inactive parameter", format!("/studies/{study}/trials"), json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "hidden", "value": 64}, {"parameterId": "lr", "value": 0.1}, {"parameterId": "beta", "value": 0.9}]}), StatusCode::BAD_REQUEST, "\"hidden\" is not active"),
-            ("value out of range", format!("/studies/{study}/trials"), json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "lr", "value": 5}, {"parameterId": "beta", "value": 0.9}]}), StatusCode::BAD_REQUEST, "not in its DOUBLE domain"),
+            (
+                "zero suggestions",
+                format!("/studies/{study}/trials:suggest"),
+                json!({"clientId": "x"}),
+                StatusCode::BAD_REQUEST,
+                "suggestionCount",
+            ),
+            (
+                "no client id",
+                format!("/studies/{study}/trials:suggest"),
+                json!({"suggestionCount": 1}),
+                StatusCode::BAD_REQUEST,
+                "clientId",
+            ),
+            (
+                "inactive parameter",
+                format!("/studies/{study}/trials"),
+                json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "hidden", "value": 64}, {"parameterId": "lr", "value": 0.1}, {"parameterId": "beta", "value": 0.9}]}),
+                StatusCode::BAD_REQUEST,
+                "\"hidden\" is not active",
+            ),
+            (
+                "value out of range",
+                format!("/studies/{study}/trials"),
+                json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "lr", "value": 5}, {"parameterId": "beta", "value": 0.9}]}),
+                StatusCode::BAD_REQUEST,
+                "not in its DOUBLE domain",
+            ),
         ];
         for (what, path, body, status, fragment) in trial_cases {
             let (got, body) = s.post(&path, body);

@@ -8,12 +8,12 @@
 //! knows nothing of either.
 #![warn(missing_docs)]
 
-pub mod space;
-pub mod trial;
-pub mod study;
-pub mod stopping;
-pub mod optimal;
 pub mod designer;
+pub mod optimal;
+pub mod space;
+pub mod stopping;
+pub mod study;
+pub mod trial;
 
 pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem};
 pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace, SpaceError};

@@ -31,11 +31,7 @@ pub fn optimal_trials<'a>(metrics: &[MetricSpec], trials: &'a [Trial]) -> Vec<&'
         }
         strictly
     };
-    scored
-        .iter()
-        .filter(|(_, v)| !scored.iter().any(|(_, w)| dominates(w, v)))
-        .map(|(t, _)| *t)
-        .collect()
+    scored.iter().filter(|(_, v)| !scored.iter().any(|(_, w)| dominates(w, v))).map(|(t, _)| *t).collect()
 }
 
 #[cfg(test)]
@@ -74,16 +70,13 @@ mod tests {
 
     #[test]
     fn several_metrics_give_the_pareto_front() {
-        let metrics = [
-            MetricSpec { id: "acc".into(), goal: Goal::Maximize },
-            MetricSpec { id: "latency".into(), goal: Goal::Minimize },
-        ];
+        let metrics = [MetricSpec { id: "acc".into(), goal: Goal::Maximize }, MetricSpec { id: "latency".into(), goal: Goal::Minimize }];
         let trials = vec![
             done(1, &[("acc", 0.9), ("latency", 10.0)]),
             done(2, &[("acc", 0.8), ("latency", 5.0)]),
             done(3, &[("acc", 0.8), ("latency", 11.0)]), // dominated by 1 and 2
             done(4, &[("acc", 0.95), ("latency", 20.0)]),
-            done(5, &[("acc", 0.99)]),                   // lacks latency
+            done(5, &[("acc", 0.99)]), // lacks latency
         ];
         let ids: Vec<i64> = optimal_trials(&metrics, &trials).iter().map(|t| t.id).collect();
         assert_eq!(ids, vec![1, 2, 4]);

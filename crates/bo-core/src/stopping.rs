@@ -36,19 +36,12 @@ fn position(m: &Measurement, use_elapsed: bool) -> f64 {
 
 /// The median stopping rule.
 pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_elapsed: bool) -> StoppingDecision {
-    let own: Vec<(f64, f64)> = trial
-        .measurements
-        .iter()
-        .filter_map(|m| m.metrics.get(&objective.id).map(|v| (position(m, use_elapsed), *v)))
-        .collect();
+    let own: Vec<(f64, f64)> =
+        trial.measurements.iter().filter_map(|m| m.metrics.get(&objective.id).map(|v| (position(m, use_elapsed), *v))).collect();
     let Some(s) = own.iter().map(|(p, _)| *p).reduce(f64::max) else {
         return StoppingDecision { should_stop: false, reason: "the trial has no measurement of the objective yet".into() };
     };
-    let best = own
-        .iter()
-        .map(|(_, v)| *v)
-        .reduce(|a, b| if objective.goal.better(b, a) { b } else { a })
-        .expect("own is not empty");
+    let best = own.iter().map(|(_, v)| *v).reduce(|a, b| if objective.goal.better(b, a) { b } else { a }).expect("own is not empty");
 
     let mut averages: Vec<f64> = others
         .iter()
@@ -73,10 +66,7 @@ pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_
     let n = averages.len();
     let median = if n % 2 == 1 { averages[n / 2] } else { 0.5 * (averages[n / 2 - 1] + averages[n / 2]) };
     let should_stop = objective.goal.better(median, best);
-    StoppingDecision {
-        should_stop,
-        reason: format!("best {best} at {s} against median running average {median} of {n} completed trials"),
-    }
+    StoppingDecision { should_stop, reason: format!("best {best} at {s} against median running average {median} of {n} completed trials") }
 }
 
 #[cfg(test)]
@@ -94,7 +84,11 @@ mod tests {
             assignment: Assignment::default(),
             measurements: curve
                 .iter()
-                .map(|(step, v)| Measurement { step_count: *step, elapsed_secs: *step as f64 * 2.0, metrics: BTreeMap::from([("acc".into(), *v)]) })
+                .map(|(step, v)| Measurement {
+                    step_count: *step,
+                    elapsed_secs: *step as f64 * 2.0,
+                    metrics: BTreeMap::from([("acc".into(), *v)]),
+                })
                 .collect(),
             final_measurement: None,
             client_id: String::new(),

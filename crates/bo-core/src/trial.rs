@@ -93,13 +93,8 @@ pub enum TrialState {
 
 impl TrialState {
     /// Every state, in Vertex's enum order.
-    pub const ALL: [TrialState; 5] = [
-        TrialState::Requested,
-        TrialState::Active,
-        TrialState::Stopping,
-        TrialState::Succeeded,
-        TrialState::Infeasible,
-    ];
+    pub const ALL: [TrialState; 5] =
+        [TrialState::Requested, TrialState::Active, TrialState::Stopping, TrialState::Succeeded, TrialState::Infeasible];
 
     /// The Vertex name of the state, also used as its stored form.
     pub fn as_str(self) -> &'static str {

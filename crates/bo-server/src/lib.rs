@@ -25,10 +25,11 @@ pub fn now_ms() -> i64 {
 /// The whole application for `state`: routes, tracing, and a panic guard that answers 500 in
 /// Google's error shape instead of dropping the connection.
 pub fn app(state: AppState) -> Router {
-    api::router(state).layer(CatchPanicLayer::custom(|_| {
-        axum::response::IntoResponse::into_response(api::error::ApiError::new(api::error::Code::Internal, "a handler panicked"))
-    }))
-    .layer(TraceLayer::new_for_http())
+    api::router(state)
+        .layer(CatchPanicLayer::custom(|_| {
+            axum::response::IntoResponse::into_response(api::error::ApiError::new(api::error::Code::Internal, "a handler panicked"))
+        }))
+        .layer(TraceLayer::new_for_http())
 }
 
 /// Connects to the database, serves until SIGTERM or Ctrl-C, then drains requests and closes

@@ -15,8 +15,8 @@
 mod error;
 mod operations;
 mod studies;
-mod trials;
 pub mod testing;
+mod trials;
 
 use std::time::Duration;
 
@@ -56,7 +56,8 @@ impl Store {
     pub async fn connect(url: &str, max_connections: u32) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
         let (backend, url) = if url.starts_with("sqlite:") {
-            let url = if url.contains("mode=") { url.to_owned() } else { format!("{url}{}mode=rwc", if url.contains('?') { '&' } else { '?' }) };
+            let url =
+                if url.contains("mode=") { url.to_owned() } else { format!("{url}{}mode=rwc", if url.contains('?') { '&' } else { '?' }) };
             (Backend::Sqlite, url)
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             (Backend::Postgres, url.to_owned())

@@ -3,8 +3,8 @@
 
 use sqlx::{AnyConnection, Row};
 
-use crate::error::{Entity, StoreError};
 use crate::Store;
+use crate::error::{Entity, StoreError};
 
 /// What an operation did.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,12 +40,19 @@ pub struct Operation {
     pub create_time_ms: i64,
 }
 
-pub(crate) async fn insert_operation(conn: &mut AnyConnection, study_id: i64, kind: &OperationKind, now_ms: i64) -> Result<i64, StoreError> {
+pub(crate) async fn insert_operation(
+    conn: &mut AnyConnection,
+    study_id: i64,
+    kind: &OperationKind,
+    now_ms: i64,
+) -> Result<i64, StoreError> {
     let (name, client_id, trial_ids, trial_id, should_stop, completed) = match kind {
         OperationKind::Suggest { client_id, trial_ids, study_completed } => {
             ("SUGGEST", client_id.as_str(), serde_json::to_string(trial_ids)?, None, false, *study_completed)
         }
-        OperationKind::EarlyStopping { trial_id, should_stop } => ("EARLY_STOPPING", "", "[]".to_owned(), Some(*trial_id), *should_stop, false),
+        OperationKind::EarlyStopping { trial_id, should_stop } => {
+            ("EARLY_STOPPING", "", "[]".to_owned(), Some(*trial_id), *should_stop, false)
+        }
     };
     let row = sqlx::query(
         "INSERT INTO operations (study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms) \

@@ -4,8 +4,8 @@ use bo_core::StudySpec;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::error::{Entity, StoreError, is_unique_violation};
 use crate::Store;
+use crate::error::{Entity, StoreError, is_unique_violation};
 
 /// A study's life state (Vertex `Study.State`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,10 +7,10 @@ use bo_core::{Assignment, Measurement, Trial, TrialState};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
+use crate::Store;
 use crate::error::{Entity, StoreError};
 use crate::operations::{OperationKind, insert_operation};
 use crate::studies::StudyState;
-use crate::Store;
 
 /// A trial to create.
 #[derive(Clone, Debug)]
@@ -115,17 +115,25 @@ async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<(i64, Stu
     Ok((row.try_get("next_trial_id")?, state))
 }
 
-async fn insert_measurements(conn: &mut AnyConnection, study_id: i64, trial_id: i64, first_seq: usize, ms: &[Measurement]) -> Result<(), StoreError> {
+async fn insert_measurements(
+    conn: &mut AnyConnection,
+    study_id: i64,
+    trial_id: i64,
+    first_seq: usize,
+    ms: &[Measurement],
+) -> Result<(), StoreError> {
     for (k, m) in ms.iter().enumerate() {
-        sqlx::query("INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics) VALUES ($1, $2, $3, $4, $5, $6)")
-            .bind(study_id)
-            .bind(trial_id)
-            .bind((first_seq + k) as i64)
-            .bind(m.step_count)
-            .bind(m.elapsed_secs)
-            .bind(serde_json::to_string(&m.metrics)?)
-            .execute(&mut *conn)
-            .await?;
+        sqlx::query(
+            "INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(study_id)
+        .bind(trial_id)
+        .bind((first_seq + k) as i64)
+        .bind(m.step_count)
+        .bind(m.elapsed_secs)
+        .bind(serde_json::to_string(&m.metrics)?)
+        .execute(&mut *conn)
+        .await?;
     }
     Ok(())
 }
@@ -193,7 +201,8 @@ impl Store {
     pub async fn delete_trial(&self, study_id: i64, trial_id: i64) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         lock_study(&mut tx, study_id).await?;
-        let done = sqlx::query("DELETE FROM trials WHERE study_id = $1 AND id = $2").bind(study_id).bind(trial_id).execute(&mut *tx).await?;
+        let done =
+            sqlx::query("DELETE FROM trials WHERE study_id = $1 AND id = $2").bind(study_id).bind(trial_id).execute(&mut *tx).await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(Entity::Trial));
         }
@@ -237,7 +246,8 @@ impl Store {
     ) -> Result<Trial, E> {
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
         lock_study(&mut tx, study_id).await?;
-        let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))?;
+        let mut trial =
+            load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))?;
         let (was_completed, n_measurements) = (trial.state.is_completed(), trial.measurements.len());
         change(&mut trial)?;
         if trial.measurements.len() < n_measurements {
@@ -268,11 +278,8 @@ impl Store {
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
         let (mut next_id, state) = lock_study(&mut tx, study_id).await?;
         let mut trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX).await?;
-        let held: Vec<Trial> = trials
-            .iter()
-            .filter(|t| !client_id.is_empty() && t.client_id == client_id && t.state == TrialState::Active)
-            .cloned()
-            .collect();
+        let held: Vec<Trial> =
+            trials.iter().filter(|t| !client_id.is_empty() && t.client_id == client_id && t.state == TrialState::Active).cloned().collect();
         let mut handed = Vec::new();
         let mut exhausted = false;
         if !held.is_empty() {
@@ -304,7 +311,12 @@ impl Store {
                     next_id += 1;
                     handed.push(trial);
                 }
-                sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2").bind(next_id).bind(study_id).execute(&mut *tx).await.map_err(StoreError::from)?;
+                sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2")
+                    .bind(next_id)
+                    .bind(study_id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(StoreError::from)?;
             }
             if exhausted {
                 sqlx::query("UPDATE studies SET state = 'COMPLETED', inactive_reason = $1 WHERE id = $2")

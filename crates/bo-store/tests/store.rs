@@ -61,7 +61,17 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
         let (study, _) = store.create_study("p", "l", "m", &spec(), 1).await.unwrap();
         let m = |step: i64, v: f64| Measurement { step_count: step, elapsed_secs: 1.5, metrics: BTreeMap::from([("acc".into(), v)]) };
         let t = store
-            .create_trial(study.id, NewTrial { assignment: point(1), state: TrialState::Requested, measurements: vec![m(1, 0.1)], final_measurement: None, infeasible_reason: String::new() }, 5)
+            .create_trial(
+                study.id,
+                NewTrial {
+                    assignment: point(1),
+                    state: TrialState::Requested,
+                    measurements: vec![m(1, 0.1)],
+                    final_measurement: None,
+                    infeasible_reason: String::new(),
+                },
+                5,
+            )
             .await
             .unwrap();
         assert_eq!(t.id, 1);
@@ -96,14 +106,22 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
 async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_operation() {
     for store in stores("suggest_semantics").await {
         let (study, _) = store.create_study("p", "l", "sg", &spec(), 1).await.unwrap();
-        let requested = NewTrial { assignment: point(7), state: TrialState::Requested, measurements: vec![], final_measurement: None, infeasible_reason: String::new() };
+        let requested = NewTrial {
+            assignment: point(7),
+            state: TrialState::Requested,
+            measurements: vec![],
+            final_measurement: None,
+            infeasible_reason: String::new(),
+        };
         store.create_trial(study.id, requested, 1).await.unwrap();
         let mut counter = 100;
         let mut gen_ = |_: &[bo_core::Trial], n: usize| -> Result<Vec<Assignment>, StoreError> {
-            Ok((0..n).map(|_| {
-                counter += 1;
-                point(counter)
-            }).collect())
+            Ok((0..n)
+                .map(|_| {
+                    counter += 1;
+                    point(counter)
+                })
+                .collect())
         };
         let first = store.suggest(study.id, "w1", 3, 2, &mut gen_).await.unwrap();
         let ids: Vec<i64> = first.trials.iter().map(|t| t.id).collect();
@@ -126,7 +144,13 @@ async fn concurrent_suggests_never_share_a_trial() {
     for store in stores("concurrent_suggests").await {
         let (study, _) = store.create_study("p", "l", "cc", &spec(), 1).await.unwrap();
         for i in 0..10 {
-            let new = NewTrial { assignment: point(i), state: TrialState::Requested, measurements: vec![], final_measurement: None, infeasible_reason: String::new() };
+            let new = NewTrial {
+                assignment: point(i),
+                state: TrialState::Requested,
+                measurements: vec![],
+                final_measurement: None,
+                infeasible_reason: String::new(),
+            };
             store.create_trial(study.id, new, 1).await.unwrap();
         }
         let store = Arc::new(store);
@@ -135,7 +159,9 @@ async fn concurrent_suggests_never_share_a_trial() {
             let store = store.clone();
             tasks.push(tokio::spawn(async move {
                 store
-                    .suggest(study.id, &format!("client-{c}"), 2, 5, |_, n| Ok::<_, StoreError>((0..n as i64).map(|k| point(1000 + c * 10 + k)).collect()))
+                    .suggest(study.id, &format!("client-{c}"), 2, 5, |_, n| {
+                        Ok::<_, StoreError>((0..n as i64).map(|k| point(1000 + c * 10 + k)).collect())
+                    })
                     .await
                     .unwrap()
             }));

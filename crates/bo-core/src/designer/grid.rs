@@ -71,8 +71,7 @@ struct GridModel {
 }
 
 impl Designer for GridSearch {
-    fn fit(&self, problem: &Problem, history: &[Observation], _warm: Option<&ModelState>, _rng: &mut dyn Rng)
-    -> Result<Fitted, FitError> {
+    fn fit(&self, problem: &Problem, history: &[Observation], _warm: Option<&ModelState>, _rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let model = GridModel {
             grid: Grid::new(&problem.spec.space, self.params.grid_resolution as usize),
             history: history.iter().map(|o| o.assignment.clone()).collect(),

@@ -15,13 +15,13 @@ pub mod testing;
 use std::sync::Arc;
 
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::study::StudySpec;
 use crate::trial::{Assignment, Observation};
 
-pub use grid::{GridSearch, GridParams};
+pub use grid::{GridParams, GridSearch};
 pub use quasi_random::QuasiRandomSearch;
 pub use random::RandomSearch;
 
@@ -56,8 +56,7 @@ pub struct Fitted {
 /// The expensive half of an algorithm: learning from completed trials.
 pub trait Designer: Send + Sync {
     /// Learns from `history` (the study's completed trials). `warm` is the last stored state.
-    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng)
-    -> Result<Fitted, FitError>;
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError>;
 }
 
 /// The cheap half of an algorithm: proposing new assignments.
@@ -110,10 +109,7 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
             Ok(Box::new(QuasiRandomSearch))
         }
         "GRID_SEARCH" => Ok(Box::new(GridSearch::new(parse_params::<GridParams>(config)?.check()?))),
-        other => Err(ConfigError::UnknownAlgorithm {
-            name: other.to_owned(),
-            known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect(),
-        }),
+        other => Err(ConfigError::UnknownAlgorithm { name: other.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() }),
     }
 }
 
@@ -135,11 +131,7 @@ fn parse_params<P: DeserializeOwned + Default>(config: &serde_json::Value) -> Re
 /// `count` distinct new assignments drawn by `draw`, avoiding `taken` (pending and already
 /// drawn) while the space allows: after `MAX_TRIES` misses a repeat is accepted, as a small
 /// discrete space may have no unseen point left.
-pub(crate) fn draw_distinct(
-    taken: &[Assignment],
-    count: usize,
-    mut draw: impl FnMut() -> Assignment,
-) -> Vec<Assignment> {
+pub(crate) fn draw_distinct(taken: &[Assignment], count: usize, mut draw: impl FnMut() -> Assignment) -> Vec<Assignment> {
     const MAX_TRIES: usize = 64;
     let mut keys: std::collections::HashSet<String> = taken.iter().map(Assignment::key).collect();
     let mut out = Vec::with_capacity(count);

@@ -51,8 +51,7 @@ fn splitmix(mut z: u64) -> u64 {
 }
 
 impl Designer for QuasiRandomSearch {
-    fn fit(&self, problem: &Problem, history: &[Observation], _warm: Option<&ModelState>, _rng: &mut dyn Rng)
-    -> Result<Fitted, FitError> {
+    fn fit(&self, problem: &Problem, history: &[Observation], _warm: Option<&ModelState>, _rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let model = QuasiRandomModel {
             space: problem.spec.space.clone(),
             seed: problem.seed,

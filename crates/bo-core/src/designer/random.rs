@@ -20,12 +20,8 @@ struct RandomModel {
 }
 
 impl Designer for RandomSearch {
-    fn fit(&self, problem: &Problem, history: &[Observation], _warm: Option<&ModelState>, _rng: &mut dyn Rng)
-    -> Result<Fitted, FitError> {
-        let model = RandomModel {
-            space: problem.spec.space.clone(),
-            history: history.iter().map(|o| o.assignment.clone()).collect(),
-        };
+    fn fit(&self, problem: &Problem, history: &[Observation], _warm: Option<&ModelState>, _rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        let model = RandomModel { space: problem.spec.space.clone(), history: history.iter().map(|o| o.assignment.clone()).collect() };
         Ok(Fitted { model: Arc::new(model), state: ModelState::default() })
     }
 }

@@ -51,7 +51,10 @@ pub mod fixtures {
         SearchSpace::new(vec![
             ParamSpec {
                 children: vec![
-                    cond(ParentValues::Categorical(cats(&["sgd"])), leaf("momentum", Domain::Double { min: 0.0, max: 0.99 }, Scale::Linear)),
+                    cond(
+                        ParentValues::Categorical(cats(&["sgd"])),
+                        leaf("momentum", Domain::Double { min: 0.0, max: 0.99 }, Scale::Linear),
+                    ),
                     cond(ParentValues::Categorical(cats(&["adam"])), leaf("beta1", Domain::Double { min: 0.8, max: 0.999 }, Scale::Linear)),
                 ],
                 ..leaf("optimizer", Domain::Categorical { values: cats(&["sgd", "adam"]) }, Scale::Linear)
@@ -63,10 +66,7 @@ pub mod fixtures {
 
     /// A tree three levels deep under CATEGORICAL, INTEGER and DISCRETE parents.
     pub fn conditional_three_levels() -> SearchSpace {
-        let depth3 = cond(
-            ParentValues::Discrete(vec![2.0]),
-            leaf("kernel_scale", Domain::Double { min: 0.1, max: 10.0 }, Scale::Log),
-        );
+        let depth3 = cond(ParentValues::Discrete(vec![2.0]), leaf("kernel_scale", Domain::Double { min: 0.1, max: 10.0 }, Scale::Log));
         let depth2 = cond(
             ParentValues::Integer(vec![2, 3]),
             ParamSpec { children: vec![depth3], ..leaf("pool", Domain::Discrete { values: vec![1.0, 2.0, 4.0] }, Scale::Linear) },
@@ -77,7 +77,10 @@ pub mod fixtures {
         );
         let mlp = cond(ParentValues::Categorical(cats(&["mlp"])), leaf("hidden", Domain::Integer { min: 8, max: 512 }, Scale::Log));
         SearchSpace::new(vec![
-            ParamSpec { children: vec![conv, mlp], ..leaf("model", Domain::Categorical { values: cats(&["conv", "mlp", "linear"]) }, Scale::Linear) },
+            ParamSpec {
+                children: vec![conv, mlp],
+                ..leaf("model", Domain::Categorical { values: cats(&["conv", "mlp", "linear"]) }, Scale::Linear)
+            },
             leaf("lr", Domain::Double { min: 1e-4, max: 1.0 }, Scale::Log),
         ])
         .expect("fixture is valid")

@@ -85,10 +85,7 @@ impl SearchSpace {
     /// The point of the cube of `assignment`: its active parameters' coordinates, and
     /// [`INACTIVE`] for the others (and for a value not of its parameter's type).
     pub fn encode(&self, assignment: &Assignment) -> Vec<f64> {
-        self.params()
-            .into_iter()
-            .map(|p| assignment.get(&p.id).and_then(|v| p.to_unit(v)).unwrap_or(INACTIVE))
-            .collect()
+        self.params().into_iter().map(|p| assignment.get(&p.id).and_then(|v| p.to_unit(v)).unwrap_or(INACTIVE)).collect()
     }
 }
 

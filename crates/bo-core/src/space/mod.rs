@@ -309,10 +309,7 @@ impl SearchSpace {
             let spec = self.param(id).expect("active ids come from the tree");
             match assignment.get(id) {
                 None => {
-                    return Err(SpaceError::new(
-                        "parameters",
-                        format!("parameter {id:?} is active but has no value"),
-                    ));
+                    return Err(SpaceError::new("parameters", format!("parameter {id:?} is active but has no value")));
                 }
                 Some(v) if !spec.domain.contains(v) => {
                     return Err(SpaceError::new(
@@ -325,7 +322,11 @@ impl SearchSpace {
         }
         for id in assignment.0.keys() {
             if !active.contains(&id.as_str()) {
-                let why = if self.param(id).is_some() { "is not active under the parent values given" } else { "is not a parameter of the study" };
+                let why = if self.param(id).is_some() {
+                    "is not active under the parent values given"
+                } else {
+                    "is not a parameter of the study"
+                };
                 return Err(SpaceError::new("parameters", format!("parameter {id:?} {why}")));
             }
         }
@@ -374,10 +375,7 @@ fn validate_param(p: &ParamSpec, path: &str, seen: &mut BTreeSet<String>) -> Res
                 return Err(SpaceError::new(field, format!("value {bad} is not finite")));
             }
             if let Some(w) = values.windows(2).find(|w| w[1] - w[0] < DISCRETE_EPSILON) {
-                return Err(SpaceError::new(
-                    field,
-                    format!("values must increase by at least {DISCRETE_EPSILON}: {} then {}", w[0], w[1]),
-                ));
+                return Err(SpaceError::new(field, format!("values must increase by at least {DISCRETE_EPSILON}: {} then {}", w[0], w[1])));
             }
             if logish && values[0] <= 0.0 {
                 return Err(SpaceError::new(field, format!("a log scale needs values > 0, got {}", values[0])));
@@ -416,7 +414,10 @@ fn validate_condition(parent: &ParamSpec, cond: &ParentValues, path: &str) -> Re
         (Domain::Double { .. }, _) => {
             return Err(SpaceError::new(
                 path,
-                format!("DOUBLE parameter {:?} cannot have conditional children; only CATEGORICAL, INTEGER and DISCRETE parents can", parent.id),
+                format!(
+                    "DOUBLE parameter {:?} cannot have conditional children; only CATEGORICAL, INTEGER and DISCRETE parents can",
+                    parent.id
+                ),
             ));
         }
         (Domain::Categorical { .. }, ParentValues::Categorical(vs)) => vs.iter().cloned().map(ParamValue::Categorical).collect(),
@@ -433,10 +434,7 @@ fn validate_condition(parent: &ParamSpec, cond: &ParentValues, path: &str) -> Re
         return Err(SpaceError::new(format!("{field}.values"), "a condition needs at least one parent value"));
     }
     if let Some(bad) = values.iter().find(|v| !parent.domain.contains(v)) {
-        return Err(SpaceError::new(
-            format!("{field}.values"),
-            format!("parent value {bad} is not a value of parameter {:?}", parent.id),
-        ));
+        return Err(SpaceError::new(format!("{field}.values"), format!("parent value {bad} is not a value of parameter {:?}", parent.id)));
     }
     Ok(())
 }

@@ -65,7 +65,13 @@ fn a_condition_of_the_wrong_type_is_rejected() {
 
 #[test]
 fn discrete_values_must_increase() {
-    let p = ParamSpec { id: "d".into(), domain: Domain::Discrete { values: vec![1.0, 1.0] }, scale: Scale::Linear, default: None, children: vec![] };
+    let p = ParamSpec {
+        id: "d".into(),
+        domain: Domain::Discrete { values: vec![1.0, 1.0] },
+        scale: Scale::Linear,
+        default: None,
+        children: vec![],
+    };
     assert!(err_of(vec![p]).reason.contains("increase"));
 }
 

@@ -46,7 +46,11 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        if path == "." { ApiError::invalid(format!("invalid request body: {inner}")) } else { ApiError::invalid(format!("{path}: {inner}")) }
+        if path == "." {
+            ApiError::invalid(format!("invalid request body: {inner}"))
+        } else {
+            ApiError::invalid(format!("{path}: {inner}"))
+        }
     })
 }
 

@@ -1,7 +1,7 @@
 //! Liveness and readiness.
 
-use axum::extract::State;
 use axum::Json;
+use axum::extract::State;
 
 use super::error::{ApiError, Code, ErrorBody};
 use crate::state::AppState;

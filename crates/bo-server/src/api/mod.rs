@@ -92,7 +92,8 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
 }
 
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
-    ApiError::new(error::Code::InvalidArgument, format!("{method} is not a method of {}", uri.path())).with_status(StatusCode::METHOD_NOT_ALLOWED)
+    ApiError::new(error::Code::InvalidArgument, format!("{method} is not a method of {}", uri.path()))
+        .with_status(StatusCode::METHOD_NOT_ALLOWED)
 }
 
 #[cfg(test)]

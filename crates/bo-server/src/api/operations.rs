@@ -1,8 +1,8 @@
 //! GetOperation: the stored Operation of a suggest or early-stopping call, answered as the call
 //! was (with the trials as they are now).
 
-use axum::extract::{Path, State};
 use axum::Json;
+use axum::extract::{Path, State};
 use bo_store::{OperationKind, StoreError};
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -55,11 +55,21 @@ pub async fn get_operation(State(state): State<AppState>, Path(path): Path<Opera
 /// GetOperation (google.longrunning) for an early-stopping check.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}/operations/{operation}", tag = "operations",
     params(TrialOperationPath), responses((status = 200, description = "success", body = OperationW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
-pub async fn get_trial_operation(State(state): State<AppState>, Path(path): Path<TrialOperationPath>) -> Result<Json<OperationW>, ApiError> {
+pub async fn get_trial_operation(
+    State(state): State<AppState>,
+    Path(path): Path<TrialOperationPath>,
+) -> Result<Json<OperationW>, ApiError> {
     operation(&state, &path.project, &path.location, &path.study, Some(&path.trial), &path.operation).await
 }
 
-async fn operation(state: &AppState, project: &str, location: &str, study: &str, trial: Option<&str>, raw_op: &str) -> Result<Json<OperationW>, ApiError> {
+async fn operation(
+    state: &AppState,
+    project: &str,
+    location: &str,
+    study: &str,
+    trial: Option<&str>,
+    raw_op: &str,
+) -> Result<Json<OperationW>, ApiError> {
     let study = load_study(state, project, location, study).await?;
     let sname = study_name(&study);
     let missing = || ApiError::not_found(format!("operation {raw_op:?} of {sname} not found"));

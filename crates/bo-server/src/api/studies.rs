@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use axum::extract::{Path, Query, State};
 use axum::Json;
+use axum::extract::{Path, Query, State};
 use bo_store::{StoreError, StudyRecord, StudyState};
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -85,7 +85,11 @@ pub async fn load_study(state: &AppState, project: &str, location: &str, raw_id:
     responses((status = 200, description = "the study (new, or the existing one with this name and spec)", body = StudyW),
               (status = 400, description = "invalid study", body = ErrorBody),
               (status = 409, description = "the name is taken by a study with another spec", body = ErrorBody)))]
-pub async fn create_study(State(state): State<AppState>, Path(path): Path<LocationPath>, AppJson(body): AppJson<StudyW>) -> Result<Json<StudyW>, ApiError> {
+pub async fn create_study(
+    State(state): State<AppState>,
+    Path(path): Path<LocationPath>,
+    AppJson(body): AppJson<StudyW>,
+) -> Result<Json<StudyW>, ApiError> {
     if body.display_name.trim().is_empty() {
         return Err(ApiError::invalid("displayName: required, and must not be blank"));
     }
@@ -147,7 +151,9 @@ pub async fn lookup_study(
         return Err(ApiError::invalid("displayName: required"));
     }
     let study = state.store.lookup_study(&path.project, &path.location, &body.display_name).await.map_err(|e| match e {
-        StoreError::NotFound(_) => ApiError::not_found(format!("no study named {:?} in projects/{}/locations/{}", body.display_name, path.project, path.location)),
+        StoreError::NotFound(_) => {
+            ApiError::not_found(format!("no study named {:?} in projects/{}/locations/{}", body.display_name, path.project, path.location))
+        }
         e => e.into(),
     })?;
     Ok(Json(study_to_wire(&study)))

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
+use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::Json;
 use bo_core::optimal::optimal_trials;
 use bo_core::stopping;
 use bo_core::{Trial, TrialState};
@@ -26,8 +26,7 @@ use super::wire::format_time;
 use super::wire::study::StudyStateW;
 use super::wire::trial::{
     AddTrialMeasurementRequest, CompleteTrialRequest, EmptyRequest, ListOptimalTrialsResponse, ListTrialsResponse, OperationW,
-    SuggestTrialsRequest, TrialStateW, TrialW, assignment_from_wire, early_stopping_operation, measurement_from_wire,
-    suggest_operation,
+    SuggestTrialsRequest, TrialStateW, TrialW, assignment_from_wire, early_stopping_operation, measurement_from_wire, suggest_operation,
 };
 use crate::engine;
 use crate::state::AppState;
@@ -117,7 +116,11 @@ pub async fn suggest_trials(
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials", tag = "trials",
     params(StudyPath), request_body = TrialW,
     responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
-pub async fn create_trial(State(state): State<AppState>, Path(path): Path<StudyPath>, AppJson(body): AppJson<TrialW>) -> Result<Json<TrialW>, ApiError> {
+pub async fn create_trial(
+    State(state): State<AppState>,
+    Path(path): Path<StudyPath>,
+    AppJson(body): AppJson<TrialW>,
+) -> Result<Json<TrialW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let spec = &study.spec;
     let assignment = assignment_from_wire(body.parameters, &spec.space)?;

@@ -226,7 +226,10 @@ mod tests {
     fn snake_case_keys_become_camel_case_except_in_algorithm_config() {
         let mut v = serde_json::json!({"display_name": "x", "study_spec": {"metrics": [{"metric_id": "m"}], "algorithm_config": {"grid_resolution": 3}}});
         normalize_keys(&mut v);
-        assert_eq!(v, serde_json::json!({"displayName": "x", "studySpec": {"metrics": [{"metricId": "m"}], "algorithmConfig": {"grid_resolution": 3}}}));
+        assert_eq!(
+            v,
+            serde_json::json!({"displayName": "x", "studySpec": {"metrics": [{"metricId": "m"}], "algorithmConfig": {"grid_resolution": 3}}})
+        );
     }
 
     #[test]

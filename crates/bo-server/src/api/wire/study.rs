@@ -2,8 +2,8 @@
 //! `ConditionalParameterSpec`, with their conversions to bo-core's `StudySpec`.
 
 use bo_core::{
-    Conditional, Domain, Goal, MeasurementSelection, MetricSpec, ObservationNoise, ParamSpec, ParamValue, ParentValues, Scale,
-    SearchSpace, SpaceError, StoppingSpec, StudySpec,
+    Conditional, Domain, Goal, MeasurementSelection, MetricSpec, ObservationNoise, ParamSpec, ParamValue, ParentValues, Scale, SearchSpace,
+    SpaceError, StoppingSpec, StudySpec,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -275,7 +275,9 @@ pub struct DiscreteValueCondition {
 fn unsupported(path: &str, what: &str) -> SpaceError {
     SpaceError::new(
         path,
-        format!("{what} is not supported; bo supports medianAutomatedStoppingSpec for automated stopping and stops a study when its search space is exhausted"),
+        format!(
+            "{what} is not supported; bo supports medianAutomatedStoppingSpec for automated stopping and stops a study when its search space is exhausted"
+        ),
     )
 }
 
@@ -325,9 +327,7 @@ impl StudySpecW {
                 MeasurementSelectionType::BEST_MEASUREMENT => MeasurementSelection::Best,
                 _ => MeasurementSelection::Last,
             },
-            stopping: self
-                .median_automated_stopping_spec
-                .map(|m| StoppingSpec::Median { use_elapsed_duration: m.use_elapsed_duration }),
+            stopping: self.median_automated_stopping_spec.map(|m| StoppingSpec::Median { use_elapsed_duration: m.use_elapsed_duration }),
         })
     }
 
@@ -367,10 +367,15 @@ impl StudySpecW {
 }
 
 fn param_from_wire(p: ParameterSpecW, path: &str) -> Result<ParamSpec, SpaceError> {
-    let n_specs = [p.double_value_spec.is_some(), p.integer_value_spec.is_some(), p.categorical_value_spec.is_some(), p.discrete_value_spec.is_some()]
-        .into_iter()
-        .filter(|b| *b)
-        .count();
+    let n_specs = [
+        p.double_value_spec.is_some(),
+        p.integer_value_spec.is_some(),
+        p.categorical_value_spec.is_some(),
+        p.discrete_value_spec.is_some(),
+    ]
+    .into_iter()
+    .filter(|b| *b)
+    .count();
     if n_specs != 1 {
         return Err(SpaceError::new(
             path,
@@ -400,10 +405,7 @@ fn param_from_wire(p: ParameterSpecW, path: &str) -> Result<ParamSpec, SpaceErro
         let cpath = format!("{path}.conditionalParameterSpecs[{j}]");
         let conditions = [c.parent_categorical_values.is_some(), c.parent_int_values.is_some(), c.parent_discrete_values.is_some()];
         if conditions.iter().filter(|b| **b).count() != 1 {
-            return Err(SpaceError::new(
-                cpath,
-                "needs exactly one of parentCategoricalValues, parentIntValues, parentDiscreteValues",
-            ));
+            return Err(SpaceError::new(cpath, "needs exactly one of parentCategoricalValues, parentIntValues, parentDiscreteValues"));
         }
         let parent_values = if let Some(v) = c.parent_categorical_values {
             ParentValues::Categorical(v.values)
@@ -435,7 +437,9 @@ fn param_to_wire(p: &ParamSpec) -> ParameterSpecW {
             };
             w.integer_value_spec = Some(IntegerValueSpec { min_value: *min, max_value: *max, default_value })
         }
-        Domain::Discrete { values } => w.discrete_value_spec = Some(DiscreteValueSpec { values: values.clone(), default_value: float_default() }),
+        Domain::Discrete { values } => {
+            w.discrete_value_spec = Some(DiscreteValueSpec { values: values.clone(), default_value: float_default() })
+        }
         Domain::Categorical { values } => {
             let default_value = match &p.default {
                 Some(ParamValue::Categorical(s)) => Some(s.clone()),

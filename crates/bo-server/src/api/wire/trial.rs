@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use bo_core::{Assignment, Measurement, ParamValue, SearchSpace, SpaceError, StudySpec, Trial, TrialState};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
-use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 
-use super::{format_duration, format_time, int64, is_default, lenient_f64, parse_duration, wire_enum};
 use super::study::{StudyStateW, StudyW};
+use super::{format_duration, format_time, int64, is_default, lenient_f64, parse_duration, wire_enum};
 
 wire_enum! {
     /// `Trial.State`.
@@ -212,7 +212,10 @@ pub fn measurement_from_wire(m: MeasurementW, spec: &StudySpec, path: &str, comp
         }
     }
     if complete && let Some(missing) = spec.metrics.iter().find(|s| !metrics.contains_key(&s.id)) {
-        return Err(SpaceError::new(format!("{path}.metrics"), format!("a final measurement needs every metric of the study; {:?} is missing", missing.id)));
+        return Err(SpaceError::new(
+            format!("{path}.metrics"),
+            format!("a final measurement needs every metric of the study; {:?} is missing", missing.id),
+        ));
     }
     Ok(Measurement { step_count: m.step_count, elapsed_secs, metrics })
 }
