@@ -29,6 +29,7 @@ pub fn databases(test: &str) -> Vec<Database> {
 
 pub struct Server {
     child: Child,
+    args: Vec<String>,
     pub base: String,
     pub db: Database,
     client: Client,
@@ -40,14 +41,21 @@ fn free_port() -> u16 {
 
 impl Server {
     pub fn start(db: &Database) -> Server {
+        Server::start_with(db, &[])
+    }
+
+    /// Starts with extra command-line arguments.
+    pub fn start_with(db: &Database, extra: &[&str]) -> Server {
         let port = free_port();
+        let args: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
         let child = Command::new(env!("CARGO_BIN_EXE_bo-server"))
             .args(["--listen", &format!("127.0.0.1:{port}"), "--database-url", &db.url, "--log", "warn"])
+            .args(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start bo-server");
-        let server = Server { child, base: format!("http://127.0.0.1:{port}"), db: db.clone(), client: Client::new() };
+        let server = Server { child, args, base: format!("http://127.0.0.1:{port}"), db: db.clone(), client: Client::new() };
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(r) = server.client.get(format!("{}/readyz", server.base)).send()
@@ -65,7 +73,8 @@ impl Server {
     pub fn crash_and_restart(mut self) -> Server {
         self.child.kill().expect("kill bo-server");
         self.child.wait().expect("reap bo-server");
-        Server::start(&self.db)
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        Server::start_with(&self.db, &args)
     }
 
     /// Sends SIGTERM and waits for a clean exit.

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `bo-server` binary, driven over HTTP on SQLite and Postgres.
 
 mod durability;
+mod outage;
 mod harness;
 mod studies;
 

@@ -20,6 +20,10 @@ pub struct Config {
     #[arg(long, env = "BO_MAX_CONNECTIONS", default_value_t = 16)]
     pub max_connections: u32,
 
+    /// Seconds a request waits for a database connection before answering 503.
+    #[arg(long, env = "BO_DATABASE_TIMEOUT", default_value_t = 10.0)]
+    pub database_timeout: f64,
+
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (e.g. `info`, `bo_server=debug`).
     #[arg(long, env = "BO_LOG", default_value = "info")]
     pub log: String,
@@ -31,6 +35,7 @@ impl std::fmt::Debug for Config {
             .field("listen", &self.listen)
             .field("database_url", &redact(&self.database_url))
             .field("max_connections", &self.max_connections)
+            .field("database_timeout", &self.database_timeout)
             .field("log", &self.log)
             .finish()
     }

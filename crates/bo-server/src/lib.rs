@@ -35,7 +35,11 @@ pub fn app(state: AppState) -> Router {
 /// Connects to the database, serves until SIGTERM or Ctrl-C, then drains requests and closes
 /// the database.
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let store = bo_store::Store::connect(&config.database_url, config.max_connections)
+    let options = bo_store::StoreOptions {
+        max_connections: config.max_connections,
+        acquire_timeout: std::time::Duration::from_secs_f64(config.database_timeout.clamp(0.1, 3600.0)),
+    };
+    let store = bo_store::Store::connect(&config.database_url, &options)
         .await
         .with_context(|| format!("opening the database {}", config::redact(&config.database_url)))?;
     tracing::info!(database = %config::redact(&config.database_url), backend = ?store.backend(), "database ready");

@@ -28,6 +28,7 @@ pub use operations::{Operation, OperationKind};
 pub use studies::{StudyRecord, StudyState};
 pub use trials::{NewTrial, SuggestOutcome};
 
+
 /// Which database a store talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -39,6 +40,15 @@ pub enum Backend {
 
 /// How long an SQLite writer waits for another's lock before giving up.
 const SQLITE_BUSY_TIMEOUT_MS: u64 = 10_000;
+
+/// How to use the database.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// Most connections held at once.
+    pub max_connections: u32,
+    /// How long a request waits for a connection before the database counts as unavailable.
+    pub acquire_timeout: Duration,
+}
 
 /// The handle to the database; cheap to clone.
 #[derive(Clone, Debug)]
@@ -53,7 +63,7 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migr
 impl Store {
     /// Connects to `url` (`sqlite://path` — the file is created if missing — or
     /// `postgres://…`) and brings its schema up to date.
-    pub async fn connect(url: &str, max_connections: u32) -> Result<Store, StoreError> {
+    pub async fn connect(url: &str, options: &StoreOptions) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
         let (backend, url) = if url.starts_with("sqlite:") {
             let url =
@@ -67,10 +77,10 @@ impl Store {
                 url.split(':').next().unwrap_or_default()
             )));
         };
-        let options = url.parse::<AnyConnectOptions>().map_err(|e| StoreError::Internal(format!("bad database URL: {e}")))?;
+        let connect_options = url.parse::<AnyConnectOptions>().map_err(|e| StoreError::Internal(format!("bad database URL: {e}")))?;
         let pool = AnyPoolOptions::new()
-            .max_connections(max_connections.max(1))
-            .acquire_timeout(Duration::from_secs(10))
+            .max_connections(options.max_connections.max(1))
+            .acquire_timeout(options.acquire_timeout)
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
@@ -84,7 +94,7 @@ impl Store {
                     Ok(())
                 })
             })
-            .connect_with(options)
+            .connect_with(connect_options)
             .await?;
         let migrator = match backend {
             Backend::Sqlite => &SQLITE_MIGRATIONS,

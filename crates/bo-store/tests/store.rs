@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bo_core::designer::testing::fixtures;
 use bo_core::{Assignment, Goal, Measurement, MetricSpec, ParamValue, StudySpec, TrialState};
-use bo_store::{Entity, NewTrial, Store, StoreError, StudyState, testing};
+use bo_store::{Entity, NewTrial, Store, StoreError, StoreOptions, StudyState, testing};
 
 fn spec() -> StudySpec {
     StudySpec {
@@ -28,10 +28,14 @@ fn point(i: i64) -> Assignment {
     a
 }
 
+fn options() -> StoreOptions {
+    StoreOptions { max_connections: 8, acquire_timeout: std::time::Duration::from_secs(10) }
+}
+
 async fn stores(test: &str) -> Vec<Store> {
-    let mut out = vec![Store::connect(&testing::sqlite_url(), 8).await.expect("sqlite")];
+    let mut out = vec![Store::connect(&testing::sqlite_url(), &options()).await.expect("sqlite")];
     if let Some(url) = testing::postgres_url(test).await {
-        out.push(Store::connect(&url, 8).await.expect("postgres"));
+        out.push(Store::connect(&url, &options()).await.expect("postgres"));
     }
     out
 }
