@@ -1,8 +1,9 @@
 //! End-to-end tests: the real `bo-server` binary, driven over HTTP on SQLite and Postgres.
 
 mod durability;
-mod outage;
 mod harness;
+mod outage;
+mod robustness;
 mod studies;
 
 use serde_json::{Value, json};

@@ -144,3 +144,45 @@ impl StudySpec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::designer::testing::fixtures;
+
+    fn spec(goal: Goal, selection: MeasurementSelection) -> StudySpec {
+        StudySpec {
+            metrics: vec![MetricSpec { id: "m".into(), goal }],
+            space: fixtures::optimizer_tree(),
+            algorithm: "RANDOM_SEARCH".into(),
+            algorithm_config: serde_json::Value::Null,
+            observation_noise: ObservationNoise::Unspecified,
+            measurement_selection: selection,
+            stopping: None,
+        }
+    }
+
+    fn at(step: i64, v: f64) -> Measurement {
+        Measurement { step_count: step, elapsed_secs: 0.0, metrics: BTreeMap::from([("m".to_owned(), v)]) }
+    }
+
+    #[test]
+    fn measurement_selection_takes_the_last_or_the_best_by_goal() {
+        let ms = [at(1, 0.2), at(2, 0.9), at(3, 0.5)];
+        assert_eq!(spec(Goal::Maximize, MeasurementSelection::Last).select_measurement(&ms).unwrap().step_count, 3);
+        assert_eq!(spec(Goal::Maximize, MeasurementSelection::Best).select_measurement(&ms).unwrap().step_count, 2);
+        assert_eq!(spec(Goal::Minimize, MeasurementSelection::Best).select_measurement(&ms).unwrap().step_count, 1);
+        assert!(spec(Goal::Maximize, MeasurementSelection::Best).select_measurement(&[]).is_none());
+    }
+
+    #[test]
+    fn metrics_need_unique_ids_without_whitespace() {
+        let m = |id: &str| MetricSpec { id: id.into(), goal: Goal::Maximize };
+        assert!(StudySpec::validate_metrics(&[]).is_err());
+        assert!(StudySpec::validate_metrics(&[m("a b")]).is_err());
+        assert_eq!(StudySpec::validate_metrics(&[m("a"), m("a")]).unwrap_err().path, "metrics[1].metricId");
+        assert!(StudySpec::validate_metrics(&[m("a"), m("b")]).is_ok());
+    }
+}

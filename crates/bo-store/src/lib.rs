@@ -28,7 +28,6 @@ pub use operations::{Operation, OperationKind};
 pub use studies::{StudyRecord, StudyState};
 pub use trials::{NewTrial, SuggestOutcome};
 
-
 /// Which database a store talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
