@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use bo_core::optimal::optimal_trials;
 use bo_core::stopping;
@@ -19,7 +18,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::error::{ApiError, ErrorBody};
-use super::extract::{AppJson, parse_body, parse_id};
+use super::extract::{AppJson, RawBody, parse_body, parse_id};
 use super::page::{Page, PageParams};
 use super::studies::{StudyPath, load_study, state_to_wire, study_name};
 use super::wire::format_time;
@@ -200,15 +199,8 @@ pub async fn list_optimal_trials(
 pub async fn post_trial_verb(
     State(state): State<AppState>,
     Path((project, location, study, trial_verb)): Path<(String, String, String, String)>,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    RawBody(body): RawBody,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let body = body.map_err(|r| {
-        if r.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::invalid(format!("the request body is larger than the limit of {} bytes", super::BODY_LIMIT)).with_status(r.status())
-        } else {
-            ApiError::invalid(format!("could not read the request body: {r}"))
-        }
-    })?;
     let Some((trial, verb)) = trial_verb.split_once(':') else {
         return Err(ApiError::not_found(format!(
             "POST {trial_verb:?} is not a method; trial methods are :complete, :addTrialMeasurement, :stop and :checkTrialEarlyStoppingState"
