@@ -10,6 +10,7 @@
 
 pub mod designer;
 pub mod optimal;
+pub mod linalg;
 pub mod space;
 pub mod stopping;
 pub mod study;
