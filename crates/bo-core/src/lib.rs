@@ -9,8 +9,9 @@
 #![warn(missing_docs)]
 
 pub mod designer;
-pub mod optimal;
+pub mod kernel;
 pub mod linalg;
+pub mod optimal;
 pub mod space;
 pub mod stopping;
 pub mod study;

@@ -1,0 +1,32 @@
+//! Matérn-5/2: `f(r) = (1 + √5 r + 5r²/3) exp(−√5 r)` (Rasmussen & Williams 2006, eq. 4.17),
+//! the default kernel of GP_BANDIT and of the seed papers' GP-UCB experiments.
+
+use super::ard::{Ard, Profile};
+
+/// The Matérn-5/2 profile.
+#[derive(Clone, Copy, Debug)]
+pub struct Matern52Profile;
+
+impl Profile for Matern52Profile {
+    const NAME: &'static str = "matern52";
+
+    fn value(r2: f64) -> f64 {
+        let r = r2.max(0.0).sqrt();
+        let s = 5f64.sqrt() * r;
+        (1.0 + s + 5.0 * r2 / 3.0) * (-s).exp()
+    }
+
+    fn d_dr2(r2: f64) -> f64 {
+        // df/dr = −(5/3) r (1 + √5 r) e^{−√5 r}; df/dr² = (df/dr) / 2r.
+        let s = 5f64.sqrt() * r2.max(0.0).sqrt();
+        -(5.0 / 6.0) * (1.0 + s) * (-s).exp()
+    }
+}
+
+/// An ARD Matérn-5/2 kernel.
+pub type Matern52 = Ard<Matern52Profile>;
+
+/// An ARD Matérn-5/2 kernel over `dims`, length scales starting at `length_scale`.
+pub fn matern52(dims: Vec<usize>, length_scale: f64, bounds: (f64, f64)) -> Matern52 {
+    Ard::new(dims, length_scale, bounds)
+}

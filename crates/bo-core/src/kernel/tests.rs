@@ -1,0 +1,130 @@
+//! One conformance check over every kernel: symmetric, a positive-definite Gram matrix on random
+//! points, analytic gradients (θ and x) equal to central finite differences, parameters round-trip.
+
+use faer::Mat;
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+use super::*;
+use crate::linalg::Cholesky;
+
+/// Points with `d` coordinates: categorical codes (0–2) in `cat_dims`, unit values elsewhere.
+fn points(n: usize, d: usize, cat_dims: &[usize], rng: &mut StdRng) -> Vec<Vec<f64>> {
+    (0..n)
+        .map(|_| (0..d).map(|i| if cat_dims.contains(&i) { f64::from(rng.random_range(0..3u8)) } else { rng.random::<f64>() }).collect())
+        .collect()
+}
+
+fn check_kernel(mut k: Box<dyn Kernel>, d: usize, cat_dims: &[usize]) {
+    let mut rng = StdRng::seed_from_u64(3);
+    // Move the parameters off their defaults so every term matters.
+    let p0: Vec<f64> = k.params().iter().map(|p| p + rng.random_range(-0.5..0.5)).collect();
+    k.set_params(&p0);
+    assert_eq!(k.params(), p0, "parameters round-trip");
+    assert_eq!(k.param_names().len(), p0.len());
+    assert_eq!(k.bounds().len(), p0.len());
+    let xs = points(25, d, cat_dims, &mut rng);
+
+    let gram = Mat::from_fn(xs.len(), xs.len(), |i, j| k.eval(&xs[i], &xs[j]));
+    for i in 0..xs.len() {
+        for j in 0..xs.len() {
+            assert!((gram[(i, j)] - gram[(j, i)]).abs() < 1e-12, "symmetric");
+        }
+    }
+    let with_noise = Mat::from_fn(xs.len(), xs.len(), |i, j| gram[(i, j)] + if i == j { 1e-8 } else { 0.0 });
+    assert_eq!(Cholesky::new(&with_noise).expect("positive definite").jitter(), 0.0, "Gram matrix is positive definite");
+
+    let h = 1e-6;
+    for (x, y) in xs.iter().zip(xs.iter().skip(1)).take(12) {
+        let mut grad = vec![0.0; p0.len()];
+        let value = k.eval_grad(x, y, &mut grad);
+        assert!((value - k.eval(x, y)).abs() < 1e-12);
+        for p in 0..p0.len() {
+            let mut plus = p0.clone();
+            plus[p] += h;
+            let mut minus = p0.clone();
+            minus[p] -= h;
+            k.set_params(&plus);
+            let fp = k.eval(x, y);
+            k.set_params(&minus);
+            let fm = k.eval(x, y);
+            k.set_params(&p0);
+            let fd = (fp - fm) / (2.0 * h);
+            assert!(
+                (fd - grad[p]).abs() < 1e-6 * (1.0 + fd.abs()),
+                "{}: analytic {} vs finite difference {fd}",
+                k.param_names()[p],
+                grad[p]
+            );
+        }
+        let mut gx = vec![0.0; d];
+        k.grad_x(x, y, &mut gx);
+        for i in (0..d).filter(|i| !cat_dims.contains(i)) {
+            let mut xp = x.clone();
+            xp[i] += h;
+            let mut xm = x.clone();
+            xm[i] -= h;
+            let fd = (k.eval(&xp, y) - k.eval(&xm, y)) / (2.0 * h);
+            assert!((fd - gx[i]).abs() < 1e-6 * (1.0 + fd.abs()), "∂k/∂x[{i}]: analytic {} vs finite difference {fd}", gx[i]);
+        }
+        for &i in cat_dims {
+            assert_eq!(gx[i], 0.0, "no gradient along a categorical dimension");
+        }
+    }
+
+    let mut prior_grad = vec![0.0; p0.len()];
+    let lp = k.log_prior(&mut prior_grad);
+    for p in 0..p0.len() {
+        let mut plus = p0.clone();
+        plus[p] += h;
+        k.set_params(&plus);
+        let lpp = k.log_prior(&mut vec![0.0; p0.len()]);
+        k.set_params(&p0);
+        let fd = (lpp - lp) / h;
+        assert!((fd - prior_grad[p]).abs() < 1e-4 * (1.0 + fd.abs()), "prior gradient of {}", k.param_names()[p]);
+    }
+}
+
+const B: (f64, f64) = (0.01, 20.0);
+
+#[test]
+fn matern52_conforms() {
+    check_kernel(Box::new(matern52(vec![0, 1, 2], 0.4, B)), 3, &[]);
+}
+
+#[test]
+fn squared_exp_conforms() {
+    check_kernel(Box::new(squared_exp(vec![0, 1, 2], 0.4, B)), 3, &[]);
+}
+
+#[test]
+fn categorical_conforms() {
+    check_kernel(Box::new(Categorical::new(vec![0, 2])), 3, &[0, 2]);
+}
+
+#[test]
+fn product_of_numeric_and_categorical_conforms() {
+    let k = Product(vec![Box::new(matern52(vec![1, 3], 0.4, B)), Box::new(Categorical::new(vec![0, 2]))]);
+    check_kernel(Box::new(k), 4, &[0, 2]);
+}
+
+#[test]
+fn sum_conforms() {
+    let k = Sum(vec![Box::new(matern52(vec![0], 0.4, B)), Box::new(squared_exp(vec![1, 2], 0.3, B))]);
+    check_kernel(Box::new(k), 3, &[]);
+}
+
+#[test]
+fn additive_groups_conform() {
+    check_kernel(Box::new(additive(vec![vec![0, 3], vec![1], vec![2, 4]], 0.4, B)), 5, &[]);
+}
+
+#[test]
+fn matern52_matches_its_closed_form() {
+    // One dimension, ℓ = 0.5, a = 1: at distance 0.25, r = 0.5.
+    let k = matern52(vec![0], 0.5, B);
+    let r: f64 = 0.5;
+    let expected = (1.0 + 5f64.sqrt() * r + 5.0 * r * r / 3.0) * (-5f64.sqrt() * r).exp();
+    assert!((k.eval(&[0.0], &[0.25]) - expected).abs() < 1e-15);
+    assert_eq!(k.eval(&[0.3], &[0.3]), 1.0);
+}
