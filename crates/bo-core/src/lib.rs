@@ -12,6 +12,7 @@ pub mod designer;
 pub mod kernel;
 pub mod linalg;
 pub mod optimal;
+pub mod optimize;
 pub mod space;
 pub mod stopping;
 pub mod study;
