@@ -9,6 +9,7 @@
 #![warn(missing_docs)]
 
 pub mod designer;
+pub mod gp;
 pub mod kernel;
 pub mod linalg;
 pub mod optimal;

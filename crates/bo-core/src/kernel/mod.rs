@@ -56,8 +56,8 @@ impl Clone for Box<dyn Kernel> {
     }
 }
 
-/// A Gaussian log-density in log space and its derivative, for priors: `N(mean, sd²)` at `x`.
-pub(crate) fn normal_log_prior(x: f64, mean: f64, sd: f64) -> (f64, f64) {
+/// A Gaussian log-density (up to a constant) and its derivative, for priors: `N(mean, sd²)` at `x`.
+pub fn normal_log_prior(x: f64, mean: f64, sd: f64) -> (f64, f64) {
     let z = (x - mean) / sd;
     (-0.5 * z * z, -z / sd)
 }

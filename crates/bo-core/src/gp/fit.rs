@@ -1,0 +1,148 @@
+//! Hyperparameter fitting: maximise the log marginal likelihood plus the log-priors (a MAP
+//! estimate) over θ = (kernel θ, log σ²_noise) by multi-start L-BFGS within bounds, warm-started
+//! from the last fit.
+//!
+//! `log p(y | θ) = −½ yᵀα − Σ log Lᵢᵢ − (n/2) log 2π`, and
+//! `∂/∂θⱼ = ½ tr((ααᵀ − K⁻¹) ∂K/∂θⱼ)` (Rasmussen & Williams 2006, eq. 5.8–5.9).
+
+use rand::{Rng, RngExt};
+
+use super::{Gp, Hyperparameters, gram, standardize};
+use crate::kernel::{Kernel, normal_log_prior};
+use crate::linalg::{Cholesky, LinalgError};
+use crate::optimize::lbfgsb::minimize;
+
+/// Bounds of the noise variance on standardised outputs (not in log space).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NoiseBounds {
+    /// Smallest noise variance: the floor for noise-free problems.
+    pub min: f64,
+    /// Largest noise variance.
+    pub max: f64,
+}
+
+impl NoiseBounds {
+    /// Unspecified noise: from a floor of 1e-6 to 1.
+    pub const DEFAULT: NoiseBounds = NoiseBounds { min: 1e-6, max: 1.0 };
+    /// `observationNoise: LOW`: nearly deterministic.
+    pub const LOW: NoiseBounds = NoiseBounds { min: 1e-6, max: 1e-2 };
+    /// `observationNoise: HIGH`: at least 1 % of the output variance.
+    pub const HIGH: NoiseBounds = NoiseBounds { min: 1e-2, max: 1.0 };
+}
+
+/// How to fit.
+#[derive(Clone, Debug)]
+pub struct FitConfig {
+    /// Noise bounds.
+    pub noise: NoiseBounds,
+    /// Random restarts besides the default and warm starts.
+    pub restarts: usize,
+    /// L-BFGS iterations per start.
+    pub max_iter: usize,
+}
+
+impl Default for FitConfig {
+    fn default() -> Self {
+        FitConfig { noise: NoiseBounds::DEFAULT, restarts: 2, max_iter: 100 }
+    }
+}
+
+/// The log-noise prior: N(log 1e-4, 3²) — weak, leaning to little noise.
+const LOG_NOISE_PRIOR: (f64, f64) = (-9.21, 3.0);
+
+/// The negative log posterior (−LML − log prior) at `theta` and its gradient.
+pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], theta: &[f64]) -> Result<(f64, Vec<f64>), LinalgError> {
+    let p = kernel.n_params();
+    kernel.set_params(&theta[..p]);
+    let log_noise = theta[p];
+    let noise = log_noise.exp();
+    let n = x.len();
+    let chol = Cholesky::new(&gram(kernel, x, noise))?;
+    let alpha = chol.solve(y);
+    let lml = -0.5 * y.iter().zip(&alpha).map(|(a, b)| a * b).sum::<f64>()
+        - 0.5 * chol.log_det()
+        - 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln();
+    // W = ααᵀ − K⁻¹; ∂LML/∂θⱼ = ½ Σᵢⱼ Wᵢⱼ ∂Kᵢⱼ/∂θⱼ.
+    let k_inv = chol.inverse();
+    let mut grad = vec![0.0; p + 1];
+    let mut dk = vec![0.0; p];
+    for i in 0..n {
+        for j in 0..=i {
+            let w = alpha[i] * alpha[j] - k_inv[(i, j)];
+            let factor = if i == j { 0.5 } else { 1.0 };
+            kernel.eval_grad(&x[i], &x[j], &mut dk);
+            for q in 0..p {
+                grad[q] += factor * w * dk[q];
+            }
+        }
+        grad[p] += 0.5 * (alpha[i] * alpha[i] - k_inv[(i, i)]) * noise;
+    }
+    let mut prior_grad = vec![0.0; p + 1];
+    let mut lp = kernel.log_prior(&mut prior_grad[..p]);
+    let (v, g) = normal_log_prior(log_noise, LOG_NOISE_PRIOR.0, LOG_NOISE_PRIOR.1);
+    lp += v;
+    prior_grad[p] += g;
+    Ok((-(lml + lp), grad.iter().zip(&prior_grad).map(|(a, b)| -(a + b)).collect()))
+}
+
+/// Fits `kernel` to (`x`, `y_raw`): standardises y, maximises the log posterior from the
+/// default θ, the `warm` θ (if its shape matches) and `config.restarts` random θ, and returns
+/// the GP at the best.
+pub fn fit(
+    mut kernel: Box<dyn Kernel>,
+    x: Vec<Vec<f64>>,
+    y_raw: &[f64],
+    config: &FitConfig,
+    warm: Option<&Hyperparameters>,
+    rng: &mut dyn Rng,
+) -> Result<Gp, LinalgError> {
+    let (y, y_mean, y_std) = standardize(y_raw);
+    let p = kernel.n_params();
+    let mut bounds = kernel.bounds();
+    bounds.push((config.noise.min.ln(), config.noise.max.ln()));
+    let (lower, upper): (Vec<f64>, Vec<f64>) = bounds.iter().copied().unzip();
+    let mut default = kernel.params();
+    default.push((1e-3f64).clamp(config.noise.min, config.noise.max).ln());
+    let mut starts = vec![default];
+    if let Some(w) = warm
+        && w.kernel.len() == p
+        && w.names == kernel.param_names()
+    {
+        let mut t = w.kernel.clone();
+        t.push(w.log_noise);
+        starts.insert(0, t);
+    }
+    for _ in 0..config.restarts {
+        starts.push(
+            bounds
+                .iter()
+                .map(|(l, u)| {
+                    // Random starts in the middle half of each range, avoiding degenerate extremes.
+                    let (a, b) = (l + 0.25 * (u - l), u - 0.25 * (u - l));
+                    a + rng.random::<f64>() * (b - a)
+                })
+                .collect(),
+        );
+    }
+    let mut best: Option<(f64, Vec<f64>)> = None;
+    for start in starts {
+        let mut k = kernel.clone();
+        let m = minimize(
+            |theta| neg_log_posterior(k.as_mut(), &x, &y, theta).unwrap_or((f64::INFINITY, vec![0.0; p + 1])),
+            &start,
+            &lower,
+            &upper,
+            config.max_iter,
+        );
+        if m.f.is_finite() && best.as_ref().is_none_or(|(f, _)| m.f < *f) {
+            best = Some((m.f, m.x));
+        }
+    }
+    let theta = best.map(|(_, t)| t).unwrap_or_else(|| {
+        let mut t = kernel.params();
+        t.push(config.noise.max.ln());
+        t
+    });
+    kernel.set_params(&theta[..p]);
+    Gp::new(kernel, theta[p], x, y, y_mean, y_std)
+}

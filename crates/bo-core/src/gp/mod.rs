@@ -1,0 +1,186 @@
+//! Exact Gaussian-process regression (Rasmussen & Williams 2006, Alg. 2.1) on standardised
+//! outputs: the posterior mean and variance (and their gradients in x, for acquisition
+//! optimisation), in batch; conditioning on one more point in O(n²) by extending the Cholesky
+//! factor — which is how pending trials and batch members become fantasies; and, in [`fit`], the
+//! log marginal likelihood with its analytic gradient, maximised by multi-start L-BFGS.
+//!
+//! Must not know about search spaces, trials or acquisitions.
+
+pub mod fit;
+
+use faer::Mat;
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::Kernel;
+use crate::linalg::{Cholesky, LinalgError};
+
+pub use fit::{FitConfig, NoiseBounds, fit};
+
+/// The smallest posterior variance reported (standardised units), so σ is never 0.
+pub const MIN_VARIANCE: f64 = 1e-12;
+
+/// A GP's hyperparameters: the kernel's θ and the log noise variance (standardised units).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hyperparameters {
+    /// The kernel's parameters, log space, in `Kernel::param_names` order.
+    pub kernel: Vec<f64>,
+    /// Their names.
+    pub names: Vec<String>,
+    /// log σ²_noise.
+    pub log_noise: f64,
+}
+
+/// A GP conditioned on data.
+#[derive(Clone, Debug)]
+pub struct Gp {
+    kernel: Box<dyn Kernel>,
+    log_noise: f64,
+    x: Vec<Vec<f64>>,
+    /// Standardised targets.
+    y: Vec<f64>,
+    y_mean: f64,
+    y_std: f64,
+    chol: Cholesky,
+    /// `(K + σ²I)⁻¹ y`.
+    alpha: Vec<f64>,
+}
+
+/// Mean and variance with their gradients in x, standardised units.
+#[derive(Clone, Debug)]
+pub struct PosteriorGrad {
+    /// μ(x).
+    pub mean: f64,
+    /// σ²(x).
+    pub var: f64,
+    /// ∂μ/∂x.
+    pub d_mean: Vec<f64>,
+    /// ∂σ²/∂x.
+    pub d_var: Vec<f64>,
+}
+
+/// `y` standardised: (mean, std) with std 1 for constant or single targets.
+pub fn standardize(y: &[f64]) -> (Vec<f64>, f64, f64) {
+    let n = y.len().max(1) as f64;
+    let mean = y.iter().sum::<f64>() / n;
+    let var = y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    let std = if var > 1e-24 { var.sqrt() } else { 1.0 };
+    (y.iter().map(|v| (v - mean) / std).collect(), mean, std)
+}
+
+impl Gp {
+    /// The posterior of `kernel` (with its current θ) and noise `exp(log_noise)` given `x` and
+    /// already-standardised `y` (`y_mean`, `y_std` restore the original scale).
+    pub fn new(kernel: Box<dyn Kernel>, log_noise: f64, x: Vec<Vec<f64>>, y: Vec<f64>, y_mean: f64, y_std: f64) -> Result<Gp, LinalgError> {
+        let k = gram(kernel.as_ref(), &x, log_noise.exp());
+        let chol = Cholesky::new(&k)?;
+        let alpha = chol.solve(&y);
+        Ok(Gp { kernel, log_noise, x, y, y_mean, y_std, chol, alpha })
+    }
+
+    /// The number of points conditioned on (fantasies included).
+    pub fn n(&self) -> usize {
+        self.x.len()
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &dyn Kernel {
+        self.kernel.as_ref()
+    }
+
+    /// The hyperparameters.
+    pub fn hyperparameters(&self) -> Hyperparameters {
+        Hyperparameters { kernel: self.kernel.params(), names: self.kernel.param_names(), log_noise: self.log_noise }
+    }
+
+    /// The standardised targets.
+    pub fn y(&self) -> &[f64] {
+        &self.y
+    }
+
+    /// Maps a standardised value back to the original scale.
+    pub fn unstandardize(&self, mean: f64, var: f64) -> (f64, f64) {
+        (mean * self.y_std + self.y_mean, var * self.y_std * self.y_std)
+    }
+
+    /// Maps an original-scale value to standardised units.
+    pub fn standardize_value(&self, y: f64) -> f64 {
+        (y - self.y_mean) / self.y_std
+    }
+
+    /// Posterior mean and variance of the latent f at each of `xs`, standardised units.
+    /// `xs`: m points; O(n² m).
+    pub fn predict(&self, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+        if xs.is_empty() {
+            return Vec::new();
+        }
+        let n = self.n();
+        let k_star = Mat::from_fn(n, xs.len(), |i, j| self.kernel.eval(&self.x[i], &xs[j]));
+        let v = self.chol.solve_lower_mat(&k_star);
+        (0..xs.len())
+            .map(|j| {
+                let mean: f64 = (0..n).map(|i| k_star[(i, j)] * self.alpha[i]).sum();
+                let vv: f64 = (0..n).map(|i| v[(i, j)] * v[(i, j)]).sum();
+                (mean, (self.kernel.eval(&xs[j], &xs[j]) - vv).max(MIN_VARIANCE))
+            })
+            .collect()
+    }
+
+    /// Posterior mean and variance at `x` with their gradients in x; O(n² + n·d).
+    pub fn predict_with_grad(&self, x: &[f64]) -> PosteriorGrad {
+        let n = self.n();
+        let d = x.len();
+        let k_star: Vec<f64> = self.x.iter().map(|xi| self.kernel.eval(x, xi)).collect();
+        let mean: f64 = k_star.iter().zip(&self.alpha).map(|(k, a)| k * a).sum();
+        // w = K⁻¹ k*, var = k(x,x) − k*ᵀ w.
+        let w = self.chol.solve(&k_star);
+        let var_raw = self.kernel.eval(x, x) - k_star.iter().zip(&w).map(|(k, w)| k * w).sum::<f64>();
+        let mut d_mean = vec![0.0; d];
+        let mut d_var = vec![0.0; d];
+        let mut dk = vec![0.0; d];
+        for i in 0..n {
+            dk.iter_mut().for_each(|v| *v = 0.0);
+            self.kernel.grad_x(x, &self.x[i], &mut dk);
+            for j in 0..d {
+                d_mean[j] += self.alpha[i] * dk[j];
+                d_var[j] -= 2.0 * w[i] * dk[j];
+            }
+        }
+        // ∂k(x,x)/∂x is zero for the stationary and categorical kernels used here.
+        if var_raw < MIN_VARIANCE {
+            d_var.iter_mut().for_each(|v| *v = 0.0);
+        }
+        PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean, d_var }
+    }
+
+    /// The GP conditioned on one more point `x` with standardised target `y` (a fantasy when
+    /// `y` is the posterior mean), in O(n²) by extending the factor.
+    pub fn condition_on(&self, x: Vec<f64>, y: f64) -> Result<Gp, LinalgError> {
+        let k_col: Vec<f64> = self.x.iter().map(|xi| self.kernel.eval(xi, &x)).collect();
+        let k_nn = self.kernel.eval(&x, &x) + self.log_noise.exp();
+        let chol = self.chol.extend(&k_col, k_nn)?;
+        let mut xs = self.x.clone();
+        xs.push(x);
+        let mut ys = self.y.clone();
+        ys.push(y);
+        let alpha = chol.solve(&ys);
+        Ok(Gp { kernel: self.kernel.clone(), log_noise: self.log_noise, x: xs, y: ys, y_mean: self.y_mean, y_std: self.y_std, chol, alpha })
+    }
+}
+
+/// `K(x, x) + noise·I`.
+pub(crate) fn gram(kernel: &dyn Kernel, x: &[Vec<f64>], noise: f64) -> Mat<f64> {
+    let n = x.len();
+    let mut k = Mat::zeros(n, n);
+    for i in 0..n {
+        for j in 0..=i {
+            let v = kernel.eval(&x[i], &x[j]);
+            k[(i, j)] = v;
+            k[(j, i)] = v;
+        }
+        k[(i, i)] += noise;
+    }
+    k
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,117 @@
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use super::*;
+use crate::kernel::{matern52, squared_exp};
+
+const B: (f64, f64) = (0.01, 20.0);
+
+#[test]
+fn posterior_matches_a_hand_solved_case() {
+    // SE kernel, ℓ = 1, a = 1, noise 0.01, points 0 and 1 with y = (1, −1) (already standardised):
+    // K = [[1.01, e^{-1/2}], [e^{-1/2}, 1.01]]; at x* = 0.5, k* = (e^{-1/8}, e^{-1/8}).
+    let k = squared_exp(vec![0], 1.0, B);
+    let gp = Gp::new(Box::new(k), 0.01f64.ln(), vec![vec![0.0], vec![1.0]], vec![1.0, -1.0], 0.0, 1.0).unwrap();
+    let (mean, var) = gp.predict(&[vec![0.5]])[0];
+    assert!(mean.abs() < 1e-12, "symmetric data: zero mean at the midpoint");
+    let e = (-0.5f64).exp();
+    let ks = (-0.125f64).exp();
+    // k*ᵀ K⁻¹ k* with K⁻¹ of [[a, b], [b, a]] = [[a, −b], [−b, a]] / (a² − b²).
+    let (a, b) = (1.01, e);
+    let quad = ks * ks * (2.0 * a - 2.0 * b) / (a * a - b * b);
+    assert!((var - (1.0 - quad)).abs() < 1e-12, "{var} vs {}", 1.0 - quad);
+    // At x* = 0: μ = k*ᵀ α with k* = (1, e).
+    let alpha = [(a * 1.0 - b * -1.0) / (a * a - b * b), (-b * 1.0 + a * -1.0) / (a * a - b * b)];
+    let (m0, _) = gp.predict(&[vec![0.0]])[0];
+    assert!((m0 - (alpha[0] + e * alpha[1])).abs() < 1e-12);
+}
+
+#[test]
+fn mean_and_variance_gradients_match_finite_differences() {
+    let mut rng = StdRng::seed_from_u64(1);
+    let x: Vec<Vec<f64>> = (0..15).map(|_| (0..3).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let y: Vec<f64> = x.iter().map(|p| (3.0 * p[0]).sin() + p[1] * p[2]).collect();
+    let (ys, m, s) = standardize(&y);
+    let gp = Gp::new(Box::new(matern52(vec![0, 1, 2], 0.4, B)), -6.0, x, ys, m, s).unwrap();
+    let at = vec![0.3, 0.6, 0.45];
+    let g = gp.predict_with_grad(&at);
+    let (m0, v0) = gp.predict(std::slice::from_ref(&at))[0];
+    assert!((g.mean - m0).abs() < 1e-10 && (g.var - v0).abs() < 1e-10);
+    let h = 1e-6;
+    for i in 0..3 {
+        let mut p = at.clone();
+        p[i] += h;
+        let mut q = at.clone();
+        q[i] -= h;
+        let (mp, vp) = gp.predict(&[p])[0];
+        let (mq, vq) = gp.predict(&[q])[0];
+        assert!(((mp - mq) / (2.0 * h) - g.d_mean[i]).abs() < 1e-5, "∂μ/∂x[{i}]");
+        assert!(((vp - vq) / (2.0 * h) - g.d_var[i]).abs() < 1e-5, "∂σ²/∂x[{i}]");
+    }
+}
+
+#[test]
+fn log_marginal_likelihood_gradient_matches_finite_differences() {
+    let mut rng = StdRng::seed_from_u64(2);
+    let x: Vec<Vec<f64>> = (0..20).map(|_| (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let y: Vec<f64> = x.iter().map(|p| (5.0 * p[0]).cos() - p[1]).collect();
+    let (ys, _, _) = standardize(&y);
+    let mut k: Box<dyn crate::kernel::Kernel> = Box::new(matern52(vec![0, 1], 0.3, B));
+    let theta = vec![0.2, -1.0, -0.5, -4.0];
+    let (f0, g) = fit::neg_log_posterior(k.as_mut(), &x, &ys, &theta).unwrap();
+    let h = 1e-6;
+    for j in 0..theta.len() {
+        let mut tp = theta.clone();
+        tp[j] += h;
+        let mut tm = theta.clone();
+        tm[j] -= h;
+        let fp = fit::neg_log_posterior(k.as_mut(), &x, &ys, &tp).unwrap().0;
+        let fm = fit::neg_log_posterior(k.as_mut(), &x, &ys, &tm).unwrap().0;
+        let fd = (fp - fm) / (2.0 * h);
+        assert!((fd - g[j]).abs() < 1e-5 * (1.0 + fd.abs()), "θ[{j}]: analytic {} vs {fd} (f = {f0})", g[j]);
+    }
+}
+
+#[test]
+fn fitting_learns_relevance_and_interpolates() {
+    // y depends on x0 only: the fitted length scale of x1 must be much longer than x0's.
+    let mut rng = StdRng::seed_from_u64(3);
+    let x: Vec<Vec<f64>> = (0..40).map(|_| (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let y: Vec<f64> = x.iter().map(|p| (6.0 * p[0]).sin()).collect();
+    let gp = fit(Box::new(matern52(vec![0, 1], 0.5, B)), x.clone(), &y, &FitConfig::default(), None, &mut rng).unwrap();
+    let h = gp.hyperparameters();
+    assert!(h.kernel[2] > h.kernel[1] + 1.0, "log ℓ: {:?}", h.kernel);
+    assert!(h.log_noise < (1e-3f64).ln(), "noise-free data: {}", h.log_noise);
+    let (m, _) = gp.predict(&[vec![0.25, 0.9]])[0];
+    let (mean, _) = gp.unstandardize(m, 0.0);
+    assert!((mean - 1.5f64.sin()).abs() < 0.05, "{mean}");
+    // A warm start from the fit returns (nearly) the same fit.
+    let again =
+        fit(Box::new(matern52(vec![0, 1], 0.5, B)), x, &y, &FitConfig { restarts: 0, ..FitConfig::default() }, Some(&h), &mut rng).unwrap();
+    for (a, b) in again.hyperparameters().kernel.iter().zip(&h.kernel) {
+        assert!((a - b).abs() < 0.05, "warm start moved θ: {a} vs {b}");
+    }
+}
+
+#[test]
+fn a_fantasy_shrinks_variance_there_and_equals_refitting_with_the_point() {
+    let x = vec![vec![0.1], vec![0.5], vec![0.9]];
+    let y = vec![0.3, -0.2, 0.5];
+    let k = matern52(vec![0], 0.3, B);
+    let gp = Gp::new(Box::new(k.clone()), -5.0, x.clone(), y.clone(), 0.0, 1.0).unwrap();
+    let at = vec![0.3];
+    let (mu, var) = gp.predict(std::slice::from_ref(&at))[0];
+    let fantasy = gp.condition_on(at.clone(), mu).unwrap();
+    let (mu2, var2) = fantasy.predict(std::slice::from_ref(&at))[0];
+    assert!((mu2 - mu).abs() < 1e-9, "conditioning on the mean keeps the mean");
+    assert!(var2 < 0.1 * var, "{var2} vs {var}");
+    let mut x2 = x;
+    x2.push(at.clone());
+    let mut y2 = y;
+    y2.push(mu);
+    let direct = Gp::new(Box::new(k), -5.0, x2, y2, 0.0, 1.0).unwrap();
+    let probe = vec![vec![0.0], vec![0.42], vec![0.77]];
+    for (a, b) in fantasy.predict(&probe).iter().zip(direct.predict(&probe)) {
+        assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9);
+    }
+}
