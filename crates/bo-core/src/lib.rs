@@ -8,6 +8,7 @@
 //! knows nothing of either.
 #![warn(missing_docs)]
 
+pub mod acquisition;
 pub mod designer;
 pub mod gp;
 pub mod kernel;
