@@ -113,7 +113,7 @@ impl Cholesky {
         let n = self.dim();
         let row = self.solve_lower(k);
         let d2 = k_nn + self.jitter - row.iter().map(|v| v * v).sum::<f64>();
-        if !(d2 > 0.0) || !d2.is_finite() {
+        if d2.is_nan() || d2 <= 0.0 || d2.is_infinite() {
             return Err(LinalgError::NotPositiveDefinite { pivot: n, jitter: self.jitter });
         }
         let mut l = Mat::zeros(n + 1, n + 1);

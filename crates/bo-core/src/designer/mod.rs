@@ -6,8 +6,9 @@
 //! checks its `algorithmConfig`; [`ALGORITHMS`] lists the names it knows, and an unknown name is a
 //! [`ConfigError::UnknownAlgorithm`] naming them. Each algorithm lives in its own file.
 
+mod gp_bandit;
 mod grid;
-mod quasi_random;
+pub mod quasi_random;
 mod random;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -21,13 +22,14 @@ use serde::{Deserialize, Serialize};
 use crate::study::StudySpec;
 use crate::trial::{Assignment, Observation};
 
+pub use gp_bandit::{GpBandit, GpBanditParams};
 pub use grid::{GridParams, GridSearch};
 pub use quasi_random::QuasiRandomSearch;
 pub use random::RandomSearch;
 
 /// The algorithm names a study may use. `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`, its
 /// synonym) picks the best designer bo has for the space: for now `QUASI_RANDOM_SEARCH`.
-pub const ALGORITHMS: &[&str] = &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH"];
+pub const ALGORITHMS: &[&str] = &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT"];
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.
 #[derive(Clone, Debug)]
@@ -109,6 +111,7 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
             Ok(Box::new(QuasiRandomSearch))
         }
         "GRID_SEARCH" => Ok(Box::new(GridSearch::new(parse_params::<GridParams>(config)?.check()?))),
+        "GP_BANDIT" => Ok(Box::new(GpBandit::new(parse_params::<GpBanditParams>(config)?.check()?))),
         other => Err(ConfigError::UnknownAlgorithm { name: other.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() }),
     }
 }
@@ -166,6 +169,11 @@ mod tests {
     #[test]
     fn grid_search_conforms() {
         testing::conformance("GRID_SEARCH");
+    }
+
+    #[test]
+    fn gp_bandit_conforms() {
+        testing::conformance("GP_BANDIT");
     }
 
     #[test]

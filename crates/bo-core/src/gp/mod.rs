@@ -127,7 +127,6 @@ impl Gp {
 
     /// Posterior mean and variance at `x` with their gradients in x; O(n² + n·d).
     pub fn predict_with_grad(&self, x: &[f64]) -> PosteriorGrad {
-        let n = self.n();
         let d = x.len();
         let k_star: Vec<f64> = self.x.iter().map(|xi| self.kernel.eval(x, xi)).collect();
         let mean: f64 = k_star.iter().zip(&self.alpha).map(|(k, a)| k * a).sum();
@@ -137,12 +136,12 @@ impl Gp {
         let mut d_mean = vec![0.0; d];
         let mut d_var = vec![0.0; d];
         let mut dk = vec![0.0; d];
-        for i in 0..n {
+        for ((xi, alpha_i), w_i) in self.x.iter().zip(&self.alpha).zip(&w) {
             dk.iter_mut().for_each(|v| *v = 0.0);
-            self.kernel.grad_x(x, &self.x[i], &mut dk);
+            self.kernel.grad_x(x, xi, &mut dk);
             for j in 0..d {
-                d_mean[j] += self.alpha[i] * dk[j];
-                d_var[j] -= 2.0 * w[i] * dk[j];
+                d_mean[j] += alpha_i * dk[j];
+                d_var[j] -= 2.0 * w_i * dk[j];
             }
         }
         // ∂k(x,x)/∂x is zero for the stationary and categorical kernels used here.
@@ -152,11 +151,12 @@ impl Gp {
         PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean, d_var }
     }
 
-    /// The GP conditioned on one more point `x` with standardised target `y` (a fantasy when
-    /// `y` is the posterior mean), in O(n²) by extending the factor.
-    pub fn condition_on(&self, x: Vec<f64>, y: f64) -> Result<Gp, LinalgError> {
+    /// The GP conditioned on one more point `x` with standardised target `y` observed with
+    /// noise variance `noise` (`None`: the model's), in O(n²) by extending the factor. A fantasy
+    /// is `y` = the posterior mean with a tiny `noise`, which collapses the variance at `x`.
+    pub fn condition_on(&self, x: Vec<f64>, y: f64, noise: Option<f64>) -> Result<Gp, LinalgError> {
         let k_col: Vec<f64> = self.x.iter().map(|xi| self.kernel.eval(xi, &x)).collect();
-        let k_nn = self.kernel.eval(&x, &x) + self.log_noise.exp();
+        let k_nn = self.kernel.eval(&x, &x) + noise.unwrap_or_else(|| self.log_noise.exp());
         let chol = self.chol.extend(&k_col, k_nn)?;
         let mut xs = self.x.clone();
         xs.push(x);

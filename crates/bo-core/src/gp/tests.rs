@@ -21,7 +21,8 @@ fn posterior_matches_a_hand_solved_case() {
     let quad = ks * ks * (2.0 * a - 2.0 * b) / (a * a - b * b);
     assert!((var - (1.0 - quad)).abs() < 1e-12, "{var} vs {}", 1.0 - quad);
     // At x* = 0: μ = k*ᵀ α with k* = (1, e).
-    let alpha = [(a * 1.0 - b * -1.0) / (a * a - b * b), (-b * 1.0 + a * -1.0) / (a * a - b * b)];
+    // α = K⁻¹ (1, −1).
+    let alpha = [(a + b) / (a * a - b * b), (-b - a) / (a * a - b * b)];
     let (m0, _) = gp.predict(&[vec![0.0]])[0];
     assert!((m0 - (alpha[0] + e * alpha[1])).abs() < 1e-12);
 }
@@ -101,10 +102,12 @@ fn a_fantasy_shrinks_variance_there_and_equals_refitting_with_the_point() {
     let gp = Gp::new(Box::new(k.clone()), -5.0, x.clone(), y.clone(), 0.0, 1.0).unwrap();
     let at = vec![0.3];
     let (mu, var) = gp.predict(std::slice::from_ref(&at))[0];
-    let fantasy = gp.condition_on(at.clone(), mu).unwrap();
+    let fantasy = gp.condition_on(at.clone(), mu, None).unwrap();
     let (mu2, var2) = fantasy.predict(std::slice::from_ref(&at))[0];
     assert!((mu2 - mu).abs() < 1e-9, "conditioning on the mean keeps the mean");
     assert!(var2 < 0.1 * var, "{var2} vs {var}");
+    let noise_free = gp.condition_on(at.clone(), mu, Some(1e-8)).unwrap();
+    assert!(noise_free.predict(std::slice::from_ref(&at))[0].1 < 1e-7, "a noise-free fantasy pins the variance");
     let mut x2 = x;
     x2.push(at.clone());
     let mut y2 = y;

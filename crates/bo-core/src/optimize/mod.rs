@@ -2,4 +2,4 @@
 //! maximisation of an acquisition over a mixed, conditional search space ([`mixed`]).
 
 pub mod lbfgsb;
-// pub mod mixed;
+pub mod mixed;

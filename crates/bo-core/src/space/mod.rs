@@ -9,6 +9,7 @@
 //! any model.
 
 pub mod encode;
+pub mod features;
 #[cfg(test)]
 mod tests;
 

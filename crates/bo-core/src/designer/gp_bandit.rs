@@ -1,0 +1,455 @@
+//! `GP_BANDIT`: GP-UCB (Srinivas et al. 2010) — or EI / PI — over the whole search space.
+//!
+//! - **Design**: the first `initialDesignSize` trials are quasi-random (this crate's
+//!   `QUASI_RANDOM_SEARCH`, so they respect the conditional tree).
+//! - **Model**: one exact GP on [`Features`]: an ARD Matérn-5/2 (or squared-exponential) kernel
+//!   over the numeric coordinates, times an exchangeable categorical kernel when there are
+//!   categorical parameters; outputs standardised; noise fitted within the bounds of the study's
+//!   `observationNoise`; hyperparameters by MAP with multi-start L-BFGS, warm-started from the
+//!   stored state of the last fit. Conditional spaces are flattened (inactive parameters at a
+//!   fixed value, see `space::features`) until the tree kernels arrive.
+//! - **Infeasible trials**: a penalty — they enter the GP at the worst feasible value observed.
+//!   One model, no classifier to fit, and it steers the acquisition away from the region; a
+//!   feasibility model would need a second GP and more data than these studies usually have.
+//! - **Acquisition**: UCB with `β_t = 0.2 · d · ln(2t)` (seed 004 §5, the practical schedule)
+//!   unless `ucbBeta` fixes it; or log-EI / log-PI over the best observed value. Maximised by
+//!   `optimize::mixed`. The objective is the study's first metric; minimisation is handled by
+//!   negating it.
+//! - **Pending trials** are fantasies: each in-flight trial is added to the GP at its posterior
+//!   mean as a noise-free observation, which collapses the variance there.
+//! - **Batches** (`suggestionCount > 1`) add each chosen member as a fantasy too. Under UCB the
+//!   members after the first follow GP-UCB-PE (Contal, Buffoni, Robicquet & Vayatis 2013): they
+//!   maximise the fantasised posterior σ within the relevant region {x : UCB(x) ≥ max LCB},
+//!   because once fantasies pin the variance, UCB alone just follows the mean to one spot (seen
+//!   in this file's batch test). EI and PI keep the kriging believer (Ginsbourger et al. 2010).
+//!
+//! | Name | Default | Purpose | Range |
+//! | --- | --- | --- | --- |
+//! | `acquisition` | `UCB` | `UCB`, `EI` or `PI` | — |
+//! | `ucbBeta` | schedule | a constant β for UCB | > 0 |
+//! | `initialDesignSize` | d + 1 within [4, 10] | quasi-random trials before the GP | 1 – 1,000 |
+//! | `kernel` | `MATERN52` | `MATERN52` or `SQUARED_EXP` | — |
+//! | `numCandidates` | 512 | Sobol candidates scored per suggestion | 16 – 100,000 |
+//! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use rand::Rng;
+use serde::Deserialize;
+
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem, QuasiRandomSearch};
+use crate::acquisition::{Acquisition, BetaSchedule};
+use crate::gp::{self, FitConfig, Gp, Hyperparameters, NoiseBounds};
+use crate::kernel::{Categorical, Kernel, Product, matern52, squared_exp};
+use crate::optimize::mixed::{MixedConfig, maximize};
+use crate::space::features::Features;
+use crate::study::{Goal, ObservationNoise};
+use crate::trial::{Assignment, Observation, Outcome};
+
+/// Which acquisition function.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AcquisitionKind {
+    /// Upper confidence bound.
+    #[default]
+    Ucb,
+    /// Expected improvement (as log-EI).
+    Ei,
+    /// Probability of improvement (as log-PI).
+    Pi,
+}
+
+/// Which stationary kernel for numeric parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum KernelKind {
+    /// Matérn-5/2.
+    #[default]
+    Matern52,
+    /// Squared exponential.
+    SquaredExp,
+}
+
+/// `algorithmConfig` of `GP_BANDIT` (the table above).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GpBanditParams {
+    /// The acquisition function.
+    pub acquisition: AcquisitionKind,
+    /// A constant β for UCB instead of the schedule.
+    pub ucb_beta: Option<f64>,
+    /// Quasi-random trials before the GP.
+    pub initial_design_size: Option<usize>,
+    /// The numeric kernel.
+    pub kernel: KernelKind,
+    /// Sobol candidates per suggestion.
+    pub num_candidates: usize,
+    /// Random restarts of the hyperparameter fit.
+    pub num_restarts: usize,
+}
+
+impl Default for GpBanditParams {
+    fn default() -> Self {
+        GpBanditParams {
+            acquisition: AcquisitionKind::Ucb,
+            ucb_beta: None,
+            initial_design_size: None,
+            kernel: KernelKind::Matern52,
+            num_candidates: 512,
+            num_restarts: 2,
+        }
+    }
+}
+
+impl GpBanditParams {
+    /// Checks the ranges of the table.
+    pub fn check(self) -> Result<GpBanditParams, ConfigError> {
+        let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
+        if let Some(b) = self.ucb_beta
+            && !(b > 0.0 && b.is_finite())
+        {
+            return bad("ucbBeta", format!("{b} must be a positive number"));
+        }
+        if let Some(n) = self.initial_design_size
+            && !(1..=1000).contains(&n)
+        {
+            return bad("initialDesignSize", format!("{n} is outside 1 to 1000"));
+        }
+        if !(16..=100_000).contains(&self.num_candidates) {
+            return bad("numCandidates", format!("{} is outside 16 to 100000", self.num_candidates));
+        }
+        if self.num_restarts > 50 {
+            return bad("numRestarts", format!("{} is above 50", self.num_restarts));
+        }
+        Ok(self)
+    }
+}
+
+/// The GP-bandit designer.
+pub struct GpBandit {
+    params: GpBanditParams,
+}
+
+impl GpBandit {
+    /// A designer with checked settings.
+    pub fn new(params: GpBanditParams) -> GpBandit {
+        GpBandit { params }
+    }
+}
+
+/// Length-scale bounds on the unit cube.
+const LENGTH_SCALE_BOUNDS: (f64, f64) = (0.01, 20.0);
+
+/// The noise variance of a fantasy observation (standardised units): as if measured exactly.
+const FANTASY_NOISE: f64 = 1e-6;
+
+/// What is stored between fits.
+#[derive(serde::Serialize, Deserialize)]
+struct State {
+    gp: Hyperparameters,
+}
+
+fn kernel_for(features: &Features, kind: KernelKind) -> Box<dyn Kernel> {
+    let numeric = features.numeric_dims();
+    let categorical = features.categorical_dims();
+    let numeric_kernel: Option<Box<dyn Kernel>> = (!numeric.is_empty()).then(|| match kind {
+        KernelKind::Matern52 => Box::new(matern52(numeric, 0.5, LENGTH_SCALE_BOUNDS)) as Box<dyn Kernel>,
+        KernelKind::SquaredExp => Box::new(squared_exp(numeric, 0.5, LENGTH_SCALE_BOUNDS)),
+    });
+    let categorical_kernel: Option<Box<dyn Kernel>> =
+        (!categorical.is_empty()).then(|| Box::new(Categorical::new(categorical)) as Box<dyn Kernel>);
+    match (numeric_kernel, categorical_kernel) {
+        (Some(n), Some(c)) => Box::new(Product(vec![n, c])),
+        (Some(k), None) | (None, Some(k)) => k,
+        (None, None) => unreachable!("a search space has at least one parameter"),
+    }
+}
+
+impl GpBandit {
+    fn initial_design_size(&self, d: usize) -> usize {
+        self.params.initial_design_size.unwrap_or((d + 1).clamp(4, 10))
+    }
+}
+
+impl Designer for GpBandit {
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        let spec = &problem.spec;
+        let features = Features::new(&spec.space);
+        let objective = spec.objective();
+        let sign = if objective.goal == Goal::Minimize { -1.0 } else { 1.0 };
+        let measured: Vec<(&Assignment, f64)> = history
+            .iter()
+            .filter_map(|o| match &o.outcome {
+                Outcome::Measured(m) => m.get(&objective.id).map(|v| (&o.assignment, sign * v)),
+                Outcome::Infeasible => None,
+            })
+            .collect();
+        if measured.len() < self.initial_design_size(features.dim()).max(2) {
+            return QuasiRandomSearch.fit(problem, history, warm, rng);
+        }
+        let worst = measured.iter().map(|(_, y)| *y).fold(f64::INFINITY, f64::min);
+        let mut x = Vec::with_capacity(history.len());
+        let mut y = Vec::with_capacity(history.len());
+        for o in history {
+            let value = match &o.outcome {
+                Outcome::Measured(m) => m.get(&objective.id).map(|v| sign * v),
+                Outcome::Infeasible => Some(worst),
+            };
+            if let Some(v) = value {
+                x.push(features.encode(&o.assignment));
+                y.push(v);
+            }
+        }
+        let noise = match spec.observation_noise {
+            ObservationNoise::Low => NoiseBounds::LOW,
+            ObservationNoise::High => NoiseBounds::HIGH,
+            ObservationNoise::Unspecified => NoiseBounds::DEFAULT,
+        };
+        let warm_hyper: Option<Hyperparameters> = warm.and_then(|s| serde_json::from_value::<State>(s.0.clone()).ok()).map(|s| s.gp);
+        let config = FitConfig { noise, restarts: self.params.num_restarts, ..FitConfig::default() };
+        let gp = gp::fit(kernel_for(&features, self.params.kernel), x, &y, &config, warm_hyper.as_ref(), rng)
+            .map_err(|e| FitError::Numerical(format!("GP fit failed: {e}")))?;
+        let state = ModelState(serde_json::to_value(State { gp: gp.hyperparameters() }).unwrap_or_default());
+        let t = measured.len() + 1;
+        let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
+        let best = gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let acquisition = match self.params.acquisition {
+            AcquisitionKind::Ucb => Acquisition::Ucb { beta },
+            AcquisitionKind::Ei => Acquisition::LogEi { best },
+            AcquisitionKind::Pi => Acquisition::LogPi { best },
+        };
+        // The best observed points anchor a local search around them.
+        let mut ranked: Vec<&(&Assignment, f64)> = measured.iter().collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
+        let model = GpBanditModel {
+            features,
+            gp,
+            acquisition,
+            taken: history.iter().map(|o| o.assignment.key()).collect(),
+            anchors,
+            config: MixedConfig { n_candidates: self.params.num_candidates, ..MixedConfig::default() },
+        };
+        Ok(Fitted { model: Arc::new(model), state })
+    }
+}
+
+struct GpBanditModel {
+    features: Features,
+    gp: Gp,
+    acquisition: Acquisition,
+    taken: HashSet<String>,
+    anchors: Vec<Assignment>,
+    config: MixedConfig,
+}
+
+impl GpBanditModel {
+    /// The GP with `a` added as a noise-free fantasy at its posterior mean (unchanged if the
+    /// factor cannot be extended, e.g. for a point already in the data).
+    fn with_fantasy(gp: Gp, features: &Features, a: &Assignment) -> Gp {
+        let x = features.encode(a);
+        let (mean, _) = gp.predict(std::slice::from_ref(&x))[0];
+        gp.condition_on(x, mean, Some(FANTASY_NOISE)).unwrap_or(gp)
+    }
+}
+
+/// How far below the relevant region a pure-exploration score is pushed, per unit of UCB.
+const PE_PENALTY: f64 = 10.0;
+
+impl Model for GpBanditModel {
+    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+        let mut gp = self.gp.clone();
+        let mut taken = self.taken.clone();
+        for p in pending {
+            gp = Self::with_fantasy(gp, &self.features, p);
+            taken.insert(p.key());
+        }
+        // The posterior before this batch's fantasies defines UCB-PE's relevant region.
+        let base = gp.clone();
+        let mut lcb_bound = f64::NEG_INFINITY;
+        let mut out: Vec<Assignment> = Vec::with_capacity(count);
+        for k in 0..count {
+            let chosen = match (self.acquisition, k) {
+                (Acquisition::Ucb { beta }, k) if k > 0 => {
+                    let b = beta.sqrt();
+                    let pe = |ucb: f64, sigma: f64| if ucb >= lcb_bound { sigma } else { sigma - PE_PENALTY * (lcb_bound - ucb) };
+                    let score_batch = |xs: &[Vec<f64>]| {
+                        base.predict(xs)
+                            .into_iter()
+                            .zip(gp.predict(xs))
+                            .map(|((m, v), (_, vf))| pe(m + b * v.sqrt(), vf.sqrt()))
+                            .collect::<Vec<f64>>()
+                    };
+                    let score_grad = |x: &[f64]| {
+                        let p = base.predict_with_grad(x);
+                        let f = gp.predict_with_grad(x);
+                        let (s, sf) = (p.var.sqrt(), f.var.sqrt());
+                        let ucb = p.mean + b * s;
+                        let grad = (0..x.len())
+                            .map(|i| {
+                                let d_sf = f.d_var[i] / (2.0 * sf);
+                                let d_ucb = p.d_mean[i] + b * p.d_var[i] / (2.0 * s);
+                                if ucb >= lcb_bound { d_sf } else { d_sf + PE_PENALTY * d_ucb }
+                            })
+                            .collect();
+                        (pe(ucb, sf), grad)
+                    };
+                    maximize(&self.features, &score_batch, &score_grad, &taken, &self.anchors, &self.config, rng)
+                }
+                (acquisition, _) => {
+                    let score_batch =
+                        |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
+                    let score_grad = |x: &[f64]| acquisition.value_and_grad(&gp.predict_with_grad(x));
+                    maximize(&self.features, &score_batch, &score_grad, &taken, &self.anchors, &self.config, rng)
+                }
+            };
+            let Some((a, _)) = chosen else {
+                break; // every point of a small discrete space has been tried
+            };
+            if k == 0
+                && let Acquisition::Ucb { beta } = self.acquisition
+            {
+                // max LCB over the observed points and the first member: the region's floor.
+                let mut xs: Vec<Vec<f64>> = self.anchors.iter().map(|a| self.features.encode(a)).collect();
+                xs.push(self.features.encode(&a));
+                lcb_bound = base.predict(&xs).into_iter().map(|(m, v)| m - beta.sqrt() * v.sqrt()).fold(f64::NEG_INFINITY, f64::max);
+            }
+            taken.insert(a.key());
+            gp = Self::with_fantasy(gp, &self.features, &a);
+            out.push(a);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+    use crate::designer::designer_for;
+    use crate::space::{Domain, ParamSpec, Scale, SearchSpace};
+    use crate::study::{MetricSpec, StudySpec};
+    use crate::trial::ParamValue;
+
+    /// Branin on x₁ ∈ [−5, 10], x₂ ∈ [0, 15]; minimum 0.397887 (Dixon & Szegő 1978).
+    fn branin(a: &Assignment) -> f64 {
+        let v = |id: &str| match a.get(id) {
+            Some(ParamValue::Float(x)) => *x,
+            other => panic!("{id}: {other:?}"),
+        };
+        let (x1, x2) = (v("x1"), v("x2"));
+        let pi = std::f64::consts::PI;
+        let (b, c, r, s, t) = (5.1 / (4.0 * pi * pi), 5.0 / pi, 6.0, 10.0, 1.0 / (8.0 * pi));
+        (x2 - b * x1 * x1 + c * x1 - r).powi(2) + s * (1.0 - t) * x1.cos() + s
+    }
+
+    fn run(algorithm: &str, seed: u64, budget: usize) -> f64 {
+        let double = |id: &str, min: f64, max: f64| ParamSpec {
+            id: id.into(),
+            domain: Domain::Double { min, max },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
+        let spec = StudySpec {
+            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
+            space: SearchSpace::new(vec![double("x1", -5.0, 10.0), double("x2", 0.0, 15.0)]).unwrap(),
+            algorithm: algorithm.into(),
+            algorithm_config: serde_json::Value::Null,
+            observation_noise: Default::default(),
+            measurement_selection: Default::default(),
+            stopping: None,
+        };
+        let problem = Problem { spec, seed };
+        let designer = designer_for(&problem.spec).unwrap();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut history = Vec::new();
+        let mut warm = None;
+        let mut best = f64::INFINITY;
+        while history.len() < budget {
+            let fitted = designer.fit(&problem, &history, warm.as_ref(), &mut rng).unwrap();
+            warm = Some(fitted.state.clone());
+            let a = fitted.model.suggest(&[], 1, &mut rng).unwrap().remove(0);
+            let y = branin(&a);
+            best = best.min(y);
+            history.push(Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) });
+        }
+        best - 0.397887
+    }
+
+    fn median(mut v: Vec<f64>) -> f64 {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+
+    #[test]
+    fn beats_random_search_on_branin_in_30_evaluations() {
+        let gp: Vec<f64> = (0..5).map(|s| run("GP_BANDIT", s, 30)).collect();
+        let random: Vec<f64> = (0..5).map(|s| run("RANDOM_SEARCH", s, 30)).collect();
+        assert!(median(gp.clone()) < median(random.clone()), "median simple regret: GP {gp:?} vs random {random:?}");
+        assert!(median(gp.clone()) < 0.05, "GP-UCB should be near the optimum after 30 evaluations: {gp:?}");
+    }
+
+    #[test]
+    fn a_batch_is_distinct_and_spread_out() {
+        let double = |id: &str| ParamSpec {
+            id: id.into(),
+            domain: Domain::Double { min: 0.0, max: 1.0 },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
+        let spec = StudySpec {
+            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Maximize }],
+            space: SearchSpace::new(vec![double("a"), double("b")]).unwrap(),
+            algorithm: "GP_BANDIT".into(),
+            algorithm_config: serde_json::Value::Null,
+            observation_noise: Default::default(),
+            measurement_selection: Default::default(),
+            stopping: None,
+        };
+        let problem = Problem { spec, seed: 1 };
+        let mut rng = StdRng::seed_from_u64(1);
+        // Six observations of a multimodal function: the model is unsure, so the batch should
+        // explore rather than pile up in one place.
+        let history: Vec<Observation> = (0..6)
+            .map(|i| {
+                let (a, b) = ((0.1 + i as f64 * 0.37) % 1.0, (0.2 + i as f64 * 0.61) % 1.0);
+                let assignment =
+                    Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a)), ("b".to_owned(), ParamValue::Float(b))]));
+                Observation {
+                    assignment,
+                    outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (6.0 * a).sin() * (4.0 * b).cos())])),
+                }
+            })
+            .collect();
+        let designer = designer_for(&problem.spec).unwrap();
+        let batch = designer.fit(&problem, &history, None, &mut rng).unwrap().model.suggest(&[], 8, &mut rng).unwrap();
+        assert_eq!(batch.len(), 8);
+        let point = |a: &Assignment| match (a.get("a"), a.get("b")) {
+            (Some(ParamValue::Float(x)), Some(ParamValue::Float(y))) => (*x, *y),
+            _ => unreachable!(),
+        };
+        for i in 0..8 {
+            for j in 0..i {
+                let (p, q) = (point(&batch[i]), point(&batch[j]));
+                let dist = ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt();
+                assert!(dist > 0.05, "batch members {i} and {j} nearly coincide: {p:?} {q:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn config_is_checked() {
+        assert!(GpBanditParams { ucb_beta: Some(-1.0), ..Default::default() }.check().is_err());
+        assert!(GpBanditParams { num_candidates: 1, ..Default::default() }.check().is_err());
+        let parsed: GpBanditParams = serde_json::from_value(serde_json::json!({"acquisition": "EI", "initialDesignSize": 5})).unwrap();
+        assert_eq!(parsed.acquisition, AcquisitionKind::Ei);
+        assert!(serde_json::from_value::<GpBanditParams>(serde_json::json!({"acquisiton": "EI"})).is_err());
+    }
+}
