@@ -1,0 +1,68 @@
+//! Runs a designer on a problem in process, as a study would: each step fits the designer on
+//! all completed trials (warm-started from the previous fit's state), asks for one suggestion,
+//! evaluates it. Records best-so-far simple regret and the seconds each fit + suggest took.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use bo_core::designer::designer_for;
+use bo_core::{Goal, MetricSpec, Observation, Outcome, SearchSpace, StudySpec};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde::Serialize;
+
+use crate::problems::Problem;
+
+/// One seed's trace.
+#[derive(Serialize)]
+pub struct RunTrace {
+    /// The seed.
+    pub seed: u64,
+    /// Best-so-far simple regret after each evaluation.
+    pub regret: Vec<f64>,
+    /// Seconds of fit + suggest before each evaluation.
+    pub suggest_seconds: Vec<f64>,
+}
+
+/// A study spec minimising `f` over the problem's space with `algorithm`.
+pub fn spec_for(problem: &Problem, algorithm: &str, config: serde_json::Value) -> StudySpec {
+    spec_with_space((problem.space)(), algorithm, config)
+}
+
+/// A study spec minimising `f` over `space` with `algorithm`.
+pub fn spec_with_space(space: SearchSpace, algorithm: &str, config: serde_json::Value) -> StudySpec {
+    StudySpec {
+        metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
+        space,
+        algorithm: algorithm.into(),
+        algorithm_config: config,
+        observation_noise: Default::default(),
+        measurement_selection: Default::default(),
+        stopping: None,
+    }
+}
+
+/// Runs `algorithm` on `problem` for `budget` evaluations with `seed`.
+pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget: usize, seed: u64) -> Result<RunTrace> {
+    let spec = spec_for(problem, algorithm, config);
+    let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
+    let study = bo_core::Problem { spec, seed };
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut history: Vec<Observation> = Vec::with_capacity(budget);
+    let mut warm = None;
+    let mut best = f64::INFINITY;
+    let mut trace = RunTrace { seed, regret: Vec::with_capacity(budget), suggest_seconds: Vec::with_capacity(budget) };
+    while history.len() < budget {
+        let start = Instant::now();
+        let fitted = designer.fit(&study, &history, warm.as_ref(), &mut rng)?;
+        let assignment = fitted.model.suggest(&[], 1, &mut rng)?.into_iter().next().context("the designer proposed nothing")?;
+        trace.suggest_seconds.push(start.elapsed().as_secs_f64());
+        warm = Some(fitted.state);
+        let y = (problem.eval)(&assignment);
+        best = best.min(y);
+        trace.regret.push((best - problem.optimum).max(0.0));
+        history.push(Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) });
+    }
+    Ok(trace)
+}

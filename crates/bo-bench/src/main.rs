@@ -1,0 +1,182 @@
+//! `bo-bench`: measures bo's designers in process on the problems of the papers and the classic
+//! ones — sample efficiency (`run`) and speed (`latency`). Numbers go to docs/benchmarks.md with
+//! the command that produced them; tests never assert them.
+
+mod harness;
+mod problems;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use bo_core::designer::designer_for;
+use bo_core::{Assignment, Observation, Outcome, ParamValue};
+use clap::{Parser, Subcommand};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+
+#[derive(Parser)]
+#[command(name = "bo-bench", about = "Benchmarks of bo's designers")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs a designer on a problem over several seeds; prints a table and writes JSON.
+    Run {
+        /// Problem name (see `list`).
+        #[arg(long)]
+        problem: String,
+        /// Algorithm name, as in a study's `algorithm`.
+        #[arg(long)]
+        algorithm: String,
+        /// Evaluations per seed.
+        #[arg(long, default_value_t = 100)]
+        budget: usize,
+        /// Number of seeds (0, 1, …).
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        /// `algorithmConfig` as JSON.
+        #[arg(long)]
+        config: Option<String>,
+        /// Where to write the JSON.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Lists the problems with their dimension and optimum.
+    List,
+    /// Seconds per fit (cold and warm-started) and per suggest against n and D, for GP_BANDIT.
+    Latency {
+        /// Trial counts, comma-separated.
+        #[arg(long, default_value = "100,200,500,1000", value_delimiter = ',')]
+        n: Vec<usize>,
+        /// Dimensions, comma-separated.
+        #[arg(long, default_value = "5,20", value_delimiter = ',')]
+        d: Vec<usize>,
+        /// Where to write the JSON.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Serialize)]
+struct RunReport {
+    problem: String,
+    algorithm: String,
+    budget: usize,
+    optimum: f64,
+    runs: Vec<harness::RunTrace>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Command::List => {
+            println!("{:<18} {:>4} {:>14}", "problem", "dim", "optimum");
+            for p in problems::all() {
+                println!("{:<18} {:>4} {:>14.6}", p.name, p.dim, p.optimum);
+            }
+        }
+        Command::Run { problem, algorithm, budget, seeds, config, out } => {
+            let Some(p) = problems::by_name(&problem) else {
+                let names: Vec<&str> = problems::all().iter().map(|p| p.name).collect();
+                bail!("unknown problem {problem:?}; problems: {}", names.join(", "));
+            };
+            let config: serde_json::Value = match config {
+                Some(text) => serde_json::from_str(&text).context("--config must be JSON")?,
+                None => serde_json::Value::Null,
+            };
+            let mut runs = Vec::new();
+            for seed in 0..seeds {
+                let trace = harness::run(&p, &algorithm, config.clone(), budget, seed)?;
+                eprintln!(
+                    "seed {seed}: final regret {:.3e}, mean {:.1} ms per suggestion",
+                    trace.regret.last().copied().unwrap_or(f64::NAN),
+                    1e3 * trace.suggest_seconds.iter().sum::<f64>() / budget.max(1) as f64
+                );
+                runs.push(trace);
+            }
+            println!("{problem} / {algorithm}: median simple regret over {seeds} seeds");
+            for at in [10, 25, 50, 100, 200, 300]
+                .into_iter()
+                .filter(|&t| t <= budget)
+                .chain(std::iter::once(budget))
+                .collect::<std::collections::BTreeSet<_>>()
+            {
+                let values: Vec<f64> = runs.iter().map(|r| r.regret[at - 1]).collect();
+                println!("  after {at:>4}: {:.3e}", median(values));
+            }
+            let all_times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
+            println!("  fit + suggest: median {:.1} ms", 1e3 * median(all_times));
+            let report = RunReport { problem, algorithm, budget, optimum: p.optimum, runs };
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+        Command::Latency { n, d, out } => {
+            let rows = latency(&n, &d)?;
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct LatencyRow {
+    n: usize,
+    d: usize,
+    cold_fit_seconds: f64,
+    warm_fit_seconds: f64,
+    suggest_seconds: f64,
+}
+
+/// Times GP_BANDIT on `n` random observations of a smooth function in `d` dimensions.
+fn latency(ns: &[usize], ds: &[usize]) -> Result<Vec<LatencyRow>> {
+    println!("{:>6} {:>4} {:>12} {:>12} {:>12}", "n", "D", "cold fit s", "warm fit s", "suggest s");
+    let mut rows = Vec::new();
+    for &d in ds {
+        let spec = harness::spec_with_space(problems::unit_box(d), "GP_BANDIT", serde_json::Value::Null);
+        let designer = designer_for(&spec)?;
+        let study = bo_core::Problem { spec, seed: 0 };
+        for &n in ns {
+            let mut rng = StdRng::seed_from_u64(n as u64 * 31 + d as u64);
+            let history: Vec<Observation> = (0..n)
+                .map(|_| {
+                    let x: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
+                    let y: f64 = x.iter().enumerate().map(|(i, v)| ((i + 1) as f64 * v).sin()).sum();
+                    let assignment = Assignment(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect());
+                    Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
+                })
+                .collect();
+            let start = Instant::now();
+            let cold = designer.fit(&study, &history, None, &mut rng)?;
+            let cold_fit = start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            let warm = designer.fit(&study, &history, Some(&cold.state), &mut rng)?;
+            let warm_fit = start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            warm.model.suggest(&[], 1, &mut rng)?;
+            let suggest = start.elapsed().as_secs_f64();
+            println!("{n:>6} {d:>4} {cold_fit:>12.3} {warm_fit:>12.3} {suggest:>12.4}");
+            rows.push(LatencyRow { n, d, cold_fit_seconds: cold_fit, warm_fit_seconds: warm_fit, suggest_seconds: suggest });
+        }
+    }
+    Ok(rows)
+}

@@ -1,0 +1,234 @@
+//! Benchmark problems, all minimised, each with its search space and known optimum.
+//!
+//! Constants: Branin, Hartmann-3/-6, Ackley, Levy, Rosenbrock and Styblinski–Tang as in Surjanovic
+//! & Bingham's Virtual Library of Simulation Experiments (the usual BoTorch/Optuna definitions);
+//! Jenatton et al. (2017) as in ../shared/algorithms/conditional.md §A5.2 (seed 000's benchmark,
+//! a conditional space; optimum 0.1).
+
+use bo_core::{Assignment, Conditional, Domain, ParamSpec, ParamValue, ParentValues, Scale, SearchSpace};
+
+/// A benchmark problem.
+pub struct Problem {
+    /// Its command-line name.
+    pub name: &'static str,
+    /// The number of parameters in its space (of the whole tree).
+    pub dim: usize,
+    /// The minimum value.
+    pub optimum: f64,
+    /// Builds the search space.
+    pub space: fn() -> SearchSpace,
+    /// Evaluates an assignment.
+    pub eval: fn(&Assignment) -> f64,
+}
+
+fn box_space(bounds: &[(f64, f64)]) -> SearchSpace {
+    SearchSpace::new(
+        bounds
+            .iter()
+            .enumerate()
+            .map(|(i, (lo, hi))| ParamSpec {
+                id: format!("x{i}"),
+                domain: Domain::Double { min: *lo, max: *hi },
+                scale: Scale::Linear,
+                default: None,
+                children: vec![],
+            })
+            .collect(),
+    )
+    .expect("benchmark spaces are valid")
+}
+
+/// The unit box `[0, 1]^d` with parameters `x0 … x{d−1}`.
+pub fn unit_box(d: usize) -> SearchSpace {
+    box_space(&vec![(0.0, 1.0); d])
+}
+
+fn coords(a: &Assignment, d: usize) -> Vec<f64> {
+    (0..d)
+        .map(|i| match a.get(&format!("x{i}")) {
+            Some(ParamValue::Float(x)) => *x,
+            other => panic!("x{i} is {other:?}"),
+        })
+        .collect()
+}
+
+fn branin(a: &Assignment) -> f64 {
+    let x = coords(a, 2);
+    let pi = std::f64::consts::PI;
+    let (b, c, r, s, t) = (5.1 / (4.0 * pi * pi), 5.0 / pi, 6.0, 10.0, 1.0 / (8.0 * pi));
+    (x[1] - b * x[0] * x[0] + c * x[0] - r).powi(2) + s * (1.0 - t) * x[0].cos() + s
+}
+
+const HARTMANN_ALPHA: [f64; 4] = [1.0, 1.2, 3.0, 3.2];
+
+fn hartmann(x: &[f64], a: &[&[f64]], p: &[&[f64]]) -> f64 {
+    -(0..4)
+        .map(|i| {
+            let inner: f64 = x.iter().enumerate().map(|(j, xj)| a[i][j] * (xj - p[i][j]).powi(2)).sum();
+            HARTMANN_ALPHA[i] * (-inner).exp()
+        })
+        .sum::<f64>()
+}
+
+fn hartmann3(a: &Assignment) -> f64 {
+    let x = coords(a, 3);
+    let am: [&[f64]; 4] = [&[3.0, 10.0, 30.0], &[0.1, 10.0, 35.0], &[3.0, 10.0, 30.0], &[0.1, 10.0, 35.0]];
+    let pm: [&[f64]; 4] = [&[0.3689, 0.1170, 0.2673], &[0.4699, 0.4387, 0.7470], &[0.1091, 0.8732, 0.5547], &[0.03815, 0.5743, 0.8828]];
+    hartmann(&x, &am, &pm)
+}
+
+fn hartmann6(a: &Assignment) -> f64 {
+    let x = coords(a, 6);
+    let am: [&[f64]; 4] = [
+        &[10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
+        &[0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
+        &[3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
+        &[17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
+    ];
+    let pm: [&[f64]; 4] = [
+        &[0.1312, 0.1696, 0.5569, 0.0124, 0.8283, 0.5886],
+        &[0.2329, 0.4135, 0.8307, 0.3736, 0.1004, 0.9991],
+        &[0.2348, 0.1451, 0.3522, 0.2883, 0.3047, 0.6650],
+        &[0.4047, 0.8828, 0.8732, 0.5743, 0.1091, 0.0381],
+    ];
+    hartmann(&x, &am, &pm)
+}
+
+fn ackley(x: &[f64]) -> f64 {
+    let d = x.len() as f64;
+    let tau = std::f64::consts::TAU;
+    let s1 = x.iter().map(|v| v * v).sum::<f64>() / d;
+    let s2 = x.iter().map(|v| (tau * v).cos()).sum::<f64>() / d;
+    -20.0 * (-0.2 * s1.sqrt()).exp() - s2.exp() + 20.0 + std::f64::consts::E
+}
+
+fn levy(x: &[f64]) -> f64 {
+    let pi = std::f64::consts::PI;
+    let w: Vec<f64> = x.iter().map(|v| 1.0 + (v - 1.0) / 4.0).collect();
+    let d = w.len();
+    let mut f = (pi * w[0]).sin().powi(2);
+    for wi in &w[..d - 1] {
+        f += (wi - 1.0).powi(2) * (1.0 + 10.0 * (pi * wi + 1.0).sin().powi(2));
+    }
+    f + (w[d - 1] - 1.0).powi(2) * (1.0 + (2.0 * pi * w[d - 1]).sin().powi(2))
+}
+
+fn rosenbrock(x: &[f64]) -> f64 {
+    x.windows(2).map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2)).sum()
+}
+
+fn styblinski_tang(x: &[f64]) -> f64 {
+    0.5 * x.iter().map(|v| v.powi(4) - 16.0 * v * v + 5.0 * v).sum::<f64>()
+}
+
+fn jenatton_space() -> SearchSpace {
+    let double = |id: &str, min: f64, max: f64| ParamSpec {
+        id: id.into(),
+        domain: Domain::Double { min, max },
+        scale: Scale::Linear,
+        default: None,
+        children: vec![],
+    };
+    let binary = |id: &str, children: Vec<Conditional>| ParamSpec {
+        id: id.into(),
+        domain: Domain::Categorical { values: vec!["0".into(), "1".into()] },
+        scale: Scale::Linear,
+        default: None,
+        children,
+    };
+    let under = |value: &str, spec: ParamSpec| Conditional { parent_values: ParentValues::Categorical(vec![value.into()]), spec };
+    SearchSpace::new(vec![binary(
+        "x1",
+        vec![
+            under("0", double("r8", 0.0, 1.0)),
+            under("0", binary("x2", vec![under("0", double("x4", -1.0, 1.0)), under("1", double("x5", -1.0, 1.0))])),
+            under("1", double("r9", 0.0, 1.0)),
+            under("1", binary("x3", vec![under("0", double("x6", -1.0, 1.0)), under("1", double("x7", -1.0, 1.0))])),
+        ],
+    )])
+    .expect("the Jenatton space is valid")
+}
+
+fn jenatton(a: &Assignment) -> f64 {
+    let cat = |id: &str| matches!(a.get(id), Some(ParamValue::Categorical(s)) if s == "1");
+    let num = |id: &str| match a.get(id) {
+        Some(ParamValue::Float(x)) => *x,
+        other => panic!("{id} is {other:?}"),
+    };
+    match (cat("x1"), cat("x2"), cat("x3")) {
+        (false, false, _) => num("x4").powi(2) + 0.1 + num("r8"),
+        (false, true, _) => num("x5").powi(2) + 0.2 + num("r8"),
+        (true, _, false) => num("x6").powi(2) + 0.3 + num("r9"),
+        (true, _, true) => num("x7").powi(2) + 0.4 + num("r9"),
+    }
+}
+
+/// Every problem.
+pub fn all() -> Vec<Problem> {
+    vec![
+        Problem { name: "branin", dim: 2, optimum: 0.397887, space: || box_space(&[(-5.0, 10.0), (0.0, 15.0)]), eval: branin },
+        Problem { name: "hartmann3", dim: 3, optimum: -3.86278, space: || box_space(&[(0.0, 1.0); 3]), eval: hartmann3 },
+        Problem { name: "hartmann6", dim: 6, optimum: -3.32237, space: || box_space(&[(0.0, 1.0); 6]), eval: hartmann6 },
+        Problem { name: "ackley5", dim: 5, optimum: 0.0, space: || box_space(&[(-32.768, 32.768); 5]), eval: |a| ackley(&coords(a, 5)) },
+        Problem { name: "levy10", dim: 10, optimum: 0.0, space: || box_space(&[(-10.0, 10.0); 10]), eval: |a| levy(&coords(a, 10)) },
+        Problem { name: "rosenbrock4", dim: 4, optimum: 0.0, space: || box_space(&[(-5.0, 10.0); 4]), eval: |a| rosenbrock(&coords(a, 4)) },
+        Problem {
+            name: "styblinski_tang8",
+            dim: 8,
+            optimum: -39.16616570377142 * 8.0,
+            space: || box_space(&[(-5.0, 5.0); 8]),
+            eval: |a| styblinski_tang(&coords(a, 8)),
+        },
+        Problem { name: "jenatton", dim: 9, optimum: 0.1, space: jenatton_space, eval: jenatton },
+    ]
+}
+
+/// The problem named `name`.
+pub fn by_name(name: &str) -> Option<Problem> {
+    all().into_iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(values: &[(&str, ParamValue)]) -> Assignment {
+        Assignment(values.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
+    }
+
+    fn box_point(x: &[f64]) -> Assignment {
+        Assignment(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect())
+    }
+
+    /// Each problem's value at its known minimiser equals its stated optimum.
+    #[test]
+    fn paper_optima_are_attained_at_the_known_minimisers() {
+        let check = |name: &str, point: Assignment, tol: f64| {
+            let p = by_name(name).unwrap();
+            (p.space)().check(&point).unwrap();
+            let v = (p.eval)(&point);
+            assert!((v - p.optimum).abs() < tol, "{name}: f = {v}, optimum {}", p.optimum);
+        };
+        for x in [[-std::f64::consts::PI, 12.275], [std::f64::consts::PI, 2.275], [9.42478, 2.475]] {
+            check("branin", box_point(&x), 1e-5);
+        }
+        check("hartmann3", box_point(&[0.114614, 0.555649, 0.852547]), 1e-5);
+        check("hartmann6", box_point(&[0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573]), 1e-5);
+        check("ackley5", box_point(&[0.0; 5]), 1e-12);
+        check("levy10", box_point(&[1.0; 10]), 1e-12);
+        check("rosenbrock4", box_point(&[1.0; 4]), 1e-12);
+        check("styblinski_tang8", box_point(&[-2.903534; 8]), 1e-6);
+        let c = |s: &str| ParamValue::Categorical(s.into());
+        check("jenatton", at(&[("x1", c("0")), ("x2", c("0")), ("r8", ParamValue::Float(0.0)), ("x4", ParamValue::Float(0.0))]), 1e-15);
+    }
+
+    #[test]
+    fn jenatton_leaves_follow_the_reading() {
+        let p = by_name("jenatton").unwrap();
+        let c = |s: &str| ParamValue::Categorical(s.into());
+        let f = ParamValue::Float;
+        assert_eq!((p.eval)(&at(&[("x1", c("1")), ("x3", c("1")), ("r9", f(1.0)), ("x7", f(1.0))])), 2.4);
+        assert_eq!((p.eval)(&at(&[("x1", c("0")), ("x2", c("1")), ("r8", f(0.0)), ("x5", f(0.0))])), 0.2);
+        assert_eq!((p.space)().n_params(), 9);
+    }
+}
