@@ -17,7 +17,7 @@ mod sum_product;
 #[cfg(test)]
 mod tests;
 
-pub use ard::Ard;
+pub use ard::{Ard, LengthScalePrior};
 pub use categorical::Categorical;
 pub use matern52::{Matern52, matern52};
 pub use squared_exp::{SquaredExp, squared_exp};

@@ -93,6 +93,11 @@ fn matern52_conforms() {
 }
 
 #[test]
+fn matern52_with_the_dimension_scaled_prior_conforms() {
+    check_kernel(Box::new(matern52(vec![0, 1, 2], 0.4, B).with_prior(LengthScalePrior::DimensionScaled)), 3, &[]);
+}
+
+#[test]
 fn squared_exp_conforms() {
     check_kernel(Box::new(squared_exp(vec![0, 1, 2], 0.4, B)), 3, &[]);
 }
