@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `bo-server` binary, driven over HTTP on SQLite and Postgres.
 
 mod durability;
+mod gp;
 mod harness;
 mod outage;
 mod robustness;

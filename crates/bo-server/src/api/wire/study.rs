@@ -86,7 +86,8 @@ pub struct StudySpecW {
     pub metrics: Vec<MetricSpecW>,
     /// Required: at least one.
     pub parameters: Vec<ParameterSpecW>,
-    /// `ALGORITHM_UNSPECIFIED` (= `AUTO`), `RANDOM_SEARCH`, `QUASI_RANDOM_SEARCH`, `GRID_SEARCH`.
+    /// `ALGORITHM_UNSPECIFIED` (= `AUTO`), `RANDOM_SEARCH`, `QUASI_RANDOM_SEARCH`, `GRID_SEARCH`,
+    /// `GP_BANDIT`.
     #[serde(skip_serializing_if = "algorithm_is_default")]
     pub algorithm: AlgorithmName,
     /// Settings of the algorithm (bo extension).
