@@ -13,6 +13,7 @@
 //! pool serve both databases; the dialects differ only in their migration folders.
 
 mod error;
+mod models;
 mod operations;
 mod studies;
 pub mod testing;
@@ -24,6 +25,7 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
 
 pub use error::{Entity, StoreError};
+pub use models::StoredModel;
 pub use operations::{Operation, OperationKind};
 pub use studies::{StudyRecord, StudyState};
 pub use trials::{NewTrial, SuggestOutcome};

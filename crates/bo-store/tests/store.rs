@@ -182,3 +182,31 @@ async fn concurrent_suggests_never_share_a_trial() {
         assert!(all.iter().all(|t| t.state == TrialState::Active));
     }
 }
+
+#[tokio::test]
+async fn model_state_is_kept_and_never_overwritten_by_older_data() {
+    for store in stores("model_state").await {
+        let (study, _) = store.create_study("p", "l", "models", &spec(), 1).await.unwrap();
+        assert_eq!(store.model_state(study.id).await.unwrap(), None);
+        let m = |version: i64, tag: &str| bo_store::StoredModel { data_version: version, state: bo_core::ModelState(serde_json::json!({"tag": tag})), fitted_at_ms: 7 };
+        assert!(store.save_model_state(study.id, &m(3, "three")).await.unwrap());
+        assert!(!store.save_model_state(study.id, &m(2, "two")).await.unwrap(), "older data never wins");
+        assert_eq!(store.model_state(study.id).await.unwrap(), Some(m(3, "three")));
+        assert!(store.save_model_state(study.id, &m(5, "five")).await.unwrap());
+        assert_eq!(store.model_state(study.id).await.unwrap().unwrap().data_version, 5);
+        store.delete_study("p", "l", study.id).await.unwrap();
+        assert_eq!(store.model_state(study.id).await.unwrap(), None);
+        assert!(!store.save_model_state(study.id, &m(6, "gone")).await.unwrap(), "a deleted study gets no model");
+    }
+}
+
+#[test]
+fn both_dialects_have_the_same_migrations() {
+    let names = |dialect: &str| -> Vec<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations").join(dialect);
+        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names("sqlite"), names("postgres"));
+}

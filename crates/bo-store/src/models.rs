@@ -1,0 +1,54 @@
+//! The fitted state of each study's designer, kept so fits warm-start across restarts and
+//! replicas. One row per study: the newest state wins, an older one never overwrites it.
+
+use bo_core::ModelState;
+use sqlx::Row;
+
+use crate::Store;
+use crate::error::StoreError;
+
+/// A stored model state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredModel {
+    /// The study's `data_version` it was fitted on.
+    pub data_version: i64,
+    /// The designer's state.
+    pub state: ModelState,
+    /// When it was fitted, milliseconds since the epoch.
+    pub fitted_at_ms: i64,
+}
+
+impl Store {
+    /// The stored state of a study's model, if any.
+    pub async fn model_state(&self, study_id: i64) -> Result<Option<StoredModel>, StoreError> {
+        let row = sqlx::query("SELECT data_version, state, fitted_at_ms FROM models WHERE study_id = $1")
+            .bind(study_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| {
+            let state: String = row.try_get("state")?;
+            Ok(StoredModel { data_version: row.try_get("data_version")?, state: serde_json::from_str(&state)?, fitted_at_ms: row.try_get("fitted_at_ms")? })
+        })
+        .transpose()
+    }
+
+    /// Stores a study's model state unless a state fitted on newer data is already there.
+    /// Returns whether it was stored. A study deleted meanwhile is not an error: nothing is
+    /// stored.
+    pub async fn save_model_state(&self, study_id: i64, model: &StoredModel) -> Result<bool, StoreError> {
+        let state = serde_json::to_string(&model.state)?;
+        let done = sqlx::query(
+            "INSERT INTO models (study_id, data_version, state, fitted_at_ms) \
+             SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM studies WHERE id = $1) \
+             ON CONFLICT (study_id) DO UPDATE SET data_version = excluded.data_version, state = excluded.state, fitted_at_ms = excluded.fitted_at_ms \
+             WHERE models.data_version <= excluded.data_version",
+        )
+        .bind(study_id)
+        .bind(model.data_version)
+        .bind(state)
+        .bind(model.fitted_at_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+}
