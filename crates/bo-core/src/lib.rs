@@ -20,7 +20,7 @@ pub mod stopping;
 pub mod study;
 pub mod trial;
 
-pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem};
+pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
 pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace, SpaceError};
 pub use study::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, StoppingSpec, StudySpec};
 pub use trial::{Assignment, Measurement, Observation, Outcome, ParamValue, Trial, TrialState};

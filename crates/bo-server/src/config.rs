@@ -24,6 +24,14 @@ pub struct Config {
     #[arg(long, env = "BO_DATABASE_TIMEOUT", default_value_t = 10.0)]
     pub database_timeout: f64,
 
+    /// Background refits running at once (default: the number of cores).
+    #[arg(long, env = "BO_WORKERS")]
+    pub workers: Option<usize>,
+
+    /// Memory budget of the per-study model cache, in MiB; least recently used models go first.
+    #[arg(long, env = "BO_MODEL_CACHE_MB", default_value_t = 1024)]
+    pub model_cache_mb: usize,
+
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (e.g. `info`, `bo_server=debug`).
     #[arg(long, env = "BO_LOG", default_value = "info")]
     pub log: String,
@@ -36,6 +44,8 @@ impl std::fmt::Debug for Config {
             .field("database_url", &redact(&self.database_url))
             .field("max_connections", &self.max_connections)
             .field("database_timeout", &self.database_timeout)
+            .field("workers", &self.workers)
+            .field("model_cache_mb", &self.model_cache_mb)
             .field("log", &self.log)
             .finish()
     }

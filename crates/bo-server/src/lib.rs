@@ -45,7 +45,11 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tracing::info!(database = %config::redact(&config.database_url), backend = ?store.backend(), "database ready");
     let listener = tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     tracing::info!(address = %listener.local_addr()?, "bo-server listening");
-    let state = AppState { store: store.clone() };
+    let engine_config = engine::EngineConfig {
+        workers: config.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
+        cache_bytes: config.model_cache_mb.saturating_mul(1 << 20),
+    };
+    let state = AppState { store: store.clone(), engine: engine::Engine::new(store.clone(), &engine_config) };
     axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
     store.close().await;
     tracing::info!("stopped");

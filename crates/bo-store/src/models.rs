@@ -27,7 +27,11 @@ impl Store {
             .await?;
         row.map(|row| {
             let state: String = row.try_get("state")?;
-            Ok(StoredModel { data_version: row.try_get("data_version")?, state: serde_json::from_str(&state)?, fitted_at_ms: row.try_get("fitted_at_ms")? })
+            Ok(StoredModel {
+                data_version: row.try_get("data_version")?,
+                state: serde_json::from_str(&state)?,
+                fitted_at_ms: row.try_get("fitted_at_ms")?,
+            })
         })
         .transpose()
     }

@@ -188,7 +188,11 @@ async fn model_state_is_kept_and_never_overwritten_by_older_data() {
     for store in stores("model_state").await {
         let (study, _) = store.create_study("p", "l", "models", &spec(), 1).await.unwrap();
         assert_eq!(store.model_state(study.id).await.unwrap(), None);
-        let m = |version: i64, tag: &str| bo_store::StoredModel { data_version: version, state: bo_core::ModelState(serde_json::json!({"tag": tag})), fitted_at_ms: 7 };
+        let m = |version: i64, tag: &str| bo_store::StoredModel {
+            data_version: version,
+            state: bo_core::ModelState(serde_json::json!({"tag": tag})),
+            fitted_at_ms: 7,
+        };
         assert!(store.save_model_state(study.id, &m(3, "three")).await.unwrap());
         assert!(!store.save_model_state(study.id, &m(2, "two")).await.unwrap(), "older data never wins");
         assert_eq!(store.model_state(study.id).await.unwrap(), Some(m(3, "three")));

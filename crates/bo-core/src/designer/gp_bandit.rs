@@ -38,7 +38,7 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::Deserialize;
 
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::{self, FitConfig, Gp, Hyperparameters, NoiseBounds};
 use crate::kernel::{Categorical, Kernel, Product, matern52, squared_exp};
@@ -225,6 +225,7 @@ impl Designer for GpBandit {
         let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
         let model = GpBanditModel {
             features,
+            sign,
             gp,
             acquisition,
             taken: history.iter().map(|o| o.assignment.key()).collect(),
@@ -237,6 +238,8 @@ impl Designer for GpBandit {
 
 struct GpBanditModel {
     features: Features,
+    /// +1 to maximise the objective, −1 to minimise it (the GP models `sign · objective`).
+    sign: f64,
     gp: Gp,
     acquisition: Acquisition,
     taken: HashSet<String>,
@@ -320,6 +323,39 @@ impl Model for GpBanditModel {
             out.push(a);
         }
         Ok(out)
+    }
+
+    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+        let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
+        Some(
+            self.gp
+                .predict(&xs)
+                .into_iter()
+                .map(|(m, v)| {
+                    let (mean, var) = self.gp.unstandardize(m, v);
+                    Prediction { mean: self.sign * mean, stddev: var.sqrt() }
+                })
+                .collect(),
+        )
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        let h = self.gp.hyperparameters();
+        let hyperparameters: serde_json::Map<String, serde_json::Value> =
+            h.names.iter().zip(&h.kernel).map(|(name, v)| (name.clone(), serde_json::json!(v))).collect();
+        serde_json::json!({
+            "model": "exact GP",
+            "trials": self.gp.n(),
+            "hyperparameters": hyperparameters,
+            "logNoiseVariance": h.log_noise,
+            "acquisition": format!("{:?}", self.acquisition),
+        })
+    }
+
+    fn memory_bytes(&self) -> usize {
+        // The Cholesky factor and the inputs dominate.
+        let n = self.gp.n();
+        8 * (n * n + n * (self.features.dim() + 2)) + 4096
     }
 }
 

@@ -28,7 +28,9 @@ pub use quasi_random::QuasiRandomSearch;
 pub use random::RandomSearch;
 
 /// The algorithm names a study may use. `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`, its
-/// synonym) picks the best designer bo has for the space: for now `QUASI_RANDOM_SEARCH`.
+/// synonym) picks the best designer bo has for the space: for now `GP_BANDIT` everywhere (its
+/// initial design is quasi-random); the tree and high-dimensional designers will take over the
+/// spaces they suit.
 pub const ALGORITHMS: &[&str] = &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT"];
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.
@@ -67,6 +69,31 @@ pub trait Model: Send + Sync {
     /// where the space allows. Fewer than `count` means the designer has nothing more to
     /// propose (an exhausted grid); it never mutates the model.
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError>;
+
+    /// The posterior mean and standard deviation of the objective at `points` (in the
+    /// objective's own units and direction), for models that have one.
+    fn predict(&self, _points: &[Assignment]) -> Option<Vec<Prediction>> {
+        None
+    }
+
+    /// What the model learned, as JSON for `GET …/model` (hyperparameters, structure).
+    fn describe(&self) -> serde_json::Value {
+        serde_json::json!({})
+    }
+
+    /// An estimate of the memory the model holds, in bytes, for the cache's budget.
+    fn memory_bytes(&self) -> usize {
+        1024
+    }
+}
+
+/// A prediction of the objective at one point.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Prediction {
+    /// Posterior mean.
+    pub mean: f64,
+    /// Posterior standard deviation of the latent objective.
+    pub stddev: f64,
 }
 
 /// A study's algorithm settings are wrong.
@@ -106,10 +133,11 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
             no_config(config)?;
             Ok(Box::new(RandomSearch))
         }
-        "AUTO" | "ALGORITHM_UNSPECIFIED" | "QUASI_RANDOM_SEARCH" => {
+        "QUASI_RANDOM_SEARCH" => {
             no_config(config)?;
             Ok(Box::new(QuasiRandomSearch))
         }
+        "AUTO" | "ALGORITHM_UNSPECIFIED" => Ok(Box::new(GpBandit::new(parse_params::<GpBanditParams>(config)?.check()?))),
         "GRID_SEARCH" => Ok(Box::new(GridSearch::new(parse_params::<GridParams>(config)?.check()?))),
         "GP_BANDIT" => Ok(Box::new(GpBandit::new(parse_params::<GpBanditParams>(config)?.check()?))),
         other => Err(ConfigError::UnknownAlgorithm { name: other.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() }),

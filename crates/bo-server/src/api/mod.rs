@@ -6,6 +6,7 @@
 pub mod error;
 pub mod extract;
 pub mod health;
+pub mod model;
 pub mod operations;
 pub mod page;
 pub mod studies;
@@ -37,6 +38,7 @@ const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
         trials::list_optimal_trials, trials::complete_trial, trials::add_trial_measurement, trials::stop_trial,
         trials::check_trial_early_stopping_state,
         operations::get_operation, operations::get_trial_operation,
+        model::get_model, model::predict,
         health::healthz, health::readyz,
     ),
     // The parameter tree is recursive; utoipa stops collecting at the recursion, so its parts
@@ -49,6 +51,7 @@ const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
         (name = "studies", description = "Studies: a search space, metrics and an algorithm"),
         (name = "trials", description = "Trials: suggested points and what was measured of them"),
         (name = "operations", description = "Long-running operations (already done when returned)"),
+        (name = "model", description = "bo's extensions: what a study's model learned, and its predictions"),
         (name = "health", description = "Liveness and readiness"),
     )
 )]
@@ -66,7 +69,8 @@ pub fn router(state: AppState) -> Router {
     let v1 = Router::new()
         .route("/studies", get(studies::list_studies).post(studies::create_study))
         .route("/studies:lookup", post(studies::lookup_study))
-        .route("/studies/{study}", get(studies::get_study).delete(studies::delete_study))
+        .route("/studies/{study}", get(studies::get_study).delete(studies::delete_study).post(model::post_study_verb))
+        .route("/studies/{study}/model", get(model::get_model))
         .route("/studies/{study}/trials", get(trials::list_trials).post(trials::create_trial))
         .route("/studies/{study}/trials:suggest", post(trials::suggest_trials))
         .route("/studies/{study}/trials:listOptimalTrials", post(trials::list_optimal_trials))

@@ -134,6 +134,7 @@ pub async fn list_studies(
 pub async fn delete_study(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<serde_json::Value>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     state.store.delete_study(&study.project, &study.location, study.id).await?;
+    state.engine.forget(study.id);
     tracing::info!(study = %study_name(&study), "study deleted");
     Ok(Json(serde_json::json!({})))
 }

@@ -30,6 +30,15 @@ use super::wire::trial::{
 use crate::engine;
 use crate::state::AppState;
 
+/// Maps an engine failure to the API: bad settings are the user's (400), the rest ours.
+pub(crate) fn engine_error(e: engine::EngineError) -> ApiError {
+    match e {
+        engine::EngineError::Config(e) => ApiError::from(e),
+        engine::EngineError::Fit(e) => ApiError::new(super::error::Code::Internal, format!("the designer failed: {e}")),
+        engine::EngineError::Store(e) => ApiError::from(e),
+    }
+}
+
 /// A trial: `projects/{project}/locations/{location}/studies/{study}/trials/{trial}`.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
@@ -91,15 +100,22 @@ pub async fn suggest_trials(
     }
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let now = crate::now_ms();
+    let warm = state.engine.warm_state(study.id).await.map_err(engine_error)?;
+    let mut fitted = None;
     let outcome = state
         .store
         .suggest(study.id, &body.client_id, body.suggestion_count as usize, now, |trials, n| {
-            engine::propose(&study, trials, n).map_err(|e| match e {
-                engine::EngineError::Config(e) => ApiError::from(e),
-                engine::EngineError::Fit(e) => ApiError::new(super::error::Code::Internal, format!("the designer failed: {e}")),
-            })
+            let proposal = state.engine.propose(&study, trials, n, warm.as_ref()).map_err(engine_error)?;
+            fitted = proposal.fitted;
+            Ok::<_, ApiError>(proposal.assignments)
         })
         .await?;
+    if let Some(entry) = fitted {
+        // The trials are committed; keeping the model only speeds up what follows.
+        if let Err(e) = state.engine.keep(study.id, entry).await {
+            tracing::warn!(error = %e, "could not keep the model fitted for a suggest");
+        }
+    }
     let study_state = if outcome.exhausted { StudyStateW::COMPLETED } else { state_to_wire(study.state) };
     if outcome.exhausted {
         tracing::info!(study = %study_name(&study), "search space exhausted; study completed");
@@ -142,6 +158,9 @@ pub async fn create_trial(
     };
     let new = NewTrial { assignment, state: trial_state, measurements, final_measurement, infeasible_reason: body.infeasible_reason };
     let trial = state.store.create_trial(study.id, new, crate::now_ms()).await?;
+    if trial.state.is_completed() {
+        state.engine.notify_changed(&study);
+    }
     Ok(Json(trial_to_wire(&study, &trial)))
 }
 
@@ -175,6 +194,7 @@ pub async fn list_trials(
 pub async fn delete_trial(State(state): State<AppState>, Path(path): Path<TrialPath>) -> Result<Json<serde_json::Value>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     state.store.delete_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
+    state.engine.notify_changed(&study);
     Ok(Json(serde_json::json!({})))
 }
 
@@ -270,6 +290,7 @@ pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTria
         })
         .await
         .map_err(map_trial_error(&study, &path.trial))?;
+    state.engine.notify_changed(&study);
     Ok(Json(trial_to_wire(&study, &trial)))
 }
 

@@ -1,0 +1,145 @@
+//! bo's extensions for looking inside a study's model: `GET …/studies/{study}/model` (what the
+//! fitted model learned) and `POST …/studies/{study}:predict` (posterior mean and standard
+//! deviation of the objective at given parameters). A study without a cached model is fitted
+//! first (warm-started from its stored state), on a blocking thread.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::error::{ApiError, ErrorBody};
+use super::extract::{RawBody, parse_body};
+use super::studies::{StudyPath, load_study};
+use super::trials::engine_error;
+use super::wire::trial::{ParameterW, assignment_from_wire};
+use crate::engine::{Entry, fit_entry};
+use crate::state::AppState;
+
+/// What a study's model learned.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelSummary {
+    /// The study's algorithm.
+    pub algorithm: String,
+    /// The study's data version now (it grows with every completed, added or deleted trial).
+    pub data_version: i64,
+    /// The data version the model was fitted on.
+    pub fitted_data_version: i64,
+    /// Completed trials the model has seen.
+    pub trials: usize,
+    /// The designer's description: hyperparameters, structure.
+    pub model: serde_json::Value,
+}
+
+/// `:predict` request.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PredictRequest {
+    /// The points, each a trial's parameters (exactly the active ones).
+    pub trials: Vec<PredictPoint>,
+}
+
+/// One point to predict at.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PredictPoint {
+    /// The parameters.
+    pub parameters: Vec<ParameterW>,
+}
+
+/// `:predict` response.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PredictResponse {
+    /// One per point, in order: the objective's posterior mean and standard deviation.
+    pub predictions: Vec<PredictionW>,
+}
+
+/// A prediction.
+#[derive(Serialize, ToSchema)]
+pub struct PredictionW {
+    /// Posterior mean of the objective (first metric), in its units.
+    pub mean: f64,
+    /// Posterior standard deviation.
+    pub stddev: f64,
+}
+
+async fn model_of(state: &AppState, study: &bo_store::StudyRecord) -> Result<Arc<Entry>, ApiError> {
+    if let Some(entry) = state.engine.cached(study.id) {
+        return Ok(entry);
+    }
+    let trials = state.store.all_trials(study.id).await?;
+    let warm = state.engine.warm_state(study.id).await.map_err(engine_error)?;
+    let s = study.clone();
+    let entry = tokio::task::spawn_blocking(move || fit_entry(&s, &trials, warm.as_ref()))
+        .await
+        .map_err(|e| ApiError::new(super::error::Code::Internal, format!("the fit panicked: {e}")))?
+        .map_err(engine_error)?;
+    let entry = Arc::new(entry);
+    if let Err(e) = state.engine.keep(study.id, entry.clone()).await {
+        tracing::warn!(error = %e, "could not keep a model fitted for a model request");
+    }
+    Ok(entry)
+}
+
+/// What the study's model learned (bo extension).
+#[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/model", tag = "model",
+    params(StudyPath), responses((status = 200, description = "success", body = ModelSummary), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<ModelSummary>, ApiError> {
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    let entry = model_of(&state, &study).await?;
+    Ok(Json(ModelSummary {
+        algorithm: study.spec.algorithm.clone(),
+        data_version: study.data_version,
+        fitted_data_version: entry.data_version,
+        trials: entry.trial_ids.len(),
+        model: entry.model.describe(),
+    }))
+}
+
+/// Posterior mean and standard deviation of the objective at given parameters (bo extension).
+/// Studies whose algorithm has no predictive model (random, quasi-random, grid, or a GP study
+/// still in its initial design) answer 400.
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}:predict", tag = "model",
+    params(StudyPath), request_body = PredictRequest,
+    responses((status = 200, description = "success", body = PredictResponse),
+              (status = 400, description = "invalid request (the message names the field)", body = ErrorBody),
+              (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+pub async fn predict(state: AppState, path: StudyPath, body: PredictRequest) -> Result<Json<PredictResponse>, ApiError> {
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    if body.trials.is_empty() {
+        return Err(ApiError::invalid("trials: at least one point to predict at"));
+    }
+    let points = body
+        .trials
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| assignment_from_wire(p.parameters, &study.spec.space).map_err(|e| ApiError::from(e.under(&format!("trials[{i}]")))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let entry = model_of(&state, &study).await?;
+    let Some(predictions) = entry.model.predict(&points) else {
+        return Err(ApiError::precondition(format!(
+            "the study's model ({}) does not predict: GP_BANDIT does once its initial design is complete",
+            study.spec.algorithm
+        )));
+    };
+    Ok(Json(PredictResponse { predictions: predictions.into_iter().map(|p| PredictionW { mean: p.mean, stddev: p.stddev }).collect() }))
+}
+
+/// `POST …/studies/{study}:{verb}`: the study methods with a verb (`:predict`).
+pub async fn post_study_verb(
+    State(state): State<AppState>,
+    Path((project, location, study_verb)): Path<(String, String, String)>,
+    RawBody(body): RawBody,
+) -> Result<Json<PredictResponse>, ApiError> {
+    match study_verb.split_once(':') {
+        Some((study, "predict")) => {
+            let path = StudyPath { project, location, study: study.to_owned() };
+            predict(state, path, parse_body(&body)?).await
+        }
+        _ => Err(ApiError::not_found(format!("POST {study_verb:?} is not a method; study methods are :predict"))),
+    }
+}

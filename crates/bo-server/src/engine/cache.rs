@@ -1,0 +1,133 @@
+//! The per-study model cache: the last fitted model of each study, evicted least-recently-used
+//! first when the models' estimated memory passes the budget, so ten thousand idle studies do
+//! not hold ten thousand models. Readers clone the entry's `Arc` and let go of the lock before
+//! any math.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use bo_core::{Model, ModelState};
+
+/// A fitted model and what it was fitted on.
+pub struct Entry {
+    /// The study's `data_version` at the fit.
+    pub data_version: i64,
+    /// The trials (ids) the model has seen as completed.
+    pub trial_ids: HashSet<i64>,
+    /// The model.
+    pub model: Arc<dyn Model>,
+    /// Its state, to warm-start the next fit.
+    pub state: ModelState,
+}
+
+/// The cache.
+pub struct ModelCache {
+    inner: Mutex<Inner>,
+    budget_bytes: usize,
+}
+
+struct Inner {
+    entries: HashMap<i64, (Arc<Entry>, u64, usize)>,
+    tick: u64,
+    bytes: usize,
+}
+
+impl ModelCache {
+    /// A cache holding models up to `budget_bytes` of estimated memory (at least one model).
+    pub fn new(budget_bytes: usize) -> ModelCache {
+        ModelCache { inner: Mutex::new(Inner { entries: HashMap::new(), tick: 0, bytes: 0 }), budget_bytes }
+    }
+
+    /// The entry of `study`, marked as just used.
+    pub fn get(&self, study: i64) -> Option<Arc<Entry>> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.tick += 1;
+        let tick = inner.tick;
+        inner.entries.get_mut(&study).map(|(e, t, _)| {
+            *t = tick;
+            e.clone()
+        })
+    }
+
+    /// Stores `entry` for `study` unless a newer one is there; evicts to the budget.
+    pub fn insert(&self, study: i64, entry: Entry) {
+        let size = entry.model.memory_bytes();
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.entries.get(&study).is_some_and(|(e, _, _)| e.data_version > entry.data_version) {
+            return;
+        }
+        inner.tick += 1;
+        let tick = inner.tick;
+        if let Some((_, _, old)) = inner.entries.insert(study, (Arc::new(entry), tick, size)) {
+            inner.bytes -= old;
+        }
+        inner.bytes += size;
+        while inner.bytes > self.budget_bytes && inner.entries.len() > 1 {
+            let Some((&victim, _)) = inner.entries.iter().filter(|(id, _)| **id != study).min_by_key(|(_, (_, t, _))| *t) else { break };
+            if let Some((_, _, freed)) = inner.entries.remove(&victim) {
+                inner.bytes -= freed;
+            }
+        }
+    }
+
+    /// Drops the entry of a deleted study.
+    pub fn remove(&self, study: i64) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, freed)) = inner.entries.remove(&study) {
+            inner.bytes -= freed;
+        }
+    }
+
+    /// (entries, estimated bytes), for tests and metrics.
+    pub fn usage(&self) -> (usize, usize) {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        (inner.entries.len(), inner.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Sized(usize);
+    impl Model for Sized {
+        fn suggest(
+            &self,
+            _: &[bo_core::Assignment],
+            _: usize,
+            _: &mut dyn rand::Rng,
+        ) -> Result<Vec<bo_core::Assignment>, bo_core::FitError> {
+            Ok(vec![])
+        }
+        fn memory_bytes(&self) -> usize {
+            self.0
+        }
+    }
+
+    fn entry(version: i64, bytes: usize) -> Entry {
+        Entry { data_version: version, trial_ids: HashSet::new(), model: Arc::new(Sized(bytes)), state: ModelState::default() }
+    }
+
+    #[test]
+    fn evicts_the_least_recently_used_past_the_budget() {
+        let cache = ModelCache::new(250);
+        cache.insert(1, entry(0, 100));
+        cache.insert(2, entry(0, 100));
+        assert!(cache.get(1).is_some()); // 1 is now more recent than 2
+        cache.insert(3, entry(0, 100));
+        assert!(cache.get(2).is_none(), "2 was the least recently used");
+        assert!(cache.get(1).is_some() && cache.get(3).is_some());
+        assert_eq!(cache.usage(), (2, 200));
+    }
+
+    #[test]
+    fn an_older_fit_never_replaces_a_newer_one() {
+        let cache = ModelCache::new(1 << 20);
+        cache.insert(1, entry(5, 10));
+        cache.insert(1, entry(3, 10));
+        assert_eq!(cache.get(1).unwrap().data_version, 5);
+        cache.remove(1);
+        assert!(cache.get(1).is_none());
+        assert_eq!(cache.usage(), (0, 0));
+    }
+}
