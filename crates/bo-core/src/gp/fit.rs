@@ -86,8 +86,8 @@ pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], the
 }
 
 /// Fits `kernel` to (`x`, `y_raw`): standardises y, maximises the log posterior from the
-/// default θ, the `warm` θ (if its shape matches) and `config.restarts` random θ, and returns
-/// the GP at the best.
+/// default θ and the `warm` θ (if its shape matches) — plus `config.restarts` random θ when
+/// there is no warm start — and returns the GP at the best.
 pub fn fit(
     mut kernel: Box<dyn Kernel>,
     x: Vec<Vec<f64>>,
@@ -104,6 +104,7 @@ pub fn fit(
     let mut default = kernel.params();
     default.push((1e-3f64).clamp(config.noise.min, config.noise.max).ln());
     let mut starts = vec![default];
+    let mut warm_started = false;
     if let Some(w) = warm
         && w.kernel.len() == p
         && w.names == kernel.param_names()
@@ -111,8 +112,12 @@ pub fn fit(
         let mut t = w.kernel.clone();
         t.push(w.log_noise);
         starts.insert(0, t);
+        warm_started = true;
     }
-    for _ in 0..config.restarts {
+    // A warm start from the previous fit (one trial ago) is already near the optimum: it and the
+    // default start suffice, and the random restarts are kept for cold fits.
+    let restarts = if warm_started { 0 } else { config.restarts };
+    for _ in 0..restarts {
         starts.push(
             bounds
                 .iter()
