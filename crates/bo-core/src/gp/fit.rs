@@ -10,7 +10,7 @@ use rand::{Rng, RngExt};
 use super::{Gp, Hyperparameters, gram, standardize};
 use crate::kernel::{Kernel, normal_log_prior};
 use crate::linalg::{Cholesky, LinalgError};
-use crate::optimize::lbfgsb::minimize;
+use crate::optimize::lbfgsb::minimize_with_tolerance;
 
 /// Bounds of the noise variance on standardised outputs (not in log space).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,11 +39,13 @@ pub struct FitConfig {
     pub restarts: usize,
     /// L-BFGS iterations per start.
     pub max_iter: usize,
+    /// Stop a start once an iteration improves the log posterior by less than this, relatively.
+    pub f_tol: f64,
 }
 
 impl Default for FitConfig {
     fn default() -> Self {
-        FitConfig { noise: NoiseBounds::DEFAULT, restarts: 2, max_iter: 100 }
+        FitConfig { noise: NoiseBounds::DEFAULT, restarts: 2, max_iter: 100, f_tol: 1e-9 }
     }
 }
 
@@ -132,12 +134,13 @@ pub fn fit(
     let mut best: Option<(f64, Vec<f64>)> = None;
     for start in starts {
         let mut k = kernel.clone();
-        let m = minimize(
+        let m = minimize_with_tolerance(
             |theta| neg_log_posterior(k.as_mut(), &x, &y, theta).unwrap_or((f64::INFINITY, vec![0.0; p + 1])),
             &start,
             &lower,
             &upper,
             config.max_iter,
+            config.f_tol,
         );
         if m.f.is_finite() && best.as_ref().is_none_or(|(f, _)| m.f < *f) {
             best = Some((m.f, m.x));

@@ -23,17 +23,30 @@ const MEMORY: usize = 10;
 const C1: f64 = 1e-4;
 /// Stop when the projected gradient's largest entry is below this.
 const PG_TOL: f64 = 1e-8;
-/// Stop when an iteration improves f by less than this, relatively.
-const F_TOL: f64 = 1e-12;
+/// Stop when an iteration improves f by less than this, relatively, by default (scipy's
+/// L-BFGS-B default `factr = 1e7` is 2.2e-9).
+pub const F_TOL: f64 = 1e-12;
 
 /// Minimises `f_and_grad` (value and gradient) from `x0` within `[lower, upper]` (clamped
 /// first), for at most `max_iter` iterations. A non-finite value counts as +∞.
 pub fn minimize(
+    f_and_grad: impl FnMut(&[f64]) -> (f64, Vec<f64>),
+    x0: &[f64],
+    lower: &[f64],
+    upper: &[f64],
+    max_iter: usize,
+) -> Minimum {
+    minimize_with_tolerance(f_and_grad, x0, lower, upper, max_iter, F_TOL)
+}
+
+/// [`minimize`], stopping once an iteration improves f by less than `f_tol` relatively.
+pub fn minimize_with_tolerance(
     mut f_and_grad: impl FnMut(&[f64]) -> (f64, Vec<f64>),
     x0: &[f64],
     lower: &[f64],
     upper: &[f64],
     max_iter: usize,
+    f_tol: f64,
 ) -> Minimum {
     let n = x0.len();
     let clamp = |v: &[f64]| -> Vec<f64> { v.iter().zip(lower.iter().zip(upper)).map(|(x, (l, u))| x.clamp(*l, *u)).collect() };
@@ -100,7 +113,7 @@ pub fn minimize(
         x = x_new;
         f = f_new;
         g = g_new;
-        if improvement <= F_TOL * f.abs().max(1.0) {
+        if improvement <= f_tol * f.abs().max(1.0) {
             break;
         }
     }
