@@ -228,6 +228,8 @@ impl Designer for GpBandit {
         let model = GpBanditModel {
             features,
             sign,
+            objective: objective.id.clone(),
+            worst,
             gp,
             acquisition,
             taken: history.iter().map(|o| o.assignment.key()).collect(),
@@ -242,6 +244,10 @@ struct GpBanditModel {
     features: Features,
     /// +1 to maximise the objective, −1 to minimise it (the GP models `sign · objective`).
     sign: f64,
+    /// The objective's metric id.
+    objective: String,
+    /// The worst feasible value seen at the fit (`sign`-adjusted): infeasible trials' penalty.
+    worst: f64,
     gp: Gp,
     acquisition: Acquisition,
     taken: HashSet<String>,
@@ -325,6 +331,30 @@ impl Model for GpBanditModel {
             out.push(a);
         }
         Ok(out)
+    }
+
+    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
+        let mut gp = self.gp.clone();
+        let mut taken = self.taken.clone();
+        for o in new {
+            let y = match &o.outcome {
+                Outcome::Measured(m) => self.sign * *m.get(&self.objective)?,
+                Outcome::Infeasible => self.worst,
+            };
+            gp = gp.condition_on(self.features.encode(&o.assignment), gp.standardize_value(y), None).ok()?;
+            taken.insert(o.assignment.key());
+        }
+        Some(Arc::new(GpBanditModel {
+            features: self.features.clone(),
+            sign: self.sign,
+            objective: self.objective.clone(),
+            worst: self.worst,
+            gp,
+            acquisition: self.acquisition,
+            taken,
+            anchors: self.anchors.clone(),
+            config: self.config.clone(),
+        }))
     }
 
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
@@ -480,6 +510,40 @@ mod tests {
                 assert!(dist > 0.05, "batch members {i} and {j} nearly coincide: {p:?} {q:?}");
             }
         }
+    }
+
+    #[test]
+    fn observing_new_data_equals_conditioning_the_gp_on_it() {
+        let double = |id: &str| ParamSpec {
+            id: id.into(),
+            domain: Domain::Double { min: 0.0, max: 1.0 },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
+        let spec = StudySpec {
+            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
+            space: SearchSpace::new(vec![double("a")]).unwrap(),
+            algorithm: "GP_BANDIT".into(),
+            algorithm_config: serde_json::json!({"initialDesignSize": 3}),
+            observation_noise: Default::default(),
+            measurement_selection: Default::default(),
+            stopping: None,
+        };
+        let obs = |a: f64| Observation {
+            assignment: Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a))])),
+            outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (a - 0.4).powi(2))])),
+        };
+        let problem = Problem { spec, seed: 3 };
+        let mut rng = StdRng::seed_from_u64(3);
+        let designer = designer_for(&problem.spec).unwrap();
+        let model = designer.fit(&problem, &[obs(0.1), obs(0.5), obs(0.9)], None, &mut rng).unwrap().model;
+        let probe = [Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(0.7))]))];
+        let before = model.predict(&probe).unwrap()[0];
+        let updated = model.observe(&[obs(0.7)]).expect("a GP can observe");
+        let after = updated.predict(&probe).unwrap()[0];
+        assert!((after.mean - 0.09).abs() < 0.01, "the real value 0.09 is now known there: {after:?}");
+        assert!(after.stddev < before.stddev / 5.0, "{before:?} → {after:?}");
     }
 
     #[test]

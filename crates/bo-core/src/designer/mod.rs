@@ -70,6 +70,13 @@ pub trait Model: Send + Sync {
     /// propose (an exhausted grid); it never mutates the model.
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError>;
 
+    /// The model updated with observations that arrived after its fit, cheaply (a GP
+    /// conditions on them by rank-one extensions of its factor, hyperparameters unchanged), or
+    /// `None` if it cannot — then the caller treats them as pending instead.
+    fn observe(&self, _new: &[Observation]) -> Option<Arc<dyn Model>> {
+        None
+    }
+
     /// The posterior mean and standard deviation of the objective at `points` (in the
     /// objective's own units and direction), for models that have one.
     fn predict(&self, _points: &[Assignment]) -> Option<Vec<Prediction>> {

@@ -29,13 +29,7 @@ pub const F_TOL: f64 = 1e-12;
 
 /// Minimises `f_and_grad` (value and gradient) from `x0` within `[lower, upper]` (clamped
 /// first), for at most `max_iter` iterations. A non-finite value counts as +∞.
-pub fn minimize(
-    f_and_grad: impl FnMut(&[f64]) -> (f64, Vec<f64>),
-    x0: &[f64],
-    lower: &[f64],
-    upper: &[f64],
-    max_iter: usize,
-) -> Minimum {
+pub fn minimize(f_and_grad: impl FnMut(&[f64]) -> (f64, Vec<f64>), x0: &[f64], lower: &[f64], upper: &[f64], max_iter: usize) -> Minimum {
     minimize_with_tolerance(f_and_grad, x0, lower, upper, max_iter, F_TOL)
 }
 

@@ -2,9 +2,10 @@
 //! cache, and refits studies in the background when their data changes. It knows designers and
 //! the store, never HTTP (no axum here).
 //!
-//! - **Suggest** (`propose`) answers from the cached model: trials in flight, and trials
-//!   completed since the model's fit, are passed to it as pending (fantasies for the GP
-//!   designers), so a slightly stale model still never proposes what is being evaluated. Only
+//! - **Suggest** (`propose`) answers from the cached model: trials completed since its fit are
+//!   observed by it (a GP conditions on their real values by rank-one extensions) or, for
+//!   designers that cannot, passed as pending like the trials in flight (fantasies for the GP
+//!   designers), so a slightly stale model never proposes what is being evaluated. Only
 //!   when a study has no cached model at all does the fit run on the request path, warm-started
 //!   from the stored state; its state is then stored.
 //! - **Refits** (`notify_changed`, after a trial completes, is added or deleted) run on a
@@ -22,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bo_core::designer::designer_for;
-use bo_core::{Assignment, ConfigError, FitError, ModelState, StudySpec, Trial};
+use bo_core::{Assignment, ConfigError, FitError, ModelState, Observation, StudySpec, Trial};
 use bo_store::{Store, StoreError, StudyRecord};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -120,9 +121,21 @@ impl Engine {
                 (entry.clone(), Some(entry))
             }
         };
-        let pending: Vec<Assignment> =
-            trials.iter().filter(|t| !t.state.is_completed() || !entry.trial_ids.contains(&t.id)).map(|t| t.assignment.clone()).collect();
-        let assignments = entry.model.suggest(&pending, count, &mut rng)?;
+        // Trials completed since the fit: conditioned on by the model when it can (a GP's rank-one
+        // extension with their real values), else treated as pending like those in flight.
+        let unseen: Vec<Observation> = trials
+            .iter()
+            .filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id))
+            .filter_map(Observation::from_trial)
+            .collect();
+        let updated = if unseen.is_empty() { None } else { entry.model.observe(&unseen) };
+        let model = updated.as_ref().unwrap_or(&entry.model);
+        let pending: Vec<Assignment> = trials
+            .iter()
+            .filter(|t| !t.state.is_completed() || (updated.is_none() && !entry.trial_ids.contains(&t.id)))
+            .map(|t| t.assignment.clone())
+            .collect();
+        let assignments = model.suggest(&pending, count, &mut rng)?;
         Ok(Proposal { assignments, fitted })
     }
 
