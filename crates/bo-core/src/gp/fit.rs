@@ -41,11 +41,15 @@ pub struct FitConfig {
     pub max_iter: usize,
     /// Stop a start once an iteration improves the log posterior by less than this, relatively.
     pub f_tol: f64,
+    /// With more points than this, the hyperparameters are fitted on a subset of this size (the
+    /// best half by value and an even spread of the rest) and the GP then conditions on all
+    /// points: each likelihood evaluation costs O(m³) instead of O(n³).
+    pub max_fit_points: usize,
 }
 
 impl Default for FitConfig {
     fn default() -> Self {
-        FitConfig { noise: NoiseBounds::DEFAULT, restarts: 2, max_iter: 100, f_tol: 1e-9 }
+        FitConfig { noise: NoiseBounds::DEFAULT, restarts: 2, max_iter: 100, f_tol: 1e-9, max_fit_points: 300 }
     }
 }
 
@@ -131,11 +135,12 @@ pub fn fit(
                 .collect(),
         );
     }
+    let (fit_x, fit_y) = fit_subset(&x, &y, config.max_fit_points);
     let mut best: Option<(f64, Vec<f64>)> = None;
     for start in starts {
         let mut k = kernel.clone();
         let m = minimize_with_tolerance(
-            |theta| neg_log_posterior(k.as_mut(), &x, &y, theta).unwrap_or((f64::INFINITY, vec![0.0; p + 1])),
+            |theta| neg_log_posterior(k.as_mut(), &fit_x, &fit_y, theta).unwrap_or((f64::INFINITY, vec![0.0; p + 1])),
             &start,
             &lower,
             &upper,
@@ -153,4 +158,23 @@ pub fn fit(
     });
     kernel.set_params(&theta[..p]);
     Gp::new(kernel, theta[p], x, y, y_mean, y_std)
+}
+
+/// The points the hyperparameters are fitted on: all of them up to `max` points; beyond, the
+/// best `max / 2` by value (where the optimiser works) and an even spread of the rest (so the
+/// length scales still see the whole space). Deterministic.
+fn fit_subset(x: &[Vec<f64>], y: &[f64], max: usize) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let n = x.len();
+    if n <= max || max == 0 {
+        return (x.to_vec(), y.to_vec());
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| y[b].total_cmp(&y[a]));
+    let best = max / 2;
+    let rest = &order[best..];
+    let spread = max - best;
+    let mut chosen: Vec<usize> = order[..best].to_vec();
+    chosen.extend((0..spread).map(|k| rest[k * rest.len() / spread]));
+    chosen.sort_unstable();
+    (chosen.iter().map(|&i| x[i].clone()).collect(), chosen.iter().map(|&i| y[i]).collect())
 }

@@ -118,3 +118,17 @@ fn a_fantasy_shrinks_variance_there_and_equals_refitting_with_the_point() {
         assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9);
     }
 }
+
+#[test]
+fn large_data_fits_hyperparameters_on_a_subset_and_conditions_on_everything() {
+    let mut rng = StdRng::seed_from_u64(4);
+    let x: Vec<Vec<f64>> = (0..120).map(|_| (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let y: Vec<f64> = x.iter().map(|p| (6.0 * p[0]).sin()).collect();
+    let config = FitConfig { max_fit_points: 40, ..FitConfig::default() };
+    let gp = fit(Box::new(matern52(vec![0, 1], 0.5, B)), x.clone(), &y, &config, None, &mut rng).unwrap();
+    assert_eq!(gp.n(), 120, "the posterior uses every point");
+    let h = gp.hyperparameters();
+    assert!(h.kernel[2] > h.kernel[1] + 1.0, "relevance still learned from the subset: {:?}", h.kernel);
+    let (m, _) = gp.predict(&[vec![0.25, 0.5]])[0];
+    assert!((gp.unstandardize(m, 0.0).0 - 1.5f64.sin()).abs() < 0.02);
+}
