@@ -40,22 +40,29 @@ fn prior(parts: &[Box<dyn Kernel>], grad: &mut [f64]) -> f64 {
     lp
 }
 
+/// The parameter methods shared by [`Sum`] and [`Product`]: the parts' parameters, in order.
+macro_rules! composite_params {
+    () => {
+        fn param_names(&self) -> Vec<String> {
+            names(&self.0)
+        }
+        fn params(&self) -> Vec<f64> {
+            self.0.iter().flat_map(|k| k.params()).collect()
+        }
+        fn set_params(&mut self, p: &[f64]) {
+            set(&mut self.0, p)
+        }
+        fn bounds(&self) -> Vec<(f64, f64)> {
+            self.0.iter().flat_map(|k| k.bounds()).collect()
+        }
+        fn log_prior(&self, grad: &mut [f64]) -> f64 {
+            prior(&self.0, grad)
+        }
+    };
+}
+
 impl Kernel for Sum {
-    fn param_names(&self) -> Vec<String> {
-        names(&self.0)
-    }
-    fn params(&self) -> Vec<f64> {
-        self.0.iter().flat_map(|k| k.params()).collect()
-    }
-    fn set_params(&mut self, p: &[f64]) {
-        set(&mut self.0, p)
-    }
-    fn bounds(&self) -> Vec<(f64, f64)> {
-        self.0.iter().flat_map(|k| k.bounds()).collect()
-    }
-    fn log_prior(&self, grad: &mut [f64]) -> f64 {
-        prior(&self.0, grad)
-    }
+    composite_params!();
     fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
         self.0.iter().map(|k| k.eval(x, y)).sum()
     }
@@ -80,21 +87,7 @@ impl Kernel for Sum {
 }
 
 impl Kernel for Product {
-    fn param_names(&self) -> Vec<String> {
-        names(&self.0)
-    }
-    fn params(&self) -> Vec<f64> {
-        self.0.iter().flat_map(|k| k.params()).collect()
-    }
-    fn set_params(&mut self, p: &[f64]) {
-        set(&mut self.0, p)
-    }
-    fn bounds(&self) -> Vec<(f64, f64)> {
-        self.0.iter().flat_map(|k| k.bounds()).collect()
-    }
-    fn log_prior(&self, grad: &mut [f64]) -> f64 {
-        prior(&self.0, grad)
-    }
+    composite_params!();
     fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
         self.0.iter().map(|k| k.eval(x, y)).product()
     }
