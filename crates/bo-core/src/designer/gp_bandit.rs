@@ -450,6 +450,26 @@ mod tests {
         best - 0.397887
     }
 
+    /// A GP_BANDIT study of metric `f` over `[0, 1]` for each id.
+    fn unit_spec(ids: &[&str], goal: Goal, config: serde_json::Value) -> StudySpec {
+        let double = |id: &str| ParamSpec {
+            id: id.into(),
+            domain: Domain::Double { min: 0.0, max: 1.0 },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
+        StudySpec {
+            metrics: vec![MetricSpec { id: "f".into(), goal }],
+            space: SearchSpace::new(ids.iter().map(|id| double(id)).collect()).unwrap(),
+            algorithm: "GP_BANDIT".into(),
+            algorithm_config: config,
+            observation_noise: Default::default(),
+            measurement_selection: Default::default(),
+            stopping: None,
+        }
+    }
+
     fn median(mut v: Vec<f64>) -> f64 {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
@@ -465,22 +485,7 @@ mod tests {
 
     #[test]
     fn a_batch_is_distinct_and_spread_out() {
-        let double = |id: &str| ParamSpec {
-            id: id.into(),
-            domain: Domain::Double { min: 0.0, max: 1.0 },
-            scale: Scale::Linear,
-            default: None,
-            children: vec![],
-        };
-        let spec = StudySpec {
-            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Maximize }],
-            space: SearchSpace::new(vec![double("a"), double("b")]).unwrap(),
-            algorithm: "GP_BANDIT".into(),
-            algorithm_config: serde_json::Value::Null,
-            observation_noise: Default::default(),
-            measurement_selection: Default::default(),
-            stopping: None,
-        };
+        let spec = unit_spec(&["a", "b"], Goal::Maximize, serde_json::Value::Null);
         let problem = Problem { spec, seed: 1 };
         let mut rng = StdRng::seed_from_u64(1);
         // Six observations of a multimodal function: the model is unsure, so the batch should
@@ -514,22 +519,7 @@ mod tests {
 
     #[test]
     fn observing_new_data_equals_conditioning_the_gp_on_it() {
-        let double = |id: &str| ParamSpec {
-            id: id.into(),
-            domain: Domain::Double { min: 0.0, max: 1.0 },
-            scale: Scale::Linear,
-            default: None,
-            children: vec![],
-        };
-        let spec = StudySpec {
-            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
-            space: SearchSpace::new(vec![double("a")]).unwrap(),
-            algorithm: "GP_BANDIT".into(),
-            algorithm_config: serde_json::json!({"initialDesignSize": 3}),
-            observation_noise: Default::default(),
-            measurement_selection: Default::default(),
-            stopping: None,
-        };
+        let spec = unit_spec(&["a"], Goal::Minimize, serde_json::json!({"initialDesignSize": 3}));
         let obs = |a: f64| Observation {
             assignment: Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a))])),
             outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (a - 0.4).powi(2))])),
