@@ -1,7 +1,7 @@
 //! The conformance suite every designer passes, and the fixture spaces it runs on. Public behind
 //! the `testing` feature so the service's tests can reuse the fixtures.
 //!
-//! For each fixture space and for 0, 1 and 16 completed trials (some infeasible; enough for the
+//! For each fixture space and for 0, 1 and 24 completed trials (some infeasible; enough for the
 //! GP designers to leave their initial design), a designer
 //! must: return exactly `count` suggestions; make each one feasible with exactly its active
 //! parameters (so no NaN and no inactive value); not repeat a pending trial; and return the same
@@ -128,7 +128,7 @@ pub fn conformance(algorithm: &str) {
     ];
     for (name, space) in spaces {
         let problem = Problem { spec: spec_for(space.clone(), algorithm), seed: 42 };
-        for n_history in [0usize, 1, 16] {
+        for n_history in [0usize, 1, 24] {
             let mut history = Vec::new();
             for i in 0..n_history {
                 let a = suggest(&problem, &history, &[], 1, 1000 + i as u64).remove(0);
