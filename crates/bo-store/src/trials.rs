@@ -58,8 +58,24 @@ fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
     })
 }
 
-/// Trials of `study_id` with ids in `(after_id, up_to]`, at most `limit`, with their measurements.
-async fn load_trials(conn: &mut AnyConnection, study_id: i64, after_id: i64, up_to: i64, limit: i64) -> Result<Vec<Trial>, StoreError> {
+/// Which parts of a trial to load.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Load {
+    /// Everything.
+    Full,
+    /// Without intermediate measurements (all a designer needs; they can be most of the data).
+    NoMeasurements,
+}
+
+/// Trials of `study_id` with ids in `(after_id, up_to]`, at most `limit`.
+async fn load_trials(
+    conn: &mut AnyConnection,
+    study_id: i64,
+    after_id: i64,
+    up_to: i64,
+    limit: i64,
+    load: Load,
+) -> Result<Vec<Trial>, StoreError> {
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT {TRIAL_COLUMNS} FROM trials WHERE study_id = $1 AND id > $2 AND id <= $3 ORDER BY id LIMIT $4"
     )))
@@ -70,6 +86,9 @@ async fn load_trials(conn: &mut AnyConnection, study_id: i64, after_id: i64, up_
     .fetch_all(&mut *conn)
     .await?;
     let mut trials: Vec<Trial> = rows.iter().map(trial_from_row).collect::<Result<_, _>>()?;
+    if load == Load::NoMeasurements {
+        return Ok(trials);
+    }
     let (Some(first), Some(last)) = (trials.first().map(|t| t.id), trials.last().map(|t| t.id)) else {
         return Ok(trials);
     };
@@ -183,7 +202,7 @@ impl Store {
     /// Up to `limit` trials of a study with ids above `after_id`, in id order.
     pub async fn list_trials(&self, study_id: i64, after_id: i64, limit: i64) -> Result<Vec<Trial>, StoreError> {
         let mut conn = self.pool.acquire().await?;
-        load_trials(&mut conn, study_id, after_id, i64::MAX, limit).await
+        load_trials(&mut conn, study_id, after_id, i64::MAX, limit, Load::Full).await
     }
 
     /// Every trial of a study.
@@ -194,7 +213,7 @@ impl Store {
     /// One trial.
     pub async fn get_trial(&self, study_id: i64, trial_id: i64) -> Result<Trial, StoreError> {
         let mut conn = self.pool.acquire().await?;
-        load_trials(&mut conn, study_id, trial_id - 1, trial_id, 1).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))
+        load_trials(&mut conn, study_id, trial_id - 1, trial_id, 1, Load::Full).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))
     }
 
     /// Deletes a trial and its measurements.
@@ -246,8 +265,10 @@ impl Store {
     ) -> Result<Trial, E> {
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
         lock_study(&mut tx, study_id).await?;
-        let mut trial =
-            load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))?;
+        let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::Full)
+            .await?
+            .pop()
+            .ok_or(StoreError::NotFound(Entity::Trial))?;
         let (was_completed, n_measurements) = (trial.state.is_completed(), trial.measurements.len());
         change(&mut trial)?;
         if trial.measurements.len() < n_measurements {
@@ -265,6 +286,7 @@ impl Store {
     /// Hands trials to `client_id`: the ACTIVE trials it already holds if any (so a retried
     /// request gets the same trials back); else REQUESTED trials first, then new ones from
     /// `generate(all_trials, n)`, all ACTIVE and owned by the client. Records the operation.
+    /// The trials given to `generate` and returned carry no intermediate measurements.
     /// When `generate` returns fewer than asked and nothing at all is handed out, the space is
     /// exhausted and the study becomes COMPLETED.
     pub async fn suggest<E: From<StoreError>>(
@@ -277,13 +299,16 @@ impl Store {
     ) -> Result<SuggestOutcome, E> {
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
         let (mut next_id, state) = lock_study(&mut tx, study_id).await?;
-        let mut trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX).await?;
+        let mut trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::NoMeasurements).await?;
         let held: Vec<Trial> =
             trials.iter().filter(|t| !client_id.is_empty() && t.client_id == client_id && t.state == TrialState::Active).cloned().collect();
         let mut handed = Vec::new();
         let mut exhausted = false;
         if !held.is_empty() {
-            handed = held;
+            // Handed back whole: a held trial may already have measurements.
+            for t in held {
+                handed.extend(load_trials(&mut tx, study_id, t.id - 1, t.id, 1, Load::Full).await?);
+            }
         } else if state != StudyState::Completed {
             for t in trials.iter_mut().filter(|t| t.state == TrialState::Requested).take(count) {
                 t.state = TrialState::Active;
@@ -348,7 +373,7 @@ impl Store {
     ) -> Result<(i64, bool), StoreError> {
         let mut tx = self.pool.begin().await?;
         lock_study(&mut tx, study_id).await?;
-        let trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX).await?;
+        let trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::Full).await?;
         let mut trial = trials.iter().find(|t| t.id == trial_id).cloned().ok_or(StoreError::NotFound(Entity::Trial))?;
         let should_stop = decide(&trial, &trials);
         if should_stop && trial.state == TrialState::Active {

@@ -131,8 +131,17 @@ async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_oper
         let ids: Vec<i64> = first.trials.iter().map(|t| t.id).collect();
         assert_eq!(ids, vec![1, 2, 3], "the requested trial first, then two new ones");
         assert!(first.trials.iter().all(|t| t.state == TrialState::Active && t.client_id == "w1"));
+        let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
+        store
+            .update_trial::<StoreError>(study.id, 2, |t| {
+                t.measurements.push(m.clone());
+                Ok(())
+            })
+            .await
+            .unwrap();
         let again = store.suggest(study.id, "w1", 3, 3, &mut gen_).await.unwrap();
         assert_eq!(again.trials.iter().map(|t| t.id).collect::<Vec<_>>(), ids, "the same client gets its active trials back");
+        assert_eq!(again.trials[1].measurements, vec![m], "whole, with their measurements");
         assert_ne!(again.operation_id, first.operation_id);
         let op = store.get_operation(study.id, first.operation_id).await.unwrap();
         assert_eq!(op.kind, bo_store::OperationKind::Suggest { client_id: "w1".into(), trial_ids: ids, study_completed: false });
