@@ -1,9 +1,7 @@
 //! bo's extensions for looking inside a study's model: `GET …/studies/{study}/model` (what the
 //! fitted model learned) and `POST …/studies/{study}:predict` (posterior mean and standard
-//! deviation of the objective at given parameters). A study without a cached model is fitted
-//! first (warm-started from its stored state), on a blocking thread.
-
-use std::sync::Arc;
+//! deviation of the objective at given parameters). The engine supplies the model (fitting one
+//! if the study has none cached); this module never runs a designer.
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -15,7 +13,6 @@ use super::extract::{RawBody, parse_body};
 use super::studies::{StudyPath, load_study};
 use super::trials::engine_error;
 use super::wire::trial::{ParameterW, assignment_from_wire};
-use crate::engine::{Entry, fit_entry};
 use crate::state::AppState;
 
 /// What a study's model learned.
@@ -67,30 +64,12 @@ pub struct PredictionW {
     pub stddev: f64,
 }
 
-async fn model_of(state: &AppState, study: &bo_store::StudyRecord) -> Result<Arc<Entry>, ApiError> {
-    if let Some(entry) = state.engine.cached(study.id) {
-        return Ok(entry);
-    }
-    let trials = state.store.all_trials(study.id).await?;
-    let warm = state.engine.warm_state(study.id).await.map_err(engine_error)?;
-    let s = study.clone();
-    let entry = tokio::task::spawn_blocking(move || fit_entry(&s, &trials, warm.as_ref()))
-        .await
-        .map_err(|e| ApiError::new(super::error::Code::Internal, format!("the fit panicked: {e}")))?
-        .map_err(engine_error)?;
-    let entry = Arc::new(entry);
-    if let Err(e) = state.engine.keep(study.id, entry.clone()).await {
-        tracing::warn!(error = %e, "could not keep a model fitted for a model request");
-    }
-    Ok(entry)
-}
-
 /// What the study's model learned (bo extension).
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/model", tag = "model",
     params(StudyPath), responses((status = 200, description = "success", body = ModelSummary), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<ModelSummary>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let entry = model_of(&state, &study).await?;
+    let entry = state.engine.model(&study).await.map_err(engine_error)?;
     Ok(Json(ModelSummary {
         algorithm: study.spec.algorithm.clone(),
         data_version: study.data_version,
@@ -119,7 +98,7 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequest) -> 
         .enumerate()
         .map(|(i, p)| assignment_from_wire(p.parameters, &study.spec.space).map_err(|e| ApiError::from(e.under(&format!("trials[{i}]")))))
         .collect::<Result<Vec<_>, _>>()?;
-    let entry = model_of(&state, &study).await?;
+    let entry = state.engine.model(&study).await.map_err(engine_error)?;
     let Some(predictions) = entry.model.predict(&points) else {
         return Err(ApiError::precondition(format!(
             "the study's model ({}) does not predict: GP_BANDIT does once its initial design is complete",

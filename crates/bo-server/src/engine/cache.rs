@@ -50,7 +50,7 @@ impl ModelCache {
     }
 
     /// Stores `entry` for `study` unless a newer one is there; evicts to the budget.
-    pub fn insert(&self, study: i64, entry: Entry) {
+    pub fn insert(&self, study: i64, entry: Arc<Entry>) {
         let size = entry.model.memory_bytes();
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         if inner.entries.get(&study).is_some_and(|(e, _, _)| e.data_version > entry.data_version) {
@@ -58,7 +58,7 @@ impl ModelCache {
         }
         inner.tick += 1;
         let tick = inner.tick;
-        if let Some((_, _, old)) = inner.entries.insert(study, (Arc::new(entry), tick, size)) {
+        if let Some((_, _, old)) = inner.entries.insert(study, (entry, tick, size)) {
             inner.bytes -= old;
         }
         inner.bytes += size;
@@ -104,8 +104,8 @@ mod tests {
         }
     }
 
-    fn entry(version: i64, bytes: usize) -> Entry {
-        Entry { data_version: version, trial_ids: HashSet::new(), model: Arc::new(Sized(bytes)), state: ModelState::default() }
+    fn entry(version: i64, bytes: usize) -> Arc<Entry> {
+        Arc::new(Entry { data_version: version, trial_ids: HashSet::new(), model: Arc::new(Sized(bytes)), state: ModelState::default() })
     }
 
     #[test]

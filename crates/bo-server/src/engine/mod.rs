@@ -30,7 +30,8 @@ use rand::rngs::StdRng;
 use tokio::sync::Semaphore;
 
 pub use cache::{Entry, ModelCache};
-pub use refit::{RefitOutcome, fit_entry, refit_study};
+use refit::fit_entry;
+pub use refit::{RefitOutcome, refit_study};
 
 /// Why no proposal could be made.
 #[derive(Debug, thiserror::Error)]
@@ -97,17 +98,9 @@ impl Engine {
         }
     }
 
-    /// The cached model of a study, if any.
-    pub fn cached(&self, study_id: i64) -> Option<Arc<Entry>> {
-        self.cache.get(study_id)
-    }
-
     /// The state to warm-start a request-path fit: the cached model's, else the stored one.
     pub async fn warm_state(&self, study_id: i64) -> Result<Option<ModelState>, EngineError> {
-        if let Some(e) = self.cache.get(study_id) {
-            return Ok(Some(e.state.clone()));
-        }
-        Ok(self.store.model_state(study_id).await?.map(|m| m.state))
+        refit::warm_state(&self.store, &self.cache, study_id).await
     }
 
     /// Up to `count` new assignments for `study` given all its `trials` (see the module docs).
@@ -139,18 +132,24 @@ impl Engine {
         Ok(Proposal { assignments, fitted })
     }
 
-    /// Stores a model fitted on the request path (cache and database).
+    /// Keeps a model fitted on the request path (database and cache).
     pub async fn keep(&self, study_id: i64, entry: Arc<Entry>) -> Result<(), EngineError> {
-        let stored = bo_store::StoredModel { data_version: entry.data_version, state: entry.state.clone(), fitted_at_ms: crate::now_ms() };
-        self.store.save_model_state(study_id, &stored).await?;
-        let entry = Entry {
-            data_version: entry.data_version,
-            trial_ids: entry.trial_ids.clone(),
-            model: entry.model.clone(),
-            state: entry.state.clone(),
-        };
-        self.cache.insert(study_id, entry);
-        Ok(())
+        refit::keep(&self.store, &self.cache, study_id, entry).await
+    }
+
+    /// The study's model: the cached one, else one fitted now (warm-started, on a blocking
+    /// thread) and kept. Failing to keep it is logged: the model is still good for the caller.
+    pub async fn model(&self, study: &StudyRecord) -> Result<Arc<Entry>, EngineError> {
+        if let Some(entry) = self.cache.get(study.id) {
+            return Ok(entry);
+        }
+        let trials = self.store.all_trials(study.id).await?;
+        let warm = self.warm_state(study.id).await?;
+        let entry = refit::fit_on_blocking_thread(study, trials, warm).await?;
+        if let Err(e) = self.keep(study.id, entry.clone()).await {
+            tracing::warn!(study = study.id, error = %e, "could not keep a fitted model");
+        }
+        Ok(entry)
     }
 
     /// The study's data changed: refit it in the background.

@@ -1,6 +1,6 @@
-//! One refit of one study, as a plain function the pool (and tests) call: load the study and its
-//! trials, fit its designer on a blocking thread (fitting is CPU-bound work that would stall the
-//! async runtime), store the state for warm starts, and swap the cache entry.
+//! Fitting a study, in plain functions: `fit_entry` (the CPU work), its run on a blocking thread,
+//! the warm start (cache, else database), keeping the result (database and cache), and
+//! `refit_study`, which chains them for the pool.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -42,6 +42,36 @@ pub fn fit_entry(study: &StudyRecord, trials: &[Trial], warm: Option<&ModelState
     })
 }
 
+/// The state to warm-start a fit: the cached model's, else the stored one.
+pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64) -> Result<Option<ModelState>, EngineError> {
+    if let Some(e) = cache.get(study_id) {
+        return Ok(Some(e.state.clone()));
+    }
+    Ok(store.model_state(study_id).await?.map(|m| m.state))
+}
+
+/// [`fit_entry`] on a blocking thread: fitting is CPU-bound work that would stall the runtime.
+pub(crate) async fn fit_on_blocking_thread(
+    study: &StudyRecord,
+    trials: Vec<Trial>,
+    warm: Option<ModelState>,
+) -> Result<Arc<Entry>, EngineError> {
+    let study = study.clone();
+    let entry = tokio::task::spawn_blocking(move || fit_entry(&study, &trials, warm.as_ref()))
+        .await
+        .map_err(|e| EngineError::Fit(bo_core::FitError::Numerical(format!("the fit panicked: {e}"))))??;
+    Ok(Arc::new(entry))
+}
+
+/// Keeps a fitted model: its state in the database (for warm starts after a restart or on
+/// another replica), the model in the cache.
+pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry: Arc<Entry>) -> Result<(), EngineError> {
+    let stored = StoredModel { data_version: entry.data_version, state: entry.state.clone(), fitted_at_ms: crate::now_ms() };
+    store.save_model_state(study_id, &stored).await?;
+    cache.insert(study_id, entry);
+    Ok(())
+}
+
 /// Refits `study_id` from the database and updates the cache and the stored state.
 pub async fn refit_study(
     store: &Store,
@@ -55,18 +85,8 @@ pub async fn refit_study(
         Err(e) => return Err(e.into()),
     };
     let trials = store.all_trials(study_id).await?;
-    let warm = match cache.get(study_id) {
-        Some(e) => Some(e.state.clone()),
-        None => store.model_state(study_id).await?.map(|m| m.state),
-    };
-    let entry = {
-        let study = study.clone();
-        tokio::task::spawn_blocking(move || fit_entry(&study, &trials, warm.as_ref()))
-            .await
-            .map_err(|e| EngineError::Fit(bo_core::FitError::Numerical(format!("the fit panicked: {e}"))))??
-    };
-    let stored = StoredModel { data_version: entry.data_version, state: entry.state.clone(), fitted_at_ms: crate::now_ms() };
-    store.save_model_state(study_id, &stored).await?;
-    cache.insert(study_id, entry);
+    let warm = warm_state(store, cache, study_id).await?;
+    let entry = fit_on_blocking_thread(&study, trials, warm).await?;
+    keep(store, cache, study_id, entry).await?;
     Ok(RefitOutcome::Fitted { data_version: study.data_version })
 }
