@@ -66,3 +66,34 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
     }
     Ok(trace)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problems::by_name;
+
+    fn median(mut v: Vec<f64>) -> f64 {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+
+    /// The in-process check: GP_BANDIT beats random search on Branin within 30
+    /// evaluations, over 5 fixed seeds (median final simple regret).
+    #[test]
+    fn gp_bandit_beats_random_search_on_branin_in_30_evaluations() {
+        let branin = by_name("branin").unwrap();
+        let final_regret = |algorithm: &str| -> Vec<f64> {
+            (0..5).map(|seed| *run(&branin, algorithm, serde_json::Value::Null, 30, seed).unwrap().regret.last().unwrap()).collect()
+        };
+        let (gp, random) = (final_regret("GP_BANDIT"), final_regret("RANDOM_SEARCH"));
+        assert!(median(gp.clone()) < median(random.clone()), "median simple regret: GP {gp:?} vs random {random:?}");
+        assert!(median(gp.clone()) < 0.05, "GP_BANDIT should be near the optimum after 30 evaluations: {gp:?}");
+    }
+
+    #[test]
+    fn a_trace_has_one_non_increasing_regret_per_evaluation() {
+        let trace = run(&by_name("hartmann3").unwrap(), "QUASI_RANDOM_SEARCH", serde_json::Value::Null, 12, 1).unwrap();
+        assert_eq!((trace.regret.len(), trace.suggest_seconds.len()), (12, 12));
+        assert!(trace.regret.windows(2).all(|w| w[1] <= w[0]) && trace.regret.iter().all(|r| *r >= 0.0));
+    }
+}
