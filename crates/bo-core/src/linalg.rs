@@ -88,6 +88,14 @@ impl Cholesky {
         col.iter().copied().collect()
     }
 
+    /// `K⁻¹ B` for a matrix `B` (columns solved at once).
+    pub fn solve_mat(&self, b: &Mat<f64>) -> Mat<f64> {
+        let mut out = b.clone();
+        self.l.as_ref().solve_lower_triangular_in_place(out.as_mut());
+        self.l.as_ref().transpose().solve_upper_triangular_in_place(out.as_mut());
+        out
+    }
+
     /// `L⁻¹ B` for a matrix `B` (columns solved at once).
     pub fn solve_lower_mat(&self, b: &Mat<f64>) -> Mat<f64> {
         let mut out = b.clone();
@@ -100,11 +108,22 @@ impl Cholesky {
         2.0 * (0..self.dim()).map(|i| self.l[(i, i)].ln()).sum::<f64>()
     }
 
-    /// `K⁻¹`.
+    /// `K⁻¹` (symmetric, both triangles filled), from the factor in about n³ flops.
     pub fn inverse(&self) -> Mat<f64> {
+        use faer::dyn_stack::{MemBuffer, MemStack};
+        use faer::linalg::cholesky::llt;
         let n = self.dim();
-        let l_inv = self.solve_lower_mat(&Mat::identity(n, n));
-        l_inv.transpose() * &l_inv
+        let par = faer::get_global_parallelism();
+        let mut out = Mat::zeros(n, n);
+        let mut mem = MemBuffer::new(llt::inverse::inverse_scratch::<f64>(n, par));
+        llt::inverse::inverse(out.as_mut(), self.l.as_ref(), par, MemStack::new(&mut mem));
+        // faer writes the lower triangle.
+        for j in 0..n {
+            for i in j + 1..n {
+                out[(j, i)] = out[(i, j)];
+            }
+        }
+        out
     }
 
     /// The factor of `[[K, k], [kᵀ, k_nn]]`: `K` extended by one row and column, in O(n²).

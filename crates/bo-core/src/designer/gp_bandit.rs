@@ -153,6 +153,22 @@ const FANTASY_NOISE: f64 = 1e-6;
 #[derive(serde::Serialize, Deserialize)]
 struct State {
     gp: Hyperparameters,
+    /// The number of observations at the last full hyperparameter search.
+    #[serde(default)]
+    full_fit_at: Option<usize>,
+}
+
+/// Between full hyperparameter searches (from the warm, default and random starts), refits start
+/// from the warm start alone; a full search runs again once the data has grown by this factor —
+/// O(log n) of them over a study. Measured with `bo-bench suite` (docs/benchmarks.md).
+const FULL_FIT_GROWTH: f64 = 1.2;
+
+/// Whether a fit on `n` observations searches from every start.
+fn needs_full_fit(n: usize, last: Option<usize>) -> bool {
+    match last {
+        None => true,
+        Some(at) => n < at || n as f64 >= FULL_FIT_GROWTH * at as f64,
+    }
 }
 
 fn kernel_for(features: &Features, kind: KernelKind) -> Box<dyn Kernel> {
@@ -215,11 +231,14 @@ impl Designer for GpBandit {
             ObservationNoise::High => NoiseBounds::HIGH,
             ObservationNoise::Unspecified => NoiseBounds::DEFAULT,
         };
-        let warm_hyper: Option<Hyperparameters> = warm.and_then(|s| serde_json::from_value::<State>(s.0.clone()).ok()).map(|s| s.gp);
-        let config = FitConfig { noise, restarts: self.params.num_restarts, ..FitConfig::default() };
-        let gp = gp::fit(kernel_for(&features, self.params.kernel), x, &y, &config, warm_hyper.as_ref(), rng)
+        let warm_state: Option<State> = warm.and_then(|s| serde_json::from_value::<State>(s.0.clone()).ok());
+        let n = x.len();
+        let full = needs_full_fit(n, warm_state.as_ref().and_then(|s| s.full_fit_at));
+        let config = FitConfig { noise, restarts: self.params.num_restarts, warm_only: !full, ..FitConfig::default() };
+        let gp = gp::fit(kernel_for(&features, self.params.kernel), x, &y, &config, warm_state.as_ref().map(|s| &s.gp), rng)
             .map_err(|e| FitError::Numerical(format!("GP fit failed: {e}")))?;
-        let state = ModelState(serde_json::to_value(State { gp: gp.hyperparameters() }).unwrap_or_default());
+        let full_fit_at = if full { Some(n) } else { warm_state.and_then(|s| s.full_fit_at) };
+        let state = ModelState(serde_json::to_value(State { gp: gp.hyperparameters(), full_fit_at }).unwrap_or_default());
         let t = measured.len() + 1;
         let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
         let best = gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -299,26 +318,31 @@ impl Model for GpBanditModel {
                             .map(|((m, v), (_, vf))| pe(m + b * v.sqrt(), vf.sqrt()))
                             .collect::<Vec<f64>>()
                     };
-                    let score_grad = |x: &[f64]| {
-                        let p = base.predict_with_grad(x);
-                        let f = gp.predict_with_grad(x);
-                        let (s, sf) = (p.var.sqrt(), f.var.sqrt());
-                        let ucb = p.mean + b * s;
-                        let grad = (0..x.len())
-                            .map(|i| {
-                                let d_sf = f.d_var[i] / (2.0 * sf);
-                                let d_ucb = p.d_mean[i] + b * p.d_var[i] / (2.0 * s);
-                                if ucb >= lcb_bound { d_sf } else { d_sf + PE_PENALTY * d_ucb }
+                    let score_grad = |xs: &[Vec<f64>]| {
+                        base.predict_with_grad_batch(xs)
+                            .into_iter()
+                            .zip(gp.predict_with_grad_batch(xs))
+                            .map(|(p, f)| {
+                                let (s, sf) = (p.var.sqrt(), f.var.sqrt());
+                                let ucb = p.mean + b * s;
+                                let grad = (0..p.d_mean.len())
+                                    .map(|i| {
+                                        let d_sf = f.d_var[i] / (2.0 * sf);
+                                        let d_ucb = p.d_mean[i] + b * p.d_var[i] / (2.0 * s);
+                                        if ucb >= lcb_bound { d_sf } else { d_sf + PE_PENALTY * d_ucb }
+                                    })
+                                    .collect();
+                                (pe(ucb, sf), grad)
                             })
-                            .collect();
-                        (pe(ucb, sf), grad)
+                            .collect::<Vec<_>>()
                     };
                     maximize(&self.features, &score_batch, &score_grad, &taken, &self.anchors, &self.config, rng)
                 }
                 (acquisition, _) => {
                     let score_batch =
                         |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
-                    let score_grad = |x: &[f64]| acquisition.value_and_grad(&gp.predict_with_grad(x));
+                    let score_grad =
+                        |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
                     maximize(&self.features, &score_batch, &score_grad, &taken, &self.anchors, &self.config, rng)
                 }
             };
@@ -482,6 +506,22 @@ mod tests {
         let after = updated.predict(&probe).unwrap()[0];
         assert!((after.mean - 0.09).abs() < 0.01, "the real value 0.09 is now known there: {after:?}");
         assert!(after.stddev < before.stddev / 5.0, "{before:?} → {after:?}");
+    }
+
+    #[test]
+    fn full_hyperparameter_searches_follow_the_data_geometrically() {
+        assert!(needs_full_fit(14, None), "the first fit searches fully");
+        assert!(!needs_full_fit(15, Some(14)) && !needs_full_fit(16, Some(14)));
+        assert!(needs_full_fit(17, Some(14)), "20 % more data");
+        assert!(needs_full_fit(10, Some(14)), "trials were deleted");
+        let full_fits = (14..=2000).scan(None, |last, n| {
+            let full = needs_full_fit(n, *last);
+            if full {
+                *last = Some(n);
+            }
+            Some(full)
+        });
+        assert!(full_fits.filter(|f| *f).count() < 30, "O(log n) full searches over a study");
     }
 
     #[test]

@@ -114,7 +114,7 @@ impl Gp {
             return Vec::new();
         }
         let n = self.n();
-        let k_star = Mat::from_fn(n, xs.len(), |i, j| self.kernel.eval(&self.x[i], &xs[j]));
+        let k_star = self.kernel.cross(&self.x, xs);
         let v = self.chol.solve_lower_mat(&k_star);
         (0..xs.len())
             .map(|j| {
@@ -127,28 +127,43 @@ impl Gp {
 
     /// Posterior mean and variance at `x` with their gradients in x; O(n² + n·d).
     pub fn predict_with_grad(&self, x: &[f64]) -> PosteriorGrad {
-        let d = x.len();
-        let k_star: Vec<f64> = self.x.iter().map(|xi| self.kernel.eval(x, xi)).collect();
-        let mean: f64 = k_star.iter().zip(&self.alpha).map(|(k, a)| k * a).sum();
+        self.predict_with_grad_batch(std::slice::from_ref(&x.to_vec())).remove(0)
+    }
+
+    /// [`Gp::predict_with_grad`] at each of `xs`, solving for all of them at once (one pass
+    /// over the factor for the batch instead of one per point).
+    pub fn predict_with_grad_batch(&self, xs: &[Vec<f64>]) -> Vec<PosteriorGrad> {
+        if xs.is_empty() {
+            return Vec::new();
+        }
+        let k_star = self.kernel.cross(&self.x, xs);
         // w = K⁻¹ k*, var = k(x,x) − k*ᵀ w.
-        let w = self.chol.solve(&k_star);
-        let var_raw = self.kernel.eval(x, x) - k_star.iter().zip(&w).map(|(k, w)| k * w).sum::<f64>();
-        let mut d_mean = vec![0.0; d];
-        let mut d_var = vec![0.0; d];
-        let mut dk = vec![0.0; d];
-        for ((xi, alpha_i), w_i) in self.x.iter().zip(&self.alpha).zip(&w) {
-            dk.iter_mut().for_each(|v| *v = 0.0);
-            self.kernel.grad_x(x, xi, &mut dk);
-            for j in 0..d {
-                d_mean[j] += alpha_i * dk[j];
-                d_var[j] -= 2.0 * w_i * dk[j];
-            }
-        }
-        // ∂k(x,x)/∂x is zero for the stationary and categorical kernels used here.
-        if var_raw < MIN_VARIANCE {
-            d_var.iter_mut().for_each(|v| *v = 0.0);
-        }
-        PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean, d_var }
+        let w = self.chol.solve_mat(&k_star);
+        let mut dk = vec![0.0; xs[0].len()];
+        xs.iter()
+            .enumerate()
+            .map(|(j, x)| {
+                let (kj, wj) = (k_star.col_as_slice(j), w.col_as_slice(j));
+                let mean: f64 = kj.iter().zip(&self.alpha).map(|(k, a)| k * a).sum();
+                let var_raw = self.kernel.eval(x, x) - kj.iter().zip(wj).map(|(k, w)| k * w).sum::<f64>();
+                let d = x.len();
+                let mut d_mean = vec![0.0; d];
+                let mut d_var = vec![0.0; d];
+                for ((xi, alpha_i), w_i) in self.x.iter().zip(&self.alpha).zip(wj) {
+                    dk.iter_mut().for_each(|v| *v = 0.0);
+                    self.kernel.grad_x(x, xi, &mut dk);
+                    for q in 0..d {
+                        d_mean[q] += alpha_i * dk[q];
+                        d_var[q] -= 2.0 * w_i * dk[q];
+                    }
+                }
+                // ∂k(x,x)/∂x is zero for the stationary and categorical kernels used here.
+                if var_raw < MIN_VARIANCE {
+                    d_var.iter_mut().for_each(|v| *v = 0.0);
+                }
+                PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean, d_var }
+            })
+            .collect()
     }
 
     /// The GP conditioned on one more point `x` with standardised target `y` observed with
@@ -169,14 +184,8 @@ impl Gp {
 
 /// `K(x, x) + noise·I`.
 pub(crate) fn gram(kernel: &dyn Kernel, x: &[Vec<f64>], noise: f64) -> Mat<f64> {
-    let n = x.len();
-    let mut k = Mat::zeros(n, n);
-    for i in 0..n {
-        for j in 0..=i {
-            let v = kernel.eval(&x[i], &x[j]);
-            k[(i, j)] = v;
-            k[(j, i)] = v;
-        }
+    let mut k = kernel.gram(x);
+    for i in 0..x.len() {
         k[(i, i)] += noise;
     }
     k

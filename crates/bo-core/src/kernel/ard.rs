@@ -11,6 +11,8 @@
 //! - `DimensionScaled`: log ℓ ~ N(√2 + ½ log d, 3) — Hvarfner, Hellsten & Nardi (2024), meant
 //!   for high-dimensional spaces, where long length scales keep the model from over-fitting.
 
+use faer::Mat;
+
 use super::{Kernel, normal_log_prior};
 
 /// A radial profile `f(r²)` with `f(0) = 1`.
@@ -21,6 +23,10 @@ pub trait Profile: Send + Sync + std::fmt::Debug + Clone + 'static {
     fn value(r2: f64) -> f64;
     /// `df/d(r²)`.
     fn d_dr2(r2: f64) -> f64;
+    /// `(f(r²), df/d(r²))`, sharing their work where the profile allows.
+    fn value_and_d(r2: f64) -> (f64, f64) {
+        (Self::value(r2), Self::d_dr2(r2))
+    }
 }
 
 /// The prior on the length scales (module docs).
@@ -40,6 +46,8 @@ pub struct Ard<P: Profile> {
     prior: LengthScalePrior,
     log_amplitude: f64,
     log_length_scales: Vec<f64>,
+    /// `1/ℓᵢ`, kept in step with `log_length_scales` (so no pair pays for an `exp`).
+    inv_length_scales: Vec<f64>,
     length_scale_bounds: (f64, f64),
     _profile: std::marker::PhantomData<P>,
 }
@@ -57,6 +65,7 @@ impl<P: Profile> Ard<P> {
             prior: LengthScalePrior::default(),
             log_amplitude: 0.0,
             log_length_scales: vec![length_scale.ln(); d],
+            inv_length_scales: vec![1.0 / length_scale; d],
             length_scale_bounds: (length_scale_bounds.0.ln(), length_scale_bounds.1.ln()),
             _profile: std::marker::PhantomData,
         }
@@ -76,13 +85,37 @@ impl<P: Profile> Ard<P> {
     fn r2(&self, x: &[f64], y: &[f64]) -> f64 {
         self.dims
             .iter()
-            .zip(&self.log_length_scales)
-            .map(|(&i, &log_l)| {
-                let d = (x[i] - y[i]) * (-log_l).exp();
+            .zip(&self.inv_length_scales)
+            .map(|(&i, &inv_l)| {
+                let d = (x[i] - y[i]) * inv_l;
                 d * d
             })
             .sum()
     }
+
+    /// The kernel's coordinates of each point divided by their length scales, row after row.
+    fn scaled(&self, xs: &[Vec<f64>]) -> Vec<f64> {
+        let mut z = Vec::with_capacity(xs.len() * self.dims.len());
+        for x in xs {
+            z.extend(self.dims.iter().zip(&self.inv_length_scales).map(|(&i, &inv_l)| x[i] * inv_l));
+        }
+        z
+    }
+}
+
+/// `‖a − b‖²`, summed in four independent lanes so the compiler can vectorise it (a plain
+/// `sum()` is one dependent chain of additions: measured 2× slower at 20 dimensions).
+fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
+    let mut lanes = [0.0; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(u, v)| (u - v) * (u - v)).sum();
+    for (u, v) in ca.zip(cb) {
+        for k in 0..4 {
+            let d = u[k] - v[k];
+            lanes[k] += d * d;
+        }
+    }
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tail
 }
 
 impl<P: Profile> Kernel for Ard<P> {
@@ -102,6 +135,9 @@ impl<P: Profile> Kernel for Ard<P> {
     fn set_params(&mut self, p: &[f64]) {
         self.log_amplitude = p[0];
         self.log_length_scales.copy_from_slice(&p[1..]);
+        for (inv, log_l) in self.inv_length_scales.iter_mut().zip(&self.log_length_scales) {
+            *inv = (-log_l).exp();
+        }
     }
 
     fn bounds(&self) -> Vec<(f64, f64)> {
@@ -140,8 +176,8 @@ impl<P: Profile> Kernel for Ard<P> {
         let k = a * P::value(r2);
         let df = a * P::d_dr2(r2);
         grad[0] = k;
-        for (k_idx, (&i, &log_l)) in self.dims.iter().zip(&self.log_length_scales).enumerate() {
-            let d = (x[i] - y[i]) * (-log_l).exp();
+        for (k_idx, (&i, &inv_l)) in self.dims.iter().zip(&self.inv_length_scales).enumerate() {
+            let d = (x[i] - y[i]) * inv_l;
             // ∂r²/∂log ℓᵢ = −2 dᵢ² / ℓᵢ²
             grad[1 + k_idx] = df * (-2.0 * d * d);
         }
@@ -150,8 +186,8 @@ impl<P: Profile> Kernel for Ard<P> {
 
     fn grad_x(&self, x: &[f64], y: &[f64], out: &mut [f64]) {
         let df = self.log_amplitude.exp() * P::d_dr2(self.r2(x, y));
-        for (&i, &log_l) in self.dims.iter().zip(&self.log_length_scales) {
-            let inv_l2 = (-2.0 * log_l).exp();
+        for (&i, &inv_l) in self.dims.iter().zip(&self.inv_length_scales) {
+            let inv_l2 = inv_l * inv_l;
             // ∂r²/∂xᵢ = 2 (xᵢ − yᵢ) / ℓᵢ²
             out[i] += df * 2.0 * (x[i] - y[i]) * inv_l2;
         }
@@ -159,5 +195,65 @@ impl<P: Profile> Kernel for Ard<P> {
 
     fn clone_box(&self) -> Box<dyn Kernel> {
         Box::new(self.clone())
+    }
+
+    fn gram(&self, xs: &[Vec<f64>]) -> Mat<f64> {
+        let (n, d, a) = (xs.len(), self.dims.len(), self.log_amplitude.exp());
+        let z = self.scaled(xs);
+        let mut k = Mat::zeros(n, n);
+        for j in 0..n {
+            let zj = &z[j * d..(j + 1) * d];
+            let col = k.col_as_slice_mut(j);
+            col[j] = a * P::value(0.0);
+            for i in j + 1..n {
+                col[i] = a * P::value(sq_dist(&z[i * d..(i + 1) * d], zj));
+            }
+        }
+        for j in 0..n {
+            for i in j + 1..n {
+                k[(j, i)] = k[(i, j)];
+            }
+        }
+        k
+    }
+
+    fn cross(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Mat<f64> {
+        let (d, amp) = (self.dims.len(), self.log_amplitude.exp());
+        let (za, zb) = (self.scaled(a), self.scaled(b));
+        let mut k = Mat::zeros(a.len(), b.len());
+        for j in 0..b.len() {
+            let zj = &zb[j * d..(j + 1) * d];
+            for (i, v) in k.col_as_slice_mut(j).iter_mut().enumerate() {
+                *v = amp * P::value(sq_dist(&za[i * d..(i + 1) * d], zj));
+            }
+        }
+        k
+    }
+
+    fn gram_grad_dot(&self, xs: &[Vec<f64>], w: &Mat<f64>, out: &mut [f64]) {
+        // ∂k/∂log a = k; ∂k/∂log ℓ_q = a f'(r²) · (−2 (z_q − z'_q)²) with z = x/ℓ.
+        let (n, d, a) = (xs.len(), self.dims.len(), self.log_amplitude.exp());
+        let z = self.scaled(xs);
+        let mut amplitude = 0.0;
+        let mut lengths = vec![0.0; d];
+        for j in 0..n {
+            let zj = &z[j * d..(j + 1) * d];
+            let wj = w.col_as_slice(j);
+            amplitude += wj[j] * a * P::value(0.0);
+            for i in j + 1..n {
+                let zi = &z[i * d..(i + 1) * d];
+                let (f, df) = P::value_and_d(sq_dist(zi, zj));
+                let weight = 2.0 * wj[i];
+                amplitude += weight * a * f;
+                let g = -2.0 * weight * a * df;
+                for ((l, u), v) in lengths.iter_mut().zip(zi).zip(zj) {
+                    *l += g * (u - v) * (u - v);
+                }
+            }
+        }
+        out[0] += amplitude;
+        for (o, l) in out[1..].iter_mut().zip(&lengths) {
+            *o += l;
+        }
     }
 }

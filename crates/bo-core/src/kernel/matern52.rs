@@ -21,6 +21,13 @@ impl Profile for Matern52Profile {
         let s = 5f64.sqrt() * r2.max(0.0).sqrt();
         -(5.0 / 6.0) * (1.0 + s) * (-s).exp()
     }
+
+    fn value_and_d(r2: f64) -> (f64, f64) {
+        let r2 = r2.max(0.0);
+        let s = 5f64.sqrt() * r2.sqrt();
+        let e = (-s).exp();
+        ((1.0 + s + 5.0 * r2 / 3.0) * e, -(5.0 / 6.0) * (1.0 + s) * e)
+    }
 }
 
 /// An ARD Matérn-5/2 kernel.

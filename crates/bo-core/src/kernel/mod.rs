@@ -23,6 +23,8 @@ pub use matern52::{Matern52, matern52};
 pub use squared_exp::{SquaredExp, squared_exp};
 pub use sum_product::{Product, Sum, additive};
 
+use faer::Mat;
+
 /// A covariance function with hyperparameters θ in log space.
 pub trait Kernel: Send + Sync + std::fmt::Debug {
     /// Names of the hyperparameters, in order (e.g. `log_amplitude`, `log_length_scale[3]`).
@@ -43,6 +45,41 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     fn grad_x(&self, x: &[f64], y: &[f64], out: &mut [f64]);
     /// A boxed copy.
     fn clone_box(&self) -> Box<dyn Kernel>;
+
+    /// The Gram matrix `K[i, j] = k(xᵢ, xⱼ)`. The default evaluates every pair; the base
+    /// kernels override it with loops that hoist their per-parameter work out of the pairs.
+    fn gram(&self, xs: &[Vec<f64>]) -> Mat<f64> {
+        let n = xs.len();
+        let mut k = Mat::zeros(n, n);
+        for j in 0..n {
+            for i in j..n {
+                let v = self.eval(&xs[i], &xs[j]);
+                k[(i, j)] = v;
+                k[(j, i)] = v;
+            }
+        }
+        k
+    }
+
+    /// The cross-covariance `K[i, j] = k(aᵢ, bⱼ)`.
+    fn cross(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Mat<f64> {
+        Mat::from_fn(a.len(), b.len(), |i, j| self.eval(&a[i], &b[j]))
+    }
+
+    /// Adds `Σᵢⱼ W[i, j] ∂k(xᵢ, xⱼ)/∂θ_q` into `out[q]` for a symmetric `w` (n × n): the
+    /// contraction the likelihood gradient needs, without n² gradient vectors.
+    fn gram_grad_dot(&self, xs: &[Vec<f64>], w: &Mat<f64>, out: &mut [f64]) {
+        let mut dk = vec![0.0; out.len()];
+        for j in 0..xs.len() {
+            for i in j..xs.len() {
+                let factor = if i == j { w[(i, i)] } else { 2.0 * w[(i, j)] };
+                self.eval_grad(&xs[i], &xs[j], &mut dk);
+                for (o, g) in out.iter_mut().zip(&dk) {
+                    *o += factor * g;
+                }
+            }
+        }
+    }
 
     /// The number of hyperparameters.
     fn n_params(&self) -> usize {

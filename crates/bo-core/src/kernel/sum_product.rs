@@ -1,6 +1,8 @@
 //! Sums and products of kernels, and the additive kernel over groups of dimensions
 //! (`Σ_g k_g(x_g, y_g)`, seed 004 §2): the parameters of the parts, concatenated in order.
 
+use faer::Mat;
+
 use super::{Kernel, matern52};
 
 /// `Σ kᵢ`.
@@ -27,6 +29,34 @@ fn set(parts: &mut [Box<dyn Kernel>], p: &[f64]) {
         k.set_params(&p[at..at + n]);
         at += n;
     }
+}
+
+/// `a ∘= b`, elementwise.
+fn hadamard_in_place(a: &mut Mat<f64>, b: &Mat<f64>) {
+    for j in 0..a.ncols() {
+        for (u, v) in a.col_as_slice_mut(j).iter_mut().zip(b.col_as_slice(j)) {
+            *u *= v;
+        }
+    }
+}
+
+/// `a += b`, elementwise.
+fn add_in_place(a: &mut Mat<f64>, b: &Mat<f64>) {
+    for j in 0..a.ncols() {
+        for (u, v) in a.col_as_slice_mut(j).iter_mut().zip(b.col_as_slice(j)) {
+            *u += v;
+        }
+    }
+}
+
+/// Folds the parts' matrices with `combine`.
+fn fold(parts: &[Box<dyn Kernel>], matrix: impl Fn(&dyn Kernel) -> Mat<f64>, combine: fn(&mut Mat<f64>, &Mat<f64>)) -> Mat<f64> {
+    let mut iter = parts.iter();
+    let mut acc = matrix(iter.next().expect("a composite kernel has parts").as_ref());
+    for k in iter {
+        combine(&mut acc, &matrix(k.as_ref()));
+    }
+    acc
 }
 
 fn prior(parts: &[Box<dyn Kernel>], grad: &mut [f64]) -> f64 {
@@ -84,6 +114,20 @@ impl Kernel for Sum {
     fn clone_box(&self) -> Box<dyn Kernel> {
         Box::new(self.clone())
     }
+    fn gram(&self, xs: &[Vec<f64>]) -> Mat<f64> {
+        fold(&self.0, |k| k.gram(xs), add_in_place)
+    }
+    fn cross(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Mat<f64> {
+        fold(&self.0, |k| k.cross(a, b), add_in_place)
+    }
+    fn gram_grad_dot(&self, xs: &[Vec<f64>], w: &Mat<f64>, out: &mut [f64]) {
+        let mut at = 0;
+        for k in &self.0 {
+            let n = k.n_params();
+            k.gram_grad_dot(xs, w, &mut out[at..at + n]);
+            at += n;
+        }
+    }
 }
 
 impl Kernel for Product {
@@ -118,5 +162,25 @@ impl Kernel for Product {
     }
     fn clone_box(&self) -> Box<dyn Kernel> {
         Box::new(self.clone())
+    }
+    fn gram(&self, xs: &[Vec<f64>]) -> Mat<f64> {
+        fold(&self.0, |k| k.gram(xs), hadamard_in_place)
+    }
+    fn cross(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Mat<f64> {
+        fold(&self.0, |k| k.cross(a, b), hadamard_in_place)
+    }
+    fn gram_grad_dot(&self, xs: &[Vec<f64>], w: &Mat<f64>, out: &mut [f64]) {
+        // ∂K/∂θ of part j is (∂Kⱼ/∂θ) ∘ Π_{i≠j} Kᵢ, so part j contracts with W ∘ Π_{i≠j} Kᵢ.
+        let grams: Vec<Mat<f64>> = self.0.iter().map(|k| k.gram(xs)).collect();
+        let mut at = 0;
+        for (j, k) in self.0.iter().enumerate() {
+            let mut wj = w.clone();
+            for (_, g) in grams.iter().enumerate().filter(|(i, _)| *i != j) {
+                hadamard_in_place(&mut wj, g);
+            }
+            let n = k.n_params();
+            k.gram_grad_dot(xs, &wj, &mut out[at..at + n]);
+            at += n;
+        }
     }
 }

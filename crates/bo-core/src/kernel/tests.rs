@@ -72,6 +72,32 @@ fn check_kernel(mut k: Box<dyn Kernel>, d: usize, cat_dims: &[usize]) {
         }
     }
 
+    // The batch methods agree with the pairwise definitions.
+    let gram = k.gram(&xs);
+    let cross = k.cross(&xs[..7], &xs[7..]);
+    for i in 0..xs.len() {
+        for j in 0..xs.len() {
+            assert!((gram[(i, j)] - k.eval(&xs[i], &xs[j])).abs() < 1e-12, "gram[{i}, {j}]");
+            if i < 7 && j >= 7 {
+                assert!((cross[(i, j - 7)] - k.eval(&xs[i], &xs[j])).abs() < 1e-12, "cross[{i}, {}]", j - 7);
+            }
+        }
+    }
+    let w = Mat::from_fn(xs.len(), xs.len(), |i, j| ((i * 7 + j * 7) % 11) as f64 / 11.0 - 0.4 + if i == j { 0.3 } else { 0.0 });
+    let mut fast = vec![0.0; p0.len()];
+    k.gram_grad_dot(&xs, &w, &mut fast);
+    let mut slow = vec![0.0; p0.len()];
+    let mut dk = vec![0.0; p0.len()];
+    for i in 0..xs.len() {
+        for j in 0..xs.len() {
+            k.eval_grad(&xs[i], &xs[j], &mut dk);
+            slow.iter_mut().zip(&dk).for_each(|(s, g)| *s += w[(i, j)] * g);
+        }
+    }
+    for (q, (f, s)) in fast.iter().zip(&slow).enumerate() {
+        assert!((f - s).abs() < 1e-9 * (1.0 + s.abs()), "gram_grad_dot of {}: {f} vs pairwise {s}", k.param_names()[q]);
+    }
+
     let mut prior_grad = vec![0.0; p0.len()];
     let lp = k.log_prior(&mut prior_grad);
     for p in 0..p0.len() {

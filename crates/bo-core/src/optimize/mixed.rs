@@ -4,7 +4,9 @@
 //!    branch is sampled), plus small perturbations of the best observed points.
 //! 2. Every candidate is scored at once (`score_batch`); those already tried are dropped.
 //! 3. From the best few, L-BFGS moves the free coordinates — the active numeric parameters
-//!    without children — within [0, 1], the rest held fixed (`score_grad`).
+//!    without children — within [0, 1], the rest held fixed (`score_grad`). The starts run in
+//!    lock-step, each round scored as one batch: at large n a GP posterior's cost is reading its
+//!    factor, which a batch pays once.
 //! 4. Each result is decoded (INTEGER and DISCRETE values rounded to their nearest bucket),
 //!    re-scored, and the best new assignment wins.
 //!
@@ -15,15 +17,20 @@ use std::collections::HashSet;
 
 use rand::{Rng, RngExt};
 
-use super::lbfgsb::minimize;
+use super::lbfgsb::{Lbfgsb, minimize_batch};
 use crate::designer::quasi_random::sobol_point;
 use crate::space::features::Features;
 use crate::trial::Assignment;
 
 /// Scores a batch of feature vectors.
 pub type ScoreBatch<'a> = &'a dyn Fn(&[Vec<f64>]) -> Vec<f64>;
-/// The score and its gradient at one feature vector.
-pub type ScoreGrad<'a> = &'a dyn Fn(&[f64]) -> (f64, Vec<f64>);
+/// The score and its gradient at each of a batch of feature vectors.
+pub type ScoreGrad<'a> = &'a dyn Fn(&[Vec<f64>]) -> Vec<(f64, Vec<f64>)>;
+
+/// A local optimisation stops once a step improves the acquisition by less than this,
+/// relatively. Measured with `bo-bench suite`: 1e-7 instead of 1e-12 cut the local rounds at
+/// n = 1,000 from 50–140 to 10–45 with the same regret on every problem (within seed spread).
+const ACQUISITION_F_TOL: f64 = 1e-7;
 
 /// How hard to search.
 #[derive(Clone, Debug)]
@@ -40,7 +47,10 @@ pub struct MixedConfig {
 
 impl Default for MixedConfig {
     fn default() -> Self {
-        MixedConfig { n_candidates: 512, n_local: 16, n_starts: 4, max_iter: 60 }
+        // Measured with `bo-bench suite`: 8 lock-step starts cost about what 4 did (a round is one
+        // pass over the factor) and did better on Ackley, Levy, Rosenbrock and Styblinski–Tang;
+        // 30 iterations instead of 60 changed no regret.
+        MixedConfig { n_candidates: 512, n_local: 16, n_starts: 8, max_iter: 30 }
     }
 }
 
@@ -85,27 +95,33 @@ pub fn maximize(
     let mut order: Vec<usize> = (0..candidates.len()).filter(|&i| scores[i].is_finite()).collect();
     order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
     let mut best: Option<(Assignment, f64)> = order.first().map(|&i| (candidates[i].clone(), scores[i]));
-    for &start in order.iter().take(config.n_starts) {
-        let free = features.free_dims(&candidates[start]);
-        if free.is_empty() {
-            continue;
-        }
-        let base = xs[start].clone();
-        let x0: Vec<f64> = free.iter().map(|&i| base[i]).collect();
-        let objective = |z: &[f64]| {
-            let mut x = base.clone();
-            for (k, &i) in free.iter().enumerate() {
-                x[i] = z[k];
-            }
-            let (v, g) = score_grad(&x);
-            (-v, free.iter().map(|&i| -g[i]).collect())
-        };
-        let m = minimize(objective, &x0, &vec![0.0; free.len()], &vec![1.0; free.len()], config.max_iter);
-        let mut x = base.clone();
+    // Local optimisation of the free coordinates from the best candidates, in lock-step.
+    let starts: Vec<(usize, Vec<usize>)> =
+        order.iter().take(config.n_starts).map(|&i| (i, features.free_dims(&candidates[i]))).filter(|(_, free)| !free.is_empty()).collect();
+    let full = |run: usize, z: &[f64]| {
+        let (start, free) = &starts[run];
+        let mut x = xs[*start].clone();
         for (k, &i) in free.iter().enumerate() {
-            x[i] = m.x[k];
+            x[i] = z[k];
         }
-        let a = features.decode(&x);
+        x
+    };
+    let runs = starts
+        .iter()
+        .map(|(start, free)| {
+            let x0: Vec<f64> = free.iter().map(|&i| xs[*start][i]).collect();
+            Lbfgsb::new(&x0, &vec![0.0; free.len()], &vec![1.0; free.len()], config.max_iter, ACQUISITION_F_TOL)
+        })
+        .collect();
+    let minima = minimize_batch(
+        |active, zs| {
+            let points: Vec<Vec<f64>> = active.iter().zip(zs).map(|(&run, z)| full(run, z)).collect();
+            score_grad(&points).into_iter().zip(active).map(|((v, g), &run)| (-v, starts[run].1.iter().map(|&i| -g[i]).collect())).collect()
+        },
+        runs,
+    );
+    for (run, m) in minima.iter().enumerate() {
+        let a = features.decode(&full(run, &m.x));
         if taken.contains(&a.key()) {
             continue;
         }
