@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use bo_core::designer::designer_for;
 use bo_core::{Assignment, Observation, Outcome, ParamValue};
 use clap::{Parser, Subcommand};
@@ -47,6 +47,28 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Runs a designer on every problem (or those named) and prints one row per problem: median
+    /// simple regret after 25, 50 and the whole budget, and the median time of one step.
+    Suite {
+        /// Algorithm name, as in a study's `algorithm`.
+        #[arg(long, default_value = "GP_BANDIT")]
+        algorithm: String,
+        /// Evaluations per seed.
+        #[arg(long, default_value_t = 100)]
+        budget: usize,
+        /// Number of seeds (0, 1, …).
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        /// `algorithmConfig` as JSON.
+        #[arg(long)]
+        config: Option<String>,
+        /// Problems, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        problems: Vec<String>,
+        /// A directory to write each problem's JSON (as `run --out` would) into.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Lists the problems with their dimension and optimum.
     List,
     /// Seconds per fit (cold and warm-started) and per suggest against n and D, for GP_BANDIT.
@@ -57,6 +79,9 @@ enum Command {
         /// Dimensions, comma-separated.
         #[arg(long, default_value = "5,20", value_delimiter = ',')]
         d: Vec<usize>,
+        /// Suggestions timed per row (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
         /// Where to write the JSON.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -92,15 +117,49 @@ fn main() -> Result<()> {
                 println!("{:<18} {:>4} {:>14.6}", p.name, p.dim, p.optimum);
             }
         }
+        Command::Suite { algorithm, budget, seeds, config, problems: names, out } => {
+            let config = parse_config(config)?;
+            let chosen: Vec<problems::Problem> =
+                if names.is_empty() { problems::all() } else { names.iter().map(|n| problem_named(n)).collect::<Result<_>>()? };
+            if let Some(dir) = &out {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            let mid = (budget / 2).max(1);
+            let early = (budget / 4).max(1);
+            println!("{algorithm}, {seeds} seeds, budget {budget}: median simple regret");
+            println!(
+                "{:<18} {:>10} {:>10} {:>10} {:>9} {:>9}",
+                "problem",
+                format!("@{early}"),
+                format!("@{mid}"),
+                format!("@{budget}"),
+                "step ms",
+                "max ms"
+            );
+            for p in chosen {
+                let runs = (0..seeds).map(|seed| harness::run(&p, &algorithm, config.clone(), budget, seed)).collect::<Result<Vec<_>>>()?;
+                let at = |t: usize| median(runs.iter().map(|r| r.regret[t - 1]).collect());
+                let times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
+                let max = times.iter().copied().fold(0.0, f64::max);
+                println!(
+                    "{:<18} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.1} {:>9.1}",
+                    p.name,
+                    at(early),
+                    at(mid),
+                    at(budget),
+                    1e3 * median(times),
+                    1e3 * max
+                );
+                if let Some(dir) = &out {
+                    let report = RunReport { problem: p.name.to_owned(), algorithm: algorithm.clone(), budget, optimum: p.optimum, runs };
+                    let path = dir.join(format!("{}.json", p.name));
+                    std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
+                }
+            }
+        }
         Command::Run { problem, algorithm, budget, seeds, config, out } => {
-            let Some(p) = problems::by_name(&problem) else {
-                let names: Vec<&str> = problems::all().iter().map(|p| p.name).collect();
-                bail!("unknown problem {problem:?}; problems: {}", names.join(", "));
-            };
-            let config: serde_json::Value = match config {
-                Some(text) => serde_json::from_str(&text).context("--config must be JSON")?,
-                None => serde_json::Value::Null,
-            };
+            let p = problem_named(&problem)?;
+            let config = parse_config(config)?;
             let mut runs = Vec::new();
             for seed in 0..seeds {
                 let trace = harness::run(&p, &algorithm, config.clone(), budget, seed)?;
@@ -128,14 +187,28 @@ fn main() -> Result<()> {
                 std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
             }
         }
-        Command::Latency { n, d, out } => {
-            let rows = latency(&n, &d)?;
+        Command::Latency { n, d, repeats, out } => {
+            let rows = latency(&n, &d, repeats.max(1))?;
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }
         }
     }
     Ok(())
+}
+
+fn problem_named(name: &str) -> Result<problems::Problem> {
+    problems::by_name(name).with_context(|| {
+        let names: Vec<&str> = problems::all().iter().map(|p| p.name).collect();
+        format!("unknown problem {name:?}; problems: {}", names.join(", "))
+    })
+}
+
+fn parse_config(config: Option<String>) -> Result<serde_json::Value> {
+    match config {
+        Some(text) => serde_json::from_str(&text).context("--config must be JSON"),
+        None => Ok(serde_json::Value::Null),
+    }
 }
 
 #[derive(Serialize)]
@@ -148,7 +221,7 @@ struct LatencyRow {
 }
 
 /// Times GP_BANDIT on `n` random observations of a smooth function in `d` dimensions.
-fn latency(ns: &[usize], ds: &[usize]) -> Result<Vec<LatencyRow>> {
+fn latency(ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>> {
     println!("{:>6} {:>4} {:>12} {:>12} {:>12}", "n", "D", "cold fit s", "warm fit s", "suggest s");
     let mut rows = Vec::new();
     for &d in ds {
@@ -171,9 +244,13 @@ fn latency(ns: &[usize], ds: &[usize]) -> Result<Vec<LatencyRow>> {
             let start = Instant::now();
             let warm = designer.fit(&study, &history, Some(&cold.state), &mut rng)?;
             let warm_fit = start.elapsed().as_secs_f64();
-            let start = Instant::now();
-            warm.model.suggest(&[], 1, &mut rng)?;
-            let suggest = start.elapsed().as_secs_f64();
+            let mut times = Vec::with_capacity(repeats);
+            for _ in 0..repeats {
+                let start = Instant::now();
+                warm.model.suggest(&[], 1, &mut rng)?;
+                times.push(start.elapsed().as_secs_f64());
+            }
+            let suggest = median(times);
             println!("{n:>6} {d:>4} {cold_fit:>12.3} {warm_fit:>12.3} {suggest:>12.4}");
             rows.push(LatencyRow { n, d, cold_fit_seconds: cold_fit, warm_fit_seconds: warm_fit, suggest_seconds: suggest });
         }
