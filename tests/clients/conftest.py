@@ -21,13 +21,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture()
-def server():
+def _serve(*extra):
+    """Starts bo-server with `extra` arguments; yields its base URL; stops it."""
     binary = os.environ.get("BO_SERVER_BIN", str(ROOT / "target" / "debug" / "bo-server"))
     port = _free_port()
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.Popen(
-            [binary, "--listen", f"127.0.0.1:{port}", "--database-url", f"sqlite://{tmp}/bo.db", "--log", "warn"],
+            [binary, "--listen", f"127.0.0.1:{port}", "--database-url", f"sqlite://{tmp}/bo.db", "--log", "warn", *extra],
         )
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
@@ -47,3 +47,15 @@ def server():
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+
+
+@pytest.fixture()
+def server():
+    yield from _serve()
+
+
+@pytest.fixture()
+def impatient_server():
+    """A server that never waits for a suggestion it has to compute: each such suggest answers
+    with a pending operation (`done: false`) for the client to poll."""
+    yield from _serve("--max-suggest-wait", "0", "--prefetch", "0")

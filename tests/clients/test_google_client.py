@@ -165,3 +165,29 @@ def test_a_whole_conditional_study_through_googles_client(server):
     client.delete_study(name=study.name)
     with pytest.raises(exceptions.NotFound):
         client.get_study(name=study.name)
+
+
+def test_a_pending_suggest_operation_is_polled_by_googles_client(impatient_server):
+    client = _client(impatient_server)
+    parent = "projects/demo/locations/local"
+    spec = v.StudySpec(
+        metrics=[v.StudySpec.MetricSpec(metric_id="loss", goal=v.StudySpec.MetricSpec.GoalType.MINIMIZE)],
+        parameters=[PS(parameter_id=p, double_value_spec=PS.DoubleValueSpec(min_value=0.0, max_value=1.0)) for p in ("a", "b")],
+    )
+    study = client.create_study(parent=parent, study=v.Study(display_name="pending", study_spec=spec))
+    for i in range(12):
+        a, b = (i * 0.618) % 1.0, (i * 0.414 + 0.1) % 1.0
+        client.create_trial(
+            parent=study.name,
+            trial=v.Trial(
+                parameters=[v.Trial.Parameter(parameter_id="a", value=a), v.Trial.Parameter(parameter_id="b", value=b)],
+                final_measurement=v.Measurement(metrics=[v.Measurement.Metric(metric_id="loss", value=(a - 0.3) ** 2 + (b - 0.7) ** 2)]),
+            ),
+        )
+    op = client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=2, client_id="w"))
+    assert op.operation.done is False, "the server was told not to wait"
+    assert op.operation.name.startswith(study.name + "/operations/")
+    trials = op.result(timeout=30).trials  # the client polls GET …/operations/{id}
+    assert len(trials) == 2
+    assert all(t.state == v.Trial.State.ACTIVE and t.client_id == "w" for t in trials)
+    assert {p.parameter_id for p in trials[0].parameters} == {"a", "b"}

@@ -85,3 +85,140 @@ fn studies_without_a_predictive_model_say_so() {
     assert!(body["error"]["message"].as_str().unwrap().contains("does not predict"), "{body}");
     assert_eq!(s.post(&format!("/studies/{study}:forecast"), json!({})).0.as_u16(), 404);
 }
+
+/// A GP_BANDIT study of `loss` over the unit square.
+fn bowl_study(name: &str) -> serde_json::Value {
+    json!({"displayName": name, "studySpec": {
+        "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}],
+        "algorithm": "GP_BANDIT",
+        "parameters": [
+            {"parameterId": "a", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}},
+            {"parameterId": "b", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}})
+}
+
+/// Adds `n` trials evaluated elsewhere (CreateTrial with a final measurement).
+fn add_completed_trials(s: &Server, study: &str, n: usize) {
+    for i in 0..n {
+        let (a, b) = ((i as f64 * 0.618_034) % 1.0, (i as f64 * 0.414_214 + 0.1) % 1.0);
+        let trial = json!({"parameters": [{"parameterId": "a", "value": a}, {"parameterId": "b", "value": b}]});
+        let loss = bowl(&trial);
+        let mut body = trial;
+        body["finalMeasurement"] = json!({"metrics": [{"metricId": "loss", "value": loss}]});
+        s.ok_post(&format!("/studies/{study}/trials"), body);
+    }
+}
+
+/// Polls an operation until it is done.
+fn wait_done(s: &Server, name: &str) -> serde_json::Value {
+    let path = name.split("/locations/local").nth(1).expect("an operation of this location");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let op = s.ok_get(path);
+        if op["done"] == true {
+            return op;
+        }
+        assert!(std::time::Instant::now() < deadline, "the operation never finished: {op}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_suggest_that_cannot_answer_in_time_is_a_pending_operation_finished_in_the_background() {
+    for db in databases("pending_suggest") {
+        // No wait at all: every suggest the queue cannot answer becomes a pending operation.
+        let s = Server::start_with(&db, &["--max-suggest-wait", "0", "--prefetch", "0"]);
+        let study = s.create_study(bowl_study("slow"));
+        add_completed_trials(&s, &study, 12);
+        let op = s.ok_post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 2, "clientId": "w"}));
+        assert_eq!(op["done"], false, "{op}");
+        assert!(op.get("response").is_none() && op.get("error").is_none(), "{op}");
+        assert_eq!(op["metadata"]["clientId"], "w");
+        let name = op["name"].as_str().unwrap().to_owned();
+        // The same client asking again waits on the same operation — or, if it has finished
+        // meanwhile, gets the same trials back.
+        let again = s.ok_post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 2, "clientId": "w"}));
+        let done = wait_done(&s, &name);
+        if again["done"] == false {
+            assert_eq!(again["name"], name.as_str());
+        } else {
+            assert_eq!(again["response"]["trials"], done["response"]["trials"]);
+        }
+        let trials = done["response"]["trials"].as_array().expect("trials").clone();
+        assert_eq!(trials.len(), 2, "{done}");
+        for t in &trials {
+            assert_eq!(t["state"], "ACTIVE");
+            assert_eq!(t["clientId"], "w");
+        }
+        assert_ne!(trials[0]["parameters"], trials[1]["parameters"]);
+        // Once finished, the client holds those trials: asking again returns them at once.
+        let held = s.ok_post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 2, "clientId": "w"}));
+        assert_eq!(held["done"], true, "{held}");
+        assert_eq!(held["response"]["trials"].as_array().unwrap().len(), 2);
+        assert_eq!(held["response"]["trials"][0]["id"], trials[0]["id"]);
+    }
+}
+
+#[test]
+fn pending_suggests_left_by_a_stopped_server_are_finished_when_it_starts() {
+    for db in databases("pending_after_restart") {
+        let s = Server::start(&db);
+        let study = s.create_study(bowl_study("left"));
+        add_completed_trials(&s, &study, 12);
+        assert!(s.terminate().success());
+        // As if a server had stopped after answering `done: false` but before finishing.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let op = runtime.block_on(async {
+            let options = bo_store::StoreOptions { max_connections: 2, acquire_timeout: std::time::Duration::from_secs(10) };
+            let store = bo_store::Store::connect(&db.url, &options).await.unwrap();
+            let op = store.begin_pending_suggest(study.parse().unwrap(), "w", 3, 1).await.unwrap();
+            store.close().await;
+            op
+        });
+        let s = Server::start(&db);
+        let done = wait_done(&s, &format!("projects/demo/locations/local/studies/{study}/operations/{}", op.id));
+        assert_eq!(done["response"]["trials"].as_array().map(Vec::len), Some(3), "{done}");
+        assert_eq!(s.suggest(&study, 3, "w").len(), 3, "the client holds them");
+    }
+}
+
+#[test]
+fn precomputed_suggestions_are_handed_out_and_refilled() {
+    let db = &databases("precomputed")[0];
+    let s = Arc::new(Server::start_with(db, &["--prefetch", "3"]));
+    let study = s.create_study(bowl_study("prefetched"));
+    add_completed_trials(&s, &study, 16);
+    let wait_for = |what: &str, ok: &dyn Fn(&serde_json::Value) -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let m = s.ok_get(&format!("/studies/{study}/model"));
+            if ok(&m) {
+                return m;
+            }
+            assert!(std::time::Instant::now() < deadline, "never {what}: {m}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    wait_for("fitted and prefetched", &|m| m["fittedDataVersion"] == m["dataVersion"] && m["precomputedSuggestions"] == 3);
+    // Three clients at once: distinct, feasible trials.
+    let handles: Vec<_> = (0..3)
+        .map(|c| {
+            let (s, study) = (s.clone(), study.clone());
+            std::thread::spawn(move || s.suggest(&study, 1, &format!("c{c}")).remove(0))
+        })
+        .collect();
+    let trials: Vec<serde_json::Value> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut ids: Vec<&str> = trials.iter().map(|t| t["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 3);
+    for t in &trials {
+        crate::assert_feasible(&s, &study, t);
+    }
+    assert!(trials[0]["parameters"] != trials[1]["parameters"] && trials[1]["parameters"] != trials[2]["parameters"]);
+    // The queue is topped up again in the background; a completion makes it stale and the
+    // refit refills it on the new data.
+    wait_for("refilled", &|m| m["precomputedSuggestions"] == 3);
+    let id = trials[0]["id"].as_str().unwrap();
+    s.complete(&study, id, "loss", bowl(&trials[0]));
+    wait_for("refitted and refilled", &|m| m["fittedDataVersion"] == m["dataVersion"] && m["precomputedSuggestions"] == 3);
+}

@@ -24,9 +24,26 @@ pub struct Config {
     #[arg(long, env = "BO_DATABASE_TIMEOUT", default_value_t = 10.0)]
     pub database_timeout: f64,
 
-    /// Background refits running at once (default: the number of cores).
+    /// Background jobs (refits, precomputed suggestions) running at once (default: the number of
+    /// cores).
     #[arg(long, env = "BO_WORKERS")]
     pub workers: Option<usize>,
+
+    /// Suggestions precomputed per study after each refit or suggest, answered at once when still
+    /// fresh (0: none).
+    #[arg(long, env = "BO_PREFETCH", default_value_t = 4)]
+    pub prefetch: usize,
+
+    /// Completed trials a precomputed suggestion may not have seen (it treated them as pending)
+    /// and still be handed out: 0 (the default) keeps every suggestion informed by every result;
+    /// more answers faster when trials complete quickly.
+    #[arg(long, env = "BO_QUEUE_STALENESS", default_value_t = 0)]
+    pub queue_staleness: u32,
+
+    /// Seconds a suggest waits for its trials before answering with a pending operation
+    /// (`done: false`) that the client polls.
+    #[arg(long, env = "BO_MAX_SUGGEST_WAIT", default_value_t = 5.0)]
+    pub max_suggest_wait: f64,
 
     /// Memory budget of the per-study model cache, in MiB; least recently used models go first.
     #[arg(long, env = "BO_MODEL_CACHE_MB", default_value_t = 1024)]
@@ -45,6 +62,9 @@ impl std::fmt::Debug for Config {
             .field("max_connections", &self.max_connections)
             .field("database_timeout", &self.database_timeout)
             .field("workers", &self.workers)
+            .field("prefetch", &self.prefetch)
+            .field("queue_staleness", &self.queue_staleness)
+            .field("max_suggest_wait", &self.max_suggest_wait)
             .field("model_cache_mb", &self.model_cache_mb)
             .field("log", &self.log)
             .finish()

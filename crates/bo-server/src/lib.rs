@@ -48,8 +48,16 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let engine_config = engine::EngineConfig {
         workers: config.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
         cache_bytes: config.model_cache_mb.saturating_mul(1 << 20),
+        prefetch: config.prefetch,
+        queue_staleness: i64::from(config.queue_staleness),
+        max_suggest_wait: std::time::Duration::from_secs_f64(config.max_suggest_wait.clamp(0.0, 3600.0)),
     };
     let state = AppState { store: store.clone(), engine: engine::Engine::new(store.clone(), &engine_config) };
+    match state.engine.resume_pending().await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(operations = n, "finishing suggest operations left pending"),
+        Err(e) => tracing::warn!(error = %e, "could not resume pending suggest operations"),
+    }
     axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
     store.close().await;
     tracing::info!("stopped");

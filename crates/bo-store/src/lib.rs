@@ -28,7 +28,7 @@ pub use error::{Entity, StoreError};
 pub use models::StoredModel;
 pub use operations::{Operation, OperationKind};
 pub use studies::{StudyRecord, StudyState};
-pub use trials::{NewTrial, SuggestOutcome};
+pub use trials::{Basis, NewTrial, Plan, SuggestOutcome, SuggestRequest, Suggested};
 
 /// Which database a store talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,5 +1,7 @@
 //! The long-running operations the API returns (suggest, early-stopping checks), kept so that
-//! `GET …/operations/{id}` answers as the call did.
+//! `GET …/operations/{id}` answers as the call did. A suggest whose proposals take longer than
+//! the server's bound is stored *pending* (`done = 0`, with the count asked for) and finished
+//! later by [`Store::suggest`] with `finishing`, or failed with a message.
 
 use sqlx::{AnyConnection, Row};
 
@@ -36,14 +38,119 @@ pub struct Operation {
     pub study_id: i64,
     /// What it did.
     pub kind: OperationKind,
+    /// Whether it has finished (a pending suggest has not).
+    pub done: bool,
+    /// Why a finished operation failed.
+    pub error: Option<String>,
+    /// The number of suggestions asked for (suggest operations).
+    pub suggestion_count: i64,
     /// When, milliseconds since the epoch.
     pub create_time_ms: i64,
+    /// When it last changed (finished), milliseconds since the epoch.
+    pub update_time_ms: i64,
 }
 
+const OPERATION_COLUMNS: &str = "id, study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, error_message, update_time_ms";
+
+fn operation_from_row(row: &sqlx::any::AnyRow) -> Result<Operation, StoreError> {
+    let kind_name: String = row.try_get("kind")?;
+    let kind = match kind_name.as_str() {
+        "SUGGEST" => {
+            let ids: String = row.try_get("trial_ids")?;
+            OperationKind::Suggest {
+                client_id: row.try_get("client_id")?,
+                trial_ids: serde_json::from_str(&ids)?,
+                study_completed: row.try_get::<i64, _>("study_completed")? != 0,
+            }
+        }
+        "EARLY_STOPPING" => OperationKind::EarlyStopping {
+            trial_id: row.try_get::<Option<i64>, _>("trial_id")?.unwrap_or_default(),
+            should_stop: row.try_get::<i64, _>("should_stop")? != 0,
+        },
+        other => return Err(StoreError::Internal(format!("unknown stored operation kind {other:?}"))),
+    };
+    let create_time_ms: i64 = row.try_get("create_time_ms")?;
+    Ok(Operation {
+        id: row.try_get("id")?,
+        study_id: row.try_get("study_id")?,
+        kind,
+        done: row.try_get::<i64, _>("done")? != 0,
+        error: row.try_get("error_message")?,
+        suggestion_count: row.try_get("suggestion_count")?,
+        create_time_ms,
+        update_time_ms: row.try_get::<Option<i64>, _>("update_time_ms")?.unwrap_or(create_time_ms),
+    })
+}
+
+/// Records a finished operation.
 pub(crate) async fn insert_operation(
     conn: &mut AnyConnection,
     study_id: i64,
     kind: &OperationKind,
+    now_ms: i64,
+) -> Result<i64, StoreError> {
+    insert(conn, study_id, kind, true, 0, now_ms).await
+}
+
+/// Records a suggest operation that is not finished yet.
+pub(crate) async fn insert_pending_suggest(
+    conn: &mut AnyConnection,
+    study_id: i64,
+    client_id: &str,
+    count: usize,
+    now_ms: i64,
+) -> Result<i64, StoreError> {
+    let kind = OperationKind::Suggest { client_id: client_id.to_owned(), trial_ids: vec![], study_completed: false };
+    insert(conn, study_id, &kind, false, count, now_ms).await
+}
+
+/// The pending suggest operation of a client, if any.
+pub(crate) async fn pending_suggest(conn: &mut AnyConnection, study_id: i64, client_id: &str) -> Result<Option<Operation>, StoreError> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {OPERATION_COLUMNS} FROM operations WHERE study_id = $1 AND client_id = $2 AND done = 0 ORDER BY id LIMIT 1"
+    )))
+    .bind(study_id)
+    .bind(client_id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    row.as_ref().map(operation_from_row).transpose()
+}
+
+/// One operation, read inside a transaction.
+pub(crate) async fn operation_in(conn: &mut AnyConnection, study_id: i64, id: i64) -> Result<Operation, StoreError> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE study_id = $1 AND id = $2")))
+        .bind(study_id)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound(Entity::Operation))?;
+    operation_from_row(&row)
+}
+
+/// Marks a pending suggest finished with the trials it handed out.
+pub(crate) async fn finish_suggest(
+    conn: &mut AnyConnection,
+    id: i64,
+    trial_ids: &[i64],
+    study_completed: bool,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE operations SET done = 1, trial_ids = $1, study_completed = $2, update_time_ms = $3 WHERE id = $4")
+        .bind(serde_json::to_string(trial_ids)?)
+        .bind(i64::from(study_completed))
+        .bind(now_ms)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+async fn insert(
+    conn: &mut AnyConnection,
+    study_id: i64,
+    kind: &OperationKind,
+    done: bool,
+    count: usize,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let (name, client_id, trial_ids, trial_id, should_stop, completed) = match kind {
@@ -55,8 +162,8 @@ pub(crate) async fn insert_operation(
         }
     };
     let row = sqlx::query(
-        "INSERT INTO operations (study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        "INSERT INTO operations (study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, update_time_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $8) RETURNING id",
     )
     .bind(study_id)
     .bind(trial_id)
@@ -66,6 +173,8 @@ pub(crate) async fn insert_operation(
     .bind(i64::from(should_stop))
     .bind(i64::from(completed))
     .bind(now_ms)
+    .bind(i64::from(done))
+    .bind(count as i64)
     .fetch_one(&mut *conn)
     .await?;
     Ok(row.try_get("id")?)
@@ -74,31 +183,31 @@ pub(crate) async fn insert_operation(
 impl Store {
     /// The operation `id` of a study.
     pub async fn get_operation(&self, study_id: i64, id: i64) -> Result<Operation, StoreError> {
-        let row = sqlx::query(
-            "SELECT id, study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms \
-             FROM operations WHERE study_id = $1 AND id = $2",
+        let mut conn = self.pool.acquire().await?;
+        operation_in(&mut conn, study_id, id).await
+    }
+
+    /// Every pending suggest operation in the database, oldest first: a server finishes them at
+    /// start-up (they were left by a server that stopped before it could).
+    pub async fn pending_operations(&self) -> Result<Vec<Operation>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE done = 0 ORDER BY id")))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(operation_from_row).collect()
+    }
+
+    /// Marks a pending operation failed with `message`; an operation already finished is left
+    /// as it is. Returns whether it was pending.
+    pub async fn fail_operation(&self, study_id: i64, id: i64, message: &str, now_ms: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE operations SET done = 1, error_message = $1, update_time_ms = $2 WHERE study_id = $3 AND id = $4 AND done = 0",
         )
+        .bind(message)
+        .bind(now_ms)
         .bind(study_id)
         .bind(id)
-        .fetch_optional(&self.pool)
-        .await?
-        .ok_or(StoreError::NotFound(Entity::Operation))?;
-        let kind_name: String = row.try_get("kind")?;
-        let kind = match kind_name.as_str() {
-            "SUGGEST" => {
-                let ids: String = row.try_get("trial_ids")?;
-                OperationKind::Suggest {
-                    client_id: row.try_get("client_id")?,
-                    trial_ids: serde_json::from_str(&ids)?,
-                    study_completed: row.try_get::<i64, _>("study_completed")? != 0,
-                }
-            }
-            "EARLY_STOPPING" => OperationKind::EarlyStopping {
-                trial_id: row.try_get::<Option<i64>, _>("trial_id")?.unwrap_or_default(),
-                should_stop: row.try_get::<i64, _>("should_stop")? != 0,
-            },
-            other => return Err(StoreError::Internal(format!("unknown stored operation kind {other:?}"))),
-        };
-        Ok(Operation { id: row.try_get("id")?, study_id: row.try_get("study_id")?, kind, create_time_ms: row.try_get("create_time_ms")? })
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
     }
 }

@@ -132,6 +132,15 @@ impl Store {
         row.as_ref().map(study_from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))
     }
 
+    /// The study `id`, whatever its project (for the server's own bookkeeping, never a request).
+    pub async fn study_by_id(&self, id: i64) -> Result<StudyRecord, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {STUDY_COLUMNS} FROM studies WHERE id = $1")))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(study_from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))
+    }
+
     /// The study named `display_name`.
     pub async fn lookup_study(&self, project: &str, location: &str, display_name: &str) -> Result<StudyRecord, StoreError> {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(

@@ -1,5 +1,10 @@
 //! Trials and their measurements: create, read, list, delete, change under a rule, and hand out
 //! new ones to a client (suggest), each a single transaction that starts by locking the study.
+//!
+//! A suggest's new assignments are *planned* by the caller inside the transaction, from the
+//! study's [`Basis`]: proposals computed outside the lock (from [`Store::suggest_snapshot`]) fit
+//! only the basis they were computed at, and a planner that has none for this one answers
+//! [`Plan::Miss`], which rolls the transaction back so the caller can compute and try again.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +14,9 @@ use sqlx::{AnyConnection, Row};
 
 use crate::Store;
 use crate::error::{Entity, StoreError};
-use crate::operations::{OperationKind, insert_operation};
+use crate::operations::{
+    Operation, OperationKind, finish_suggest, insert_operation, insert_pending_suggest, operation_in, pending_suggest,
+};
 use crate::studies::StudyState;
 
 /// A trial to create.
@@ -28,6 +35,43 @@ pub struct NewTrial {
     pub infeasible_reason: String,
 }
 
+/// Where a study stood: its data version (bumped by every completion and deletion) and the id
+/// its next trial gets. Proposals computed from the trials read at a basis know every trial with
+/// a smaller id, completed ones by their values and the others as pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Basis {
+    /// The study's data version.
+    pub data_version: i64,
+    /// The id of the next trial.
+    pub next_trial_id: i64,
+}
+
+/// A planner's answer inside the suggest transaction.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// The new assignments (fewer than asked means the space is exhausted).
+    Ready(Vec<Assignment>),
+    /// Nothing for this basis: the transaction is rolled back and the caller computes proposals.
+    Miss,
+}
+
+/// A suggest call.
+#[derive(Clone, Copy, Debug)]
+pub struct SuggestRequest<'a> {
+    /// The study.
+    pub study_id: i64,
+    /// The client asking.
+    pub client_id: &'a str,
+    /// How many trials it wants.
+    pub count: usize,
+    /// Now, milliseconds since the epoch.
+    pub now_ms: i64,
+    /// Load every trial (without measurements) for the planner.
+    pub with_trials: bool,
+    /// Finish this pending operation instead of recording a new one.
+    pub finishing: Option<i64>,
+}
+
 /// What a suggest handed out.
 #[derive(Clone, Debug)]
 pub struct SuggestOutcome {
@@ -37,6 +81,18 @@ pub struct SuggestOutcome {
     pub operation_id: i64,
     /// The designer had fewer new points than asked: the study is now COMPLETED.
     pub exhausted: bool,
+}
+
+/// How a suggest call ended.
+#[derive(Clone, Debug)]
+pub enum Suggested {
+    /// Trials handed out (none when the study is completed) and the operation recorded.
+    Done(SuggestOutcome),
+    /// The client already waits on this suggest operation (when finishing one: it was finished
+    /// elsewhere, or is not a pending suggest). Nothing changed.
+    Waiting(Operation),
+    /// The planner had nothing for this basis. Nothing changed.
+    Miss(Basis),
 }
 
 const TRIAL_COLUMNS: &str = "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms";
@@ -118,9 +174,9 @@ async fn load_trials(
 
 /// Takes the study's write lock for the rest of the transaction (a no-op update: SQLite takes
 /// its database write lock, Postgres the row lock), so reads that follow see no concurrent
-/// writer to this study. Returns the next free trial id and the study's state.
-async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<(i64, StudyState), StoreError> {
-    let row = sqlx::query("UPDATE studies SET next_trial_id = next_trial_id WHERE id = $1 RETURNING next_trial_id, state")
+/// writer to this study. Returns the study's basis and state.
+async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<(Basis, StudyState), StoreError> {
+    let row = sqlx::query("UPDATE studies SET next_trial_id = next_trial_id WHERE id = $1 RETURNING next_trial_id, data_version, state")
         .bind(study_id)
         .fetch_optional(&mut *conn)
         .await?
@@ -131,7 +187,50 @@ async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<(i64, Stu
         "INACTIVE" => StudyState::Inactive,
         _ => StudyState::Active,
     };
-    Ok((row.try_get("next_trial_id")?, state))
+    Ok((Basis { data_version: row.try_get("data_version")?, next_trial_id: row.try_get("next_trial_id")? }, state))
+}
+
+async fn basis(conn: &mut AnyConnection, study_id: i64) -> Result<Basis, StoreError> {
+    let row = sqlx::query("SELECT data_version, next_trial_id FROM studies WHERE id = $1")
+        .bind(study_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound(Entity::Study))?;
+    Ok(Basis { data_version: row.try_get("data_version")?, next_trial_id: row.try_get("next_trial_id")? })
+}
+
+/// Trials of a study in `state`, owned by `client_id` when given, in id order, at most `limit`.
+async fn trials_in_state(
+    conn: &mut AnyConnection,
+    study_id: i64,
+    state: TrialState,
+    client_id: Option<&str>,
+    limit: i64,
+) -> Result<Vec<Trial>, StoreError> {
+    let rows = match client_id {
+        Some(client) => {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {TRIAL_COLUMNS} FROM trials WHERE study_id = $1 AND client_id = $2 AND state = $3 ORDER BY id LIMIT $4"
+            )))
+            .bind(study_id)
+            .bind(client)
+            .bind(state.as_str())
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?
+        }
+        None => {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {TRIAL_COLUMNS} FROM trials WHERE study_id = $1 AND state = $2 ORDER BY id LIMIT $3"
+            )))
+            .bind(study_id)
+            .bind(state.as_str())
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?
+        }
+    };
+    rows.iter().map(trial_from_row).collect()
 }
 
 async fn insert_measurements(
@@ -233,7 +332,7 @@ impl Store {
     /// Adds a trial with the next free id.
     pub async fn create_trial(&self, study_id: i64, new: NewTrial, now_ms: i64) -> Result<Trial, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let (id, _) = lock_study(&mut tx, study_id).await?;
+        let (Basis { next_trial_id: id, .. }, _) = lock_study(&mut tx, study_id).await?;
         let trial = Trial {
             id,
             state: new.state,
@@ -283,25 +382,71 @@ impl Store {
         Ok(trial)
     }
 
-    /// Hands trials to `client_id`: the ACTIVE trials it already holds if any (so a retried
-    /// request gets the same trials back); else REQUESTED trials first, then new ones from
-    /// `generate(all_trials, n)`, all ACTIVE and owned by the client. Records the operation.
-    /// The trials given to `generate` and returned carry no intermediate measurements.
-    /// When `generate` returns fewer than asked and nothing at all is handed out, the space is
-    /// exhausted and the study becomes COMPLETED.
+    /// The study's basis and every trial (without measurements), for computing proposals
+    /// outside the suggest transaction. The basis is read first, so any change made while the
+    /// trials are read moves the study past it and the proposals will not fit.
+    pub async fn suggest_snapshot(&self, study_id: i64) -> Result<(Basis, Vec<Trial>), StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let basis = basis(&mut conn, study_id).await?;
+        let trials = load_trials(&mut conn, study_id, 0, i64::MAX, i64::MAX, Load::NoMeasurements).await?;
+        Ok((basis, trials))
+    }
+
+    /// The study's basis now.
+    pub async fn study_basis(&self, study_id: i64) -> Result<Basis, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        basis(&mut conn, study_id).await
+    }
+
+    /// Records a suggest of `count` trials for `client_id` that will be finished later (see
+    /// [`SuggestRequest::finishing`]); a client already waiting gets its pending operation back.
+    pub async fn begin_pending_suggest(&self, study_id: i64, client_id: &str, count: usize, now_ms: i64) -> Result<Operation, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        lock_study(&mut tx, study_id).await?;
+        if let Some(op) = pending_suggest(&mut tx, study_id, client_id).await? {
+            return Ok(op);
+        }
+        let id = insert_pending_suggest(&mut tx, study_id, client_id, count, now_ms).await?;
+        let op = operation_in(&mut tx, study_id, id).await?;
+        tx.commit().await?;
+        Ok(op)
+    }
+
+    /// Hands trials to a client: the ACTIVE trials it already holds if any (so a retried request
+    /// gets the same trials back); else REQUESTED trials first, then new ones from `plan(basis,
+    /// trials, n)` — `trials` is every trial (without measurements) when the request asks
+    /// `with_trials` — all ACTIVE and owned by the client; and records the operation (or
+    /// finishes the pending one). A client with a pending suggest operation gets it back as
+    /// [`Suggested::Waiting`]. When the plan is short and nothing at all is handed out, the space
+    /// is exhausted and the study becomes COMPLETED. Held trials are returned whole; the others
+    /// carry no intermediate measurements.
     pub async fn suggest<E: From<StoreError>>(
         &self,
-        study_id: i64,
-        client_id: &str,
-        count: usize,
-        now_ms: i64,
-        generate: impl FnOnce(&[Trial], usize) -> Result<Vec<Assignment>, E>,
-    ) -> Result<SuggestOutcome, E> {
+        request: SuggestRequest<'_>,
+        plan: impl FnOnce(Basis, Option<&[Trial]>, usize) -> Result<Plan, E>,
+    ) -> Result<Suggested, E> {
+        let SuggestRequest { study_id, client_id, count, now_ms, with_trials, finishing } = request;
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
-        let (mut next_id, state) = lock_study(&mut tx, study_id).await?;
-        let mut trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::NoMeasurements).await?;
-        let held: Vec<Trial> =
-            trials.iter().filter(|t| !client_id.is_empty() && t.client_id == client_id && t.state == TrialState::Active).cloned().collect();
+        let (basis, state) = lock_study(&mut tx, study_id).await?;
+        match finishing {
+            Some(id) => {
+                let op = operation_in(&mut tx, study_id, id).await?;
+                if op.done || !matches!(op.kind, OperationKind::Suggest { .. }) {
+                    return Ok(Suggested::Waiting(op));
+                }
+            }
+            None => {
+                if let Some(op) = pending_suggest(&mut tx, study_id, client_id).await? {
+                    return Ok(Suggested::Waiting(op));
+                }
+            }
+        }
+        let mut next_id = basis.next_trial_id;
+        let held = if client_id.is_empty() {
+            vec![]
+        } else {
+            trials_in_state(&mut tx, study_id, TrialState::Active, Some(client_id), i64::MAX).await?
+        };
         let mut handed = Vec::new();
         let mut exhausted = false;
         if !held.is_empty() {
@@ -310,15 +455,23 @@ impl Store {
                 handed.extend(load_trials(&mut tx, study_id, t.id - 1, t.id, 1, Load::Full).await?);
             }
         } else if state != StudyState::Completed {
-            for t in trials.iter_mut().filter(|t| t.state == TrialState::Requested).take(count) {
+            for mut t in trials_in_state(&mut tx, study_id, TrialState::Requested, None, count as i64).await? {
                 t.state = TrialState::Active;
                 t.client_id = client_id.to_owned();
-                write_trial(&mut tx, study_id, t).await?;
-                handed.push(t.clone());
+                write_trial(&mut tx, study_id, &t).await?;
+                handed.push(t);
             }
             let wanted = count - handed.len();
             if wanted > 0 {
-                let points = generate(&trials, wanted)?;
+                let trials = if with_trials {
+                    Some(load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::NoMeasurements).await?)
+                } else {
+                    None
+                };
+                let points = match plan(basis, trials.as_deref(), wanted)? {
+                    Plan::Ready(points) => points,
+                    Plan::Miss => return Ok(Suggested::Miss(basis)),
+                };
                 exhausted = points.len() < wanted && handed.is_empty() && points.is_empty();
                 for assignment in points.into_iter().take(wanted) {
                     let trial = Trial {
@@ -352,14 +505,20 @@ impl Store {
                     .map_err(StoreError::from)?;
             }
         }
-        let kind = OperationKind::Suggest {
-            client_id: client_id.to_owned(),
-            trial_ids: handed.iter().map(|t| t.id).collect(),
-            study_completed: exhausted || state == StudyState::Completed,
+        let trial_ids: Vec<i64> = handed.iter().map(|t| t.id).collect();
+        let study_completed = exhausted || state == StudyState::Completed;
+        let operation_id = match finishing {
+            Some(id) => {
+                finish_suggest(&mut tx, id, &trial_ids, study_completed, now_ms).await?;
+                id
+            }
+            None => {
+                let kind = OperationKind::Suggest { client_id: client_id.to_owned(), trial_ids, study_completed };
+                insert_operation(&mut tx, study_id, &kind, now_ms).await?
+            }
         };
-        let operation_id = insert_operation(&mut tx, study_id, &kind, now_ms).await?;
         tx.commit().await.map_err(StoreError::from)?;
-        Ok(SuggestOutcome { trials: handed, operation_id, exhausted })
+        Ok(Suggested::Done(SuggestOutcome { trials: handed, operation_id, exhausted }))
     }
 
     /// Decides early stopping for a trial with `decide(trial, all_trials)`; a trial told to stop

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use bo_core::designer::testing::fixtures;
 use bo_core::{Assignment, Goal, Measurement, MetricSpec, ParamValue, StudySpec, TrialState};
-use bo_store::{Entity, NewTrial, Store, StoreError, StoreOptions, StudyState, testing};
+use bo_store::{
+    Basis, Entity, NewTrial, Plan, Store, StoreError, StoreOptions, StudyState, SuggestOutcome, SuggestRequest, Suggested, testing,
+};
 
 fn spec() -> StudySpec {
     StudySpec {
@@ -30,6 +32,17 @@ fn point(i: i64) -> Assignment {
 
 fn options() -> StoreOptions {
     StoreOptions { max_connections: 8, acquire_timeout: std::time::Duration::from_secs(10) }
+}
+
+fn request(study_id: i64, client_id: &str, count: usize, now_ms: i64) -> SuggestRequest<'_> {
+    SuggestRequest { study_id, client_id, count, now_ms, with_trials: true, finishing: None }
+}
+
+fn done(s: Suggested) -> SuggestOutcome {
+    match s {
+        Suggested::Done(o) => o,
+        other => panic!("expected trials, got {other:?}"),
+    }
 }
 
 async fn stores(test: &str) -> Vec<Store> {
@@ -119,15 +132,17 @@ async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_oper
         };
         store.create_trial(study.id, requested, 1).await.unwrap();
         let mut counter = 100;
-        let mut gen_ = |_: &[bo_core::Trial], n: usize| -> Result<Vec<Assignment>, StoreError> {
-            Ok((0..n)
-                .map(|_| {
-                    counter += 1;
-                    point(counter)
-                })
-                .collect())
+        let mut gen_ = |_: Basis, _: Option<&[bo_core::Trial]>, n: usize| -> Result<Plan, StoreError> {
+            Ok(Plan::Ready(
+                (0..n)
+                    .map(|_| {
+                        counter += 1;
+                        point(counter)
+                    })
+                    .collect(),
+            ))
         };
-        let first = store.suggest(study.id, "w1", 3, 2, &mut gen_).await.unwrap();
+        let first = done(store.suggest(request(study.id, "w1", 3, 2), &mut gen_).await.unwrap());
         let ids: Vec<i64> = first.trials.iter().map(|t| t.id).collect();
         assert_eq!(ids, vec![1, 2, 3], "the requested trial first, then two new ones");
         assert!(first.trials.iter().all(|t| t.state == TrialState::Active && t.client_id == "w1"));
@@ -139,14 +154,14 @@ async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_oper
             })
             .await
             .unwrap();
-        let again = store.suggest(study.id, "w1", 3, 3, &mut gen_).await.unwrap();
+        let again = done(store.suggest(request(study.id, "w1", 3, 3), &mut gen_).await.unwrap());
         assert_eq!(again.trials.iter().map(|t| t.id).collect::<Vec<_>>(), ids, "the same client gets its active trials back");
         assert_eq!(again.trials[1].measurements, vec![m], "whole, with their measurements");
         assert_ne!(again.operation_id, first.operation_id);
         let op = store.get_operation(study.id, first.operation_id).await.unwrap();
         assert_eq!(op.kind, bo_store::OperationKind::Suggest { client_id: "w1".into(), trial_ids: ids, study_completed: false });
         // An exhausted designer completes the study.
-        let none = store.suggest(study.id, "w2", 1, 4, |_, _| Ok::<_, StoreError>(vec![])).await.unwrap();
+        let none = done(store.suggest(request(study.id, "w2", 1, 4), |_, _, _| Ok::<_, StoreError>(Plan::Ready(vec![]))).await.unwrap());
         assert!(none.exhausted && none.trials.is_empty());
         assert_eq!(store.get_study("p", "l", study.id).await.unwrap().state, StudyState::Completed);
     }
@@ -171,12 +186,15 @@ async fn concurrent_suggests_never_share_a_trial() {
         for c in 0..16 {
             let store = store.clone();
             tasks.push(tokio::spawn(async move {
-                store
-                    .suggest(study.id, &format!("client-{c}"), 2, 5, |_, n| {
-                        Ok::<_, StoreError>((0..n as i64).map(|k| point(1000 + c * 10 + k)).collect())
-                    })
-                    .await
-                    .unwrap()
+                let client = format!("client-{c}");
+                done(
+                    store
+                        .suggest(request(study.id, &client, 2, 5), |_, _, n| {
+                            Ok::<_, StoreError>(Plan::Ready((0..n as i64).map(|k| point(1000 + c * 10 + k)).collect()))
+                        })
+                        .await
+                        .unwrap(),
+                )
             }));
         }
         let mut seen = HashSet::new();
@@ -189,6 +207,75 @@ async fn concurrent_suggests_never_share_a_trial() {
         let all = store.all_trials(study.id).await.unwrap();
         assert_eq!(all.len(), 32);
         assert!(all.iter().all(|t| t.state == TrialState::Active));
+    }
+}
+
+#[tokio::test]
+async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit() {
+    for store in stores("suggest_miss").await {
+        let (study, _) = store.create_study("p", "l", "miss", &spec(), 1).await.unwrap();
+        let requested = NewTrial {
+            assignment: point(1),
+            state: TrialState::Requested,
+            measurements: vec![],
+            final_measurement: None,
+            infeasible_reason: String::new(),
+        };
+        store.create_trial(study.id, requested, 1).await.unwrap();
+        let (basis, trials) = store.suggest_snapshot(study.id).await.unwrap();
+        assert_eq!((basis, trials.len()), (Basis { data_version: 0, next_trial_id: 2 }, 1));
+        let cheap = SuggestRequest { with_trials: false, ..request(study.id, "w", 2, 2) };
+        let outcome = store
+            .suggest(cheap, |b, trials, n| {
+                assert!(trials.is_none(), "no trials loaded unless asked");
+                assert_eq!((b, n), (basis, 1), "one wanted beside the REQUESTED trial");
+                Ok::<_, StoreError>(Plan::Miss)
+            })
+            .await
+            .unwrap();
+        assert!(matches!(outcome, Suggested::Miss(b) if b == basis));
+        let after = store.all_trials(study.id).await.unwrap();
+        assert_eq!(after[0].state, TrialState::Requested, "the REQUESTED trial was not taken");
+        assert_eq!(store.suggest_snapshot(study.id).await.unwrap().0, basis);
+        // A completion moves the data version; a new trial the next id.
+        store
+            .update_trial::<StoreError>(study.id, 1, |t| {
+                t.state = TrialState::Infeasible;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        assert_eq!(store.suggest_snapshot(study.id).await.unwrap().0, Basis { data_version: 1, next_trial_id: 2 });
+    }
+}
+
+#[tokio::test]
+async fn a_pending_suggest_is_shared_by_its_client_and_finished_once() {
+    for store in stores("pending_suggest").await {
+        let (study, _) = store.create_study("p", "l", "pending", &spec(), 1).await.unwrap();
+        let op = store.begin_pending_suggest(study.id, "w", 2, 10).await.unwrap();
+        assert!(!op.done && op.suggestion_count == 2);
+        assert_eq!(store.begin_pending_suggest(study.id, "w", 5, 11).await.unwrap().id, op.id, "one pending suggest per client");
+        let waiting =
+            store.suggest(request(study.id, "w", 1, 12), |_, _, _| -> Result<Plan, StoreError> { panic!("not planned") }).await.unwrap();
+        assert!(matches!(waiting, Suggested::Waiting(ref o) if o.id == op.id), "{waiting:?}");
+        assert_eq!(store.pending_operations().await.unwrap().iter().map(|o| o.id).collect::<Vec<_>>(), vec![op.id]);
+        let finishing = SuggestRequest { finishing: Some(op.id), ..request(study.id, "w", 2, 13) };
+        let finished =
+            done(store.suggest(finishing, |_, _, n| Ok::<_, StoreError>(Plan::Ready((0..n as i64).map(point).collect()))).await.unwrap());
+        assert_eq!((finished.operation_id, finished.trials.len()), (op.id, 2));
+        let stored = store.get_operation(study.id, op.id).await.unwrap();
+        assert!(stored.done && stored.error.is_none() && stored.update_time_ms == 13);
+        assert!(matches!(stored.kind, bo_store::OperationKind::Suggest { ref trial_ids, .. } if trial_ids == &vec![1, 2]));
+        let again = store.suggest(finishing, |_, _, _| -> Result<Plan, StoreError> { panic!("finished already") }).await.unwrap();
+        assert!(matches!(again, Suggested::Waiting(o) if o.done), "finishing twice changes nothing");
+        // A failed one reports its error.
+        let other = store.begin_pending_suggest(study.id, "v", 1, 20).await.unwrap();
+        assert!(store.fail_operation(study.id, other.id, "the designer failed", 21).await.unwrap());
+        assert!(!store.fail_operation(study.id, other.id, "again", 22).await.unwrap());
+        let failed = store.get_operation(study.id, other.id).await.unwrap();
+        assert_eq!((failed.done, failed.error.as_deref()), (true, Some("the designer failed")));
+        assert!(store.pending_operations().await.unwrap().is_empty());
     }
 }
 

@@ -28,6 +28,10 @@ pub const BODY_LIMIT: usize = 1 << 20;
 
 const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
 
+/// Where Google's long-running-operations client polls: its REST transport takes the first of
+/// Vertex's HTTP rules for `GetOperation`, which is under `/ui/`, not `/v1/`.
+const UI_LOCATION: &str = "/ui/projects/{project}/locations/{location}";
+
 /// The OpenAPI document of the API.
 #[derive(OpenApi)]
 #[openapi(
@@ -50,7 +54,7 @@ const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
     tags(
         (name = "studies", description = "Studies: a search space, metrics and an algorithm"),
         (name = "trials", description = "Trials: suggested points and what was measured of them"),
-        (name = "operations", description = "Long-running operations (already done when returned)"),
+        (name = "operations", description = "Long-running operations: a suggest is done when returned unless its trials took longer than the server's bound to compute; poll it then (also served under /ui/, where Google's client polls)"),
         (name = "model", description = "bo's extensions: what a study's model learned, and its predictions"),
         (name = "health", description = "Liveness and readiness"),
     )
@@ -77,11 +81,15 @@ pub fn router(state: AppState) -> Router {
         .route("/studies/{study}/trials/{trial}", get(trials::get_trial).delete(trials::delete_trial).post(trials::post_trial_verb))
         .route("/studies/{study}/operations/{operation}", get(operations::get_operation))
         .route("/studies/{study}/trials/{trial}/operations/{operation}", get(operations::get_trial_operation));
+    let ui = Router::new()
+        .route("/studies/{study}/operations/{operation}", get(operations::get_operation))
+        .route("/studies/{study}/trials/{trial}/operations/{operation}", get(operations::get_trial_operation));
     let docs = SwaggerUi::new("/docs")
         .url("/openapi.json", ApiDoc::openapi())
         .config(utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"));
     Router::new()
         .nest(LOCATION, v1)
+        .nest(UI_LOCATION, ui)
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .merge(docs)

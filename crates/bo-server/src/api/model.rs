@@ -27,6 +27,8 @@ pub struct ModelSummary {
     pub fitted_data_version: i64,
     /// Completed trials the model has seen.
     pub trials: usize,
+    /// Suggestions computed in advance that the next suggest calls can take at once.
+    pub precomputed_suggestions: usize,
     /// The designer's description: hyperparameters, structure.
     pub model: serde_json::Value,
 }
@@ -75,6 +77,7 @@ pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath
         data_version: study.data_version,
         fitted_data_version: entry.data_version,
         trials: entry.trial_ids.len(),
+        precomputed_suggestions: state.engine.precomputed(study.id).await.map_err(engine_error)?,
         model: entry.model.describe(),
     }))
 }

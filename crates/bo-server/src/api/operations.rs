@@ -1,18 +1,20 @@
 //! GetOperation: the stored Operation of a suggest or early-stopping call, answered as the call
-//! was (with the trials as they are now).
+//! was (with the trials as they are now) — or, for a suggest still being computed, `done: false`.
 
 use axum::Json;
 use axum::extract::{Path, State};
-use bo_store::{OperationKind, StoreError};
+use bo_store::{Operation, OperationKind, StoreError, StudyRecord};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::error::{ApiError, ErrorBody};
+use super::error::{ApiError, Code, ErrorBody};
 use super::extract::parse_id;
 use super::studies::{load_study, study_name};
 use super::wire::format_time;
 use super::wire::study::StudyStateW;
-use super::wire::trial::{OperationW, TrialW, early_stopping_operation, suggest_operation};
+use super::wire::trial::{
+    OperationW, StatusW, TrialW, early_stopping_operation, failed_suggest_operation, finished_suggest_operation, pending_suggest_operation,
+};
 use crate::state::AppState;
 
 /// An operation of a study.
@@ -78,24 +80,40 @@ async fn operation(
         StoreError::NotFound(_) => missing(),
         e => e.into(),
     })?;
-    let time = format_time(op.create_time_ms);
-    match (op.kind, trial) {
-        (OperationKind::Suggest { client_id, trial_ids, study_completed }, None) => {
-            let mut trials = Vec::with_capacity(trial_ids.len());
-            for id in trial_ids {
-                match state.store.get_trial(study.id, id).await {
-                    Ok(t) => trials.push(TrialW::from_domain(&t, &sname, &study.spec.space)),
-                    Err(StoreError::NotFound(_)) => {} // deleted since
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            let study_state = if study_completed { StudyStateW::COMPLETED } else { StudyStateW::ACTIVE };
-            Ok(Json(suggest_operation(format!("{sname}/operations/{op_id}"), &client_id, &time, trials, study_state)))
-        }
+    match (&op.kind, trial) {
+        (OperationKind::Suggest { .. }, None) => Ok(Json(operation_to_wire(state, &study, op).await?)),
         (OperationKind::EarlyStopping { trial_id, should_stop }, Some(raw_trial)) if raw_trial == trial_id.to_string() => {
             let trial_name = format!("{sname}/trials/{trial_id}");
-            Ok(Json(early_stopping_operation(format!("{trial_name}/operations/{op_id}"), &sname, &trial_name, &time, should_stop)))
+            let time = format_time(op.create_time_ms);
+            Ok(Json(early_stopping_operation(format!("{trial_name}/operations/{op_id}"), &sname, &trial_name, &time, *should_stop)))
         }
         _ => Err(missing()),
     }
+}
+
+/// A suggest operation as the API shows it: pending, failed, or done with its trials as they
+/// are now (those deleted since left out).
+pub(crate) async fn operation_to_wire(state: &AppState, study: &StudyRecord, op: Operation) -> Result<OperationW, ApiError> {
+    let sname = study_name(study);
+    let name = format!("{sname}/operations/{}", op.id);
+    let (created, updated) = (format_time(op.create_time_ms), format_time(op.update_time_ms));
+    let OperationKind::Suggest { client_id, trial_ids, study_completed } = op.kind else {
+        return Err(ApiError::new(super::error::Code::Internal, "not a suggest operation"));
+    };
+    if !op.done {
+        return Ok(pending_suggest_operation(name, &client_id, &created));
+    }
+    if let Some(message) = op.error {
+        return Ok(failed_suggest_operation(name, &client_id, &created, &updated, StatusW { code: Code::Internal.faces().1, message }));
+    }
+    let mut trials = Vec::with_capacity(trial_ids.len());
+    for id in trial_ids {
+        match state.store.get_trial(study.id, id).await {
+            Ok(t) => trials.push(TrialW::from_domain(&t, &sname, &study.spec.space)),
+            Err(StoreError::NotFound(_)) => {} // deleted since
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let study_state = if study_completed { StudyStateW::COMPLETED } else { StudyStateW::ACTIVE };
+    Ok(finished_suggest_operation(name, &client_id, &created, &updated, trials, study_state))
 }

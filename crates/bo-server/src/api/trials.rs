@@ -28,6 +28,7 @@ use super::wire::trial::{
     SuggestTrialsRequest, TrialStateW, TrialW, assignment_from_wire, early_stopping_operation, measurement_from_wire, suggest_operation,
 };
 use crate::engine;
+use crate::engine::SuggestReply;
 use crate::state::AppState;
 
 /// Maps an engine failure to the API: bad settings are the user's (400), the rest ours.
@@ -78,11 +79,14 @@ async fn load(state: &AppState, path: &TrialPath) -> Result<(StudyRecord, i64), 
 }
 
 /// SuggestTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/suggest>.
-/// Returns an Operation that is already done. A client holding ACTIVE trials gets them back;
-/// otherwise REQUESTED trials are handed out first, then new ones from the study's algorithm.
+/// Returns an Operation: done, with the trials, when they are ready within the server's bound
+/// (`--max-suggest-wait`, 5 s by default — only a first fit on a large study takes longer);
+/// otherwise `done: false`, to poll with `GET …/operations/{id}` (the same client asking again
+/// gets the same pending operation). A client holding ACTIVE trials gets them back; otherwise
+/// REQUESTED trials are handed out first, then new ones from the study's algorithm.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:suggest", tag = "trials",
     params(StudyPath), request_body = SuggestTrialsRequest,
-    responses((status = 200, description = "a done Operation whose response holds the trials", body = OperationW),
+    responses((status = 200, description = "an Operation: done with the trials in its response, or pending (poll it)", body = OperationW),
               (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn suggest_trials(
     State(state): State<AppState>,
@@ -99,30 +103,19 @@ pub async fn suggest_trials(
         return Err(ApiError::invalid("contexts: suggestion contexts are not supported; send an empty list"));
     }
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let now = crate::now_ms();
-    let warm = state.engine.warm_state(study.id).await.map_err(engine_error)?;
-    let mut fitted = None;
-    let outcome = state
-        .store
-        .suggest(study.id, &body.client_id, body.suggestion_count as usize, now, |trials, n| {
-            let proposal = state.engine.propose(&study, trials, n, warm.as_ref()).map_err(engine_error)?;
-            fitted = proposal.fitted;
-            Ok::<_, ApiError>(proposal.assignments)
-        })
-        .await?;
-    if let Some(entry) = fitted {
-        // The trials are committed; keeping the model only speeds up what follows.
-        if let Err(e) = state.engine.keep(study.id, entry).await {
-            tracing::warn!(error = %e, "could not keep the model fitted for a suggest");
+    let name = |id: i64| format!("{}/operations/{id}", study_name(&study));
+    match state.engine.suggest(&study, &body.client_id, body.suggestion_count as usize).await.map_err(engine_error)? {
+        SuggestReply::Done(outcome) => {
+            let study_state = if outcome.exhausted { StudyStateW::COMPLETED } else { state_to_wire(study.state) };
+            if outcome.exhausted {
+                tracing::info!(study = %study_name(&study), "search space exhausted; study completed");
+            }
+            let trials: Vec<TrialW> = outcome.trials.iter().map(|t| trial_to_wire(&study, t)).collect();
+            let now = format_time(crate::now_ms());
+            Ok(Json(suggest_operation(name(outcome.operation_id), &body.client_id, &now, trials, study_state)))
         }
+        SuggestReply::Pending(op) => Ok(Json(super::operations::operation_to_wire(&state, &study, op).await?)),
     }
-    let study_state = if outcome.exhausted { StudyStateW::COMPLETED } else { state_to_wire(study.state) };
-    if outcome.exhausted {
-        tracing::info!(study = %study_name(&study), "search space exhausted; study completed");
-    }
-    let trials: Vec<TrialW> = outcome.trials.iter().map(|t| trial_to_wire(&study, t)).collect();
-    let name = format!("{}/operations/{}", study_name(&study), outcome.operation_id);
-    Ok(Json(suggest_operation(name, &body.client_id, &format_time(now), trials, study_state)))
 }
 
 /// CreateTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/create>.

@@ -1,35 +1,49 @@
-//! The engine: proposes trials from each study's designer, keeps fitted models in a per-study
-//! cache, and refits studies in the background when their data changes. It knows designers and
-//! the store, never HTTP (no axum here).
+//! The engine: answers suggestions from each study's designer, keeps fitted models in a
+//! per-study cache, and refits studies and precomputes their suggestions in the background. It
+//! knows designers and the store, never HTTP (no axum here).
 //!
-//! - **Suggest** (`propose`) answers from the cached model: trials completed since its fit are
-//!   observed by it (a GP conditions on their real values by rank-one extensions) or, for
-//!   designers that cannot, passed as pending like the trials in flight (fantasies for the GP
-//!   designers), so a slightly stale model never proposes what is being evaluated. Only
-//!   when a study has no cached model at all does the fit run on the request path, warm-started
-//!   from the stored state; its state is then stored.
-//! - **Refits** (`notify_changed`, after a trial completes, is added or deleted) run on a
-//!   bounded pool: at most `workers` fits at once, each on a blocking thread, one per study at a
-//!   time; a change during a refit marks the study dirty and it is refitted once more, not once
-//!   per change.
-//! - The study's seed comes from its number and name only, so the same study on a fresh
-//!   database proposes the same points (the README walk-through relies on it); each proposal's
-//!   random generator is seeded from the study and its trial count.
+//! **Suggest** ([`Engine::suggest`]) is one short store transaction holding the study's lock:
+//! a client's held trials, then REQUESTED trials, then new ones — from the study's queue of
+//! precomputed suggestions when it is fresh (`queue`), else from proposals computed *outside*
+//! the lock just before. On a miss the transaction is rolled back and the proposals are computed
+//! (`propose`) from the cached model — completed trials it has not seen are conditioned on,
+//! trials in flight are fantasies — on a blocking thread, one study at a time in this process;
+//! then the transaction is tried again and takes them if no trial was created meanwhile. Only
+//! when a study has no cached model does the request fit one (warm-started from the stored
+//! state). When the proposals are not ready within the server's bound (`max_suggest_wait`), the
+//! call answers with a pending operation (`done: false`) that a background task finishes; a
+//! server that stopped first finishes it at start-up ([`Engine::resume_pending`]). The last of
+//! the attempts computes inside the lock, so a suggest always makes progress.
+//!
+//! **Background jobs**, per study and coalesced (a change during a job runs it once more, not
+//! once per change), each step on a blocking thread under a bounded pool of `workers` permits:
+//! a *refit* after a trial completes, is added or deleted ([`Engine::notify_changed`]); then a
+//! *refill* of the queue with `prefetch` suggestions, also after a suggest leaves it short. A
+//! refill stops early when the study changes under it.
+//!
+//! The study's seed comes from its number and name only, so the same study on a fresh database
+//! proposes the same points (the README walk-through relies on it).
 
 mod cache;
+mod propose;
+mod queue;
 mod refit;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bo_core::designer::designer_for;
-use bo_core::{Assignment, ConfigError, FitError, ModelState, Observation, StudySpec, Trial};
-use bo_store::{Store, StoreError, StudyRecord};
-use rand::SeedableRng;
-use rand::rngs::StdRng;
+use bo_core::{Assignment, ConfigError, FitError, ModelState, StudySpec, Trial};
+use bo_store::{Basis, Operation, Plan, Store, StoreError, StudyRecord, SuggestOutcome, SuggestRequest, Suggested};
 use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 pub use cache::{Entry, ModelCache};
+use propose::propose;
+use queue::Queues;
 use refit::fit_entry;
 pub use refit::{RefitOutcome, refit_study};
 
@@ -51,28 +65,69 @@ pub enum EngineError {
 /// The engine's settings.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
-    /// Refits running at once.
+    /// Background jobs running at once.
     pub workers: usize,
     /// The model cache's memory budget.
     pub cache_bytes: usize,
+    /// Suggestions precomputed per study (0: none).
+    pub prefetch: usize,
+    /// Completions a precomputed suggestion may not have seen (as real values; it treated those
+    /// trials as pending) and still be handed out.
+    pub queue_staleness: i64,
+    /// How long a suggest waits for its proposals before answering with a pending operation.
+    pub max_suggest_wait: Duration,
 }
 
-/// A proposal: the new assignments, and the entry fitted on the request path (to store).
-pub struct Proposal {
-    /// The assignments.
-    pub assignments: Vec<Assignment>,
-    /// Set when a model had to be fitted for this request.
-    pub fitted: Option<Arc<Entry>>,
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig { workers: 2, cache_bytes: 1 << 30, prefetch: 4, queue_staleness: 0, max_suggest_wait: Duration::from_secs(5) }
+    }
+}
+
+/// How a suggest call ended.
+#[derive(Debug)]
+pub enum SuggestReply {
+    /// Trials handed out, recorded as a finished operation.
+    Done(SuggestOutcome),
+    /// The call's operation (or one the client was already waiting on) is pending.
+    Pending(Operation),
+}
+
+/// Transactions a suggest tries before it computes inside the lock.
+const ATTEMPTS: usize = 4;
+
+/// Proposals computed outside the lock, and the basis they fit.
+struct Computed {
+    basis: Basis,
+    assignments: Vec<Assignment>,
+}
+
+/// Work a study's background job still has to do.
+#[derive(Clone, Copy, Default)]
+struct Job {
+    refit: bool,
+    refill: bool,
+}
+
+struct Inner {
+    store: Store,
+    config: EngineConfig,
+    cache: ModelCache,
+    queues: Queues,
+    workers: Semaphore,
+    /// Studies with a background job running, and what it must still do.
+    jobs: Mutex<HashMap<i64, Job>>,
+    /// Per-study lock for computing proposals, so concurrent suggests on one study compute one
+    /// after another instead of racing (and all but one retrying).
+    proposers: Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>,
+    /// Per-study change counter, bumped by `notify_changed`: a refill stops when it moves.
+    generations: Mutex<HashMap<i64, Arc<AtomicU64>>>,
 }
 
 /// The engine handle; cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
-    store: Store,
-    cache: Arc<ModelCache>,
-    workers: Arc<Semaphore>,
-    /// Studies being refitted, with whether they changed again meanwhile.
-    refits: Arc<Mutex<HashMap<i64, bool>>>,
+    inner: Arc<Inner>,
 }
 
 /// Checks that `spec` names a known algorithm with valid settings.
@@ -87,113 +142,324 @@ pub(crate) fn study_seed(study: &StudyRecord) -> u64 {
     (study.id as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) ^ name_hash
 }
 
+fn panicked(e: tokio::task::JoinError) -> EngineError {
+    EngineError::Fit(FitError::Numerical(format!("the designer panicked: {e}")))
+}
+
 impl Engine {
     /// An engine over `store`.
     pub fn new(store: Store, config: &EngineConfig) -> Engine {
         Engine {
-            store,
-            cache: Arc::new(ModelCache::new(config.cache_bytes)),
-            workers: Arc::new(Semaphore::new(config.workers.max(1))),
-            refits: Arc::default(),
+            inner: Arc::new(Inner {
+                store,
+                config: config.clone(),
+                cache: ModelCache::new(config.cache_bytes),
+                queues: Queues::default(),
+                workers: Semaphore::new(config.workers.max(1)),
+                jobs: Mutex::default(),
+                proposers: Mutex::default(),
+                generations: Mutex::default(),
+            }),
         }
     }
 
-    /// The state to warm-start a request-path fit: the cached model's, else the stored one.
-    pub async fn warm_state(&self, study_id: i64) -> Result<Option<ModelState>, EngineError> {
-        refit::warm_state(&self.store, &self.cache, study_id).await
-    }
-
-    /// Up to `count` new assignments for `study` given all its `trials` (see the module docs).
-    /// Synchronous: it runs inside the store's suggest transaction.
-    pub fn propose(&self, study: &StudyRecord, trials: &[Trial], count: usize, warm: Option<&ModelState>) -> Result<Proposal, EngineError> {
-        let mut rng = StdRng::seed_from_u64(study_seed(study) ^ (trials.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let (entry, fitted) = match self.cache.get(study.id) {
-            Some(entry) => (entry, None),
-            None => {
-                let entry = Arc::new(fit_entry(study, trials, warm)?);
-                (entry.clone(), Some(entry))
+    /// Hands `count` trials to `client_id` (see the module docs).
+    pub async fn suggest(&self, study: &StudyRecord, client_id: &str, count: usize) -> Result<SuggestReply, EngineError> {
+        let deadline = Instant::now() + self.inner.config.max_suggest_wait;
+        let mut computed: Option<Computed> = None;
+        for attempt in 1..=ATTEMPTS {
+            let request = SuggestRequest {
+                study_id: study.id,
+                client_id,
+                count,
+                now_ms: crate::now_ms(),
+                with_trials: attempt == ATTEMPTS,
+                finishing: None,
+            };
+            let offered = computed.take();
+            match self.inner.store.suggest(request, |basis, trials, wanted| self.plan(study, basis, trials, wanted, offered)).await? {
+                Suggested::Done(outcome) => {
+                    self.after_suggest(study);
+                    return Ok(SuggestReply::Done(outcome));
+                }
+                Suggested::Waiting(op) => return Ok(SuggestReply::Pending(op)),
+                Suggested::Miss(_) => {}
             }
+            let mut task = self.spawn_compute(study.clone(), count);
+            match tokio::time::timeout_at(deadline, &mut task).await {
+                Ok(joined) => computed = Some(joined.map_err(panicked)??),
+                Err(_) => {
+                    let op = self.inner.store.begin_pending_suggest(study.id, client_id, count, crate::now_ms()).await?;
+                    tracing::info!(study = study.id, operation = op.id, "suggest answered as a pending operation");
+                    self.spawn_finisher(study.clone(), op.clone(), Some(task));
+                    return Ok(SuggestReply::Pending(op));
+                }
+            }
+        }
+        unreachable!("the last attempt computes inside the lock")
+    }
+
+    /// New assignments for a suggest transaction at `basis`: the proposals `offered` if they fit
+    /// it, else the queue's, else — given all `trials` — computed here; else a miss.
+    fn plan(
+        &self,
+        study: &StudyRecord,
+        basis: Basis,
+        trials: Option<&[Trial]>,
+        wanted: usize,
+        offered: Option<Computed>,
+    ) -> Result<Plan, EngineError> {
+        if let Some(c) = offered
+            && c.basis.next_trial_id == basis.next_trial_id
+        {
+            return Ok(Plan::Ready(c.assignments.into_iter().take(wanted).collect()));
+        }
+        if let Some(items) = self.inner.queues.take(study.id, basis, wanted, self.inner.config.queue_staleness) {
+            return Ok(Plan::Ready(items));
+        }
+        let Some(trials) = trials else { return Ok(Plan::Miss) };
+        let entry = match self.inner.cache.get(study.id) {
+            Some(entry) => entry,
+            None => Arc::new(fit_entry(study, basis.data_version, trials, None)?),
         };
-        // Trials completed since the fit: conditioned on by the model when it can (a GP's rank-one
-        // extension with their real values), else treated as pending like those in flight.
-        let unseen: Vec<Observation> = trials
-            .iter()
-            .filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id))
-            .filter_map(Observation::from_trial)
-            .collect();
-        let updated = if unseen.is_empty() { None } else { entry.model.observe(&unseen) };
-        let model = updated.as_ref().unwrap_or(&entry.model);
-        let pending: Vec<Assignment> = trials
-            .iter()
-            .filter(|t| !t.state.is_completed() || (updated.is_none() && !entry.trial_ids.contains(&t.id)))
-            .map(|t| t.assignment.clone())
-            .collect();
-        let assignments = model.suggest(&pending, count, &mut rng)?;
-        Ok(Proposal { assignments, fitted })
+        Ok(Plan::Ready(propose(study, &entry, trials, &[], wanted)?))
     }
 
-    /// Keeps a model fitted on the request path (database and cache).
-    pub async fn keep(&self, study_id: i64, entry: Arc<Entry>) -> Result<(), EngineError> {
-        refit::keep(&self.store, &self.cache, study_id, entry).await
+    /// Computes `count` proposals for `study` outside any transaction, on its own task (so a
+    /// suggest that stops waiting can hand it to the finisher).
+    fn spawn_compute(&self, study: StudyRecord, count: usize) -> JoinHandle<Result<Computed, EngineError>> {
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let lock = engine.proposer(study.id);
+            let _one_at_a_time = lock.lock().await;
+            let (basis, trials) = engine.inner.store.suggest_snapshot(study.id).await?;
+            let entry = engine.entry_for(&study, basis, &trials).await?;
+            let assignments =
+                tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &[], count)).await.map_err(panicked)??;
+            Ok(Computed { basis, assignments })
+        })
     }
 
-    /// The study's model: the cached one, else one fitted now (warm-started, on a blocking
-    /// thread) and kept. Failing to keep it is logged: the model is still good for the caller.
-    pub async fn model(&self, study: &StudyRecord) -> Result<Arc<Entry>, EngineError> {
-        if let Some(entry) = self.cache.get(study.id) {
+    /// The study's cached model, else one fitted now on `trials` (warm-started) and kept.
+    async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<Arc<Entry>, EngineError> {
+        if let Some(entry) = self.inner.cache.get(study.id) {
             return Ok(entry);
         }
-        let trials = self.store.all_trials(study.id).await?;
         let warm = self.warm_state(study.id).await?;
-        let entry = refit::fit_on_blocking_thread(study, trials, warm).await?;
+        let entry = refit::fit_on_blocking_thread(study, basis.data_version, trials.to_vec(), warm).await?;
         if let Err(e) = self.keep(study.id, entry.clone()).await {
             tracing::warn!(study = study.id, error = %e, "could not keep a fitted model");
         }
         Ok(entry)
     }
 
-    /// The study's data changed: refit it in the background.
+    /// Finishes a pending suggest operation in the background: awaits `task` (or computes
+    /// anew), hands the trials out, and on failure marks the operation failed.
+    fn spawn_finisher(&self, study: StudyRecord, op: Operation, task: Option<JoinHandle<Result<Computed, EngineError>>>) {
+        let engine = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = engine.finish(&study, &op, task).await {
+                tracing::warn!(study = study.id, operation = op.id, error = %e, "a pending suggest failed");
+                if let Err(e) =
+                    engine.inner.store.fail_operation(study.id, op.id, &format!("the designer failed: {e}"), crate::now_ms()).await
+                {
+                    tracing::warn!(study = study.id, operation = op.id, error = %e, "could not record the failure");
+                }
+            }
+        });
+    }
+
+    async fn finish(
+        &self,
+        study: &StudyRecord,
+        op: &Operation,
+        mut task: Option<JoinHandle<Result<Computed, EngineError>>>,
+    ) -> Result<(), EngineError> {
+        let bo_store::OperationKind::Suggest { client_id, .. } = &op.kind else { return Ok(()) };
+        let count = op.suggestion_count.max(1) as usize;
+        for attempt in 1..=ATTEMPTS {
+            let computed = match task.take() {
+                Some(t) => t.await.map_err(panicked)??,
+                None => self.spawn_compute(study.clone(), count).await.map_err(panicked)??,
+            };
+            let request = SuggestRequest {
+                study_id: study.id,
+                client_id,
+                count,
+                now_ms: crate::now_ms(),
+                with_trials: attempt == ATTEMPTS,
+                finishing: Some(op.id),
+            };
+            match self.inner.store.suggest(request, |basis, trials, wanted| self.plan(study, basis, trials, wanted, Some(computed))).await?
+            {
+                Suggested::Done(_) => {
+                    tracing::info!(study = study.id, operation = op.id, "pending suggest finished");
+                    self.after_suggest(study);
+                    return Ok(());
+                }
+                Suggested::Waiting(_) => return Ok(()), // finished elsewhere
+                Suggested::Miss(_) => {}
+            }
+        }
+        unreachable!("the last attempt computes inside the lock")
+    }
+
+    /// Finishes the suggest operations a stopped server left pending. Call once at start-up.
+    pub async fn resume_pending(&self) -> Result<usize, EngineError> {
+        let pending = self.inner.store.pending_operations().await?;
+        let mut resumed = 0;
+        for op in pending {
+            match self.inner.store.study_by_id(op.study_id).await {
+                Ok(study) => {
+                    self.spawn_finisher(study, op, None);
+                    resumed += 1;
+                }
+                Err(StoreError::NotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(resumed)
+    }
+
+    /// After trials were handed out: top the queue up if it is short.
+    fn after_suggest(&self, study: &StudyRecord) {
+        if self.inner.config.prefetch > 0 {
+            self.schedule(study, Job { refit: false, refill: true });
+        }
+    }
+
+    /// The state to warm-start a fit: the cached model's, else the stored one.
+    pub async fn warm_state(&self, study_id: i64) -> Result<Option<ModelState>, EngineError> {
+        refit::warm_state(&self.inner.store, &self.inner.cache, study_id).await
+    }
+
+    /// Keeps a fitted model (database and cache).
+    pub async fn keep(&self, study_id: i64, entry: Arc<Entry>) -> Result<(), EngineError> {
+        refit::keep(&self.inner.store, &self.inner.cache, study_id, entry).await
+    }
+
+    /// The study's model: the cached one, else one fitted now (warm-started, on a blocking
+    /// thread) and kept. Failing to keep it is logged: the model is still good for the caller.
+    pub async fn model(&self, study: &StudyRecord) -> Result<Arc<Entry>, EngineError> {
+        if let Some(entry) = self.inner.cache.get(study.id) {
+            return Ok(entry);
+        }
+        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        self.entry_for(study, basis, &trials).await
+    }
+
+    /// How many precomputed suggestions the study's queue holds that a suggest could take now.
+    pub async fn precomputed(&self, study_id: i64) -> Result<usize, EngineError> {
+        let basis = self.inner.store.study_basis(study_id).await?;
+        Ok(self.inner.queues.fresh_len(study_id, basis, self.inner.config.queue_staleness))
+    }
+
+    /// The study's data changed: refit it (and refill its queue) in the background.
     pub fn notify_changed(&self, study: &StudyRecord) {
+        self.generation(study.id).fetch_add(1, Ordering::SeqCst);
+        self.schedule(study, Job { refit: true, refill: true });
+    }
+
+    /// Adds `work` to the study's background job, starting one if none runs.
+    fn schedule(&self, study: &StudyRecord, work: Job) {
         {
-            let mut refits = self.refits.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(dirty) = refits.get_mut(&study.id) {
-                *dirty = true;
+            let mut jobs = self.inner.jobs.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(job) = jobs.get_mut(&study.id) {
+                job.refit |= work.refit;
+                job.refill |= work.refill;
                 return;
             }
-            refits.insert(study.id, false);
+            jobs.insert(study.id, work);
         }
         let engine = self.clone();
-        let (id, project, location) = (study.id, study.project.clone(), study.location.clone());
+        let study = study.clone();
         tokio::spawn(async move {
             loop {
-                let outcome = {
-                    let _permit = engine.workers.acquire().await;
-                    refit_study(&engine.store, &engine.cache, id, (&project, &location)).await
-                };
-                match outcome {
-                    Ok(RefitOutcome::Fitted { data_version }) => tracing::debug!(study = id, data_version, "refitted"),
-                    Ok(RefitOutcome::Gone) => engine.cache.remove(id),
-                    Err(e) => tracing::warn!(study = id, error = %e, "background refit failed"),
-                }
-                let mut refits = engine.refits.lock().unwrap_or_else(|e| e.into_inner());
-                match refits.get_mut(&id) {
-                    Some(dirty) if *dirty => *dirty = false,
-                    _ => {
-                        refits.remove(&id);
+                let job = {
+                    let mut jobs = engine.inner.jobs.lock().unwrap_or_else(|e| e.into_inner());
+                    let Some(job) = jobs.get_mut(&study.id) else { break };
+                    let work = *job;
+                    if !work.refit && !work.refill {
+                        jobs.remove(&study.id);
                         break;
+                    }
+                    *job = Job::default();
+                    work
+                };
+                if job.refit {
+                    let _permit = engine.inner.workers.acquire().await;
+                    match refit_study(&engine.inner.store, &engine.inner.cache, study.id, (&study.project, &study.location)).await {
+                        Ok(RefitOutcome::Fitted { data_version }) => tracing::debug!(study = study.id, data_version, "refitted"),
+                        Ok(RefitOutcome::Gone) => {
+                            engine.forget(study.id);
+                            continue;
+                        }
+                        Err(e) => tracing::warn!(study = study.id, error = %e, "background refit failed"),
+                    }
+                }
+                if job.refill || job.refit {
+                    let _permit = engine.inner.workers.acquire().await;
+                    if let Err(e) = engine.refill(&study).await {
+                        tracing::debug!(study = study.id, error = %e, "refill skipped");
                     }
                 }
             }
         });
     }
 
-    /// Forgets a deleted study's model.
-    pub fn forget(&self, study_id: i64) {
-        self.cache.remove(study_id);
+    /// Precomputes up to `prefetch` suggestions for the study's queue from its cached model,
+    /// one after another, each with the earlier ones pending; stops when the study changes.
+    async fn refill(&self, study: &StudyRecord) -> Result<(), EngineError> {
+        let prefetch = self.inner.config.prefetch;
+        if prefetch == 0 {
+            return Ok(());
+        }
+        let generation = self.generation(study.id);
+        let started_at = generation.load(Ordering::SeqCst);
+        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        if self.inner.queues.fresh_len(study.id, basis, 0) >= prefetch {
+            return Ok(());
+        }
+        let Some(entry) = self.inner.cache.get(study.id) else { return Ok(()) };
+        let study_for_task = study.clone();
+        let items = tokio::task::spawn_blocking(move || -> Result<Vec<Assignment>, EngineError> {
+            let mut items = Vec::with_capacity(prefetch);
+            while items.len() < prefetch && generation.load(Ordering::SeqCst) == started_at {
+                let next = propose(&study_for_task, &entry, &trials, &items, 1)?;
+                if next.is_empty() {
+                    break; // nothing more to propose (an exhausted grid)
+                }
+                items.extend(next);
+            }
+            Ok(items)
+        })
+        .await
+        .map_err(panicked)??;
+        if self.generation(study.id).load(Ordering::SeqCst) == started_at && !items.is_empty() {
+            self.inner.queues.put(study.id, basis, items);
+        }
+        Ok(())
     }
 
-    /// Whether any refit is queued or running (for tests and shutdown).
+    fn proposer(&self, study_id: i64) -> Arc<tokio::sync::Mutex<()>> {
+        let mut map = self.inner.proposers.lock().unwrap_or_else(|e| e.into_inner());
+        map.retain(|_, lock| Arc::strong_count(lock) > 1 || lock.try_lock().is_err());
+        map.entry(study_id).or_default().clone()
+    }
+
+    fn generation(&self, study_id: i64) -> Arc<AtomicU64> {
+        self.inner.generations.lock().unwrap_or_else(|e| e.into_inner()).entry(study_id).or_default().clone()
+    }
+
+    /// Forgets a deleted study's model and queue.
+    pub fn forget(&self, study_id: i64) {
+        self.inner.cache.remove(study_id);
+        self.inner.queues.remove(study_id);
+        self.inner.generations.lock().unwrap_or_else(|e| e.into_inner()).remove(&study_id);
+    }
+
+    /// Whether any background job is queued or running (for tests and shutdown).
     pub fn busy(&self) -> bool {
-        !self.refits.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+        !self.inner.jobs.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
     }
 }

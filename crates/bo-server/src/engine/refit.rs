@@ -26,16 +26,16 @@ pub enum RefitOutcome {
     Gone,
 }
 
-/// Fits `study`'s designer on `trials` (warm-started from `warm`), returning the cache entry.
-/// Pure CPU work: call it on a blocking thread.
-pub fn fit_entry(study: &StudyRecord, trials: &[Trial], warm: Option<&ModelState>) -> Result<Entry, EngineError> {
+/// Fits `study`'s designer on `trials`, read at `data_version` (warm-started from `warm`),
+/// returning the cache entry. Pure CPU work: call it on a blocking thread.
+pub fn fit_entry(study: &StudyRecord, data_version: i64, trials: &[Trial], warm: Option<&ModelState>) -> Result<Entry, EngineError> {
     let designer = designer_for(&study.spec)?;
     let history: Vec<Observation> = trials.iter().filter_map(Observation::from_trial).collect();
     let seed = study_seed(study);
     let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let fitted = designer.fit(&Problem { spec: study.spec.clone(), seed }, &history, warm, &mut rng)?;
     Ok(Entry {
-        data_version: study.data_version,
+        data_version,
         trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect::<HashSet<_>>(),
         model: fitted.model,
         state: fitted.state,
@@ -53,11 +53,12 @@ pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64)
 /// [`fit_entry`] on a blocking thread: fitting is CPU-bound work that would stall the runtime.
 pub(crate) async fn fit_on_blocking_thread(
     study: &StudyRecord,
+    data_version: i64,
     trials: Vec<Trial>,
     warm: Option<ModelState>,
 ) -> Result<Arc<Entry>, EngineError> {
     let study = study.clone();
-    let entry = tokio::task::spawn_blocking(move || fit_entry(&study, &trials, warm.as_ref()))
+    let entry = tokio::task::spawn_blocking(move || fit_entry(&study, data_version, &trials, warm.as_ref()))
         .await
         .map_err(|e| EngineError::Fit(bo_core::FitError::Numerical(format!("the fit panicked: {e}"))))??;
     Ok(Arc::new(entry))
@@ -75,7 +76,7 @@ pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry
 /// Refits `study_id` from the database and updates the cache and the stored state.
 pub async fn refit_study(
     store: &Store,
-    cache: &Arc<ModelCache>,
+    cache: &ModelCache,
     study_id: i64,
     project_location: (&str, &str),
 ) -> Result<RefitOutcome, EngineError> {
@@ -84,9 +85,9 @@ pub async fn refit_study(
         Err(StoreError::NotFound(_)) => return Ok(RefitOutcome::Gone),
         Err(e) => return Err(e.into()),
     };
-    let trials = store.all_trials(study_id).await?;
+    let (basis, trials) = store.suggest_snapshot(study_id).await?;
     let warm = warm_state(store, cache, study_id).await?;
-    let entry = fit_on_blocking_thread(&study, trials, warm).await?;
+    let entry = fit_on_blocking_thread(&study, basis.data_version, trials, warm).await?;
     keep(store, cache, study_id, entry).await?;
-    Ok(RefitOutcome::Fitted { data_version: study.data_version })
+    Ok(RefitOutcome::Fitted { data_version: basis.data_version })
 }

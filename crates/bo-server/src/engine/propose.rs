@@ -1,0 +1,41 @@
+//! Proposals from a fitted model: the CPU work of a suggestion, as a plain function.
+//!
+//! Completed trials the model was not fitted on are observed by it (a GP conditions on their real
+//! values by rank-one extensions of its factor) or, for designers that cannot, passed as pending;
+//! the trials in flight, and `extra` points about to be handed out before these, are pending —
+//! fantasies for the GP designers — so a slightly stale model never proposes what is being
+//! evaluated. The random generator is seeded from the study and the number of trials the
+//! proposal comes after, so a precomputed k-th item equals what a suggest after k more trials
+//! would have computed from the same model. Call it on a blocking thread.
+
+use bo_core::{Assignment, Observation, Trial};
+use bo_store::StudyRecord;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use super::cache::Entry;
+use super::{EngineError, study_seed};
+
+/// Up to `count` new assignments for `study` from `entry`'s model, given all its `trials` and the
+/// `extra` points handed out before them (see the module docs).
+pub fn propose(
+    study: &StudyRecord,
+    entry: &Entry,
+    trials: &[Trial],
+    extra: &[Assignment],
+    count: usize,
+) -> Result<Vec<Assignment>, EngineError> {
+    let after = (trials.len() + extra.len()) as u64;
+    let mut rng = StdRng::seed_from_u64(study_seed(study) ^ after.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let unseen: Vec<Observation> =
+        trials.iter().filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id)).filter_map(Observation::from_trial).collect();
+    let updated = if unseen.is_empty() { None } else { entry.model.observe(&unseen) };
+    let model = updated.as_ref().unwrap_or(&entry.model);
+    let mut pending: Vec<Assignment> = trials
+        .iter()
+        .filter(|t| !t.state.is_completed() || (updated.is_none() && !entry.trial_ids.contains(&t.id)))
+        .map(|t| t.assignment.clone())
+        .collect();
+    pending.extend(extra.iter().cloned());
+    Ok(model.suggest(&pending, count, &mut rng)?)
+}
