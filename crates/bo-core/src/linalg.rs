@@ -1,10 +1,10 @@
 //! Dense linear algebra for Gaussian processes, on faer: Cholesky factorisation with a jitter
-//! ladder, triangular solves, the log-determinant, the inverse, and the rank-one extension of a
-//! factor when one point is added (so a new observation or fantasy costs O(n²), not O(n³)).
+//! ladder, triangular solves, the log-determinant, the inverse, and the extension of a factor
+//! in place when points are added (so a new observation or fantasy costs O(n²), not O(n³)).
 //!
 //! Owns no statistics: it does not know what the matrix is.
 
-use faer::{Col, Mat, Side};
+use faer::{Col, Mat, MatRef, Side};
 
 /// Jitter added to the diagonal, as a fraction of its mean, on each retry.
 const JITTER_LADDER: [f64; 7] = [0.0, 1e-10, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3];
@@ -26,10 +26,19 @@ pub enum LinalgError {
 }
 
 /// The lower Cholesky factor `L` of `K + jitter·I = L Lᵀ`.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Cholesky {
     l: Mat<f64>,
     jitter: f64,
+    /// Rows and columns `l` can grow to without reallocating.
+    capacity: usize,
+}
+
+impl Clone for Cholesky {
+    /// An exact-size copy (use [`Cholesky::with_room`] for one to extend).
+    fn clone(&self) -> Cholesky {
+        Cholesky { l: self.l.clone(), jitter: self.jitter, capacity: self.dim() }
+    }
 }
 
 impl Cholesky {
@@ -49,7 +58,7 @@ impl Cholesky {
                 kj[(i, i)] += jitter;
             }
             match kj.llt(Side::Lower) {
-                Ok(llt) => return Ok(Cholesky { l: llt.L().to_owned(), jitter }),
+                Ok(llt) => return Ok(Cholesky { l: llt.L().to_owned(), jitter, capacity: n }),
                 Err(faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index }) => {
                     last = LinalgError::NotPositiveDefinite { pivot: index, jitter };
                 }
@@ -126,22 +135,50 @@ impl Cholesky {
         out
     }
 
-    /// The factor of `[[K, k], [kᵀ, k_nn]]`: `K` extended by one row and column, in O(n²).
-    /// The jitter of the original factor is added to `k_nn` too.
-    pub fn extend(&self, k: &[f64], k_nn: f64) -> Result<Cholesky, LinalgError> {
+    /// A copy of the factor with room to be extended by `extra` rows and columns without
+    /// reallocating (see [`Cholesky::extend`]).
+    pub fn with_room(&self, extra: usize) -> Cholesky {
         let n = self.dim();
-        let row = self.solve_lower(k);
-        let d2 = k_nn + self.jitter - row.iter().map(|v| v * v).sum::<f64>();
-        if d2.is_nan() || d2 <= 0.0 || d2.is_infinite() {
-            return Err(LinalgError::NotPositiveDefinite { pivot: n, jitter: self.jitter });
+        let mut l = Mat::with_capacity(n + extra, n + extra);
+        l.resize_with(n, n, |i, j| self.l[(i, j)]);
+        Cholesky { l, jitter: self.jitter, capacity: n + extra }
+    }
+
+    /// Extends the factor in place to that of `[[K, B], [Bᵀ, C]]` (`B`: n×p, `C`: p×p; the
+    /// factor's jitter is added to `C`'s diagonal too) in O(n²p + p³): `L₂₁ = (L⁻¹B)ᵀ`,
+    /// `L₂₂ = chol(C − L₂₁L₂₁ᵀ)`. Storage grows geometrically, so extending point by point
+    /// does not copy the factor each time. On error the factor is unchanged.
+    pub fn extend(&mut self, b: MatRef<'_, f64>, c: MatRef<'_, f64>) -> Result<(), LinalgError> {
+        let (n, p) = (self.dim(), c.nrows());
+        assert_eq!((b.nrows(), b.ncols(), c.ncols()), (n, p, p), "extend: B must be n×p and C p×p");
+        if p == 0 {
+            return Ok(());
         }
-        let mut l = Mat::zeros(n + 1, n + 1);
-        l.as_mut().submatrix_mut(0, 0, n, n).copy_from(self.l.as_ref());
-        for (j, v) in row.iter().enumerate() {
-            l[(n, j)] = *v;
+        let mut w = b.to_owned();
+        self.l.as_ref().solve_lower_triangular_in_place(w.as_mut());
+        let mut schur = c.to_owned() - w.transpose() * &w;
+        for i in 0..p {
+            schur[(i, i)] += self.jitter;
         }
-        l[(n, n)] = d2.sqrt();
-        Ok(Cholesky { l, jitter: self.jitter })
+        if (0..p).any(|j| (0..p).any(|i| !schur[(i, j)].is_finite())) {
+            return Err(LinalgError::NonFinite);
+        }
+        let l22 = match schur.llt(Side::Lower) {
+            Ok(llt) => llt.L().to_owned(),
+            Err(faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index }) => {
+                return Err(LinalgError::NotPositiveDefinite { pivot: n + index, jitter: self.jitter });
+            }
+        };
+        if n + p > self.capacity {
+            self.capacity = (n + p).max(self.capacity + self.capacity / 4 + 16);
+            self.l.reserve(self.capacity, self.capacity);
+        }
+        self.l.resize_with(n + p, n + p, |i, j| match (i >= n, j >= n) {
+            (true, false) => w[(j, i - n)],
+            (true, true) if i >= j => l22[(i - n, j - n)],
+            _ => 0.0,
+        });
+        Ok(())
     }
 }
 
@@ -182,16 +219,33 @@ mod tests {
 
     #[test]
     fn extending_a_factor_equals_factorising_the_larger_matrix() {
-        let k = spd(12);
-        let small = Mat::from_fn(11, 11, |i, j| k[(i, j)]);
-        let col: Vec<f64> = (0..11).map(|i| k[(i, 11)]).collect();
-        let extended = Cholesky::new(&small).unwrap().extend(&col, k[(11, 11)]).unwrap();
+        let k = spd(14);
+        let block =
+            |r: std::ops::Range<usize>, c: std::ops::Range<usize>| Mat::from_fn(r.len(), c.len(), |i, j| k[(r.start + i, c.start + j)]);
         let direct = Cholesky::new(&k).unwrap();
-        for i in 0..12 {
-            for j in 0..=i {
-                assert!((extended.l()[(i, j)] - direct.l()[(i, j)]).abs() < 1e-10);
+        // One point at a time (growing past the capacity) and three at once.
+        let mut grown = Cholesky::new(&block(0..10, 0..10)).unwrap();
+        for m in 10..14 {
+            grown.extend(block(0..m, m..m + 1).as_ref(), block(m..m + 1, m..m + 1).as_ref()).unwrap();
+        }
+        let mut at_once = Cholesky::new(&block(0..11, 0..11)).unwrap().with_room(3);
+        at_once.extend(block(0..11, 11..14).as_ref(), block(11..14, 11..14).as_ref()).unwrap();
+        for extended in [&grown, &at_once] {
+            assert_eq!(extended.dim(), 14);
+            for i in 0..14 {
+                for j in 0..14 {
+                    assert!((extended.l()[(i, j)] - direct.l()[(i, j)]).abs() < 1e-10, "({i}, {j})");
+                }
             }
         }
+        // A repeat of row 3 with less than its variance on the diagonal is indefinite: reported,
+        // and the factor is left as it was.
+        let mut same = Cholesky::new(&block(0..10, 0..10)).unwrap();
+        let before = same.l().clone();
+        let c = Mat::from_fn(1, 1, |_, _| k[(3, 3)] - 0.5);
+        let err = same.extend(block(0..10, 3..4).as_ref(), c.as_ref()).unwrap_err();
+        assert_eq!(err, LinalgError::NotPositiveDefinite { pivot: 10, jitter: 0.0 });
+        assert_eq!(same.l(), &before);
     }
 
     #[test]

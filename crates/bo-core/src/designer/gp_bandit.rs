@@ -282,12 +282,18 @@ struct GpBanditModel {
 }
 
 impl GpBanditModel {
-    /// The GP with `a` added as a noise-free fantasy at its posterior mean (unchanged if the
-    /// factor cannot be extended, e.g. for a point already in the data).
-    fn with_fantasy(gp: Gp, features: &Features, a: &Assignment) -> Gp {
-        let x = features.encode(a);
-        let (mean, _) = gp.predict(std::slice::from_ref(&x))[0];
-        gp.condition_on(x, mean, Some(FANTASY_NOISE)).unwrap_or(gp)
+    /// `gp` conditioned on `points` as noise-free fantasies at its posterior mean: all at once,
+    /// or — when that factor cannot be extended, e.g. for a point already in the data — one at a
+    /// time, skipping those that cannot be added.
+    fn add_fantasies(gp: &mut Gp, features: &Features, points: &[Assignment]) {
+        let xs: Vec<Vec<f64>> = points.iter().map(|a| features.encode(a)).collect();
+        let means: Vec<f64> = gp.predict(&xs).into_iter().map(|(m, _)| m).collect();
+        if gp.condition_on(xs.clone(), means.clone(), Some(FANTASY_NOISE)).is_err() {
+            for (x, m) in xs.into_iter().zip(means) {
+                // Failing leaves the GP as it was; the fantasy is skipped (see above).
+                let _ = gp.condition_on(vec![x], vec![m], Some(FANTASY_NOISE));
+            }
+        }
     }
 }
 
@@ -296,19 +302,18 @@ const PE_PENALTY: f64 = 10.0;
 
 impl Model for GpBanditModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        let mut gp = self.gp.clone();
+        let mut gp = self.gp.with_room(pending.len() + count);
         let mut taken = self.taken.clone();
-        for p in pending {
-            gp = Self::with_fantasy(gp, &self.features, p);
-            taken.insert(p.key());
-        }
-        // The posterior before this batch's fantasies defines UCB-PE's relevant region.
-        let base = gp.clone();
+        Self::add_fantasies(&mut gp, &self.features, pending);
+        taken.extend(pending.iter().map(Assignment::key));
+        // The posterior before this batch's fantasies defines UCB-PE's relevant region (a copy
+        // only when there is a batch).
+        let base = (count > 1).then(|| gp.clone());
         let mut lcb_bound = f64::NEG_INFINITY;
         let mut out: Vec<Assignment> = Vec::with_capacity(count);
         for k in 0..count {
-            let chosen = match (self.acquisition, k) {
-                (Acquisition::Ucb { beta }, k) if k > 0 => {
+            let chosen = match (self.acquisition, &base) {
+                (Acquisition::Ucb { beta }, Some(base)) if k > 0 => {
                     let b = beta.sqrt();
                     let pe = |ucb: f64, sigma: f64| if ucb >= lcb_bound { sigma } else { sigma - PE_PENALTY * (lcb_bound - ucb) };
                     let score_batch = |xs: &[Vec<f64>]| {
@@ -350,7 +355,7 @@ impl Model for GpBanditModel {
                 break; // every point of a small discrete space has been tried
             };
             if k == 0
-                && let Acquisition::Ucb { beta } = self.acquisition
+                && let (Acquisition::Ucb { beta }, Some(base)) = (self.acquisition, &base)
             {
                 // max LCB over the observed points and the first member: the region's floor.
                 let mut xs: Vec<Vec<f64>> = self.anchors.iter().map(|a| self.features.encode(a)).collect();
@@ -358,23 +363,29 @@ impl Model for GpBanditModel {
                 lcb_bound = base.predict(&xs).into_iter().map(|(m, v)| m - beta.sqrt() * v.sqrt()).fold(f64::NEG_INFINITY, f64::max);
             }
             taken.insert(a.key());
-            gp = Self::with_fantasy(gp, &self.features, &a);
+            if k + 1 < count {
+                Self::add_fantasies(&mut gp, &self.features, std::slice::from_ref(&a));
+            }
             out.push(a);
         }
         Ok(out)
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        let mut gp = self.gp.clone();
+        let mut gp = self.gp.with_room(new.len());
         let mut taken = self.taken.clone();
+        let mut xs = Vec::with_capacity(new.len());
+        let mut ys = Vec::with_capacity(new.len());
         for o in new {
             let y = match &o.outcome {
                 Outcome::Measured(m) => self.sign * *m.get(&self.objective)?,
                 Outcome::Infeasible => self.worst,
             };
-            gp = gp.condition_on(self.features.encode(&o.assignment), gp.standardize_value(y), None).ok()?;
+            xs.push(self.features.encode(&o.assignment));
+            ys.push(gp.standardize_value(y));
             taken.insert(o.assignment.key());
         }
+        gp.condition_on(xs, ys, None).ok()?;
         Some(Arc::new(GpBanditModel {
             features: self.features.clone(),
             sign: self.sign,

@@ -166,19 +166,38 @@ impl Gp {
             .collect()
     }
 
-    /// The GP conditioned on one more point `x` with standardised target `y` observed with
-    /// noise variance `noise` (`None`: the model's), in O(n²) by extending the factor. A fantasy
-    /// is `y` = the posterior mean with a tiny `noise`, which collapses the variance at `x`.
-    pub fn condition_on(&self, x: Vec<f64>, y: f64, noise: Option<f64>) -> Result<Gp, LinalgError> {
-        let k_col: Vec<f64> = self.x.iter().map(|xi| self.kernel.eval(xi, &x)).collect();
-        let k_nn = self.kernel.eval(&x, &x) + noise.unwrap_or_else(|| self.log_noise.exp());
-        let chol = self.chol.extend(&k_col, k_nn)?;
-        let mut xs = self.x.clone();
-        xs.push(x);
-        let mut ys = self.y.clone();
-        ys.push(y);
-        let alpha = chol.solve(&ys);
-        Ok(Gp { kernel: self.kernel.clone(), log_noise: self.log_noise, x: xs, y: ys, y_mean: self.y_mean, y_std: self.y_std, chol, alpha })
+    /// A copy with room for `extra` more points before its factor must grow (so conditioning
+    /// a copy on pending points and a batch does not copy the factor again).
+    pub fn with_room(&self, extra: usize) -> Gp {
+        Gp {
+            kernel: self.kernel.clone(),
+            log_noise: self.log_noise,
+            x: self.x.clone(),
+            y: self.y.clone(),
+            y_mean: self.y_mean,
+            y_std: self.y_std,
+            chol: self.chol.with_room(extra),
+            alpha: self.alpha.clone(),
+        }
+    }
+
+    /// Conditions the GP in place on points `xs` with standardised targets `ys`, each observed
+    /// with noise variance `noise` (`None`: the model's), in O(n²p + p³) by extending the factor.
+    /// A fantasy is `y` = the posterior mean with a tiny `noise`, which collapses the variance at
+    /// `x` and leaves the mean everywhere unchanged — so the means of several fantasies can be
+    /// taken from the GP before any of them. On error the GP is unchanged.
+    pub fn condition_on(&mut self, xs: Vec<Vec<f64>>, ys: Vec<f64>, noise: Option<f64>) -> Result<(), LinalgError> {
+        assert_eq!(xs.len(), ys.len(), "condition_on: one target per point");
+        if xs.is_empty() {
+            return Ok(());
+        }
+        let b = self.kernel.cross(&self.x, &xs);
+        let c = gram(self.kernel.as_ref(), &xs, noise.unwrap_or_else(|| self.log_noise.exp()));
+        self.chol.extend(b.as_ref(), c.as_ref())?;
+        self.x.extend(xs);
+        self.y.extend(ys);
+        self.alpha = self.chol.solve(&self.y);
+        Ok(())
     }
 }
 

@@ -102,11 +102,13 @@ fn a_fantasy_shrinks_variance_there_and_equals_refitting_with_the_point() {
     let gp = Gp::new(Box::new(k.clone()), -5.0, x.clone(), y.clone(), 0.0, 1.0).unwrap();
     let at = vec![0.3];
     let (mu, var) = gp.predict(std::slice::from_ref(&at))[0];
-    let fantasy = gp.condition_on(at.clone(), mu, None).unwrap();
+    let mut fantasy = gp.with_room(1);
+    fantasy.condition_on(vec![at.clone()], vec![mu], None).unwrap();
     let (mu2, var2) = fantasy.predict(std::slice::from_ref(&at))[0];
     assert!((mu2 - mu).abs() < 1e-9, "conditioning on the mean keeps the mean");
     assert!(var2 < 0.1 * var, "{var2} vs {var}");
-    let noise_free = gp.condition_on(at.clone(), mu, Some(1e-8)).unwrap();
+    let mut noise_free = gp.clone();
+    noise_free.condition_on(vec![at.clone()], vec![mu], Some(1e-8)).unwrap();
     assert!(noise_free.predict(std::slice::from_ref(&at))[0].1 < 1e-7, "a noise-free fantasy pins the variance");
     let mut x2 = x;
     x2.push(at.clone());
@@ -116,6 +118,29 @@ fn a_fantasy_shrinks_variance_there_and_equals_refitting_with_the_point() {
     let probe = vec![vec![0.0], vec![0.42], vec![0.77]];
     for (a, b) in fantasy.predict(&probe).iter().zip(direct.predict(&probe)) {
         assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn several_fantasies_at_once_equal_one_after_another_at_the_running_mean() {
+    let x = vec![vec![0.1, 0.2], vec![0.5, 0.9], vec![0.9, 0.4], vec![0.3, 0.6]];
+    let y = vec![0.3, -0.2, 0.5, 1.0];
+    let gp = Gp::new(Box::new(matern52(vec![0, 1], 0.3, B)), -4.0, x, y, 0.0, 1.0).unwrap();
+    let at = vec![vec![0.2, 0.2], vec![0.7, 0.1], vec![0.4, 0.8]];
+    // All at once, each at the mean of the GP before any of them.
+    let means: Vec<f64> = gp.predict(&at).iter().map(|p| p.0).collect();
+    let mut joint = gp.clone();
+    joint.condition_on(at.clone(), means, Some(1e-6)).unwrap();
+    // One after another, each at the mean of the GP including the previous ones.
+    let mut sequential = gp.clone();
+    for a in &at {
+        let m = sequential.predict(std::slice::from_ref(a))[0].0;
+        sequential.condition_on(vec![a.clone()], vec![m], Some(1e-6)).unwrap();
+    }
+    assert_eq!(joint.n(), 7);
+    let probe = vec![vec![0.0, 0.0], vec![0.42, 0.5], vec![0.77, 0.9], vec![0.2, 0.21]];
+    for (a, b) in joint.predict(&probe).iter().zip(sequential.predict(&probe)) {
+        assert!((a.0 - b.0).abs() < 1e-8 && (a.1 - b.1).abs() < 1e-8, "{a:?} vs {b:?}");
     }
 }
 

@@ -232,10 +232,15 @@ impl Engine {
         tokio::spawn(async move {
             let lock = engine.proposer(study.id);
             let _one_at_a_time = lock.lock().await;
+            let started = Instant::now();
             let (basis, trials) = engine.inner.store.suggest_snapshot(study.id).await?;
+            let read = started.elapsed();
             let entry = engine.entry_for(&study, basis, &trials).await?;
+            let model = started.elapsed() - read;
+            let id = study.id;
             let assignments =
                 tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &[], count)).await.map_err(panicked)??;
+            tracing::debug!(study = id, ?read, ?model, total = ?started.elapsed(), "computed proposals");
             Ok(Computed { basis, assignments })
         })
     }
