@@ -20,6 +20,9 @@ use serde::Serialize;
 #[derive(Parser)]
 #[command(name = "bo-bench", about = "Benchmarks of bo's designers")]
 struct Cli {
+    /// Threads one model's linear algebra may use (the server's `--linalg-threads`).
+    #[arg(long, global = true, default_value_t = 1)]
+    linalg_threads: usize,
     #[command(subcommand)]
     command: Command,
 }
@@ -110,7 +113,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<()> {
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    bo_core::linalg::set_threads(cli.linalg_threads);
+    match cli.command {
         Command::List => {
             println!("{:<18} {:>4} {:>14}", "problem", "dim", "optimum");
             for p in problems::all() {

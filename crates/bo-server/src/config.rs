@@ -45,6 +45,11 @@ pub struct Config {
     #[arg(long, env = "BO_MAX_SUGGEST_WAIT", default_value_t = 5.0)]
     pub max_suggest_wait: f64,
 
+    /// Threads one model's linear algebra may use. 1 (the default) leaves parallelism to the
+    /// worker pool; measured faster on every study size up to 2,000 trials (docs/benchmarks.md).
+    #[arg(long, env = "BO_LINALG_THREADS", default_value_t = 1)]
+    pub linalg_threads: usize,
+
     /// Memory budget of the per-study model cache, in MiB; least recently used models go first.
     #[arg(long, env = "BO_MODEL_CACHE_MB", default_value_t = 1024)]
     pub model_cache_mb: usize,
@@ -65,6 +70,7 @@ impl std::fmt::Debug for Config {
             .field("prefetch", &self.prefetch)
             .field("queue_staleness", &self.queue_staleness)
             .field("max_suggest_wait", &self.max_suggest_wait)
+            .field("linalg_threads", &self.linalg_threads)
             .field("model_cache_mb", &self.model_cache_mb)
             .field("log", &self.log)
             .finish()

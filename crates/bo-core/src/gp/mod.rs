@@ -139,29 +139,20 @@ impl Gp {
         let k_star = self.kernel.cross(&self.x, xs);
         // w = K⁻¹ k*, var = k(x,x) − k*ᵀ w.
         let w = self.chol.solve_mat(&k_star);
-        let mut dk = vec![0.0; xs[0].len()];
+        let n = self.n();
         xs.iter()
             .enumerate()
             .map(|(j, x)| {
                 let (kj, wj) = (k_star.col_as_slice(j), w.col_as_slice(j));
                 let mean: f64 = kj.iter().zip(&self.alpha).map(|(k, a)| k * a).sum();
                 let var_raw = self.kernel.eval(x, x) - kj.iter().zip(wj).map(|(k, w)| k * w).sum::<f64>();
-                let d = x.len();
-                let mut d_mean = vec![0.0; d];
-                let mut d_var = vec![0.0; d];
-                for ((xi, alpha_i), w_i) in self.x.iter().zip(&self.alpha).zip(wj) {
-                    dk.iter_mut().for_each(|v| *v = 0.0);
-                    self.kernel.grad_x(x, xi, &mut dk);
-                    for q in 0..d {
-                        d_mean[q] += alpha_i * dk[q];
-                        d_var[q] -= 2.0 * w_i * dk[q];
-                    }
-                }
+                // ∂μ/∂x = Σᵢ αᵢ ∂kᵢ/∂x and ∂σ²/∂x = −2 Σᵢ wᵢ ∂kᵢ/∂x, in one pass over the data.
+                let weights = Mat::from_fn(n, 2, |i, c| if c == 0 { self.alpha[i] } else { wj[i] });
+                let mut grads = vec![vec![0.0; x.len()]; 2];
+                self.kernel.grad_x_dot(x, &self.x, weights.as_ref(), &mut grads);
+                let d_var = if var_raw < MIN_VARIANCE { vec![0.0; x.len()] } else { grads[1].iter().map(|g| -2.0 * g).collect() };
                 // ∂k(x,x)/∂x is zero for the stationary and categorical kernels used here.
-                if var_raw < MIN_VARIANCE {
-                    d_var.iter_mut().for_each(|v| *v = 0.0);
-                }
-                PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean, d_var }
+                PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean: std::mem::take(&mut grads[0]), d_var }
             })
             .collect()
     }

@@ -11,7 +11,7 @@
 //! - `DimensionScaled`: log ℓ ~ N(√2 + ½ log d, 3) — Hvarfner, Hellsten & Nardi (2024), meant
 //!   for high-dimensional spaces, where long length scales keep the model from over-fitting.
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 
 use super::{Kernel, normal_log_prior};
 
@@ -228,6 +228,32 @@ impl<P: Profile> Kernel for Ard<P> {
             }
         }
         k
+    }
+
+    fn grad_x_dot(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
+        // ∂k(x, y)/∂x_q = a f'(r²) · 2 (x_q − y_q)/ℓ_q² = a f'(r²) · 2 (z_q − z'_q)/ℓ_q, z = x/ℓ:
+        // accumulate Σᵢ Wᵢ a f'(r²ᵢ)(z − zᵢ) per column, scale by 2/ℓ once.
+        let (d, r, a) = (self.dims.len(), w.ncols(), self.log_amplitude.exp());
+        let zx: Vec<f64> = self.dims.iter().zip(&self.inv_length_scales).map(|(&i, &inv_l)| x[i] * inv_l).collect();
+        let mut zi = vec![0.0; d];
+        let mut acc = vec![0.0; r * d];
+        for (i, xi) in data.iter().enumerate() {
+            for ((z, &dim), &inv_l) in zi.iter_mut().zip(&self.dims).zip(&self.inv_length_scales) {
+                *z = xi[dim] * inv_l;
+            }
+            let df = a * P::d_dr2(sq_dist(&zi, &zx));
+            for (c, acc) in acc.chunks_exact_mut(d).enumerate() {
+                let coef = df * w[(i, c)];
+                for ((s, u), v) in acc.iter_mut().zip(&zx).zip(&zi) {
+                    *s += coef * (u - v);
+                }
+            }
+        }
+        for (o, acc) in out.iter_mut().zip(acc.chunks_exact(d)) {
+            for ((&dim, &inv_l), s) in self.dims.iter().zip(&self.inv_length_scales).zip(acc) {
+                o[dim] += 2.0 * inv_l * s;
+            }
+        }
     }
 
     fn gram_grad_dot(&self, xs: &[Vec<f64>], w: &Mat<f64>, out: &mut [f64]) {

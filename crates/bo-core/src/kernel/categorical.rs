@@ -3,6 +3,8 @@
 //! similar. θ = (log a, log ℓ₁ … log ℓ_c). Positive definite as a product of exchangeable
 //! (compound-symmetric) kernels, one per parameter.
 
+use faer::MatRef;
+
 use super::{Kernel, normal_log_prior};
 
 /// The exchangeable kernel over categorical `dims`.
@@ -78,6 +80,8 @@ impl Kernel for Categorical {
     }
 
     fn grad_x(&self, _x: &[f64], _y: &[f64], _out: &mut [f64]) {}
+
+    fn grad_x_dot(&self, _x: &[f64], _data: &[Vec<f64>], _w: MatRef<'_, f64>, _out: &mut [Vec<f64>]) {}
 
     fn clone_box(&self) -> Box<dyn Kernel> {
         Box::new(self.clone())

@@ -23,7 +23,7 @@ pub use matern52::{Matern52, matern52};
 pub use squared_exp::{SquaredExp, squared_exp};
 pub use sum_product::{Product, Sum, additive};
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 
 /// A covariance function with hyperparameters θ in log space.
 pub trait Kernel: Send + Sync + std::fmt::Debug {
@@ -77,6 +77,21 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
                 for (o, g) in out.iter_mut().zip(&dk) {
                     *o += factor * g;
                 }
+            }
+        }
+    }
+
+    /// Adds `Σᵢ W[i, c] ∂k(x, dataᵢ)/∂x` into `out[c]` for each column `c` of `w` (n × r): the
+    /// contraction a posterior's x-gradient needs (the mean's weights are α, the variance's
+    /// K⁻¹k(X, x)), in one pass over the data instead of one gradient vector per point.
+    fn grad_x_dot(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
+        let mut dk = vec![0.0; x.len()];
+        for (i, xi) in data.iter().enumerate() {
+            dk.iter_mut().for_each(|v| *v = 0.0);
+            self.grad_x(x, xi, &mut dk);
+            for (c, o) in out.iter_mut().enumerate() {
+                let wi = w[(i, c)];
+                o.iter_mut().zip(&dk).for_each(|(o, g)| *o += wi * g);
             }
         }
     }

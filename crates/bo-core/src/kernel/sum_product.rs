@@ -1,7 +1,7 @@
 //! Sums and products of kernels, and the additive kernel over groups of dimensions
 //! (`Σ_g k_g(x_g, y_g)`, seed 004 §2): the parameters of the parts, concatenated in order.
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 
 use super::{Kernel, matern52};
 
@@ -120,6 +120,11 @@ impl Kernel for Sum {
     fn cross(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Mat<f64> {
         fold(&self.0, |k| k.cross(a, b), add_in_place)
     }
+    fn grad_x_dot(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
+        for k in &self.0 {
+            k.grad_x_dot(x, data, w, out);
+        }
+    }
     fn gram_grad_dot(&self, xs: &[Vec<f64>], w: &Mat<f64>, out: &mut [f64]) {
         let mut at = 0;
         for k in &self.0 {
@@ -168,6 +173,17 @@ impl Kernel for Product {
     }
     fn cross(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Mat<f64> {
         fold(&self.0, |k| k.cross(a, b), hadamard_in_place)
+    }
+    fn grad_x_dot(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
+        // ∇ₓ(Π kᵢ) = Σⱼ (Π_{i≠j} kᵢ) ∇ₓkⱼ: part j contracts with W scaled row-wise by the others.
+        let at = [x.to_vec()];
+        let values: Vec<Mat<f64>> = self.0.iter().map(|k| k.cross(data, &at)).collect();
+        for (j, k) in self.0.iter().enumerate() {
+            let wj = Mat::from_fn(data.len(), w.ncols(), |i, c| {
+                w[(i, c)] * values.iter().enumerate().filter(|(g, _)| *g != j).map(|(_, v)| v[(i, 0)]).product::<f64>()
+            });
+            k.grad_x_dot(x, data, wj.as_ref(), out);
+        }
     }
     fn gram_grad_dot(&self, xs: &[Vec<f64>], w: &Mat<f64>, out: &mut [f64]) {
         // ∂K/∂θ of part j is (∂Kⱼ/∂θ) ∘ Π_{i≠j} Kᵢ, so part j contracts with W ∘ Π_{i≠j} Kᵢ.

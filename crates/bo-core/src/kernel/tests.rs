@@ -83,6 +83,22 @@ fn check_kernel(mut k: Box<dyn Kernel>, d: usize, cat_dims: &[usize]) {
             }
         }
     }
+    // grad_x_dot against pairwise grad_x, with two weight columns.
+    let wx = Mat::from_fn(xs.len() - 1, 2, |i, c| ((i * 5 + c * 3) % 7) as f64 / 7.0 - 0.3);
+    let (x0, data) = (&xs[0], &xs[1..]);
+    let mut fast = vec![vec![0.0; d]; 2];
+    k.grad_x_dot(x0, data, wx.as_ref(), &mut fast);
+    for (c, fast) in fast.iter().enumerate() {
+        let mut slow = vec![0.0; d];
+        for (i, xi) in data.iter().enumerate() {
+            let mut g = vec![0.0; d];
+            k.grad_x(x0, xi, &mut g);
+            slow.iter_mut().zip(&g).for_each(|(s, g)| *s += wx[(i, c)] * g);
+        }
+        for (q, (f, s)) in fast.iter().zip(&slow).enumerate() {
+            assert!((f - s).abs() < 1e-10 * (1.0 + s.abs()), "grad_x_dot column {c}, dimension {q}: {f} vs pairwise {s}");
+        }
+    }
     let w = Mat::from_fn(xs.len(), xs.len(), |i, j| ((i * 7 + j * 7) % 11) as f64 / 11.0 - 0.4 + if i == j { 0.3 } else { 0.0 });
     let mut fast = vec![0.0; p0.len()];
     k.gram_grad_dot(&xs, &w, &mut fast);
