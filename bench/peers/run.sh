@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv=target/peers/venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import optuna, torch" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import optuna, torch, greenlet" 2>/dev/null; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r bench/peers/requirements.txt
 fi

@@ -41,8 +41,8 @@ pub struct FitConfig {
     pub max_iter: usize,
     /// Stop a start once an iteration improves the log posterior by less than this, relatively.
     pub f_tol: f64,
-    /// Optimise from the warm start alone, when there is a usable one (see [`fit`]).
-    pub warm_only: bool,
+    /// Where the optimisation of θ starts (see [`fit`]).
+    pub search: Search,
     /// With more points than this, the hyperparameters are fitted on a subset of this size (the
     /// best half by value and an even spread of the rest) and the GP then conditions on all
     /// points: each likelihood evaluation costs O(m³) instead of O(n³).
@@ -51,8 +51,19 @@ pub struct FitConfig {
 
 impl Default for FitConfig {
     fn default() -> Self {
-        FitConfig { noise: NoiseBounds::DEFAULT, restarts: 2, max_iter: 100, f_tol: 1e-9, warm_only: false, max_fit_points: 300 }
+        FitConfig { noise: NoiseBounds::DEFAULT, restarts: 2, max_iter: 100, f_tol: 1e-9, search: Search::Full, max_fit_points: 300 }
     }
+}
+
+/// How much of θ's optimisation a fit runs. Without a usable warm θ every fit is [`Search::Full`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Search {
+    /// From the warm θ, the default θ and `restarts` random θ.
+    Full,
+    /// From the warm θ alone: the optimum moves little when a few trials are added.
+    Warm,
+    /// No optimisation: the GP conditions on the data at the warm θ (one factorisation).
+    Reuse,
 }
 
 /// The log-noise prior: N(log 1e-4, 3²) — weak, leaning to little noise.
@@ -91,9 +102,9 @@ pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], the
 
 /// Fits `kernel` to (`x`, `y_raw`): standardises y, maximises the log posterior and returns the
 /// GP at the best θ found. A full search starts from the `warm` θ (if its shape matches), the
-/// default θ and `config.restarts` random θ; with `config.warm_only` and a usable warm θ, from
-/// that alone — the designers ask for it between full searches, as the optimum moves little
-/// when a trial is added, and it is most of the cost of a refit.
+/// default θ and `config.restarts` random θ; with a usable warm θ, [`Search::Warm`] starts from
+/// that alone and [`Search::Reuse`] keeps it — the designers ask for these between full searches,
+/// as the optimum moves little when a trial is added, and the search is most of a refit's cost.
 pub fn fit(
     mut kernel: Box<dyn Kernel>,
     x: Vec<Vec<f64>>,
@@ -118,7 +129,13 @@ pub fn fit(
         t.push(w.log_noise);
         starts.push(t);
     }
-    let full = starts.is_empty() || !config.warm_only;
+    if config.search == Search::Reuse
+        && let Some(theta) = starts.first()
+    {
+        kernel.set_params(&theta[..p]);
+        return Gp::new(kernel, theta[p], x, y, y_mean, y_std);
+    }
+    let full = starts.is_empty() || config.search == Search::Full;
     if full {
         starts.push(default);
     }
