@@ -222,12 +222,15 @@ struct LatencyRow {
     d: usize,
     cold_fit_seconds: f64,
     warm_fit_seconds: f64,
+    condition_seconds: f64,
     suggest_seconds: f64,
 }
 
-/// Times GP_BANDIT on `n` random observations of a smooth function in `d` dimensions.
+/// Times GP_BANDIT on `n` random observations of a smooth function in `d` dimensions: a cold fit
+/// (every start), a refit warm-started from it (θ optimised from the warm θ alone), a fit on one
+/// more observation (which keeps θ and only conditions: what most refits are), and a suggestion.
 fn latency(ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>> {
-    println!("{:>6} {:>4} {:>12} {:>12} {:>12}", "n", "D", "cold fit s", "warm fit s", "suggest s");
+    println!("{:>6} {:>4} {:>12} {:>12} {:>12} {:>12}", "n", "D", "cold fit s", "warm fit s", "condition s", "suggest s");
     let mut rows = Vec::new();
     for &d in ds {
         let spec = harness::spec_with_space(problems::unit_box(d), "GP_BANDIT", serde_json::Value::Null);
@@ -235,7 +238,7 @@ fn latency(ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>
         let study = bo_core::Problem { spec, seed: 0 };
         for &n in ns {
             let mut rng = StdRng::seed_from_u64(n as u64 * 31 + d as u64);
-            let history: Vec<Observation> = (0..n)
+            let history: Vec<Observation> = (0..=n)
                 .map(|_| {
                     let x: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
                     let y: f64 = x.iter().enumerate().map(|(i, v)| ((i + 1) as f64 * v).sin()).sum();
@@ -244,20 +247,23 @@ fn latency(ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>
                 })
                 .collect();
             let start = Instant::now();
-            let cold = designer.fit(&study, &history, None, &mut rng)?;
+            let cold = designer.fit(&study, &history[..n], None, &mut rng)?;
             let cold_fit = start.elapsed().as_secs_f64();
             let start = Instant::now();
-            let warm = designer.fit(&study, &history, Some(&cold.state), &mut rng)?;
+            let warm = designer.fit(&study, &history[..n], Some(&cold.state), &mut rng)?;
             let warm_fit = start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            let conditioned = designer.fit(&study, &history, Some(&warm.state), &mut rng)?;
+            let condition = start.elapsed().as_secs_f64();
             let mut times = Vec::with_capacity(repeats);
             for _ in 0..repeats {
                 let start = Instant::now();
-                warm.model.suggest(&[], 1, &mut rng)?;
+                conditioned.model.suggest(&[], 1, &mut rng)?;
                 times.push(start.elapsed().as_secs_f64());
             }
             let suggest = median(times);
-            println!("{n:>6} {d:>4} {cold_fit:>12.3} {warm_fit:>12.3} {suggest:>12.4}");
-            rows.push(LatencyRow { n, d, cold_fit_seconds: cold_fit, warm_fit_seconds: warm_fit, suggest_seconds: suggest });
+            println!("{n:>6} {d:>4} {cold_fit:>12.3} {warm_fit:>12.3} {condition:>12.4} {suggest:>12.4}");
+            rows.push(LatencyRow { n, d, cold_fit_seconds: cold_fit, warm_fit_seconds: warm_fit, condition_seconds: condition, suggest_seconds: suggest });
         }
     }
     Ok(rows)

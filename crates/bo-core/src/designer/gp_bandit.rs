@@ -181,7 +181,8 @@ fn search_for(n: usize, last: Option<&State>) -> Search {
         return Search::Full;
     }
     match state.fit_at {
-        Some(at) if n >= at && n - at < (WARM_REFIT_GROWTH * at as f64) as usize => Search::Reuse,
+        // A refit without new observations is a request to optimise θ again.
+        Some(at) if n > at && n - at < (WARM_REFIT_GROWTH * at as f64) as usize => Search::Reuse,
         _ => Search::Warm,
     }
 }
@@ -544,6 +545,7 @@ mod tests {
         assert_eq!(search_for(15, Some(&state(Some(14), Some(14)))), Search::Warm, "small data: θ every trial");
         assert_eq!(search_for(16, Some(&state(Some(14), Some(15)))), Search::Warm);
         assert_eq!(search_for(41, Some(&state(Some(40), Some(40)))), Search::Reuse, "every other trial at 40");
+        assert_eq!(search_for(40, Some(&state(Some(40), Some(40)))), Search::Warm, "no new data: optimise θ again");
         assert_eq!(search_for(17, Some(&state(Some(14), Some(16)))), Search::Full, "20 % more data");
         assert_eq!(search_for(10, Some(&state(Some(14), Some(14)))), Search::Full, "trials were deleted");
         assert_eq!(search_for(104, Some(&state(Some(100), Some(100)))), Search::Reuse, "4 % more data keeps θ");
