@@ -263,7 +263,14 @@ fn latency(ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>
             }
             let suggest = median(times);
             println!("{n:>6} {d:>4} {cold_fit:>12.3} {warm_fit:>12.3} {condition:>12.4} {suggest:>12.4}");
-            rows.push(LatencyRow { n, d, cold_fit_seconds: cold_fit, warm_fit_seconds: warm_fit, condition_seconds: condition, suggest_seconds: suggest });
+            rows.push(LatencyRow {
+                n,
+                d,
+                cold_fit_seconds: cold_fit,
+                warm_fit_seconds: warm_fit,
+                condition_seconds: condition,
+                suggest_seconds: suggest,
+            });
         }
     }
     Ok(rows)

@@ -12,6 +12,7 @@ pub mod encode;
 pub mod features;
 #[cfg(test)]
 mod tests;
+pub mod tree;
 
 use std::collections::BTreeSet;
 
