@@ -9,6 +9,7 @@
 //!
 //! Must not know about data, noise or the GP: that is `gp`.
 
+mod add_tree;
 mod ard;
 mod categorical;
 mod matern52;
@@ -17,6 +18,7 @@ mod sum_product;
 #[cfg(test)]
 mod tests;
 
+pub use add_tree::{AddTree, Term};
 pub use ard::{Ard, LengthScalePrior};
 pub use categorical::Categorical;
 pub use matern52::{Matern52, matern52};

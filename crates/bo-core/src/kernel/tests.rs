@@ -175,3 +175,33 @@ fn matern52_matches_its_closed_form() {
     assert!((k.eval(&[0.0], &[0.25]) - expected).abs() < 1e-15);
     assert_eq!(k.eval(&[0.3], &[0.3]), 1.0);
 }
+
+#[test]
+fn add_tree_conforms() {
+    // Root: ARD on 0–1. Vertex A (indicator 6): offset + ARD on 2–3. Vertex B (indicator 7):
+    // offset + ARD on 5 × categorical on 4. Vertex C (indicator 8): an offset alone.
+    let term = |name: &str, indicator, log_bias, kernel| Term { name: name.into(), indicator, log_bias, kernel };
+    let b_kernel: Box<dyn Kernel> =
+        Box::new(Product(vec![Box::new(matern52(vec![5], 0.5, (0.01, 1.0))), Box::new(Categorical::new(vec![4]))]));
+    let k = AddTree::new(vec![
+        term("root", None, None, Some(Box::new(matern52(vec![0, 1], 0.5, (0.01, 1.0))) as Box<dyn Kernel>)),
+        term("A", Some(6), Some(-1.0), Some(Box::new(squared_exp(vec![2, 3], 0.5, (0.01, 1.0))))),
+        term("B", Some(7), Some(-2.0), Some(b_kernel)),
+        term("C", Some(8), Some(-0.5), None),
+    ]);
+    check_kernel(Box::new(k), 9, &[4, 6, 7, 8]);
+}
+
+#[test]
+fn add_tree_terms_count_only_where_both_points_have_the_vertex() {
+    let k = AddTree::new(vec![
+        Term { name: "root".into(), indicator: None, log_bias: None, kernel: Some(Box::new(matern52(vec![0], 0.5, (0.01, 1.0)))) },
+        Term { name: "leaf".into(), indicator: Some(2), log_bias: Some(0.0), kernel: Some(Box::new(matern52(vec![1], 0.5, (0.01, 1.0)))) },
+    ]);
+    let root_only = matern52(vec![0], 0.5, (0.01, 1.0));
+    let (on, off) = (vec![0.3, 0.9, 1.0], vec![0.6, 0.1, 0.0]);
+    assert_eq!(k.eval(&on, &off), root_only.eval(&on, &off), "different leaves share the root's term only");
+    assert!((k.eval(&on, &on) - (2.0 + 1.0)).abs() < 1e-12, "prior variance: root amplitude + leaf offset + leaf amplitude");
+    // An inactive parameter's value never matters.
+    assert_eq!(k.eval(&off, &[0.6, 0.7, 0.0]), k.eval(&off, &off));
+}
