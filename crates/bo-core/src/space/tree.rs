@@ -91,7 +91,7 @@ impl Tree {
         let i = index(&p.id);
         let categorical = matches!(p.domain, Domain::Categorical { .. });
         self.lives[i] = at;
-        if !(categorical && !p.children.is_empty()) {
+        if !categorical || p.children.is_empty() {
             self.home[i] = Some(at);
             self.vertices[at].params.push(i);
         }
