@@ -47,7 +47,7 @@ use crate::gp::{self, FitConfig, Gp, Hyperparameters, NoiseBounds, Search};
 use crate::kernel::{Categorical, Kernel, Product, matern52, squared_exp};
 use crate::optimize::mixed::{MixedConfig, maximize};
 use crate::space::features::Features;
-use crate::study::{Goal, ObservationNoise};
+use crate::study::{Goal, ObservationNoise, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome};
 
 /// Which acquisition function.
@@ -213,23 +213,39 @@ impl GpBandit {
     }
 }
 
-impl Designer for GpBandit {
-    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        let spec = &problem.spec;
-        let features = Features::new(&spec.space);
+/// A study's completed trials as GP training data, the objective `sign`-adjusted so the GP
+/// maximises it.
+pub(super) struct Training<'h> {
+    /// +1 to maximise the objective, −1 to minimise it.
+    pub sign: f64,
+    /// The worst feasible value (`sign`-adjusted): infeasible trials' penalty.
+    pub worst: f64,
+    /// Trials with a measured objective, best first.
+    pub ranked: Vec<(&'h Assignment, f64)>,
+    /// Inputs, in the model's features.
+    pub x: Vec<Vec<f64>>,
+    /// Outputs, `sign`-adjusted.
+    pub y: Vec<f64>,
+}
+
+impl<'h> Training<'h> {
+    /// The training data of `history` under `encode`; `None` with fewer than `min` measured
+    /// trials.
+    pub fn new(spec: &StudySpec, history: &'h [Observation], encode: &dyn Fn(&Assignment) -> Vec<f64>, min: usize) -> Option<Training<'h>> {
         let objective = spec.objective();
         let sign = if objective.goal == Goal::Minimize { -1.0 } else { 1.0 };
-        let measured: Vec<(&Assignment, f64)> = history
+        let mut ranked: Vec<(&Assignment, f64)> = history
             .iter()
             .filter_map(|o| match &o.outcome {
                 Outcome::Measured(m) => m.get(&objective.id).map(|v| (&o.assignment, sign * v)),
                 Outcome::Infeasible => None,
             })
             .collect();
-        if measured.len() < self.initial_design_size(features.dim()).max(2) {
-            return QuasiRandomSearch.fit(problem, history, warm, rng);
+        if ranked.len() < min.max(2) {
+            return None;
         }
-        let worst = measured.iter().map(|(_, y)| *y).fold(f64::INFINITY, f64::min);
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let worst = ranked.iter().map(|(_, y)| *y).fold(f64::INFINITY, f64::min);
         let mut x = Vec::with_capacity(history.len());
         let mut y = Vec::with_capacity(history.len());
         for o in history {
@@ -238,26 +254,69 @@ impl Designer for GpBandit {
                 Outcome::Infeasible => Some(worst),
             };
             if let Some(v) = value {
-                x.push(features.encode(&o.assignment));
+                x.push(encode(&o.assignment));
                 y.push(v);
             }
         }
-        let noise = match spec.observation_noise {
-            ObservationNoise::Low => NoiseBounds::LOW,
-            ObservationNoise::High => NoiseBounds::HIGH,
-            ObservationNoise::Unspecified => NoiseBounds::DEFAULT,
+        Some(Training { sign, worst, ranked, x, y })
+    }
+}
+
+/// Fits `kernel` to `x`, `y` under the study's noise setting, warm-started from the state of the
+/// last fit and searching θ as [`search_for`] says; returns the GP and the state to store.
+pub(super) fn fit_gp(
+    kernel: Box<dyn Kernel>,
+    x: Vec<Vec<f64>>,
+    y: &[f64],
+    noise: ObservationNoise,
+    restarts: usize,
+    warm: Option<&ModelState>,
+    rng: &mut dyn Rng,
+) -> Result<(Gp, ModelState), FitError> {
+    let noise = match noise {
+        ObservationNoise::Low => NoiseBounds::LOW,
+        ObservationNoise::High => NoiseBounds::HIGH,
+        ObservationNoise::Unspecified => NoiseBounds::DEFAULT,
+    };
+    let warm_state: Option<State> = warm.and_then(|s| serde_json::from_value::<State>(s.0.clone()).ok());
+    let n = x.len();
+    let search = search_for(n, warm_state.as_ref());
+    let config = FitConfig { noise, restarts, search, ..FitConfig::default() };
+    let gp = gp::fit(kernel, x, y, &config, warm_state.as_ref().map(|s| &s.gp), rng)
+        .map_err(|e| FitError::Numerical(format!("GP fit failed: {e}")))?;
+    let last = |f: fn(&State) -> Option<usize>| warm_state.as_ref().and_then(f);
+    let full_fit_at = if search == Search::Full { Some(n) } else { last(|s| s.full_fit_at) };
+    let fit_at = if search == Search::Reuse { last(|s| s.fit_at) } else { Some(n) };
+    let state = ModelState(serde_json::to_value(State { gp: gp.hyperparameters(), full_fit_at, fit_at }).unwrap_or_default());
+    Ok((gp, state))
+}
+
+/// `gp` conditioned on `points` as noise-free fantasies at its posterior mean: all at once, or —
+/// when that factor cannot be extended, e.g. for a point already in the data — one at a time,
+/// skipping those that cannot be added.
+pub(super) fn add_fantasies(gp: &mut Gp, encode: &dyn Fn(&Assignment) -> Vec<f64>, points: &[Assignment]) {
+    let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
+    let means: Vec<f64> = gp.predict(&xs).into_iter().map(|(m, _)| m).collect();
+    if gp.condition_on(xs.clone(), means.clone(), Some(FANTASY_NOISE)).is_err() {
+        for (x, m) in xs.into_iter().zip(means) {
+            // Failing leaves the GP as it was; the fantasy is skipped (see above).
+            let _ = gp.condition_on(vec![x], vec![m], Some(FANTASY_NOISE));
+        }
+    }
+}
+
+impl Designer for GpBandit {
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        let spec = &problem.spec;
+        let features = Features::new(&spec.space);
+        let encode = |a: &Assignment| features.encode(a);
+        let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, self.initial_design_size(features.dim()))
+        else {
+            return QuasiRandomSearch.fit(problem, history, warm, rng);
         };
-        let warm_state: Option<State> = warm.and_then(|s| serde_json::from_value::<State>(s.0.clone()).ok());
-        let n = x.len();
-        let search = search_for(n, warm_state.as_ref());
-        let config = FitConfig { noise, restarts: self.params.num_restarts, search, ..FitConfig::default() };
-        let gp = gp::fit(kernel_for(&features, self.params.kernel), x, &y, &config, warm_state.as_ref().map(|s| &s.gp), rng)
-            .map_err(|e| FitError::Numerical(format!("GP fit failed: {e}")))?;
-        let last = |f: fn(&State) -> Option<usize>| warm_state.as_ref().and_then(f);
-        let full_fit_at = if search == Search::Full { Some(n) } else { last(|s| s.full_fit_at) };
-        let fit_at = if search == Search::Reuse { last(|s| s.fit_at) } else { Some(n) };
-        let state = ModelState(serde_json::to_value(State { gp: gp.hyperparameters(), full_fit_at, fit_at }).unwrap_or_default());
-        let t = measured.len() + 1;
+        let (gp, state) =
+            fit_gp(kernel_for(&features, self.params.kernel), x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
+        let t = ranked.len() + 1;
         let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
         let best = gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let acquisition = match self.params.acquisition {
@@ -266,13 +325,11 @@ impl Designer for GpBandit {
             AcquisitionKind::Pi => Acquisition::LogPi { best },
         };
         // The best observed points anchor a local search around them.
-        let mut ranked: Vec<&(&Assignment, f64)> = measured.iter().collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
         let model = GpBanditModel {
             features,
             sign,
-            objective: objective.id.clone(),
+            objective: spec.objective().id.clone(),
             worst,
             gp,
             acquisition,
@@ -299,22 +356,6 @@ struct GpBanditModel {
     config: MixedConfig,
 }
 
-impl GpBanditModel {
-    /// `gp` conditioned on `points` as noise-free fantasies at its posterior mean: all at once,
-    /// or — when that factor cannot be extended, e.g. for a point already in the data — one at a
-    /// time, skipping those that cannot be added.
-    fn add_fantasies(gp: &mut Gp, features: &Features, points: &[Assignment]) {
-        let xs: Vec<Vec<f64>> = points.iter().map(|a| features.encode(a)).collect();
-        let means: Vec<f64> = gp.predict(&xs).into_iter().map(|(m, _)| m).collect();
-        if gp.condition_on(xs.clone(), means.clone(), Some(FANTASY_NOISE)).is_err() {
-            for (x, m) in xs.into_iter().zip(means) {
-                // Failing leaves the GP as it was; the fantasy is skipped (see above).
-                let _ = gp.condition_on(vec![x], vec![m], Some(FANTASY_NOISE));
-            }
-        }
-    }
-}
-
 /// How far below the relevant region a pure-exploration score is pushed, per unit of UCB.
 const PE_PENALTY: f64 = 10.0;
 
@@ -322,7 +363,7 @@ impl Model for GpBanditModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
         let mut gp = self.gp.with_room(pending.len() + count);
         let mut taken = self.taken.clone();
-        Self::add_fantasies(&mut gp, &self.features, pending);
+        add_fantasies(&mut gp, &|a| self.features.encode(a), pending);
         taken.extend(pending.iter().map(Assignment::key));
         // The posterior before this batch's fantasies defines UCB-PE's relevant region (a copy
         // only when there is a batch).
@@ -382,7 +423,7 @@ impl Model for GpBanditModel {
             }
             taken.insert(a.key());
             if k + 1 < count {
-                Self::add_fantasies(&mut gp, &self.features, std::slice::from_ref(&a));
+                add_fantasies(&mut gp, &|a| self.features.encode(a), std::slice::from_ref(&a));
             }
             out.push(a);
         }

@@ -54,6 +54,21 @@ impl Default for MixedConfig {
     }
 }
 
+/// What [`refine`] maximises: feature vectors of assignments (`encode`, whose first coordinates
+/// are `features`' — a structured model may append its own), scored in batches.
+pub struct Objective<'a> {
+    /// The space's features; `free_dims` and `decode` read the leading coordinates.
+    pub features: &'a Features,
+    /// The model's feature vector of an assignment.
+    pub encode: &'a dyn Fn(&Assignment) -> Vec<f64>,
+    /// Scores a batch of feature vectors.
+    pub score_batch: ScoreBatch<'a>,
+    /// Scores and gradients of a batch of feature vectors.
+    pub score_grad: ScoreGrad<'a>,
+    /// Keys of assignments not to propose again.
+    pub taken: &'a HashSet<String>,
+}
+
 /// The assignment maximising the acquisition, with its value; `None` when every candidate has
 /// been tried already (a small discrete space used up).
 ///
@@ -75,29 +90,70 @@ pub fn maximize(
     let offset: u64 = rng.random_range(0..1 << 15);
     let mut candidates: Vec<Assignment> =
         (0..config.n_candidates as u64).map(|i| space.decode(&sobol_point(offset + i, d, seed))).collect();
+    candidates.extend(around(features, anchors, config.n_local, rng));
+    let groups = vec![0; candidates.len()];
+    let encode = |a: &Assignment| features.encode(a);
+    let objective = Objective { features, encode: &encode, score_batch, score_grad, taken };
+    refine(&objective, candidates, &groups, config.n_starts, config)
+}
+
+/// `n` perturbations of each anchor (Gaussian, sd 0.05 in the unit cube), decoded.
+pub fn around(features: &Features, anchors: &[Assignment], n: usize, rng: &mut dyn Rng) -> Vec<Assignment> {
+    let space = features.space();
+    let mut out = Vec::with_capacity(anchors.len() * n);
     for anchor in anchors {
         let u0 = space.encode(anchor);
-        for _ in 0..config.n_local {
+        for _ in 0..n {
             let u: Vec<f64> = u0.iter().map(|v| (v + 0.05 * standard_normal(rng)).clamp(0.0, 1.0)).collect();
-            candidates.push(space.decode(&u));
+            out.push(space.decode(&u));
         }
     }
+    out
+}
+
+/// Steps 2–4 on given candidates: scores them, runs L-BFGS on the free coordinates from the
+/// best `per_group` candidates of each group (`groups[i]` is candidate `i`'s; a structured model
+/// groups by pattern so every pattern is refined), at most `config.n_starts` starts in all —
+/// the best — and returns the best new assignment.
+pub fn refine(
+    objective: &Objective<'_>,
+    candidates: Vec<Assignment>,
+    groups: &[usize],
+    per_group: usize,
+    config: &MixedConfig,
+) -> Option<(Assignment, f64)> {
+    let Objective { features, encode, score_batch, score_grad, taken } = *objective;
     let mut seen = HashSet::new();
-    candidates.retain(|a| {
-        let key = a.key();
-        !taken.contains(&key) && seen.insert(key)
-    });
+    let (candidates, groups): (Vec<Assignment>, Vec<usize>) = candidates
+        .into_iter()
+        .zip(groups.iter().copied())
+        .filter(|(a, _)| {
+            let key = a.key();
+            !taken.contains(&key) && seen.insert(key)
+        })
+        .unzip();
     if candidates.is_empty() {
         return None;
     }
-    let xs: Vec<Vec<f64>> = candidates.iter().map(|a| features.encode(a)).collect();
+    let xs: Vec<Vec<f64>> = candidates.iter().map(encode).collect();
     let scores = score_batch(&xs);
     let mut order: Vec<usize> = (0..candidates.len()).filter(|&i| scores[i].is_finite()).collect();
     order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
     let mut best: Option<(Assignment, f64)> = order.first().map(|&i| (candidates[i].clone(), scores[i]));
-    // Local optimisation of the free coordinates from the best candidates, in lock-step.
-    let starts: Vec<(usize, Vec<usize>)> =
-        order.iter().take(config.n_starts).map(|&i| (i, features.free_dims(&candidates[i]))).filter(|(_, free)| !free.is_empty()).collect();
+    // Local optimisation of the free coordinates from the best candidates of each group, in
+    // lock-step.
+    let mut per: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    let starts: Vec<(usize, Vec<usize>)> = order
+        .iter()
+        .filter(|&&i| {
+            let taken = per.entry(groups[i]).or_insert(0);
+            *taken += 1;
+            *taken <= per_group
+        })
+        .take(config.n_starts)
+        .map(|&i| (i, features.free_dims(&candidates[i])))
+        .filter(|(_, free)| !free.is_empty())
+        .collect();
     let full = |run: usize, z: &[f64]| {
         let (start, free) = &starts[run];
         let mut x = xs[*start].clone();
@@ -125,7 +181,7 @@ pub fn maximize(
         if taken.contains(&a.key()) {
             continue;
         }
-        let value = score_batch(&[features.encode(&a)])[0];
+        let value = score_batch(&[encode(&a)])[0];
         if value.is_finite() && best.as_ref().is_none_or(|(_, b)| value > *b) {
             best = Some((a, value));
         }
