@@ -6,6 +6,7 @@
 //! checks its `algorithmConfig`; [`ALGORITHMS`] lists the names it knows, and an unknown name is a
 //! [`ConfigError::UnknownAlgorithm`] naming them. Each algorithm lives in its own file.
 
+mod add_tree;
 mod gp_bandit;
 mod grid;
 pub mod quasi_random;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::study::StudySpec;
 use crate::trial::{Assignment, Observation};
 
+pub use add_tree::{AddTreeDesigner, AddTreeParams};
 pub use gp_bandit::{GpBandit, GpBanditParams};
 pub use grid::{GridParams, GridSearch};
 pub use quasi_random::QuasiRandomSearch;
@@ -31,7 +33,8 @@ pub use random::RandomSearch;
 /// synonym) picks the best designer bo has for the space: for now `GP_BANDIT` everywhere (its
 /// initial design is quasi-random); the tree and high-dimensional designers will take over the
 /// spaces they suit.
-pub const ALGORITHMS: &[&str] = &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT"];
+pub const ALGORITHMS: &[&str] =
+    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE"];
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.
 #[derive(Clone, Debug)]
@@ -147,6 +150,7 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
         "AUTO" | "ALGORITHM_UNSPECIFIED" => Ok(Box::new(GpBandit::new(parse_params::<GpBanditParams>(config)?.check()?))),
         "GRID_SEARCH" => Ok(Box::new(GridSearch::new(parse_params::<GridParams>(config)?.check()?))),
         "GP_BANDIT" => Ok(Box::new(GpBandit::new(parse_params::<GpBanditParams>(config)?.check()?))),
+        "ADD_TREE" => Ok(Box::new(AddTreeDesigner::new(parse_params::<AddTreeParams>(config)?.check()?))),
         other => Err(ConfigError::UnknownAlgorithm { name: other.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() }),
     }
 }
@@ -209,6 +213,11 @@ mod tests {
     #[test]
     fn gp_bandit_conforms() {
         testing::conformance("GP_BANDIT");
+    }
+
+    #[test]
+    fn add_tree_conforms() {
+        testing::conformance("ADD_TREE");
     }
 
     #[test]

@@ -1,0 +1,402 @@
+//! `ADD_TREE`: Bayesian optimisation over a conditional space with the Add-Tree covariance
+//! (seed 000, Ma & Blaschko; the reading's conditional.md §A2–§A4, §A9, §C).
+//!
+//! - **Tree**: `space::tree` turns the study's conditional parameters into vertices and
+//!   patterns (root-to-leaf paths). A trial's features are [`Features`]' coordinates followed by
+//!   one activity indicator per non-root vertex, so inactive parameters never enter a term.
+//! - **Kernel** ([`AddTree`]): per vertex an ARD Matérn-5/2 (default) or squared exponential on
+//!   its numeric parameters — times an exchangeable kernel on its plain categorical ones — with
+//!   its own amplitude, plus a learnable offset `c_v` for every non-root vertex (§A9.1, §A9.3).
+//!   Length scales are capped at `maxLengthScale` = 1 on the unit cube: the reading's
+//!   calibration (§A4.4) found the cap "the single most effective robustness fix" — without it,
+//!   two or three points on a subtree fit long length scales and the model misses the minimum.
+//! - **Fit**: GP_BANDIT's (standardised outputs, fitted noise, MAP by multi-start L-BFGS
+//!   warm-started from the study's last fit, infeasible trials at the worst value seen).
+//! - **Acquisition** (the reading's recommended optimiser, §A4.4): UCB with
+//!   `κ_t = √(2 ln(|P| t² π² / (6δ)))`, δ = 0.1, clipped to [1, 6] (§A9.5: κ ≈ 3.9 at t = 5 and
+//!   5.2 at t = 100 for 4 paths, the regime that worked), maximised jointly — exact path
+//!   variance — on every pattern over that pattern's own parameters: quasi-random candidates
+//!   with the pattern's branching values fixed, the best observed points perturbed, then L-BFGS
+//!   from the best two of each pattern, all patterns' starts in lock-step; the best pattern wins.
+//!   With more than [`MAX_PATTERNS`] patterns, the patterns are those of the candidates.
+//! - **Pending trials and batches** are fantasies at the posterior mean, as in GP_BANDIT.
+//!
+//! | Name | Default | Purpose | Range |
+//! | --- | --- | --- | --- |
+//! | `kernel` | `MATERN52` | per-vertex kernel: `MATERN52` or `SQUARED_EXP` | — |
+//! | `ucbKappa` | schedule | a constant κ instead of κ_t | (0, 100] |
+//! | `maxLengthScale` | 1 | the length-scale cap (unit cube) | [0.05, 20] |
+//! | `initialDesignSize` | max(5, 2·paths), at most 20 (§A9.9) | quasi-random trials first | 1 – 1,000 |
+//! | `numCandidates` | 512 | quasi-random candidates per suggestion, shared by the paths | 16 – 100,000 |
+//! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use rand::{Rng, RngExt};
+use serde::Deserialize;
+
+use super::gp_bandit::{KernelKind, Training, add_fantasies, fit_gp};
+use super::quasi_random::sobol_point;
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
+use crate::acquisition::Acquisition;
+use crate::gp::Gp;
+use crate::kernel::{AddTree, Categorical, Kernel, Product, Term, matern52, squared_exp};
+use crate::optimize::mixed::{MixedConfig, Objective, around, refine};
+use crate::space::features::Features;
+use crate::space::tree::{Pattern, Tree};
+use crate::trial::{Assignment, Observation, Outcome};
+
+/// Up to this many patterns are each optimised; beyond, those the candidates fall on.
+pub const MAX_PATTERNS: usize = 64;
+
+/// The smallest length scale (unit cube).
+const MIN_LENGTH_SCALE: f64 = 0.01;
+
+/// δ of the κ_t schedule.
+const DELTA: f64 = 0.1;
+
+/// L-BFGS starts per pattern.
+const STARTS_PER_PATTERN: usize = 2;
+
+/// `algorithmConfig` of `ADD_TREE` (the table above).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct AddTreeParams {
+    /// The per-vertex kernel.
+    pub kernel: KernelKind,
+    /// A constant κ for UCB instead of the schedule.
+    pub ucb_kappa: Option<f64>,
+    /// The length-scale cap.
+    pub max_length_scale: f64,
+    /// Quasi-random trials before the GP.
+    pub initial_design_size: Option<usize>,
+    /// Quasi-random candidates per suggestion.
+    pub num_candidates: usize,
+    /// Random restarts of the hyperparameter fit.
+    pub num_restarts: usize,
+}
+
+impl Default for AddTreeParams {
+    fn default() -> Self {
+        AddTreeParams {
+            kernel: KernelKind::Matern52,
+            ucb_kappa: None,
+            max_length_scale: 1.0,
+            initial_design_size: None,
+            num_candidates: 512,
+            num_restarts: 2,
+        }
+    }
+}
+
+impl AddTreeParams {
+    /// Checks the ranges of the table.
+    pub fn check(self) -> Result<AddTreeParams, ConfigError> {
+        let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
+        if let Some(k) = self.ucb_kappa
+            && !(k > 0.0 && k <= 100.0)
+        {
+            return bad("ucbKappa", format!("{k} is outside (0, 100]"));
+        }
+        if !(0.05..=20.0).contains(&self.max_length_scale) {
+            return bad("maxLengthScale", format!("{} is outside [0.05, 20]", self.max_length_scale));
+        }
+        if let Some(n) = self.initial_design_size
+            && !(1..=1000).contains(&n)
+        {
+            return bad("initialDesignSize", format!("{n} is outside 1 to 1000"));
+        }
+        if !(16..=100_000).contains(&self.num_candidates) {
+            return bad("numCandidates", format!("{} is outside 16 to 100000", self.num_candidates));
+        }
+        if self.num_restarts > 50 {
+            return bad("numRestarts", format!("{} is above 50", self.num_restarts));
+        }
+        Ok(self)
+    }
+}
+
+/// κ_t of the reading's §A9.5 for `paths` paths at step `t`.
+pub fn kappa(paths: usize, t: usize) -> f64 {
+    let (p, t) = (paths.max(1) as f64, t.max(1) as f64);
+    let beta = 2.0 * (p * t * t * std::f64::consts::PI.powi(2) / (6.0 * DELTA)).ln();
+    beta.sqrt().clamp(1.0, 6.0)
+}
+
+/// The Add-Tree designer.
+pub struct AddTreeDesigner {
+    params: AddTreeParams,
+}
+
+impl AddTreeDesigner {
+    /// A designer with checked settings.
+    pub fn new(params: AddTreeParams) -> AddTreeDesigner {
+        AddTreeDesigner { params }
+    }
+}
+
+/// The model's view of a space: its features, tree and patterns.
+#[derive(Clone, Debug)]
+struct Layout {
+    features: Features,
+    tree: Tree,
+    /// `None` beyond [`MAX_PATTERNS`].
+    patterns: Option<Vec<Pattern>>,
+}
+
+impl Layout {
+    fn new(features: Features) -> Layout {
+        let tree = Tree::new(features.space());
+        let patterns = tree.patterns(MAX_PATTERNS);
+        Layout { features, tree, patterns }
+    }
+
+    /// Features, then one activity indicator per non-root vertex.
+    fn encode(&self, a: &Assignment) -> Vec<f64> {
+        let mut x = self.features.encode(a);
+        x.extend(self.tree.active(a).iter().skip(1).map(|&on| if on { 1.0 } else { 0.0 }));
+        x
+    }
+
+    /// The Add-Tree kernel of the tree.
+    fn kernel(&self, kind: KernelKind, max_length_scale: f64) -> AddTree {
+        let d = self.features.dim();
+        let numeric: HashSet<usize> = self.features.numeric_dims().into_iter().collect();
+        let bounds = (MIN_LENGTH_SCALE, max_length_scale);
+        let start = 0.5f64.min(max_length_scale);
+        let terms = self
+            .tree
+            .vertices()
+            .iter()
+            .enumerate()
+            .filter_map(|(v, vertex)| {
+                let nums: Vec<usize> = vertex.params.iter().copied().filter(|i| numeric.contains(i)).collect();
+                let cats: Vec<usize> = vertex.params.iter().copied().filter(|i| !numeric.contains(i)).collect();
+                let numeric_kernel: Option<Box<dyn Kernel>> = (!nums.is_empty()).then(|| match kind {
+                    KernelKind::Matern52 => Box::new(matern52(nums, start, bounds)) as Box<dyn Kernel>,
+                    KernelKind::SquaredExp => Box::new(squared_exp(nums, start, bounds)),
+                });
+                let categorical: Option<Box<dyn Kernel>> = (!cats.is_empty()).then(|| Box::new(Categorical::new(cats)) as Box<dyn Kernel>);
+                let kernel = match (numeric_kernel, categorical) {
+                    (Some(n), Some(c)) => Some(Box::new(Product(vec![n, c])) as Box<dyn Kernel>),
+                    (k, None) | (None, k) => k,
+                };
+                let root = v == 0;
+                // The root is always active: an offset there would only shift the mean, which the
+                // standardisation already fixes, and would couple the root's subtrees.
+                let log_bias = (!root).then_some(-2.3);
+                (kernel.is_some() || log_bias.is_some()).then(|| Term {
+                    name: vertex.name.clone(),
+                    indicator: (!root).then(|| d + v - 1),
+                    log_bias,
+                    kernel,
+                })
+            })
+            .collect();
+        AddTree::new(terms)
+    }
+
+    fn n_paths(&self) -> usize {
+        self.patterns.as_ref().map_or(MAX_PATTERNS, Vec::len)
+    }
+}
+
+impl Designer for AddTreeDesigner {
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        let spec = &problem.spec;
+        let layout = Layout::new(Features::new(&spec.space));
+        let encode = |a: &Assignment| layout.encode(a);
+        let initial = self.params.initial_design_size.unwrap_or((2 * layout.n_paths()).clamp(5, 20));
+        let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, initial) else {
+            return QuasiRandomSearch.fit(problem, history, warm, rng);
+        };
+        let kernel = Box::new(layout.kernel(self.params.kernel, self.params.max_length_scale));
+        let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
+        let kappa = self.params.ucb_kappa.unwrap_or_else(|| kappa(layout.n_paths(), ranked.len() + 1));
+        let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
+        let model = AddTreeModel {
+            layout,
+            sign,
+            objective: spec.objective().id.clone(),
+            worst,
+            gp,
+            kappa,
+            taken: history.iter().map(|o| o.assignment.key()).collect(),
+            anchors,
+            n_candidates: self.params.num_candidates,
+        };
+        Ok(Fitted { model: Arc::new(model), state })
+    }
+}
+
+struct AddTreeModel {
+    layout: Layout,
+    /// +1 to maximise the objective, −1 to minimise it (the GP models `sign · objective`).
+    sign: f64,
+    objective: String,
+    worst: f64,
+    gp: Gp,
+    kappa: f64,
+    taken: HashSet<String>,
+    anchors: Vec<Assignment>,
+    n_candidates: usize,
+}
+
+impl AddTreeModel {
+    /// Candidates for every pattern and the pattern of each: quasi-random points with the
+    /// pattern's branching values fixed (so each path gets its share), and the anchors perturbed.
+    fn candidates(&self, rng: &mut dyn Rng) -> (Vec<Assignment>, Vec<usize>) {
+        let space = self.layout.features.space();
+        let params = space.params();
+        let d = params.len();
+        let seed: u64 = rng.random();
+        let offset: u64 = rng.random_range(0..1 << 15);
+        let mut out: Vec<Assignment> = Vec::with_capacity(self.n_candidates + 48);
+        match &self.layout.patterns {
+            Some(patterns) => {
+                let per = (self.n_candidates / patterns.len()).max(32);
+                let mut i = 0u64;
+                for p in patterns {
+                    for _ in 0..per {
+                        let mut u = sobol_point(offset + i, d, seed);
+                        i += 1;
+                        for (param, values) in &p.choices {
+                            let value = &values[rng.random_range(0..values.len())];
+                            u[*param] = params[*param].to_unit(value).expect("a pattern's value is in its parameter's domain");
+                        }
+                        out.push(space.decode(&u));
+                    }
+                }
+            }
+            None => out.extend((0..self.n_candidates as u64).map(|i| space.decode(&sobol_point(offset + i, d, seed)))),
+        }
+        out.extend(around(&self.layout.features, &self.anchors, 16, rng));
+        // Group by active vertices: the pattern of each candidate.
+        let mut ids: HashMap<Vec<bool>, usize> = HashMap::new();
+        let groups = out
+            .iter()
+            .map(|a| {
+                let next = ids.len();
+                *ids.entry(self.layout.tree.active(a)).or_insert(next)
+            })
+            .collect();
+        (out, groups)
+    }
+}
+
+impl Model for AddTreeModel {
+    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+        let encode = |a: &Assignment| self.layout.encode(a);
+        let mut gp = self.gp.with_room(pending.len() + count);
+        let mut taken = self.taken.clone();
+        add_fantasies(&mut gp, &encode, pending);
+        taken.extend(pending.iter().map(Assignment::key));
+        let acquisition = Acquisition::Ucb { beta: self.kappa * self.kappa };
+        let mut out = Vec::with_capacity(count);
+        for k in 0..count {
+            let (candidates, groups) = self.candidates(rng);
+            let n_groups = groups.iter().max().map_or(0, |g| g + 1);
+            let config = MixedConfig { n_starts: (STARTS_PER_PATTERN * n_groups).min(32), ..MixedConfig::default() };
+            let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
+            let score_grad =
+                |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
+            let objective = Objective {
+                features: &self.layout.features,
+                encode: &encode,
+                score_batch: &score_batch,
+                score_grad: &score_grad,
+                taken: &taken,
+            };
+            let Some((a, _)) = refine(&objective, candidates, &groups, STARTS_PER_PATTERN, &config) else {
+                break; // every candidate was tried already
+            };
+            taken.insert(a.key());
+            if k + 1 < count {
+                add_fantasies(&mut gp, &encode, std::slice::from_ref(&a));
+            }
+            out.push(a);
+        }
+        Ok(out)
+    }
+
+    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
+        let mut gp = self.gp.with_room(new.len());
+        let mut taken = self.taken.clone();
+        let mut xs = Vec::with_capacity(new.len());
+        let mut ys = Vec::with_capacity(new.len());
+        for o in new {
+            let y = match &o.outcome {
+                Outcome::Measured(m) => self.sign * *m.get(&self.objective)?,
+                Outcome::Infeasible => self.worst,
+            };
+            xs.push(self.layout.encode(&o.assignment));
+            ys.push(gp.standardize_value(y));
+            taken.insert(o.assignment.key());
+        }
+        gp.condition_on(xs, ys, None).ok()?;
+        Some(Arc::new(AddTreeModel {
+            layout: self.layout.clone(),
+            sign: self.sign,
+            objective: self.objective.clone(),
+            worst: self.worst,
+            gp,
+            kappa: self.kappa,
+            taken,
+            anchors: self.anchors.clone(),
+            n_candidates: self.n_candidates,
+        }))
+    }
+
+    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+        let xs: Vec<Vec<f64>> = points.iter().map(|a| self.layout.encode(a)).collect();
+        Some(
+            self.gp
+                .predict(&xs)
+                .into_iter()
+                .map(|(m, v)| {
+                    let (mean, var) = self.gp.unstandardize(m, v);
+                    Prediction { mean: self.sign * mean, stddev: var.sqrt() }
+                })
+                .collect(),
+        )
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        let h = self.gp.hyperparameters();
+        let params = self.layout.features.space().params();
+        let vertices: Vec<serde_json::Value> = self
+            .layout
+            .tree
+            .vertices()
+            .iter()
+            .map(|v| {
+                let prefix = format!("{}.", v.name);
+                let hyperparameters: serde_json::Map<String, serde_json::Value> = h
+                    .names
+                    .iter()
+                    .zip(&h.kernel)
+                    .filter_map(|(name, value)| name.strip_prefix(&prefix).map(|rest| (rest.to_owned(), serde_json::json!(value))))
+                    .collect();
+                serde_json::json!({
+                    "vertex": v.name,
+                    "parameters": v.params.iter().map(|&i| params[i].id.clone()).collect::<Vec<_>>(),
+                    "hyperparameters": hyperparameters,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "model": "Add-Tree GP",
+            "trials": self.gp.n(),
+            "tree": vertices,
+            "paths": self.layout.patterns.as_ref().map(Vec::len),
+            "logNoiseVariance": h.log_noise,
+            "acquisition": format!("UCB, kappa {:.3}", self.kappa),
+        })
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let n = self.gp.n();
+        8 * (n * n + n * (self.layout.features.dim() + self.layout.tree.vertices().len() + 2)) + 4096
+    }
+}
