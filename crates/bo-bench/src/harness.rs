@@ -53,6 +53,8 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
     let mut warm = None;
     let mut best = f64::INFINITY;
     let mut trace = RunTrace { seed, regret: Vec::with_capacity(budget), suggest_seconds: Vec::with_capacity(budget) };
+    // The noise has its own stream, so a noisy problem's designer sees the same draws of its own.
+    let mut noise = StdRng::seed_from_u64(seed ^ 0x6e6f_6973_65);
     while history.len() < budget {
         let start = Instant::now();
         let fitted = designer.fit(&study, &history, warm.as_ref(), &mut rng)?;
@@ -61,10 +63,19 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         warm = Some(fitted.state);
         let y = (problem.eval)(&assignment);
         best = best.min(y);
+        let observed = if problem.noise_sd > 0.0 { y + problem.noise_sd * standard_normal(&mut noise) } else { y };
         trace.regret.push((best - problem.optimum).max(0.0));
-        history.push(Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) });
+        history.push(Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), observed)])) });
     }
     Ok(trace)
+}
+
+/// A standard normal draw (Box–Muller).
+fn standard_normal(rng: &mut StdRng) -> f64 {
+    use rand::RngExt;
+    let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
+    let u2: f64 = rng.random();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 #[cfg(test)]

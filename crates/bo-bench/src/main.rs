@@ -4,6 +4,7 @@
 
 mod harness;
 mod problems;
+mod trees;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -5,6 +5,7 @@
 //! Jenatton et al. (2017) as in ../shared/algorithms/conditional.md §A5.2 (seed 000's benchmark,
 //! a conditional space; optimum 0.1).
 
+use crate::trees;
 use bo_core::{Assignment, Conditional, Domain, ParamSpec, ParamValue, ParentValues, Scale, SearchSpace};
 
 /// A benchmark problem.
@@ -17,8 +18,11 @@ pub struct Problem {
     pub optimum: f64,
     /// Builds the search space.
     pub space: fn() -> SearchSpace,
-    /// Evaluates an assignment.
+    /// Evaluates an assignment (noise-free).
     pub eval: fn(&Assignment) -> f64,
+    /// The standard deviation of the noise each observation carries (regret is measured on the
+    /// noise-free value).
+    pub noise_sd: f64,
 }
 
 fn box_space(bounds: &[(f64, f64)]) -> SearchSpace {
@@ -166,20 +170,60 @@ fn jenatton(a: &Assignment) -> f64 {
 /// Every problem.
 pub fn all() -> Vec<Problem> {
     vec![
-        Problem { name: "branin", dim: 2, optimum: 0.397887, space: || box_space(&[(-5.0, 10.0), (0.0, 15.0)]), eval: branin },
-        Problem { name: "hartmann3", dim: 3, optimum: -3.86278, space: || box_space(&[(0.0, 1.0); 3]), eval: hartmann3 },
-        Problem { name: "hartmann6", dim: 6, optimum: -3.32237, space: || box_space(&[(0.0, 1.0); 6]), eval: hartmann6 },
-        Problem { name: "ackley5", dim: 5, optimum: 0.0, space: || box_space(&[(-32.768, 32.768); 5]), eval: |a| ackley(&coords(a, 5)) },
-        Problem { name: "levy10", dim: 10, optimum: 0.0, space: || box_space(&[(-10.0, 10.0); 10]), eval: |a| levy(&coords(a, 10)) },
-        Problem { name: "rosenbrock4", dim: 4, optimum: 0.0, space: || box_space(&[(-5.0, 10.0); 4]), eval: |a| rosenbrock(&coords(a, 4)) },
+        Problem {
+            name: "branin",
+            dim: 2,
+            optimum: 0.397887,
+            space: || box_space(&[(-5.0, 10.0), (0.0, 15.0)]),
+            eval: branin,
+            noise_sd: 0.0,
+        },
+        Problem { name: "hartmann3", dim: 3, optimum: -3.86278, space: || box_space(&[(0.0, 1.0); 3]), eval: hartmann3, noise_sd: 0.0 },
+        Problem { name: "hartmann6", dim: 6, optimum: -3.32237, space: || box_space(&[(0.0, 1.0); 6]), eval: hartmann6, noise_sd: 0.0 },
+        Problem {
+            name: "ackley5",
+            dim: 5,
+            optimum: 0.0,
+            space: || box_space(&[(-32.768, 32.768); 5]),
+            eval: |a| ackley(&coords(a, 5)),
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "levy10",
+            dim: 10,
+            optimum: 0.0,
+            space: || box_space(&[(-10.0, 10.0); 10]),
+            eval: |a| levy(&coords(a, 10)),
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "rosenbrock4",
+            dim: 4,
+            optimum: 0.0,
+            space: || box_space(&[(-5.0, 10.0); 4]),
+            eval: |a| rosenbrock(&coords(a, 4)),
+            noise_sd: 0.0,
+        },
         Problem {
             name: "styblinski_tang8",
             dim: 8,
             optimum: -39.16616570377142 * 8.0,
             space: || box_space(&[(-5.0, 5.0); 8]),
             eval: |a| styblinski_tang(&coords(a, 8)),
+            noise_sd: 0.0,
         },
-        Problem { name: "jenatton", dim: 9, optimum: 0.1, space: jenatton_space, eval: jenatton },
+        Problem { name: "jenatton", dim: 9, optimum: 0.1, space: jenatton_space, eval: jenatton, noise_sd: 0.0 },
+        Problem { name: "addtree_toy", dim: 8, optimum: 0.0, space: trees::toy_space, eval: trees::toy, noise_sd: 0.0 },
+        Problem { name: "jenatton3", dim: 21, optimum: 0.05, space: trees::jenatton3_space, eval: trees::jenatton3, noise_sd: 0.0 },
+        Problem {
+            name: "branching_nested_synthetic",
+            dim: 5,
+            optimum: -5.0,
+            space: trees::branching_nested_space,
+            eval: trees::branching_nested,
+            noise_sd: trees::BRANCHING_NESTED_NOISE,
+        },
+        Problem { name: "vgg16_tree", dim: 49, optimum: 0.0, space: trees::vgg16_tree_space, eval: trees::vgg16_tree, noise_sd: 0.0 },
     ]
 }
 
@@ -220,6 +264,42 @@ mod tests {
         check("styblinski_tang8", box_point(&[-2.903534; 8]), 1e-6);
         let c = |s: &str| ParamValue::Categorical(s.into());
         check("jenatton", at(&[("x1", c("0")), ("x2", c("0")), ("r8", ParamValue::Float(0.0)), ("x4", ParamValue::Float(0.0))]), 1e-15);
+        let f = ParamValue::Float;
+        check(
+            "addtree_toy",
+            at(&[("r0", f(0.0)), ("r1", f(0.0)), ("t", c("2")), ("p2_0", f(0.0)), ("p2_1", f(0.0)), ("p2_2", f(0.0))]),
+            1e-15,
+        );
+        check("jenatton3", at(&[("c", c("A")), ("vA", f(0.3)), ("cA", c("1")), ("vA1", f(0.3)), ("cA1", c("a")), ("vA1a", f(0.3))]), 1e-15);
+        check("branching_nested_synthetic", at(&[("x1", f(6.0)), ("x2", f(0.0)), ("z", c("2")), ("v2", c("1"))]), 1e-3);
+        let mut vgg = vec![("b2", c("L2")), ("b3L2", c("L1")), ("b4L2L1", c("L2"))];
+        let names: Vec<String> = ["L2", "L2L1", "L2L1L2"].iter().flat_map(|p| (0..3).map(move |j| format!("a{p}_{j}"))).collect();
+        for (k, name) in names.iter().enumerate() {
+            vgg.push((name.as_str(), f(trees::vgg_centre(&names[k][1..names[k].len() - 2], k % 3))));
+        }
+        check("vgg16_tree", at(&vgg), 1e-15);
+    }
+
+    #[test]
+    fn the_tree_problems_have_the_reading_s_shapes() {
+        let c = |s: &str| ParamValue::Categorical(s.into());
+        let f = ParamValue::Float;
+        let vgg = (by_name("vgg16_tree").unwrap().space)();
+        let continuous = vgg.params().iter().filter(|p| matches!(p.domain, Domain::Double { .. })).count();
+        assert_eq!((continuous, vgg.n_params()), (42, 49), "14 vertices of 3 amounts, 7 choices");
+        // Seed 003's per-cell maxima (the reading's §B5.1): cell (z, v) = (1, 1) peaks at 4.1996.
+        let bn = by_name("branching_nested_synthetic").unwrap();
+        let best_11 = (0..20001)
+            .map(|i| -(bn.eval)(&at(&[("x1", f(-10.0 + i as f64 * 1e-3)), ("x2", f(0.0)), ("z", c("1")), ("v1", c("1"))])))
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert!((best_11 - 4.1996).abs() < 1e-3, "{best_11}");
+        assert_eq!(bn.noise_sd, 0.2);
+        // jenatton3: the wrong choice at every level costs 0.45 more.
+        let j3 = by_name("jenatton3").unwrap();
+        let worst_path = at(&[("c", c("B")), ("vB", f(0.3)), ("cB", c("2")), ("vB2", f(0.3)), ("cB2", c("b")), ("vB2b", f(0.3))]);
+        assert!(((j3.eval)(&worst_path) - 0.5).abs() < 1e-12);
+        let toy = by_name("addtree_toy").unwrap();
+        assert_eq!((toy.eval)(&at(&[("r0", f(1.0)), ("r1", f(0.0)), ("t", c("1")), ("p1_0", f(0.5)), ("p1_1", f(0.0))])), 1.25);
     }
 
     #[test]
