@@ -54,7 +54,7 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
     let mut best = f64::INFINITY;
     let mut trace = RunTrace { seed, regret: Vec::with_capacity(budget), suggest_seconds: Vec::with_capacity(budget) };
     // The noise has its own stream, so a noisy problem's designer sees the same draws of its own.
-    let mut noise = StdRng::seed_from_u64(seed ^ 0x6e6f_6973_65);
+    let mut noise = StdRng::seed_from_u64(seed ^ 0x006e_6f69_7365);
     while history.len() < budget {
         let start = Instant::now();
         let fitted = designer.fit(&study, &history, warm.as_ref(), &mut rng)?;
