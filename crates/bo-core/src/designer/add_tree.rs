@@ -12,19 +12,29 @@
 //!   two or three points on a subtree fit long length scales and the model misses the minimum.
 //! - **Fit**: GP_BANDIT's (standardised outputs, fitted noise, MAP by multi-start L-BFGS
 //!   warm-started from the study's last fit, infeasible trials at the worst value seen).
-//! - **Acquisition** (the reading's recommended optimiser, §A4.4): UCB with
-//!   `κ_t = √(2 ln(|P| t² π² / (6δ)))`, δ = 0.1, clipped to [1, 6] (§A9.5: κ ≈ 3.9 at t = 5 and
-//!   5.2 at t = 100 for 4 paths, the regime that worked), maximised jointly — exact path
-//!   variance — on every pattern over that pattern's own parameters: quasi-random candidates
-//!   with the pattern's branching values fixed, the best observed points perturbed, then L-BFGS
-//!   from the best two of each pattern, all patterns' starts in lock-step; the best pattern wins.
-//!   With more than [`MAX_PATTERNS`] patterns, the patterns are those of the candidates.
+//! - **Acquisition** (the reading's recommended optimiser, §A4.4): UCB maximised jointly —
+//!   exact path variance — on every pattern over that pattern's own parameters: quasi-random
+//!   candidates with the pattern's branching values fixed, the best observed points perturbed,
+//!   then L-BFGS from the best two of each pattern, all patterns' starts in lock-step; the best
+//!   pattern wins. With more than [`MAX_PATTERNS`] patterns, the patterns are those of the
+//!   candidates.
+//! - **κ: exploit, and explore every other suggestion.** The reading recommends
+//!   `κ_t = √(2 ln(|P| t² π² / (6δ)))`, δ = 0.1, clipped to [1, 6] (§A9.5; ≈ 3.9 at t = 5, 5.2 at
+//!   t = 100 for 4 paths) throughout. Measured in bo-bench (docs/benchmarks.md), that solves
+//!   Jenatton in 10/10 seeds by evaluation 30 but then keeps exploring — median 1.4e-6 after 100,
+//!   and on the 9-dimensional paths of `vgg16_tree` 0.13, far behind a flat GP. A small κ
+//!   polishes (κ = 1.5: Jenatton 3.7e-8, vgg16_tree 6.5e-4) but stalls on a wrong branch in 2 of
+//!   10 Jenatton seeds: the model under-rates a path seen three times and re-proposes the
+//!   incumbent (the reading's failure mode 2, §A4.4). Alternating — κ = 1 on even steps, κ_t on
+//!   odd ones (`exploreEvery` = 2) — stalled in none of 10 seeds and reached 2.7e-10 on Jenatton,
+//!   and beat both on the other tree problems.
 //! - **Pending trials and batches** are fantasies at the posterior mean, as in GP_BANDIT.
 //!
 //! | Name | Default | Purpose | Range |
 //! | --- | --- | --- | --- |
 //! | `kernel` | `MATERN52` | per-vertex kernel: `MATERN52` or `SQUARED_EXP` | — |
-//! | `ucbKappa` | schedule | a constant κ instead of κ_t | (0, 100] |
+//! | `ucbKappa` | 1 | κ of the exploiting suggestions | (0, 100] |
+//! | `exploreEvery` | 2 | every this many suggestions use κ_t (0 never, 1 always) | 0 – 1,000 |
 //! | `maxLengthScale` | 1 | the length-scale cap (unit cube) | [0.05, 20] |
 //! | `initialDesignSize` | max(5, 2·paths), at most 20 (§A9.9) | quasi-random trials first | 1 – 1,000 |
 //! | `numCandidates` | 512 | quasi-random candidates per suggestion, shared by the paths | 16 – 100,000 |
@@ -65,8 +75,11 @@ const STARTS_PER_PATTERN: usize = 2;
 pub struct AddTreeParams {
     /// The per-vertex kernel.
     pub kernel: KernelKind,
-    /// A constant κ for UCB instead of the schedule.
-    pub ucb_kappa: Option<f64>,
+    /// κ of the exploiting suggestions.
+    pub ucb_kappa: f64,
+    /// Every this many suggestions use κ_t instead (0: never, 1: always — the reading's pure
+    /// schedule).
+    pub explore_every: usize,
     /// The length-scale cap.
     pub max_length_scale: f64,
     /// Quasi-random trials before the GP.
@@ -81,7 +94,8 @@ impl Default for AddTreeParams {
     fn default() -> Self {
         AddTreeParams {
             kernel: KernelKind::Matern52,
-            ucb_kappa: None,
+            ucb_kappa: 1.0,
+            explore_every: 2,
             max_length_scale: 1.0,
             initial_design_size: None,
             num_candidates: 512,
@@ -94,10 +108,11 @@ impl AddTreeParams {
     /// Checks the ranges of the table.
     pub fn check(self) -> Result<AddTreeParams, ConfigError> {
         let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
-        if let Some(k) = self.ucb_kappa
-            && !(k > 0.0 && k <= 100.0)
-        {
-            return bad("ucbKappa", format!("{k} is outside (0, 100]"));
+        if !(self.ucb_kappa > 0.0 && self.ucb_kappa <= 100.0) {
+            return bad("ucbKappa", format!("{} is outside (0, 100]", self.ucb_kappa));
+        }
+        if self.explore_every > 1000 {
+            return bad("exploreEvery", format!("{} is above 1000", self.explore_every));
         }
         if !(0.05..=20.0).contains(&self.max_length_scale) {
             return bad("maxLengthScale", format!("{} is outside [0.05, 20]", self.max_length_scale));
@@ -213,7 +228,7 @@ impl Designer for AddTreeDesigner {
         };
         let kernel = Box::new(layout.kernel(self.params.kernel, self.params.max_length_scale));
         let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
-        let kappa = self.params.ucb_kappa.unwrap_or_else(|| kappa(layout.n_paths(), ranked.len() + 1));
+        let layout_paths = layout.n_paths();
         let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
         let model = AddTreeModel {
             layout,
@@ -221,7 +236,9 @@ impl Designer for AddTreeDesigner {
             objective: spec.objective().id.clone(),
             worst,
             gp,
-            kappa,
+            kappa: self.params.ucb_kappa,
+            kappa_t: kappa(layout_paths, ranked.len() + 1),
+            explore_every: self.params.explore_every,
             taken: history.iter().map(|o| o.assignment.key()).collect(),
             anchors,
             n_candidates: self.params.num_candidates,
@@ -237,7 +254,12 @@ struct AddTreeModel {
     objective: String,
     worst: f64,
     gp: Gp,
+    /// κ of the exploiting suggestions.
     kappa: f64,
+    /// κ_t of the exploring ones.
+    kappa_t: f64,
+    /// Every this many suggestions explore (0: none).
+    explore_every: usize,
     taken: HashSet<String>,
     anchors: Vec<Assignment>,
     n_candidates: usize,
@@ -292,9 +314,13 @@ impl Model for AddTreeModel {
         let mut taken = self.taken.clone();
         add_fantasies(&mut gp, &encode, pending);
         taken.extend(pending.iter().map(Assignment::key));
-        let acquisition = Acquisition::Ucb { beta: self.kappa * self.kappa };
         let mut out = Vec::with_capacity(count);
         for k in 0..count {
+            // Every `explore_every`-th suggestion (counting the data, pending trials and this
+            // batch's members) explores with κ_t; the others exploit with κ.
+            let explore = self.explore_every > 0 && (gp.n() + k).is_multiple_of(self.explore_every);
+            let kappa = if explore { self.kappa_t } else { self.kappa };
+            let acquisition = Acquisition::Ucb { beta: kappa * kappa };
             let (candidates, groups) = self.candidates(rng);
             let n_groups = groups.iter().max().map_or(0, |g| g + 1);
             let config = MixedConfig { n_starts: (STARTS_PER_PATTERN * n_groups).min(32), ..MixedConfig::default() };
@@ -342,6 +368,8 @@ impl Model for AddTreeModel {
             worst: self.worst,
             gp,
             kappa: self.kappa,
+            kappa_t: self.kappa_t,
+            explore_every: self.explore_every,
             taken,
             anchors: self.anchors.clone(),
             n_candidates: self.n_candidates,
@@ -391,7 +419,7 @@ impl Model for AddTreeModel {
             "tree": vertices,
             "paths": self.layout.patterns.as_ref().map(Vec::len),
             "logNoiseVariance": h.log_noise,
-            "acquisition": format!("UCB, kappa {:.3}", self.kappa),
+            "acquisition": format!("UCB, kappa {:.3}; every {}th suggestion kappa_t {:.3}", self.kappa, self.explore_every, self.kappa_t),
         })
     }
 
