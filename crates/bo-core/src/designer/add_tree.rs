@@ -33,6 +33,7 @@
 //! | Name | Default | Purpose | Range |
 //! | --- | --- | --- | --- |
 //! | `kernel` | `MATERN52` | per-vertex kernel: `MATERN52` or `SQUARED_EXP` | — |
+//! | `mode` | `JOINT` | `JOINT`, or `PAPER` for seed 000's Algorithm 2 (see [`Mode`]) | — |
 //! | `ucbKappa` | 1 | κ of the exploiting suggestions | (0, 100] |
 //! | `exploreEvery` | 2 | every this many suggestions use κ_t (0 never, 1 always) | 0 – 1,000 |
 //! | `maxLengthScale` | 1 | the length-scale cap (unit cube) | [0.05, 20] |
@@ -69,12 +70,27 @@ const DELTA: f64 = 0.1;
 /// L-BFGS starts per pattern.
 const STARTS_PER_PATTERN: usize = 2;
 
+/// How `ADD_TREE` maximises its acquisition.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Mode {
+    /// The joint UCB of every path, over the path's parameters (the reading's recommendation).
+    #[default]
+    Joint,
+    /// Seed 000's Algorithm 2: each vertex's own UCB maximised over its own parameters, paths
+    /// scored by the sum over their vertices; a proposal already tried or pending falls back
+    /// to `JOINT` (the reading's §A4.4 found Algorithm 2 re-proposing one point forever).
+    Paper,
+}
+
 /// `algorithmConfig` of `ADD_TREE` (the table above).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct AddTreeParams {
     /// The per-vertex kernel.
     pub kernel: KernelKind,
+    /// The acquisition's maximisation.
+    pub mode: Mode,
     /// κ of the exploiting suggestions.
     pub ucb_kappa: f64,
     /// Every this many suggestions use κ_t instead (0: never, 1: always — the reading's pure
@@ -94,6 +110,7 @@ impl Default for AddTreeParams {
     fn default() -> Self {
         AddTreeParams {
             kernel: KernelKind::Matern52,
+            mode: Mode::Joint,
             ucb_kappa: 1.0,
             explore_every: 2,
             max_length_scale: 1.0,
@@ -229,6 +246,12 @@ impl Designer for AddTreeDesigner {
         let kernel = Box::new(layout.kernel(self.params.kernel, self.params.max_length_scale));
         let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
         let layout_paths = layout.n_paths();
+        let components = {
+            let mut k = layout.kernel(self.params.kernel, self.params.max_length_scale);
+            k.set_params(&gp.hyperparameters().kernel);
+            let vertex = |name: &str| layout.tree.vertices().iter().position(|v| v.name == name).expect("a term per vertex");
+            (0..k.terms().len()).map(|i| (vertex(&k.terms()[i].name), k.component(i))).collect()
+        };
         let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
         let model = AddTreeModel {
             layout,
@@ -236,6 +259,8 @@ impl Designer for AddTreeDesigner {
             objective: spec.objective().id.clone(),
             worst,
             gp,
+            mode: self.params.mode,
+            components,
             kappa: self.params.ucb_kappa,
             kappa_t: kappa(layout_paths, ranked.len() + 1),
             explore_every: self.params.explore_every,
@@ -254,6 +279,9 @@ struct AddTreeModel {
     objective: String,
     worst: f64,
     gp: Gp,
+    mode: Mode,
+    /// The fitted kernel's terms alone, with their vertices (for Algorithm 2).
+    components: Vec<(usize, AddTree)>,
     /// κ of the exploiting suggestions.
     kappa: f64,
     /// κ_t of the exploring ones.
@@ -307,6 +335,71 @@ impl AddTreeModel {
     }
 }
 
+impl AddTreeModel {
+    /// Seed 000's Algorithm 2 (the reading's §A4.2): per vertex, the UCB of its own component
+    /// maximised over its own parameters; per path, the sum over its vertices; the best path
+    /// with each vertex's maximiser. `None` when the result was tried already (the guard of
+    /// §A4.4) or cannot be assembled (a numeric parent's value moved the path).
+    fn algorithm_2(&self, gp: &Gp, kappa: f64, taken: &HashSet<String>, rng: &mut dyn Rng) -> Option<Assignment> {
+        let patterns = self.layout.patterns.as_ref()?;
+        let encode = |a: &Assignment| self.layout.encode(a);
+        let (candidates, _) = self.candidates(rng);
+        let none = HashSet::new();
+        let config = MixedConfig { n_starts: 4, ..MixedConfig::default() };
+        // Per vertex: (u^v, its maximiser).
+        let mut best: HashMap<usize, (f64, Assignment)> = HashMap::new();
+        for (vertex, component) in &self.components {
+            let on: Vec<Assignment> = candidates.iter().filter(|a| self.layout.tree.active(a)[*vertex]).cloned().collect();
+            if on.is_empty() {
+                continue;
+            }
+            let score_batch =
+                |xs: &[Vec<f64>]| gp.predict_component(component, xs).into_iter().map(|(m, v)| m + kappa * v.sqrt()).collect::<Vec<f64>>();
+            let score_grad = |xs: &[Vec<f64>]| {
+                gp.predict_component_with_grad(component, xs)
+                    .iter()
+                    .map(|p| Acquisition::Ucb { beta: kappa * kappa }.value_and_grad(p))
+                    .collect::<Vec<_>>()
+            };
+            let objective = Objective {
+                features: &self.layout.features,
+                encode: &encode,
+                score_batch: &score_batch,
+                score_grad: &score_grad,
+                taken: &none,
+            };
+            let groups = vec![0; on.len()];
+            if let Some((a, u)) = refine(&objective, on, &groups, config.n_starts, &config) {
+                best.insert(*vertex, (u, a));
+            }
+        }
+        let params = self.layout.features.space().params();
+        let (_, path) = patterns
+            .iter()
+            .map(|p| {
+                let score: f64 = (0..p.active.len()).filter(|&v| p.active[v]).filter_map(|v| best.get(&v).map(|b| b.0)).sum();
+                (score, p)
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))?;
+        // Assemble: a candidate on the path, each vertex's parameters from its maximiser.
+        let mut a = candidates.iter().find(|c| self.layout.tree.active(c) == path.active)?.clone();
+        for (v, vertex) in self.layout.tree.vertices().iter().enumerate() {
+            if !path.active[v] {
+                continue;
+            }
+            if let Some((_, from)) = best.get(&v) {
+                for &i in &vertex.params {
+                    if let Some(value) = from.get(&params[i].id) {
+                        a.0.insert(params[i].id.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        let ok = self.layout.tree.active(&a) == path.active && self.layout.features.space().check(&a).is_ok();
+        (ok && !taken.contains(&a.key())).then_some(a)
+    }
+}
+
 impl Model for AddTreeModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
         let encode = |a: &Assignment| self.layout.encode(a);
@@ -318,8 +411,19 @@ impl Model for AddTreeModel {
         for k in 0..count {
             // Every `explore_every`-th suggestion (counting the data, pending trials and this
             // batch's members) explores with κ_t; the others exploit with κ.
-            let explore = self.explore_every > 0 && (gp.n() + k).is_multiple_of(self.explore_every);
+            let step = self.gp.n() + pending.len() + k;
+            let explore = self.explore_every > 0 && step.is_multiple_of(self.explore_every);
             let kappa = if explore { self.kappa_t } else { self.kappa };
+            if self.mode == Mode::Paper
+                && let Some(a) = self.algorithm_2(&gp, kappa, &taken, rng)
+            {
+                taken.insert(a.key());
+                if k + 1 < count {
+                    add_fantasies(&mut gp, &encode, std::slice::from_ref(&a));
+                }
+                out.push(a);
+                continue;
+            }
             let acquisition = Acquisition::Ucb { beta: kappa * kappa };
             let (candidates, groups) = self.candidates(rng);
             let n_groups = groups.iter().max().map_or(0, |g| g + 1);
@@ -367,6 +471,8 @@ impl Model for AddTreeModel {
             objective: self.objective.clone(),
             worst: self.worst,
             gp,
+            mode: self.mode,
+            components: self.components.clone(),
             kappa: self.kappa,
             kappa_t: self.kappa_t,
             explore_every: self.explore_every,
@@ -426,5 +532,116 @@ impl Model for AddTreeModel {
     fn memory_bytes(&self) -> usize {
         let n = self.gp.n();
         8 * (n * n + n * (self.layout.features.dim() + self.layout.tree.vertices().len() + 2)) + 4096
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+    use crate::designer::designer_for;
+    use crate::gp::{self, FitConfig};
+    use crate::space::tree::tests::jenatton;
+    use crate::study::{Goal, MetricSpec, StudySpec};
+    use crate::trial::ParamValue;
+
+    /// The Jenatton function on the test tree's domains (x4 … x7 ∈ [−1, 1], r8, r9 ∈ [−1, 1]).
+    fn f(a: &Assignment) -> f64 {
+        let num = |id: &str| if let Some(ParamValue::Float(x)) = a.get(id) { *x } else { panic!("{id}") };
+        let cat = |id: &str| matches!(a.get(id), Some(ParamValue::Categorical(s)) if s == "1");
+        match (cat("x1"), cat("x2"), cat("x3")) {
+            (false, false, _) => num("x4").powi(2) + 0.1 + num("r8"),
+            (false, true, _) => num("x5").powi(2) + 0.2 + num("r8"),
+            (true, _, false) => num("x6").powi(2) + 0.3 + num("r9"),
+            (true, _, true) => num("x7").powi(2) + 0.4 + num("r9"),
+        }
+    }
+
+    fn spec(config: serde_json::Value) -> StudySpec {
+        StudySpec {
+            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
+            space: jenatton(),
+            algorithm: "ADD_TREE".into(),
+            algorithm_config: config,
+            observation_noise: Default::default(),
+            measurement_selection: Default::default(),
+            stopping: None,
+        }
+    }
+
+    fn observed(a: Assignment) -> Observation {
+        let y = f(&a);
+        Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
+    }
+
+    #[test]
+    fn kappa_follows_the_reading() {
+        // §A9.5: κ ≈ 3.9 at t = 5 and 5.2 at t = 100 for 4 paths; clipped to [1, 6]. (The
+        // reading's "4.3 at t = 30" does not follow from its formula, which gives 4.69.)
+        assert!((kappa(4, 5) - 3.85).abs() < 0.01, "{}", kappa(4, 5));
+        assert!((kappa(4, 30) - 4.69).abs() < 0.01, "{}", kappa(4, 30));
+        assert!((kappa(4, 100) - 5.18).abs() < 0.01, "{}", kappa(4, 100));
+        assert_eq!(kappa(4, 1_000_000_000), 6.0);
+    }
+
+    #[test]
+    fn per_vertex_posteriors_add_up_to_the_path_mean_and_bound_its_deviation() {
+        // The reading's T-A2: Σ_v μ^v equals the joint mean; Σ_v σ^v ≥ σ_path.
+        let space = jenatton();
+        let layout = Layout::new(Features::new(&space));
+        let mut rng = StdRng::seed_from_u64(5);
+        let points: Vec<Assignment> =
+            (0..30).map(|_| space.decode(&(0..space.n_params()).map(|_| rng.random::<f64>()).collect::<Vec<_>>())).collect();
+        let x: Vec<Vec<f64>> = points.iter().map(|a| layout.encode(a)).collect();
+        let y: Vec<f64> = points.iter().map(f).collect();
+        let kernel = layout.kernel(KernelKind::Matern52, 1.0);
+        let gp = gp::fit(Box::new(kernel.clone()), x, &y, &FitConfig::default(), None, &mut rng).unwrap();
+        let mut fitted = kernel;
+        fitted.set_params(&gp.hyperparameters().kernel);
+        let tests: Vec<Vec<f64>> = (0..20)
+            .map(|_| layout.encode(&space.decode(&(0..space.n_params()).map(|_| rng.random::<f64>()).collect::<Vec<_>>())))
+            .collect();
+        let joint = gp.predict(&tests);
+        let parts: Vec<Vec<(f64, f64)>> = (0..fitted.terms().len()).map(|i| gp.predict_component(&fitted.component(i), &tests)).collect();
+        for (j, (mean, var)) in joint.iter().enumerate() {
+            let active: Vec<&(f64, f64)> = parts.iter().map(|p| &p[j]).collect();
+            let sum: f64 = active.iter().map(|(m, _)| m).sum();
+            assert!((sum - mean).abs() < 1e-10, "point {j}: Σ μ^v = {sum}, joint {mean}");
+            let sd_sum: f64 = fitted
+                .terms()
+                .iter()
+                .zip(&active)
+                .filter(|(t, _)| t.indicator.is_none_or(|i| tests[j][i] > 0.5))
+                .map(|(_, (_, v))| v.sqrt())
+                .sum();
+            assert!(sd_sum + 1e-9 >= var.sqrt(), "point {j}: Σ σ^v = {sd_sum} < σ = {}", var.sqrt());
+        }
+    }
+
+    #[test]
+    fn the_paper_s_algorithm_2_runs_without_proposing_a_point_twice() {
+        // T-A5: with `mode = PAPER` no proposal repeats a trial (the guard falls back to JOINT).
+        for config in [serde_json::json!({"mode": "PAPER"}), serde_json::json!({})] {
+            let spec = spec(config.clone());
+            let designer = designer_for(&spec).unwrap();
+            let problem = Problem { spec, seed: 3 };
+            let mut rng = StdRng::seed_from_u64(3);
+            let mut history: Vec<Observation> = Vec::new();
+            let mut warm = None;
+            for _ in 0..30 {
+                let fitted = designer.fit(&problem, &history, warm.as_ref(), &mut rng).unwrap();
+                warm = Some(fitted.state);
+                let a = fitted.model.suggest(&[], 1, &mut rng).unwrap().remove(0);
+                problem.spec.space.check(&a).unwrap();
+                assert!(!history.iter().any(|o| o.assignment == a), "{config}: {a:?} proposed twice");
+                history.push(observed(a));
+            }
+            let best = history.iter().map(|o| f(&o.assignment)).fold(f64::INFINITY, f64::min);
+            assert!(best < 0.35, "{config}: 30 evaluations should find a good leaf: best {best}");
+        }
     }
 }

@@ -110,17 +110,25 @@ impl Gp {
     /// Posterior mean and variance of the latent f at each of `xs`, standardised units.
     /// `xs`: m points; O(n² m).
     pub fn predict(&self, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+        self.predict_component(self.kernel.as_ref(), xs)
+    }
+
+    /// The posterior of one additive component `f_c` of the latent function when the kernel
+    /// is a sum `k = Σ_c k_c` of independent components (seed 000's per-vertex posterior, the
+    /// reading's §A3.3): mean `k_c(X, x)ᵀα`, variance `k_c(x, x) − k_c(X, x)ᵀK⁻¹k_c(X, x)`.
+    /// With `component` the whole kernel it is [`Gp::predict`].
+    pub fn predict_component(&self, component: &dyn Kernel, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
         if xs.is_empty() {
             return Vec::new();
         }
         let n = self.n();
-        let k_star = self.kernel.cross(&self.x, xs);
+        let k_star = component.cross(&self.x, xs);
         let v = self.chol.solve_lower_mat(&k_star);
         (0..xs.len())
             .map(|j| {
                 let mean: f64 = (0..n).map(|i| k_star[(i, j)] * self.alpha[i]).sum();
                 let vv: f64 = (0..n).map(|i| v[(i, j)] * v[(i, j)]).sum();
-                (mean, (self.kernel.eval(&xs[j], &xs[j]) - vv).max(MIN_VARIANCE))
+                (mean, (component.eval(&xs[j], &xs[j]) - vv).max(MIN_VARIANCE))
             })
             .collect()
     }
@@ -133,10 +141,15 @@ impl Gp {
     /// [`Gp::predict_with_grad`] at each of `xs`, solving for all of them at once (one pass
     /// over the factor for the batch instead of one per point).
     pub fn predict_with_grad_batch(&self, xs: &[Vec<f64>]) -> Vec<PosteriorGrad> {
+        self.predict_component_with_grad(self.kernel.as_ref(), xs)
+    }
+
+    /// [`Gp::predict_component`] with gradients in x, in batch.
+    pub fn predict_component_with_grad(&self, component: &dyn Kernel, xs: &[Vec<f64>]) -> Vec<PosteriorGrad> {
         if xs.is_empty() {
             return Vec::new();
         }
-        let k_star = self.kernel.cross(&self.x, xs);
+        let k_star = component.cross(&self.x, xs);
         // w = K⁻¹ k*, var = k(x,x) − k*ᵀ w.
         let w = self.chol.solve_mat(&k_star);
         let n = self.n();
@@ -145,11 +158,11 @@ impl Gp {
             .map(|(j, x)| {
                 let (kj, wj) = (k_star.col_as_slice(j), w.col_as_slice(j));
                 let mean: f64 = kj.iter().zip(&self.alpha).map(|(k, a)| k * a).sum();
-                let var_raw = self.kernel.eval(x, x) - kj.iter().zip(wj).map(|(k, w)| k * w).sum::<f64>();
+                let var_raw = component.eval(x, x) - kj.iter().zip(wj).map(|(k, w)| k * w).sum::<f64>();
                 // ∂μ/∂x = Σᵢ αᵢ ∂kᵢ/∂x and ∂σ²/∂x = −2 Σᵢ wᵢ ∂kᵢ/∂x, in one pass over the data.
                 let weights = Mat::from_fn(n, 2, |i, c| if c == 0 { self.alpha[i] } else { wj[i] });
                 let mut grads = vec![vec![0.0; x.len()]; 2];
-                self.kernel.grad_x_dot(x, &self.x, weights.as_ref(), &mut grads);
+                component.grad_x_dot(x, &self.x, weights.as_ref(), &mut grads);
                 let d_var = if var_raw < MIN_VARIANCE { vec![0.0; x.len()] } else { grads[1].iter().map(|g| -2.0 * g).collect() };
                 // ∂k(x,x)/∂x is zero for the stationary and categorical kernels used here.
                 PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean: std::mem::take(&mut grads[0]), d_var }

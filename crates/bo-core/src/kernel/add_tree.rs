@@ -69,6 +69,11 @@ impl AddTree {
         &self.terms
     }
 
+    /// Term `i` alone: one vertex's component of the sum (for its own posterior).
+    pub fn component(&self, i: usize) -> AddTree {
+        AddTree { terms: vec![self.terms[i].clone()] }
+    }
+
     /// The indices of `xs` where term `t` is active, and copies of those points.
     fn active_points(&self, t: &Term, xs: &[Vec<f64>]) -> (Vec<usize>, Vec<Vec<f64>>) {
         let idx: Vec<usize> = (0..xs.len()).filter(|&i| t.active(&xs[i])).collect();

@@ -269,7 +269,7 @@ fn describe(values: &ParentValues) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::space::{Conditional, Scale};
 
