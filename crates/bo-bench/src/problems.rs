@@ -213,6 +213,14 @@ pub fn all() -> Vec<Problem> {
             noise_sd: 0.0,
         },
         Problem { name: "jenatton", dim: 9, optimum: 0.1, space: jenatton_space, eval: jenatton, noise_sd: 0.0 },
+        Problem {
+            name: "jenatton_small",
+            dim: 9,
+            optimum: 0.1,
+            space: trees::jenatton_small_space,
+            eval: trees::jenatton_small,
+            noise_sd: 0.0,
+        },
         Problem { name: "addtree_toy", dim: 8, optimum: 0.0, space: trees::toy_space, eval: trees::toy, noise_sd: 0.0 },
         Problem { name: "jenatton3", dim: 21, optimum: 0.05, space: trees::jenatton3_space, eval: trees::jenatton3, noise_sd: 0.0 },
         Problem {

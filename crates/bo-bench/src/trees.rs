@@ -175,3 +175,32 @@ pub fn branching_nested(a: &Assignment) -> f64 {
     let f = (v / 2.0) * (-(x1 - c1).powi(2)).exp() + (2.0 / v) * (-(x1 - c2).powi(2) / 10.0).exp() + 1.0 / (x2 * x2 + 1.0) + z;
     -f
 }
+
+/// The authors' "jenatton-small" (the reading's §A5.2): the Jenatton tree with every continuous
+/// value in [0, 1] and `f = shared + (leaf − 0.5)² + {0.1, 0.2, 0.3, 0.4}` — x² replaced by
+/// x²/4 — the scaling that reproduces seed 000's Fig. 4b. Optimum 0.1.
+pub fn jenatton_small_space() -> SearchSpace {
+    let binary = |id: &str, children| categorical(id, &["0", "1"], children);
+    let unit = |id: &str| double(id, 0.0, 1.0);
+    SearchSpace::new(vec![binary(
+        "x1",
+        vec![
+            under("0", unit("r8")),
+            under("0", binary("x2", vec![under("0", unit("x4")), under("1", unit("x5"))])),
+            under("1", unit("r9")),
+            under("1", binary("x3", vec![under("0", unit("x6")), under("1", unit("x7"))])),
+        ],
+    )])
+    .expect("valid")
+}
+
+/// The jenatton-small function.
+pub fn jenatton_small(a: &Assignment) -> f64 {
+    let leaf = |id: &str| (num(a, id) - 0.5).powi(2);
+    match (cat(a, "x1"), a.get("x2"), a.get("x3")) {
+        ("0", Some(ParamValue::Categorical(s)), _) if s == "0" => num(a, "r8") + leaf("x4") + 0.1,
+        ("0", _, _) => num(a, "r8") + leaf("x5") + 0.2,
+        (_, _, Some(ParamValue::Categorical(s))) if s == "0" => num(a, "r9") + leaf("x6") + 0.3,
+        _ => num(a, "r9") + leaf("x7") + 0.4,
+    }
+}
