@@ -77,7 +77,7 @@ pub fn regression(problem: &Problem, ns: &[usize], seeds: u64, config: &serde_js
             let test = sample(problem, 50, &mut rng);
             let truth: Vec<f64> = test.iter().map(problem.eval).collect();
             at.push(log_mse(&means(problem, "ADD_TREE", config, &train, &test, &mut rng)?, &truth));
-            let overall = train.iter().map(|o| value(o)).sum::<f64>() / train.len().max(1) as f64;
+            let overall = train.iter().map(value).sum::<f64>() / train.len().max(1) as f64;
             let mut predicted = vec![overall; test.len()];
             let mut leaves: BTreeMap<String, Vec<usize>> = BTreeMap::new();
             for (j, a) in test.iter().enumerate() {
