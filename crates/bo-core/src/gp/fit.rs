@@ -5,6 +5,7 @@
 //! `log p(y | θ) = −½ yᵀα − Σ log Lᵢᵢ − (n/2) log 2π`, and
 //! `∂/∂θⱼ = ½ tr((ααᵀ − K⁻¹) ∂K/∂θⱼ)` (Rasmussen & Williams 2006, eq. 5.8–5.9).
 
+use faer::Mat;
 use rand::{Rng, RngExt};
 
 use super::{Gp, Hyperparameters, gram, standardize};
@@ -76,16 +77,27 @@ pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], the
     let log_noise = theta[p];
     let noise = log_noise.exp();
     let n = x.len();
-    let chol = Cholesky::new(&gram(kernel, x, noise))?;
-    let alpha = chol.solve(y);
-    let lml = -0.5 * y.iter().zip(&alpha).map(|(a, b)| a * b).sum::<f64>()
-        - 0.5 * chol.log_det()
-        - 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln();
-    // W = ααᵀ − K⁻¹; ∂LML/∂θ_q = ½ Σᵢⱼ Wᵢⱼ ∂Kᵢⱼ/∂θ_q.
-    let mut w = chol.inverse();
-    for j in 0..n {
-        for (i, v) in w.col_as_slice_mut(j).iter_mut().enumerate() {
-            *v = alpha[i] * alpha[j] - *v;
+    let k = gram(kernel, x, noise);
+    // A block-diagonal K (an Add-Tree over root subtrees that share nothing) factors block by
+    // block: LML and W are sums over blocks, at Σ n_b³ instead of n³.
+    let blocks = blocks(&k);
+    let mut w = Mat::zeros(n, n);
+    let mut lml = -0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln();
+    for idx in &blocks {
+        let chol = if blocks.len() == 1 {
+            Cholesky::new(&k)?
+        } else {
+            Cholesky::new(&Mat::from_fn(idx.len(), idx.len(), |a, b| k[(idx[a], idx[b])]))?
+        };
+        let yb: Vec<f64> = idx.iter().map(|&i| y[i]).collect();
+        let alpha = chol.solve(&yb);
+        lml += -0.5 * yb.iter().zip(&alpha).map(|(a, b)| a * b).sum::<f64>() - 0.5 * chol.log_det();
+        // W = ααᵀ − K⁻¹; ∂LML/∂θ_q = ½ Σᵢⱼ Wᵢⱼ ∂Kᵢⱼ/∂θ_q.
+        let inv = chol.inverse();
+        for (b, &j) in idx.iter().enumerate() {
+            for (a, &i) in idx.iter().enumerate() {
+                w[(i, j)] = alpha[a] * alpha[b] - inv[(a, b)];
+            }
         }
     }
     let mut grad = vec![0.0; p + 1];
@@ -98,6 +110,39 @@ pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], the
     lp += v;
     prior_grad[p] += g;
     Ok((-(lml + lp), grad.iter().zip(&prior_grad).map(|(a, b)| -(a + b)).collect()))
+}
+
+/// The index sets of the connected components of `k`'s non-zero pattern, in order; one set
+/// when `k` is not block-diagonal.
+pub(super) fn blocks(k: &Mat<f64>) -> Vec<Vec<usize>> {
+    let n = k.nrows();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for j in 0..n {
+        for (i, v) in k.col_as_slice(j).iter().enumerate().skip(j + 1) {
+            if *v != 0.0 {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut at = vec![usize::MAX; n];
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        if at[r] == usize::MAX {
+            at[r] = out.len();
+            out.push(Vec::new());
+        }
+        out[at[r]].push(i);
+    }
+    out
 }
 
 /// Fits `kernel` to (`x`, `y_raw`): standardises y, maximises the log posterior and returns the

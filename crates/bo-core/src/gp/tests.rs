@@ -157,3 +157,52 @@ fn large_data_fits_hyperparameters_on_a_subset_and_conditions_on_everything() {
     let (m, _) = gp.predict(&[vec![0.25, 0.5]])[0];
     assert!((gp.unstandardize(m, 0.0).0 - 1.5f64.sin()).abs() < 0.02);
 }
+
+#[test]
+fn a_block_diagonal_likelihood_is_fitted_block_by_block_with_the_same_value_and_gradient() {
+    // Two subtrees that share nothing (an Add-Tree with an empty root): K is block-diagonal.
+    use crate::kernel::{AddTree, Kernel, Term};
+    let mut rng = StdRng::seed_from_u64(4);
+    let x: Vec<Vec<f64>> = (0..24)
+        .map(|i| {
+            let left = i % 3 != 0;
+            let mut p: Vec<f64> = (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect();
+            p.extend([f64::from(u8::from(left)), f64::from(u8::from(!left))]);
+            p
+        })
+        .collect();
+    let y: Vec<f64> = x.iter().map(|p| if p[2] > 0.5 { (4.0 * p[0]).sin() } else { p[1] * p[1] + 1.0 }).collect();
+    let (ys, _, _) = standardize(&y);
+    let term = |name: &str, dim, indicator| Term {
+        name: name.into(),
+        indicator: Some(indicator),
+        log_bias: Some(-1.0),
+        kernel: Some(Box::new(matern52(vec![dim], 0.3, B)) as Box<dyn Kernel>),
+    };
+    let mut k: Box<dyn Kernel> = Box::new(AddTree::new(vec![term("left", 0, 2), term("right", 1, 3)]));
+    let mut theta = k.params();
+    theta.push(-3.0);
+    let (f0, g) = fit::neg_log_posterior(k.as_mut(), &x, &ys, &theta).unwrap();
+    // The dense reference: one Cholesky of the whole K.
+    k.set_params(&theta[..theta.len() - 1]);
+    let dense = gram(k.as_ref(), &x, (-3.0f64).exp());
+    assert_eq!(fit::blocks(&dense).len(), 2, "the two subtrees are two blocks");
+    let chol = crate::linalg::Cholesky::new(&dense).unwrap();
+    let alpha = chol.solve(&ys);
+    let lml = -0.5 * ys.iter().zip(&alpha).map(|(a, b)| a * b).sum::<f64>()
+        - 0.5 * chol.log_det()
+        - 0.5 * ys.len() as f64 * (2.0 * std::f64::consts::PI).ln();
+    let mut prior = vec![0.0; theta.len()];
+    let lp = k.log_prior(&mut prior[..theta.len() - 1]) + crate::kernel::normal_log_prior(-3.0, -9.21, 3.0).0;
+    assert!((f0 + lml + lp).abs() < 1e-9, "block-wise {f0} vs dense {}", -(lml + lp));
+    let h = 1e-6;
+    for j in 0..theta.len() {
+        let (mut tp, mut tm) = (theta.clone(), theta.clone());
+        tp[j] += h;
+        tm[j] -= h;
+        let fd = (fit::neg_log_posterior(k.as_mut(), &x, &ys, &tp).unwrap().0
+            - fit::neg_log_posterior(k.as_mut(), &x, &ys, &tm).unwrap().0)
+            / (2.0 * h);
+        assert!((fd - g[j]).abs() < 1e-5 * (1.0 + fd.abs()), "θ[{j}]: analytic {} vs {fd}", g[j]);
+    }
+}
