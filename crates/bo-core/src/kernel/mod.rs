@@ -11,6 +11,7 @@
 
 mod add_tree;
 mod ard;
+mod branching_nested;
 mod categorical;
 mod matern52;
 mod squared_exp;
@@ -20,6 +21,7 @@ mod tests;
 
 pub use add_tree::{AddTree, Term};
 pub use ard::{Ard, LengthScalePrior};
+pub use branching_nested::{Branch, BranchingNested, Nested};
 pub use categorical::Categorical;
 pub use matern52::{Matern52, matern52};
 pub use squared_exp::{SquaredExp, squared_exp};

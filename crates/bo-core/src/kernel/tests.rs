@@ -205,3 +205,52 @@ fn add_tree_terms_count_only_where_both_points_have_the_vertex() {
     // An inactive parameter's value never matters.
     assert_eq!(k.eval(&off, &[0.6, 0.7, 0.0]), k.eval(&off, &off));
 }
+
+#[test]
+fn branching_nested_conforms() {
+    // Shared ARD on 0–1; branch z at 2 with levels: 0 → quantitative v at 3; 1 → qualitative
+    // (3 values) at 4 and quantitative at 5; 2 → nothing. A second branch at 6 without nested.
+    let q = |dim| Nested { dim, values: None };
+    let c = |dim| Nested { dim, values: Some(3) };
+    let k = BranchingNested::new(
+        Some(Box::new(matern52(vec![0, 1], 0.5, (0.01, 1.0)))),
+        vec![
+            Branch { dim: 2, levels: vec![vec![q(3)], vec![c(4), q(5)], vec![]] },
+            Branch { dim: 6, levels: vec![vec![], vec![], vec![]] },
+        ],
+    );
+    check_kernel(Box::new(k), 7, &[2, 4, 6]);
+    let alone = BranchingNested::new(None, vec![Branch { dim: 0, levels: vec![vec![q(1)], vec![c(2)]] }]);
+    check_kernel(Box::new(alone), 3, &[0, 2]);
+}
+
+#[test]
+fn branching_nested_is_valid_where_seed_003s_theorem_is_not() {
+    // The reading's §B2.3 counterexample: 2 levels, each with 2 qualitative nested variables of
+    // 2 values, e^{−φ} = 0.2. Theorem 1 allows e^{−γ} = 0.5; the Gram matrix over all 8
+    // configurations is then indefinite (−0.56). The kernel caps e^{−γ} at Π ρ = 0.6² = 0.36.
+    let nested = |a, b| vec![Nested { dim: a, values: Some(2) }, Nested { dim: b, values: Some(2) }];
+    let mut k = BranchingNested::new(None, vec![Branch { dim: 0, levels: vec![nested(1, 2), nested(3, 4)] }]);
+    let phi = (-(0.2f64).ln()).ln();
+    k.set_params(&[0.0, 6.0, phi, phi, phi, phi]);
+    let configs: Vec<Vec<f64>> = (0..8)
+        .map(|i| {
+            let (level, u, v) = ((i >> 2) as f64, (i & 1) as f64, ((i >> 1) & 1) as f64);
+            if level == 0.0 { vec![0.0, u, v, 0.0, 0.0] } else { vec![1.0, 0.0, 0.0, u, v] }
+        })
+        .collect();
+    let min_eigen = |cross: f64| {
+        let m = Mat::from_fn(8, 8, |i, j| {
+            let (a, b) = (&configs[i], &configs[j]);
+            if a[0] != b[0] { cross } else { k.eval(a, b) }
+        });
+        m.self_adjoint_eigenvalues(faer::Side::Lower).unwrap().into_iter().fold(f64::INFINITY, f64::min)
+    };
+    assert!((min_eigen(0.5) + 0.56).abs() < 0.01, "Theorem 1's e^(−γ) = 0.5: {}", min_eigen(0.5));
+    let cross = k.eval(&configs[0], &configs[4]);
+    assert!(cross <= 0.36 + 1e-12 && cross > 0.35, "the reparametrised e^(−γ) = s·0.36: {cross}");
+    let gram = Mat::from_fn(8, 8, |i, j| k.eval(&configs[i], &configs[j]));
+    let lowest = gram.self_adjoint_eigenvalues(faer::Side::Lower).unwrap().into_iter().fold(f64::INFINITY, f64::min);
+    assert!(lowest > -1e-12, "valid at its largest cross-level correlation: {lowest}");
+    assert!((k.gammas()[0] - -cross.ln()).abs() < 1e-12);
+}
