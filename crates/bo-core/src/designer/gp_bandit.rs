@@ -131,15 +131,35 @@ impl GpBanditParams {
     }
 }
 
+/// What tells apart the designers that are GP_BANDIT with another kernel (BRANCHING_NESTED).
+#[derive(Clone, Copy)]
+pub(super) struct Variant {
+    /// The model's name in its description.
+    pub name: &'static str,
+    /// The kernel over [`Features`].
+    pub kernel: fn(&Features, KernelKind) -> Box<dyn Kernel>,
+    /// EI's incumbent: the largest posterior mean at the data (for noisy objectives, seed 003 as
+    /// the reading found best, §D) instead of the largest observation.
+    pub plug_in_best: bool,
+}
+
+const FLAT: Variant = Variant { name: "exact GP", kernel: kernel_for, plug_in_best: false };
+
 /// The GP-bandit designer.
 pub struct GpBandit {
     params: GpBanditParams,
+    variant: Variant,
 }
 
 impl GpBandit {
     /// A designer with checked settings.
     pub fn new(params: GpBanditParams) -> GpBandit {
-        GpBandit { params }
+        GpBandit { params, variant: FLAT }
+    }
+
+    /// GP_BANDIT with another kernel.
+    pub(super) fn with_variant(params: GpBanditParams, variant: Variant) -> GpBandit {
+        GpBandit { params, variant }
     }
 }
 
@@ -314,11 +334,22 @@ impl Designer for GpBandit {
         else {
             return QuasiRandomSearch.fit(problem, history, warm, rng);
         };
-        let (gp, state) =
-            fit_gp(kernel_for(&features, self.params.kernel), x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
+        let (gp, state) = fit_gp(
+            (self.variant.kernel)(&features, self.params.kernel),
+            x.clone(),
+            &y,
+            spec.observation_noise,
+            self.params.num_restarts,
+            warm,
+            rng,
+        )?;
         let t = ranked.len() + 1;
         let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
-        let best = gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let best = if self.variant.plug_in_best {
+            gp.predict(&x).into_iter().map(|(m, _)| m).fold(f64::NEG_INFINITY, f64::max)
+        } else {
+            gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        };
         let acquisition = match self.params.acquisition {
             AcquisitionKind::Ucb => Acquisition::Ucb { beta },
             AcquisitionKind::Ei => Acquisition::LogEi { best },
@@ -327,6 +358,7 @@ impl Designer for GpBandit {
         // The best observed points anchor a local search around them.
         let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
         let model = GpBanditModel {
+            name: self.variant.name,
             features,
             sign,
             objective: spec.objective().id.clone(),
@@ -342,6 +374,7 @@ impl Designer for GpBandit {
 }
 
 struct GpBanditModel {
+    name: &'static str,
     features: Features,
     /// +1 to maximise the objective, −1 to minimise it (the GP models `sign · objective`).
     sign: f64,
@@ -446,6 +479,7 @@ impl Model for GpBanditModel {
         }
         gp.condition_on(xs, ys, None).ok()?;
         Some(Arc::new(GpBanditModel {
+            name: self.name,
             features: self.features.clone(),
             sign: self.sign,
             objective: self.objective.clone(),
@@ -477,9 +511,10 @@ impl Model for GpBanditModel {
         let hyperparameters: serde_json::Map<String, serde_json::Value> =
             h.names.iter().zip(&h.kernel).map(|(name, v)| (name.clone(), serde_json::json!(v))).collect();
         serde_json::json!({
-            "model": "exact GP",
+            "model": self.name,
             "trials": self.gp.n(),
             "hyperparameters": hyperparameters,
+            "structure": self.gp.kernel().summary(),
             "logNoiseVariance": h.log_noise,
             "acquisition": format!("{:?}", self.acquisition),
         })

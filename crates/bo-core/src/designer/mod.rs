@@ -7,6 +7,7 @@
 //! [`ConfigError::UnknownAlgorithm`] naming them. Each algorithm lives in its own file.
 
 mod add_tree;
+mod branching_nested;
 mod gp_bandit;
 mod grid;
 pub mod quasi_random;
@@ -24,6 +25,7 @@ use crate::study::StudySpec;
 use crate::trial::{Assignment, Observation};
 
 pub use add_tree::{AddTreeDesigner, AddTreeParams};
+pub use branching_nested::{BranchingNestedDesigner, BranchingNestedParams};
 pub use gp_bandit::{GpBandit, GpBanditParams};
 pub use grid::{GridParams, GridSearch};
 pub use quasi_random::QuasiRandomSearch;
@@ -36,7 +38,7 @@ pub use random::RandomSearch;
 /// start with a quasi-random design); the high-dimensional designers will take over the spaces
 /// they suit.
 pub const ALGORITHMS: &[&str] =
-    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE"];
+    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED"];
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.
 #[derive(Clone, Debug)]
@@ -156,6 +158,7 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
         "GRID_SEARCH" => Ok(Box::new(GridSearch::new(parse_params::<GridParams>(config)?.check()?))),
         "GP_BANDIT" => Ok(Box::new(GpBandit::new(parse_params::<GpBanditParams>(config)?.check()?))),
         "ADD_TREE" => Ok(Box::new(AddTreeDesigner::new(parse_params::<AddTreeParams>(config)?.check()?))),
+        "BRANCHING_NESTED" => Ok(Box::new(BranchingNestedDesigner::new(parse_params::<BranchingNestedParams>(config)?, &spec.space)?)),
         other => Err(ConfigError::UnknownAlgorithm { name: other.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() }),
     }
 }
@@ -223,6 +226,20 @@ mod tests {
     #[test]
     fn add_tree_conforms() {
         testing::conformance("ADD_TREE");
+    }
+
+    #[test]
+    fn branching_nested_conforms() {
+        testing::conformance("BRANCHING_NESTED");
+    }
+
+    #[test]
+    fn branching_nested_refuses_deeper_trees_naming_add_tree() {
+        let mut spec = testing_spec();
+        spec.algorithm = "BRANCHING_NESTED".into();
+        spec.space = testing::fixtures::conditional_three_levels();
+        let text = designer_for(&spec).err().expect("refused").to_string();
+        assert!(text.contains("ADD_TREE") && text.contains("children of its own"), "{text}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use super::{Problem, designer_for};
+use super::{ConfigError, Problem, designer_for};
 use crate::space::SearchSpace;
 use crate::study::{Goal, MetricSpec, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome, ParamValue};
@@ -118,9 +118,11 @@ fn suggest(problem: &Problem, history: &[Observation], pending: &[Assignment], c
     fitted.model.suggest(pending, count, &mut rng).expect("suggest succeeds")
 }
 
-/// Runs the conformance checks for `algorithm` on every fixture space; panics on the first
-/// failure, naming it.
+/// Runs the conformance checks for `algorithm` on every fixture space it accepts (a designer
+/// may refuse a space with a configuration error naming what it supports; it must accept at
+/// least one); panics on the first failure, naming it.
 pub fn conformance(algorithm: &str) {
+    let mut accepted = 0;
     let spaces = [
         ("all_types", fixtures::all_types()),
         ("optimizer_tree", fixtures::optimizer_tree()),
@@ -128,6 +130,11 @@ pub fn conformance(algorithm: &str) {
     ];
     for (name, space) in spaces {
         let problem = Problem { spec: spec_for(space.clone(), algorithm), seed: 42 };
+        if let Err(e) = designer_for(&problem.spec) {
+            assert!(matches!(e, ConfigError::Invalid { .. }), "{algorithm} on {name}: {e}");
+            continue;
+        }
+        accepted += 1;
         for n_history in [0usize, 1, 24] {
             let mut history = Vec::new();
             for i in 0..n_history {
@@ -152,4 +159,5 @@ pub fn conformance(algorithm: &str) {
             assert_eq!(got, again, "{context}: same seed gave different suggestions");
         }
     }
+    assert!(accepted > 0, "{algorithm} accepted none of the fixture spaces");
 }

@@ -22,6 +22,8 @@ use super::{Kernel, normal_log_prior};
 /// A nested variable of one level.
 #[derive(Clone, Debug)]
 pub struct Nested {
+    /// Its name (the parameter's id).
+    pub name: String,
     /// Its feature coordinate.
     pub dim: usize,
     /// `Some(g)` for a qualitative variable of g values (category codes), `None` for a
@@ -32,10 +34,12 @@ pub struct Nested {
 /// A branching variable: its coordinate (a category code) and, per level, the nested variables.
 #[derive(Clone, Debug)]
 pub struct Branch {
+    /// Its name (the parameter's id).
+    pub name: String,
     /// Its feature coordinate.
     pub dim: usize,
-    /// Per level (by code 0, 1, …): the nested variables.
-    pub levels: Vec<Vec<Nested>>,
+    /// Per level (by code 0, 1, …): the level's name (value) and nested variables.
+    pub levels: Vec<(String, Vec<Nested>)>,
 }
 
 const LOG_PHI_BOUNDS: (f64, f64) = (-4.0, 3.0);
@@ -62,7 +66,7 @@ impl BranchingNested {
     /// A kernel with `shared` over the shared variables (its amplitude is the kernel's; without
     /// one, a log amplitude of its own), `s_k` = ½ and φ = 1.
     pub fn new(shared: Option<Box<dyn Kernel>>, branches: Vec<Branch>) -> BranchingNested {
-        let log_phi = branches.iter().map(|b| b.levels.iter().map(|l| vec![0.0; l.len()]).collect()).collect();
+        let log_phi = branches.iter().map(|b| b.levels.iter().map(|l| vec![0.0; l.1.len()]).collect()).collect();
         BranchingNested { shared, log_amplitude: 0.0, logit_s: vec![0.0; branches.len()], branches, log_phi }
     }
 
@@ -85,7 +89,7 @@ impl BranchingNested {
     /// `e^{−γ_k}` and the level whose bound is the minimum.
     fn cross_level(&self, k: usize) -> (f64, usize) {
         let (mut best, mut at) = (f64::INFINITY, 0);
-        for (b, level) in self.branches[k].levels.iter().enumerate() {
+        for (b, (_, level)) in self.branches[k].levels.iter().enumerate() {
             let bound: f64 = level.iter().zip(&self.log_phi[k][b]).map(|(n, lp)| Self::rho(n, *lp).0).product();
             if bound < best {
                 best = bound;
@@ -111,7 +115,7 @@ impl BranchingNested {
                 g.iter_mut().for_each(|v| *v = 0.0);
                 g[0] = c * (1.0 - sigmoid(self.logit_s[k]));
                 let offset = 1 + self.log_phi[k][..at].iter().map(Vec::len).sum::<usize>();
-                for (j, (n, lp)) in branch.levels[at].iter().zip(&self.log_phi[k][at]).enumerate() {
+                for (j, (n, lp)) in branch.levels[at].1.iter().zip(&self.log_phi[k][at]).enumerate() {
                     let (r, dr) = Self::rho(n, *lp);
                     g[offset + j] = c * dr / r;
                 }
@@ -120,14 +124,14 @@ impl BranchingNested {
         }
         let b = (zx.max(0.0) as usize).min(branch.levels.len() - 1);
         let mut s = 0.0;
-        for (n, lp) in branch.levels[b].iter().zip(&self.log_phi[k][b]) {
+        for (n, lp) in branch.levels[b].1.iter().zip(&self.log_phi[k][b]) {
             s += lp.exp() * distance(n, x, y);
         }
         let f = (-s).exp();
         if let Some(g) = g {
             g.iter_mut().for_each(|v| *v = 0.0);
             let offset = 1 + self.log_phi[k][..b].iter().map(Vec::len).sum::<usize>();
-            for (j, (n, lp)) in branch.levels[b].iter().zip(&self.log_phi[k][b]).enumerate() {
+            for (j, (n, lp)) in branch.levels[b].1.iter().zip(&self.log_phi[k][b]).enumerate() {
                 g[offset + j] = -f * lp.exp() * distance(n, x, y);
             }
         }
@@ -161,9 +165,9 @@ impl Kernel for BranchingNested {
             None => vec!["log_amplitude".to_owned()],
         };
         for (k, branch) in self.branches.iter().enumerate() {
-            names.push(format!("branch[{}].logit_s", branch.dim));
-            for (b, level) in branch.levels.iter().enumerate() {
-                names.extend(level.iter().map(|n| format!("branch[{}].level[{b}].log_phi[{}]", branch.dim, n.dim)));
+            names.push(format!("{}.logit_s", branch.name));
+            for (value, level) in &branch.levels {
+                names.extend(level.iter().map(|n| format!("{}={value}.{}.log_phi", branch.name, n.name)));
             }
             debug_assert_eq!(self.log_phi[k].len(), branch.levels.len());
         }
@@ -287,7 +291,7 @@ impl Kernel for BranchingNested {
             }
             let b = (zx.max(0.0) as usize).min(branch.levels.len() - 1);
             let others: f64 = shared * factors.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, v)| v).product::<f64>();
-            for (n, lp) in branch.levels[b].iter().zip(&self.log_phi[k][b]) {
+            for (n, lp) in branch.levels[b].1.iter().zip(&self.log_phi[k][b]) {
                 if n.values.is_none() {
                     let d = x[n.dim] - y[n.dim];
                     // ∂/∂x of exp(−φ|Δ|) = −φ sign(Δ) exp(…).
@@ -299,5 +303,22 @@ impl Kernel for BranchingNested {
 
     fn clone_box(&self) -> Box<dyn Kernel> {
         Box::new(self.clone())
+    }
+
+    /// γ per branching variable and φ per nested variable and level (seed 003's sensitivity
+    /// reading: a small γ says the branches behave alike, a small φ that the variable matters
+    /// little within its branch).
+    fn summary(&self) -> serde_json::Value {
+        let gamma: serde_json::Map<String, serde_json::Value> =
+            self.branches.iter().zip(self.gammas()).map(|(b, g)| (b.name.clone(), serde_json::json!(g))).collect();
+        let mut phi = serde_json::Map::new();
+        for (k, branch) in self.branches.iter().enumerate() {
+            for ((value, level), lps) in branch.levels.iter().zip(&self.log_phi[k]) {
+                for (n, lp) in level.iter().zip(lps) {
+                    phi.insert(format!("{}={value}.{}", branch.name, n.name), serde_json::json!(lp.exp()));
+                }
+            }
+        }
+        serde_json::json!({"gamma": gamma, "phi": phi})
     }
 }

@@ -100,6 +100,12 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
         }
     }
 
+    /// What the hyperparameters mean in the model's terms, for a model's description (e.g. the
+    /// branch correlations γ of [`BranchingNested`]); `Null` when the names say it all.
+    fn summary(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
     /// The number of hyperparameters.
     fn n_params(&self) -> usize {
         self.params().len()

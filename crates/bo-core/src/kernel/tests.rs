@@ -210,17 +210,18 @@ fn add_tree_terms_count_only_where_both_points_have_the_vertex() {
 fn branching_nested_conforms() {
     // Shared ARD on 0–1; branch z at 2 with levels: 0 → quantitative v at 3; 1 → qualitative
     // (3 values) at 4 and quantitative at 5; 2 → nothing. A second branch at 6 without nested.
-    let q = |dim| Nested { dim, values: None };
-    let c = |dim| Nested { dim, values: Some(3) };
+    let q = |dim: usize| Nested { name: format!("v{dim}"), dim, values: None };
+    let c = |dim: usize| Nested { name: format!("v{dim}"), dim, values: Some(3) };
+    let levels = |l: Vec<Vec<Nested>>| l.into_iter().enumerate().map(|(i, v)| (i.to_string(), v)).collect::<Vec<_>>();
     let k = BranchingNested::new(
         Some(Box::new(matern52(vec![0, 1], 0.5, (0.01, 1.0)))),
         vec![
-            Branch { dim: 2, levels: vec![vec![q(3)], vec![c(4), q(5)], vec![]] },
-            Branch { dim: 6, levels: vec![vec![], vec![], vec![]] },
+            Branch { name: "z".into(), dim: 2, levels: levels(vec![vec![q(3)], vec![c(4), q(5)], vec![]]) },
+            Branch { name: "y".into(), dim: 6, levels: levels(vec![vec![], vec![], vec![]]) },
         ],
     );
     check_kernel(Box::new(k), 7, &[2, 4, 6]);
-    let alone = BranchingNested::new(None, vec![Branch { dim: 0, levels: vec![vec![q(1)], vec![c(2)]] }]);
+    let alone = BranchingNested::new(None, vec![Branch { name: "z".into(), dim: 0, levels: levels(vec![vec![q(1)], vec![c(2)]]) }]);
     check_kernel(Box::new(alone), 3, &[0, 2]);
 }
 
@@ -229,8 +230,11 @@ fn branching_nested_is_valid_where_seed_003s_theorem_is_not() {
     // The reading's §B2.3 counterexample: 2 levels, each with 2 qualitative nested variables of
     // 2 values, e^{−φ} = 0.2. Theorem 1 allows e^{−γ} = 0.5; the Gram matrix over all 8
     // configurations is then indefinite (−0.56). The kernel caps e^{−γ} at Π ρ = 0.6² = 0.36.
-    let nested = |a, b| vec![Nested { dim: a, values: Some(2) }, Nested { dim: b, values: Some(2) }];
-    let mut k = BranchingNested::new(None, vec![Branch { dim: 0, levels: vec![nested(1, 2), nested(3, 4)] }]);
+    let nested = |a: usize, b: usize| {
+        vec![Nested { name: format!("v{a}"), dim: a, values: Some(2) }, Nested { name: format!("v{b}"), dim: b, values: Some(2) }]
+    };
+    let levels = vec![("0".to_owned(), nested(1, 2)), ("1".to_owned(), nested(3, 4))];
+    let mut k = BranchingNested::new(None, vec![Branch { name: "z".into(), dim: 0, levels }]);
     let phi = (-(0.2f64).ln()).ln();
     k.set_params(&[0.0, 6.0, phi, phi, phi, phi]);
     let configs: Vec<Vec<f64>> = (0..8)
