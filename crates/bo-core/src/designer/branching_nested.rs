@@ -147,3 +147,62 @@ fn kernel(features: &Features, _kind: KernelKind) -> Box<dyn Kernel> {
         (!shared.is_empty()).then(|| Box::new(matern52(shared, 0.2, (0.01, MAX_SHARED_LENGTH_SCALE))) as Box<dyn Kernel>);
     Box::new(BranchingNested::new(shared, branches))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+    use crate::designer::designer_for;
+    use crate::space::{Conditional, ParamSpec, ParentValues, Scale};
+    use crate::study::{Goal, MetricSpec, StudySpec};
+    use crate::trial::{Assignment, Outcome};
+
+    #[test]
+    fn the_model_shows_the_learned_gamma_and_phi() {
+        let double = |id: &str| ParamSpec {
+            id: id.into(),
+            domain: Domain::Double { min: 0.0, max: 1.0 },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
+        let child = |value: &str, id: &str| Conditional { parent_values: ParentValues::Categorical(vec![value.into()]), spec: double(id) };
+        let z = ParamSpec {
+            id: "z".into(),
+            domain: Domain::Categorical { values: vec!["a".into(), "b".into()] },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![child("a", "va"), child("b", "vb")],
+        };
+        let spec = StudySpec {
+            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Maximize }],
+            space: SearchSpace::new(vec![double("w"), z]).unwrap(),
+            algorithm: "BRANCHING_NESTED".into(),
+            algorithm_config: serde_json::Value::Null,
+            observation_noise: Default::default(),
+            measurement_selection: Default::default(),
+            stopping: None,
+        };
+        let mut rng = StdRng::seed_from_u64(1);
+        let history: Vec<Observation> = (0..16)
+            .map(|i| {
+                let a: Assignment =
+                    spec.space.decode(&[(i as f64 + 0.5) / 16.0, (i % 2) as f64 * 0.5 + 0.25, ((i * 7) % 16) as f64 / 16.0, 0.3]);
+                let num = |id: &str| if let Some(ParamValue::Float(x)) = a.get(id) { *x } else { 0.0 };
+                let y = -(num("w") - 0.3).powi(2) - num("va") - (num("vb") - 0.5).abs();
+                Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
+            })
+            .collect();
+        let designer = designer_for(&spec).unwrap();
+        let fitted = designer.fit(&Problem { spec, seed: 0 }, &history, None, &mut rng).unwrap();
+        let d = fitted.model.describe();
+        assert_eq!(d["model"], "branching-and-nested GP", "{d}");
+        assert!(d["structure"]["gamma"]["z"].as_f64().is_some_and(|g| g > 0.0), "{d}");
+        assert!(d["structure"]["phi"]["z=a.va"].as_f64().is_some_and(|p| p > 0.0), "{d}");
+        assert!(d["structure"]["phi"]["z=b.vb"].is_number(), "{d}");
+    }
+}
