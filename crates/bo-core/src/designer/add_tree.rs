@@ -545,6 +545,7 @@ mod tests {
     use super::*;
     use crate::designer::designer_for;
     use crate::gp::{self, FitConfig};
+    use crate::space::SearchSpace;
     use crate::space::tree::tests::jenatton;
     use crate::study::{Goal, MetricSpec, StudySpec};
     use crate::trial::ParamValue;
@@ -576,6 +577,69 @@ mod tests {
     fn observed(a: Assignment) -> Observation {
         let y = f(&a);
         Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
+    }
+
+    /// Seed 000 Fig. 1: v_r ∈ [−1, 1]² shared, t ∈ {1, 2}, v_p1 ∈ [−1, 1]² and v_p2 ∈ [−1, 1]³.
+    fn toy() -> SearchSpace {
+        use crate::space::{Conditional, Domain, ParamSpec, ParentValues, Scale};
+        let double = |id: &str| ParamSpec { id: id.into(), domain: Domain::Double { min: -1.0, max: 1.0 }, scale: Scale::Linear, default: None, children: vec![] };
+        let under = |t: &str, id: &str| Conditional { parent_values: ParentValues::Categorical(vec![t.into()]), spec: double(id) };
+        let t = ParamSpec {
+            id: "t".into(),
+            domain: Domain::Categorical { values: vec!["1".into(), "2".into()] },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![under("1", "a0"), under("1", "a1"), under("2", "b0"), under("2", "b1"), under("2", "b2")],
+        };
+        SearchSpace::new(vec![double("r0"), double("r1"), t]).unwrap()
+    }
+
+    fn random_points(space: &SearchSpace, n: usize, rng: &mut StdRng) -> Vec<Assignment> {
+        (0..n).map(|_| space.decode(&(0..space.n_params()).map(|_| rng.random::<f64>()).collect::<Vec<_>>())).collect()
+    }
+
+    #[test]
+    fn the_kernel_has_seed_000s_structure() {
+        // T-A1: on the Fig. 1 tree the covariance of points on different leaves is the root's
+        // term alone; on the Jenatton tree (no root variable) it is 0 across root subtrees; a
+        // Gram matrix of 200 mixed-path points is positive semi-definite.
+        let mut rng = StdRng::seed_from_u64(8);
+        let space = toy();
+        let layout = Layout::new(Features::new(&space));
+        let mut k = layout.kernel(KernelKind::SquaredExp, 1.0);
+        let p: Vec<f64> = k.params().iter().map(|v| v + rng.random_range(-0.5..0.5)).collect();
+        k.set_params(&p);
+        let root = k.component(0);
+        assert_eq!(k.terms()[0].name, "root");
+        let points = random_points(&space, 60, &mut rng);
+        let leaf = |a: &Assignment| a.get("t").cloned();
+        for a in &points {
+            for b in &points {
+                let (x, y) = (layout.encode(a), layout.encode(b));
+                if leaf(a) != leaf(b) {
+                    assert!((k.eval(&x, &y) - root.eval(&x, &y)).abs() < 1e-15, "across leaves: the root term only");
+                } else {
+                    assert!(k.eval(&x, &y) > root.eval(&x, &y), "on one leaf the leaf's terms add");
+                }
+            }
+        }
+        let space = jenatton();
+        let layout = Layout::new(Features::new(&space));
+        let k = layout.kernel(KernelKind::Matern52, 1.0);
+        let points = random_points(&space, 200, &mut rng);
+        let xs: Vec<Vec<f64>> = points.iter().map(|a| layout.encode(a)).collect();
+        let side = |a: &Assignment| a.get("x1").cloned();
+        for (a, x) in points.iter().zip(&xs).take(50) {
+            for (b, y) in points.iter().zip(&xs) {
+                if side(a) != side(b) {
+                    assert_eq!(k.eval(x, y), 0.0, "different root subtrees share nothing");
+                }
+            }
+        }
+        let gram = k.gram(&xs);
+        let trace: f64 = (0..xs.len()).map(|i| gram[(i, i)]).sum();
+        let lowest = gram.self_adjoint_eigenvalues(faer::Side::Lower).unwrap().into_iter().fold(f64::INFINITY, f64::min);
+        assert!(lowest >= -1e-10 * trace, "PSD: lowest eigenvalue {lowest}, trace {trace}");
     }
 
     #[test]
