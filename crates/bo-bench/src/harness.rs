@@ -23,6 +23,10 @@ pub struct RunTrace {
     pub regret: Vec<f64>,
     /// Seconds of fit + suggest before each evaluation.
     pub suggest_seconds: Vec<f64>,
+    /// For a noisy problem: the best (lowest) noisy observation so far after each evaluation —
+    /// what a user of the service sees, and what seed 003 reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_observed: Option<Vec<f64>>,
 }
 
 /// A study spec minimising `f` over the problem's space with `algorithm`.
@@ -52,7 +56,13 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
     let mut history: Vec<Observation> = Vec::with_capacity(budget);
     let mut warm = None;
     let mut best = f64::INFINITY;
-    let mut trace = RunTrace { seed, regret: Vec::with_capacity(budget), suggest_seconds: Vec::with_capacity(budget) };
+    let mut trace = RunTrace {
+        seed,
+        regret: Vec::with_capacity(budget),
+        suggest_seconds: Vec::with_capacity(budget),
+        best_observed: (problem.noise_sd > 0.0).then(Vec::new),
+    };
+    let mut best_observed = f64::INFINITY;
     // The noise has its own stream, so a noisy problem's designer sees the same draws of its own.
     let mut noise = StdRng::seed_from_u64(seed ^ 0x006e_6f69_7365);
     while history.len() < budget {
@@ -64,6 +74,10 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         let y = (problem.eval)(&assignment);
         best = best.min(y);
         let observed = if problem.noise_sd > 0.0 { y + problem.noise_sd * standard_normal(&mut noise) } else { y };
+        best_observed = best_observed.min(observed);
+        if let Some(b) = &mut trace.best_observed {
+            b.push(best_observed);
+        }
         trace.regret.push((best - problem.optimum).max(0.0));
         history.push(Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), observed)])) });
     }
