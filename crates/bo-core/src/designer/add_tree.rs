@@ -582,7 +582,13 @@ mod tests {
     /// Seed 000 Fig. 1: v_r ∈ [−1, 1]² shared, t ∈ {1, 2}, v_p1 ∈ [−1, 1]² and v_p2 ∈ [−1, 1]³.
     fn toy() -> SearchSpace {
         use crate::space::{Conditional, Domain, ParamSpec, ParentValues, Scale};
-        let double = |id: &str| ParamSpec { id: id.into(), domain: Domain::Double { min: -1.0, max: 1.0 }, scale: Scale::Linear, default: None, children: vec![] };
+        let double = |id: &str| ParamSpec {
+            id: id.into(),
+            domain: Domain::Double { min: -1.0, max: 1.0 },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
         let under = |t: &str, id: &str| Conditional { parent_values: ParentValues::Categorical(vec![t.into()]), spec: double(id) };
         let t = ParamSpec {
             id: "t".into(),
