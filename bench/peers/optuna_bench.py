@@ -6,12 +6,15 @@ which the objectives' microseconds are negligible):
 
     bash bench/peers/run.sh --problem hartmann6 --sampler gp --budget 100 --seeds 5 --out out.json
 
-Problem definitions mirror crates/bo-bench/src/problems.rs (constants from the Virtual Library
-of Simulation Experiments; Jenatton from ../shared/algorithms/conditional.md §A5.2).
+Problem definitions mirror crates/bo-bench/src/problems.rs and trees.rs (constants from the
+Virtual Library of Simulation Experiments; the tree problems from
+../shared/algorithms/conditional.md §A1, §A5, §B5). Conditional problems use Optuna's native
+define-by-run conditional space: a parameter is suggested only on the branch that uses it.
 """
 import argparse
 import json
 import math
+import random
 import statistics
 import time
 
@@ -86,6 +89,65 @@ def jenatton(t):
     return t.suggest_float("x7", -1, 1) ** 2 + 0.4 + r9
 
 
+def jenatton_small(t):
+    leaf = lambda v: (v - 0.5) ** 2  # noqa: E731
+    if t.suggest_categorical("x1", ["0", "1"]) == "0":
+        r8 = t.suggest_float("r8", 0, 1)
+        if t.suggest_categorical("x2", ["0", "1"]) == "0":
+            return r8 + leaf(t.suggest_float("x4", 0, 1)) + 0.1
+        return r8 + leaf(t.suggest_float("x5", 0, 1)) + 0.2
+    r9 = t.suggest_float("r9", 0, 1)
+    if t.suggest_categorical("x3", ["0", "1"]) == "0":
+        return r9 + leaf(t.suggest_float("x6", 0, 1)) + 0.3
+    return r9 + leaf(t.suggest_float("x7", 0, 1)) + 0.4
+
+
+def addtree_toy(t):
+    f = t.suggest_float("r0", -1, 1) ** 2 + t.suggest_float("r1", -1, 1) ** 2
+    leaf = t.suggest_categorical("t", ["1", "2"])
+    return f + sum(t.suggest_float(f"p{leaf}_{i}", -1, 1) ** 2 for i in range(2 if leaf == "1" else 3))
+
+
+def jenatton3(t):
+    f, path, choice = 0.05, "", "c"
+    levels = [["A", "B"], ["1", "2"], ["a", "b"]]
+    for depth, best in enumerate(["A", "1", "a"]):
+        c = t.suggest_categorical(choice, levels[depth])
+        f += 0.0 if c == best else 0.15
+        path += c
+        f += (t.suggest_float(f"v{path}", 0, 1) - 0.3) ** 2
+        choice = f"c{path}"
+    return f
+
+
+def _vgg_centre(path, j):
+    h = j * 7 + 3
+    for b in path.encode():
+        h = (h * 31 + b) % 2**64
+    return 0.15 + 0.7 * ((h % 1000) / 999)
+
+
+def vgg16_tree(t):
+    weights, best = [1.0, 0.6, 0.3], ["L2", "L1", "L2"]
+    f, path, choice = 0.0, "", "b2"
+    for block in range(3):
+        m = t.suggest_categorical(choice, ["L1", "L2"])
+        f += 0.0 if m == best[block] else 0.08
+        path += m
+        f += weights[block] * sum((t.suggest_float(f"a{path}_{j}", 0, 1) - _vgg_centre(path, j)) ** 2 for j in range(3))
+        choice = f"b{block + 3}{path}"
+    return f
+
+
+def branching_nested_synthetic(t):
+    x1, x2 = t.suggest_float("x1", -10, 10), t.suggest_float("x2", -5, 5)
+    z = t.suggest_categorical("z", ["1", "2"])
+    v = float(t.suggest_categorical("v1", ["1", "2", "3"]) if z == "1" else t.suggest_categorical("v2", ["1", "2"]))
+    c1, c2 = (3 - 0.5 * v, 5 - v) if z == "1" else (-1 + v, 7 - v)
+    f = (v / 2) * math.exp(-((x1 - c1) ** 2)) + (2 / v) * math.exp(-((x1 - c2) ** 2) / 10) + 1 / (x2 * x2 + 1) + float(z)
+    return -f
+
+
 PROBLEMS = {
     "branin": (branin, 0.397887),
     "hartmann3": (hartmann3, -3.86278),
@@ -95,7 +157,15 @@ PROBLEMS = {
     "rosenbrock4": (rosenbrock4, 0.0),
     "styblinski_tang8": (styblinski_tang8, -39.16616570377142 * 8),
     "jenatton": (jenatton, 0.1),
+    "jenatton_small": (jenatton_small, 0.1),
+    "addtree_toy": (addtree_toy, 0.0),
+    "jenatton3": (jenatton3, 0.05),
+    "vgg16_tree": (vgg16_tree, 0.0),
+    "branching_nested_synthetic": (branching_nested_synthetic, -5.0),
 }
+
+# Observation noise (sd) of the noisy problems; regret is measured on the noise-free value.
+NOISE = {"branching_nested_synthetic": 0.2}
 
 
 def sampler_for(name, seed):
@@ -118,19 +188,27 @@ def main():
     args = ap.parse_args()
     fn, optimum = PROBLEMS[args.problem]
     runs = []
+    noise_sd = NOISE.get(args.problem, 0.0)
     for seed in range(args.seeds):
         study = optuna.create_study(sampler=sampler_for(args.sampler, seed), direction="minimize")
-        best, regret, seconds = math.inf, [], []
+        noise = random.Random(seed)
+        best, regret, seconds, best_observed, observed_min = math.inf, [], [], [], math.inf
         for _ in range(args.budget):
             start = time.perf_counter()
             trial = study.ask()
             value = fn(trial)
-            study.tell(trial, value)
+            observed = value + noise_sd * noise.gauss(0, 1) if noise_sd else value
+            study.tell(trial, observed)
             # The objectives take microseconds: this is the sampler's time.
             seconds.append(time.perf_counter() - start)
             best = min(best, value)
             regret.append(max(best - optimum, 0.0))
-        runs.append({"seed": seed, "regret": regret, "suggest_seconds": seconds})
+            observed_min = min(observed_min, observed)
+            best_observed.append(observed_min)
+        run = {"seed": seed, "regret": regret, "suggest_seconds": seconds}
+        if noise_sd:
+            run["best_observed"] = best_observed
+        runs.append(run)
         print(f"seed {seed}: final regret {regret[-1]:.3e}, mean {1e3 * statistics.mean(seconds):.1f} ms per suggestion", flush=True)
     for at in sorted({a for a in (10, 25, 50, 100, 200, 300) if a <= args.budget} | {args.budget}):
         print(f"  after {at:>4}: {statistics.median(r['regret'][at - 1] for r in runs):.3e}")
