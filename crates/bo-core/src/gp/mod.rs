@@ -92,6 +92,11 @@ impl Gp {
         Hyperparameters { kernel: self.kernel.params(), names: self.kernel.param_names(), log_noise: self.log_noise }
     }
 
+    /// The inputs (data and fantasies).
+    pub fn x(&self) -> &[Vec<f64>] {
+        &self.x
+    }
+
     /// The standardised targets.
     pub fn y(&self) -> &[f64] {
         &self.y
