@@ -356,12 +356,26 @@ impl AddTreeModel {
     /// §A4.4) or cannot be assembled (a numeric parent's value moved the path).
     fn algorithm_2(&self, gp: &Gp, kappa: f64, taken: &HashSet<String>, rng: &mut dyn Rng) -> Option<Assignment> {
         let patterns = self.layout.patterns.as_ref()?;
-        let encode = |a: &Assignment| self.layout.encode(a);
         let (candidates, _) = self.candidates(rng);
+        let best = self.vertex_optima(gp, kappa, &candidates);
+        let (_, path) = patterns
+            .iter()
+            .map(|p| {
+                let score: f64 = (0..p.active.len()).filter(|&v| p.active[v]).filter_map(|v| best.get(&v).map(|b| b.0)).sum();
+                (score, p)
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))?;
+        let a = self.assemble(&path.active, &best, &candidates)?;
+        (!taken.contains(&a.key())).then_some(a)
+    }
+
+    /// Per vertex, the maximum of its own component's UCB over its own parameters and the
+    /// assignment attaining it (Algorithm 2, lines 3–5), from `candidates`.
+    fn vertex_optima(&self, gp: &Gp, kappa: f64, candidates: &[Assignment]) -> HashMap<usize, (f64, Assignment)> {
+        let encode = |a: &Assignment| self.layout.encode(a);
         let none = HashSet::new();
         let config = MixedConfig { n_starts: 4, ..MixedConfig::default() };
-        // Per vertex: (u^v, its maximiser).
-        let mut best: HashMap<usize, (f64, Assignment)> = HashMap::new();
+        let mut best = HashMap::new();
         for (vertex, component) in &self.components {
             let on: Vec<Assignment> = candidates.iter().filter(|a| self.layout.tree.active(a)[*vertex]).cloned().collect();
             if on.is_empty() {
@@ -387,18 +401,17 @@ impl AddTreeModel {
                 best.insert(*vertex, (u, a));
             }
         }
+        best
+    }
+
+    /// The assignment on the path of active vertices `path` taking each vertex's parameters from
+    /// its optimum in `best`; `None` when it cannot be assembled (a numeric parent's value
+    /// moved the path).
+    fn assemble(&self, path: &[bool], best: &HashMap<usize, (f64, Assignment)>, candidates: &[Assignment]) -> Option<Assignment> {
         let params = self.layout.features.space().params();
-        let (_, path) = patterns
-            .iter()
-            .map(|p| {
-                let score: f64 = (0..p.active.len()).filter(|&v| p.active[v]).filter_map(|v| best.get(&v).map(|b| b.0)).sum();
-                (score, p)
-            })
-            .max_by(|a, b| a.0.total_cmp(&b.0))?;
-        // Assemble: a candidate on the path, each vertex's parameters from its maximiser.
-        let mut a = candidates.iter().find(|c| self.layout.tree.active(c) == path.active)?.clone();
+        let mut a = candidates.iter().find(|c| self.layout.tree.active(c) == path)?.clone();
         for (v, vertex) in self.layout.tree.vertices().iter().enumerate() {
-            if !path.active[v] {
+            if !path[v] {
                 continue;
             }
             if let Some((_, from)) = best.get(&v) {
@@ -409,8 +422,7 @@ impl AddTreeModel {
                 }
             }
         }
-        let ok = self.layout.tree.active(&a) == path.active && self.layout.features.space().check(&a).is_ok();
-        (ok && !taken.contains(&a.key())).then_some(a)
+        (self.layout.tree.active(&a) == path && self.layout.features.space().check(&a).is_ok()).then_some(a)
     }
 }
 
