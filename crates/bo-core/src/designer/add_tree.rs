@@ -26,7 +26,7 @@
 //!   polishes (κ = 1.5: Jenatton 3.7e-8, vgg16_tree 6.5e-4) but stalls on a wrong branch in 2 of
 //!   10 Jenatton seeds: the model under-rates a path seen three times and re-proposes the
 //!   incumbent (the reading's failure mode 2, §A4.4). Alternating — κ = 1 on even steps, κ_t on
-//!   odd ones (`exploreEvery` = 2) — stalled in none of 10 seeds and reached 2.7e-10 on Jenatton,
+//!   odd ones (`exploreEvery` = 2) — stalled in none of 10 seeds and reached 2.1e-10 on Jenatton,
 //!   and beat both on the other tree problems but `vgg16_tree`. There, exploring only when the
 //!   exploiting proposal lands within 0.01 of a data point (`exploreEvery` 0, `exploreNear`
 //!   0.01) does best (6.1e-5, ahead of a flat GP), at some cost elsewhere (8/10 Jenatton seeds
