@@ -18,7 +18,7 @@
 //!   then L-BFGS from the best two of each pattern, all patterns' starts in lock-step; the best
 //!   pattern wins. With more than [`MAX_PATTERNS`] patterns, the patterns are those of the
 //!   candidates.
-//! - **κ: exploit, and explore every other suggestion.** The reading recommends
+//! - **κ: exploit, and explore on a thinning schedule.** The reading recommends
 //!   `κ_t = √(2 ln(|P| t² π² / (6δ)))`, δ = 0.1, clipped to [1, 6] (§A9.5; ≈ 3.9 at t = 5, 5.2 at
 //!   t = 100 for 4 paths) throughout. Measured in bo-bench (docs/benchmarks.md), that solves
 //!   Jenatton in 10/10 seeds by evaluation 30 but then keeps exploring — median 1.4e-6 after 100,
@@ -27,7 +27,10 @@
 //!   10 Jenatton seeds: the model under-rates a path seen three times and re-proposes the
 //!   incumbent (the reading's failure mode 2, §A4.4). Alternating — κ = 1 on even steps, κ_t on
 //!   odd ones (`exploreEvery` = 2) — stalled in none of 10 seeds and reached 2.1e-10 on Jenatton,
-//!   and beat both on the other tree problems but `vgg16_tree`. There, exploring only when the
+//!   and beat both on the other tree problems but `vgg16_tree`. Thinning the exploration as data
+//!   accumulates — every max(2, ⌊t/20⌋)-th suggestion (`exploreDecay` = 20), Θ(log t) exploring
+//!   steps — kept Jenatton at 0 stalls and put `ADD_TREE` ahead of the flat GP on all five tree
+//!   problems after 100 (docs/benchmarks.md); the default. On `vgg16_tree`, exploring only when the
 //!   exploiting proposal lands within 0.01 of a data point (`exploreEvery` 0, `exploreNear`
 //!   0.01) does best (6.1e-5, ahead of a flat GP), at some cost elsewhere (8/10 Jenatton seeds
 //!   by evaluation 30): an option for spaces with many parameters per path.
@@ -39,6 +42,7 @@
 //! | `mode` | `JOINT` | `JOINT`, or `PAPER` for seed 000's Algorithm 2 (see [`Mode`]) | — |
 //! | `ucbKappa` | 1 | κ of the exploiting suggestions | (0, 100] |
 //! | `exploreEvery` | 2 | every this many suggestions use κ_t (0 never, 1 always) | 0 – 1,000 |
+//! | `exploreDecay` | 20 | with t trials, explore every max(`exploreEvery`, ⌊t/20⌋)-th (0 off) | 0 – 100,000 |
 //! | `exploreNear` | 0 | an exploiting suggestion this close to the data uses κ_t (0 off) | [0, 1] |
 //! | `maxLengthScale` | 1 | the length-scale cap (unit cube) | [0.05, 20] |
 //! | `initialDesignSize` | max(5, 2·paths), at most 20 (§A9.9) | quasi-random trials first | 1 – 1,000 |
@@ -103,6 +107,9 @@ pub struct AddTreeParams {
     /// An exploiting suggestion within this distance (feature space, unit scale) of a point
     /// already in the data uses κ_t instead (0: never).
     pub explore_near: f64,
+    /// With t trials, only every max(`explore_every`, ⌊t / `explore_decay`⌋)-th suggestion
+    /// explores (0: every `explore_every`-th throughout; no effect with `explore_every` ≤ 1).
+    pub explore_decay: usize,
     /// The length-scale cap.
     pub max_length_scale: f64,
     /// Quasi-random trials before the GP.
@@ -121,6 +128,7 @@ impl Default for AddTreeParams {
             ucb_kappa: 1.0,
             explore_every: 2,
             explore_near: 0.0,
+            explore_decay: 20,
             max_length_scale: 1.0,
             initial_design_size: None,
             num_candidates: 512,
@@ -138,6 +146,9 @@ impl AddTreeParams {
         }
         if !(0.0..=1.0).contains(&self.explore_near) {
             return bad("exploreNear", format!("{} is outside [0, 1]", self.explore_near));
+        }
+        if self.explore_decay > 100_000 {
+            return bad("exploreDecay", format!("{} is above 100000", self.explore_decay));
         }
         if self.explore_every > 1000 {
             return bad("exploreEvery", format!("{} is above 1000", self.explore_every));
@@ -276,6 +287,7 @@ impl Designer for AddTreeDesigner {
             kappa_t: kappa(layout_paths, ranked.len() + 1),
             explore_every: self.params.explore_every,
             explore_near: self.params.explore_near,
+            explore_decay: self.params.explore_decay,
             taken: history.iter().map(|o| o.assignment.key()).collect(),
             anchors,
             n_candidates: self.params.num_candidates,
@@ -302,6 +314,8 @@ struct AddTreeModel {
     explore_every: usize,
     /// An exploiting proposal this close to the data explores instead (0: never).
     explore_near: f64,
+    /// Exploration thins out: every max(explore_every, t / explore_decay)-th step (0: never).
+    explore_decay: usize,
     taken: HashSet<String>,
     anchors: Vec<Assignment>,
     n_candidates: usize,
@@ -438,7 +452,14 @@ impl Model for AddTreeModel {
             // Every `explore_every`-th suggestion (counting the data, pending trials and this
             // batch's members) explores with κ_t; the others exploit with κ.
             let step = self.gp.n() + pending.len() + k;
-            let explore = self.explore_every > 0 && step.is_multiple_of(self.explore_every);
+            // … and ever more rarely as data accumulates: every max(exploreEvery, ⌊t /
+            // exploreDecay⌋)-th, Θ(log t) exploring steps in all (exploreEvery 1 is "always").
+            let every = if self.explore_every > 1 && self.explore_decay > 0 {
+                (step / self.explore_decay).max(self.explore_every)
+            } else {
+                self.explore_every
+            };
+            let explore = every > 0 && step.is_multiple_of(every);
             let kappa = if explore { self.kappa_t } else { self.kappa };
             if self.mode == Mode::Paper
                 && let Some(a) = self.algorithm_2(&gp, kappa, &taken, rng)
@@ -521,6 +542,7 @@ impl Model for AddTreeModel {
             kappa_t: self.kappa_t,
             explore_every: self.explore_every,
             explore_near: self.explore_near,
+            explore_decay: self.explore_decay,
             taken,
             anchors: self.anchors.clone(),
             n_candidates: self.n_candidates,

@@ -33,8 +33,8 @@ pub use random::RandomSearch;
 
 /// The algorithm names a study may use. `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`, its
 /// synonym) picks the best designer bo has for the space: `ADD_TREE` for a conditional space
-/// (measured ahead of `GP_BANDIT` on the flattened space on 4 of 5 bo-bench tree problems and
-/// level on the fifth at 300 evaluations, docs/benchmarks.md), `GP_BANDIT` otherwise (both
+/// (measured ahead of `GP_BANDIT` on the flattened space on all 5 bo-bench tree problems,
+/// docs/benchmarks.md), `GP_BANDIT` otherwise (both
 /// start with a quasi-random design); the high-dimensional designers will take over the spaces
 /// they suit.
 pub const ALGORITHMS: &[&str] =
