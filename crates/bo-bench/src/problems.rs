@@ -5,7 +5,7 @@
 //! Jenatton et al. (2017) as in ../shared/algorithms/conditional.md §A5.2 (seed 000's benchmark,
 //! a conditional space; optimum 0.1).
 
-use crate::trees;
+use crate::{high_dim, trees};
 use bo_core::{Assignment, Conditional, Domain, ParamSpec, ParamValue, ParentValues, Scale, SearchSpace};
 
 /// A benchmark problem.
@@ -25,7 +25,7 @@ pub struct Problem {
     pub noise_sd: f64,
 }
 
-fn box_space(bounds: &[(f64, f64)]) -> SearchSpace {
+pub(crate) fn box_space(bounds: &[(f64, f64)]) -> SearchSpace {
     SearchSpace::new(
         bounds
             .iter()
@@ -47,7 +47,7 @@ pub fn unit_box(d: usize) -> SearchSpace {
     box_space(&vec![(0.0, 1.0); d])
 }
 
-fn coords(a: &Assignment, d: usize) -> Vec<f64> {
+pub(crate) fn coords(a: &Assignment, d: usize) -> Vec<f64> {
     (0..d)
         .map(|i| match a.get(&format!("x{i}")) {
             Some(ParamValue::Float(x)) => *x,
@@ -57,7 +57,11 @@ fn coords(a: &Assignment, d: usize) -> Vec<f64> {
 }
 
 fn branin(a: &Assignment) -> f64 {
-    let x = coords(a, 2);
+    branin_of(&coords(a, 2))
+}
+
+/// Branin at `(u, v) ∈ [−5, 10] × [0, 15]`.
+pub(crate) fn branin_of(x: &[f64]) -> f64 {
     let pi = std::f64::consts::PI;
     let (b, c, r, s, t) = (5.1 / (4.0 * pi * pi), 5.0 / pi, 6.0, 10.0, 1.0 / (8.0 * pi));
     (x[1] - b * x[0] * x[0] + c * x[0] - r).powi(2) + s * (1.0 - t) * x[0].cos() + s
@@ -75,14 +79,22 @@ fn hartmann(x: &[f64], a: &[&[f64]], p: &[&[f64]]) -> f64 {
 }
 
 fn hartmann3(a: &Assignment) -> f64 {
-    let x = coords(a, 3);
+    hartmann3_of(&coords(a, 3))
+}
+
+/// Hartmann-3 at `x ∈ [0, 1]³`.
+pub(crate) fn hartmann3_of(x: &[f64]) -> f64 {
     let am: [&[f64]; 4] = [&[3.0, 10.0, 30.0], &[0.1, 10.0, 35.0], &[3.0, 10.0, 30.0], &[0.1, 10.0, 35.0]];
     let pm: [&[f64]; 4] = [&[0.3689, 0.1170, 0.2673], &[0.4699, 0.4387, 0.7470], &[0.1091, 0.8732, 0.5547], &[0.03815, 0.5743, 0.8828]];
-    hartmann(&x, &am, &pm)
+    hartmann(x, &am, &pm)
 }
 
 fn hartmann6(a: &Assignment) -> f64 {
-    let x = coords(a, 6);
+    hartmann6_of(&coords(a, 6))
+}
+
+/// Hartmann-6 at `x ∈ [0, 1]⁶`.
+pub(crate) fn hartmann6_of(x: &[f64]) -> f64 {
     let am: [&[f64]; 4] = [
         &[10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
         &[0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
@@ -95,7 +107,7 @@ fn hartmann6(a: &Assignment) -> f64 {
         &[0.2348, 0.1451, 0.3522, 0.2883, 0.3047, 0.6650],
         &[0.4047, 0.8828, 0.8732, 0.5743, 0.1091, 0.0381],
     ];
-    hartmann(&x, &am, &pm)
+    hartmann(x, &am, &pm)
 }
 
 fn ackley(x: &[f64]) -> f64 {
@@ -232,6 +244,70 @@ pub fn all() -> Vec<Problem> {
             noise_sd: trees::BRANCHING_NESTED_NOISE,
         },
         Problem { name: "vgg16_tree", dim: 49, optimum: 0.0, space: trees::vgg16_tree_space, eval: trees::vgg16_tree, noise_sd: 0.0 },
+        Problem {
+            name: "branin_d25",
+            dim: 25,
+            optimum: 0.397887,
+            space: || high_dim::centred_box(25),
+            eval: high_dim::branin_d25,
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "branin_d100",
+            dim: 100,
+            optimum: 0.397887,
+            space: || high_dim::centred_box(100),
+            eval: high_dim::branin_d100,
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "hartmann6_d100",
+            dim: 100,
+            optimum: -3.32237,
+            space: || high_dim::centred_box(100),
+            eval: high_dim::hartmann6_d100,
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "additive_hartmann3x8_d24",
+            dim: 24,
+            optimum: -3.86278 * 8.0,
+            space: || unit_box(24),
+            eval: high_dim::additive_hartmann3x8_d24,
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "kandasamy_10_3_3",
+            dim: 10,
+            optimum: -11.289013,
+            space: || high_dim::centred_box(10),
+            eval: high_dim::kandasamy_10_3_3,
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "kandasamy_24_11_2",
+            dim: 24,
+            optimum: -27.356252,
+            space: || high_dim::centred_box(24),
+            eval: high_dim::kandasamy_24_11_2,
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "kandasamy_40_18_2",
+            dim: 40,
+            optimum: -44.162320,
+            space: || high_dim::centred_box(40),
+            eval: high_dim::kandasamy_40_18_2,
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "kandasamy_96_5_19",
+            dim: 96,
+            optimum: -119.561866,
+            space: || high_dim::centred_box(96),
+            eval: high_dim::kandasamy_96_5_19,
+            noise_sd: 0.0,
+        },
     ]
 }
 
@@ -286,6 +362,26 @@ mod tests {
             vgg.push((name.as_str(), f(trees::vgg_centre(&names[k][1..names[k].len() - 2], k % 3))));
         }
         check("vgg16_tree", at(&vgg), 1e-15);
+        // Embedded and additive: the optimiser placed on the coordinates the permutation chose.
+        let embedded = |d: usize, seed: u64, values: &[f64], rest: f64| {
+            let p = high_dim::permutation(d, seed);
+            let mut x = vec![rest; d];
+            for (k, v) in values.iter().enumerate() {
+                x[p[k]] = *v;
+            }
+            box_point(&x)
+        };
+        check("branin_d25", embedded(25, 1, &[-0.752212, 0.636667], 0.3), 1e-5);
+        check("branin_d100", embedded(100, 1, &[0.085546, -0.696667], -0.9), 1e-5);
+        let h6 = [0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573].map(|v| 2.0 * v - 1.0);
+        check("hartmann6_d100", embedded(100, 2, &h6, 0.0), 1e-5);
+        check("additive_hartmann3x8_d24", embedded(24, 3, &[0.114614, 0.555649, 0.852547].repeat(8), 0.0), 1e-4);
+        let c2 =
+            |dp: usize, m: usize| (0..m).flat_map(|_| (0..dp).map(|i| [0.18, 0.58].get(i).copied().unwrap_or(-0.19))).collect::<Vec<f64>>();
+        check("kandasamy_10_3_3", embedded(10, 4, &c2(3, 3), 0.0), 1e-5);
+        check("kandasamy_24_11_2", embedded(24, 4, &c2(11, 2), 0.0), 1e-5);
+        check("kandasamy_40_18_2", embedded(40, 4, &c2(18, 2), 0.0), 1e-5);
+        check("kandasamy_96_5_19", embedded(96, 4, &c2(5, 19), 0.0), 1e-4);
     }
 
     #[test]

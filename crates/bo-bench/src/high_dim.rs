@@ -1,0 +1,145 @@
+//! High-dimensional benchmark problems, all minimised (the reading's high-dimensional.md §2.9,
+//! §3.8 and Appendix A): Branin and Hartmann-6 embedded among dummy coordinates (seed 001's
+//! protocol), Kandasamy et al.'s additive three-modal functions (seed 004), and eight
+//! Hartmann-3 functions on disjoint groups.
+//!
+//! Which coordinates matter is chosen by a fixed permutation from [`permutation`] (SplitMix64,
+//! stable across Rust and crate versions, unlike a library RNG), the same on every run.
+
+use bo_core::{Assignment, SearchSpace};
+
+use crate::problems::{box_space, branin_of, coords, hartmann3_of, hartmann6_of};
+
+/// A fixed permutation of `0..n` (Fisher–Yates on SplitMix64 from `seed`).
+pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        p.swap(i, j);
+    }
+    p
+}
+
+/// `[−1, 1]^d`.
+pub fn centred_box(d: usize) -> SearchSpace {
+    box_space(&vec![(-1.0, 1.0); d])
+}
+
+/// Branin on coordinates i, j of `x ∈ [−1, 1]^D` chosen by the permutation, rescaled as seed
+/// 001's code does: u = −5 + 15 (x_i + 1)/2, v = 15 (x_j + 1)/2.
+fn branin_embedded(a: &Assignment, d: usize) -> f64 {
+    let x = coords(a, d);
+    let p = permutation(d, 1);
+    branin_of(&[-5.0 + 15.0 * (x[p[0]] + 1.0) / 2.0, 15.0 * (x[p[1]] + 1.0) / 2.0])
+}
+
+/// Branin in D = 25.
+pub fn branin_d25(a: &Assignment) -> f64 {
+    branin_embedded(a, 25)
+}
+
+/// Branin in D = 100.
+pub fn branin_d100(a: &Assignment) -> f64 {
+    branin_embedded(a, 100)
+}
+
+/// Hartmann-6 on 6 permuted coordinates of `x ∈ [−1, 1]^100`, each mapped by (x + 1)/2.
+pub fn hartmann6_d100(a: &Assignment) -> f64 {
+    let x = coords(a, 100);
+    let p = permutation(100, 2);
+    hartmann6_of(&p[..6].iter().map(|&i| (x[i] + 1.0) / 2.0).collect::<Vec<_>>())
+}
+
+/// Σ of 8 Hartmann-3 on disjoint permuted groups of `x ∈ [0, 1]^24`; optimum 8 × −3.86278.
+pub fn additive_hartmann3x8_d24(a: &Assignment) -> f64 {
+    let x = coords(a, 24);
+    let p = permutation(24, 3);
+    p.chunks(3).map(|g| hartmann3_of(&g.iter().map(|&i| x[i]).collect::<Vec<_>>())).sum()
+}
+
+/// Kandasamy's three-modal `f_{d'}` (seed 004's code `get3ModalFunction.m`, the reading's §3.8):
+/// the log of a 3-component Gaussian mixture on `[−1, 1]^{d'}`, clipped below at −700; maximal
+/// at `c_2`.
+pub fn three_modal(z: &[f64]) -> f64 {
+    let d = z.len();
+    let v = 0.01 * (d as f64).powf(0.1);
+    let centre = |first: [f64; 2], rest: f64| (0..d).map(|i| if i < 2 { first[i] } else { rest }).collect::<Vec<f64>>();
+    let centres = [centre([0.62, -0.38], -0.66), centre([0.18, 0.58], -0.19), centre([-0.58, -0.56], 0.62)];
+    let weights: [f64; 3] = [0.1, 0.8, 0.1];
+    let terms: Vec<f64> = centres
+        .iter()
+        .zip(weights)
+        .map(|(c, p)| {
+            let r2: f64 = z.iter().zip(c).map(|(a, b)| (a - b).powi(2)).sum();
+            p.ln() - 0.5 * d as f64 * (2.0 * std::f64::consts::PI * v).ln() - r2 / (2.0 * v)
+        })
+        .collect();
+    let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (m + terms.iter().map(|t| (t - m).exp()).sum::<f64>().ln()).max(-700.0)
+}
+
+/// Kandasamy's additive function in `d` dimensions of `m` groups of `dp`, negated: minimised.
+fn kandasamy(a: &Assignment, d: usize, dp: usize, m: usize) -> f64 {
+    let x = coords(a, d);
+    let p = permutation(d, 4);
+    -(0..m).map(|k| three_modal(&p[k * dp..(k + 1) * dp].iter().map(|&i| x[i]).collect::<Vec<_>>())).sum::<f64>()
+}
+
+/// (D, d', M') = (10, 3, 3).
+pub fn kandasamy_10_3_3(a: &Assignment) -> f64 {
+    kandasamy(a, 10, 3, 3)
+}
+
+/// (24, 11, 2).
+pub fn kandasamy_24_11_2(a: &Assignment) -> f64 {
+    kandasamy(a, 24, 11, 2)
+}
+
+/// (40, 18, 2).
+pub fn kandasamy_40_18_2(a: &Assignment) -> f64 {
+    kandasamy(a, 40, 18, 2)
+}
+
+/// (96, 5, 19).
+pub fn kandasamy_96_5_19(a: &Assignment) -> f64 {
+    kandasamy(a, 96, 5, 19)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_modal_constants_follow_the_reading() {
+        // §3.8's table: f_{d'}(c_2) (global), f_{d'}(c_1) (local), f_{d'}(0).
+        let c = |d: usize, first: [f64; 2], rest: f64| (0..d).map(|i| if i < 2 { first[i] } else { rest }).collect::<Vec<f64>>();
+        for (d, top, local, zero) in [
+            (3, 3.763004, 1.6836, -14.376),
+            (5, 6.292730, 4.2133, -14.016),
+            (11, 13.678126, 11.5987, -13.612),
+            (18, 22.081160, 20.0017, -13.361),
+        ] {
+            assert!((three_modal(&c(d, [0.18, 0.58], -0.19)) - top).abs() < 1e-5, "d' = {d}");
+            assert!((three_modal(&c(d, [0.62, -0.38], -0.66)) - local).abs() < 1e-3, "d' = {d}");
+            assert!((three_modal(&vec![0.0; d]) - zero).abs() < 1e-3, "d' = {d}");
+        }
+    }
+
+    #[test]
+    fn permutations_are_fixed_and_complete() {
+        let p = permutation(25, 1);
+        let mut sorted = p.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..25).collect::<Vec<_>>());
+        assert_eq!(p, permutation(25, 1));
+        assert_ne!(p, permutation(25, 2));
+    }
+}
