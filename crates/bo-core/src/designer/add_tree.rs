@@ -55,7 +55,7 @@ use std::sync::Arc;
 use rand::{Rng, RngExt};
 use serde::Deserialize;
 
-use super::gp_bandit::{KernelKind, Training, add_fantasies, fit_gp};
+use super::gp_bandit::{KernelKind, Posterior, Training, add_fantasies, fit_gp};
 use super::quasi_random::sobol_point;
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::acquisition::Acquisition;
@@ -64,7 +64,7 @@ use crate::kernel::{AddTree, Categorical, Kernel, Product, Term, matern52, squar
 use crate::optimize::mixed::{MixedConfig, Objective, around, refine};
 use crate::space::features::Features;
 use crate::space::tree::{Pattern, Tree};
-use crate::trial::{Assignment, Observation, Outcome};
+use crate::trial::{Assignment, Observation};
 
 /// Up to this many patterns are each optimised; beyond, those the candidates fall on.
 pub const MAX_PATTERNS: usize = 64;
@@ -283,10 +283,13 @@ impl Designer for AddTreeDesigner {
         let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
         let model = AddTreeModel {
             layout,
-            sign,
-            objective: spec.objective().id.clone(),
-            worst,
-            gp,
+            post: Posterior {
+                gp,
+                sign,
+                objective: spec.objective().id.clone(),
+                worst,
+                taken: history.iter().map(|o| o.assignment.key()).collect(),
+            },
             mode: self.params.mode,
             components,
             kappa: self.params.ucb_kappa,
@@ -294,7 +297,6 @@ impl Designer for AddTreeDesigner {
             explore_every: self.params.explore_every,
             explore_near: self.params.explore_near,
             explore_decay: self.params.explore_decay,
-            taken: history.iter().map(|o| o.assignment.key()).collect(),
             anchors,
             n_candidates: self.params.num_candidates,
         };
@@ -304,11 +306,7 @@ impl Designer for AddTreeDesigner {
 
 struct AddTreeModel {
     layout: Layout,
-    /// +1 to maximise the objective, −1 to minimise it (the GP models `sign · objective`).
-    sign: f64,
-    objective: String,
-    worst: f64,
-    gp: Gp,
+    post: Posterior,
     mode: Mode,
     /// The fitted kernel's terms alone, with their vertices (for Algorithm 2).
     components: Vec<(usize, AddTree)>,
@@ -322,7 +320,6 @@ struct AddTreeModel {
     explore_near: f64,
     /// Exploration thins out: every max(explore_every, t / explore_decay)-th step (0: never).
     explore_decay: usize,
-    taken: HashSet<String>,
     anchors: Vec<Assignment>,
     n_candidates: usize,
 }
@@ -449,15 +446,15 @@ impl AddTreeModel {
 impl Model for AddTreeModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
         let encode = |a: &Assignment| self.layout.encode(a);
-        let mut gp = self.gp.with_room(pending.len() + count);
-        let mut taken = self.taken.clone();
+        let mut gp = self.post.gp.with_room(pending.len() + count);
+        let mut taken = self.post.taken.clone();
         add_fantasies(&mut gp, &encode, pending);
         taken.extend(pending.iter().map(Assignment::key));
         let mut out = Vec::with_capacity(count);
         for k in 0..count {
             // Every `explore_every`-th suggestion (counting the data, pending trials and this
             // batch's members) explores with κ_t; the others exploit with κ.
-            let step = self.gp.n() + pending.len() + k;
+            let step = self.post.gp.n() + pending.len() + k;
             // … and ever more rarely as data accumulates: every max(exploreEvery, ⌊t /
             // exploreDecay⌋)-th, Θ(log t) exploring steps in all (exploreEvery 1 is "always").
             let every = if self.explore_every > 1 && self.explore_decay > 0 {
@@ -526,26 +523,9 @@ impl Model for AddTreeModel {
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        let mut gp = self.gp.with_room(new.len());
-        let mut taken = self.taken.clone();
-        let mut xs = Vec::with_capacity(new.len());
-        let mut ys = Vec::with_capacity(new.len());
-        for o in new {
-            let y = match &o.outcome {
-                Outcome::Measured(m) => self.sign * *m.get(&self.objective)?,
-                Outcome::Infeasible => self.worst,
-            };
-            xs.push(self.layout.encode(&o.assignment));
-            ys.push(gp.standardize_value(y));
-            taken.insert(o.assignment.key());
-        }
-        gp.condition_on(xs, ys, None).ok()?;
         Some(Arc::new(AddTreeModel {
             layout: self.layout.clone(),
-            sign: self.sign,
-            objective: self.objective.clone(),
-            worst: self.worst,
-            gp,
+            post: self.post.observed(new, &|a| self.layout.encode(a))?,
             mode: self.mode,
             components: self.components.clone(),
             kappa: self.kappa,
@@ -553,28 +533,17 @@ impl Model for AddTreeModel {
             explore_every: self.explore_every,
             explore_near: self.explore_near,
             explore_decay: self.explore_decay,
-            taken,
             anchors: self.anchors.clone(),
             n_candidates: self.n_candidates,
         }))
     }
 
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        let xs: Vec<Vec<f64>> = points.iter().map(|a| self.layout.encode(a)).collect();
-        Some(
-            self.gp
-                .predict(&xs)
-                .into_iter()
-                .map(|(m, v)| {
-                    let (mean, var) = self.gp.unstandardize(m, v);
-                    Prediction { mean: self.sign * mean, stddev: var.sqrt() }
-                })
-                .collect(),
-        )
+        Some(self.post.predictions(points, &|a| self.layout.encode(a)))
     }
 
     fn describe(&self) -> serde_json::Value {
-        let h = self.gp.hyperparameters();
+        let h = self.post.gp.hyperparameters();
         let params = self.layout.features.space().params();
         let vertices: Vec<serde_json::Value> = self
             .layout
@@ -598,7 +567,7 @@ impl Model for AddTreeModel {
             .collect();
         serde_json::json!({
             "model": "Add-Tree GP",
-            "trials": self.gp.n(),
+            "trials": self.post.gp.n(),
             "tree": vertices,
             "paths": self.layout.patterns.as_ref().map(Vec::len),
             "logNoiseVariance": h.log_noise,
@@ -607,7 +576,7 @@ impl Model for AddTreeModel {
     }
 
     fn memory_bytes(&self) -> usize {
-        let n = self.gp.n();
+        let n = self.post.gp.n();
         8 * (n * n + n * (self.layout.features.dim() + self.layout.tree.vertices().len() + 2)) + 4096
     }
 }
@@ -625,7 +594,7 @@ mod tests {
     use crate::space::SearchSpace;
     use crate::space::tree::tests::jenatton;
     use crate::study::{Goal, MetricSpec, StudySpec};
-    use crate::trial::ParamValue;
+    use crate::trial::{Outcome, ParamValue};
 
     /// The Jenatton function on the test tree's domains (x4 … x7 ∈ [−1, 1], r8, r9 ∈ [−1, 1]).
     fn f(a: &Assignment) -> f64 {

@@ -325,6 +325,55 @@ pub(super) fn add_fantasies(gp: &mut Gp, encode: &dyn Fn(&Assignment) -> Vec<f64
     }
 }
 
+/// A fitted GP on a study's objective and what every GP model keeps with it: the sign that
+/// makes it a maximisation, the infeasible trials' penalty and the trials not to propose again.
+pub(super) struct Posterior {
+    pub gp: Gp,
+    /// +1 to maximise the objective, −1 to minimise it (the GP models `sign · objective`).
+    pub sign: f64,
+    /// The objective's metric id.
+    pub objective: String,
+    /// The worst feasible value seen at the fit (`sign`-adjusted): infeasible trials' penalty.
+    pub worst: f64,
+    /// Keys of the assignments in the data.
+    pub taken: HashSet<String>,
+}
+
+impl Posterior {
+    /// The posterior conditioned on `new` completed trials (without refitting θ); `None` when
+    /// one lacks the objective or the factor cannot be extended.
+    pub fn observed(&self, new: &[Observation], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Option<Posterior> {
+        let mut gp = self.gp.with_room(new.len());
+        let mut taken = self.taken.clone();
+        let mut xs = Vec::with_capacity(new.len());
+        let mut ys = Vec::with_capacity(new.len());
+        for o in new {
+            let y = match &o.outcome {
+                Outcome::Measured(m) => self.sign * *m.get(&self.objective)?,
+                Outcome::Infeasible => self.worst,
+            };
+            xs.push(encode(&o.assignment));
+            ys.push(gp.standardize_value(y));
+            taken.insert(o.assignment.key());
+        }
+        gp.condition_on(xs, ys, None).ok()?;
+        Some(Posterior { gp, sign: self.sign, objective: self.objective.clone(), worst: self.worst, taken })
+    }
+
+    /// Posterior mean and deviation of the objective, in its own units and direction.
+    pub fn predictions(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Prediction> {
+        let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
+        self.gp
+            .predict(&xs)
+            .into_iter()
+            .map(|(m, v)| {
+                let (mean, var) = self.gp.unstandardize(m, v);
+                Prediction { mean: self.sign * mean, stddev: var.sqrt() }
+            })
+            .collect()
+    }
+}
+
 impl Designer for GpBandit {
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
@@ -336,7 +385,7 @@ impl Designer for GpBandit {
         };
         let (gp, state) = fit_gp(
             (self.variant.kernel)(&features, self.params.kernel),
-            x.clone(),
+            x,
             &y,
             spec.observation_noise,
             self.params.num_restarts,
@@ -346,7 +395,7 @@ impl Designer for GpBandit {
         let t = ranked.len() + 1;
         let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
         let best = if self.variant.plug_in_best {
-            gp.predict(&x).into_iter().map(|(m, _)| m).fold(f64::NEG_INFINITY, f64::max)
+            gp.predict(gp.x()).into_iter().map(|(m, _)| m).fold(f64::NEG_INFINITY, f64::max)
         } else {
             gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max)
         };
@@ -360,12 +409,14 @@ impl Designer for GpBandit {
         let model = GpBanditModel {
             name: self.variant.name,
             features,
-            sign,
-            objective: spec.objective().id.clone(),
-            worst,
-            gp,
+            post: Posterior {
+                gp,
+                sign,
+                objective: spec.objective().id.clone(),
+                worst,
+                taken: history.iter().map(|o| o.assignment.key()).collect(),
+            },
             acquisition,
-            taken: history.iter().map(|o| o.assignment.key()).collect(),
             anchors,
             config: MixedConfig { n_candidates: self.params.num_candidates, ..MixedConfig::default() },
         };
@@ -376,15 +427,8 @@ impl Designer for GpBandit {
 struct GpBanditModel {
     name: &'static str,
     features: Features,
-    /// +1 to maximise the objective, −1 to minimise it (the GP models `sign · objective`).
-    sign: f64,
-    /// The objective's metric id.
-    objective: String,
-    /// The worst feasible value seen at the fit (`sign`-adjusted): infeasible trials' penalty.
-    worst: f64,
-    gp: Gp,
+    post: Posterior,
     acquisition: Acquisition,
-    taken: HashSet<String>,
     anchors: Vec<Assignment>,
     config: MixedConfig,
 }
@@ -394,8 +438,8 @@ const PE_PENALTY: f64 = 10.0;
 
 impl Model for GpBanditModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        let mut gp = self.gp.with_room(pending.len() + count);
-        let mut taken = self.taken.clone();
+        let mut gp = self.post.gp.with_room(pending.len() + count);
+        let mut taken = self.post.taken.clone();
         add_fantasies(&mut gp, &|a| self.features.encode(a), pending);
         taken.extend(pending.iter().map(Assignment::key));
         // The posterior before this batch's fantasies defines UCB-PE's relevant region (a copy
@@ -464,57 +508,29 @@ impl Model for GpBanditModel {
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        let mut gp = self.gp.with_room(new.len());
-        let mut taken = self.taken.clone();
-        let mut xs = Vec::with_capacity(new.len());
-        let mut ys = Vec::with_capacity(new.len());
-        for o in new {
-            let y = match &o.outcome {
-                Outcome::Measured(m) => self.sign * *m.get(&self.objective)?,
-                Outcome::Infeasible => self.worst,
-            };
-            xs.push(self.features.encode(&o.assignment));
-            ys.push(gp.standardize_value(y));
-            taken.insert(o.assignment.key());
-        }
-        gp.condition_on(xs, ys, None).ok()?;
         Some(Arc::new(GpBanditModel {
             name: self.name,
             features: self.features.clone(),
-            sign: self.sign,
-            objective: self.objective.clone(),
-            worst: self.worst,
-            gp,
+            post: self.post.observed(new, &|a| self.features.encode(a))?,
             acquisition: self.acquisition,
-            taken,
             anchors: self.anchors.clone(),
             config: self.config.clone(),
         }))
     }
 
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
-        Some(
-            self.gp
-                .predict(&xs)
-                .into_iter()
-                .map(|(m, v)| {
-                    let (mean, var) = self.gp.unstandardize(m, v);
-                    Prediction { mean: self.sign * mean, stddev: var.sqrt() }
-                })
-                .collect(),
-        )
+        Some(self.post.predictions(points, &|a| self.features.encode(a)))
     }
 
     fn describe(&self) -> serde_json::Value {
-        let h = self.gp.hyperparameters();
+        let h = self.post.gp.hyperparameters();
         let hyperparameters: serde_json::Map<String, serde_json::Value> =
             h.names.iter().zip(&h.kernel).map(|(name, v)| (name.clone(), serde_json::json!(v))).collect();
         serde_json::json!({
             "model": self.name,
-            "trials": self.gp.n(),
+            "trials": self.post.gp.n(),
             "hyperparameters": hyperparameters,
-            "structure": self.gp.kernel().summary(),
+            "structure": self.post.gp.kernel().summary(),
             "logNoiseVariance": h.log_noise,
             "acquisition": format!("{:?}", self.acquisition),
         })
@@ -522,7 +538,7 @@ impl Model for GpBanditModel {
 
     fn memory_bytes(&self) -> usize {
         // The Cholesky factor and the inputs dominate.
-        let n = self.gp.n();
+        let n = self.post.gp.n();
         8 * (n * n + n * (self.features.dim() + 2)) + 4096
     }
 }
