@@ -13,6 +13,7 @@ mod add_tree;
 mod ard;
 mod branching_nested;
 mod categorical;
+mod group_additive;
 mod matern52;
 mod squared_exp;
 mod sum_product;
@@ -20,11 +21,12 @@ mod sum_product;
 mod tests;
 
 pub use add_tree::{AddTree, Term};
-pub use ard::{Ard, LengthScalePrior};
+pub use ard::{Ard, LengthScalePrior, Profile};
 pub use branching_nested::{Branch, BranchingNested, Nested};
 pub use categorical::Categorical;
-pub use matern52::{Matern52, matern52};
-pub use squared_exp::{SquaredExp, squared_exp};
+pub use group_additive::GroupAdditive;
+pub use matern52::{Matern52, Matern52Profile, matern52};
+pub use squared_exp::{SquaredExp, SquaredExpProfile, squared_exp};
 pub use sum_product::{Product, Sum, additive};
 
 use faer::{Mat, MatRef};

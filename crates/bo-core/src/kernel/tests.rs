@@ -167,6 +167,27 @@ fn additive_groups_conform() {
 }
 
 #[test]
+fn group_additive_conforms() {
+    // Overlapping groups, a categorical dimension, a dimension in no group.
+    let groups = vec![vec![0, 3], vec![1], vec![3, 4, 1]];
+    check_kernel(Box::new(GroupAdditive::<Matern52Profile>::new(vec![0, 1, 3, 4], &[4], &groups, 0.4, B)), 5, &[4]);
+    check_kernel(Box::new(GroupAdditive::<SquaredExpProfile>::new(vec![0, 1, 2, 3], &[], &[vec![0, 2], vec![1, 3]], 0.4, B)), 4, &[]);
+}
+
+#[test]
+fn group_additive_components_sum_to_the_kernel() {
+    let groups = vec![vec![0, 2], vec![1], vec![2, 3]];
+    let mut k = GroupAdditive::<SquaredExpProfile>::new(vec![0, 1, 2, 3], &[], &groups, 0.3, B);
+    k.set_params(&[0.4, -1.0, -0.5, 0.2, -1.2]);
+    let (x, y) = ([0.1, 0.7, 0.3, 0.9], [0.5, 0.2, 0.35, 0.1]);
+    let parts: f64 = (0..3).map(|g| k.component(g).eval(&x, &y)).sum();
+    assert!((parts - k.eval(&x, &y)).abs() < 1e-14);
+    // The amplitude is split by group size: k(x, x) = a.
+    assert!((k.eval(&x, &x) - 0.4f64.exp()).abs() < 1e-14);
+    assert_eq!(k.groups(), groups);
+}
+
+#[test]
 fn matern52_matches_its_closed_form() {
     // One dimension, ℓ = 0.5, a = 1: at distance 0.25, r = 0.5.
     let k = matern52(vec![0], 0.5, B);
