@@ -6,6 +6,7 @@
 //! checks its `algorithmConfig`; [`ALGORITHMS`] lists the names it knows, and an unknown name is a
 //! [`ConfigError::UnknownAlgorithm`] naming them. Each algorithm lives in its own file.
 
+mod add_gp_ucb;
 mod add_tree;
 mod branching_nested;
 mod gp_bandit;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::study::StudySpec;
 use crate::trial::{Assignment, Observation};
 
+pub use add_gp_ucb::{AddGpUcb, AddGpUcbParams};
 pub use add_tree::{AddTreeDesigner, AddTreeParams};
 pub use branching_nested::{BranchingNestedDesigner, BranchingNestedParams};
 pub use gp_bandit::{GpBandit, GpBanditParams};
@@ -38,7 +40,7 @@ pub use random::RandomSearch;
 /// start with a quasi-random design); the high-dimensional designers will take over the spaces
 /// they suit.
 pub const ALGORITHMS: &[&str] =
-    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED"];
+    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED", "ADD_GP_UCB"];
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.
 #[derive(Clone, Debug)]
@@ -159,6 +161,7 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
         "GP_BANDIT" => Ok(Box::new(GpBandit::new(parse_params::<GpBanditParams>(config)?.check()?))),
         "ADD_TREE" => Ok(Box::new(AddTreeDesigner::new(parse_params::<AddTreeParams>(config)?.check()?))),
         "BRANCHING_NESTED" => Ok(Box::new(BranchingNestedDesigner::new(parse_params::<BranchingNestedParams>(config)?, &spec.space)?)),
+        "ADD_GP_UCB" => Ok(Box::new(AddGpUcb::new(parse_params::<AddGpUcbParams>(config)?, &spec.space)?)),
         other => Err(ConfigError::UnknownAlgorithm { name: other.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() }),
     }
 }
@@ -231,6 +234,11 @@ mod tests {
     #[test]
     fn branching_nested_conforms() {
         testing::conformance("BRANCHING_NESTED");
+    }
+
+    #[test]
+    fn add_gp_ucb_conforms() {
+        testing::conformance("ADD_GP_UCB");
     }
 
     #[test]

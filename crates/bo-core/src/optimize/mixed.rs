@@ -31,7 +31,7 @@ pub type ScoreGrad<'a> = &'a (dyn Fn(&[Vec<f64>]) -> Vec<(f64, Vec<f64>)> + Sync
 /// A local optimisation stops once a step improves the acquisition by less than this,
 /// relatively. Measured with `bo-bench suite`: 1e-7 instead of 1e-12 cut the local rounds at
 /// n = 1,000 from 50–140 to 10–45 with the same regret on every problem (within seed spread).
-const ACQUISITION_F_TOL: f64 = 1e-7;
+pub(crate) const ACQUISITION_F_TOL: f64 = 1e-7;
 
 /// How hard to search.
 #[derive(Clone, Debug)]
@@ -216,7 +216,7 @@ pub fn refine(
 }
 
 /// A standard normal draw (Box–Muller).
-fn standard_normal(rng: &mut dyn Rng) -> f64 {
+pub(crate) fn standard_normal(rng: &mut dyn Rng) -> f64 {
     let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
     let u2: f64 = rng.random();
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()

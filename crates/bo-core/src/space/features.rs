@@ -53,6 +53,11 @@ impl Features {
         self.kinds.len()
     }
 
+    /// What coordinate `i` holds.
+    pub fn kind(&self, i: usize) -> FeatureKind {
+        self.kinds[i]
+    }
+
     /// The numeric coordinates.
     pub fn numeric_dims(&self) -> Vec<usize> {
         (0..self.dim()).filter(|&i| self.kinds[i] == FeatureKind::Numeric).collect()
