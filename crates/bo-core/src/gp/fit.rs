@@ -234,7 +234,7 @@ pub fn fit(
 /// The points the hyperparameters are fitted on: all of them up to `max` points; beyond, the
 /// best `max / 2` by value (where the optimiser works) and an even spread of the rest (so the
 /// length scales still see the whole space). Deterministic.
-fn fit_subset(x: &[Vec<f64>], y: &[f64], max: usize) -> (Vec<Vec<f64>>, Vec<f64>) {
+pub fn fit_subset(x: &[Vec<f64>], y: &[f64], max: usize) -> (Vec<Vec<f64>>, Vec<f64>) {
     let n = x.len();
     if n <= max || max == 0 {
         return (x.to_vec(), y.to_vec());

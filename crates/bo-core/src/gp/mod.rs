@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::kernel::Kernel;
 use crate::linalg::{Cholesky, LinalgError};
 
-pub use fit::{FitConfig, NoiseBounds, Search, fit, log_marginal_likelihood};
+pub use fit::{FitConfig, NoiseBounds, Search, fit, fit_subset, log_marginal_likelihood};
 
 /// The smallest posterior variance reported (standardised units), so σ is never 0.
 pub const MIN_VARIANCE: f64 = 1e-12;

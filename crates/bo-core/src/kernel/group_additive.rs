@@ -40,6 +40,8 @@ pub struct GroupAdditive<P: Profile> {
     log_length_scales: Vec<f64>,
     inv_length_scales: Vec<f64>,
     length_scale_bounds: (f64, f64),
+    /// One length scale for every dimension (seed 004's code) instead of one each.
+    shared: bool,
     _profile: std::marker::PhantomData<P>,
 }
 
@@ -67,10 +69,23 @@ impl<P: Profile> GroupAdditive<P> {
             log_length_scales: vec![length_scale.ln(); d],
             inv_length_scales: vec![1.0 / length_scale; d],
             length_scale_bounds: (length_scale_bounds.0.ln(), length_scale_bounds.1.ln()),
+            shared: false,
             _profile: std::marker::PhantomData,
         };
         kernel.set_groups(groups);
         kernel
+    }
+
+    /// The same kernel with one length scale shared by every dimension (seed 004's code,
+    /// `useSameSm`): θ = (log a, log ℓ).
+    pub fn with_shared_length_scale(mut self) -> GroupAdditive<P> {
+        self.shared = true;
+        self
+    }
+
+    /// The index in θ of dimension `k`'s length scale.
+    fn param_of(&self, k: usize) -> usize {
+        if self.shared { 1 } else { 1 + k }
     }
 
     /// Replaces the groups (each a non-empty subset of the kernel's dimensions), keeping θ.
@@ -126,20 +141,32 @@ impl<P: Profile> GroupAdditive<P> {
 impl<P: Profile> Kernel for GroupAdditive<P> {
     fn param_names(&self) -> Vec<String> {
         let mut names = vec![format!("additive_{}.log_amplitude", P::NAME)];
-        names.extend(self.dims.iter().map(|i| format!("additive_{}.log_length_scale[{i}]", P::NAME)));
+        if self.shared {
+            names.push(format!("additive_{}.log_length_scale", P::NAME));
+        } else {
+            names.extend(self.dims.iter().map(|i| format!("additive_{}.log_length_scale[{i}]", P::NAME)));
+        }
         names
     }
 
     fn params(&self) -> Vec<f64> {
         let mut p = Vec::with_capacity(1 + self.dims.len());
         p.push(self.log_amplitude);
-        p.extend_from_slice(&self.log_length_scales);
+        if self.shared {
+            p.push(self.log_length_scales.first().copied().unwrap_or(0.0));
+        } else {
+            p.extend_from_slice(&self.log_length_scales);
+        }
         p
     }
 
     fn set_params(&mut self, p: &[f64]) {
         self.log_amplitude = p[0];
-        self.log_length_scales.copy_from_slice(&p[1..]);
+        if self.shared {
+            self.log_length_scales.iter_mut().for_each(|l| *l = p[1]);
+        } else {
+            self.log_length_scales.copy_from_slice(&p[1..]);
+        }
         for (inv, log_l) in self.inv_length_scales.iter_mut().zip(&self.log_length_scales) {
             *inv = (-log_l).exp();
         }
@@ -147,14 +174,15 @@ impl<P: Profile> Kernel for GroupAdditive<P> {
 
     fn bounds(&self) -> Vec<(f64, f64)> {
         let mut b = vec![LOG_AMPLITUDE_BOUNDS];
-        b.extend(std::iter::repeat_n(self.length_scale_bounds, self.dims.len()));
+        b.extend(std::iter::repeat_n(self.length_scale_bounds, if self.shared { 1 } else { self.dims.len() }));
         b
     }
 
     fn log_prior(&self, grad: &mut [f64]) -> f64 {
         let (mut lp, g) = normal_log_prior(self.log_amplitude, 0.0, 1.0);
         grad[0] += g;
-        for (k, &log_l) in self.log_length_scales.iter().enumerate() {
+        let scales = if self.shared { &self.log_length_scales[..1] } else { &self.log_length_scales[..] };
+        for (k, &log_l) in scales.iter().enumerate() {
             let l2 = (2.0 * log_l).exp();
             lp += -0.1 * (l2 + 1.0 / l2);
             grad[1 + k] += -0.1 * (2.0 * l2 - 2.0 / l2);
@@ -177,7 +205,7 @@ impl<P: Profile> Kernel for GroupAdditive<P> {
             let coef = a * self.weights[g] * df;
             for &j in group {
                 // ∂r²/∂log ℓ_j = −2 s_j/ℓ_j².
-                grad[1 + j] += coef * -2.0 * self.scaled_distance(j, x, y);
+                grad[self.param_of(j)] += coef * -2.0 * self.scaled_distance(j, x, y);
             }
         }
         grad[0] = k;

@@ -172,6 +172,8 @@ fn group_additive_conforms() {
     let groups = vec![vec![0, 3], vec![1], vec![3, 4, 1]];
     check_kernel(Box::new(GroupAdditive::<Matern52Profile>::new(vec![0, 1, 3, 4], &[4], &groups, 0.4, B)), 5, &[4]);
     check_kernel(Box::new(GroupAdditive::<SquaredExpProfile>::new(vec![0, 1, 2, 3], &[], &[vec![0, 2], vec![1, 3]], 0.4, B)), 4, &[]);
+    let shared = GroupAdditive::<SquaredExpProfile>::new(vec![0, 1, 2, 3], &[3], &[vec![0, 2], vec![1, 3]], 0.4, B);
+    check_kernel(Box::new(shared.with_shared_length_scale()), 4, &[3]);
 }
 
 #[test]
