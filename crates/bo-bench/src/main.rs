@@ -2,6 +2,7 @@
 //! ones — sample efficiency (`run`) and speed (`latency`). Numbers go to docs/benchmarks.md with
 //! the command that produced them; tests never assert them.
 
+mod embedded;
 mod harness;
 mod high_dim;
 mod problems;
@@ -142,11 +143,17 @@ fn main() -> Result<()> {
             for p in problems::all() {
                 println!("{:<18} {:>4} {:>14.6}", p.name, p.dim, p.optimum);
             }
+            for p in embedded::all() {
+                println!("{:<18} {:>4.0e} {:>14.6}   (REMBO only)", p.name, p.dim as f64, p.optimum);
+            }
         }
         Command::Suite { algorithm, budget, seeds, config, problems: names, out } => {
             let config = parse_config(config)?;
-            let chosen: Vec<problems::Problem> =
-                if names.is_empty() { problems::all() } else { names.iter().map(|n| problem_named(n)).collect::<Result<_>>()? };
+            let chosen: Vec<Bench> = if names.is_empty() {
+                problems::all().into_iter().map(Bench::Listed).collect()
+            } else {
+                names.iter().map(|n| bench_named(n)).collect::<Result<_>>()?
+            };
             if let Some(dir) = &out {
                 std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             }
@@ -163,13 +170,13 @@ fn main() -> Result<()> {
                 "max ms"
             );
             for p in chosen {
-                let runs = (0..seeds).map(|seed| harness::run(&p, &algorithm, config.clone(), budget, seed)).collect::<Result<Vec<_>>>()?;
+                let runs = (0..seeds).map(|seed| p.run(&algorithm, &config, budget, seed)).collect::<Result<Vec<_>>>()?;
                 let at = |t: usize| median(runs.iter().map(|r| r.regret[t - 1]).collect());
                 let times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
                 let max = times.iter().copied().fold(0.0, f64::max);
                 println!(
                     "{:<18} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.1} {:>9.1}",
-                    p.name,
+                    p.name(),
                     at(early),
                     at(mid),
                     at(budget),
@@ -177,18 +184,18 @@ fn main() -> Result<()> {
                     1e3 * max
                 );
                 if let Some(dir) = &out {
-                    let report = RunReport { problem: p.name.to_owned(), algorithm: algorithm.clone(), budget, optimum: p.optimum, runs };
-                    let path = dir.join(format!("{}.json", p.name));
+                    let report = RunReport { problem: p.name().to_owned(), algorithm: algorithm.clone(), budget, optimum: p.optimum(), runs };
+                    let path = dir.join(format!("{}.json", p.name()));
                     std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
                 }
             }
         }
         Command::Run { problem, algorithm, budget, seeds, config, out } => {
-            let p = problem_named(&problem)?;
+            let p = bench_named(&problem)?;
             let config = parse_config(config)?;
             let mut runs = Vec::new();
             for seed in 0..seeds {
-                let trace = harness::run(&p, &algorithm, config.clone(), budget, seed)?;
+                let trace = p.run(&algorithm, &config, budget, seed)?;
                 eprintln!(
                     "seed {seed}: final regret {:.3e}, mean {:.1} ms per suggestion",
                     trace.regret.last().copied().unwrap_or(f64::NAN),
@@ -208,7 +215,7 @@ fn main() -> Result<()> {
             }
             let all_times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
             println!("  fit + suggest: median {:.1} ms", 1e3 * median(all_times));
-            let report = RunReport { problem, algorithm, budget, optimum: p.optimum, runs };
+            let report = RunReport { problem, algorithm, budget, optimum: p.optimum(), runs };
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
             }
@@ -231,6 +238,42 @@ fn main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A problem with a search space, or one only REMBO can run.
+enum Bench {
+    Listed(problems::Problem),
+    Lazy(embedded::Lazy),
+}
+
+impl Bench {
+    fn name(&self) -> &'static str {
+        match self {
+            Bench::Listed(p) => p.name,
+            Bench::Lazy(p) => p.name,
+        }
+    }
+
+    fn optimum(&self) -> f64 {
+        match self {
+            Bench::Listed(p) => p.optimum,
+            Bench::Lazy(p) => p.optimum,
+        }
+    }
+
+    fn run(&self, algorithm: &str, config: &serde_json::Value, budget: usize, seed: u64) -> Result<harness::RunTrace> {
+        match self {
+            Bench::Listed(p) => harness::run(p, algorithm, config.clone(), budget, seed),
+            Bench::Lazy(p) => embedded::run(p, algorithm, config, budget, seed),
+        }
+    }
+}
+
+fn bench_named(name: &str) -> Result<Bench> {
+    match embedded::by_name(name) {
+        Some(p) => Ok(Bench::Lazy(p)),
+        None => problem_named(name).map(Bench::Listed),
+    }
 }
 
 fn problem_named(name: &str) -> Result<problems::Problem> {

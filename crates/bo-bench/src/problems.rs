@@ -301,6 +301,14 @@ pub fn all() -> Vec<Problem> {
             noise_sd: 0.0,
         },
         Problem {
+            name: "branin_d25_rotated",
+            dim: 25,
+            optimum: 0.397887,
+            space: || high_dim::centred_box(25),
+            eval: high_dim::branin_d25_rotated,
+            noise_sd: 0.0,
+        },
+        Problem {
             name: "kandasamy_96_5_19",
             dim: 96,
             optimum: -119.561866,

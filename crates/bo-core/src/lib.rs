@@ -10,6 +10,7 @@
 
 pub mod acquisition;
 pub mod designer;
+pub mod embedding;
 pub mod gp;
 pub mod kernel;
 pub mod linalg;

@@ -13,6 +13,7 @@ mod gp_bandit;
 mod grid;
 pub mod quasi_random;
 mod random;
+pub mod rembo;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -40,7 +41,7 @@ pub use random::RandomSearch;
 /// start with a quasi-random design); the high-dimensional designers will take over the spaces
 /// they suit.
 pub const ALGORITHMS: &[&str] =
-    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED", "ADD_GP_UCB"];
+    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED", "ADD_GP_UCB", "REMBO"];
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.
 #[derive(Clone, Debug)]
@@ -162,6 +163,7 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
         "ADD_TREE" => Ok(Box::new(AddTreeDesigner::new(parse_params::<AddTreeParams>(config)?.check()?))),
         "BRANCHING_NESTED" => Ok(Box::new(BranchingNestedDesigner::new(parse_params::<BranchingNestedParams>(config)?, &spec.space)?)),
         "ADD_GP_UCB" => Ok(Box::new(AddGpUcb::new(parse_params::<AddGpUcbParams>(config)?, &spec.space)?)),
+        "REMBO" => Ok(Box::new(rembo::Rembo::new(parse_params::<rembo::RemboParams>(config)?, &spec.space)?)),
         other => Err(ConfigError::UnknownAlgorithm { name: other.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() }),
     }
 }
@@ -239,6 +241,11 @@ mod tests {
     #[test]
     fn add_gp_ucb_conforms() {
         testing::conformance("ADD_GP_UCB");
+    }
+
+    #[test]
+    fn rembo_conforms() {
+        testing::conformance("REMBO");
     }
 
     #[test]

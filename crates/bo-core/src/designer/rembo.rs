@@ -1,0 +1,661 @@
+//! `REMBO`: Bayesian optimisation in random embeddings (seed 001, Wang, Zoghi, Matheson, Hutter
+//! & de Freitas 2013; the reading's high-dimensional.md §2). For objectives that vary along few
+//! directions of a high-dimensional box, BO runs in `Y = [−√d, √d]^d` and each point `y` is
+//! evaluated at `p_X(A y)` (crate::embedding), the space's unit cube seen as `[−1, 1]^D`.
+//!
+//! - **Interleaved embeddings** (§3.1): `k` independent matrices (default 4), drawn from the
+//!   study's seed; each suggestion goes to the embedding with the fewest trials (completed and
+//!   pending), so the budget is split N/k as in Table 1. "The optimum is outside Y" happens with
+//!   probability ≈ 0.29 for one embedding of d = 2 (the reading's §2.4) and ≈ 0.29^k for k.
+//! - **Kernels** (§3.2): `LOW_DIM`, an isotropic squared exponential on y, one GP per embedding
+//!   (Def. 4); `HIGH_DIM`, an isotropic squared exponential on the clipped point itself, one GP
+//!   over every trial, with a categorical mismatch counted as a unit distance (the Hamming
+//!   kernel of §3.2 with λ tied to ℓ; seed 001's code uses `exp(−h/θ)`, and the paper's
+//!   `exp(−λh²/2)` is not positive definite in general). `HIGH_DIM` is the default when any
+//!   parameter is not DOUBLE, as integers, discrete values and categories are rounded after
+//!   clipping (the reading's A4, A6: equal-width bins) and `y` cannot be recovered from them.
+//! - **Which y a trial had**: a completed trial stores only its assignment; under `LOW_DIM` its
+//!   `y` and embedding are recovered by least squares on its unclipped DOUBLE coordinates
+//!   (exact for REMBO's own suggestions). Trials in no embedding's image (added by hand, or from
+//!   another algorithm) are left out of the low-dimensional GPs and counted in `GET …/model`
+//!   (the reading's A12).
+//! - **Hyperparameters**: θ = (log amplitude, log ℓ) and the noise by MAP as every GP here, on
+//!   standardised outputs (A9); ℓ within seed 001's [0.01, 50] (in y's units). Seed 001's
+//!   Algorithm 3 (shrinking ℓ's upper bound after 5 low-variance picks) is not implemented: the
+//!   picks' variances are not stored with the trials. Acquisition: log-EI (§4: "EI"), maximised
+//!   over Y by Sobol candidates and L-BFGS (`optimize::subspace`) instead of DIRECT + CMA-ES.
+//! - **Design**: each embedding's first `initialDesignSize` points (max(2, d + 1), A7) are
+//!   scrambled Sobol points of Y.
+//!
+//! | Name | Default | Purpose | Range |
+//! | --- | --- | --- | --- |
+//! | `d` | min(4, D) | the embedding's dimension | 1 – min(D, 50) |
+//! | `k` | 4 | interleaved embeddings | 1 – 16 |
+//! | `kernel` | `LOW_DIM` if every parameter is DOUBLE, else `HIGH_DIM` | §3.2's kernels | — |
+//! | `seed` | the study's | the embeddings' seed | any u64 |
+//! | `initialDesignSize` | max(2, d + 1) | Sobol points per embedding | 1 – 1,000 |
+//! | `numCandidates` | 256 | Sobol candidates per suggestion | 16 – 100,000 |
+//! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//!
+//! [`Embedded`] is the algorithm on the embeddings' own coordinates, without a search space: the
+//! designer maps assignments to it, and bo-bench drives it directly on D = 10⁹, where no search
+//! space can list the parameters.
+
+use std::sync::Arc;
+
+use rand::Rng;
+use serde::Deserialize;
+
+use super::gp_bandit::{Training, add_fantasies, fit_gp};
+use super::quasi_random::sobol_point;
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
+use crate::acquisition::Acquisition;
+use crate::embedding::Embedding;
+use crate::gp::Gp;
+use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
+use crate::optimize::subspace::{self, Coordinate, SubspaceConfig};
+use crate::space::features::Features;
+use crate::space::{Domain, SearchSpace};
+use crate::study::{Goal, ObservationNoise};
+use crate::trial::{Assignment, Observation, Outcome};
+
+/// Which kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RemboKernel {
+    /// Isotropic SE on y, a GP per embedding.
+    LowDim,
+    /// Isotropic SE on the clipped point, one GP.
+    HighDim,
+}
+
+/// `algorithmConfig` of `REMBO` (the table above).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct RemboParams {
+    /// The embedding's dimension.
+    pub d: Option<usize>,
+    /// Interleaved embeddings.
+    pub k: Option<usize>,
+    /// The kernel.
+    pub kernel: Option<RemboKernel>,
+    /// The embeddings' seed.
+    pub seed: Option<u64>,
+    /// Sobol points per embedding before its GP.
+    pub initial_design_size: Option<usize>,
+    /// Sobol candidates per suggestion.
+    pub num_candidates: Option<usize>,
+    /// Random restarts of the hyperparameter fit.
+    pub num_restarts: Option<usize>,
+}
+
+/// The REMBO designer.
+pub struct Rembo {
+    seed: Option<u64>,
+    kernel: RemboKernel,
+    settings: Settings,
+}
+
+/// What [`Embedded`] needs besides the seed.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// The embedding's dimension.
+    pub d: usize,
+    /// Interleaved embeddings.
+    pub k: usize,
+    /// Sobol points per embedding before its GP.
+    pub initial_design_size: usize,
+    /// Sobol candidates per suggestion.
+    pub num_candidates: usize,
+    /// Random restarts of the hyperparameter fit.
+    pub num_restarts: usize,
+}
+
+impl Settings {
+    /// The settings `params` give for a space of `n` parameters (the table above), checked.
+    pub fn from_params(params: &RemboParams, n: u64) -> Result<Settings, ConfigError> {
+        let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
+        let max_d = n.min(50) as usize;
+        let d = params.d.unwrap_or(4.min(max_d));
+        if !(1..=max_d).contains(&d) {
+            return bad("d", format!("{d} is outside 1 to {max_d}"));
+        }
+        let k = params.k.unwrap_or(4);
+        if !(1..=16).contains(&k) {
+            return bad("k", format!("{k} is outside 1 to 16"));
+        }
+        let initial_design_size = params.initial_design_size.unwrap_or((d + 1).max(2));
+        if !(1..=1000).contains(&initial_design_size) {
+            return bad("initialDesignSize", format!("{initial_design_size} is outside 1 to 1000"));
+        }
+        let num_candidates = params.num_candidates.unwrap_or(256);
+        if !(16..=100_000).contains(&num_candidates) {
+            return bad("numCandidates", format!("{num_candidates} is outside 16 to 100000"));
+        }
+        let num_restarts = params.num_restarts.unwrap_or(2);
+        if num_restarts > 50 {
+            return bad("numRestarts", format!("{num_restarts} is above 50"));
+        }
+        Ok(Settings { d, k, initial_design_size, num_candidates, num_restarts })
+    }
+}
+
+impl Rembo {
+    /// Checks `params` against `space`.
+    pub fn new(params: RemboParams, space: &SearchSpace) -> Result<Rembo, ConfigError> {
+        let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
+        let all = space.params();
+        if all.iter().any(|p| !p.children.is_empty()) {
+            return bad("", "REMBO embeds spaces without conditional parameters; use ADD_TREE (or AUTO) for a conditional space".into());
+        }
+        let n = all.len();
+        let doubles = all.iter().filter(|p| matches!(p.domain, Domain::Double { .. })).count();
+        let settings = Settings::from_params(&params, n as u64)?;
+        let d = settings.d;
+        let kernel = params.kernel.unwrap_or(if doubles == n { RemboKernel::LowDim } else { RemboKernel::HighDim });
+        if kernel == RemboKernel::LowDim && doubles < 2 * d {
+            return bad(
+                "kernel",
+                format!("LOW_DIM recovers each trial's y from its DOUBLE parameters and needs at least 2d = {}; the space has {doubles}: use HIGH_DIM", 2 * d),
+            );
+        }
+        Ok(Rembo { seed: params.seed, kernel, settings })
+    }
+}
+
+/// ℓ's bounds in y's units (seed 001 §3.4).
+const LENGTH_SCALE_BOUNDS_Y: (f64, f64) = (0.01, 50.0);
+/// ℓ's start in y's units (seed 001's code, Branin demo).
+const INITIAL_LENGTH_SCALE_Y: f64 = 0.1;
+/// The tolerance of a recovered y's image, in `[−1, 1]` units.
+const RECOVERY_TOLERANCE: f64 = 1e-7;
+
+/// An isotropic squared exponential on `dims` (those in `categorical` compared by equality).
+fn isotropic(dims: Vec<usize>, categorical: &[usize], length_scale: f64, bounds: (f64, f64)) -> Box<dyn Kernel> {
+    let group = vec![dims.clone()];
+    Box::new(GroupAdditive::<SquaredExpProfile>::new(dims, categorical, &group, length_scale, bounds).with_shared_length_scale())
+}
+
+/// REMBO on the embeddings' own coordinates: a trial of embedding `r` is `w ∈ [0, 1]^d`, the
+/// point `y = √d (2w − 1)` of Y, with a value to maximise.
+#[derive(Clone, Debug)]
+pub struct Embedded {
+    settings: Settings,
+    embeddings: Vec<Embedding>,
+}
+
+/// One embedding's fitted GP (none during its design).
+struct Run {
+    gp: Option<Gp>,
+    /// Its trials (completed).
+    n: usize,
+    /// The best of them, for local search.
+    best: Option<Vec<f64>>,
+    state: Option<ModelState>,
+}
+
+/// The fitted GPs of every embedding.
+pub struct EmbeddedFit {
+    embedded: Embedded,
+    runs: Vec<Run>,
+}
+
+impl Embedded {
+    /// `settings.k` embeddings drawn from `seed`.
+    pub fn new(settings: Settings, seed: u64) -> Embedded {
+        Embedded { embeddings: (0..settings.k).map(|r| Embedding::nth(seed, r, settings.d)).collect(), settings }
+    }
+
+    /// The embeddings.
+    pub fn embeddings(&self) -> &[Embedding] {
+        &self.embeddings
+    }
+
+    /// y of `w`.
+    pub fn y_of(&self, w: &[f64]) -> Vec<f64> {
+        let h = (self.settings.d as f64).sqrt();
+        w.iter().map(|w| h * (2.0 * w - 1.0)).collect()
+    }
+
+    /// `w` of y, clamped to the box.
+    pub fn w_of(&self, y: &[f64]) -> Vec<f64> {
+        let h = (self.settings.d as f64).sqrt();
+        y.iter().map(|y| ((y / h + 1.0) / 2.0).clamp(0.0, 1.0)).collect()
+    }
+
+    /// Fits each embedding's GP on its trials `data[r]` (w, value to maximise), warm-started
+    /// from `warm[r]`, the state of its last fit.
+    pub fn fit(&self, data: &[Vec<(Vec<f64>, f64)>], warm: &[Option<ModelState>], noise: ObservationNoise, rng: &mut dyn Rng) -> Result<EmbeddedFit, FitError> {
+        let d = self.settings.d;
+        let scale = 2.0 * (d as f64).sqrt();
+        let bounds = (LENGTH_SCALE_BOUNDS_Y.0 / scale, LENGTH_SCALE_BOUNDS_Y.1 / scale);
+        let mut runs = Vec::with_capacity(self.settings.k);
+        for r in 0..self.settings.k {
+            let trials = data.get(r).map(Vec::as_slice).unwrap_or_default();
+            let best = trials.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(w, _)| w.clone());
+            if trials.len() < self.settings.initial_design_size.max(2) {
+                runs.push(Run { gp: None, n: trials.len(), best, state: warm.get(r).cloned().flatten() });
+                continue;
+            }
+            let x: Vec<Vec<f64>> = trials.iter().map(|(w, _)| w.clone()).collect();
+            let y: Vec<f64> = trials.iter().map(|(_, v)| *v).collect();
+            let kernel = isotropic((0..d).collect(), &[], INITIAL_LENGTH_SCALE_Y / scale, bounds);
+            let (gp, state) = fit_gp(kernel, x, &y, noise, self.settings.num_restarts, warm.get(r).and_then(Option::as_ref), rng)?;
+            runs.push(Run { gp: Some(gp), n: trials.len(), best, state: Some(state) });
+        }
+        Ok(EmbeddedFit { embedded: self.clone(), runs })
+    }
+}
+
+impl EmbeddedFit {
+    /// The states to store, one per embedding.
+    pub fn states(&self) -> Vec<Option<ModelState>> {
+        self.runs.iter().map(|r| r.state.clone()).collect()
+    }
+
+    /// The embedding and `w` of the next trial, given the points in flight in each embedding
+    /// (`pending[r]`).
+    pub fn propose(&self, pending: &[Vec<Vec<f64>>], rng: &mut dyn Rng) -> (usize, Vec<f64>) {
+        let load = |r: usize| self.runs[r].n + pending.get(r).map_or(0, Vec::len);
+        let r = (0..self.runs.len()).min_by_key(|&r| load(r)).expect("at least one embedding");
+        let run = &self.runs[r];
+        let d = self.embedded.settings.d;
+        let Some(gp) = &run.gp else {
+            return (r, sobol_point(load(r) as u64, d, self.embedded.embeddings[r].seed()));
+        };
+        let mut gp = gp.with_room(pending.get(r).map_or(0, Vec::len));
+        let in_flight = pending.get(r).cloned().unwrap_or_default();
+        let means: Vec<f64> = gp.predict(&in_flight).into_iter().map(|(m, _)| m).collect();
+        for (w, m) in in_flight.into_iter().zip(means) {
+            let _ = gp.condition_on(vec![w], vec![m], Some(1e-6));
+        }
+        let best = gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let acquisition = Acquisition::LogEi { best };
+        let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
+        let score_grad = |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
+        let config = SubspaceConfig { n_candidates: self.embedded.settings.num_candidates, ..SubspaceConfig::default() };
+        let dims: Vec<usize> = (0..d).collect();
+        let anchors: Vec<Vec<f64>> = run.best.iter().cloned().collect();
+        let w = subspace::maximize(&dims, &vec![Coordinate::Unit; d], &vec![0.5; d], &score_batch, &score_grad, &anchors, &config, rng)
+            .map(|(w, _)| w)
+            .unwrap_or_else(|| sobol_point(load(r) as u64, d, self.embedded.embeddings[r].seed()));
+        (r, w)
+    }
+
+    /// The hyperparameters of each embedding's GP.
+    fn describe(&self) -> Vec<serde_json::Value> {
+        self.runs
+            .iter()
+            .zip(&self.embedded.embeddings)
+            .map(|(run, e)| {
+                let h = run.gp.as_ref().map(|gp| gp.hyperparameters());
+                serde_json::json!({
+                    "seed": e.seed(),
+                    "trials": run.n,
+                    "lengthScaleY": h.as_ref().map(|h| h.kernel[1].exp() * 2.0 * (e.d() as f64).sqrt()),
+                    "logNoiseVariance": h.as_ref().map(|h| h.log_noise),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The space's unit cube as `[−1, 1]^D`, and back.
+struct Ambient {
+    space: SearchSpace,
+    /// The DOUBLE parameters' coordinates: known exactly from an assignment.
+    exact: Vec<usize>,
+}
+
+impl Ambient {
+    fn new(space: &SearchSpace) -> Ambient {
+        let exact = space.params().iter().enumerate().filter(|(_, p)| matches!(p.domain, Domain::Double { .. })).map(|(i, _)| i).collect();
+        Ambient { space: space.clone(), exact }
+    }
+
+    fn x_of(&self, a: &Assignment) -> Vec<f64> {
+        self.space.encode(a).iter().map(|u| 2.0 * u - 1.0).collect()
+    }
+
+    fn assignment(&self, e: &Embedding, y: &[f64]) -> Assignment {
+        let u: Vec<f64> = e.project(y, self.space.n_params()).iter().map(|x| (x + 1.0) / 2.0).collect();
+        self.space.decode(&u)
+    }
+
+    /// The embedding and w of a trial of REMBO's.
+    fn locate(&self, embedded: &Embedded, a: &Assignment) -> Option<(usize, Vec<f64>)> {
+        let x = self.x_of(a);
+        embedded.embeddings.iter().enumerate().find_map(|(r, e)| e.recover(&x, &self.exact, RECOVERY_TOLERANCE).map(|y| (r, embedded.w_of(&y))))
+    }
+}
+
+/// +1 to maximise the objective, −1 to minimise it.
+fn sign(problem: &Problem) -> f64 {
+    if problem.spec.objective().goal == Goal::Minimize { -1.0 } else { 1.0 }
+}
+
+/// `history`'s values to maximise (infeasible trials at the worst feasible value), in order.
+fn values(problem: &Problem, history: &[Observation]) -> Vec<Option<f64>> {
+    let objective = problem.spec.objective();
+    let sign = sign(problem);
+    let measured = |o: &Observation| match &o.outcome {
+        Outcome::Measured(m) => m.get(&objective.id).map(|v| sign * v),
+        Outcome::Infeasible => None,
+    };
+    let worst = history.iter().filter_map(measured).fold(f64::INFINITY, f64::min);
+    history
+        .iter()
+        .map(|o| match &o.outcome {
+            Outcome::Infeasible if worst.is_finite() => Some(worst),
+            _ => measured(o),
+        })
+        .collect()
+}
+
+impl Designer for Rembo {
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        let spec = &problem.spec;
+        let embedded = Embedded::new(self.settings, self.seed.unwrap_or(problem.seed));
+        let ambient = Ambient::new(&spec.space);
+        let values = values(problem, history);
+        let model = match self.kernel {
+            RemboKernel::LowDim => {
+                let mut data = vec![Vec::new(); self.settings.k];
+                let mut unmatched = 0;
+                for (o, v) in history.iter().zip(&values) {
+                    match (ambient.locate(&embedded, &o.assignment), v) {
+                        (Some((r, w)), Some(v)) => data[r].push((w, *v)),
+                        (None, _) => unmatched += 1,
+                        _ => {}
+                    }
+                }
+                let warm: Vec<Option<ModelState>> = warm
+                    .and_then(|s| s.0.get("embeddings").cloned())
+                    .and_then(|v| serde_json::from_value(v).ok())
+                    .unwrap_or_default();
+                let fit = embedded.fit(&data, &warm, spec.observation_noise, rng)?;
+                let state = ModelState(serde_json::json!({ "embeddings": fit.states() }));
+                let model = LowDimModel { ambient, fit, unmatched, sign: sign(problem) };
+                Fitted { model: Arc::new(model), state }
+            }
+            RemboKernel::HighDim => {
+                let features = Features::new(&spec.space);
+                let encode = |a: &Assignment| features.encode(a);
+                let gp = match Training::new(spec, history, &encode, self.settings.initial_design_size * self.settings.k) {
+                    Some(Training { x, y, .. }) => {
+                        let kernel = isotropic((0..features.dim()).collect(), &features.categorical_dims(), 0.5, (0.01, 20.0));
+                        let warm = warm.and_then(|s| s.0.get("gp").cloned()).map(ModelState);
+                        Some(fit_gp(kernel, x, &y, spec.observation_noise, self.settings.num_restarts, warm.as_ref(), rng)?)
+                    }
+                    None => None,
+                };
+                let state = ModelState(serde_json::json!({ "gp": gp.as_ref().map(|(_, s)| s.clone()) }));
+                let best = history.iter().zip(&values).filter_map(|(o, v)| v.map(|v| (o, v))).max_by(|a, b| a.1.total_cmp(&b.1));
+                let model = HighDimModel {
+                    rows: embedded.embeddings.iter().map(|e| (0..ambient.space.n_params() as u64).map(|i| e.row(i)).collect()).collect(),
+                    anchor: best.and_then(|(o, _)| ambient.locate(&embedded, &o.assignment)),
+                    embedded,
+                    features,
+                    ambient,
+                    gp: gp.map(|(gp, _)| gp),
+                    n: history.len(),
+                    sign: sign(problem),
+                };
+                Fitted { model: Arc::new(model), state }
+            }
+        };
+        Ok(model)
+    }
+}
+
+/// REMBO with the low-dimensional kernel: a GP per embedding.
+struct LowDimModel {
+    ambient: Ambient,
+    fit: EmbeddedFit,
+    /// Completed trials in no embedding's image.
+    unmatched: usize,
+    sign: f64,
+}
+
+impl Model for LowDimModel {
+    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+        let embedded = &self.fit.embedded;
+        let mut in_flight = vec![Vec::new(); embedded.settings.k];
+        for a in pending {
+            if let Some((r, w)) = self.ambient.locate(embedded, a) {
+                in_flight[r].push(w);
+            }
+        }
+        let mut out = Vec::with_capacity(count);
+        for _ in 0..count {
+            let (r, w) = self.fit.propose(&in_flight, rng);
+            let a = self.ambient.assignment(&embedded.embeddings[r], &embedded.y_of(&w));
+            if !w.iter().all(|v| v.is_finite()) {
+                return Err(FitError::Numerical("REMBO's proposal is not finite".into()));
+            }
+            in_flight[r].push(w);
+            out.push(a);
+        }
+        Ok(out)
+    }
+
+    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+        let embedded = &self.fit.embedded;
+        points
+            .iter()
+            .map(|a| {
+                let (r, w) = self.ambient.locate(embedded, a)?;
+                let gp = self.fit.runs[r].gp.as_ref()?;
+                let (m, v) = gp.predict(&[w])[0];
+                let (mean, var) = gp.unstandardize(m, v);
+                Some(Prediction { mean, stddev: var.sqrt() })
+            })
+            .map(|p| p.map(|p| Prediction { mean: self.sign * p.mean, ..p }))
+            .collect::<Option<Vec<_>>>()
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        let s = self.fit.embedded.settings;
+        serde_json::json!({
+            "model": "REMBO",
+            "kernel": "LOW_DIM",
+            "d": s.d,
+            "k": s.k,
+            "searchBox": [-(s.d as f64).sqrt(), (s.d as f64).sqrt()],
+            "embeddings": self.fit.describe(),
+            "unmatchedTrials": self.unmatched,
+        })
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let n: usize = self.fit.runs.iter().map(|r| r.n).sum();
+        8 * n * n + 4096
+    }
+}
+
+/// REMBO with the high-dimensional kernel: one GP on the clipped points; embedding `r` takes
+/// every k-th suggestion.
+struct HighDimModel {
+    embedded: Embedded,
+    features: Features,
+    ambient: Ambient,
+    /// Rows `0..D` of each embedding's A.
+    rows: Vec<Vec<Vec<f64>>>,
+    gp: Option<Gp>,
+    sign: f64,
+    /// The best trial's embedding and w, if it is REMBO's.
+    anchor: Option<(usize, Vec<f64>)>,
+    /// Completed trials.
+    n: usize,
+}
+
+impl HighDimModel {
+    /// The features of the assignment at `w` in embedding `r`, with `∂features/∂w` (non-zero
+    /// for the unclipped DOUBLE coordinates: `∂u_i/∂w_p = √d A_ip`).
+    fn point(&self, r: usize, w: &[f64]) -> (Assignment, Vec<f64>) {
+        let y = self.embedded.y_of(w);
+        (self.ambient.assignment(&self.embedded.embeddings[r], &y), y)
+    }
+
+    fn jacobian(&self, r: usize, y: &[f64]) -> Vec<(usize, Vec<f64>)> {
+        let h = (self.embedded.settings.d as f64).sqrt();
+        self.ambient
+            .exact
+            .iter()
+            .filter_map(|&i| {
+                let row = &self.rows[r][i];
+                let x: f64 = row.iter().zip(y).map(|(a, y)| a * y).sum();
+                (x.abs() < 1.0).then(|| (i, row.iter().map(|a| a * h).collect()))
+            })
+            .collect()
+    }
+}
+
+impl Model for HighDimModel {
+    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+        let s = self.embedded.settings;
+        let encode = |a: &Assignment| self.features.encode(a);
+        let mut gp = self.gp.as_ref().map(|gp| gp.with_room(pending.len() + count));
+        if let Some(gp) = &mut gp {
+            add_fantasies(gp, &encode, pending);
+        }
+        let mut out = Vec::with_capacity(count);
+        for b in 0..count {
+            let index = self.n + pending.len() + b;
+            let r = index % s.k;
+            let e = &self.embedded.embeddings[r];
+            let w = match &gp {
+                None => sobol_point((index / s.k) as u64, s.d, e.seed()),
+                Some(gp) => {
+                    let best = gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let acquisition = Acquisition::LogEi { best };
+                    let score_batch = |ws: &[Vec<f64>]| {
+                        let xs: Vec<Vec<f64>> = ws.iter().map(|w| encode(&self.point(r, w).0)).collect();
+                        gp.predict(&xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>()
+                    };
+                    let score_grad = |ws: &[Vec<f64>]| {
+                        let points: Vec<(Assignment, Vec<f64>)> = ws.iter().map(|w| self.point(r, w)).collect();
+                        let xs: Vec<Vec<f64>> = points.iter().map(|(a, _)| encode(a)).collect();
+                        gp.predict_with_grad_batch(&xs)
+                            .iter()
+                            .zip(&points)
+                            .map(|(p, (_, y))| {
+                                let (v, g) = acquisition.value_and_grad(p);
+                                let mut grad = vec![0.0; s.d];
+                                for (i, d_u) in self.jacobian(r, y) {
+                                    grad.iter_mut().zip(&d_u).for_each(|(g_p, du)| *g_p += g[i] * du);
+                                }
+                                (v, grad)
+                            })
+                            .collect::<Vec<_>>()
+                    };
+                    let config = SubspaceConfig { n_candidates: s.num_candidates, ..SubspaceConfig::default() };
+                    let anchors: Vec<Vec<f64>> = self.anchor.iter().filter(|(ar, _)| *ar == r).map(|(_, w)| w.clone()).collect();
+                    let dims: Vec<usize> = (0..s.d).collect();
+                    subspace::maximize(&dims, &vec![Coordinate::Unit; s.d], &vec![0.5; s.d], &score_batch, &score_grad, &anchors, &config, rng)
+                        .map_or_else(|| sobol_point((index / s.k) as u64, s.d, e.seed()), |(w, _)| w)
+                }
+            };
+            if !w.iter().all(|v| v.is_finite()) {
+                return Err(FitError::Numerical("REMBO's proposal is not finite".into()));
+            }
+            let (a, _) = self.point(r, &w);
+            if b + 1 < count
+                && let Some(gp) = &mut gp
+            {
+                add_fantasies(gp, &encode, std::slice::from_ref(&a));
+            }
+            out.push(a);
+        }
+        Ok(out)
+    }
+
+    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+        let gp = self.gp.as_ref()?;
+        let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
+        Some(
+            gp.predict(&xs)
+                .into_iter()
+                .map(|(m, v)| {
+                    let (mean, var) = gp.unstandardize(m, v);
+                    Prediction { mean: self.sign * mean, stddev: var.sqrt() }
+                })
+                .collect(),
+        )
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        let s = self.embedded.settings;
+        let h = self.gp.as_ref().map(|gp| gp.hyperparameters());
+        serde_json::json!({
+            "model": "REMBO",
+            "kernel": "HIGH_DIM",
+            "d": s.d,
+            "k": s.k,
+            "searchBox": [-(s.d as f64).sqrt(), (s.d as f64).sqrt()],
+            "embeddings": self.embedded.embeddings.iter().map(|e| serde_json::json!({"seed": e.seed()})).collect::<Vec<_>>(),
+            "trials": self.n,
+            "lengthScale": h.as_ref().map(|h| h.kernel[1].exp()),
+            "logNoiseVariance": h.as_ref().map(|h| h.log_noise),
+        })
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let n = self.gp.as_ref().map_or(0, Gp::n);
+        8 * (n * n + n * self.features.dim()) + 8 * self.rows.len() * self.ambient.exact.len() * self.embedded.settings.d + 4096
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+    use crate::designer::designer_for;
+    use crate::space::{ParamSpec, Scale};
+    use crate::study::{MetricSpec, StudySpec};
+
+    fn spec(d: usize, config: serde_json::Value) -> StudySpec {
+        StudySpec {
+            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
+            space: SearchSpace::new(
+                (0..d)
+                    .map(|i| ParamSpec {
+                        id: format!("x{i}"),
+                        domain: Domain::Double { min: -1.0, max: 1.0 },
+                        scale: Scale::Linear,
+                        default: None,
+                        children: vec![],
+                    })
+                    .collect(),
+            )
+            .unwrap(),
+            algorithm: "REMBO".into(),
+            algorithm_config: config,
+            observation_noise: Default::default(),
+            measurement_selection: Default::default(),
+            stopping: None,
+        }
+    }
+
+    #[test]
+    fn its_own_trials_are_recovered_and_spread_over_the_embeddings() {
+        let problem = Problem { spec: spec(12, serde_json::json!({"d": 2, "k": 3})), seed: 4 };
+        let designer = designer_for(&problem.spec).unwrap();
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut history = Vec::new();
+        for _ in 0..15 {
+            let model = designer.fit(&problem, &history, None, &mut rng).unwrap().model;
+            let a = model.suggest(&[], 1, &mut rng).unwrap().remove(0);
+            let v: f64 = a.0.values().map(|v| if let crate::trial::ParamValue::Float(x) = v { x * x } else { 0.0 }).sum();
+            history.push(Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), v)])) });
+        }
+        let described = designer.fit(&problem, &history, None, &mut rng).unwrap().model.describe();
+        assert_eq!(described["unmatchedTrials"], 0, "{described}");
+        let trials: Vec<u64> = described["embeddings"].as_array().unwrap().iter().map(|e| e["trials"].as_u64().unwrap()).collect();
+        assert_eq!(trials, vec![5, 5, 5], "{described}");
+    }
+}
