@@ -167,6 +167,21 @@ mod tests {
     }
 
     #[test]
+    fn branin_constants_follow_the_reading() {
+        // high-dimensional.md §7 item 1.
+        let pi = std::f64::consts::PI;
+        for (u, v) in [(-pi, 12.275), (pi, 2.275)] {
+            assert!((branin_of(&[u, v]) - 0.397887357729738).abs() < 1e-12);
+        }
+        assert!((branin_of(&[9.42478, 2.475]) - 0.39788735775).abs() < 1e-10);
+        assert!((branin_of(&[2.5, 7.5]) - 24.1299644136).abs() < 1e-9);
+        assert!((branin_of(&[-5.0, 0.0]) - 308.129096).abs() < 1e-6);
+        for (xi, xj) in [(-0.752212, 0.636667), (0.085546, -0.696667), (0.923304, -0.670000)] {
+            assert!((branin_centred(xi, xj) - 0.397887).abs() < 1e-5, "rescaled optimiser ({xi}, {xj})");
+        }
+    }
+
+    #[test]
     fn the_rotated_branin_keeps_its_optimum_inside_the_box() {
         let r = rotation(25, 5);
         for (i, u) in r.iter().enumerate() {

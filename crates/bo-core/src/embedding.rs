@@ -114,12 +114,11 @@ impl Embedding {
                 return None;
             }
             m.swap(col, pivot);
-            for r in 0..d {
+            let pivot_row = m[col].clone();
+            for (r, row) in m.iter_mut().enumerate() {
                 if r != col {
-                    let f = m[r][col] / m[col][col];
-                    for c in col..=d {
-                        m[r][c] -= f * m[col][c];
-                    }
+                    let f = row[col] / pivot_row[col];
+                    row.iter_mut().zip(&pivot_row).skip(col).for_each(|(v, p)| *v -= f * p);
                 }
             }
         }

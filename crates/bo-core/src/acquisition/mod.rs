@@ -160,9 +160,12 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::approx_constant)] // the reading's printed value, which happens to be ln 2
     fn paper_beta_schedules_follow_their_formulas() {
         // 0.2 · d · ln(2t): d = 2, t = 50 → 0.4 ln 100.
         assert!((BetaSchedule::Kandasamy.beta(2, 50) - 0.4 * 100f64.ln()).abs() < 1e-12);
+        // high-dimensional.md §7 item 10: a group of 5 at t = 1, 0.2 · 5 · ln 2.
+        assert!((BetaSchedule::Kandasamy.beta(5, 1) - 0.693147).abs() < 1e-6);
         // conditional.md §A4 ¶5: |P| = 4, δ = 0.1 gives κ = √β ≈ 3.9 at t = 5 and 5.2 at
         // t = 100. (It also says 4.3 at t = 30, but its own formula gives 4.69 there; 4.3 is
         // κ at t ≈ 15 — an arithmetic slip in the reading, checked below.)
