@@ -4,6 +4,7 @@ mod add_tree;
 mod durability;
 mod gp;
 mod harness;
+mod high_dim;
 mod outage;
 mod robustness;
 mod studies;

@@ -1,0 +1,73 @@
+//! The high-dimensional designers over HTTP: an ADD_GP_UCB study shows the groups it learned, a
+//! REMBO study its embeddings, and settings they cannot honour are refused with a 400 naming
+//! what is wrong, creating nothing.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::harness::{Server, databases, message};
+
+fn box_study(name: &str, algorithm: &str, d: usize, config: Value) -> Value {
+    let params: Vec<Value> =
+        (0..d).map(|i| json!({"parameterId": format!("x{i}"), "doubleValueSpec": {"minValue": -1.0, "maxValue": 1.0}})).collect();
+    json!({
+        "displayName": name,
+        "studySpec": {
+            "metrics": [{"metricId": "f", "goal": "MINIMIZE"}],
+            "algorithm": algorithm,
+            "algorithmConfig": config,
+            "parameters": params,
+        },
+    })
+}
+
+/// Σ of squares of the trial's values (minimum 0 at the centre).
+fn bowl(trial: &Value) -> f64 {
+    trial["parameters"].as_array().unwrap().iter().map(|p| p["value"].as_f64().unwrap().powi(2)).sum()
+}
+
+fn run(s: &Server, study: &str, n: usize) {
+    for _ in 0..n {
+        let trial = s.suggest(study, 1, "worker").remove(0);
+        let id = trial["id"].as_str().unwrap().to_owned();
+        s.complete(study, &id, "f", bowl(&trial));
+    }
+}
+
+#[test]
+fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot_do() {
+    for db in databases("high_dim") {
+        let s = Server::start(&db);
+
+        let study = s.create_study(box_study("additive", "ADD_GP_UCB", 6, json!({"groupSize": 2})));
+        run(&s, &study, 14);
+        let model = s.ok_get(&format!("/studies/{study}/model"));
+        assert_eq!(model["algorithm"], "ADD_GP_UCB", "{model}");
+        let groups: Vec<Vec<String>> = serde_json::from_value(model["model"]["groups"].clone()).unwrap_or_else(|e| panic!("{e}: {model}"));
+        let mut ids: Vec<String> = groups.iter().flatten().cloned().collect();
+        ids.sort();
+        assert_eq!(ids, (0..6).map(|i| format!("x{i}")).collect::<Vec<_>>(), "a partition of the parameters: {model}");
+        assert!(groups.iter().all(|g| g.len() <= 2), "{model}");
+
+        let study = s.create_study(box_study("embedded", "REMBO", 10, json!({"d": 2, "k": 2})));
+        run(&s, &study, 10);
+        let model = s.ok_get(&format!("/studies/{study}/model"));
+        assert_eq!(model["algorithm"], "REMBO", "{model}");
+        assert_eq!((model["model"]["d"].clone(), model["model"]["k"].clone()), (json!(2), json!(2)), "{model}");
+        let embeddings = model["model"]["embeddings"].as_array().unwrap_or_else(|| panic!("{model}"));
+        assert_eq!(embeddings.len(), 2);
+        assert!(embeddings.iter().all(|e| e["seed"].is_u64()), "{model}");
+        assert_eq!(model["model"]["unmatchedTrials"], 0, "REMBO recovers its own trials: {model}");
+
+        for (body, field) in [
+            (box_study("too deep", "REMBO", 10, json!({"d": 20})), "d"),
+            (box_study("overlap", "ADD_GP_UCB", 4, json!({"groups": [["x0", "x1"], ["x1", "x2"]]})), "groups"),
+        ] {
+            let (status, v) = s.post("/studies", body);
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+            assert!(message(&v).contains(&format!("algorithmConfig.{field}")), "{v}");
+        }
+        let (_, list) = s.get("/studies");
+        assert_eq!(list["studies"].as_array().map(Vec::len), Some(2), "the refused studies were not created: {list}");
+    }
+}
