@@ -62,7 +62,7 @@ pub fn run(problem: &Lazy, algorithm: &str, config: &serde_json::Value, budget: 
     for _ in 0..budget {
         let start = std::time::Instant::now();
         let fit = embedded.fit(&data, &warm, ObservationNoise::Unspecified, &mut rng)?;
-        let (r, w) = fit.propose(&[], &mut rng);
+        let (r, w) = fit.propose(&[], &|_, _| true, &mut rng);
         trace.suggest_seconds.push(start.elapsed().as_secs_f64());
         warm = fit.states();
         let e = &embedded.embeddings()[r];
