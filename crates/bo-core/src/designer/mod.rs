@@ -37,9 +37,10 @@ pub use random::RandomSearch;
 /// The algorithm names a study may use. `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`, its
 /// synonym) picks the best designer bo has for the space: `ADD_TREE` for a conditional space
 /// (measured ahead of `GP_BANDIT` on the flattened space on all 5 bo-bench tree problems,
-/// docs/benchmarks.md), `GP_BANDIT` otherwise (both
-/// start with a quasi-random design); the high-dimensional designers will take over the spaces
-/// they suit.
+/// docs/benchmarks.md), `GP_BANDIT` otherwise (both start with a quasi-random design). On the
+/// high-dimensional bo-bench problems `GP_BANDIT` with EI was ahead of `ADD_GP_UCB` and `REMBO`
+/// unless they were told the structure (true groups, REMBO's d), so `AUTO` does not pick them
+/// (docs/benchmarks.md, "High-dimensional designers").
 pub const ALGORITHMS: &[&str] =
     &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED", "ADD_GP_UCB", "REMBO"];
 
