@@ -18,6 +18,7 @@ pub mod optimal;
 pub mod optimize;
 pub mod space;
 pub mod stopping;
+pub mod structure;
 pub mod study;
 pub mod trial;
 
