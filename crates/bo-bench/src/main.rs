@@ -3,6 +3,7 @@
 //! the command that produced them; tests never assert them.
 
 mod embedded;
+mod graphs;
 mod harness;
 mod high_dim;
 mod problems;

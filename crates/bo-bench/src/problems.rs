@@ -5,7 +5,7 @@
 //! Jenatton et al. (2017) as in ../shared/algorithms/conditional.md §A5.2 (seed 000's benchmark,
 //! a conditional space; optimum 0.1).
 
-use crate::{high_dim, trees};
+use crate::{graphs, high_dim, trees};
 use bo_core::{Assignment, Conditional, Domain, ParamSpec, ParamValue, ParentValues, Scale, SearchSpace};
 
 /// A benchmark problem.
@@ -306,6 +306,22 @@ pub fn all() -> Vec<Problem> {
             optimum: 0.397887,
             space: || high_dim::centred_box(25),
             eval: high_dim::branin_d25_rotated,
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "rolland_star_d10",
+            dim: 10,
+            optimum: -graphs::star().max,
+            space: || graphs::space(10),
+            eval: |a| graphs::eval(graphs::star(), a),
+            noise_sd: 0.0,
+        },
+        Problem {
+            name: "rolland_grid_d9",
+            dim: 9,
+            optimum: -graphs::grid().max,
+            space: || graphs::space(9),
+            eval: |a| graphs::eval(graphs::grid(), a),
             noise_sd: 0.0,
         },
         Problem {
