@@ -11,6 +11,7 @@ mod add_tree;
 mod branching_nested;
 mod gp_bandit;
 mod grid;
+mod overlap_add_gp;
 pub mod quasi_random;
 mod random;
 pub mod rembo;
@@ -31,6 +32,7 @@ pub use add_tree::{AddTreeDesigner, AddTreeParams};
 pub use branching_nested::{BranchingNestedDesigner, BranchingNestedParams};
 pub use gp_bandit::{GpBandit, GpBanditParams};
 pub use grid::{GridParams, GridSearch};
+pub use overlap_add_gp::{OverlapAddGp, OverlapAddGpParams};
 pub use quasi_random::QuasiRandomSearch;
 pub use random::RandomSearch;
 
@@ -42,7 +44,7 @@ pub use random::RandomSearch;
 /// unless they were told the structure (true groups, REMBO's d), so `AUTO` does not pick them
 /// (docs/benchmarks.md, "High-dimensional designers").
 pub const ALGORITHMS: &[&str] =
-    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED", "ADD_GP_UCB", "REMBO"];
+    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED", "ADD_GP_UCB", "OVERLAP_ADD_GP", "REMBO"];
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.
 #[derive(Clone, Debug)]
@@ -164,6 +166,7 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
         "ADD_TREE" => Ok(Box::new(AddTreeDesigner::new(parse_params::<AddTreeParams>(config)?.check()?))),
         "BRANCHING_NESTED" => Ok(Box::new(BranchingNestedDesigner::new(parse_params::<BranchingNestedParams>(config)?, &spec.space)?)),
         "ADD_GP_UCB" => Ok(Box::new(AddGpUcb::new(parse_params::<AddGpUcbParams>(config)?, &spec.space)?)),
+        "OVERLAP_ADD_GP" => Ok(Box::new(OverlapAddGp::new(parse_params::<OverlapAddGpParams>(config)?, &spec.space)?)),
         "REMBO" => Ok(Box::new(rembo::Rembo::new(parse_params::<rembo::RemboParams>(config)?, &spec.space)?)),
         other => Err(ConfigError::UnknownAlgorithm { name: other.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() }),
     }
@@ -242,6 +245,11 @@ mod tests {
     #[test]
     fn add_gp_ucb_conforms() {
         testing::conformance("ADD_GP_UCB");
+    }
+
+    #[test]
+    fn overlap_add_gp_conforms() {
+        testing::conformance("OVERLAP_ADD_GP");
     }
 
     #[test]
