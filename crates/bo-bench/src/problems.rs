@@ -23,6 +23,8 @@ pub struct Problem {
     /// The standard deviation of the noise each observation carries (regret is measured on the
     /// noise-free value).
     pub noise_sd: f64,
+    /// For a function on a known dependency graph: it, to score a model's learned graph.
+    pub graph: Option<fn() -> &'static graphs::GraphFunction>,
 }
 
 pub(crate) fn box_space(bounds: &[(f64, f64)]) -> SearchSpace {
@@ -189,9 +191,10 @@ pub fn all() -> Vec<Problem> {
             space: || box_space(&[(-5.0, 10.0), (0.0, 15.0)]),
             eval: branin,
             noise_sd: 0.0,
+            graph: None,
         },
-        Problem { name: "hartmann3", dim: 3, optimum: -3.86278, space: || box_space(&[(0.0, 1.0); 3]), eval: hartmann3, noise_sd: 0.0 },
-        Problem { name: "hartmann6", dim: 6, optimum: -3.32237, space: || box_space(&[(0.0, 1.0); 6]), eval: hartmann6, noise_sd: 0.0 },
+        Problem { name: "hartmann3", dim: 3, optimum: -3.86278, space: || box_space(&[(0.0, 1.0); 3]), eval: hartmann3, noise_sd: 0.0, graph: None },
+        Problem { name: "hartmann6", dim: 6, optimum: -3.32237, space: || box_space(&[(0.0, 1.0); 6]), eval: hartmann6, noise_sd: 0.0, graph: None },
         Problem {
             name: "ackley5",
             dim: 5,
@@ -199,6 +202,7 @@ pub fn all() -> Vec<Problem> {
             space: || box_space(&[(-32.768, 32.768); 5]),
             eval: |a| ackley(&coords(a, 5)),
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "levy10",
@@ -207,6 +211,7 @@ pub fn all() -> Vec<Problem> {
             space: || box_space(&[(-10.0, 10.0); 10]),
             eval: |a| levy(&coords(a, 10)),
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "rosenbrock4",
@@ -215,6 +220,7 @@ pub fn all() -> Vec<Problem> {
             space: || box_space(&[(-5.0, 10.0); 4]),
             eval: |a| rosenbrock(&coords(a, 4)),
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "styblinski_tang8",
@@ -223,8 +229,9 @@ pub fn all() -> Vec<Problem> {
             space: || box_space(&[(-5.0, 5.0); 8]),
             eval: |a| styblinski_tang(&coords(a, 8)),
             noise_sd: 0.0,
+            graph: None,
         },
-        Problem { name: "jenatton", dim: 9, optimum: 0.1, space: jenatton_space, eval: jenatton, noise_sd: 0.0 },
+        Problem { name: "jenatton", dim: 9, optimum: 0.1, space: jenatton_space, eval: jenatton, noise_sd: 0.0, graph: None },
         Problem {
             name: "jenatton_small",
             dim: 9,
@@ -232,9 +239,10 @@ pub fn all() -> Vec<Problem> {
             space: trees::jenatton_small_space,
             eval: trees::jenatton_small,
             noise_sd: 0.0,
+            graph: None,
         },
-        Problem { name: "addtree_toy", dim: 8, optimum: 0.0, space: trees::toy_space, eval: trees::toy, noise_sd: 0.0 },
-        Problem { name: "jenatton3", dim: 21, optimum: 0.05, space: trees::jenatton3_space, eval: trees::jenatton3, noise_sd: 0.0 },
+        Problem { name: "addtree_toy", dim: 8, optimum: 0.0, space: trees::toy_space, eval: trees::toy, noise_sd: 0.0, graph: None },
+        Problem { name: "jenatton3", dim: 21, optimum: 0.05, space: trees::jenatton3_space, eval: trees::jenatton3, noise_sd: 0.0, graph: None },
         Problem {
             name: "branching_nested_synthetic",
             dim: 5,
@@ -242,8 +250,9 @@ pub fn all() -> Vec<Problem> {
             space: trees::branching_nested_space,
             eval: trees::branching_nested,
             noise_sd: trees::BRANCHING_NESTED_NOISE,
+            graph: None,
         },
-        Problem { name: "vgg16_tree", dim: 49, optimum: 0.0, space: trees::vgg16_tree_space, eval: trees::vgg16_tree, noise_sd: 0.0 },
+        Problem { name: "vgg16_tree", dim: 49, optimum: 0.0, space: trees::vgg16_tree_space, eval: trees::vgg16_tree, noise_sd: 0.0, graph: None },
         Problem {
             name: "branin_d25",
             dim: 25,
@@ -251,6 +260,7 @@ pub fn all() -> Vec<Problem> {
             space: || high_dim::centred_box(25),
             eval: high_dim::branin_d25,
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "branin_d100",
@@ -259,6 +269,7 @@ pub fn all() -> Vec<Problem> {
             space: || high_dim::centred_box(100),
             eval: high_dim::branin_d100,
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "hartmann6_d100",
@@ -267,6 +278,7 @@ pub fn all() -> Vec<Problem> {
             space: || high_dim::centred_box(100),
             eval: high_dim::hartmann6_d100,
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "additive_hartmann3x8_d24",
@@ -275,6 +287,7 @@ pub fn all() -> Vec<Problem> {
             space: || unit_box(24),
             eval: high_dim::additive_hartmann3x8_d24,
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "kandasamy_10_3_3",
@@ -283,6 +296,7 @@ pub fn all() -> Vec<Problem> {
             space: || high_dim::centred_box(10),
             eval: high_dim::kandasamy_10_3_3,
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "kandasamy_24_11_2",
@@ -291,6 +305,7 @@ pub fn all() -> Vec<Problem> {
             space: || high_dim::centred_box(24),
             eval: high_dim::kandasamy_24_11_2,
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "kandasamy_40_18_2",
@@ -299,6 +314,7 @@ pub fn all() -> Vec<Problem> {
             space: || high_dim::centred_box(40),
             eval: high_dim::kandasamy_40_18_2,
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "branin_d25_rotated",
@@ -307,6 +323,7 @@ pub fn all() -> Vec<Problem> {
             space: || high_dim::centred_box(25),
             eval: high_dim::branin_d25_rotated,
             noise_sd: 0.0,
+            graph: None,
         },
         Problem {
             name: "rolland_star_d10",
@@ -315,6 +332,7 @@ pub fn all() -> Vec<Problem> {
             space: || graphs::space(10),
             eval: |a| graphs::eval(graphs::star(), a),
             noise_sd: 0.0,
+            graph: Some(graphs::star),
         },
         Problem {
             name: "rolland_grid_d9",
@@ -323,6 +341,7 @@ pub fn all() -> Vec<Problem> {
             space: || graphs::space(9),
             eval: |a| graphs::eval(graphs::grid(), a),
             noise_sd: 0.0,
+            graph: Some(graphs::grid),
         },
         Problem {
             name: "kandasamy_96_5_19",
@@ -331,6 +350,7 @@ pub fn all() -> Vec<Problem> {
             space: || high_dim::centred_box(96),
             eval: high_dim::kandasamy_96_5_19,
             noise_sd: 0.0,
+            graph: None,
         },
     ]
 }
