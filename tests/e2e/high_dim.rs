@@ -1,5 +1,5 @@
-//! The high-dimensional designers over HTTP: an ADD_GP_UCB study shows the groups it learned, a
-//! REMBO study its embeddings, and settings they cannot honour are refused with a 400 naming
+//! The high-dimensional designers over HTTP: an ADD_GP_UCB study shows the groups it learned, an
+//! OVERLAP_ADD_GP study its graph, a REMBO study its embeddings, and settings they cannot honour are refused with a 400 naming
 //! what is wrong, creating nothing.
 
 use reqwest::StatusCode;
@@ -59,6 +59,17 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
         assert!(embeddings.iter().all(|e| e["seed"].is_u64()), "{model}");
         assert_eq!(model["model"]["unmatchedTrials"], 0, "REMBO recovers its own trials: {model}");
 
+        let study = s.create_study(box_study("graph", "OVERLAP_ADD_GP", 5, json!({"gibbsBudget": 60, "relearnEvery": 5})));
+        run(&s, &study, 12);
+        let model = s.ok_get(&format!("/studies/{study}/model"));
+        assert_eq!(model["algorithm"], "OVERLAP_ADD_GP", "{model}");
+        assert!(model["model"]["edges"].is_array(), "{model}");
+        let mut covered: Vec<String> =
+            serde_json::from_value::<Vec<Vec<String>>>(model["model"]["cliques"].clone()).unwrap_or_else(|e| panic!("{e}: {model}")).concat();
+        covered.sort();
+        covered.dedup();
+        assert_eq!(covered.len(), 5, "every parameter is in a clique: {model}");
+
         for (body, field) in [
             (box_study("too deep", "REMBO", 10, json!({"d": 20})), "d"),
             (box_study("overlap", "ADD_GP_UCB", 4, json!({"groups": [["x0", "x1"], ["x1", "x2"]]})), "groups"),
@@ -68,6 +79,6 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
             assert!(message(&v).contains(&format!("algorithmConfig.{field}")), "{v}");
         }
         let (_, list) = s.get("/studies");
-        assert_eq!(list["studies"].as_array().map(Vec::len), Some(2), "the refused studies were not created: {list}");
+        assert_eq!(list["studies"].as_array().map(Vec::len), Some(3), "the refused studies were not created: {list}");
     }
 }

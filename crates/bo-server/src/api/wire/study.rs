@@ -87,7 +87,7 @@ pub struct StudySpecW {
     /// Required: at least one.
     pub parameters: Vec<ParameterSpecW>,
     /// `ALGORITHM_UNSPECIFIED` (= `AUTO`), `RANDOM_SEARCH`, `QUASI_RANDOM_SEARCH`, `GRID_SEARCH`,
-    /// `GP_BANDIT`, `ADD_TREE`, `BRANCHING_NESTED`, `ADD_GP_UCB`, `REMBO`.
+    /// `GP_BANDIT`, `ADD_TREE`, `BRANCHING_NESTED`, `ADD_GP_UCB`, `OVERLAP_ADD_GP`, `REMBO`.
     #[serde(skip_serializing_if = "algorithm_is_default")]
     pub algorithm: AlgorithmName,
     /// Settings of the algorithm (bo extension).
