@@ -97,8 +97,14 @@ enum Command {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
-    /// Seconds per fit (cold and warm-started) and per suggest against n and D, for GP_BANDIT.
+    /// Seconds per fit (cold and warm-started) and per suggest against n and D.
     Latency {
+        /// Algorithm name, as in a study's `algorithm`.
+        #[arg(long, default_value = "GP_BANDIT")]
+        algorithm: String,
+        /// `algorithmConfig` as JSON.
+        #[arg(long)]
+        config: Option<String>,
         /// Trial counts, comma-separated.
         #[arg(long, default_value = "100,200,500,1000", value_delimiter = ',')]
         n: Vec<usize>,
@@ -231,8 +237,8 @@ fn main() -> Result<()> {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }
         }
-        Command::Latency { n, d, repeats, out } => {
-            let rows = latency(&n, &d, repeats.max(1))?;
+        Command::Latency { algorithm, config, n, d, repeats, out } => {
+            let rows = latency(&algorithm, parse_config(config)?, &n, &d, repeats.max(1))?;
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }
@@ -301,14 +307,14 @@ struct LatencyRow {
     suggest_seconds: f64,
 }
 
-/// Times GP_BANDIT on `n` random observations of a smooth function in `d` dimensions: a cold fit
+/// Times `algorithm` on `n` random observations of a smooth function in `d` dimensions: a cold fit
 /// (every start), a refit warm-started from it (θ optimised from the warm θ alone), a fit on one
 /// more observation (which keeps θ and only conditions: what most refits are), and a suggestion.
-fn latency(ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>> {
+fn latency(algorithm: &str, config: serde_json::Value, ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>> {
     println!("{:>6} {:>4} {:>12} {:>12} {:>12} {:>12}", "n", "D", "cold fit s", "warm fit s", "condition s", "suggest s");
     let mut rows = Vec::new();
     for &d in ds {
-        let spec = harness::spec_with_space(problems::unit_box(d), "GP_BANDIT", serde_json::Value::Null);
+        let spec = harness::spec_with_space(problems::unit_box(d), algorithm, config.clone());
         let designer = designer_for(&spec)?;
         let study = bo_core::Problem { spec, seed: 0 };
         for &n in ns {

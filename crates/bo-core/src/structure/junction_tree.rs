@@ -141,8 +141,7 @@ impl JunctionTree {
             let sep: Vec<usize> = self.nodes[c].iter().copied().filter(|v| self.nodes[p].contains(v)).collect();
             let mut message = vec![f64::NEG_INFINITY; size(&sep, cards)];
             let mut arg = vec![0; message.len()];
-            for (i, &v) in belief[c].iter().enumerate() {
-                let s = project(i, &self.nodes[c], &sep, cards);
+            for (i, (&v, s)) in belief[c].iter().zip(sub_indices(&self.nodes[c], &sep, cards)).enumerate() {
                 if v > message[s] {
                     message[s] = v;
                     arg[s] = i;
@@ -236,16 +235,41 @@ fn index_of(vars: &[usize], cards: &[usize], assignment: &[usize]) -> usize {
     vars.iter().fold(0, |i, &v| i * cards[v] + assignment[v])
 }
 
-/// The index over `sub` (a subset of `vars`) of the assignment with index `i` over `vars`.
-fn project(i: usize, vars: &[usize], sub: &[usize], cards: &[usize]) -> usize {
-    let values = unravel(i, vars, cards);
-    sub.iter().fold(0, |acc, v| acc * cards[*v] + values[vars.iter().position(|u| u == v).expect("a subset")])
+/// For every assignment index over `vars`, the index over `sub` (a subset of `vars`) of the
+/// same assignment: one pass with a mixed-radix counter, no allocation per entry.
+fn sub_indices(vars: &[usize], sub: &[usize], cards: &[usize]) -> Vec<usize> {
+    // The stride of each of `vars` in `sub`'s index (0 when not in `sub`).
+    let strides: Vec<usize> = vars
+        .iter()
+        .map(|v| match sub.iter().position(|u| u == v) {
+            Some(k) => sub[k + 1..].iter().map(|&u| cards[u]).product(),
+            None => 0,
+        })
+        .collect();
+    let total = size(vars, cards);
+    let mut out = Vec::with_capacity(total);
+    let mut digits = vec![0; vars.len()];
+    let mut index = 0;
+    for _ in 0..total {
+        out.push(index);
+        // Increment the last variable fastest, carrying.
+        for k in (0..vars.len()).rev() {
+            digits[k] += 1;
+            index += strides[k];
+            if digits[k] < cards[vars[k]] {
+                break;
+            }
+            index -= strides[k] * digits[k];
+            digits[k] = 0;
+        }
+    }
+    out
 }
 
 /// `table += f`, broadcast from `f.vars` (a subset of `vars`).
 fn add_into(table: &mut [f64], vars: &[usize], f: &Factor, cards: &[usize]) {
-    for (i, t) in table.iter_mut().enumerate() {
-        *t += f.table[project(i, vars, &f.vars, cards)];
+    for (t, j) in table.iter_mut().zip(sub_indices(vars, &f.vars, cards)) {
+        *t += f.table[j];
     }
 }
 
