@@ -75,8 +75,8 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         let assignment = fitted.model.suggest(&[], 1, &mut rng)?.into_iter().next().context("the designer proposed nothing")?;
         trace.suggest_seconds.push(start.elapsed().as_secs_f64());
         if let (Some(truth), Some(log)) = (problem.graph, &mut trace.graph_recovery)
-            && history.len() % 25 == 0
-            && history.len() > 0
+            && history.len().is_multiple_of(25)
+            && !history.is_empty()
         {
             let (cc, cs) = crate::graphs::recovery(&truth().graph, &crate::graphs::described_edges(&fitted.model.describe()));
             log.push((history.len(), cc, cs));

@@ -378,13 +378,7 @@ impl Designer for AddGpUcb {
         let m = groups.len();
         let per_group = self.params.num_candidates.unwrap_or_else(|| (0.9 * (100.0 * d_all as f64).min(5000.0) / m as f64) as usize).clamp(32, 1000);
         let model = AddGpUcbModel {
-            post: Posterior {
-                gp,
-                sign,
-                objective: spec.objective().id.clone(),
-                worst,
-                taken: history.iter().map(|o| o.assignment.key()).collect(),
-            },
+            post: Arc::new(Posterior::new(gp, sign, worst, spec, history)),
             groups,
             components,
             ucb_beta: self.params.ucb_beta,
@@ -461,9 +455,10 @@ impl AddGpUcb {
 /// as θ is fitted): one factorisation of 300 points costs about 5 ms.
 const MAX_SCORED_POINTS: usize = 300;
 
+#[derive(Clone)]
 struct AddGpUcbModel {
     features: Features,
-    post: Posterior,
+    post: Arc<Posterior>,
     /// Feature dimensions of each group.
     groups: Vec<Vec<usize>>,
     /// Each group's term of the kernel, at the fitted θ.
@@ -560,18 +555,8 @@ impl Model for AddGpUcbModel {
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        Some(Arc::new(AddGpUcbModel {
-            features: self.features.clone(),
-            post: self.post.observed(new, &|a| self.features.encode(a))?,
-            groups: self.groups.clone(),
-            components: self.components.clone(),
-            ucb_beta: self.ucb_beta,
-            loose: self.loose.clone(),
-            kinds: self.kinds.clone(),
-            anchors: self.anchors.clone(),
-            learned: self.learned,
-            config: self.config.clone(),
-        }))
+        let post = Arc::new(self.post.observed(new, &|a| self.features.encode(a))?);
+        Some(Arc::new(AddGpUcbModel { post, ..self.clone() }))
     }
 
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {

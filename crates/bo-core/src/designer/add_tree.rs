@@ -283,13 +283,7 @@ impl Designer for AddTreeDesigner {
         let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
         let model = AddTreeModel {
             layout,
-            post: Posterior {
-                gp,
-                sign,
-                objective: spec.objective().id.clone(),
-                worst,
-                taken: history.iter().map(|o| o.assignment.key()).collect(),
-            },
+            post: Posterior::new(gp, sign, worst, spec, history),
             mode: self.params.mode,
             components,
             kappa: self.params.ucb_kappa,

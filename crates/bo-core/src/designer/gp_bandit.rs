@@ -340,6 +340,12 @@ pub(super) struct Posterior {
 }
 
 impl Posterior {
+    /// The posterior of `gp` fitted to `spec`'s objective (`sign`-adjusted, infeasible trials at
+    /// `worst`) over `history`.
+    pub fn new(gp: Gp, sign: f64, worst: f64, spec: &StudySpec, history: &[Observation]) -> Posterior {
+        Posterior { gp, sign, objective: spec.objective().id.clone(), worst, taken: history.iter().map(|o| o.assignment.key()).collect() }
+    }
+
     /// The posterior conditioned on `new` completed trials (without refitting θ); `None` when
     /// one lacks the objective or the factor cannot be extended.
     pub fn observed(&self, new: &[Observation], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Option<Posterior> {
@@ -409,13 +415,7 @@ impl Designer for GpBandit {
         let model = GpBanditModel {
             name: self.variant.name,
             features,
-            post: Posterior {
-                gp,
-                sign,
-                objective: spec.objective().id.clone(),
-                worst,
-                taken: history.iter().map(|o| o.assignment.key()).collect(),
-            },
+            post: Posterior::new(gp, sign, worst, spec, history),
             acquisition,
             anchors,
             config: MixedConfig { n_candidates: self.params.num_candidates, ..MixedConfig::default() },

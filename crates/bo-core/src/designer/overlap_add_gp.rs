@@ -349,7 +349,7 @@ impl Designer for OverlapAddGp {
         let grid = grid_size(&cliques, &tree);
         let incumbent = ranked.first().map(|(a, _)| encode(a));
         let model = OverlapModel {
-            post: Posterior { gp, sign, objective: spec.objective().id.clone(), worst, taken: history.iter().map(|o| o.assignment.key()).collect() },
+            post: Arc::new(Posterior::new(gp, sign, worst, spec, history)),
             values: (0..d)
                 .map(|i| match features.kind(i) {
                     FeatureKind::Numeric => (0..grid).map(|k| k as f64 / (grid - 1) as f64).collect(),
@@ -381,9 +381,10 @@ fn grid_size(cliques: &[Vec<usize>], tree: &JunctionTree) -> usize {
     (5..=50).rev().find(|&m| fits(m)).unwrap_or(5)
 }
 
+#[derive(Clone)]
 struct OverlapModel {
     features: Features,
-    post: Posterior,
+    post: Arc<Posterior>,
     graph: Graph,
     cliques: Vec<Vec<usize>>,
     components: Vec<Box<dyn Kernel>>,
@@ -466,19 +467,8 @@ impl Model for OverlapModel {
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        Some(Arc::new(OverlapModel {
-            features: self.features.clone(),
-            post: self.post.observed(new, &|a| self.features.encode(a))?,
-            graph: self.graph.clone(),
-            cliques: self.cliques.clone(),
-            components: self.components.clone(),
-            tree: self.tree.clone(),
-            values: self.values.clone(),
-            ucb_beta: self.ucb_beta,
-            incumbent: self.incumbent.clone(),
-            learned_at: self.learned_at,
-            gibbs_evaluations: self.gibbs_evaluations,
-        }))
+        let post = Arc::new(self.post.observed(new, &|a| self.features.encode(a))?);
+        Some(Arc::new(OverlapModel { post, ..self.clone() }))
     }
 
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
