@@ -13,7 +13,8 @@
 //!   kernel of §3.2 with λ tied to ℓ; seed 001's code uses `exp(−h/θ)`, and the paper's
 //!   `exp(−λh²/2)` is not positive definite in general). `HIGH_DIM` is the default when any
 //!   parameter is not DOUBLE, as integers, discrete values and categories are rounded after
-//!   clipping (the reading's A4, A6: equal-width bins) and `y` cannot be recovered from them.
+//!   clipping (the reading's A4, A6: equal-width bins) and `y` cannot be recovered from them,
+//!   and when there are fewer than 2d parameters to recover it from.
 //! - **Which y a trial had**: a completed trial stores only its assignment; under `LOW_DIM` its
 //!   `y` and embedding are recovered by least squares on its unclipped DOUBLE coordinates
 //!   (exact for REMBO's own suggestions). Trials in no embedding's image (added by hand, or from
@@ -31,7 +32,7 @@
 //! | --- | --- | --- | --- |
 //! | `d` | min(4, D) | the embedding's dimension | 1 – min(D, 50) |
 //! | `k` | 4 | interleaved embeddings | 1 – 16 |
-//! | `kernel` | `LOW_DIM` if every parameter is DOUBLE, else `HIGH_DIM` | §3.2's kernels | — |
+//! | `kernel` | `LOW_DIM` with ≥ 2d parameters, all DOUBLE; else `HIGH_DIM` | §3.2's kernels | — |
 //! | `seed` | the study's | the embeddings' seed | any u64 |
 //! | `initialDesignSize` | max(2, d + 1) | Sobol points per embedding | 1 – 1,000 |
 //! | `numCandidates` | 256 | Sobol candidates per suggestion | 16 – 100,000 |
@@ -152,7 +153,7 @@ impl Rembo {
         let doubles = all.iter().filter(|p| matches!(p.domain, Domain::Double { .. })).count();
         let settings = Settings::from_params(&params, n as u64)?;
         let d = settings.d;
-        let kernel = params.kernel.unwrap_or(if doubles == n { RemboKernel::LowDim } else { RemboKernel::HighDim });
+        let kernel = params.kernel.unwrap_or(if doubles == n && doubles >= 2 * d { RemboKernel::LowDim } else { RemboKernel::HighDim });
         if kernel == RemboKernel::LowDim && doubles < 2 * d {
             return bad(
                 "kernel",
@@ -680,6 +681,18 @@ mod tests {
             measurement_selection: Default::default(),
             stopping: None,
         }
+    }
+
+    #[test]
+    fn small_spaces_default_to_the_high_dimensional_kernel() {
+        // d = min(4, 3) = 3 needs 6 DOUBLE parameters to recover y; with 3 the default is HIGH_DIM.
+        let small = spec(3, serde_json::Value::Null).space;
+        assert_eq!(Rembo::new(RemboParams::default(), &small).unwrap().kernel, RemboKernel::HighDim);
+        let large = spec(12, serde_json::Value::Null).space;
+        assert_eq!(Rembo::new(RemboParams::default(), &large).unwrap().kernel, RemboKernel::LowDim);
+        let forced = RemboParams { kernel: Some(RemboKernel::LowDim), ..RemboParams::default() };
+        let err = Rembo::new(forced, &small).err().unwrap().to_string();
+        assert!(err.contains("HIGH_DIM"), "{err}");
     }
 
     #[test]
