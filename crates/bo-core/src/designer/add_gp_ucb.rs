@@ -49,7 +49,7 @@ use std::sync::Arc;
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use super::gp_bandit::{Posterior, Training, add_fantasies, fit_gp};
+use super::gp_bandit::{Posterior, Training, fit_gp};
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::acquisition::BetaSchedule;
 use crate::gp::{Gp, fit_subset, log_marginal_likelihood};
@@ -493,15 +493,9 @@ impl AddGpUcbModel {
 
 impl Model for AddGpUcbModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        let encode = |a: &Assignment| self.features.encode(a);
-        let mut gp = self.post.gp.with_room(pending.len() + count);
-        add_fantasies(&mut gp, &encode, pending);
-        let mut taken = self.post.taken.clone();
-        taken.extend(pending.iter().map(Assignment::key));
         // t counts the real observations (seed 004's code: #observations + 1).
         let t = self.post.taken.len() + 1;
-        let mut out = Vec::with_capacity(count);
-        for k in 0..count {
+        self.post.batch(&|a| self.features.encode(a), pending, count, |gp, taken, _| {
             let mut x: Vec<f64> = match self.anchors.first() {
                 Some(best) => best.clone(),
                 None => self.kinds.iter().map(|&kind| self.draw(kind, rng)).collect(),
@@ -545,13 +539,8 @@ impl Model for AddGpUcbModel {
             if !x.iter().all(|v| v.is_finite()) {
                 return Err(FitError::Numerical("the acquisition's maximiser is not finite".into()));
             }
-            taken.insert(a.key());
-            if k + 1 < count {
-                add_fantasies(&mut gp, &encode, std::slice::from_ref(&a));
-            }
-            out.push(a);
-        }
-        Ok(out)
+            Ok(Some(a))
+        })
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {

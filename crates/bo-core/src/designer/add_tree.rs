@@ -55,7 +55,7 @@ use std::sync::Arc;
 use rand::{Rng, RngExt};
 use serde::Deserialize;
 
-use super::gp_bandit::{KernelKind, Posterior, Training, add_fantasies, fit_gp};
+use super::gp_bandit::{KernelKind, Posterior, Training, fit_gp};
 use super::quasi_random::sobol_point;
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::acquisition::Acquisition;
@@ -440,12 +440,7 @@ impl AddTreeModel {
 impl Model for AddTreeModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
         let encode = |a: &Assignment| self.layout.encode(a);
-        let mut gp = self.post.gp.with_room(pending.len() + count);
-        let mut taken = self.post.taken.clone();
-        add_fantasies(&mut gp, &encode, pending);
-        taken.extend(pending.iter().map(Assignment::key));
-        let mut out = Vec::with_capacity(count);
-        for k in 0..count {
+        self.post.batch(&encode, pending, count, |gp, taken, k| {
             // Every `explore_every`-th suggestion (counting the data, pending trials and this
             // batch's members) explores with κ_t; the others exploit with κ.
             let step = self.post.gp.n() + pending.len() + k;
@@ -459,14 +454,9 @@ impl Model for AddTreeModel {
             let explore = every > 0 && step.is_multiple_of(every);
             let kappa = if explore { self.kappa_t } else { self.kappa };
             if self.mode == Mode::Paper
-                && let Some(a) = self.algorithm_2(&gp, kappa, &taken, rng)
+                && let Some(a) = self.algorithm_2(gp, kappa, taken, rng)
             {
-                taken.insert(a.key());
-                if k + 1 < count {
-                    add_fantasies(&mut gp, &encode, std::slice::from_ref(&a));
-                }
-                out.push(a);
-                continue;
+                return Ok(Some(a));
             }
             let search = |kappa: f64, rng: &mut dyn Rng| {
                 let acquisition = Acquisition::Ucb { beta: kappa * kappa };
@@ -485,12 +475,12 @@ impl Model for AddTreeModel {
                     encode: &encode,
                     score_batch: &score_batch,
                     score_grad: &score_grad,
-                    taken: &taken,
+                    taken,
                 };
                 refine(&objective, candidates, &groups, STARTS_PER_PATTERN, &config).map(|(a, _)| a)
             };
             let Some(mut a) = search(kappa, rng) else {
-                break; // every candidate was tried already
+                return Ok(None); // every candidate was tried already
             };
             // An exploiting proposal next to a point already in the data would learn little: explore.
             if !explore && self.explore_near > 0.0 {
@@ -507,13 +497,8 @@ impl Model for AddTreeModel {
                     a = b;
                 }
             }
-            taken.insert(a.key());
-            if k + 1 < count {
-                add_fantasies(&mut gp, &encode, std::slice::from_ref(&a));
-            }
-            out.push(a);
-        }
-        Ok(out)
+            Ok(Some(a))
+        })
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {

@@ -366,6 +366,34 @@ impl Posterior {
         Some(Posterior { gp, sign: self.sign, objective: self.objective.clone(), worst: self.worst, taken })
     }
 
+    /// Up to `count` new assignments chosen one at a time by the kriging believer (Ginsbourger
+    /// et al. 2010): the pending trials, then each member chosen, are fantasies in a copy of the
+    /// GP before the next member. `propose(gp, taken, k)` gives member `k` from the fantasised GP
+    /// and the keys not to propose again (data, pending and members so far); `None` ends the
+    /// batch early (a small discrete space used up).
+    pub fn batch(
+        &self,
+        encode: &dyn Fn(&Assignment) -> Vec<f64>,
+        pending: &[Assignment],
+        count: usize,
+        mut propose: impl FnMut(&Gp, &HashSet<String>, usize) -> Result<Option<Assignment>, FitError>,
+    ) -> Result<Vec<Assignment>, FitError> {
+        let mut gp = self.gp.with_room(pending.len() + count);
+        add_fantasies(&mut gp, encode, pending);
+        let mut taken = self.taken.clone();
+        taken.extend(pending.iter().map(Assignment::key));
+        let mut out = Vec::with_capacity(count);
+        for k in 0..count {
+            let Some(a) = propose(&gp, &taken, k)? else { break };
+            taken.insert(a.key());
+            if k + 1 < count {
+                add_fantasies(&mut gp, encode, std::slice::from_ref(&a));
+            }
+            out.push(a);
+        }
+        Ok(out)
+    }
+
     /// Posterior mean and deviation of the objective, in its own units and direction.
     pub fn predictions(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Prediction> {
         let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
@@ -438,16 +466,14 @@ const PE_PENALTY: f64 = 10.0;
 
 impl Model for GpBanditModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        let mut gp = self.post.gp.with_room(pending.len() + count);
-        let mut taken = self.post.taken.clone();
-        add_fantasies(&mut gp, &|a| self.features.encode(a), pending);
-        taken.extend(pending.iter().map(Assignment::key));
         // The posterior before this batch's fantasies defines UCB-PE's relevant region (a copy
         // only when there is a batch).
-        let base = (count > 1).then(|| gp.clone());
+        let mut base: Option<Gp> = None;
         let mut lcb_bound = f64::NEG_INFINITY;
-        let mut out: Vec<Assignment> = Vec::with_capacity(count);
-        for k in 0..count {
+        self.post.batch(&|a| self.features.encode(a), pending, count, |gp, taken, k| {
+            if k == 0 && count > 1 {
+                base = Some(gp.clone());
+            }
             let chosen = match (self.acquisition, &base) {
                 (Acquisition::Ucb { beta }, Some(base)) if k > 0 => {
                     let b = beta.sqrt();
@@ -477,19 +503,18 @@ impl Model for GpBanditModel {
                             })
                             .collect::<Vec<_>>()
                     };
-                    maximize(&self.features, &score_batch, &score_grad, &taken, &self.anchors, &self.config, rng)
+                    maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)
                 }
                 (acquisition, _) => {
                     let score_batch =
                         |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
                     let score_grad =
                         |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-                    maximize(&self.features, &score_batch, &score_grad, &taken, &self.anchors, &self.config, rng)
+                    maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)
                 }
             };
-            let Some((a, _)) = chosen else {
-                break; // every point of a small discrete space has been tried
-            };
+            // Nothing chosen: every point of a small discrete space has been tried.
+            let Some((a, _)) = chosen else { return Ok(None) };
             if k == 0
                 && let (Acquisition::Ucb { beta }, Some(base)) = (self.acquisition, &base)
             {
@@ -498,13 +523,8 @@ impl Model for GpBanditModel {
                 xs.push(self.features.encode(&a));
                 lcb_bound = base.predict(&xs).into_iter().map(|(m, v)| m - beta.sqrt() * v.sqrt()).fold(f64::NEG_INFINITY, f64::max);
             }
-            taken.insert(a.key());
-            if k + 1 < count {
-                add_fantasies(&mut gp, &|a| self.features.encode(a), std::slice::from_ref(&a));
-            }
-            out.push(a);
-        }
-        Ok(out)
+            Ok(Some(a))
+        })
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {

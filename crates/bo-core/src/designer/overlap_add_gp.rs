@@ -36,13 +36,12 @@
 //! | `initialDesignSize` | 10 | quasi-random trials before the GP | 1 – 1,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use super::gp_bandit::{Posterior, Training, add_fantasies, fit_gp};
+use super::gp_bandit::{Posterior, Training, fit_gp};
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::gp::{Gp, Hyperparameters, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
@@ -436,14 +435,8 @@ impl OverlapModel {
 
 impl Model for OverlapModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        let encode = |a: &Assignment| self.features.encode(a);
-        let mut gp = self.post.gp.with_room(pending.len() + count);
-        add_fantasies(&mut gp, &encode, pending);
-        let mut taken: HashSet<String> = self.post.taken.clone();
-        taken.extend(pending.iter().map(Assignment::key));
-        let mut out = Vec::with_capacity(count);
-        for k in 0..count {
-            let mut x = self.maximise(&gp, rng);
+        self.post.batch(&|a| self.features.encode(a), pending, count, |gp, taken, _| {
+            let mut x = self.maximise(gp, rng);
             let mut a = self.features.decode(&x);
             // A taken point moves one grid step along random parameters until it is new.
             for _ in 0..64 {
@@ -457,13 +450,8 @@ impl Model for OverlapModel {
                 x[v] = grid[next];
                 a = self.features.decode(&x);
             }
-            taken.insert(a.key());
-            if k + 1 < count {
-                add_fantasies(&mut gp, &encode, std::slice::from_ref(&a));
-            }
-            out.push(a);
-        }
-        Ok(out)
+            Ok(Some(a))
+        })
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
