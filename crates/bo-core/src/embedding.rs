@@ -92,40 +92,47 @@ impl Embedding {
     /// then a check on every usable one (clipped ones included) to `tolerance`. `None` when fewer
     /// than d coordinates are inside or the point is not in this embedding's image.
     pub fn recover(&self, x: &[f64], usable: &[usize], tolerance: f64) -> Option<Vec<f64>> {
-        let d = self.d;
-        let rows: Vec<(Vec<f64>, f64)> = usable.iter().map(|&i| (self.row(i as u64), x[i])).collect();
-        let inside: Vec<&(Vec<f64>, f64)> = rows.iter().filter(|(_, v)| v.abs() < 1.0 - 1e-9).collect();
-        if inside.len() < d {
+        let rows: Vec<Vec<f64>> = usable.iter().map(|&i| self.row(i as u64)).collect();
+        let values: Vec<f64> = usable.iter().map(|&i| x[i]).collect();
+        recover_from_rows(&rows, &values, tolerance)
+    }
+}
+
+/// [`Embedding::recover`] given the rows of `A` (each of length d) and the values `p_X(A y)`
+/// should have on them — for a caller that keeps the rows it uses.
+pub fn recover_from_rows(rows: &[Vec<f64>], values: &[f64], tolerance: f64) -> Option<Vec<f64>> {
+    let d = rows.first()?.len();
+    let inside: Vec<(&Vec<f64>, f64)> = rows.iter().zip(values.iter().copied()).filter(|(_, v)| v.abs() < 1.0 - 1e-9).collect();
+    if inside.len() < d {
+        return None;
+    }
+    // Normal equations AᵀA y = Aᵀx, solved by Gaussian elimination with partial pivoting.
+    let mut m = vec![vec![0.0; d + 1]; d];
+    for (a, v) in &inside {
+        for p in 0..d {
+            for q in 0..d {
+                m[p][q] += a[p] * a[q];
+            }
+            m[p][d] += a[p] * v;
+        }
+    }
+    for col in 0..d {
+        let pivot = (col..d).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        if m[pivot][col].abs() < 1e-12 {
             return None;
         }
-        // Normal equations AᵀA y = Aᵀx, solved by Gaussian elimination with partial pivoting.
-        let mut m = vec![vec![0.0; d + 1]; d];
-        for (a, v) in &inside {
-            for p in 0..d {
-                for q in 0..d {
-                    m[p][q] += a[p] * a[q];
-                }
-                m[p][d] += a[p] * v;
+        m.swap(col, pivot);
+        let pivot_row = m[col].clone();
+        for (r, row) in m.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot_row[col];
+                row.iter_mut().zip(&pivot_row).skip(col).for_each(|(v, p)| *v -= f * p);
             }
         }
-        for col in 0..d {
-            let pivot = (col..d).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
-            if m[pivot][col].abs() < 1e-12 {
-                return None;
-            }
-            m.swap(col, pivot);
-            let pivot_row = m[col].clone();
-            for (r, row) in m.iter_mut().enumerate() {
-                if r != col {
-                    let f = row[col] / pivot_row[col];
-                    row.iter_mut().zip(&pivot_row).skip(col).for_each(|(v, p)| *v -= f * p);
-                }
-            }
-        }
-        let y: Vec<f64> = (0..d).map(|p| m[p][d] / m[p][p]).collect();
-        let fits = rows.iter().all(|(a, v)| (a.iter().zip(&y).map(|(a, y)| a * y).sum::<f64>().clamp(-1.0, 1.0) - v).abs() <= tolerance);
-        fits.then_some(y)
     }
+    let y: Vec<f64> = (0..d).map(|p| m[p][d] / m[p][p]).collect();
+    let fits = rows.iter().zip(values).all(|(a, v)| (a.iter().zip(&y).map(|(a, y)| a * y).sum::<f64>().clamp(-1.0, 1.0) - v).abs() <= tolerance);
+    fits.then_some(y)
 }
 
 #[cfg(test)]

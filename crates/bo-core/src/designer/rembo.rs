@@ -51,7 +51,7 @@ use super::gp_bandit::{Training, add_fantasies, fit_gp};
 use super::quasi_random::sobol_point;
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
 use crate::acquisition::Acquisition;
-use crate::embedding::Embedding;
+use crate::embedding::{Embedding, recover_from_rows};
 use crate::gp::Gp;
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
 use crate::optimize::subspace::{self, Coordinate, SubspaceConfig};
@@ -330,43 +330,54 @@ impl EmbeddedFit {
     }
 }
 
-/// The space's unit cube as `[−1, 1]^D`, and back.
+/// The space's unit cube as `[−1, 1]^D`, and back, through each embedding — whose rows for the
+/// space's D parameters are generated once per fit, not on every projection.
 struct Ambient {
     space: SearchSpace,
     /// The DOUBLE parameters' coordinates: known exactly from an assignment.
     exact: Vec<usize>,
+    /// `rows[r][i]`: row i of embedding r's A.
+    rows: Vec<Vec<Vec<f64>>>,
 }
 
 impl Ambient {
-    fn new(space: &SearchSpace) -> Ambient {
+    fn new(space: &SearchSpace, embedded: &Embedded) -> Ambient {
         let exact = space.params().iter().enumerate().filter(|(_, p)| matches!(p.domain, Domain::Double { .. })).map(|(i, _)| i).collect();
-        Ambient { space: space.clone(), exact }
+        let n = space.n_params() as u64;
+        let rows = embedded.embeddings.iter().map(|e| (0..n).map(|i| e.row(i)).collect()).collect();
+        Ambient { space: space.clone(), exact, rows }
     }
 
     fn x_of(&self, a: &Assignment) -> Vec<f64> {
         self.space.encode(a).iter().map(|u| 2.0 * u - 1.0).collect()
     }
 
-    fn assignment(&self, e: &Embedding, y: &[f64]) -> Assignment {
-        let u: Vec<f64> = e.project(y, self.space.n_params()).iter().map(|x| (x + 1.0) / 2.0).collect();
+    /// `A_i · y` (unclipped) for row `i` of embedding `r`.
+    fn dot(&self, r: usize, i: usize, y: &[f64]) -> f64 {
+        self.rows[r][i].iter().zip(y).map(|(a, y)| a * y).sum()
+    }
+
+    /// The assignment at `p_X(A y)` for embedding `r`.
+    fn assignment(&self, r: usize, y: &[f64]) -> Assignment {
+        let u: Vec<f64> = (0..self.rows[r].len()).map(|i| (self.dot(r, i, y).clamp(-1.0, 1.0) + 1.0) / 2.0).collect();
         self.space.decode(&u)
     }
 
     /// Whether the assignment at `y` will give `y` back: at least d DOUBLE coordinates of `A y`
-    /// strictly inside the box (the least squares of [`Embedding::recover`]). Near Y's corners
+    /// strictly inside the box (the least squares of [`recover_from_rows`]). Near Y's corners
     /// with d ≥ 3 most coordinates clip, and a trial there could not be told apart from others.
-    fn recoverable(&self, e: &Embedding, y: &[f64]) -> bool {
-        let inside = self.exact.iter().filter(|&&i| {
-            let x: f64 = e.row(i as u64).iter().zip(y).map(|(a, y)| a * y).sum();
-            x.abs() < 1.0 - 1e-6
-        });
-        inside.count() >= e.d()
+    fn recoverable(&self, r: usize, y: &[f64]) -> bool {
+        self.exact.iter().filter(|&&i| self.dot(r, i, y).abs() < 1.0 - 1e-6).count() >= y.len()
     }
 
     /// The embedding and w of a trial of REMBO's.
     fn locate(&self, embedded: &Embedded, a: &Assignment) -> Option<(usize, Vec<f64>)> {
         let x = self.x_of(a);
-        embedded.embeddings.iter().enumerate().find_map(|(r, e)| e.recover(&x, &self.exact, RECOVERY_TOLERANCE).map(|y| (r, embedded.w_of(&y))))
+        let values: Vec<f64> = self.exact.iter().map(|&i| x[i]).collect();
+        (0..self.rows.len()).find_map(|r| {
+            let rows: Vec<Vec<f64>> = self.exact.iter().map(|&i| self.rows[r][i].clone()).collect();
+            recover_from_rows(&rows, &values, RECOVERY_TOLERANCE).map(|y| (r, embedded.w_of(&y)))
+        })
     }
 }
 
@@ -397,7 +408,7 @@ impl Designer for Rembo {
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let embedded = Embedded::new(self.settings, self.seed.unwrap_or(problem.seed));
-        let ambient = Ambient::new(&spec.space);
+        let ambient = Ambient::new(&spec.space, &embedded);
         let values = values(problem, history);
         let model = match self.kernel {
             RemboKernel::LowDim => {
@@ -433,7 +444,6 @@ impl Designer for Rembo {
                 let state = ModelState(serde_json::json!({ "gp": gp.as_ref().map(|(_, s)| s.clone()) }));
                 let best = history.iter().zip(&values).filter_map(|(o, v)| v.map(|v| (o, v))).max_by(|a, b| a.1.total_cmp(&b.1));
                 let model = HighDimModel {
-                    rows: embedded.embeddings.iter().map(|e| (0..ambient.space.n_params() as u64).map(|i| e.row(i)).collect()).collect(),
                     anchor: best.and_then(|(o, _)| ambient.locate(&embedded, &o.assignment)),
                     embedded,
                     features,
@@ -469,9 +479,9 @@ impl Model for LowDimModel {
         }
         let mut out = Vec::with_capacity(count);
         for _ in 0..count {
-            let recoverable = |r: usize, w: &[f64]| self.ambient.recoverable(&embedded.embeddings[r], &embedded.y_of(w));
+            let recoverable = |r: usize, w: &[f64]| self.ambient.recoverable(r, &embedded.y_of(w));
             let (r, w) = self.fit.propose(&in_flight, &recoverable, rng);
-            let a = self.ambient.assignment(&embedded.embeddings[r], &embedded.y_of(&w));
+            let a = self.ambient.assignment(r, &embedded.y_of(&w));
             if !w.iter().all(|v| v.is_finite()) {
                 return Err(FitError::Numerical("REMBO's proposal is not finite".into()));
             }
@@ -521,8 +531,6 @@ struct HighDimModel {
     embedded: Embedded,
     features: Features,
     ambient: Ambient,
-    /// Rows `0..D` of each embedding's A.
-    rows: Vec<Vec<Vec<f64>>>,
     gp: Option<Gp>,
     sign: f64,
     /// The best trial's embedding and w, if it is REMBO's.
@@ -532,23 +540,21 @@ struct HighDimModel {
 }
 
 impl HighDimModel {
-    /// The features of the assignment at `w` in embedding `r`, with `∂features/∂w` (non-zero
-    /// for the unclipped DOUBLE coordinates: `∂u_i/∂w_p = √d A_ip`).
+    /// The assignment at `w` in embedding `r`, and its y.
     fn point(&self, r: usize, w: &[f64]) -> (Assignment, Vec<f64>) {
         let y = self.embedded.y_of(w);
-        (self.ambient.assignment(&self.embedded.embeddings[r], &y), y)
+        (self.ambient.assignment(r, &y), y)
     }
 
+    /// `∂features/∂w` at y, non-zero for the unclipped DOUBLE coordinates:
+    /// `∂u_i/∂w_p = √d A_ip`.
     fn jacobian(&self, r: usize, y: &[f64]) -> Vec<(usize, Vec<f64>)> {
         let h = (self.embedded.settings.d as f64).sqrt();
         self.ambient
             .exact
             .iter()
-            .filter_map(|&i| {
-                let row = &self.rows[r][i];
-                let x: f64 = row.iter().zip(y).map(|(a, y)| a * y).sum();
-                (x.abs() < 1.0).then(|| (i, row.iter().map(|a| a * h).collect()))
-            })
+            .filter(|&&i| self.ambient.dot(r, i, y).abs() < 1.0)
+            .map(|&i| (i, self.ambient.rows[r][i].iter().map(|a| a * h).collect()))
             .collect()
     }
 }
@@ -644,7 +650,7 @@ impl Model for HighDimModel {
 
     fn memory_bytes(&self) -> usize {
         let n = self.gp.as_ref().map_or(0, Gp::n);
-        8 * (n * n + n * self.features.dim()) + 8 * self.rows.len() * self.ambient.exact.len() * self.embedded.settings.d + 4096
+        8 * (n * n + n * self.features.dim()) + 8 * self.ambient.rows.len() * self.ambient.space.n_params() * self.embedded.settings.d + 4096
     }
 }
 
