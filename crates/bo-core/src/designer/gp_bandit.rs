@@ -248,36 +248,44 @@ pub(super) struct Training<'h> {
     pub y: Vec<f64>,
 }
 
+/// Each trial's objective made a maximisation (×`sign`, returned), infeasible trials at the
+/// worst feasible value (their penalty; `None` while no trial is feasible), `None` for a trial
+/// without the objective: the rule every GP designer trains on.
+pub(super) fn objective_values(spec: &StudySpec, history: &[Observation]) -> (f64, Vec<Option<f64>>) {
+    let objective = spec.objective();
+    let sign = if objective.goal == Goal::Minimize { -1.0 } else { 1.0 };
+    let measured = |o: &Observation| match &o.outcome {
+        Outcome::Measured(m) => m.get(&objective.id).map(|v| sign * v),
+        Outcome::Infeasible => None,
+    };
+    let worst = history.iter().filter_map(measured).fold(f64::INFINITY, f64::min);
+    let values = history
+        .iter()
+        .map(|o| match &o.outcome {
+            Outcome::Infeasible if worst.is_finite() => Some(worst),
+            _ => measured(o),
+        })
+        .collect();
+    (sign, values)
+}
+
 impl<'h> Training<'h> {
     /// The training data of `history` under `encode`; `None` with fewer than `min` measured
     /// trials.
     pub fn new(spec: &StudySpec, history: &'h [Observation], encode: &dyn Fn(&Assignment) -> Vec<f64>, min: usize) -> Option<Training<'h>> {
-        let objective = spec.objective();
-        let sign = if objective.goal == Goal::Minimize { -1.0 } else { 1.0 };
+        let (sign, values) = objective_values(spec, history);
         let mut ranked: Vec<(&Assignment, f64)> = history
             .iter()
-            .filter_map(|o| match &o.outcome {
-                Outcome::Measured(m) => m.get(&objective.id).map(|v| (&o.assignment, sign * v)),
-                Outcome::Infeasible => None,
-            })
+            .zip(&values)
+            .filter(|(o, _)| matches!(o.outcome, Outcome::Measured(_)))
+            .filter_map(|(o, v)| v.map(|v| (&o.assignment, v)))
             .collect();
         if ranked.len() < min.max(2) {
             return None;
         }
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         let worst = ranked.iter().map(|(_, y)| *y).fold(f64::INFINITY, f64::min);
-        let mut x = Vec::with_capacity(history.len());
-        let mut y = Vec::with_capacity(history.len());
-        for o in history {
-            let value = match &o.outcome {
-                Outcome::Measured(m) => m.get(&objective.id).map(|v| sign * v),
-                Outcome::Infeasible => Some(worst),
-            };
-            if let Some(v) = value {
-                x.push(encode(&o.assignment));
-                y.push(v);
-            }
-        }
+        let (x, y) = history.iter().zip(&values).filter_map(|(o, v)| v.map(|v| (encode(&o.assignment), v))).unzip();
         Some(Training { sign, worst, ranked, x, y })
     }
 }

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::Deserialize;
 
-use super::gp_bandit::{Training, add_fantasies, fit_gp};
+use super::gp_bandit::{Training, add_fantasies, fit_gp, objective_values};
 use super::quasi_random::sobol_point;
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
 use crate::acquisition::Acquisition;
@@ -57,8 +57,8 @@ use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
 use crate::optimize::subspace::{self, Coordinate, SubspaceConfig};
 use crate::space::features::Features;
 use crate::space::{Domain, SearchSpace};
-use crate::study::{Goal, ObservationNoise};
-use crate::trial::{Assignment, Observation, Outcome};
+use crate::study::ObservationNoise;
+use crate::trial::{Assignment, Observation};
 
 /// Which kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -381,35 +381,12 @@ impl Ambient {
     }
 }
 
-/// +1 to maximise the objective, −1 to minimise it.
-fn sign(problem: &Problem) -> f64 {
-    if problem.spec.objective().goal == Goal::Minimize { -1.0 } else { 1.0 }
-}
-
-/// `history`'s values to maximise (infeasible trials at the worst feasible value), in order.
-fn values(problem: &Problem, history: &[Observation]) -> Vec<Option<f64>> {
-    let objective = problem.spec.objective();
-    let sign = sign(problem);
-    let measured = |o: &Observation| match &o.outcome {
-        Outcome::Measured(m) => m.get(&objective.id).map(|v| sign * v),
-        Outcome::Infeasible => None,
-    };
-    let worst = history.iter().filter_map(measured).fold(f64::INFINITY, f64::min);
-    history
-        .iter()
-        .map(|o| match &o.outcome {
-            Outcome::Infeasible if worst.is_finite() => Some(worst),
-            _ => measured(o),
-        })
-        .collect()
-}
-
 impl Designer for Rembo {
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let embedded = Embedded::new(self.settings, self.seed.unwrap_or(problem.seed));
         let ambient = Ambient::new(&spec.space, &embedded);
-        let values = values(problem, history);
+        let (sign, values) = objective_values(spec, history);
         let model = match self.kernel {
             RemboKernel::LowDim => {
                 let mut data = vec![Vec::new(); self.settings.k];
@@ -427,7 +404,7 @@ impl Designer for Rembo {
                     .unwrap_or_default();
                 let fit = embedded.fit(&data, &warm, spec.observation_noise, rng)?;
                 let state = ModelState(serde_json::json!({ "embeddings": fit.states() }));
-                let model = LowDimModel { ambient, fit, unmatched, sign: sign(problem) };
+                let model = LowDimModel { ambient, fit, unmatched, sign };
                 Fitted { model: Arc::new(model), state }
             }
             RemboKernel::HighDim => {
@@ -450,7 +427,7 @@ impl Designer for Rembo {
                     ambient,
                     gp: gp.map(|(gp, _)| gp),
                     n: history.len(),
-                    sign: sign(problem),
+                    sign,
                 };
                 Fitted { model: Arc::new(model), state }
             }
@@ -664,7 +641,8 @@ mod tests {
     use super::*;
     use crate::designer::designer_for;
     use crate::space::{ParamSpec, Scale};
-    use crate::study::{MetricSpec, StudySpec};
+    use crate::study::{Goal, MetricSpec, StudySpec};
+    use crate::trial::Outcome;
 
     fn spec(d: usize, config: serde_json::Value) -> StudySpec {
         StudySpec {
