@@ -364,10 +364,9 @@ impl Designer for AddGpUcb {
         if let (Some(at), serde_json::Value::Object(map)) = (learned_at, &mut state.0) {
             map.insert("decomposition".into(), serde_json::json!(GroupsState { groups: groups.clone(), learned_at: at }));
         }
-        let fitted = self.kernel(&features, &groups);
-        let mut with_theta = fitted;
-        with_theta.set_params(&gp.hyperparameters().kernel);
-        let components = with_theta.components(groups.len());
+        let mut fitted = self.kernel(&features, &groups);
+        fitted.set_params(&gp.hyperparameters().kernel);
+        let components = fitted.components(groups.len());
         let kinds: Vec<Coordinate> = (0..d_all)
             .map(|i| match features.kind(i) {
                 FeatureKind::Numeric => Coordinate::Unit,

@@ -319,6 +319,12 @@ pub(super) fn fit_gp(
     Ok((gp, state))
 }
 
+/// The state after which [`fit_gp`] on `n` observations optimises θ from `theta` alone (a warm
+/// search): for a designer that chose θ itself, e.g. by a structure search.
+pub(super) fn warm_start(theta: Hyperparameters, n: usize) -> ModelState {
+    ModelState(serde_json::to_value(State { gp: theta, full_fit_at: Some(n), fit_at: Some(n) }).unwrap_or_default())
+}
+
 /// `gp` conditioned on `points` as noise-free fantasies at its posterior mean: all at once, or —
 /// when that factor cannot be extended, e.g. for a point already in the data — one at a time,
 /// skipping those that cannot be added.
@@ -671,6 +677,9 @@ mod tests {
         assert_eq!(search_for(104, Some(&state(Some(100), Some(100)))), Search::Reuse, "4 % more data keeps θ");
         assert_eq!(search_for(105, Some(&state(Some(100), Some(100)))), Search::Warm, "5 % more data refits θ");
         assert_eq!(search_for(105, Some(&state(Some(100), None))), Search::Warm, "a state from before fit_at");
+        let started = warm_start(Hyperparameters { kernel: vec![], names: vec![], log_noise: 0.0 }, 77);
+        let started: State = serde_json::from_value(started.0).unwrap();
+        assert_eq!(search_for(77, Some(&started)), Search::Warm, "a chosen θ is optimised from, not kept or replaced");
         let (mut full, mut warm, mut last) = (0, 0, None::<State>);
         for n in 14..=2000 {
             let search = search_for(n, last.as_ref());

@@ -41,7 +41,7 @@ use std::sync::Arc;
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use super::gp_bandit::{Posterior, Training, fit_gp};
+use super::gp_bandit::{Posterior, Training, fit_gp, warm_start};
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::gp::{Gp, Hyperparameters, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
@@ -333,7 +333,7 @@ impl Designer for OverlapAddGp {
             theta.extend(learned.log_length_scales);
             let kernel = kernel_for(&features, &graph, Some(&theta));
             let start = Hyperparameters { kernel: theta, names: kernel.param_names(), log_noise: h.log_noise };
-            let warm_state = ModelState(serde_json::json!({"gp": start, "full_fit_at": n, "fit_at": n}));
+            let warm_state = warm_start(start, n);
             let x = gp.x().to_vec();
             (gp, state) = fit_gp(Box::new(kernel), x, &y, spec.observation_noise, restarts, Some(&warm_state), rng)?;
             learned_at = Some(n);
