@@ -50,7 +50,7 @@ use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
 use super::gp_bandit::{Posterior, Training, fit_gp};
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, check_beta, check_range, refuse_conditional, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::acquisition::BetaSchedule;
 use crate::gp::{Gp, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, Matern52Profile, SquaredExpProfile};
@@ -152,41 +152,20 @@ impl AddGpUcb {
     /// Checks `params` against `space`.
     pub fn new(params: AddGpUcbParams, space: &SearchSpace) -> Result<AddGpUcb, ConfigError> {
         let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
-        if space.params().iter().any(|p| !p.children.is_empty()) {
-            return bad(
-                "",
-                "ADD_GP_UCB models spaces without conditional parameters; use ADD_TREE (or AUTO) for a conditional space".into(),
-            );
-        }
+        refuse_conditional(space, "ADD_GP_UCB", "models")?;
         let ids: Vec<&str> = space.params().iter().map(|p| p.id.as_str()).collect();
         let d_all = ids.len();
-        if let Some(b) = params.ucb_beta
-            && !(b > 0.0 && b.is_finite())
-        {
-            return bad("ucbBeta", format!("{b} must be a positive number"));
+        check_beta(params.ucb_beta)?;
+        check_range("initialDesignSize", params.initial_design_size, 1, 1000)?;
+        check_range("relearnEvery", params.relearn_every, 1, 10_000)?;
+        if let Some(n) = params.num_partitions {
+            check_range("numPartitions", n, 1, 1000)?;
         }
-        if !(1..=1000).contains(&params.initial_design_size) {
-            return bad("initialDesignSize", format!("{} is outside 1 to 1000", params.initial_design_size));
+        if let Some(n) = params.num_candidates {
+            check_range("numCandidates", n, 16, 100_000)?;
         }
-        if !(1..=10_000).contains(&params.relearn_every) {
-            return bad("relearnEvery", format!("{} is outside 1 to 10000", params.relearn_every));
-        }
-        if let Some(n) = params.num_partitions
-            && !(1..=1000).contains(&n)
-        {
-            return bad("numPartitions", format!("{n} is outside 1 to 1000"));
-        }
-        if let Some(n) = params.num_candidates
-            && !(16..=100_000).contains(&n)
-        {
-            return bad("numCandidates", format!("{n} is outside 16 to 100000"));
-        }
-        if params.swaps_per_parameter > 1000 {
-            return bad("swapsPerParameter", format!("{} is above 1000", params.swaps_per_parameter));
-        }
-        if params.num_restarts > 50 {
-            return bad("numRestarts", format!("{} is above 50", params.num_restarts));
-        }
+        check_range("swapsPerParameter", params.swaps_per_parameter, 0, 1000)?;
+        check_range("numRestarts", params.num_restarts, 0, 50)?;
         let decomposition = match (&params.groups, params.group_size) {
             (Some(_), Some(_)) => return bad("", "give either groups or groupSize, not both".into()),
             (Some(groups), None) => {
@@ -213,9 +192,7 @@ impl AddGpUcb {
             }
             (None, size) => {
                 let d = size.unwrap_or(DEFAULT_GROUP_SIZE.min(d_all));
-                if !(1..=d_all).contains(&d) {
-                    return bad("groupSize", format!("{d} is outside 1 to {d_all}, the number of parameters"));
-                }
+                check_range("groupSize", d, 1, d_all)?;
                 Decomposition::Learned(d)
             }
         };

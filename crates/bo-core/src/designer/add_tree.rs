@@ -57,7 +57,7 @@ use serde::Deserialize;
 
 use super::gp_bandit::{KernelKind, Posterior, Training, fit_gp};
 use super::quasi_random::sobol_point;
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, FitError, check_range, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::acquisition::Acquisition;
 use crate::gp::Gp;
 use crate::kernel::{AddTree, Categorical, Kernel, Product, Term, matern52, squared_exp};
@@ -162,17 +162,11 @@ impl AddTreeParams {
         if !(0.05..=20.0).contains(&self.max_length_scale) {
             return bad("maxLengthScale", format!("{} is outside [0.05, 20]", self.max_length_scale));
         }
-        if let Some(n) = self.initial_design_size
-            && !(1..=1000).contains(&n)
-        {
-            return bad("initialDesignSize", format!("{n} is outside 1 to 1000"));
+        if let Some(n) = self.initial_design_size {
+            check_range("initialDesignSize", n, 1, 1000)?;
         }
-        if !(16..=100_000).contains(&self.num_candidates) {
-            return bad("numCandidates", format!("{} is outside 16 to 100000", self.num_candidates));
-        }
-        if self.num_restarts > 50 {
-            return bad("numRestarts", format!("{} is above 50", self.num_restarts));
-        }
+        check_range("numCandidates", self.num_candidates, 16, 100_000)?;
+        check_range("numRestarts", self.num_restarts, 0, 50)?;
         Ok(self)
     }
 }

@@ -41,7 +41,7 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::Deserialize;
 
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, check_beta, check_range, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::{self, FitConfig, Gp, Hyperparameters, NoiseBounds, Search};
 use crate::kernel::{Categorical, Kernel, Product, matern52, squared_exp};
@@ -110,23 +110,12 @@ impl Default for GpBanditParams {
 impl GpBanditParams {
     /// Checks the ranges of the table.
     pub fn check(self) -> Result<GpBanditParams, ConfigError> {
-        let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
-        if let Some(b) = self.ucb_beta
-            && !(b > 0.0 && b.is_finite())
-        {
-            return bad("ucbBeta", format!("{b} must be a positive number"));
+        check_beta(self.ucb_beta)?;
+        if let Some(n) = self.initial_design_size {
+            check_range("initialDesignSize", n, 1, 1000)?;
         }
-        if let Some(n) = self.initial_design_size
-            && !(1..=1000).contains(&n)
-        {
-            return bad("initialDesignSize", format!("{n} is outside 1 to 1000"));
-        }
-        if !(16..=100_000).contains(&self.num_candidates) {
-            return bad("numCandidates", format!("{} is outside 16 to 100000", self.num_candidates));
-        }
-        if self.num_restarts > 50 {
-            return bad("numRestarts", format!("{} is above 50", self.num_restarts));
-        }
+        check_range("numCandidates", self.num_candidates, 16, 100_000)?;
+        check_range("numRestarts", self.num_restarts, 0, 50)?;
         Ok(self)
     }
 }

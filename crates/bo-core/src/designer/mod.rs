@@ -172,6 +172,35 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
     }
 }
 
+/// `value` must lie in `lo..=hi`, or `algorithmConfig.{field}` is wrong.
+pub(crate) fn check_range<T: PartialOrd + std::fmt::Display>(field: &str, value: T, lo: T, hi: T) -> Result<(), ConfigError> {
+    if lo <= value && value <= hi {
+        Ok(())
+    } else {
+        Err(ConfigError::Invalid { field: field.into(), reason: format!("{value} is outside {lo} to {hi}") })
+    }
+}
+
+/// A constant β for UCB must be a positive number.
+pub(crate) fn check_beta(beta: Option<f64>) -> Result<(), ConfigError> {
+    match beta {
+        Some(b) if !(b > 0.0 && b.is_finite()) => Err(ConfigError::Invalid { field: "ucbBeta".into(), reason: format!("{b} must be a positive number") }),
+        _ => Ok(()),
+    }
+}
+
+/// The designers that model only spaces without conditional parameters refuse the others,
+/// naming the one that models them.
+pub(crate) fn refuse_conditional(space: &crate::space::SearchSpace, algorithm: &str, verb: &str) -> Result<(), ConfigError> {
+    if space.params().iter().any(|p| !p.children.is_empty()) {
+        return Err(ConfigError::Invalid {
+            field: String::new(),
+            reason: format!("{algorithm} {verb} spaces without conditional parameters; use ADD_TREE (or AUTO) for a conditional space"),
+        });
+    }
+    Ok(())
+}
+
 fn no_config(config: &serde_json::Value) -> Result<(), ConfigError> {
     match config {
         serde_json::Value::Null => Ok(()),

@@ -42,7 +42,7 @@ use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
 use super::gp_bandit::{Posterior, Training, fit_gp, warm_start};
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, check_beta, check_range, refuse_conditional, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
 use crate::gp::{Gp, Hyperparameters, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
 use crate::space::SearchSpace;
@@ -105,32 +105,16 @@ impl OverlapAddGp {
     /// Checks `params` against `space`.
     pub fn new(params: OverlapAddGpParams, space: &SearchSpace) -> Result<OverlapAddGp, ConfigError> {
         let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
-        if space.params().iter().any(|p| !p.children.is_empty()) {
-            return bad("", "OVERLAP_ADD_GP models spaces without conditional parameters; use ADD_TREE (or AUTO) for a conditional space".into());
-        }
-        if !(1..=10_000).contains(&params.relearn_every) {
-            return bad("relearnEvery", format!("{} is outside 1 to 10000", params.relearn_every));
-        }
-        if !(1..=100_000).contains(&params.gibbs_budget) {
-            return bad("gibbsBudget", format!("{} is outside 1 to 100000", params.gibbs_budget));
-        }
+        refuse_conditional(space, "OVERLAP_ADD_GP", "models")?;
+        check_range("relearnEvery", params.relearn_every, 1, 10_000)?;
+        check_range("gibbsBudget", params.gibbs_budget, 1, 100_000)?;
         if !(params.edge_prior > 0.0 && params.edge_prior < 1.0) {
             return bad("edgePrior", format!("{} is not strictly between 0 and 1", params.edge_prior));
         }
-        if !(1..=6).contains(&params.max_clique) {
-            return bad("maxClique", format!("{} is outside 1 to 6", params.max_clique));
-        }
-        if let Some(b) = params.ucb_beta
-            && !(b > 0.0 && b.is_finite())
-        {
-            return bad("ucbBeta", format!("{b} must be a positive number"));
-        }
-        if !(1..=1000).contains(&params.initial_design_size) {
-            return bad("initialDesignSize", format!("{} is outside 1 to 1000", params.initial_design_size));
-        }
-        if params.num_restarts > 50 {
-            return bad("numRestarts", format!("{} is above 50", params.num_restarts));
-        }
+        check_range("maxClique", params.max_clique, 1, 6)?;
+        check_beta(params.ucb_beta)?;
+        check_range("initialDesignSize", params.initial_design_size, 1, 1000)?;
+        check_range("numRestarts", params.num_restarts, 0, 50)?;
         let ids: Vec<&str> = space.params().iter().map(|p| p.id.as_str()).collect();
         let known = match &params.edges {
             None => None,

@@ -49,7 +49,7 @@ use serde::Deserialize;
 
 use super::gp_bandit::{Training, add_fantasies, fit_gp, objective_values};
 use super::quasi_random::sobol_point;
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
+use super::{ConfigError, Designer, check_range, refuse_conditional, FitError, Fitted, Model, ModelState, Prediction, Problem};
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedding, recover_from_rows};
 use crate::gp::Gp;
@@ -115,28 +115,17 @@ pub struct Settings {
 impl Settings {
     /// The settings `params` give for a space of `n` parameters (the table above), checked.
     pub fn from_params(params: &RemboParams, n: u64) -> Result<Settings, ConfigError> {
-        let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
         let max_d = n.min(50) as usize;
         let d = params.d.unwrap_or(4.min(max_d));
-        if !(1..=max_d).contains(&d) {
-            return bad("d", format!("{d} is outside 1 to {max_d}"));
-        }
+        check_range("d", d, 1, max_d)?;
         let k = params.k.unwrap_or(4);
-        if !(1..=16).contains(&k) {
-            return bad("k", format!("{k} is outside 1 to 16"));
-        }
+        check_range("k", k, 1, 16)?;
         let initial_design_size = params.initial_design_size.unwrap_or((d + 1).max(2));
-        if !(1..=1000).contains(&initial_design_size) {
-            return bad("initialDesignSize", format!("{initial_design_size} is outside 1 to 1000"));
-        }
+        check_range("initialDesignSize", initial_design_size, 1, 1000)?;
         let num_candidates = params.num_candidates.unwrap_or(256);
-        if !(16..=100_000).contains(&num_candidates) {
-            return bad("numCandidates", format!("{num_candidates} is outside 16 to 100000"));
-        }
+        check_range("numCandidates", num_candidates, 16, 100_000)?;
         let num_restarts = params.num_restarts.unwrap_or(2);
-        if num_restarts > 50 {
-            return bad("numRestarts", format!("{num_restarts} is above 50"));
-        }
+        check_range("numRestarts", num_restarts, 0, 50)?;
         Ok(Settings { d, k, initial_design_size, num_candidates, num_restarts })
     }
 }
@@ -146,9 +135,7 @@ impl Rembo {
     pub fn new(params: RemboParams, space: &SearchSpace) -> Result<Rembo, ConfigError> {
         let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
         let all = space.params();
-        if all.iter().any(|p| !p.children.is_empty()) {
-            return bad("", "REMBO embeds spaces without conditional parameters; use ADD_TREE (or AUTO) for a conditional space".into());
-        }
+        refuse_conditional(space, "REMBO", "embeds")?;
         let n = all.len();
         let doubles = all.iter().filter(|p| matches!(p.domain, Domain::Double { .. })).count();
         let settings = Settings::from_params(&params, n as u64)?;
