@@ -34,6 +34,18 @@ fn run(s: &Server, study: &str, n: usize) {
     }
 }
 
+/// The study's model once it is fitted on all its data (refits run in the background).
+fn fitted_model(s: &Server, study: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let model = s.ok_get(&format!("/studies/{study}/model"));
+        if model["fittedDataVersion"] == model["dataVersion"] || std::time::Instant::now() > deadline {
+            return model;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot_do() {
     for db in databases("high_dim") {
@@ -41,7 +53,7 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
 
         let study = s.create_study(box_study("additive", "ADD_GP_UCB", 6, json!({"groupSize": 2})));
         run(&s, &study, 14);
-        let model = s.ok_get(&format!("/studies/{study}/model"));
+        let model = fitted_model(&s, &study);
         assert_eq!(model["algorithm"], "ADD_GP_UCB", "{model}");
         let groups: Vec<Vec<String>> = serde_json::from_value(model["model"]["groups"].clone()).unwrap_or_else(|e| panic!("{e}: {model}"));
         let mut ids: Vec<String> = groups.iter().flatten().cloned().collect();
@@ -51,7 +63,7 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
 
         let study = s.create_study(box_study("embedded", "REMBO", 10, json!({"d": 2, "k": 2})));
         run(&s, &study, 10);
-        let model = s.ok_get(&format!("/studies/{study}/model"));
+        let model = fitted_model(&s, &study);
         assert_eq!(model["algorithm"], "REMBO", "{model}");
         assert_eq!((model["model"]["d"].clone(), model["model"]["k"].clone()), (json!(2), json!(2)), "{model}");
         let embeddings = model["model"]["embeddings"].as_array().unwrap_or_else(|| panic!("{model}"));
@@ -61,7 +73,7 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
 
         let study = s.create_study(box_study("graph", "OVERLAP_ADD_GP", 5, json!({"gibbsBudget": 60, "relearnEvery": 5})));
         run(&s, &study, 12);
-        let model = s.ok_get(&format!("/studies/{study}/model"));
+        let model = fitted_model(&s, &study);
         assert_eq!(model["algorithm"], "OVERLAP_ADD_GP", "{model}");
         assert!(model["model"]["edges"].is_array(), "{model}");
         let mut covered: Vec<String> =
