@@ -76,8 +76,9 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
         let model = fitted_model(&s, &study);
         assert_eq!(model["algorithm"], "OVERLAP_ADD_GP", "{model}");
         assert!(model["model"]["edges"].is_array(), "{model}");
-        let mut covered: Vec<String> =
-            serde_json::from_value::<Vec<Vec<String>>>(model["model"]["cliques"].clone()).unwrap_or_else(|e| panic!("{e}: {model}")).concat();
+        let mut covered: Vec<String> = serde_json::from_value::<Vec<Vec<String>>>(model["model"]["cliques"].clone())
+            .unwrap_or_else(|e| panic!("{e}: {model}"))
+            .concat();
         covered.sort();
         covered.dedup();
         assert_eq!(covered.len(), 5, "every parameter is in a clique: {model}");

@@ -57,7 +57,13 @@ pub fn run(problem: &Lazy, algorithm: &str, config: &serde_json::Value, budget: 
     let mut rng = StdRng::seed_from_u64(seed);
     let mut data: Vec<Vec<(Vec<f64>, f64)>> = vec![Vec::new(); settings.k];
     let mut warm = vec![None; settings.k];
-    let mut trace = RunTrace { seed, regret: Vec::with_capacity(budget), suggest_seconds: Vec::with_capacity(budget), best_observed: None, graph_recovery: None };
+    let mut trace = RunTrace {
+        seed,
+        regret: Vec::with_capacity(budget),
+        suggest_seconds: Vec::with_capacity(budget),
+        best_observed: None,
+        graph_recovery: None,
+    };
     let mut best = f64::INFINITY;
     for _ in 0..budget {
         let start = std::time::Instant::now();

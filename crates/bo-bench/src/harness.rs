@@ -159,10 +159,8 @@ mod tests {
     #[test]
     fn rembo_beats_random_search_on_branin_in_25_dimensions() {
         let config = serde_json::json!({"d": 2, "k": 2});
-        let (rembo, random) = (
-            median_final("branin_d25", "REMBO", config, 200),
-            median_final("branin_d25", "RANDOM_SEARCH", serde_json::Value::Null, 200),
-        );
+        let (rembo, random) =
+            (median_final("branin_d25", "REMBO", config, 200), median_final("branin_d25", "RANDOM_SEARCH", serde_json::Value::Null, 200));
         assert!(rembo < random, "median simple regret: REMBO {rembo} vs random {random}");
     }
 

@@ -131,7 +131,8 @@ pub fn recover_from_rows(rows: &[Vec<f64>], values: &[f64], tolerance: f64) -> O
         }
     }
     let y: Vec<f64> = (0..d).map(|p| m[p][d] / m[p][p]).collect();
-    let fits = rows.iter().zip(values).all(|(a, v)| (a.iter().zip(&y).map(|(a, y)| a * y).sum::<f64>().clamp(-1.0, 1.0) - v).abs() <= tolerance);
+    let fits =
+        rows.iter().zip(values).all(|(a, v)| (a.iter().zip(&y).map(|(a, y)| a * y).sum::<f64>().clamp(-1.0, 1.0) - v).abs() <= tolerance);
     fits.then_some(y)
 }
 

@@ -57,7 +57,7 @@ use serde::Deserialize;
 
 use super::gp_bandit::{KernelKind, Posterior, Training, fit_gp};
 use super::quasi_random::sobol_point;
-use super::{ConfigError, Designer, FitError, check_range, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch, check_range};
 use crate::acquisition::Acquisition;
 use crate::gp::Gp;
 use crate::kernel::{AddTree, Categorical, Kernel, Product, Term, matern52, squared_exp};

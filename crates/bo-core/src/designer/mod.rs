@@ -43,8 +43,19 @@ pub use random::RandomSearch;
 /// high-dimensional bo-bench problems `GP_BANDIT` with EI was ahead of `ADD_GP_UCB` and `REMBO`
 /// unless they were told the structure (true groups, REMBO's d), so `AUTO` does not pick them
 /// (docs/benchmarks.md, "High-dimensional designers").
-pub const ALGORITHMS: &[&str] =
-    &["AUTO", "ALGORITHM_UNSPECIFIED", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GRID_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED", "ADD_GP_UCB", "OVERLAP_ADD_GP", "REMBO"];
+pub const ALGORITHMS: &[&str] = &[
+    "AUTO",
+    "ALGORITHM_UNSPECIFIED",
+    "RANDOM_SEARCH",
+    "QUASI_RANDOM_SEARCH",
+    "GRID_SEARCH",
+    "GP_BANDIT",
+    "ADD_TREE",
+    "BRANCHING_NESTED",
+    "ADD_GP_UCB",
+    "OVERLAP_ADD_GP",
+    "REMBO",
+];
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.
 #[derive(Clone, Debug)]
@@ -184,7 +195,9 @@ pub(crate) fn check_range<T: PartialOrd + std::fmt::Display>(field: &str, value:
 /// A constant β for UCB must be a positive number.
 pub(crate) fn check_beta(beta: Option<f64>) -> Result<(), ConfigError> {
     match beta {
-        Some(b) if !(b > 0.0 && b.is_finite()) => Err(ConfigError::Invalid { field: "ucbBeta".into(), reason: format!("{b} must be a positive number") }),
+        Some(b) if !(b > 0.0 && b.is_finite()) => {
+            Err(ConfigError::Invalid { field: "ucbBeta".into(), reason: format!("{b} must be a positive number") })
+        }
         _ => Ok(()),
     }
 }

@@ -49,7 +49,7 @@ use serde::Deserialize;
 
 use super::gp_bandit::{Training, add_fantasies, fit_gp, objective_values};
 use super::quasi_random::sobol_point;
-use super::{ConfigError, Designer, check_range, refuse_conditional, FitError, Fitted, Model, ModelState, Prediction, Problem};
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, check_range, refuse_conditional};
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedding, recover_from_rows};
 use crate::gp::Gp;
@@ -144,7 +144,10 @@ impl Rembo {
         if kernel == RemboKernel::LowDim && doubles < 2 * d {
             return bad(
                 "kernel",
-                format!("LOW_DIM recovers each trial's y from its DOUBLE parameters and needs at least 2d = {}; the space has {doubles}: use HIGH_DIM", 2 * d),
+                format!(
+                    "LOW_DIM recovers each trial's y from its DOUBLE parameters and needs at least 2d = {}; the space has {doubles}: use HIGH_DIM",
+                    2 * d
+                ),
             );
         }
         Ok(Rembo { seed: params.seed, kernel, settings })
@@ -220,7 +223,13 @@ impl Embedded {
 
     /// Fits each embedding's GP on its trials `data[r]` (w, value to maximise), warm-started
     /// from `warm[r]`, the state of its last fit.
-    pub fn fit(&self, data: &[Vec<(Vec<f64>, f64)>], warm: &[Option<ModelState>], noise: ObservationNoise, rng: &mut dyn Rng) -> Result<EmbeddedFit, FitError> {
+    pub fn fit(
+        &self,
+        data: &[Vec<(Vec<f64>, f64)>],
+        warm: &[Option<ModelState>],
+        noise: ObservationNoise,
+        rng: &mut dyn Rng,
+    ) -> Result<EmbeddedFit, FitError> {
         let d = self.settings.d;
         let scale = 2.0 * (d as f64).sqrt();
         let bounds = (LENGTH_SCALE_BOUNDS_Y.0 / scale, LENGTH_SCALE_BOUNDS_Y.1 / scale);
@@ -251,7 +260,12 @@ impl EmbeddedFit {
     /// The embedding and `w` of the next trial, given the points in flight in each embedding
     /// (`pending[r]`), among the `w` that `allowed(r, w)` (all, for an objective that keeps
     /// `w`; those whose `y` can be recovered from the assignment, for a study).
-    pub fn propose(&self, pending: &[Vec<Vec<f64>>], allowed: &(dyn Fn(usize, &[f64]) -> bool + Sync), rng: &mut dyn Rng) -> (usize, Vec<f64>) {
+    pub fn propose(
+        &self,
+        pending: &[Vec<Vec<f64>>],
+        allowed: &(dyn Fn(usize, &[f64]) -> bool + Sync),
+        rng: &mut dyn Rng,
+    ) -> (usize, Vec<f64>) {
         let load = |r: usize| self.runs[r].n + pending.get(r).map_or(0, Vec::len);
         let r = (0..self.runs.len()).min_by_key(|&r| load(r)).expect("at least one embedding");
         let run = &self.runs[r];
@@ -385,10 +399,8 @@ impl Designer for Rembo {
                         _ => {}
                     }
                 }
-                let warm: Vec<Option<ModelState>> = warm
-                    .and_then(|s| s.0.get("embeddings").cloned())
-                    .and_then(|v| serde_json::from_value(v).ok())
-                    .unwrap_or_default();
+                let warm: Vec<Option<ModelState>> =
+                    warm.and_then(|s| s.0.get("embeddings").cloned()).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
                 let fit = embedded.fit(&data, &warm, spec.observation_noise, rng)?;
                 let state = ModelState(serde_json::json!({ "embeddings": fit.states() }));
                 let model = LowDimModel { ambient, fit, unmatched, sign };
@@ -564,8 +576,17 @@ impl Model for HighDimModel {
                     let config = SubspaceConfig { n_candidates: s.num_candidates, ..SubspaceConfig::default() };
                     let anchors: Vec<Vec<f64>> = self.anchor.iter().filter(|(ar, _)| *ar == r).map(|(_, w)| w.clone()).collect();
                     let dims: Vec<usize> = (0..s.d).collect();
-                    subspace::maximize(&dims, &vec![Coordinate::Unit; s.d], &vec![0.5; s.d], &score_batch, &score_grad, &anchors, &config, rng)
-                        .map_or_else(|| sobol_point((index / s.k) as u64, s.d, e.seed()), |(w, _)| w)
+                    subspace::maximize(
+                        &dims,
+                        &vec![Coordinate::Unit; s.d],
+                        &vec![0.5; s.d],
+                        &score_batch,
+                        &score_grad,
+                        &anchors,
+                        &config,
+                        rng,
+                    )
+                    .map_or_else(|| sobol_point((index / s.k) as u64, s.d, e.seed()), |(w, _)| w)
                 }
             };
             if !w.iter().all(|v| v.is_finite()) {
@@ -614,7 +635,9 @@ impl Model for HighDimModel {
 
     fn memory_bytes(&self) -> usize {
         let n = self.gp.as_ref().map_or(0, Gp::n);
-        8 * (n * n + n * self.features.dim()) + 8 * self.ambient.rows.len() * self.ambient.space.n_params() * self.embedded.settings.d + 4096
+        8 * (n * n + n * self.features.dim())
+            + 8 * self.ambient.rows.len() * self.ambient.space.n_params() * self.embedded.settings.d
+            + 4096
     }
 }
 
