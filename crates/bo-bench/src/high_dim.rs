@@ -94,8 +94,12 @@ pub fn hartmann6_d100(a: &Assignment) -> f64 {
 /// Σ of 8 Hartmann-3 on disjoint permuted groups of `x ∈ [0, 1]^24`; optimum 8 × −3.86278.
 pub fn additive_hartmann3x8_d24(a: &Assignment) -> f64 {
     let x = coords(a, 24);
-    let p = permutation(24, 3);
-    p.chunks(3).map(|g| hartmann3_of(&g.iter().map(|&i| x[i]).collect::<Vec<_>>())).sum()
+    additive_hartmann_groups().iter().map(|g| hartmann3_of(&g.iter().map(|&i| x[i]).collect::<Vec<_>>())).sum()
+}
+
+/// The groups of [`additive_hartmann3x8_d24`].
+pub fn additive_hartmann_groups() -> Vec<Vec<usize>> {
+    permutation(24, 3).chunks(3).map(<[usize]>::to_vec).collect()
 }
 
 /// Kandasamy's three-modal `f_{d'}` (seed 004's code `get3ModalFunction.m`, the reading's §3.8):
@@ -122,8 +126,13 @@ pub fn three_modal(z: &[f64]) -> f64 {
 /// Kandasamy's additive function in `d` dimensions of `m` groups of `dp`, negated: minimised.
 fn kandasamy(a: &Assignment, d: usize, dp: usize, m: usize) -> f64 {
     let x = coords(a, d);
-    let p = permutation(d, 4);
-    -(0..m).map(|k| three_modal(&p[k * dp..(k + 1) * dp].iter().map(|&i| x[i]).collect::<Vec<_>>())).sum::<f64>()
+    -kandasamy_groups(d, dp, m).iter().map(|g| three_modal(&g.iter().map(|&i| x[i]).collect::<Vec<_>>())).sum::<f64>()
+}
+
+/// The `m` groups of `dp` coordinates Kandasamy's function in `d` dimensions depends on (the
+/// other `d − m·dp` are irrelevant).
+pub fn kandasamy_groups(d: usize, dp: usize, m: usize) -> Vec<Vec<usize>> {
+    permutation(d, 4)[..m * dp].chunks(dp).map(<[usize]>::to_vec).collect()
 }
 
 /// (D, d', M') = (10, 3, 3).

@@ -51,6 +51,10 @@ enum Command {
         /// `algorithmConfig` as JSON.
         #[arg(long)]
         config: Option<String>,
+        /// Also tell the designer the problem's true structure (its `groups` or `edges`): seed
+        /// 004's "Add-*", seed 002's "Oracle".
+        #[arg(long)]
+        true_structure: bool,
         /// Where to write the JSON.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -70,6 +74,10 @@ enum Command {
         /// `algorithmConfig` as JSON.
         #[arg(long)]
         config: Option<String>,
+        /// Also tell the designer the problem's true structure (its `groups` or `edges`): seed
+        /// 004's "Add-*", seed 002's "Oracle".
+        #[arg(long)]
+        true_structure: bool,
         /// Problems, comma-separated (default: all).
         #[arg(long, value_delimiter = ',')]
         problems: Vec<String>,
@@ -124,6 +132,7 @@ enum Command {
 struct RunReport {
     problem: String,
     algorithm: String,
+    config: serde_json::Value,
     budget: usize,
     optimum: f64,
     runs: Vec<harness::RunTrace>,
@@ -154,7 +163,7 @@ fn main() -> Result<()> {
                 println!("{:<18} {:>4.0e} {:>14.6}   (REMBO only)", p.name, p.dim as f64, p.optimum);
             }
         }
-        Command::Suite { algorithm, budget, seeds, config, problems: names, out } => {
+        Command::Suite { algorithm, budget, seeds, config, true_structure, problems: names, out } => {
             let config = parse_config(config)?;
             let chosen: Vec<Bench> = if names.is_empty() {
                 problems::all().into_iter().map(Bench::Listed).collect()
@@ -177,6 +186,7 @@ fn main() -> Result<()> {
                 "max ms"
             );
             for p in chosen {
+                let config = p.config(&config, true_structure)?;
                 let runs = (0..seeds).map(|seed| p.run(&algorithm, &config, budget, seed)).collect::<Result<Vec<_>>>()?;
                 let at = |t: usize| median(runs.iter().map(|r| r.regret[t - 1]).collect());
                 let times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
@@ -191,15 +201,22 @@ fn main() -> Result<()> {
                     1e3 * max
                 );
                 if let Some(dir) = &out {
-                    let report = RunReport { problem: p.name().to_owned(), algorithm: algorithm.clone(), budget, optimum: p.optimum(), runs };
+                    let report = RunReport {
+                        problem: p.name().to_owned(),
+                        algorithm: algorithm.clone(),
+                        config,
+                        budget,
+                        optimum: p.optimum(),
+                        runs,
+                    };
                     let path = dir.join(format!("{}.json", p.name()));
                     std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
                 }
             }
         }
-        Command::Run { problem, algorithm, budget, seeds, config, out } => {
+        Command::Run { problem, algorithm, budget, seeds, config, true_structure, out } => {
             let p = bench_named(&problem)?;
-            let config = parse_config(config)?;
+            let config = p.config(&parse_config(config)?, true_structure)?;
             let mut runs = Vec::new();
             for seed in 0..seeds {
                 let trace = p.run(&algorithm, &config, budget, seed)?;
@@ -222,7 +239,7 @@ fn main() -> Result<()> {
             }
             let all_times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
             println!("  fit + suggest: median {:.1} ms", 1e3 * median(all_times));
-            let report = RunReport { problem, algorithm, budget, optimum: p.optimum(), runs };
+            let report = RunReport { problem, algorithm, config, budget, optimum: p.optimum(), runs };
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
             }
@@ -266,6 +283,27 @@ impl Bench {
             Bench::Listed(p) => p.optimum,
             Bench::Lazy(p) => p.optimum,
         }
+    }
+
+    /// `config`, with the problem's true structure added when `true_structure`.
+    fn config(&self, config: &serde_json::Value, true_structure: bool) -> Result<serde_json::Value> {
+        if !true_structure {
+            return Ok(config.clone());
+        }
+        let structure = match self {
+            Bench::Listed(p) => p.true_structure(),
+            Bench::Lazy(_) => None,
+        };
+        let Some(serde_json::Value::Object(structure)) = structure else {
+            anyhow::bail!("{} has no known structure to tell the designer", self.name());
+        };
+        let mut merged = match config {
+            serde_json::Value::Object(map) => map.clone(),
+            serde_json::Value::Null => serde_json::Map::new(),
+            _ => anyhow::bail!("--config must be a JSON object"),
+        };
+        merged.extend(structure);
+        Ok(serde_json::Value::Object(merged))
     }
 
     fn run(&self, algorithm: &str, config: &serde_json::Value, budget: usize, seed: u64) -> Result<harness::RunTrace> {

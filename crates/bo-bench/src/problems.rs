@@ -25,6 +25,9 @@ pub struct Problem {
     pub noise_sd: f64,
     /// For a function on a known dependency graph: it, to score a model's learned graph.
     pub graph: Option<fn() -> &'static graphs::GraphFunction>,
+    /// For an additive function of disjoint groups: the groups' parameter indices (what
+    /// `ADD_GP_UCB` is told for seed 004's "Add-*").
+    pub groups: Option<fn() -> Vec<Vec<usize>>>,
 }
 
 pub(crate) fn box_space(bounds: &[(f64, f64)]) -> SearchSpace {
@@ -192,9 +195,28 @@ pub fn all() -> Vec<Problem> {
             eval: branin,
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
-        Problem { name: "hartmann3", dim: 3, optimum: -3.86278, space: || box_space(&[(0.0, 1.0); 3]), eval: hartmann3, noise_sd: 0.0, graph: None },
-        Problem { name: "hartmann6", dim: 6, optimum: -3.32237, space: || box_space(&[(0.0, 1.0); 6]), eval: hartmann6, noise_sd: 0.0, graph: None },
+        Problem {
+            name: "hartmann3",
+            dim: 3,
+            optimum: -3.86278,
+            space: || box_space(&[(0.0, 1.0); 3]),
+            eval: hartmann3,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "hartmann6",
+            dim: 6,
+            optimum: -3.32237,
+            space: || box_space(&[(0.0, 1.0); 6]),
+            eval: hartmann6,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
         Problem {
             name: "ackley5",
             dim: 5,
@@ -203,6 +225,7 @@ pub fn all() -> Vec<Problem> {
             eval: |a| ackley(&coords(a, 5)),
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
         Problem {
             name: "levy10",
@@ -212,6 +235,7 @@ pub fn all() -> Vec<Problem> {
             eval: |a| levy(&coords(a, 10)),
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
         Problem {
             name: "rosenbrock4",
@@ -221,6 +245,7 @@ pub fn all() -> Vec<Problem> {
             eval: |a| rosenbrock(&coords(a, 4)),
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
         Problem {
             name: "styblinski_tang8",
@@ -230,8 +255,9 @@ pub fn all() -> Vec<Problem> {
             eval: |a| styblinski_tang(&coords(a, 8)),
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
-        Problem { name: "jenatton", dim: 9, optimum: 0.1, space: jenatton_space, eval: jenatton, noise_sd: 0.0, graph: None },
+        Problem { name: "jenatton", dim: 9, optimum: 0.1, space: jenatton_space, eval: jenatton, noise_sd: 0.0, graph: None, groups: None },
         Problem {
             name: "jenatton_small",
             dim: 9,
@@ -240,9 +266,28 @@ pub fn all() -> Vec<Problem> {
             eval: trees::jenatton_small,
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
-        Problem { name: "addtree_toy", dim: 8, optimum: 0.0, space: trees::toy_space, eval: trees::toy, noise_sd: 0.0, graph: None },
-        Problem { name: "jenatton3", dim: 21, optimum: 0.05, space: trees::jenatton3_space, eval: trees::jenatton3, noise_sd: 0.0, graph: None },
+        Problem {
+            name: "addtree_toy",
+            dim: 8,
+            optimum: 0.0,
+            space: trees::toy_space,
+            eval: trees::toy,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "jenatton3",
+            dim: 21,
+            optimum: 0.05,
+            space: trees::jenatton3_space,
+            eval: trees::jenatton3,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
         Problem {
             name: "branching_nested_synthetic",
             dim: 5,
@@ -251,8 +296,18 @@ pub fn all() -> Vec<Problem> {
             eval: trees::branching_nested,
             noise_sd: trees::BRANCHING_NESTED_NOISE,
             graph: None,
+            groups: None,
         },
-        Problem { name: "vgg16_tree", dim: 49, optimum: 0.0, space: trees::vgg16_tree_space, eval: trees::vgg16_tree, noise_sd: 0.0, graph: None },
+        Problem {
+            name: "vgg16_tree",
+            dim: 49,
+            optimum: 0.0,
+            space: trees::vgg16_tree_space,
+            eval: trees::vgg16_tree,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
         Problem {
             name: "branin_d25",
             dim: 25,
@@ -261,6 +316,7 @@ pub fn all() -> Vec<Problem> {
             eval: high_dim::branin_d25,
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
         Problem {
             name: "branin_d100",
@@ -270,6 +326,7 @@ pub fn all() -> Vec<Problem> {
             eval: high_dim::branin_d100,
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
         Problem {
             name: "hartmann6_d100",
@@ -279,6 +336,7 @@ pub fn all() -> Vec<Problem> {
             eval: high_dim::hartmann6_d100,
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
         Problem {
             name: "additive_hartmann3x8_d24",
@@ -288,6 +346,7 @@ pub fn all() -> Vec<Problem> {
             eval: high_dim::additive_hartmann3x8_d24,
             noise_sd: 0.0,
             graph: None,
+            groups: Some(high_dim::additive_hartmann_groups),
         },
         Problem {
             name: "kandasamy_10_3_3",
@@ -297,6 +356,7 @@ pub fn all() -> Vec<Problem> {
             eval: high_dim::kandasamy_10_3_3,
             noise_sd: 0.0,
             graph: None,
+            groups: Some(|| high_dim::kandasamy_groups(10, 3, 3)),
         },
         Problem {
             name: "kandasamy_24_11_2",
@@ -306,6 +366,7 @@ pub fn all() -> Vec<Problem> {
             eval: high_dim::kandasamy_24_11_2,
             noise_sd: 0.0,
             graph: None,
+            groups: Some(|| high_dim::kandasamy_groups(24, 11, 2)),
         },
         Problem {
             name: "kandasamy_40_18_2",
@@ -315,6 +376,7 @@ pub fn all() -> Vec<Problem> {
             eval: high_dim::kandasamy_40_18_2,
             noise_sd: 0.0,
             graph: None,
+            groups: Some(|| high_dim::kandasamy_groups(40, 18, 2)),
         },
         Problem {
             name: "branin_d25_rotated",
@@ -324,6 +386,7 @@ pub fn all() -> Vec<Problem> {
             eval: high_dim::branin_d25_rotated,
             noise_sd: 0.0,
             graph: None,
+            groups: None,
         },
         Problem {
             name: "rolland_star_d10",
@@ -333,6 +396,7 @@ pub fn all() -> Vec<Problem> {
             eval: |a| graphs::eval(graphs::star(), a),
             noise_sd: 0.0,
             graph: Some(graphs::star),
+            groups: None,
         },
         Problem {
             name: "rolland_grid_d9",
@@ -342,6 +406,7 @@ pub fn all() -> Vec<Problem> {
             eval: |a| graphs::eval(graphs::grid(), a),
             noise_sd: 0.0,
             graph: Some(graphs::grid),
+            groups: None,
         },
         Problem {
             name: "kandasamy_96_5_19",
@@ -351,8 +416,25 @@ pub fn all() -> Vec<Problem> {
             eval: high_dim::kandasamy_96_5_19,
             noise_sd: 0.0,
             graph: None,
+            groups: Some(|| high_dim::kandasamy_groups(96, 5, 19)),
         },
     ]
+}
+
+impl Problem {
+    /// The structure the function is built on, as the `algorithmConfig` that tells it to the
+    /// designer: `groups` for `ADD_GP_UCB` (seed 004's "Add-*"), `edges` for `OVERLAP_ADD_GP`
+    /// (seed 002's "Oracle"). `None` for a problem without one.
+    pub fn true_structure(&self) -> Option<serde_json::Value> {
+        let name = |i: usize| format!("x{i}");
+        if let Some(groups) = self.groups {
+            let groups: Vec<Vec<String>> = groups().into_iter().map(|g| g.into_iter().map(name).collect()).collect();
+            return Some(serde_json::json!({ "groups": groups }));
+        }
+        let graph = self.graph?;
+        let edges: Vec<[String; 2]> = graph().graph.edges().into_iter().map(|(a, b)| [name(a), name(b)]).collect();
+        Some(serde_json::json!({ "edges": edges }))
+    }
 }
 
 /// The problem named `name`.
