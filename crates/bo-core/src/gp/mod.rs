@@ -190,6 +190,16 @@ impl Gp {
         }
     }
 
+    /// Moves the constant prior mean to `level` (standardised units; 0 is the data's mean, where
+    /// fitting puts it) at the same θ: the targets are re-centred and α solved again, O(n²). A
+    /// low level makes the posterior mean fall towards it away from the data, so an acquisition
+    /// stops treating unexplored regions as average ones.
+    pub fn set_prior_mean(&mut self, level: f64) {
+        self.y.iter_mut().for_each(|v| *v -= level);
+        self.y_mean += level * self.y_std;
+        self.alpha = self.chol.solve(&self.y);
+    }
+
     /// Conditions the GP in place on points `xs` with standardised targets `ys`, each observed
     /// with noise variance `noise` (`None`: the model's), in O(n²p + p³) by extending the factor.
     /// A fantasy is `y` = the posterior mean with a tiny `noise`, which collapses the variance at

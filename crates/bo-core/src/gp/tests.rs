@@ -206,3 +206,23 @@ fn a_block_diagonal_likelihood_is_fitted_block_by_block_with_the_same_value_and_
         assert!((fd - g[j]).abs() < 1e-5 * (1.0 + fd.abs()), "θ[{j}]: analytic {} vs {fd}", g[j]);
     }
 }
+
+#[test]
+fn a_moved_prior_mean_is_the_gp_with_that_constant_mean() {
+    // Moving the prior mean to c equals fitting y − c with mean 0 and adding c back: the
+    // posterior mean tends to c far from the data, keeps the data where the noise is small,
+    // and the variance does not change.
+    let x = vec![vec![0.2], vec![0.3], vec![0.5]];
+    let y = vec![0.5, 1.0, -1.5];
+    let mut gp = Gp::new(Box::new(squared_exp(vec![0], 0.1, B)), -12.0, x.clone(), y.clone(), 0.0, 1.0).unwrap();
+    let before = gp.predict(&[vec![0.25], vec![5.0]]);
+    gp.set_prior_mean(-1.5);
+    let after = gp.predict(&[vec![0.25], vec![5.0], vec![0.3]]);
+    assert!((after[1].0 - 0.0).abs() < 1e-9, "far away: the level, in the moved units");
+    assert!((gp.unstandardize(after[1].0, 0.0).0 - -1.5).abs() < 1e-9, "which is −1.5 on the original scale");
+    assert!((gp.unstandardize(after[2].0, 0.0).0 - 1.0).abs() < 1e-4, "the data are kept");
+    assert!((after[0].1 - before[0].1).abs() < 1e-12, "the variance does not depend on the mean");
+    let shifted = Gp::new(Box::new(squared_exp(vec![0], 0.1, B)), -12.0, x, y.iter().map(|v| v + 1.5).collect(), -1.5, 1.0).unwrap();
+    let expected = shifted.predict(&[vec![0.25]])[0].0;
+    assert!((after[0].0 - expected).abs() < 1e-9);
+}
