@@ -30,7 +30,7 @@ use serde::Deserialize;
 
 use super::gp_bandit::{AcquisitionKind, KernelKind, Variant};
 use super::{ConfigError, Designer, FitError, Fitted, GpBandit, GpBanditParams, ModelState, Problem};
-use crate::kernel::{Branch, BranchingNested, Kernel, Nested, matern52};
+use crate::kernel::{Branch, BranchingNested, Kernel, LengthScalePrior, Nested, matern52};
 use crate::space::features::Features;
 use crate::space::{Domain, SearchSpace};
 use crate::trial::{Observation, ParamValue};
@@ -68,6 +68,7 @@ impl BranchingNestedDesigner {
             ucb_beta: None,
             initial_design_size: Some(params.initial_design_size),
             kernel: KernelKind::Matern52,
+            length_scale_prior: LengthScalePrior::Weak,
             num_candidates: params.num_candidates,
             num_restarts: params.num_restarts,
         }
@@ -109,7 +110,7 @@ fn check_space(space: &SearchSpace) -> Result<(), ConfigError> {
 }
 
 /// Seed 003's kernel over [`Features`] of a space [`check_space`] accepted.
-fn kernel(features: &Features, _kind: KernelKind) -> Box<dyn Kernel> {
+fn kernel(features: &Features, _params: &GpBanditParams) -> Box<dyn Kernel> {
     let space = features.space();
     let params = space.params();
     let index = |id: &str| params.iter().position(|p| p.id == id).expect("a parameter of the space");

@@ -33,6 +33,7 @@
 //! | `edgePrior` | 0.5 | p of an edge | (0, 1) |
 //! | `maxClique` | 4 | the largest triangulated clique allowed | 1 – 6 |
 //! | `ucbBeta` | 0.5 ln 2t | a constant β | > 0 |
+//! | `priorMean` | `MEAN` | the GP's constant prior mean: `MEAN` of the observations, or the `WORST` (as `ADD_GP_UCB`) | — |
 //! | `initialDesignSize` | 10 | quasi-random trials before the GP | 1 – 1,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 
@@ -41,8 +42,11 @@ use std::sync::Arc;
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use super::gp_bandit::{Posterior, Training, fit_gp, warm_start};
-use super::{ConfigError, Designer, check_beta, check_range, refuse_conditional, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch};
+use super::gp_bandit::{Posterior, PriorMean, Training, fit_gp, warm_start};
+use super::{
+    ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch, check_beta, check_range,
+    refuse_conditional,
+};
 use crate::gp::{Gp, Hyperparameters, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
 use crate::space::SearchSpace;
@@ -66,6 +70,8 @@ pub struct OverlapAddGpParams {
     pub max_clique: usize,
     /// A constant β.
     pub ucb_beta: Option<f64>,
+    /// Where the GP's constant prior mean sits.
+    pub prior_mean: PriorMean,
     /// Quasi-random trials before the GP.
     pub initial_design_size: usize,
     /// Random restarts of the hyperparameter fit.
@@ -81,6 +87,7 @@ impl Default for OverlapAddGpParams {
             edge_prior: 0.5,
             max_clique: 4,
             ucb_beta: None,
+            prior_mean: PriorMean::default(),
             initial_design_size: 10,
             num_restarts: 2,
         }
@@ -140,7 +147,8 @@ impl OverlapAddGp {
 
 /// The kernel of `graph` with θ `theta` (if given).
 fn kernel_for(features: &Features, graph: &Graph, theta: Option<&[f64]>) -> GroupAdditive<SquaredExpProfile> {
-    let mut k = GroupAdditive::new((0..features.dim()).collect(), &features.categorical_dims(), &graph.maximal_cliques(), 0.5, LENGTH_SCALE_BOUNDS);
+    let mut k =
+        GroupAdditive::new((0..features.dim()).collect(), &features.categorical_dims(), &graph.maximal_cliques(), 0.5, LENGTH_SCALE_BOUNDS);
     if let Some(t) = theta {
         k.set_params(t);
     }
@@ -170,7 +178,11 @@ impl OverlapAddGp {
         let h = gp.hyperparameters();
         let (x, y) = fit_subset(gp.x(), gp.y(), 300);
         let log_amplitude = h.kernel[0];
-        let nearest = |l: f64| (0..LENGTH_SCALES.len()).min_by(|&a, &b| (LENGTH_SCALES[a].ln() - l).abs().total_cmp(&(LENGTH_SCALES[b].ln() - l).abs())).unwrap_or(0);
+        let nearest = |l: f64| {
+            (0..LENGTH_SCALES.len())
+                .min_by(|&a, &b| (LENGTH_SCALES[a].ln() - l).abs().total_cmp(&(LENGTH_SCALES[b].ln() - l).abs()))
+                .unwrap_or(0)
+        };
         let scales: Vec<usize> = h.kernel[1..].iter().map(|&l| nearest(l)).collect();
         let mut likelihood = |g: &Graph, scales: &[usize]| {
             let mut theta = vec![log_amplitude];
@@ -305,7 +317,8 @@ impl Designer for OverlapAddGp {
             (None, _) => (Graph::empty(d), None),
         };
         let restarts = self.params.num_restarts;
-        let (mut gp, mut state) = fit_gp(Box::new(kernel_for(&features, &graph, None)), x, &y, spec.observation_noise, restarts, warm, rng)?;
+        let (mut gp, mut state) =
+            fit_gp(Box::new(kernel_for(&features, &graph, None)), x, &y, spec.observation_noise, restarts, warm, rng)?;
         let mut gibbs_evaluations = None;
         if self.known.is_none() && learned_at.is_none_or(|at| n < at || n >= at + self.params.relearn_every) {
             let learned = self.gibbs(&gp, &features, &graph, rng);
@@ -325,6 +338,7 @@ impl Designer for OverlapAddGp {
         if let (Some(at), serde_json::Value::Object(map)) = (learned_at, &mut state.0) {
             map.insert("graph".into(), serde_json::json!(GraphState { edges: graph.edges(), learned_at: at }));
         }
+        self.params.prior_mean.apply(&mut gp);
         let fitted = kernel_for(&features, &graph, Some(&gp.hyperparameters().kernel));
         let cliques = graph.maximal_cliques();
         let components: Vec<Box<dyn Kernel>> = (0..cliques.len()).map(|c| Box::new(fitted.component(c)) as Box<dyn Kernel>).collect();
@@ -389,7 +403,8 @@ impl OverlapModel {
     /// The grid maximiser of the acquisition under `gp`.
     fn maximise(&self, gp: &Gp, rng: &mut dyn Rng) -> Vec<f64> {
         let d = self.features.dim();
-        let base: Vec<f64> = self.incumbent.clone().unwrap_or_else(|| self.values.iter().map(|v| v[rng.random_range(0..v.len())]).collect());
+        let base: Vec<f64> =
+            self.incumbent.clone().unwrap_or_else(|| self.values.iter().map(|v| v[rng.random_range(0..v.len())]).collect());
         let b = self.beta().sqrt();
         let cards: Vec<usize> = self.values.iter().map(Vec::len).collect();
         let factors: Vec<Factor> = self
@@ -462,6 +477,7 @@ impl Model for OverlapModel {
             "junctionTreeMaxClique": self.tree.max_clique(),
             "gridSize": self.values.iter().map(Vec::len).max(),
             "beta": self.beta(),
+            "priorMean": self.post.prior_mean(),
             "lengthScales": (0..params.len()).map(|i| (name(i), serde_json::json!(h.kernel[1 + i].exp()))).collect::<serde_json::Map<String, serde_json::Value>>(),
             "logNoiseVariance": h.log_noise,
         })
@@ -518,7 +534,13 @@ mod tests {
     fn graphs_beyond_the_clique_bound_are_never_sampled() {
         let sampler = Gibbs { edge_prior: 0.9, max_clique: 2, budget: 5_000 };
         let mut worst = 0;
-        sampler.run(Graph::empty(5), vec![2; 5], &mut |_, _| 0.0, &mut |g| worst = worst.max(JunctionTree::new(g).max_clique()), &mut StdRng::seed_from_u64(1));
+        sampler.run(
+            Graph::empty(5),
+            vec![2; 5],
+            &mut |_, _| 0.0,
+            &mut |g| worst = worst.max(JunctionTree::new(g).max_clique()),
+            &mut StdRng::seed_from_u64(1),
+        );
         assert!(worst <= 2, "a triangulated clique of {worst}");
     }
 }

@@ -30,13 +30,24 @@ pub trait Profile: Send + Sync + std::fmt::Debug + Clone + 'static {
 }
 
 /// The prior on the length scales (module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum LengthScalePrior {
     /// `−0.1 (ℓ² + ℓ⁻²)`, mode 1.
     #[default]
     Weak,
     /// log ℓ ~ N(√2 + ½ log d, 3).
     DimensionScaled,
+}
+
+impl LengthScalePrior {
+    /// The prior's median length scale for a kernel over `d` dimensions.
+    pub fn median(self, d: usize) -> f64 {
+        match self {
+            LengthScalePrior::Weak => 1.0,
+            LengthScalePrior::DimensionScaled => (std::f64::consts::SQRT_2 + 0.5 * (d.max(1) as f64).ln()).exp(),
+        }
+    }
 }
 
 /// An ARD kernel with profile `P` over `dims`.
