@@ -426,7 +426,8 @@ impl Problem {
     /// designer: `groups` for `ADD_GP_UCB` (seed 004's "Add-*"), `edges` for `OVERLAP_ADD_GP`
     /// (seed 002's "Oracle"). `None` for a problem without one.
     pub fn true_structure(&self) -> Option<serde_json::Value> {
-        let name = |i: usize| format!("x{i}");
+        let ids: Vec<String> = (self.space)().params().iter().map(|p| p.id.clone()).collect();
+        let name = |i: usize| ids[i].clone();
         if let Some(groups) = self.groups {
             let groups: Vec<Vec<String>> = groups().into_iter().map(|g| g.into_iter().map(name).collect()).collect();
             return Some(serde_json::json!({ "groups": groups }));

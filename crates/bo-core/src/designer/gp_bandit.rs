@@ -204,8 +204,8 @@ fn kernel_for(features: &Features, params: &GpBanditParams) -> Box<dyn Kernel> {
     let numeric = features.numeric_dims();
     let categorical = features.categorical_dims();
     let prior = params.length_scale_prior;
-    // The fit starts from the prior's median (Hvarfner et al. start there too), or 0.5.
-    // and the bounds leave room for its upper tail (its median is 41 at D = 100).
+    // Under the dimension-scaled prior the fit starts from its median, as Hvarfner et al. do,
+    // and the bounds leave room above it (the median is 41 at D = 100).
     let (start, bounds) = match prior {
         LengthScalePrior::Weak => (0.5, LENGTH_SCALE_BOUNDS),
         LengthScalePrior::DimensionScaled => {
@@ -463,15 +463,8 @@ impl Designer for GpBandit {
         else {
             return QuasiRandomSearch.fit(problem, history, warm, rng);
         };
-        let (gp, state) = fit_gp(
-            (self.variant.kernel)(&features, &self.params),
-            x,
-            &y,
-            spec.observation_noise,
-            self.params.num_restarts,
-            warm,
-            rng,
-        )?;
+        let (gp, state) =
+            fit_gp((self.variant.kernel)(&features, &self.params), x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
         let t = ranked.len() + 1;
         let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
         let best = if self.variant.plug_in_best {

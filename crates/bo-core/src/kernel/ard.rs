@@ -41,13 +41,19 @@ pub enum LengthScalePrior {
 }
 
 impl LengthScalePrior {
-    /// The prior's median length scale for a kernel over `d` dimensions.
+    /// The prior's median length scale for a kernel over `d` dimensions (the weak prior's is
+    /// its mode, 1).
     pub fn median(self, d: usize) -> f64 {
         match self {
             LengthScalePrior::Weak => 1.0,
-            LengthScalePrior::DimensionScaled => (std::f64::consts::SQRT_2 + 0.5 * (d.max(1) as f64).ln()).exp(),
+            LengthScalePrior::DimensionScaled => dimension_scaled_log_median(d).exp(),
         }
     }
+}
+
+/// The mean of log ℓ under the dimension-scaled prior: √2 + ½ log d.
+fn dimension_scaled_log_median(d: usize) -> f64 {
+    std::f64::consts::SQRT_2 + 0.5 * (d.max(1) as f64).ln()
 }
 
 /// An ARD kernel with profile `P` over `dims`.
@@ -158,8 +164,7 @@ impl<P: Profile> Kernel for Ard<P> {
     }
 
     fn log_prior(&self, grad: &mut [f64]) -> f64 {
-        let d = self.dims.len().max(1) as f64;
-        let ls_mean = std::f64::consts::SQRT_2 + 0.5 * d.ln();
+        let ls_mean = dimension_scaled_log_median(self.dims.len());
         let ls_sd = 3.0f64.sqrt();
         let (mut lp, g) = normal_log_prior(self.log_amplitude, 0.0, 1.0);
         grad[0] += g;

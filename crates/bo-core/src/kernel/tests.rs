@@ -281,3 +281,11 @@ fn branching_nested_is_valid_where_seed_003s_theorem_is_not() {
     assert!(lowest > -1e-12, "valid at its largest cross-level correlation: {lowest}");
     assert!((k.gammas()[0] - -cross.ln()).abs() < 1e-12);
 }
+
+#[test]
+fn the_dimension_scaled_prior_has_hvarfner_s_median() {
+    // log ℓ ~ N(√2 + ½ log D, 3): median e^√2 · √D, 41.1 at D = 100.
+    assert!((LengthScalePrior::DimensionScaled.median(100) - 41.1325).abs() < 1e-3);
+    assert!((LengthScalePrior::DimensionScaled.median(1) - std::f64::consts::SQRT_2.exp()).abs() < 1e-12);
+    assert_eq!(LengthScalePrior::Weak.median(100), 1.0);
+}
