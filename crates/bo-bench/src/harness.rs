@@ -27,7 +27,8 @@ pub struct RunTrace {
     /// what a user of the service sees, and what seed 003 reports.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best_observed: Option<Vec<f64>>,
-    /// For a graph problem: (evaluations, CC, CS) of the model's graph every 25 evaluations.
+    /// For a problem with a known structure (a dependency graph, or disjoint groups read as
+    /// cliques): (evaluations, CC, CS) of the model's graph every 25 evaluations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph_recovery: Option<Vec<(usize, f64, f64)>>,
 }
@@ -59,12 +60,13 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
     let mut history: Vec<Observation> = Vec::with_capacity(budget);
     let mut warm = None;
     let mut best = f64::INFINITY;
+    let truth = problem.true_graph();
     let mut trace = RunTrace {
         seed,
         regret: Vec::with_capacity(budget),
         suggest_seconds: Vec::with_capacity(budget),
         best_observed: (problem.noise_sd > 0.0).then(Vec::new),
-        graph_recovery: problem.graph.map(|_| Vec::new()),
+        graph_recovery: truth.as_ref().map(|_| Vec::new()),
     };
     let mut best_observed = f64::INFINITY;
     // The noise has its own stream, so a noisy problem's designer sees the same draws of its own.
@@ -74,11 +76,11 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         let fitted = designer.fit(&study, &history, warm.as_ref(), &mut rng)?;
         let assignment = fitted.model.suggest(&[], 1, &mut rng)?.into_iter().next().context("the designer proposed nothing")?;
         trace.suggest_seconds.push(start.elapsed().as_secs_f64());
-        if let (Some(truth), Some(log)) = (problem.graph, &mut trace.graph_recovery)
+        if let (Some(truth), Some(log)) = (&truth, &mut trace.graph_recovery)
             && history.len().is_multiple_of(25)
             && !history.is_empty()
         {
-            let (cc, cs) = crate::graphs::recovery(&truth().graph, &crate::graphs::described_edges(&fitted.model.describe()));
+            let (cc, cs) = crate::graphs::recovery(truth, &crate::graphs::described_edges(&fitted.model.describe()));
             log.push((history.len(), cc, cs));
         }
         warm = Some(fitted.state);

@@ -436,6 +436,21 @@ impl Problem {
         let edges: Vec<[String; 2]> = graph().graph.edges().into_iter().map(|(a, b)| [name(a), name(b)]).collect();
         Some(serde_json::json!({ "edges": edges }))
     }
+
+    /// The dependency graph the function is built on — disjoint groups read as cliques — to
+    /// score a model's learned structure against. `None` for a problem without one.
+    pub fn true_graph(&self) -> Option<bo_core::structure::Graph> {
+        if let Some(graph) = self.graph {
+            return Some(graph().graph.clone());
+        }
+        let mut graph = bo_core::structure::Graph::empty(self.dim);
+        for group in (self.groups?)() {
+            for (k, &a) in group.iter().enumerate() {
+                group[k + 1..].iter().for_each(|&b| graph.add_edge(a, b));
+            }
+        }
+        Some(graph)
+    }
 }
 
 /// The problem named `name`.
@@ -531,6 +546,18 @@ mod tests {
         assert!(((j3.eval)(&worst_path) - 0.5).abs() < 1e-12);
         let toy = by_name("addtree_toy").unwrap();
         assert_eq!((toy.eval)(&at(&[("r0", f(1.0)), ("r1", f(0.0)), ("t", c("1")), ("p1_0", f(0.5)), ("p1_1", f(0.0))])), 1.25);
+    }
+
+    #[test]
+    fn a_grouped_problem_s_true_graph_has_its_groups_as_cliques() {
+        let graph = by_name("additive_hartmann3x8_d24").unwrap().true_graph().unwrap();
+        // 8 groups of 3: 3 edges each, none across groups.
+        assert_eq!(graph.edges().len(), 24);
+        for g in crate::high_dim::additive_hartmann_groups() {
+            assert!(graph.has_edge(g[0], g[1]) && graph.has_edge(g[1], g[2]) && graph.has_edge(g[0], g[2]));
+        }
+        assert_eq!(by_name("rolland_star_d10").unwrap().true_graph().unwrap().edges().len(), 9);
+        assert!(by_name("branin").unwrap().true_graph().is_none());
     }
 
     #[test]
