@@ -6,6 +6,7 @@ mod gp;
 mod harness;
 mod high_dim;
 mod outage;
+mod replicas;
 mod robustness;
 mod studies;
 
