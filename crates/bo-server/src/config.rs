@@ -54,6 +54,11 @@ pub struct Config {
     #[arg(long, env = "BO_MODEL_CACHE_MB", default_value_t = 1024)]
     pub model_cache_mb: usize,
 
+    /// Seconds a replica's lease on refitting a study lasts without renewal (it renews it while
+    /// it fits): when a replica dies mid-fit, another takes over after this long.
+    #[arg(long, env = "BO_REFIT_LEASE", default_value_t = 30.0)]
+    pub refit_lease: f64,
+
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (e.g. `info`, `bo_server=debug`).
     #[arg(long, env = "BO_LOG", default_value = "info")]
     pub log: String,
@@ -72,6 +77,7 @@ impl std::fmt::Debug for Config {
             .field("max_suggest_wait", &self.max_suggest_wait)
             .field("linalg_threads", &self.linalg_threads)
             .field("model_cache_mb", &self.model_cache_mb)
+            .field("refit_lease", &self.refit_lease)
             .field("log", &self.log)
             .finish()
     }

@@ -51,8 +51,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         prefetch: config.prefetch,
         queue_staleness: i64::from(config.queue_staleness),
         max_suggest_wait: std::time::Duration::from_secs_f64(config.max_suggest_wait.clamp(0.0, 3600.0)),
+        refit_lease: std::time::Duration::from_secs_f64(config.refit_lease.clamp(1.0, 86_400.0)),
     };
     let state = AppState { store: store.clone(), engine: engine::Engine::new(store.clone(), &engine_config) };
+    tracing::info!(replica = state.engine.replica(), "replica named (on refit leases)");
     match state.engine.resume_pending().await {
         Ok(0) => {}
         Ok(n) => tracing::info!(operations = n, "finishing suggest operations left pending"),

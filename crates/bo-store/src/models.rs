@@ -1,5 +1,6 @@
 //! The fitted state of each study's designer, kept so fits warm-start across restarts and
-//! replicas. One row per study: the newest state wins, an older one never overwrites it.
+//! replicas. One row per study: the newest state wins, an older one never overwrites it. And the
+//! refit lease: which replica may refit a study now, so a refit runs on one replica at a time.
 
 use bo_core::ModelState;
 use sqlx::Row;
@@ -54,5 +55,31 @@ impl Store {
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    /// Takes (or renews) the study's refit lease for `holder` until `now_ms + ttl_ms`: granted
+    /// when no one holds it, its holder's time ran out, or `holder` holds it already. Atomic on
+    /// both databases (one upsert whose condition reads the row it replaces). A study deleted
+    /// meanwhile is never leased.
+    pub async fn take_refit_lease(&self, study_id: i64, holder: &str, now_ms: i64, ttl_ms: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "INSERT INTO refit_leases (study_id, holder, expires_ms) \
+             SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM studies WHERE id = $1) \
+             ON CONFLICT (study_id) DO UPDATE SET holder = excluded.holder, expires_ms = excluded.expires_ms \
+             WHERE refit_leases.holder = excluded.holder OR refit_leases.expires_ms <= $4",
+        )
+        .bind(study_id)
+        .bind(holder)
+        .bind(now_ms.saturating_add(ttl_ms))
+        .bind(now_ms)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Gives the study's refit lease back, if `holder` has it.
+    pub async fn release_refit_lease(&self, study_id: i64, holder: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM refit_leases WHERE study_id = $1 AND holder = $2").bind(study_id).bind(holder).execute(&self.pool).await?;
+        Ok(())
     }
 }

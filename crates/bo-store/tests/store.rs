@@ -300,6 +300,39 @@ async fn model_state_is_kept_and_never_overwritten_by_older_data() {
     }
 }
 
+#[tokio::test]
+async fn a_refit_lease_has_one_holder_until_it_is_released_or_expires() {
+    for store in stores("refit_lease").await {
+        let (study, _) = store.create_study("p", "l", "leases", &spec(), 1).await.unwrap();
+        let id = study.id;
+        assert!(store.take_refit_lease(id, "a", 1_000, 100).await.unwrap());
+        assert!(!store.take_refit_lease(id, "b", 1_050, 100).await.unwrap(), "held by a until 1100");
+        assert!(store.take_refit_lease(id, "a", 1_050, 100).await.unwrap(), "its holder renews it");
+        assert!(!store.take_refit_lease(id, "b", 1_149, 100).await.unwrap());
+        assert!(store.take_refit_lease(id, "b", 1_150, 100).await.unwrap(), "expired: a died");
+        store.release_refit_lease(id, "a").await.unwrap();
+        assert!(!store.take_refit_lease(id, "a", 1_160, 100).await.unwrap(), "only the holder releases it");
+        store.release_refit_lease(id, "b").await.unwrap();
+        assert!(store.take_refit_lease(id, "a", 1_170, 100).await.unwrap(), "released");
+        // Many replicas asking at once: exactly one gets it.
+        store.release_refit_lease(id, "a").await.unwrap();
+        let store = Arc::new(store);
+        let asks: Vec<_> = (0..16)
+            .map(|r| {
+                let store = store.clone();
+                tokio::spawn(async move { store.take_refit_lease(id, &format!("r{r}"), 2_000, 100).await.unwrap() })
+            })
+            .collect();
+        let mut granted = 0;
+        for ask in asks {
+            granted += usize::from(ask.await.unwrap());
+        }
+        assert_eq!(granted, 1);
+        store.delete_study("p", "l", id).await.unwrap();
+        assert!(!store.take_refit_lease(id, "a", 9_000, 100).await.unwrap(), "a deleted study is not leased");
+    }
+}
+
 #[test]
 fn both_dialects_have_the_same_migrations() {
     let names = |dialect: &str| -> Vec<String> {

@@ -21,6 +21,13 @@
 //! *refill* of the queue with `prefetch` suggestions, also after a suggest leaves it short. A
 //! refill stops early when the study changes under it.
 //!
+//! **Replicas** share nothing but the database. Trials are handed out in the store's locked
+//! transaction, so any number of replicas hand each out once. A refit needs the study's refit
+//! lease (a row in the database, renewed while the fit runs, expiring when its holder dies): one
+//! replica refits, the others keep serving from their cached models and adopt the stored fit
+//! when it lands ([`Engine::refit`]). Each replica's queue of precomputed suggestions is its own
+//! and is only taken while no trial was created since, by any replica.
+//!
 //! The study's seed comes from its number and name only, so the same study on a fresh database
 //! proposes the same points (the README walk-through relies on it).
 
@@ -76,11 +83,20 @@ pub struct EngineConfig {
     pub queue_staleness: i64,
     /// How long a suggest waits for its proposals before answering with a pending operation.
     pub max_suggest_wait: Duration,
+    /// How long a refit lease lasts unrenewed (see [`Engine::refit`]).
+    pub refit_lease: Duration,
 }
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        EngineConfig { workers: 2, cache_bytes: 1 << 30, prefetch: 4, queue_staleness: 0, max_suggest_wait: Duration::from_secs(5) }
+        EngineConfig {
+            workers: 2,
+            cache_bytes: 1 << 30,
+            prefetch: 4,
+            queue_staleness: 0,
+            max_suggest_wait: Duration::from_secs(5),
+            refit_lease: Duration::from_secs(30),
+        }
     }
 }
 
@@ -95,6 +111,9 @@ pub enum SuggestReply {
 
 /// Transactions a suggest tries before it computes inside the lock.
 const ATTEMPTS: usize = 4;
+
+/// How often a replica waiting on another's refit looks again.
+const LEASE_POLL: Duration = Duration::from_millis(200);
 
 /// Proposals computed outside the lock, and the basis they fit.
 struct Computed {
@@ -122,6 +141,9 @@ struct Inner {
     proposers: Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>,
     /// Per-study change counter, bumped by `notify_changed`: a refill stops when it moves.
     generations: Mutex<HashMap<i64, Arc<AtomicU64>>>,
+    /// This process's name on refit leases: random, so every replica (and every restart) has
+    /// its own.
+    replica: String,
 }
 
 /// The engine handle; cheap to clone.
@@ -159,8 +181,14 @@ impl Engine {
                 jobs: Mutex::default(),
                 proposers: Mutex::default(),
                 generations: Mutex::default(),
+                replica: format!("{:016x}", rand::random::<u64>()),
             }),
         }
+    }
+
+    /// This replica's name on refit leases.
+    pub fn replica(&self) -> &str {
+        &self.inner.replica
     }
 
     /// Hands `count` trials to `client_id` (see the module docs).
@@ -392,9 +420,11 @@ impl Engine {
                     work
                 };
                 if job.refit {
-                    let _permit = engine.inner.workers.acquire().await;
-                    match refit_study(&engine.inner.store, &engine.inner.cache, study.id, (&study.project, &study.location)).await {
+                    match engine.refit(&study).await {
                         Ok(RefitOutcome::Fitted { data_version }) => tracing::debug!(study = study.id, data_version, "refitted"),
+                        Ok(RefitOutcome::Adopted { data_version }) => {
+                            tracing::debug!(study = study.id, data_version, "adopted another replica's fit");
+                        }
                         Ok(RefitOutcome::Gone) => {
                             engine.forget(study.id);
                             continue;
@@ -410,6 +440,62 @@ impl Engine {
                 }
             }
         });
+    }
+
+    /// Refits the study on this replica if it can take the study's refit lease (renewing it
+    /// while it fits), so a refit runs on one replica at a time. Otherwise another replica is
+    /// fitting: this one keeps serving from its cached model (conditioned on the trials it has
+    /// not seen) and waits until either the stored model has caught up with the data — then
+    /// adopts it, a fit warm-started from the stored state — or the lease is free. A holder that
+    /// dies stops renewing, and its lease runs out after `refit_lease`.
+    async fn refit(&self, study: &StudyRecord) -> Result<RefitOutcome, EngineError> {
+        let store = &self.inner.store;
+        let ttl = self.inner.config.refit_lease;
+        let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+        let me = self.inner.replica.as_str();
+        loop {
+            if store.take_refit_lease(study.id, me, crate::now_ms(), ttl_ms).await? {
+                let renewer = {
+                    let (store, me, id) = (store.clone(), me.to_owned(), study.id);
+                    tokio::spawn(async move {
+                        loop {
+                            tokio::time::sleep(ttl / 3).await;
+                            if let Err(e) = store.take_refit_lease(id, &me, crate::now_ms(), ttl_ms).await {
+                                tracing::warn!(study = id, error = %e, "could not renew the refit lease");
+                            }
+                        }
+                    })
+                };
+                let outcome = {
+                    let _permit = self.inner.workers.acquire().await;
+                    refit_study(store, &self.inner.cache, study.id, (&study.project, &study.location)).await
+                };
+                renewer.abort();
+                if let Err(e) = store.release_refit_lease(study.id, me).await {
+                    tracing::warn!(study = study.id, error = %e, "could not release the refit lease (it will expire)");
+                }
+                return outcome;
+            }
+            let basis = match store.study_basis(study.id).await {
+                Ok(basis) => basis,
+                Err(StoreError::NotFound(_)) => return Ok(RefitOutcome::Gone),
+                Err(e) => return Err(e.into()),
+            };
+            let cached = self.inner.cache.get(study.id).map(|e| e.data_version);
+            if cached.is_some_and(|v| v >= basis.data_version) {
+                return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
+            }
+            if let Some(stored) = store.model_state(study.id).await?
+                && stored.data_version >= basis.data_version
+            {
+                let _permit = self.inner.workers.acquire().await;
+                let (basis, trials) = store.suggest_snapshot(study.id).await?;
+                let entry = refit::fit_on_blocking_thread(study, basis.data_version, trials, Some(stored.state)).await?;
+                self.inner.cache.insert(study.id, entry);
+                return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
+            }
+            tokio::time::sleep(LEASE_POLL).await;
+        }
     }
 
     /// Precomputes up to `prefetch` suggestions for the study's queue from its cached model,
@@ -466,5 +552,80 @@ impl Engine {
     /// Whether any background job is queued or running (for tests and shutdown).
     pub fn busy(&self) -> bool {
         !self.inner.jobs.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use bo_core::{Goal, Measurement, MetricSpec, ParamValue, TrialState};
+    use bo_store::{NewTrial, StoreOptions, StoredModel};
+
+    use super::*;
+
+    async fn study_with_a_completed_trial(store: &Store) -> StudyRecord {
+        let spec = StudySpec {
+            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
+            space: bo_core::SearchSpace::new(vec![bo_core::ParamSpec {
+                id: "x".into(),
+                domain: bo_core::Domain::Double { min: 0.0, max: 1.0 },
+                scale: bo_core::Scale::Linear,
+                default: None,
+                children: vec![],
+            }])
+            .unwrap(),
+            algorithm: "GP_BANDIT".into(),
+            algorithm_config: serde_json::Value::Null,
+            observation_noise: Default::default(),
+            measurement_selection: Default::default(),
+            stopping: None,
+        };
+        let (study, _) = store.create_study("p", "l", "leased", &spec, 1).await.unwrap();
+        let mut assignment = Assignment::default();
+        assignment.0.insert("x".into(), ParamValue::Float(0.5));
+        let done = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("f".to_owned(), 1.0)]) };
+        let new = NewTrial {
+            assignment,
+            state: TrialState::Succeeded,
+            measurements: vec![],
+            final_measurement: Some(done),
+            infeasible_reason: String::new(),
+        };
+        store.create_trial(study.id, new, 1).await.unwrap();
+        study
+    }
+
+    /// While another replica holds the refit lease, this one does not fit: it waits, adopts the
+    /// other's stored fit when it lands (leaving it stored as it was), and once the lease is
+    /// free it refits itself.
+    #[tokio::test]
+    async fn a_refit_waits_for_the_lease_holder_and_adopts_its_fit() {
+        let options = StoreOptions { max_connections: 4, acquire_timeout: Duration::from_secs(10) };
+        let store = Store::connect(&bo_store::testing::sqlite_url(), &options).await.unwrap();
+        let study = study_with_a_completed_trial(&store).await;
+        let engine = Engine::new(store.clone(), &EngineConfig::default());
+        assert!(store.take_refit_lease(study.id, "other", crate::now_ms(), 60_000).await.unwrap());
+        let waiting = tokio::spawn({
+            let (engine, study) = (engine.clone(), study.clone());
+            async move { engine.refit(&study).await }
+        });
+        tokio::time::sleep(LEASE_POLL * 3).await;
+        assert!(!waiting.is_finished(), "no fit while another replica holds the lease");
+        assert!(store.model_state(study.id).await.unwrap().is_none());
+        // The holder's fit lands (its state: the designer's own, as a warm start would store it).
+        let basis = store.study_basis(study.id).await.unwrap();
+        let (_, trials) = store.suggest_snapshot(study.id).await.unwrap();
+        let theirs = refit::fit_entry(&study, basis.data_version, &trials, None).unwrap();
+        let stored = StoredModel { data_version: basis.data_version, state: theirs.state.clone(), fitted_at_ms: 5 };
+        assert!(store.save_model_state(study.id, &stored).await.unwrap());
+        let outcome = tokio::time::timeout(Duration::from_secs(30), waiting).await.unwrap().unwrap().unwrap();
+        assert_eq!(outcome, RefitOutcome::Adopted { data_version: basis.data_version });
+        assert_eq!(engine.inner.cache.get(study.id).map(|e| e.data_version), Some(basis.data_version));
+        assert_eq!(store.model_state(study.id).await.unwrap(), Some(stored), "the adopter stores nothing");
+        // The lease given back: this replica refits, and gives it back in turn.
+        store.release_refit_lease(study.id, "other").await.unwrap();
+        assert_eq!(engine.refit(&study).await.unwrap(), RefitOutcome::Fitted { data_version: basis.data_version });
+        assert!(store.take_refit_lease(study.id, "other", crate::now_ms(), 60_000).await.unwrap(), "released after the fit");
     }
 }

@@ -22,6 +22,12 @@ pub enum RefitOutcome {
         /// The study's data version fitted on.
         data_version: i64,
     },
+    /// Another replica held the refit lease: its stored fit was taken up (or the cached model
+    /// had already seen this data version).
+    Adopted {
+        /// The study's data version the model now covers.
+        data_version: i64,
+    },
     /// The study no longer exists.
     Gone,
 }

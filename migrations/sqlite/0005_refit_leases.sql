@@ -1,0 +1,9 @@
+-- Which replica may refit a study's model, until when: a refit runs on one replica at a time
+-- (the others serve from the stored state). A lease whose holder died expires by itself.
+CREATE TABLE refit_leases (
+    study_id    BIGINT NOT NULL,
+    holder      TEXT   NOT NULL,   -- the replica's id, random per process
+    expires_ms  BIGINT NOT NULL,
+    CONSTRAINT refit_leases_pkey PRIMARY KEY (study_id),
+    CONSTRAINT refit_leases_study_fkey FOREIGN KEY (study_id) REFERENCES studies (id) ON DELETE CASCADE
+);
