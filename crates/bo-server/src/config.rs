@@ -59,6 +59,12 @@ pub struct Config {
     #[arg(long, env = "BO_REFIT_LEASE", default_value_t = 30.0)]
     pub refit_lease: f64,
 
+    /// Seconds an ACTIVE trial's client may go unseen — no suggest with its `clientId`, no
+    /// measurement, no early-stopping check — before the trial goes back to REQUESTED and is
+    /// handed to the next client (killed workers leave no zombie trials). 0, the default: never.
+    #[arg(long, env = "BO_TRIAL_LEASE", default_value_t = 0.0)]
+    pub trial_lease: f64,
+
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (e.g. `info`, `bo_server=debug`).
     #[arg(long, env = "BO_LOG", default_value = "info")]
     pub log: String,
@@ -78,6 +84,7 @@ impl std::fmt::Debug for Config {
             .field("linalg_threads", &self.linalg_threads)
             .field("model_cache_mb", &self.model_cache_mb)
             .field("refit_lease", &self.refit_lease)
+            .field("trial_lease", &self.trial_lease)
             .field("log", &self.log)
             .finish()
     }

@@ -70,6 +70,9 @@ pub struct SuggestRequest<'a> {
     pub with_trials: bool,
     /// Finish this pending operation instead of recording a new one.
     pub finishing: Option<i64>,
+    /// The trial lease: an ACTIVE trial whose client has not been seen for this long goes back
+    /// to REQUESTED first, to be handed out again. `None`: trials are never taken back.
+    pub trial_lease_ms: Option<i64>,
 }
 
 /// What a suggest handed out.
@@ -292,6 +295,17 @@ async fn write_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial) -> 
     Ok(())
 }
 
+/// Records that the trial's client was seen at `now_ms` (see the trial lease).
+async fn touch(conn: &mut sqlx::AnyConnection, study_id: i64, trial_id: i64, now_ms: i64) -> Result<(), StoreError> {
+    sqlx::query("UPDATE trials SET last_seen_ms = $1 WHERE study_id = $2 AND id = $3")
+        .bind(now_ms)
+        .bind(study_id)
+        .bind(trial_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 async fn bump_data_version(conn: &mut AnyConnection, study_id: i64) -> Result<(), StoreError> {
     sqlx::query("UPDATE studies SET data_version = data_version + 1 WHERE id = $1").bind(study_id).execute(&mut *conn).await?;
     Ok(())
@@ -360,6 +374,7 @@ impl Store {
         &self,
         study_id: i64,
         trial_id: i64,
+        now_ms: i64,
         change: impl FnOnce(&mut Trial) -> Result<(), E>,
     ) -> Result<Trial, E> {
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
@@ -374,6 +389,7 @@ impl Store {
             return Err(StoreError::Internal("a trial change may only append measurements".into()).into());
         }
         write_trial(&mut tx, study_id, &trial).await?;
+        touch(&mut tx, study_id, trial_id, now_ms).await?;
         insert_measurements(&mut tx, study_id, trial_id, n_measurements, &trial.measurements[n_measurements..]).await?;
         if trial.state.is_completed() && !was_completed {
             bump_data_version(&mut tx, study_id).await?;
@@ -425,9 +441,21 @@ impl Store {
         request: SuggestRequest<'_>,
         plan: impl FnOnce(Basis, Option<&[Trial]>, usize) -> Result<Plan, E>,
     ) -> Result<Suggested, E> {
-        let SuggestRequest { study_id, client_id, count, now_ms, with_trials, finishing } = request;
+        let SuggestRequest { study_id, client_id, count, now_ms, with_trials, finishing, trial_lease_ms } = request;
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
         let (basis, state) = lock_study(&mut tx, study_id).await?;
+        if let Some(lease) = trial_lease_ms {
+            // Abandoned trials (their worker died or was preempted) go back to the queue.
+            sqlx::query(
+                "UPDATE trials SET state = 'REQUESTED', client_id = '', last_seen_ms = NULL \
+                 WHERE study_id = $1 AND state = 'ACTIVE' AND COALESCE(last_seen_ms, start_time_ms) < $2",
+            )
+            .bind(study_id)
+            .bind(now_ms.saturating_sub(lease))
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from)?;
+        }
         match finishing {
             Some(id) => {
                 let op = operation_in(&mut tx, study_id, id).await?;
@@ -506,6 +534,9 @@ impl Store {
             }
         }
         let trial_ids: Vec<i64> = handed.iter().map(|t| t.id).collect();
+        for &id in &trial_ids {
+            touch(&mut tx, study_id, id, now_ms).await?;
+        }
         let study_completed = exhausted || state == StudyState::Completed;
         let operation_id = match finishing {
             Some(id) => {
@@ -534,6 +565,7 @@ impl Store {
         lock_study(&mut tx, study_id).await?;
         let trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::Full).await?;
         let mut trial = trials.iter().find(|t| t.id == trial_id).cloned().ok_or(StoreError::NotFound(Entity::Trial))?;
+        touch(&mut tx, study_id, trial_id, now_ms).await?;
         let should_stop = decide(&trial, &trials);
         if should_stop && trial.state == TrialState::Active {
             trial.state = TrialState::Stopping;

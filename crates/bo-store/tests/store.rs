@@ -35,7 +35,7 @@ fn options() -> StoreOptions {
 }
 
 fn request(study_id: i64, client_id: &str, count: usize, now_ms: i64) -> SuggestRequest<'_> {
-    SuggestRequest { study_id, client_id, count, now_ms, with_trials: true, finishing: None }
+    SuggestRequest { study_id, client_id, count, now_ms, with_trials: true, finishing: None, trial_lease_ms: None }
 }
 
 fn done(s: Suggested) -> SuggestOutcome {
@@ -93,7 +93,7 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
             .unwrap();
         assert_eq!(t.id, 1);
         let t = store
-            .update_trial::<StoreError>(study.id, t.id, |t| {
+            .update_trial::<StoreError>(study.id, t.id, 3, |t| {
                 t.measurements.push(m(2, 0.2));
                 t.final_measurement = Some(m(2, 0.2));
                 t.state = TrialState::Succeeded;
@@ -107,7 +107,7 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
         assert_eq!(back.measurements.len(), 2);
         assert_eq!(store.get_study("p", "l", study.id).await.unwrap().data_version, 1);
         // A refused change leaves the trial as it was.
-        let refused = store.update_trial(study.id, t.id, |t| {
+        let refused = store.update_trial(study.id, t.id, 5, |t| {
             t.state = TrialState::Infeasible;
             Err(StoreError::Precondition("no".into()))
         });
@@ -148,7 +148,7 @@ async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_oper
         assert!(first.trials.iter().all(|t| t.state == TrialState::Active && t.client_id == "w1"));
         let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
         store
-            .update_trial::<StoreError>(study.id, 2, |t| {
+            .update_trial::<StoreError>(study.id, 2, 2, |t| {
                 t.measurements.push(m.clone());
                 Ok(())
             })
@@ -164,6 +164,50 @@ async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_oper
         let none = done(store.suggest(request(study.id, "w2", 1, 4), |_, _, _| Ok::<_, StoreError>(Plan::Ready(vec![]))).await.unwrap());
         assert!(none.exhausted && none.trials.is_empty());
         assert_eq!(store.get_study("p", "l", study.id).await.unwrap().state, StudyState::Completed);
+    }
+}
+
+#[tokio::test]
+async fn a_trial_whose_client_goes_unseen_past_the_lease_goes_to_the_next_client() {
+    for store in stores("trial_lease").await {
+        let (study, _) = store.create_study("p", "l", "lease", &spec(), 1).await.unwrap();
+        let mut counter = 0;
+        let mut gen_ = |_: Basis, _: Option<&[bo_core::Trial]>, n: usize| -> Result<Plan, StoreError> {
+            Ok(Plan::Ready(
+                (0..n)
+                    .map(|_| {
+                        counter += 1;
+                        point(counter)
+                    })
+                    .collect(),
+            ))
+        };
+        let leased = |client, now| SuggestRequest { trial_lease_ms: Some(100), ..request(study.id, client, 1, now) };
+        // Two workers start a trial each at t = 1000.
+        let dead = done(store.suggest(leased("dead", 1_000), &mut gen_).await.unwrap()).trials[0].id;
+        let alive = done(store.suggest(leased("alive", 1_000), &mut gen_).await.unwrap()).trials[0].id;
+        // Only "alive" reports (a measurement at 1080 is a heartbeat).
+        let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
+        store
+            .update_trial::<StoreError>(study.id, alive, 1_080, |t| {
+                t.measurements.push(m.clone());
+                Ok(())
+            })
+            .await
+            .unwrap();
+        // Without a lease nothing is taken back, however long.
+        let plain = done(store.suggest(request(study.id, "new", 1, 50_000), &mut gen_).await.unwrap());
+        assert_ne!(plain.trials[0].id, dead);
+        // At 1150 the dead worker's trial (last seen 1000) is past the lease; the live one
+        // (1080) is not. The next client gets the abandoned trial, not a new one.
+        let next = done(store.suggest(leased("next", 1_150), &mut gen_).await.unwrap());
+        assert_eq!(next.trials.iter().map(|t| t.id).collect::<Vec<_>>(), vec![dead], "the abandoned trial is handed out again");
+        assert_eq!(next.trials[0].client_id, "next");
+        let alive_now = store.get_trial(study.id, alive).await.unwrap();
+        assert_eq!((alive_now.state, alive_now.client_id.as_str()), (TrialState::Active, "alive"), "a live worker keeps its trial");
+        // The dead worker, back after all, no longer holds it: it gets a trial of its own.
+        let back = done(store.suggest(leased("dead", 1_160), &mut gen_).await.unwrap());
+        assert_ne!(back.trials[0].id, dead);
     }
 }
 
@@ -239,7 +283,7 @@ async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit() {
         assert_eq!(store.suggest_snapshot(study.id).await.unwrap().0, basis);
         // A completion moves the data version; a new trial the next id.
         store
-            .update_trial::<StoreError>(study.id, 1, |t| {
+            .update_trial::<StoreError>(study.id, 1, 3, |t| {
                 t.state = TrialState::Infeasible;
                 Ok(())
             })

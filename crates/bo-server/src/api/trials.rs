@@ -252,7 +252,7 @@ pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTria
     let now = crate::now_ms();
     let trial = state
         .store
-        .update_trial(study.id, id, |t| {
+        .update_trial(study.id, id, crate::now_ms(), |t| {
             if t.state.is_completed() {
                 return Err(ApiError::precondition(format!("trial {} is already {}; a trial is completed once", t.id, t.state.as_str())));
             }
@@ -299,7 +299,7 @@ pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTr
     let m = measurement_from_wire(m, &study.spec, "measurement", false)?;
     let trial = state
         .store
-        .update_trial(study.id, id, |t| {
+        .update_trial(study.id, id, crate::now_ms(), |t| {
             if t.state.is_completed() {
                 return Err(ApiError::precondition(format!("trial {} is {}: it takes no more measurements", t.id, t.state.as_str())));
             }
@@ -320,7 +320,7 @@ pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequest) -
     let (study, id) = load(&state, &path).await?;
     let trial = state
         .store
-        .update_trial(study.id, id, |t| {
+        .update_trial(study.id, id, crate::now_ms(), |t| {
             if t.state.is_completed() {
                 return Err(ApiError::precondition(format!("trial {} is already {}", t.id, t.state.as_str())));
             }

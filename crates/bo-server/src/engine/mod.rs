@@ -85,6 +85,9 @@ pub struct EngineConfig {
     pub max_suggest_wait: Duration,
     /// How long a refit lease lasts unrenewed (see [`Engine::refit`]).
     pub refit_lease: Duration,
+    /// How long an ACTIVE trial's client may go unseen before the trial is handed to another
+    /// (`None`: never).
+    pub trial_lease: Option<Duration>,
 }
 
 impl Default for EngineConfig {
@@ -96,6 +99,7 @@ impl Default for EngineConfig {
             queue_staleness: 0,
             max_suggest_wait: Duration::from_secs(5),
             refit_lease: Duration::from_secs(30),
+            trial_lease: None,
         }
     }
 }
@@ -191,6 +195,10 @@ impl Engine {
         &self.inner.replica
     }
 
+    fn trial_lease_ms(&self) -> Option<i64> {
+        self.inner.config.trial_lease.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
+
     /// Hands `count` trials to `client_id` (see the module docs).
     pub async fn suggest(&self, study: &StudyRecord, client_id: &str, count: usize) -> Result<SuggestReply, EngineError> {
         let deadline = Instant::now() + self.inner.config.max_suggest_wait;
@@ -203,6 +211,7 @@ impl Engine {
                 now_ms: crate::now_ms(),
                 with_trials: attempt == ATTEMPTS,
                 finishing: None,
+                trial_lease_ms: self.trial_lease_ms(),
             };
             let offered = computed.take();
             match self.inner.store.suggest(request, |basis, trials, wanted| self.plan(study, basis, trials, wanted, offered)).await? {
@@ -322,6 +331,7 @@ impl Engine {
                 now_ms: crate::now_ms(),
                 with_trials: attempt == ATTEMPTS,
                 finishing: Some(op.id),
+                trial_lease_ms: self.trial_lease_ms(),
             };
             match self.inner.store.suggest(request, |basis, trials, wanted| self.plan(study, basis, trials, wanted, Some(computed))).await?
             {

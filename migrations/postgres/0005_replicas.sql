@@ -7,3 +7,8 @@ CREATE TABLE refit_leases (
     CONSTRAINT refit_leases_pkey PRIMARY KEY (study_id),
     CONSTRAINT refit_leases_study_fkey FOREIGN KEY (study_id) REFERENCES studies (id) ON DELETE CASCADE
 );
+
+-- When the trial's client last showed it was alive (a suggest handing it out, a measurement, an
+-- early-stopping check or any other change); NULL: not since it started. With a trial lease
+-- configured, an ACTIVE trial unseen for longer goes back to REQUESTED for the next client.
+ALTER TABLE trials ADD COLUMN last_seen_ms BIGINT;
