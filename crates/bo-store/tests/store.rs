@@ -30,6 +30,20 @@ fn point(i: i64) -> Assignment {
     a
 }
 
+/// A planner proposing new points numbered on from `counter`.
+fn new_points(counter: &mut i64) -> impl FnMut(Basis, Option<&[bo_core::Trial]>, usize) -> Result<Plan, StoreError> + '_ {
+    move |_, _, n| {
+        Ok(Plan::Ready(
+            (0..n)
+                .map(|_| {
+                    *counter += 1;
+                    point(*counter)
+                })
+                .collect(),
+        ))
+    }
+}
+
 fn options() -> StoreOptions {
     StoreOptions { max_connections: 8, acquire_timeout: std::time::Duration::from_secs(10) }
 }
@@ -132,16 +146,7 @@ async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_oper
         };
         store.create_trial(study.id, requested, 1).await.unwrap();
         let mut counter = 100;
-        let mut gen_ = |_: Basis, _: Option<&[bo_core::Trial]>, n: usize| -> Result<Plan, StoreError> {
-            Ok(Plan::Ready(
-                (0..n)
-                    .map(|_| {
-                        counter += 1;
-                        point(counter)
-                    })
-                    .collect(),
-            ))
-        };
+        let mut gen_ = new_points(&mut counter);
         let first = done(store.suggest(request(study.id, "w1", 3, 2), &mut gen_).await.unwrap());
         let ids: Vec<i64> = first.trials.iter().map(|t| t.id).collect();
         assert_eq!(ids, vec![1, 2, 3], "the requested trial first, then two new ones");
@@ -172,16 +177,7 @@ async fn a_trial_whose_client_goes_unseen_past_the_lease_goes_to_the_next_client
     for store in stores("trial_lease").await {
         let (study, _) = store.create_study("p", "l", "lease", &spec(), 1).await.unwrap();
         let mut counter = 0;
-        let mut gen_ = |_: Basis, _: Option<&[bo_core::Trial]>, n: usize| -> Result<Plan, StoreError> {
-            Ok(Plan::Ready(
-                (0..n)
-                    .map(|_| {
-                        counter += 1;
-                        point(counter)
-                    })
-                    .collect(),
-            ))
-        };
+        let mut gen_ = new_points(&mut counter);
         let leased = |client, now| SuggestRequest { trial_lease_ms: Some(100), ..request(study.id, client, 1, now) };
         // Two workers start a trial each at t = 1000.
         let dead = done(store.suggest(leased("dead", 1_000), &mut gen_).await.unwrap()).trials[0].id;
