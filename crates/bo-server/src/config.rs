@@ -21,7 +21,7 @@ pub struct Config {
     pub max_connections: u32,
 
     /// Seconds a request waits for a database connection before answering 503.
-    #[arg(long, env = "BO_DATABASE_TIMEOUT", default_value_t = 10.0)]
+    #[arg(long, env = "BO_DATABASE_TIMEOUT", value_parser = seconds, default_value_t = 10.0)]
     pub database_timeout: f64,
 
     /// Background jobs (refits, precomputed suggestions) running at once (default: the number of
@@ -42,7 +42,7 @@ pub struct Config {
 
     /// Seconds a suggest waits for its trials before answering with a pending operation
     /// (`done: false`) that the client polls.
-    #[arg(long, env = "BO_MAX_SUGGEST_WAIT", default_value_t = 5.0)]
+    #[arg(long, env = "BO_MAX_SUGGEST_WAIT", value_parser = seconds, default_value_t = 5.0)]
     pub max_suggest_wait: f64,
 
     /// Threads one model's linear algebra may use. 1 (the default) leaves parallelism to the
@@ -56,13 +56,13 @@ pub struct Config {
 
     /// Seconds a replica's lease on refitting a study lasts without renewal (it renews it while
     /// it fits): when a replica dies mid-fit, another takes over after this long.
-    #[arg(long, env = "BO_REFIT_LEASE", default_value_t = 30.0)]
+    #[arg(long, env = "BO_REFIT_LEASE", value_parser = seconds, default_value_t = 30.0)]
     pub refit_lease: f64,
 
     /// Seconds an ACTIVE trial's client may go unseen — no suggest with its `clientId`, no
     /// measurement, no early-stopping check — before the trial goes back to REQUESTED and is
     /// handed to the next client (killed workers leave no zombie trials). 0, the default: never.
-    #[arg(long, env = "BO_TRIAL_LEASE", default_value_t = 0.0)]
+    #[arg(long, env = "BO_TRIAL_LEASE", value_parser = seconds, default_value_t = 0.0)]
     pub trial_lease: f64,
 
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (e.g. `info`, `bo_server=debug`).
@@ -90,6 +90,16 @@ impl std::fmt::Debug for Config {
     }
 }
 
+/// A number of seconds: finite and not negative (a NaN or an infinity is refused at start-up,
+/// not turned into a duration).
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(v) => Err(format!("{v} is not a number of seconds (finite, 0 or more)")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// The URL with any password replaced by `***`.
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
@@ -102,6 +112,15 @@ pub fn redact(url: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn seconds_are_finite_and_not_negative() {
+        assert_eq!(super::seconds("2.5"), Ok(2.5));
+        assert_eq!(super::seconds("0"), Ok(0.0));
+        for bad in ["nan", "inf", "-1", "soon"] {
+            assert!(super::seconds(bad).is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn passwords_are_redacted() {
         assert_eq!(super::redact("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");

@@ -278,10 +278,12 @@ async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial) ->
     insert_measurements(conn, study_id, trial.id, 0, &trial.measurements).await
 }
 
-async fn write_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial) -> Result<(), StoreError> {
+/// Writes the trial's changed fields; a change is a sign of its client, so `now_ms` is when it
+/// was last seen (the trial lease).
+async fn write_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial, now_ms: i64) -> Result<(), StoreError> {
     sqlx::query(
-        "UPDATE trials SET state = $1, final_measurement = $2, client_id = $3, infeasible_reason = $4, end_time_ms = $5 \
-         WHERE study_id = $6 AND id = $7",
+        "UPDATE trials SET state = $1, final_measurement = $2, client_id = $3, infeasible_reason = $4, end_time_ms = $5, \
+         last_seen_ms = $8 WHERE study_id = $6 AND id = $7",
     )
     .bind(trial.state.as_str())
     .bind(trial.final_measurement.as_ref().map(serde_json::to_string).transpose()?)
@@ -290,13 +292,14 @@ async fn write_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial) -> 
     .bind(trial.end_time_ms)
     .bind(study_id)
     .bind(trial.id)
+    .bind(now_ms)
     .execute(&mut *conn)
     .await?;
     Ok(())
 }
 
 /// Records that the trial's client was seen at `now_ms` (see the trial lease).
-async fn touch(conn: &mut sqlx::AnyConnection, study_id: i64, trial_id: i64, now_ms: i64) -> Result<(), StoreError> {
+async fn touch(conn: &mut AnyConnection, study_id: i64, trial_id: i64, now_ms: i64) -> Result<(), StoreError> {
     sqlx::query("UPDATE trials SET last_seen_ms = $1 WHERE study_id = $2 AND id = $3")
         .bind(now_ms)
         .bind(study_id)
@@ -388,8 +391,7 @@ impl Store {
         if trial.measurements.len() < n_measurements {
             return Err(StoreError::Internal("a trial change may only append measurements".into()).into());
         }
-        write_trial(&mut tx, study_id, &trial).await?;
-        touch(&mut tx, study_id, trial_id, now_ms).await?;
+        write_trial(&mut tx, study_id, &trial, now_ms).await?;
         insert_measurements(&mut tx, study_id, trial_id, n_measurements, &trial.measurements[n_measurements..]).await?;
         if trial.state.is_completed() && !was_completed {
             bump_data_version(&mut tx, study_id).await?;
@@ -480,13 +482,14 @@ impl Store {
         if !held.is_empty() {
             // Handed back whole: a held trial may already have measurements.
             for t in held {
+                touch(&mut tx, study_id, t.id, now_ms).await?;
                 handed.extend(load_trials(&mut tx, study_id, t.id - 1, t.id, 1, Load::Full).await?);
             }
         } else if state != StudyState::Completed {
             for mut t in trials_in_state(&mut tx, study_id, TrialState::Requested, None, count as i64).await? {
                 t.state = TrialState::Active;
                 t.client_id = client_id.to_owned();
-                write_trial(&mut tx, study_id, &t).await?;
+                write_trial(&mut tx, study_id, &t, now_ms).await?;
                 handed.push(t);
             }
             let wanted = count - handed.len();
@@ -534,9 +537,6 @@ impl Store {
             }
         }
         let trial_ids: Vec<i64> = handed.iter().map(|t| t.id).collect();
-        for &id in &trial_ids {
-            touch(&mut tx, study_id, id, now_ms).await?;
-        }
         let study_completed = exhausted || state == StudyState::Completed;
         let operation_id = match finishing {
             Some(id) => {
@@ -569,7 +569,7 @@ impl Store {
         let should_stop = decide(&trial, &trials);
         if should_stop && trial.state == TrialState::Active {
             trial.state = TrialState::Stopping;
-            write_trial(&mut tx, study_id, &trial).await?;
+            write_trial(&mut tx, study_id, &trial, now_ms).await?;
         }
         let kind = OperationKind::EarlyStopping { trial_id, should_stop };
         let id = insert_operation(&mut tx, study_id, &kind, now_ms).await?;

@@ -252,7 +252,7 @@ pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTria
     let now = crate::now_ms();
     let trial = state
         .store
-        .update_trial(study.id, id, crate::now_ms(), |t| {
+        .update_trial(study.id, id, now, |t| {
             if t.state.is_completed() {
                 return Err(ApiError::precondition(format!("trial {} is already {}; a trial is completed once", t.id, t.state.as_str())));
             }

@@ -168,6 +168,11 @@ pub(crate) fn study_seed(study: &StudyRecord) -> u64 {
     (study.id as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) ^ name_hash
 }
 
+/// A duration as the store's milliseconds.
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
 fn panicked(e: tokio::task::JoinError) -> EngineError {
     EngineError::Fit(FitError::Numerical(format!("the designer panicked: {e}")))
 }
@@ -196,7 +201,7 @@ impl Engine {
     }
 
     fn trial_lease_ms(&self) -> Option<i64> {
-        self.inner.config.trial_lease.map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        self.inner.config.trial_lease.map(millis)
     }
 
     /// Hands `count` trials to `client_id` (see the module docs).
@@ -461,7 +466,7 @@ impl Engine {
     async fn refit(&self, study: &StudyRecord) -> Result<RefitOutcome, EngineError> {
         let store = &self.inner.store;
         let ttl = self.inner.config.refit_lease;
-        let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+        let ttl_ms = millis(ttl);
         let me = self.inner.replica.as_str();
         loop {
             if store.take_refit_lease(study.id, me, crate::now_ms(), ttl_ms).await? {
