@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `bo-server` binary, driven over HTTP on SQLite and Postgres.
 
+mod access;
 mod add_tree;
 mod durability;
 mod gp;

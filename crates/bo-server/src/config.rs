@@ -65,9 +65,100 @@ pub struct Config {
     #[arg(long, env = "BO_TRIAL_LEASE", value_parser = seconds, default_value_t = 0.0)]
     pub trial_lease: f64,
 
+    /// A file of API keys, one per line: `NAME SHA256 PROJECT[,PROJECT…]` — a name for logs,
+    /// the hex SHA-256 of the key (`printf %s KEY | sha256sum`), the projects it grants (`*`: all).
+    /// With keys, every API request needs `Authorization: Bearer KEY` and sees only its projects.
+    #[arg(long, env = "BO_API_KEYS_FILE")]
+    pub api_keys_file: Option<std::path::PathBuf>,
+
+    /// API keys in the file's format, `;` between entries (added to the file's).
+    #[arg(long, env = "BO_API_KEYS", hide_env_values = true)]
+    pub api_keys: Option<String>,
+
+    /// Listen on the address given even though no API keys are configured (behind a proxy that
+    /// authenticates). Without keys and without this, the server listens on loopback only.
+    #[arg(long, env = "BO_ALLOW_UNAUTHENTICATED")]
+    pub allow_unauthenticated: bool,
+
+    /// Requests a second each API key may make, in bursts of up to two seconds' worth; over it
+    /// answers 429 with `Retry-After` (0: unlimited).
+    #[arg(long, env = "BO_RATE_LIMIT", value_parser = seconds, default_value_t = 100.0)]
+    pub rate_limit: f64,
+
+    /// The largest request body, in bytes (413 beyond it).
+    #[arg(long, env = "BO_MAX_BODY_BYTES", default_value_t = 1 << 20)]
+    pub max_body_bytes: usize,
+
+    /// The most bytes of header names and values a request may carry (431 beyond it).
+    #[arg(long, env = "BO_MAX_HEADER_BYTES", default_value_t = 16 << 10)]
+    pub max_header_bytes: usize,
+
+    /// Seconds a request may take before it is answered 504 (0: no limit). Must exceed
+    /// --max-suggest-wait.
+    #[arg(long, env = "BO_REQUEST_TIMEOUT", value_parser = seconds, default_value_t = 60.0)]
+    pub request_timeout: f64,
+
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (e.g. `info`, `bo_server=debug`).
     #[arg(long, env = "BO_LOG", default_value = "info")]
     pub log: String,
+
+    /// Log format: `text` for people, `json` (one object per line) for log collectors.
+    #[arg(long, env = "BO_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+impl Config {
+    /// The access rules these settings describe: the keys from the file and the flag, the rate,
+    /// size and time limits. Errors name the setting that is wrong.
+    pub fn access(&self) -> anyhow::Result<crate::access::Access> {
+        use anyhow::Context;
+        let mut text = String::new();
+        if let Some(path) = &self.api_keys_file {
+            text = std::fs::read_to_string(path).with_context(|| format!("reading --api-keys-file {}", path.display()))?;
+            text.push('\n');
+        }
+        if let Some(inline) = &self.api_keys {
+            text.push_str(inline);
+        }
+        let keys = crate::access::ApiKeys::parse(&text).context("in the API keys (--api-keys-file, --api-keys)")?;
+        if self.request_timeout > 0.0 && self.request_timeout <= self.max_suggest_wait {
+            anyhow::bail!(
+                "--request-timeout ({} s) must be longer than --max-suggest-wait ({} s), or 0 for no limit",
+                self.request_timeout,
+                self.max_suggest_wait
+            );
+        }
+        Ok(crate::access::Access {
+            keys,
+            rate_limit: (self.rate_limit > 0.0).then(|| crate::access::RateLimit::new(self.rate_limit)),
+            max_header_bytes: self.max_header_bytes,
+            max_body_bytes: self.max_body_bytes,
+            request_timeout: (self.request_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(self.request_timeout.min(86_400.0))),
+        })
+    }
+
+    /// Where to listen: `--listen`, except that without API keys (and without
+    /// `--allow-unauthenticated`) a non-loopback address becomes the loopback address of the same
+    /// family and port. The second value says whether it was changed.
+    pub fn listen_address(&self, keys_configured: bool) -> (SocketAddr, bool) {
+        if keys_configured || self.allow_unauthenticated || self.listen.ip().is_loopback() {
+            return (self.listen, false);
+        }
+        let loopback: std::net::IpAddr = match self.listen {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        };
+        (SocketAddr::new(loopback, self.listen.port()), true)
+    }
 }
 
 impl std::fmt::Debug for Config {
@@ -85,7 +176,15 @@ impl std::fmt::Debug for Config {
             .field("model_cache_mb", &self.model_cache_mb)
             .field("refit_lease", &self.refit_lease)
             .field("trial_lease", &self.trial_lease)
+            .field("api_keys_file", &self.api_keys_file)
+            .field("api_keys", &self.api_keys.as_ref().map(|_| "***"))
+            .field("allow_unauthenticated", &self.allow_unauthenticated)
+            .field("rate_limit", &self.rate_limit)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_header_bytes", &self.max_header_bytes)
+            .field("request_timeout", &self.request_timeout)
             .field("log", &self.log)
+            .field("log_format", &self.log_format)
             .finish()
     }
 }
@@ -119,6 +218,30 @@ mod tests {
         for bad in ["nan", "inf", "-1", "soon"] {
             assert!(super::seconds(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn without_keys_the_server_listens_on_loopback_only() {
+        use clap::Parser;
+        let open = super::Config::parse_from(["bo-server", "--listen", "0.0.0.0:9000"]);
+        assert_eq!(open.listen_address(false), ("127.0.0.1:9000".parse().unwrap(), true));
+        assert_eq!(open.listen_address(true), ("0.0.0.0:9000".parse().unwrap(), false));
+        let v6 = super::Config::parse_from(["bo-server", "--listen", "[::]:9000"]);
+        assert_eq!(v6.listen_address(false), ("[::1]:9000".parse().unwrap(), true));
+        let allowed = super::Config::parse_from(["bo-server", "--listen", "0.0.0.0:9000", "--allow-unauthenticated"]);
+        assert_eq!(allowed.listen_address(false), ("0.0.0.0:9000".parse().unwrap(), false));
+        let local = super::Config::parse_from(["bo-server"]);
+        assert_eq!(local.listen_address(false), ("127.0.0.1:8080".parse().unwrap(), false));
+    }
+
+    #[test]
+    fn a_request_timeout_must_outlast_the_suggest_wait() {
+        use clap::Parser;
+        let e = super::Config::parse_from(["bo-server", "--request-timeout", "2"]).access().unwrap_err();
+        assert!(e.to_string().contains("--max-suggest-wait"), "{e}");
+        assert!(super::Config::parse_from(["bo-server", "--request-timeout", "0"]).access().unwrap().request_timeout.is_none());
+        let e = super::Config::parse_from(["bo-server", "--api-keys", "alice nothex demo"]).access().unwrap_err();
+        assert!(format!("{e:#}").contains("64 hex digits"), "{e:#}");
     }
 
     #[test]

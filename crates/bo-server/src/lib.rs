@@ -2,9 +2,12 @@
 //! `api` translates the wire format and serves the routes, `engine` runs designers (never
 //! importing axum), `bo-store` keeps the data.
 
+pub mod access;
 pub mod api;
 pub mod config;
 pub mod engine;
+pub mod metrics;
+pub mod request_id;
 pub mod state;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,19 +25,27 @@ pub fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
-/// The whole application for `state`: routes, tracing, and a panic guard that answers 500 in
-/// Google's error shape instead of dropping the connection.
+/// The whole application for `state`: routes; a panic guard that answers 500 in Google's error
+/// shape instead of dropping the connection; request metrics; a tracing span per request naming
+/// its id (and, with keys, the key's name); the request id outermost.
 pub fn app(state: AppState) -> Router {
+    let metrics = state.metrics.clone();
     api::router(state)
         .layer(CatchPanicLayer::custom(|_| {
             axum::response::IntoResponse::into_response(api::error::ApiError::new(api::error::Code::Internal, "a handler panicked"))
         }))
-        .layer(TraceLayer::new_for_http())
+        .layer(axum::middleware::from_fn_with_state(metrics, metrics::record))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::extract::Request| {
+            let id = request.extensions().get::<request_id::RequestId>().map_or("", |r| r.0.as_str());
+            tracing::info_span!("request", id = %id, method = %request.method(), path = %request.uri().path(), key = tracing::field::Empty)
+        }))
+        .layer(axum::middleware::from_fn(request_id::assign))
 }
 
 /// Connects to the database, serves until SIGTERM or Ctrl-C, then drains requests and closes
 /// the database.
 pub async fn run(config: Config) -> anyhow::Result<()> {
+    let access = config.access()?;
     let options = bo_store::StoreOptions {
         max_connections: config.max_connections,
         acquire_timeout: std::time::Duration::from_secs_f64(config.database_timeout.clamp(0.1, 3600.0)),
@@ -43,8 +54,21 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("opening the database {}", config::redact(&config.database_url)))?;
     tracing::info!(database = %config::redact(&config.database_url), backend = ?store.backend(), "database ready");
-    let listener = tokio::net::TcpListener::bind(config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
+    let (address, narrowed) = config.listen_address(!access.keys.is_empty());
+    let listener = tokio::net::TcpListener::bind(address).await.with_context(|| format!("listening on {address}"))?;
     tracing::info!(address = %listener.local_addr()?, "bo-server listening");
+    if access.keys.is_empty() {
+        if narrowed {
+            tracing::warn!(
+                asked = %config.listen, listening = %address,
+                "no API keys configured, so listening on loopback only; configure keys (--api-keys-file) or pass --allow-unauthenticated to listen on the address asked for"
+            );
+        } else {
+            tracing::warn!("no API keys configured: every request is allowed, to every project");
+        }
+    } else {
+        tracing::info!(keys = access.keys.len(), "API keys configured: requests need `Authorization: Bearer KEY`");
+    }
     let engine_config = engine::EngineConfig {
         workers: config.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
         cache_bytes: config.model_cache_mb.saturating_mul(1 << 20),
@@ -54,7 +78,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         refit_lease: std::time::Duration::from_secs_f64(config.refit_lease.clamp(1.0, 86_400.0)),
         trial_lease: (config.trial_lease > 0.0).then(|| std::time::Duration::from_secs_f64(config.trial_lease.min(365.0 * 86_400.0))),
     };
-    let state = AppState { store: store.clone(), engine: engine::Engine::new(store.clone(), &engine_config) };
+    let metrics = std::sync::Arc::new(metrics::Metrics::new());
+    let state = AppState {
+        store: store.clone(),
+        engine: engine::Engine::new(store.clone(), &engine_config, metrics.clone()),
+        access: std::sync::Arc::new(access),
+        metrics,
+    };
     tracing::info!(replica = state.engine.replica(), "replica named (on refit leases)");
     match state.engine.resume_pending().await {
         Ok(0) => {}

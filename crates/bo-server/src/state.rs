@@ -1,8 +1,12 @@
 //! What every handler shares.
 
+use std::sync::Arc;
+
 use bo_store::Store;
 
+use crate::access::Access;
 use crate::engine::Engine;
+use crate::metrics::Metrics;
 
 /// The application state: cheap to clone.
 #[derive(Clone)]
@@ -11,4 +15,8 @@ pub struct AppState {
     pub store: Store,
     /// Designers, the model cache and the refit pool.
     pub engine: Engine,
+    /// Keys, rate and size limits, the request timeout.
+    pub access: Arc<Access>,
+    /// What `/metrics` reports.
+    pub metrics: Arc<Metrics>,
 }

@@ -113,6 +113,11 @@ impl Store {
         self.backend
     }
 
+    /// The connection pool now: (idle, open, most allowed).
+    pub fn pool_usage(&self) -> (usize, usize, usize) {
+        (self.pool.num_idle(), self.pool.size() as usize, self.pool.options().get_max_connections() as usize)
+    }
+
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;

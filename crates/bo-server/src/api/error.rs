@@ -24,6 +24,12 @@ pub enum Code {
     Internal,
     /// 503: the database is down; retry.
     Unavailable,
+    /// 401: no API key, or not one of ours.
+    Unauthenticated,
+    /// 429: over the key's rate limit; retry.
+    ResourceExhausted,
+    /// 504: the request took longer than the server's limit.
+    DeadlineExceeded,
 }
 
 impl Code {
@@ -36,6 +42,9 @@ impl Code {
             Code::AlreadyExists => ("ALREADY_EXISTS", 6, StatusCode::CONFLICT),
             Code::Internal => ("INTERNAL", 13, StatusCode::INTERNAL_SERVER_ERROR),
             Code::Unavailable => ("UNAVAILABLE", 14, StatusCode::SERVICE_UNAVAILABLE),
+            Code::Unauthenticated => ("UNAUTHENTICATED", 16, StatusCode::UNAUTHORIZED),
+            Code::ResourceExhausted => ("RESOURCE_EXHAUSTED", 8, StatusCode::TOO_MANY_REQUESTS),
+            Code::DeadlineExceeded => ("DEADLINE_EXCEEDED", 4, StatusCode::GATEWAY_TIMEOUT),
         }
     }
 }
@@ -104,7 +113,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (name, _, table_status) = self.code.faces();
         let status = self.status.unwrap_or(table_status);
-        let message = if status.is_server_error() && self.code != Code::Unavailable {
+        let message = if status.is_server_error() && !matches!(self.code, Code::Unavailable | Code::DeadlineExceeded) {
             tracing::error!(error = %self.message, "internal error");
             "internal error; the server log has the details".to_owned()
         } else {

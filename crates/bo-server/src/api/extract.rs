@@ -10,6 +10,11 @@ use serde::de::DeserializeOwned;
 use super::error::ApiError;
 use super::wire::normalize_keys;
 
+/// The body limit a request is held to, put in its extensions by the access guard (for the
+/// message that names it).
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimit(pub usize);
+
 /// A JSON body of type `T`, errors as [`ApiError`].
 pub struct AppJson<T>(pub T);
 
@@ -35,10 +40,11 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
 
 /// The raw body within the size limit.
 pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    let limit = req.extensions().get::<BodyLimit>().map_or(super::DEFAULT_BODY_LIMIT, |l| l.0);
     Bytes::from_request(req, state).await.map_err(|rejection| {
         let status = rejection.status();
         if status == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::invalid(format!("the request body is larger than the limit of {} bytes", super::BODY_LIMIT)).with_status(status)
+            ApiError::invalid(format!("the request body is larger than the limit of {limit} bytes")).with_status(status)
         } else {
             ApiError::invalid(format!("could not read the request body: {rejection}"))
         }

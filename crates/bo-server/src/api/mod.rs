@@ -23,8 +23,8 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::state::AppState;
 use error::ApiError;
 
-/// The largest request body accepted: 1 MiB.
-pub const BODY_LIMIT: usize = 1 << 20;
+/// The largest request body accepted unless configured otherwise: 1 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 
 const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
 
@@ -51,6 +51,9 @@ const UI_LOCATION: &str = "/ui/projects/{project}/locations/{location}";
         wire::study::ParameterSpecW, wire::study::ConditionalParameterSpec, wire::study::CategoricalValueCondition,
         wire::study::IntValueCondition, wire::study::DiscreteValueCondition,
     )),
+    modifiers(&BearerKeys),
+    // With keys configured (`--api-keys-file`), every `/v1/` route needs one; without, none.
+    security((), ("bearer" = [])),
     tags(
         (name = "studies", description = "Studies: a search space, metrics and an algorithm"),
         (name = "trials", description = "Trials: suggested points and what was measured of them"),
@@ -60,6 +63,21 @@ const UI_LOCATION: &str = "/ui/projects/{project}/locations/{location}";
     )
 )]
 pub struct ApiDoc;
+
+/// Declares the API-key scheme: `Authorization: Bearer KEY`.
+struct BearerKeys;
+
+impl utoipa::Modify for BearerKeys {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let scheme = HttpBuilder::new()
+            .scheme(HttpAuthScheme::Bearer)
+            .description(Some("An API key from the server's key file; needed when the server has keys configured"))
+            .build();
+        components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
+    }
+}
 
 /// The OpenAPI document as pretty JSON with a final newline: what `openapi/openapi.json` holds.
 pub fn openapi_json() -> String {
@@ -92,10 +110,12 @@ pub fn router(state: AppState) -> Router {
         .nest(UI_LOCATION, ui)
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/metrics", get(crate::metrics::serve))
         .merge(docs)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(DefaultBodyLimit::max(state.access.max_body_bytes))
+        .layer(axum::middleware::from_fn_with_state(state.access.clone(), crate::access::guard))
         .with_state(state)
 }
 

@@ -54,6 +54,8 @@ use queue::Queues;
 use refit::fit_entry;
 pub use refit::{RefitOutcome, refit_study};
 
+use crate::metrics::{Metrics, RefitResult, SuggestPath};
+
 /// Why no proposal could be made.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -123,6 +125,8 @@ const LEASE_POLL: Duration = Duration::from_millis(200);
 struct Computed {
     basis: Basis,
     assignments: Vec<Assignment>,
+    /// Whether a model had to be fitted for them (no cached one).
+    fitted: bool,
 }
 
 /// Work a study's background job still has to do.
@@ -148,6 +152,21 @@ struct Inner {
     /// This process's name on refit leases: random, so every replica (and every restart) has
     /// its own.
     replica: String,
+    /// Where suggest and refit times are recorded.
+    metrics: Arc<Metrics>,
+}
+
+/// What the engine holds now, for `/metrics`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Usage {
+    /// Studies with background work queued or running.
+    pub background_jobs: usize,
+    /// Worker permits in use.
+    pub workers_busy: usize,
+    /// Models cached.
+    pub cached_models: usize,
+    /// Their estimated memory.
+    pub cached_model_bytes: usize,
 }
 
 /// The engine handle; cheap to clone.
@@ -178,8 +197,8 @@ fn panicked(e: tokio::task::JoinError) -> EngineError {
 }
 
 impl Engine {
-    /// An engine over `store`.
-    pub fn new(store: Store, config: &EngineConfig) -> Engine {
+    /// An engine over `store`, recording suggest and refit times in `metrics`.
+    pub fn new(store: Store, config: &EngineConfig, metrics: Arc<Metrics>) -> Engine {
         Engine {
             inner: Arc::new(Inner {
                 store,
@@ -191,6 +210,7 @@ impl Engine {
                 proposers: Mutex::default(),
                 generations: Mutex::default(),
                 replica: format!("{:016x}", rand::random::<u64>()),
+                metrics,
             }),
         }
     }
@@ -200,14 +220,28 @@ impl Engine {
         &self.inner.replica
     }
 
+    /// What the engine holds now.
+    pub fn usage(&self) -> Usage {
+        let (cached_models, cached_model_bytes) = self.inner.cache.usage();
+        Usage {
+            background_jobs: self.inner.jobs.lock().unwrap_or_else(|e| e.into_inner()).len(),
+            workers_busy: self.inner.config.workers.max(1).saturating_sub(self.inner.workers.available_permits()),
+            cached_models,
+            cached_model_bytes,
+        }
+    }
+
     fn trial_lease_ms(&self) -> Option<i64> {
         self.inner.config.trial_lease.map(millis)
     }
 
     /// Hands `count` trials to `client_id` (see the module docs).
     pub async fn suggest(&self, study: &StudyRecord, client_id: &str, count: usize) -> Result<SuggestReply, EngineError> {
-        let deadline = Instant::now() + self.inner.config.max_suggest_wait;
+        let started = Instant::now();
+        let deadline = started + self.inner.config.max_suggest_wait;
         let mut computed: Option<Computed> = None;
+        let mut path = SuggestPath::Queue;
+        let record = |path: SuggestPath| self.inner.metrics.suggest(path, started.elapsed().as_secs_f64());
         for attempt in 1..=ATTEMPTS {
             let request = SuggestRequest {
                 study_id: study.id,
@@ -222,15 +256,24 @@ impl Engine {
             match self.inner.store.suggest(request, |basis, trials, wanted| self.plan(study, basis, trials, wanted, offered)).await? {
                 Suggested::Done(outcome) => {
                     self.after_suggest(study);
+                    record(path);
                     return Ok(SuggestReply::Done(outcome));
                 }
-                Suggested::Waiting(op) => return Ok(SuggestReply::Pending(op)),
+                Suggested::Waiting(op) => {
+                    record(SuggestPath::Pending);
+                    return Ok(SuggestReply::Pending(op));
+                }
                 Suggested::Miss(_) => {}
             }
             let mut task = self.spawn_compute(study.clone(), count);
             match tokio::time::timeout_at(deadline, &mut task).await {
-                Ok(joined) => computed = Some(joined.map_err(panicked)??),
+                Ok(joined) => {
+                    let c = joined.map_err(panicked)??;
+                    path = if c.fitted || path == SuggestPath::Fit { SuggestPath::Fit } else { SuggestPath::Cached };
+                    computed = Some(c);
+                }
                 Err(_) => {
+                    record(SuggestPath::Pending);
                     let op = self.inner.store.begin_pending_suggest(study.id, client_id, count, crate::now_ms()).await?;
                     tracing::info!(study = study.id, operation = op.id, "suggest answered as a pending operation");
                     self.spawn_finisher(study.clone(), op.clone(), Some(task));
@@ -277,27 +320,28 @@ impl Engine {
             let started = Instant::now();
             let (basis, trials) = engine.inner.store.suggest_snapshot(study.id).await?;
             let read = started.elapsed();
-            let entry = engine.entry_for(&study, basis, &trials).await?;
+            let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
             let model = started.elapsed() - read;
             let id = study.id;
             let assignments =
                 tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &[], count)).await.map_err(panicked)??;
             tracing::debug!(study = id, ?read, ?model, total = ?started.elapsed(), "computed proposals");
-            Ok(Computed { basis, assignments })
+            Ok(Computed { basis, assignments, fitted })
         })
     }
 
-    /// The study's cached model, else one fitted now on `trials` (warm-started) and kept.
-    async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<Arc<Entry>, EngineError> {
+    /// The study's cached model, else one fitted now on `trials` (warm-started) and kept; the
+    /// flag says which.
+    async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<(Arc<Entry>, bool), EngineError> {
         if let Some(entry) = self.inner.cache.get(study.id) {
-            return Ok(entry);
+            return Ok((entry, false));
         }
         let warm = self.warm_state(study.id).await?;
         let entry = refit::fit_on_blocking_thread(study, basis.data_version, trials.to_vec(), warm).await?;
         if let Err(e) = self.keep(study.id, entry.clone()).await {
             tracing::warn!(study = study.id, error = %e, "could not keep a fitted model");
         }
-        Ok(entry)
+        Ok((entry, true))
     }
 
     /// Finishes a pending suggest operation in the background: awaits `task` (or computes
@@ -393,7 +437,7 @@ impl Engine {
             return Ok(entry);
         }
         let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
-        self.entry_for(study, basis, &trials).await
+        Ok(self.entry_for(study, basis, &trials).await?.0)
     }
 
     /// How many precomputed suggestions the study's queue holds that a suggest could take now.
@@ -435,17 +479,26 @@ impl Engine {
                     work
                 };
                 if job.refit {
-                    match engine.refit(&study).await {
-                        Ok(RefitOutcome::Fitted { data_version }) => tracing::debug!(study = study.id, data_version, "refitted"),
+                    let started = Instant::now();
+                    let result = match engine.refit(&study).await {
+                        Ok(RefitOutcome::Fitted { data_version }) => {
+                            tracing::debug!(study = study.id, data_version, "refitted");
+                            RefitResult::Fitted
+                        }
                         Ok(RefitOutcome::Adopted { data_version }) => {
                             tracing::debug!(study = study.id, data_version, "adopted another replica's fit");
+                            RefitResult::Adopted
                         }
                         Ok(RefitOutcome::Gone) => {
                             engine.forget(study.id);
                             continue;
                         }
-                        Err(e) => tracing::warn!(study = study.id, error = %e, "background refit failed"),
-                    }
+                        Err(e) => {
+                            tracing::warn!(study = study.id, error = %e, "background refit failed");
+                            RefitResult::Failed
+                        }
+                    };
+                    engine.inner.metrics.refit(result, started.elapsed().as_secs_f64());
                 }
                 if job.refill || job.refit {
                     let _permit = engine.inner.workers.acquire().await;
@@ -619,7 +672,7 @@ mod tests {
         let options = StoreOptions { max_connections: 4, acquire_timeout: Duration::from_secs(10) };
         let store = Store::connect(&bo_store::testing::sqlite_url(), &options).await.unwrap();
         let study = study_with_a_completed_trial(&store).await;
-        let engine = Engine::new(store.clone(), &EngineConfig::default());
+        let engine = Engine::new(store.clone(), &EngineConfig::default(), Arc::default());
         assert!(store.take_refit_lease(study.id, "other", crate::now_ms(), 60_000).await.unwrap());
         let waiting = tokio::spawn({
             let (engine, study) = (engine.clone(), study.clone());

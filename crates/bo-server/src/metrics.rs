@@ -1,0 +1,261 @@
+//! What `/metrics` reports, in the Prometheus (OpenMetrics) text format: requests by route and
+//! status, suggest latency by how the suggest was answered, refits, background work, the model
+//! cache and the database pool.
+//!
+//! Counters and histograms are recorded where things happen (the request middleware here, the
+//! engine for suggests and refits); gauges are read when scraped. Route labels are the route
+//! templates (`/v1/projects/{project}/…`), never the path itself, so no project or study name
+//! reaches a label and the number of series stays bounded. This module must not touch the
+//! database except through the gauges' snapshot, which the handler passes in.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::state::AppState;
+
+/// How a suggest was answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SuggestPath {
+    /// From held or REQUESTED trials or the queue of precomputed suggestions: no computing.
+    Queue,
+    /// Computed from the cached model.
+    Cached,
+    /// A model had to be fitted first.
+    Fit,
+    /// Not ready in time: answered with a pending operation.
+    Pending,
+}
+
+/// How a refit ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefitResult {
+    /// Fitted here.
+    Fitted,
+    /// Took up another replica's fit.
+    Adopted,
+    /// Failed (logged).
+    Failed,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    route: String,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SuggestLabels {
+    path: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefitLabels {
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PoolLabels {
+    state: &'static str,
+}
+
+fn latency_histogram() -> Histogram {
+    // 0.5 ms … ~33 s.
+    Histogram::new(exponential_buckets(0.0005, 2.0, 17))
+}
+
+/// The service's metrics: cheap to share.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    request_seconds: Family<RequestLabels, Histogram, fn() -> Histogram>,
+    suggest_seconds: Family<SuggestLabels, Histogram, fn() -> Histogram>,
+    refit_seconds: Family<RefitLabels, Histogram, fn() -> Histogram>,
+    background_jobs: Gauge,
+    workers_busy: Gauge,
+    cached_models: Gauge,
+    cached_model_bytes: Gauge,
+    pool_connections: Family<PoolLabels, Gauge>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+/// What the gauges read at a scrape.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Snapshot {
+    /// Studies with background work queued or running.
+    pub background_jobs: usize,
+    /// Worker permits in use (fits and refills running).
+    pub workers_busy: usize,
+    /// Models in this replica's cache.
+    pub cached_models: usize,
+    /// Their estimated memory.
+    pub cached_model_bytes: usize,
+    /// Database connections open and idle.
+    pub pool_idle: usize,
+    /// Database connections open and in use.
+    pub pool_in_use: usize,
+    /// The pool's limit.
+    pub pool_max: usize,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Empty metrics, registered under the `bo_` prefix.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("bo");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let request_seconds = Family::<RequestLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
+        let suggest_seconds = Family::<SuggestLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
+        let refit_seconds = Family::<RefitLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
+        let pool_connections = Family::<PoolLabels, Gauge>::default();
+        let (background_jobs, workers_busy, cached_models, cached_model_bytes) =
+            (Gauge::default(), Gauge::default(), Gauge::default(), Gauge::default());
+        registry.register("http_requests", "HTTP requests answered, by method, route template and status", requests.clone());
+        registry.register("http_request_duration_seconds", "Time to answer an HTTP request", request_seconds.clone());
+        registry.register(
+            "suggest_duration_seconds",
+            "Time to answer a suggest, by how: queue (held, requested or precomputed trials), cached (computed from the cached model), fit (a model fitted first), pending (answered with a pending operation)",
+            suggest_seconds.clone(),
+        );
+        registry.register("refit_duration_seconds", "Time of a background refit, by result", refit_seconds.clone());
+        registry.register("background_jobs", "Studies with background refits or refills queued or running", background_jobs.clone());
+        registry.register("workers_busy", "Worker permits in use by fits and refills", workers_busy.clone());
+        registry.register("cached_models", "Models in this replica's cache", cached_models.clone());
+        registry.register("cached_model_bytes", "Estimated memory of the cached models", cached_model_bytes.clone());
+        registry.register("db_pool_connections", "Database connections, by state (idle, in_use, max)", pool_connections.clone());
+        Metrics {
+            registry,
+            requests,
+            request_seconds,
+            suggest_seconds,
+            refit_seconds,
+            background_jobs,
+            workers_busy,
+            cached_models,
+            cached_model_bytes,
+            pool_connections,
+        }
+    }
+
+    /// A suggest answered by `path` in `seconds`.
+    pub fn suggest(&self, path: SuggestPath, seconds: f64) {
+        let path = match path {
+            SuggestPath::Queue => "queue",
+            SuggestPath::Cached => "cached",
+            SuggestPath::Fit => "fit",
+            SuggestPath::Pending => "pending",
+        };
+        self.suggest_seconds.get_or_create(&SuggestLabels { path }).observe(seconds);
+    }
+
+    /// A refit ended with `result` after `seconds`.
+    pub fn refit(&self, result: RefitResult, seconds: f64) {
+        let result = match result {
+            RefitResult::Fitted => "fitted",
+            RefitResult::Adopted => "adopted",
+            RefitResult::Failed => "failed",
+        };
+        self.refit_seconds.get_or_create(&RefitLabels { result }).observe(seconds);
+    }
+
+    fn request(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        let labels = RequestLabels { method: method.to_owned(), route: route.to_owned(), status };
+        self.requests.get_or_create(&labels).inc();
+        self.request_seconds.get_or_create(&labels).observe(seconds);
+    }
+
+    /// The text exposition, with the gauges set from `snapshot`.
+    pub fn render(&self, snapshot: Snapshot) -> String {
+        let gauge = |g: &Gauge, v: usize| {
+            g.set(i64::try_from(v).unwrap_or(i64::MAX));
+        };
+        gauge(&self.background_jobs, snapshot.background_jobs);
+        gauge(&self.workers_busy, snapshot.workers_busy);
+        gauge(&self.cached_models, snapshot.cached_models);
+        gauge(&self.cached_model_bytes, snapshot.cached_model_bytes);
+        for (state, v) in [("idle", snapshot.pool_idle), ("in_use", snapshot.pool_in_use), ("max", snapshot.pool_max)] {
+            gauge(&self.pool_connections.get_or_create(&PoolLabels { state }), v);
+        }
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("writing to a String cannot fail");
+        out
+    }
+}
+
+/// The middleware that counts and times every request by its route template (`unmatched` for
+/// paths no route has).
+pub async fn record(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().as_str().to_owned();
+    let route = request.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_owned(), |m| m.as_str().to_owned());
+    let response = next.run(request).await;
+    metrics.request(&method, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    response
+}
+
+/// `GET /metrics`.
+pub async fn serve(State(state): State<AppState>) -> Response {
+    let (idle, size, max) = state.store.pool_usage();
+    let engine = state.engine.usage();
+    let snapshot = Snapshot {
+        background_jobs: engine.background_jobs,
+        workers_busy: engine.workers_busy,
+        cached_models: engine.cached_models,
+        cached_model_bytes: engine.cached_model_bytes,
+        pool_idle: idle,
+        pool_in_use: size.saturating_sub(idle),
+        pool_max: max,
+    };
+    let mut response = state.metrics.render(snapshot).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exposition_names_every_family() {
+        let metrics = Metrics::new();
+        metrics.request("POST", "/v1/projects/{project}/locations/{location}/studies", 200, 0.003);
+        metrics.suggest(SuggestPath::Cached, 0.01);
+        metrics.refit(RefitResult::Fitted, 0.2);
+        let text = metrics.render(Snapshot { cached_models: 3, pool_in_use: 2, pool_max: 16, ..Snapshot::default() });
+        for needle in [
+            "bo_http_requests_total{method=\"POST\",route=\"/v1/projects/{project}/locations/{location}/studies\",status=\"200\"} 1",
+            "bo_http_request_duration_seconds_count{",
+            "bo_suggest_duration_seconds_count{path=\"cached\"} 1",
+            "bo_refit_duration_seconds_count{result=\"fitted\"} 1",
+            "bo_cached_models 3",
+            "bo_db_pool_connections{state=\"in_use\"} 2",
+            "bo_db_pool_connections{state=\"max\"} 16",
+            "# EOF",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from\n{text}");
+        }
+    }
+}
