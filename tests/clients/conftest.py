@@ -59,3 +59,16 @@ def impatient_server():
     """A server that never waits for a suggestion it has to compute: each such suggest answers
     with a pending operation (`done: false`) for the client to poll."""
     yield from _serve("--max-suggest-wait", "0", "--prefetch", "0")
+
+
+# A key the keyed server accepts for project "team-a" only (its SHA-256 is in the key line).
+API_KEY = "team-a-secret-key"
+
+
+@pytest.fixture()
+def keyed_server():
+    """A server with API keys: `API_KEY` grants project team-a."""
+    import hashlib
+
+    digest = hashlib.sha256(API_KEY.encode()).hexdigest()
+    yield from _serve("--api-keys", f"ci {digest} team-a")

@@ -191,3 +191,35 @@ def test_a_pending_suggest_operation_is_polled_by_googles_client(impatient_serve
     assert len(trials) == 2
     assert all(t.state == v.Trial.State.ACTIVE and t.client_id == "w" for t in trials)
     assert {p.parameter_id for p in trials[0].parameters} == {"a", "b"}
+
+
+def test_an_api_key_is_sent_as_the_clients_bearer_token(keyed_server):
+    """With keys configured, Google's client authenticates by passing the key as an OAuth token
+    (it sends `Authorization: Bearer KEY`); another project's studies are NOT_FOUND, and a client
+    without the key is refused."""
+    from google.oauth2.credentials import Credentials
+
+    from conftest import API_KEY
+
+    keyed = v.VizierServiceClient(
+        transport="rest", credentials=Credentials(token=API_KEY), client_options={"api_endpoint": keyed_server}
+    )
+    study = keyed.create_study(
+        parent="projects/team-a/locations/l", study=v.Study(display_name="keyed", study_spec=_study_spec())
+    )
+    op = keyed.suggest_trials(request={"parent": study.name, "suggestion_count": 1, "client_id": "w"})
+    assert len(op.result().trials) == 1
+    with pytest.raises(exceptions.NotFound):
+        keyed.list_studies(parent="projects/team-b/locations/l")
+    with pytest.raises(exceptions.NotFound):
+        keyed.get_study(name=study.name.replace("team-a", "team-b"))
+    # Without the key: 401 UNAUTHENTICATED (Google's client then tries to refresh its
+    # credentials, which anonymous ones cannot).
+    import json
+    import urllib.error
+    import urllib.request
+
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{keyed_server}/v1/{study.name}")
+    assert refused.value.code == 401
+    assert json.load(refused.value)["error"]["status"] == "UNAUTHENTICATED"

@@ -6,6 +6,7 @@ mod durability;
 mod gp;
 mod harness;
 mod high_dim;
+mod leases;
 mod outage;
 mod replicas;
 mod robustness;

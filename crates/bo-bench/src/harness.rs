@@ -41,6 +41,7 @@ pub fn spec_for(problem: &Problem, algorithm: &str, config: serde_json::Value) -
 /// A study spec minimising `f` over `space` with `algorithm`.
 pub fn spec_with_space(space: SearchSpace, algorithm: &str, config: serde_json::Value) -> StudySpec {
     StudySpec {
+        trial_lease_secs: None,
         metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
         space,
         algorithm: algorithm.into(),

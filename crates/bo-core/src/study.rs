@@ -91,6 +91,10 @@ pub struct StudySpec {
     /// Early stopping, if any.
     #[serde(default)]
     pub stopping: Option<StoppingSpec>,
+    /// Seconds an ACTIVE trial's client may go unseen before the trial is handed to another
+    /// client (`algorithmConfig.trialLease` on the wire; 0: never). `None`: the server's setting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_lease_secs: Option<f64>,
 }
 
 impl StudySpec {
@@ -154,6 +158,7 @@ mod tests {
 
     fn spec(goal: Goal, selection: MeasurementSelection) -> StudySpec {
         StudySpec {
+            trial_lease_secs: None,
             metrics: vec![MetricSpec { id: "m".into(), goal }],
             space: fixtures::optimizer_tree(),
             algorithm: "RANDOM_SEARCH".into(),

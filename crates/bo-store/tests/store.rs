@@ -12,6 +12,7 @@ use bo_store::{
 
 fn spec() -> StudySpec {
     StudySpec {
+        trial_lease_secs: None,
         metrics: vec![MetricSpec { id: "acc".into(), goal: Goal::Maximize }],
         space: fixtures::optimizer_tree(),
         algorithm: "RANDOM_SEARCH".into(),

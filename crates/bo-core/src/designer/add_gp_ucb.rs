@@ -607,6 +607,7 @@ mod tests {
 
     fn spec(d: usize, config: serde_json::Value) -> StudySpec {
         StudySpec {
+            trial_lease_secs: None,
             metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Maximize }],
             space: SearchSpace::new(
                 (0..d)

@@ -583,6 +583,7 @@ mod tests {
 
     fn spec(config: serde_json::Value) -> StudySpec {
         StudySpec {
+            trial_lease_secs: None,
             metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
             space: jenatton(),
             algorithm: "ADD_TREE".into(),

@@ -180,6 +180,7 @@ mod tests {
             children: vec![child("a", "va"), child("b", "vb")],
         };
         let spec = StudySpec {
+            trial_lease_secs: None,
             metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Maximize }],
             space: SearchSpace::new(vec![double("w"), z]).unwrap(),
             algorithm: "BRANCHING_NESTED".into(),

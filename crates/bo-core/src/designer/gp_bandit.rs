@@ -625,6 +625,7 @@ mod tests {
             children: vec![],
         };
         StudySpec {
+            trial_lease_secs: None,
             metrics: vec![MetricSpec { id: "f".into(), goal }],
             space: SearchSpace::new(ids.iter().map(|id| double(id)).collect()).unwrap(),
             algorithm: "GP_BANDIT".into(),

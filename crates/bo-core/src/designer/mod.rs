@@ -344,6 +344,7 @@ mod tests {
 
     fn testing_spec() -> StudySpec {
         StudySpec {
+            trial_lease_secs: None,
             metrics: vec![crate::study::MetricSpec { id: "m".into(), goal: crate::study::Goal::Maximize }],
             space: testing::fixtures::optimizer_tree(),
             algorithm: "RANDOM_SEARCH".into(),

@@ -656,6 +656,7 @@ mod tests {
 
     fn spec(d: usize, config: serde_json::Value) -> StudySpec {
         StudySpec {
+            trial_lease_secs: None,
             metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
             space: SearchSpace::new(
                 (0..d)

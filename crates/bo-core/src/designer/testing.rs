@@ -90,6 +90,7 @@ pub mod fixtures {
 
 fn spec_for(space: SearchSpace, algorithm: &str) -> StudySpec {
     StudySpec {
+        trial_lease_secs: None,
         metrics: vec![MetricSpec { id: "loss".into(), goal: Goal::Minimize }],
         space,
         algorithm: algorithm.into(),

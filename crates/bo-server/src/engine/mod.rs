@@ -231,8 +231,14 @@ impl Engine {
         }
     }
 
-    fn trial_lease_ms(&self) -> Option<i64> {
-        self.inner.config.trial_lease.map(millis)
+    /// The study's trial lease (its `algorithmConfig.trialLease`, 0 meaning never), else the
+    /// server's.
+    fn trial_lease_ms(&self, study: &StudyRecord) -> Option<i64> {
+        match study.spec.trial_lease_secs {
+            Some(secs) if secs > 0.0 => Some(millis(Duration::from_secs_f64(secs))),
+            Some(_) => None,
+            None => self.inner.config.trial_lease.map(millis),
+        }
     }
 
     /// Hands `count` trials to `client_id` (see the module docs).
@@ -250,7 +256,7 @@ impl Engine {
                 now_ms: crate::now_ms(),
                 with_trials: attempt == ATTEMPTS,
                 finishing: None,
-                trial_lease_ms: self.trial_lease_ms(),
+                trial_lease_ms: self.trial_lease_ms(study),
             };
             let offered = computed.take();
             match self.inner.store.suggest(request, |basis, trials, wanted| self.plan(study, basis, trials, wanted, offered)).await? {
@@ -380,7 +386,7 @@ impl Engine {
                 now_ms: crate::now_ms(),
                 with_trials: attempt == ATTEMPTS,
                 finishing: Some(op.id),
-                trial_lease_ms: self.trial_lease_ms(),
+                trial_lease_ms: self.trial_lease_ms(study),
             };
             match self.inner.store.suggest(request, |basis, trials, wanted| self.plan(study, basis, trials, wanted, Some(computed))).await?
             {
@@ -634,6 +640,7 @@ mod tests {
 
     async fn study_with_a_completed_trial(store: &Store) -> StudyRecord {
         let spec = StudySpec {
+            trial_lease_secs: None,
             metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
             space: bo_core::SearchSpace::new(vec![bo_core::ParamSpec {
                 id: "x".into(),

@@ -90,7 +90,9 @@ pub struct StudySpecW {
     /// `GP_BANDIT`, `ADD_TREE`, `BRANCHING_NESTED`, `ADD_GP_UCB`, `OVERLAP_ADD_GP`, `REMBO`.
     #[serde(skip_serializing_if = "algorithm_is_default")]
     pub algorithm: AlgorithmName,
-    /// Settings of the algorithm (bo extension).
+    /// Settings of the algorithm (bo extension), plus `trialLease`: how long an ACTIVE trial's
+    /// client may go unseen before the trial goes to the next client (`"600s"`; `"0s"`: never;
+    /// absent: the server's `--trial-lease`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub algorithm_config: Option<serde_json::Value>,
     /// How noisy the objective is.
@@ -282,6 +284,49 @@ fn unsupported(path: &str, what: &str) -> SpaceError {
     )
 }
 
+/// The key of `algorithmConfig` that is the service's, not the designer's: seconds an ACTIVE
+/// trial's client may go unseen before the trial goes to another client.
+pub const TRIAL_LEASE_KEY: &str = "trialLease";
+
+/// Longest trial lease accepted: a year.
+const MAX_TRIAL_LEASE_SECS: f64 = 365.0 * 86_400.0;
+
+/// Lifts `trialLease` (a proto3 duration `"600s"` or a number of seconds; 0: never) out of the
+/// algorithm's settings, so the designer never sees it.
+fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, SpaceError> {
+    let Some(object) = config.as_object_mut() else { return Ok(None) };
+    let Some(raw) = object.remove(TRIAL_LEASE_KEY) else { return Ok(None) };
+    if object.is_empty() {
+        *config = serde_json::Value::Null;
+    }
+    let secs = match &raw {
+        serde_json::Value::String(s) => super::parse_duration(s),
+        serde_json::Value::Number(n) => n.as_f64(),
+        _ => None,
+    };
+    match secs {
+        Some(v) if (0.0..=MAX_TRIAL_LEASE_SECS).contains(&v) => Ok(Some(v)),
+        _ => Err(SpaceError::new(
+            format!("studySpec.algorithmConfig.{TRIAL_LEASE_KEY}"),
+            format!("{raw} is not a lease: a duration such as \"600s\" (or a number of seconds) from 0 (never) to a year"),
+        )),
+    }
+}
+
+/// The wire `algorithmConfig`: the designer's settings with the trial lease put back.
+fn config_with_trial_lease(spec: &StudySpec) -> Option<serde_json::Value> {
+    let mut config = spec.algorithm_config.clone();
+    if let Some(secs) = spec.trial_lease_secs {
+        if !config.is_object() {
+            config = serde_json::Value::Object(Default::default());
+        }
+        if let Some(object) = config.as_object_mut() {
+            object.insert(TRIAL_LEASE_KEY.to_owned(), serde_json::Value::String(super::format_duration(secs)));
+        }
+    }
+    (!config.is_null()).then_some(config)
+}
+
 impl StudySpecW {
     /// The domain spec, validated. Errors are paths under `studySpec`.
     pub fn into_domain(self) -> Result<StudySpec, SpaceError> {
@@ -296,6 +341,8 @@ impl StudySpecW {
                 return Err(unsupported(&format!("studySpec.{field}"), field));
             }
         }
+        let mut algorithm_config = self.algorithm_config.unwrap_or(serde_json::Value::Null);
+        let trial_lease_secs = take_trial_lease(&mut algorithm_config)?;
         let mut metrics = Vec::with_capacity(self.metrics.len());
         for (i, m) in self.metrics.into_iter().enumerate() {
             if m.safety_config.is_some() {
@@ -315,10 +362,11 @@ impl StudySpecW {
         let space = SearchSpace::new(roots).map_err(at)?;
         let algorithm = if self.algorithm.0.is_empty() { "ALGORITHM_UNSPECIFIED".to_owned() } else { self.algorithm.0 };
         Ok(StudySpec {
+            trial_lease_secs,
             metrics,
             space,
             algorithm,
-            algorithm_config: self.algorithm_config.unwrap_or(serde_json::Value::Null),
+            algorithm_config,
             observation_noise: match self.observation_noise {
                 ObservationNoiseW::LOW => ObservationNoise::Low,
                 ObservationNoiseW::HIGH => ObservationNoise::High,
@@ -349,7 +397,7 @@ impl StudySpecW {
                 .collect(),
             parameters: spec.space.roots().iter().map(param_to_wire).collect(),
             algorithm: AlgorithmName(spec.algorithm.clone()),
-            algorithm_config: (!spec.algorithm_config.is_null()).then(|| spec.algorithm_config.clone()),
+            algorithm_config: config_with_trial_lease(spec),
             observation_noise: match spec.observation_noise {
                 ObservationNoise::Low => ObservationNoiseW::LOW,
                 ObservationNoise::High => ObservationNoiseW::HIGH,
