@@ -2,6 +2,7 @@
 
 mod access;
 mod add_tree;
+mod chaos;
 mod durability;
 mod gp;
 mod harness;

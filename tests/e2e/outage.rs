@@ -15,14 +15,14 @@ use crate::conditional_study;
 use crate::harness::{Database, Server, databases};
 
 /// Forwards loopback connections to `upstream` until told to cut them.
-struct Proxy {
-    addr: String,
+pub struct Proxy {
+    pub addr: String,
     down: Arc<AtomicBool>,
     live: Arc<Mutex<Vec<TcpStream>>>,
 }
 
 impl Proxy {
-    fn start(upstream: String) -> Proxy {
+    pub fn start(upstream: String) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
         let addr = listener.local_addr().expect("address").to_string();
         let down = Arc::new(AtomicBool::new(false));
@@ -46,14 +46,14 @@ impl Proxy {
         Proxy { addr, down, live }
     }
 
-    fn cut(&self) {
+    pub fn cut(&self) {
         self.down.store(true, Ordering::SeqCst);
         for s in self.live.lock().unwrap().drain(..) {
             let _ = s.shutdown(Shutdown::Both);
         }
     }
 
-    fn restore(&self) {
+    pub fn restore(&self) {
         self.down.store(false, Ordering::SeqCst);
     }
 }
