@@ -60,7 +60,7 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         serde_json::from_str(text).map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))?
     };
     normalize_keys(&mut value);
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    serde_path_to_error::deserialize(super::wire::strict::Strict(value)).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path == "." {

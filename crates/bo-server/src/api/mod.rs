@@ -51,7 +51,7 @@ const UI_LOCATION: &str = "/ui/projects/{project}/locations/{location}";
         wire::study::ParameterSpecW, wire::study::ConditionalParameterSpec, wire::study::CategoricalValueCondition,
         wire::study::IntValueCondition, wire::study::DiscreteValueCondition,
     )),
-    modifiers(&BearerKeys),
+    modifiers(&BearerKeys, &CommonErrors),
     // With keys configured (`--api-keys-file`), every `/v1/` route needs one; without, none.
     security((), ("bearer" = [])),
     tags(
@@ -63,6 +63,38 @@ const UI_LOCATION: &str = "/ui/projects/{project}/locations/{location}";
     )
 )]
 pub struct ApiDoc;
+
+/// Documents on every operation the errors any request can meet, whatever its route: a
+/// malformed request, no key or a wrong one, a resource or project not found, a body or headers
+/// over the limits, the key's rate, the database down, the request timeout.
+struct CommonErrors;
+
+impl utoipa::Modify for CommonErrors {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{RefOr, ResponseBuilder, content::ContentBuilder};
+        let errors: [(&str, &str); 8] = [
+            ("400", "invalid request (the message names the field)"),
+            ("401", "an API key is needed (the server has keys configured), or the key is not valid"),
+            ("404", "no such resource, or a project the key does not grant"),
+            ("413", "the request body is over the server's limit"),
+            ("429", "the key is over its rate limit; retry after `Retry-After` seconds"),
+            ("431", "the request headers are over the server's limit"),
+            ("503", "the database is unavailable; retry after `Retry-After` seconds"),
+            ("504", "the request took longer than the server's limit"),
+        ];
+        for item in openapi.paths.paths.values_mut() {
+            for operation in [&mut item.get, &mut item.post, &mut item.delete, &mut item.put, &mut item.patch].into_iter().flatten() {
+                for (status, description) in errors {
+                    let content =
+                        ContentBuilder::new().schema(Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name("ErrorBody")))).build();
+                    operation.responses.responses.entry(status.to_owned()).or_insert_with(|| {
+                        RefOr::T(ResponseBuilder::new().description(description).content("application/json", content).build())
+                    });
+                }
+            }
+        }
+    }
+}
 
 /// Declares the API-key scheme: `Authorization: Bearer KEY`.
 struct BearerKeys;
@@ -123,9 +155,28 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
     ApiError::not_found(format!("no such resource or method: {}", uri.path()))
 }
 
-async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
-    ApiError::new(error::Code::InvalidArgument, format!("{method} is not a method of {}", uri.path()))
+/// 405, with `Allow` naming the methods of the resource asked for. A custom verb
+/// (`…/trials/1:complete`) shares its router entry with the resource (`…/trials/{trial}`), so
+/// the router's own list would mix the two: verbs take POST only, resources GET and DELETE.
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let path = uri.path();
+    let last = path.rsplit('/').next().unwrap_or_default();
+    let parent = path.rsplit('/').nth(1).unwrap_or_default();
+    let allow = if last.contains(':') {
+        Some("POST")
+    } else if matches!(parent, "studies" | "trials") && path.starts_with("/v1/") {
+        Some("GET,HEAD,DELETE")
+    } else {
+        None
+    };
+    let mut response = ApiError::new(error::Code::InvalidArgument, format!("{method} is not a method of {path}"))
         .with_status(StatusCode::METHOD_NOT_ALLOWED)
+        .into_response();
+    if let Some(allow) = allow {
+        response.headers_mut().insert(axum::http::header::ALLOW, axum::http::HeaderValue::from_static(allow));
+    }
+    response
 }
 
 #[cfg(test)]

@@ -18,8 +18,10 @@ const TOKEN_PREFIX: &str = "after-";
 #[serde(rename_all = "camelCase")]
 pub struct PageParams {
     /// Items per page: 1 to 1,000; 0 or absent means 100.
+    #[param(minimum = 0, maximum = 1000)]
     pub page_size: Option<i32>,
     /// `nextPageToken` of the previous page.
+    #[param(pattern = r"^(after-[0-9]{1,18})?$")]
     pub page_token: Option<String>,
 }
 

@@ -245,9 +245,11 @@ pub async fn post_trial_verb(
 pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTrialRequest) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let spec = &study.spec;
+    // Checked even when the trial is marked infeasible (and the measurement then dropped): a
+    // malformed request is refused whatever it asks.
     let final_measurement = match body.final_measurement {
-        Some(m) if !body.trial_infeasible => Some(measurement_from_wire(m, spec, "finalMeasurement", true)?),
-        _ => None,
+        Some(m) => Some(measurement_from_wire(m, spec, "finalMeasurement", !body.trial_infeasible)?).filter(|_| !body.trial_infeasible),
+        None => None,
     };
     let now = crate::now_ms();
     let trial = state

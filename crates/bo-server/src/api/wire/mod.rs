@@ -4,6 +4,7 @@
 //! names on output and names or numbers on input, int64 as strings on output and strings or
 //! numbers on input, durations as `"12.5s"`, RFC 3339 timestamps, defaults omitted.
 
+pub mod strict;
 pub mod study;
 pub mod trial;
 
@@ -114,6 +115,46 @@ pub mod int64 {
     }
 }
 
+/// The schema of an int64 field: a decimal string, as written on output; on input an integer
+/// is accepted too, as proto3 JSON parsers do.
+pub fn int64_schema() -> utoipa::openapi::schema::Schema {
+    int64_schema_from(None, false)
+}
+
+/// [`int64_schema`], not negative (step counts).
+pub fn count_schema() -> utoipa::openapi::schema::Schema {
+    int64_schema_from(Some(0), false)
+}
+
+/// [`int64_schema`] or null (an optional field).
+pub fn opt_int64_schema() -> utoipa::openapi::schema::Schema {
+    int64_schema_from(None, true)
+}
+
+/// A list of int64 values (each as in [`int64_schema`]).
+pub fn int64_list_schema() -> utoipa::openapi::schema::Array {
+    utoipa::openapi::schema::ArrayBuilder::new().items(utoipa::openapi::RefOr::T(int64_schema())).build()
+}
+
+fn int64_schema_from(min: Option<i64>, nullable: bool) -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, OneOfBuilder, SchemaFormat, Type};
+    // ±2^63: the int64 range, as near as a JSON Schema bound can say it.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    let pattern = if min == Some(0) { r"^[0-9]{1,19}$" } else { r"^-?[0-9]{1,19}$" };
+    let mut one_of = OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+                .pattern(Some(pattern)),
+        )
+        .item(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(min.map_or(-LIMIT, |m| m as f64))).maximum(Some(LIMIT)));
+    if nullable {
+        one_of = one_of.item(ObjectBuilder::new().schema_type(Type::Null));
+    }
+    utoipa::openapi::schema::Schema::OneOf(one_of.build())
+}
+
 /// `serde(with)` for `Option<i64>` int64 fields.
 pub mod opt_int64 {
     use super::*;
@@ -195,7 +236,14 @@ pub fn format_duration(secs: f64) -> String {
 
 /// Parses a proto3 Duration (`"12.5s"`) into seconds.
 pub fn parse_duration(s: &str) -> Option<f64> {
-    let secs: f64 = s.strip_suffix('s')?.parse().ok()?;
+    let number = s.strip_suffix('s')?;
+    let unsigned = number.strip_prefix('-').unwrap_or(number);
+    let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, "0"));
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    let secs: f64 = number.parse().ok()?;
     secs.is_finite().then_some(secs)
 }
 
@@ -220,6 +268,10 @@ mod tests {
         assert_eq!(format_duration(0.000_001), "0.000001s");
         assert_eq!(parse_duration("12.5s"), Some(12.5));
         assert_eq!(parse_duration("12.5"), None);
+        assert_eq!(parse_duration("-2s"), Some(-2.0));
+        for bad in ["1e3s", "+1s", ".5s", "1.s", "s", "infs", "NaNs"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
     }
 
     #[test]

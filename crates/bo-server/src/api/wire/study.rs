@@ -61,7 +61,8 @@ pub struct StudyW {
     /// Output only: `projects/{project}/locations/{location}/studies/{study}`.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
-    /// Required; unique within the project and location.
+    /// Required; unique within the project and location; at most 128 characters.
+    #[schema(min_length = 1, max_length = 128, pattern = r"\S", required = true)]
     pub display_name: String,
     /// Required.
     pub study_spec: StudySpecW,
@@ -83,8 +84,10 @@ pub struct StudyW {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct StudySpecW {
     /// Required: at least one.
+    #[schema(min_items = 1, required = true)]
     pub metrics: Vec<MetricSpecW>,
     /// Required: at least one.
+    #[schema(min_items = 1, required = true)]
     pub parameters: Vec<ParameterSpecW>,
     /// `ALGORITHM_UNSPECIFIED` (= `AUTO`), `RANDOM_SEARCH`, `QUASI_RANDOM_SEARCH`, `GRID_SEARCH`,
     /// `GP_BANDIT`, `ADD_TREE`, `BRANCHING_NESTED`, `ADD_GP_UCB`, `OVERLAP_ADD_GP`, `REMBO`.
@@ -137,6 +140,7 @@ pub struct MedianAutomatedStoppingSpec {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct MetricSpecW {
     /// Required; unique, no whitespace.
+    #[schema(pattern = r"^\S+$", required = true)]
     pub metric_id: String,
     /// MAXIMIZE or MINIMIZE.
     pub goal: GoalType,
@@ -151,6 +155,7 @@ pub struct MetricSpecW {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ParameterSpecW {
     /// Required; unique across the whole tree, no whitespace.
+    #[schema(pattern = r"^\S+$", required = true)]
     pub parameter_id: String,
     /// A real in [minValue, maxValue].
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -194,15 +199,15 @@ pub struct DoubleValueSpec {
 pub struct IntegerValueSpec {
     /// Smallest value.
     #[serde(with = "int64", skip_serializing_if = "is_default")]
-    #[schema(value_type = String, format = Int64)]
+    #[schema(schema_with = super::int64_schema)]
     pub min_value: i64,
     /// Largest value.
     #[serde(with = "int64", skip_serializing_if = "is_default")]
-    #[schema(value_type = String, format = Int64)]
+    #[schema(schema_with = super::int64_schema)]
     pub max_value: i64,
     /// The value to try first.
     #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<String>, format = Int64)]
+    #[schema(schema_with = super::opt_int64_schema)]
     pub default_value: Option<i64>,
 }
 
@@ -262,7 +267,7 @@ pub struct CategoricalValueCondition {
 pub struct IntValueCondition {
     /// The values.
     #[serde(with = "vec_int64")]
-    #[schema(value_type = Vec<String>)]
+    #[schema(schema_with = super::int64_list_schema)]
     pub values: Vec<i64>,
 }
 

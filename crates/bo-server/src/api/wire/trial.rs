@@ -81,10 +81,11 @@ pub struct MetricW {
 pub struct MeasurementW {
     /// Training time when measured, e.g. `"3600s"`.
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[schema(pattern = r"^([0-9]{1,12}(\.[0-9]{1,9})?s)?$")]
     pub elapsed_duration: String,
     /// Training steps when measured (int64 as a string); must be ≥ 0.
     #[serde(with = "int64", skip_serializing_if = "is_default")]
-    #[schema(value_type = String, format = Int64)]
+    #[schema(schema_with = super::count_schema)]
     pub step_count: i64,
     /// The metric values.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -253,11 +254,15 @@ pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Res
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct SuggestTrialsRequest {
     /// How many trials; 1 to 1,000.
+    #[serde(deserialize_with = "super::int64::deserialize")]
+    #[schema(minimum = 1, maximum = 1000, required = true)]
     pub suggestion_count: i64,
     /// Required: who evaluates them. The same client asking again while its trials are ACTIVE
     /// gets the same trials back.
+    #[schema(min_length = 1, required = true)]
     pub client_id: String,
     /// Not supported: must be empty.
+    #[schema(max_items = 0)]
     pub contexts: Vec<serde_json::Value>,
     /// Ignored (Google's client may repeat the study's name).
     #[schema(ignore)]
@@ -312,6 +317,7 @@ pub struct EmptyRequest {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct LookupStudyRequest {
     /// The study's display name.
+    #[schema(min_length = 1, required = true)]
     pub display_name: String,
     /// Ignored (Google's client repeats the parent).
     #[schema(ignore)]
