@@ -334,6 +334,7 @@ impl Store {
 
     /// Deletes a trial and its measurements.
     pub async fn delete_trial(&self, study_id: i64, trial_id: i64) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         lock_study(&mut tx, study_id).await?;
         let done =
@@ -348,6 +349,7 @@ impl Store {
 
     /// Adds a trial with the next free id.
     pub async fn create_trial(&self, study_id: i64, new: NewTrial, now_ms: i64) -> Result<Trial, StoreError> {
+        let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let (Basis { next_trial_id: id, .. }, _) = lock_study(&mut tx, study_id).await?;
         let trial = Trial {
@@ -380,6 +382,7 @@ impl Store {
         now_ms: i64,
         change: impl FnOnce(&mut Trial) -> Result<(), E>,
     ) -> Result<Trial, E> {
+        let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
         lock_study(&mut tx, study_id).await?;
         let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::Full)
@@ -419,6 +422,7 @@ impl Store {
     /// Records a suggest of `count` trials for `client_id` that will be finished later (see
     /// [`SuggestRequest::finishing`]); a client already waiting gets its pending operation back.
     pub async fn begin_pending_suggest(&self, study_id: i64, client_id: &str, count: usize, now_ms: i64) -> Result<Operation, StoreError> {
+        let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         lock_study(&mut tx, study_id).await?;
         if let Some(op) = pending_suggest(&mut tx, study_id, client_id).await? {
@@ -444,6 +448,7 @@ impl Store {
         plan: impl FnOnce(Basis, Option<&[Trial]>, usize) -> Result<Plan, E>,
     ) -> Result<Suggested, E> {
         let SuggestRequest { study_id, client_id, count, now_ms, with_trials, finishing, trial_lease_ms } = request;
+        let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
         let (basis, state) = lock_study(&mut tx, study_id).await?;
         if let Some(lease) = trial_lease_ms {
@@ -561,6 +566,7 @@ impl Store {
         now_ms: i64,
         decide: impl FnOnce(&Trial, &[Trial]) -> bool,
     ) -> Result<(i64, bool), StoreError> {
+        let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         lock_study(&mut tx, study_id).await?;
         let trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::Full).await?;
