@@ -78,6 +78,10 @@ impl Designer for GridSearch {
         };
         Ok(Fitted { model: Arc::new(model), state: ModelState::default() })
     }
+
+    fn learns(&self) -> bool {
+        false
+    }
 }
 
 impl Model for GridModel {

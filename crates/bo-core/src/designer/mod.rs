@@ -85,6 +85,13 @@ pub struct Fitted {
 pub trait Designer: Send + Sync {
     /// Learns from `history` (the study's completed trials). `warm` is the last stored state.
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError>;
+
+    /// Whether fitting on more data changes what the model proposes beyond the trials it is
+    /// given as pending: false for the designers that learn nothing (random, quasi-random,
+    /// grid), which a service need not refit when trials complete.
+    fn learns(&self) -> bool {
+        true
+    }
 }
 
 /// The cheap half of an algorithm: proposing new assignments.
@@ -93,6 +100,15 @@ pub trait Model: Send + Sync {
     /// where the space allows. Fewer than `count` means the designer has nothing more to
     /// propose (an exhausted grid); it never mutates the model.
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError>;
+
+    /// Proposals that depend only on their position in the study — trial `first` (counting
+    /// from 0 in creation order) and the `count - 1` after it — and on nothing the other trials
+    /// hold, or `None` when this model's proposals depend on the trials. A service can answer
+    /// these inside its bookkeeping at a cost that does not grow with the study. `Some` for
+    /// `count == 0` says the model can.
+    fn suggest_indexed(&self, _first: u64, _count: usize) -> Option<Vec<Assignment>> {
+        None
+    }
 
     /// The model updated with observations that arrived after its fit, cheaply (a GP
     /// conditions on them by rank-one extensions of its factor, hyperparameters unchanged), or
@@ -253,6 +269,51 @@ pub(crate) fn draw_distinct(taken: &[Assignment], count: usize, mut draw: impl F
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Random and quasi-random search answer by position in a space with an always-active real:
+    /// feasible, the same each time, the quasi-random one the point its sequence gives there; in
+    /// a space of finitely many points they do not (they must avoid repeating a trial).
+    #[test]
+    fn position_only_proposals() {
+        use rand::SeedableRng;
+
+        use crate::space::{Domain, ParamSpec, Scale, SearchSpace};
+        let param = |id: &str, domain: Domain| ParamSpec { id: id.into(), domain, scale: Scale::Linear, default: None, children: vec![] };
+        let continuous = SearchSpace::new(vec![
+            param("x", Domain::Double { min: 0.0, max: 1.0 }),
+            param("c", Domain::Categorical { values: vec!["a".into(), "b".into()] }),
+        ])
+        .unwrap();
+        let finite = SearchSpace::new(vec![param("c", Domain::Categorical { values: vec!["a".into(), "b".into()] })]).unwrap();
+        for algorithm in ["RANDOM_SEARCH", "QUASI_RANDOM_SEARCH"] {
+            let mut spec = testing_spec();
+            spec.algorithm = algorithm.into();
+            spec.space = continuous.clone();
+            let designer = designer_for(&spec).unwrap();
+            assert!(!designer.learns());
+            let problem = Problem { spec: spec.clone(), seed: 7 };
+            let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+            let model = designer.fit(&problem, &[], None, &mut rng).unwrap().model;
+            let points = model.suggest_indexed(5, 3).expect("answers by position");
+            assert_eq!(points.len(), 3);
+            for p in &points {
+                continuous.check(p).unwrap();
+            }
+            assert_eq!(model.suggest_indexed(5, 3).unwrap(), points, "{algorithm}: deterministic");
+            assert_eq!(model.suggest_indexed(6, 1).unwrap()[0], points[1], "{algorithm}: by position alone");
+            assert_ne!(points[0], points[1]);
+            if algorithm == "QUASI_RANDOM_SEARCH" {
+                let earlier = model.suggest_indexed(0, 5).unwrap();
+                assert_eq!(model.suggest(&earlier, 1, &mut rng).unwrap()[0], points[0], "the sequence's point 5");
+            }
+            spec.space = finite.clone();
+            let model = designer_for(&spec).unwrap().fit(&Problem { spec, seed: 7 }, &[], None, &mut rng).unwrap().model;
+            assert!(model.suggest_indexed(0, 1).is_none(), "{algorithm}: a finite space needs the other trials");
+        }
+        let mut gp = testing_spec();
+        gp.algorithm = "GP_BANDIT".into();
+        assert!(designer_for(&gp).unwrap().learns(), "GP designers learn");
+    }
 
     #[test]
     fn random_search_conforms() {

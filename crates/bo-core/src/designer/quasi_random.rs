@@ -10,6 +10,10 @@
 //! extend it), which keeps each block low-discrepancy and the blocks independent. Values have
 //! f32 resolution (2^-24 of the unit interval), ample for a space-filling design. Takes no
 //! `algorithmConfig`.
+//!
+//! In a space with an always-active real parameter points never repeat, so there trial `n`
+//! (in creation order) takes point `n` directly ([`Model::suggest_indexed`]), without looking
+//! at the other trials; elsewhere point `n` skips points that would repeat a trial.
 
 use std::sync::Arc;
 
@@ -59,6 +63,10 @@ impl Designer for QuasiRandomSearch {
         };
         Ok(Fitted { model: Arc::new(model), state: ModelState::default() })
     }
+
+    fn learns(&self) -> bool {
+        false
+    }
 }
 
 impl Model for QuasiRandomModel {
@@ -71,6 +79,14 @@ impl Model for QuasiRandomModel {
             index += 1;
             self.space.decode(&u)
         }))
+    }
+
+    fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
+        if !self.space.is_continuous() {
+            return None;
+        }
+        let d = self.space.n_params();
+        Some((first..first + count as u64).map(|n| self.space.decode(&sobol_point(n, d, self.seed))).collect())
     }
 }
 

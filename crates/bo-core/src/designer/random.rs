@@ -2,10 +2,16 @@
 //! conditional tree (so a child is drawn only when its parent's value activates it, and every
 //! value of a CATEGORICAL, INTEGER or DISCRETE parameter is equally likely under a linear
 //! scale). Nothing is learned. Takes no `algorithmConfig`.
+//!
+//! Points avoid repeating a trial where the space allows. In a space with a real parameter
+//! that is always active two draws never coincide, so there the `n`-th trial's point is drawn
+//! from a generator seeded by the study and `n` alone ([`Model::suggest_indexed`]), without
+//! looking at the other trials.
 
 use std::sync::Arc;
 
-use rand::{Rng, RngExt};
+use rand::rngs::StdRng;
+use rand::{Rng, RngExt, SeedableRng};
 
 use super::{Designer, FitError, Fitted, Model, ModelState, Problem, draw_distinct};
 use crate::space::SearchSpace;
@@ -16,13 +22,22 @@ pub struct RandomSearch;
 
 struct RandomModel {
     space: SearchSpace,
+    seed: u64,
     history: Vec<Assignment>,
 }
 
 impl Designer for RandomSearch {
     fn fit(&self, problem: &Problem, history: &[Observation], _warm: Option<&ModelState>, _rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        let model = RandomModel { space: problem.spec.space.clone(), history: history.iter().map(|o| o.assignment.clone()).collect() };
+        let model = RandomModel {
+            space: problem.spec.space.clone(),
+            seed: problem.seed,
+            history: history.iter().map(|o| o.assignment.clone()).collect(),
+        };
         Ok(Fitted { model: Arc::new(model), state: ModelState::default() })
+    }
+
+    fn learns(&self) -> bool {
+        false
     }
 }
 
@@ -34,5 +49,20 @@ impl Model for RandomModel {
             let u: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
             self.space.decode(&u)
         }))
+    }
+
+    fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
+        if !self.space.is_continuous() {
+            return None;
+        }
+        let d = self.space.n_params();
+        let points = (first..first + count as u64)
+            .map(|n| {
+                let mut rng = StdRng::seed_from_u64(self.seed ^ n.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                let u: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
+                self.space.decode(&u)
+            })
+            .collect();
+        Some(points)
     }
 }

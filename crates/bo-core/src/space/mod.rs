@@ -259,6 +259,13 @@ impl SearchSpace {
         &self.roots
     }
 
+    /// Whether two independently drawn points coincide with probability zero: some top-level
+    /// (always active) parameter is a real with a non-empty interval. Designers that avoid
+    /// repeating a point need not look at the other trials then.
+    pub fn is_continuous(&self) -> bool {
+        self.roots.iter().any(|p| matches!(p.domain, Domain::Double { min, max } if max > min))
+    }
+
     /// The number of parameters in the whole tree, active or not.
     pub fn n_params(&self) -> usize {
         self.n_params

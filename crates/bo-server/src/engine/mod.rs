@@ -300,6 +300,13 @@ impl Engine {
         wanted: usize,
         offered: Option<Computed>,
     ) -> Result<Plan, EngineError> {
+        // A model whose proposals depend only on their position answers here, whatever the
+        // study's size (random and quasi-random search in a continuous space).
+        if let Some(entry) = self.inner.cache.get(study.id)
+            && let Some(points) = entry.model.suggest_indexed(u64::try_from(basis.next_trial_id - 1).unwrap_or(0), wanted)
+        {
+            return Ok(Plan::Ready(points));
+        }
         if let Some(c) = offered
             && c.basis.next_trial_id == basis.next_trial_id
         {
@@ -452,10 +459,13 @@ impl Engine {
         Ok(self.inner.queues.fresh_len(study_id, basis, self.inner.config.queue_staleness))
     }
 
-    /// The study's data changed: refit it (and refill its queue) in the background.
+    /// The study's data changed: refit it (and refill its queue) in the background. A designer
+    /// that learns nothing is not refitted: its proposals take the trials it has not seen as
+    /// pending.
     pub fn notify_changed(&self, study: &StudyRecord) {
         self.generation(study.id).fetch_add(1, Ordering::SeqCst);
-        self.schedule(study, Job { refit: true, refill: true });
+        let refit = designer_for(&study.spec).map_or(true, |d| d.learns());
+        self.schedule(study, Job { refit, refill: true });
     }
 
     /// Adds `work` to the study's background job, starting one if none runs.
@@ -578,6 +588,9 @@ impl Engine {
         let prefetch = self.inner.config.prefetch;
         if prefetch == 0 {
             return Ok(());
+        }
+        if self.inner.cache.get(study.id).is_some_and(|e| e.model.suggest_indexed(0, 0).is_some()) {
+            return Ok(()); // answered by position inside the suggest: nothing to precompute
         }
         let generation = self.generation(study.id);
         let started_at = generation.load(Ordering::SeqCst);
