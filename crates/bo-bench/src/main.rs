@@ -6,6 +6,7 @@ mod embedded;
 mod graphs;
 mod harness;
 mod high_dim;
+mod load;
 mod problems;
 mod regression;
 mod trees;
@@ -122,6 +123,37 @@ enum Command {
         /// Suggestions timed per row (the median is reported).
         #[arg(long, default_value_t = 5)]
         repeats: usize,
+        /// Where to write the JSON.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Puts a running service under load over HTTP: workers suggesting and completing trials;
+    /// prints trials per second and request latency percentiles.
+    Load {
+        /// Replica base URLs, comma-separated (requests go round robin).
+        #[arg(long, value_delimiter = ',', default_value = "http://127.0.0.1:8080")]
+        url: Vec<String>,
+        /// Concurrent workers.
+        #[arg(long, default_value_t = 16)]
+        workers: usize,
+        /// Suggest-and-complete cycles per measurement.
+        #[arg(long, default_value_t = 2000)]
+        trials: usize,
+        /// Study sizes (completed trials) to fill to before each measurement, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        prefill: Vec<usize>,
+        /// The study's algorithm.
+        #[arg(long, default_value = "RANDOM_SEARCH")]
+        algorithm: String,
+        /// An API key, when the service has keys.
+        #[arg(long, env = "BO_API_KEY")]
+        key: Option<String>,
+        /// The project of the study.
+        #[arg(long, default_value = "load")]
+        project: String,
+        /// Studies the workers spread over (worker w uses study w mod studies).
+        #[arg(long, default_value_t = 1)]
+        studies: usize,
         /// Where to write the JSON.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -250,6 +282,12 @@ fn main() -> Result<()> {
                 c => c,
             };
             let rows = regression::regression(&problem_named(&problem)?, &n, seeds, &config)?;
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+        Command::Load { url, workers, trials, prefill, algorithm, key, project, studies, out } => {
+            let rows = load::run(&load::LoadConfig { urls: url, workers, trials, prefill, algorithm, key, project, studies })?;
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }
