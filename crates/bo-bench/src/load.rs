@@ -135,19 +135,21 @@ fn objective(trial: &Value) -> f64 {
     (get("x") - 2.0).powi(2) + (get("y") - 3.0).powi(2)
 }
 
-/// Runs `work(i)` for i in 0..n on `workers` threads.
-fn parallel(workers: usize, n: usize, work: impl Fn(usize) -> Result<()> + Sync) -> Result<()> {
+/// Runs `work(worker, item)` for every item in 0..n on `workers` threads; each thread is one
+/// worker (so a worker's clientId is never used by two threads). Stops at the first error.
+fn parallel(workers: usize, n: usize, work: impl Fn(usize, usize) -> Result<()> + Sync) -> Result<()> {
     let next = AtomicUsize::new(0);
     let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
+        for worker in 0..workers.max(1) {
+            let (next, failure, work) = (&next, &failure, &work);
+            scope.spawn(move || {
                 loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= n || failure.lock().unwrap().is_some() {
+                    let item = next.fetch_add(1, Ordering::SeqCst);
+                    if item >= n || failure.lock().unwrap().is_some() {
                         break;
                     }
-                    if let Err(e) = work(i) {
+                    if let Err(e) = work(worker, item) {
                         *failure.lock().unwrap() = Some(e);
                         break;
                     }
@@ -188,7 +190,7 @@ pub fn run(config: &LoadConfig) -> Result<Vec<LoadRow>> {
         if size > filled {
             let started = Instant::now();
             let wanted = size - filled;
-            parallel(config.workers, wanted * studies.len(), |i| {
+            parallel(config.workers, wanted * studies.len(), |_, i| {
                 let study = &studies[i % studies.len()];
                 let v = ((filled + i) % 1000) as f64 / 100.0;
                 api.post(
@@ -206,10 +208,10 @@ pub fn run(config: &LoadConfig) -> Result<Vec<LoadRow>> {
         let suggests = Mutex::new(Vec::with_capacity(config.trials));
         let completes = Mutex::new(Vec::with_capacity(config.trials));
         let started = Instant::now();
-        // `w`: the worker running the cycle, whose clientId it uses.
-        let cycle = |i: usize| -> Result<()> {
-            let study = &studies[i % studies.len()];
-            let client = format!("worker-{i}");
+        // The worker running the cycle picks its study and its clientId.
+        let cycle = |worker: usize, _: usize| -> Result<()> {
+            let study = &studies[worker % studies.len()];
+            let client = format!("worker-{worker}");
             let t0 = Instant::now();
             let op = api.post(&format!("/studies/{study}/trials:suggest"), &json!({"suggestionCount": 1, "clientId": client}))?;
             let t1 = Instant::now();
@@ -225,7 +227,7 @@ pub fn run(config: &LoadConfig) -> Result<Vec<LoadRow>> {
             completes.lock().unwrap().push((t2 - t1).as_secs_f64() * 1e3);
             Ok(())
         };
-        parallel_by_worker(config.workers, config.trials, &cycle)?;
+        parallel(config.workers, config.trials, cycle)?;
         let wall = started.elapsed().as_secs_f64();
         let row = LoadRow {
             study_trials: filled,
@@ -254,34 +256,6 @@ pub fn run(config: &LoadConfig) -> Result<Vec<LoadRow>> {
         rows.push(row);
     }
     Ok(rows)
-}
-
-/// Like [`parallel`], but worker `w` runs cycles `w, w + workers, …` so that each clientId is
-/// used by one thread only (a worker never has two trials at once).
-fn parallel_by_worker(workers: usize, n: usize, cycle: &(dyn Fn(usize) -> Result<()> + Sync)) -> Result<()> {
-    let workers = workers.max(1);
-    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let claimed = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for w in 0..workers {
-            let (failure, claimed) = (&failure, &claimed);
-            scope.spawn(move || {
-                while claimed.fetch_add(1, Ordering::SeqCst) < n {
-                    if failure.lock().unwrap().is_some() {
-                        break;
-                    }
-                    if let Err(e) = cycle(w) {
-                        *failure.lock().unwrap() = Some(e);
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    match failure.into_inner().unwrap() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
 }
 
 #[cfg(test)]
