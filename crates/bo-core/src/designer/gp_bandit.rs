@@ -304,6 +304,22 @@ pub(super) fn fit_gp(
     warm: Option<&ModelState>,
     rng: &mut dyn Rng,
 ) -> Result<(Gp, ModelState), FitError> {
+    fit_gp_as(kernel, x, y, noise, restarts, warm, None, rng)
+}
+
+/// [`fit_gp`], searching θ as `forced` says when given (and the warm state has a θ), else as
+/// [`search_for`] says.
+#[allow(clippy::too_many_arguments)]
+fn fit_gp_as(
+    kernel: Box<dyn Kernel>,
+    x: Vec<Vec<f64>>,
+    y: &[f64],
+    noise: ObservationNoise,
+    restarts: usize,
+    warm: Option<&ModelState>,
+    forced: Option<Search>,
+    rng: &mut dyn Rng,
+) -> Result<(Gp, ModelState), FitError> {
     let noise = match noise {
         ObservationNoise::Low => NoiseBounds::LOW,
         ObservationNoise::High => NoiseBounds::HIGH,
@@ -311,7 +327,10 @@ pub(super) fn fit_gp(
     };
     let warm_state: Option<State> = warm.and_then(|s| serde_json::from_value::<State>(s.0.clone()).ok());
     let n = x.len();
-    let search = search_for(n, warm_state.as_ref());
+    let search = match (forced, &warm_state) {
+        (Some(search), Some(_)) => search,
+        _ => search_for(n, warm_state.as_ref()),
+    };
     let config = FitConfig { noise, restarts, search, ..FitConfig::default() };
     let gp = gp::fit(kernel, x, y, &config, warm_state.as_ref().map(|s| &s.gp), rng)
         .map_err(|e| FitError::Numerical(format!("GP fit failed: {e}")))?;
@@ -456,6 +475,24 @@ impl Posterior {
 
 impl Designer for GpBandit {
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_as(problem, history, warm, None, rng)
+    }
+
+    /// The GP at the stored θ, conditioned on `history`: no search.
+    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_as(problem, history, Some(state), Some(Search::Reuse), rng)
+    }
+}
+
+impl GpBandit {
+    fn fit_as(
+        &self,
+        problem: &Problem,
+        history: &[Observation],
+        warm: Option<&ModelState>,
+        forced: Option<Search>,
+        rng: &mut dyn Rng,
+    ) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);
         let encode = |a: &Assignment| features.encode(a);
@@ -463,8 +500,8 @@ impl Designer for GpBandit {
         else {
             return QuasiRandomSearch.fit(problem, history, warm, rng);
         };
-        let (gp, state) =
-            fit_gp((self.variant.kernel)(&features, &self.params), x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
+        let kernel = (self.variant.kernel)(&features, &self.params);
+        let (gp, state) = fit_gp_as(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, forced, rng)?;
         let t = ranked.len() + 1;
         let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
         let best = if self.variant.plug_in_best {
@@ -668,6 +705,33 @@ mod tests {
                 assert!(dist > 0.05, "batch members {i} and {j} nearly coincide: {p:?} {q:?}");
             }
         }
+    }
+
+    /// A replica restoring another's stored fit gets the same θ and the same predictions, and
+    /// does not search (the stored state comes back unchanged, θ to the last bit).
+    #[test]
+    fn restoring_a_stored_fit_keeps_its_hyperparameters() {
+        let spec = unit_spec(&["a", "b"], Goal::Minimize, serde_json::json!({"initialDesignSize": 3}));
+        let problem = Problem { spec, seed: 5 };
+        let history: Vec<Observation> = (0..12)
+            .map(|i| {
+                let (a, b) = ((0.13 + i as f64 * 0.37) % 1.0, (0.29 + i as f64 * 0.61) % 1.0);
+                Observation {
+                    assignment: Assignment(BTreeMap::from([
+                        ("a".to_owned(), ParamValue::Float(a)),
+                        ("b".to_owned(), ParamValue::Float(b)),
+                    ])),
+                    outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (5.0 * a).sin() + b * b)])),
+                }
+            })
+            .collect();
+        let designer = designer_for(&problem.spec).unwrap();
+        let theirs = designer.fit(&problem, &history, None, &mut StdRng::seed_from_u64(1)).unwrap();
+        let ours = designer.restore(&problem, &history, &theirs.state, &mut StdRng::seed_from_u64(2)).unwrap();
+        assert_eq!(ours.state, theirs.state, "no search: the state is the one stored");
+        let probe = vec![Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(0.4)), ("b".to_owned(), ParamValue::Float(0.7))]))];
+        let (p, q) = (theirs.model.predict(&probe).unwrap()[0], ours.model.predict(&probe).unwrap()[0]);
+        assert!((p.mean - q.mean).abs() < 1e-9 && (p.stddev - q.stddev).abs() < 1e-9, "{p:?} {q:?}");
     }
 
     #[test]

@@ -86,6 +86,14 @@ pub trait Designer: Send + Sync {
     /// Learns from `history` (the study's completed trials). `warm` is the last stored state.
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError>;
 
+    /// The model a finished fit's `state` describes, rebuilt on `history` without learning
+    /// anything new (no search of hyperparameters or structure where the designer can avoid
+    /// one): how a replica takes up the fit another replica stored. By default, a fit
+    /// warm-started from `state`.
+    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit(problem, history, Some(state), rng)
+    }
+
     /// Whether fitting on more data changes what the model proposes beyond the trials it is
     /// given as pending: false for the designers that learn nothing (random, quasi-random,
     /// grid), which a service need not refit when trials complete.

@@ -530,8 +530,9 @@ impl Engine {
     /// while it fits), so a refit runs on one replica at a time. Otherwise another replica is
     /// fitting: this one keeps serving from its cached model (conditioned on the trials it has
     /// not seen) and waits until either the stored model has caught up with the data — then
-    /// adopts it, a fit warm-started from the stored state — or the lease is free. A holder that
-    /// dies stops renewing, and its lease runs out after `refit_lease`.
+    /// adopts it, the designer's model rebuilt from the stored state without a search — or the
+    /// lease is free. A holder that dies stops renewing, and its lease runs out after
+    /// `refit_lease`.
     async fn refit(&self, study: &StudyRecord) -> Result<RefitOutcome, EngineError> {
         let store = &self.inner.store;
         let ttl = self.inner.config.refit_lease;
@@ -574,7 +575,7 @@ impl Engine {
             {
                 let _permit = self.inner.workers.acquire().await;
                 let (basis, trials) = store.suggest_snapshot(study.id).await?;
-                let entry = refit::fit_on_blocking_thread(study, basis.data_version, trials, Some(stored.state)).await?;
+                let entry = refit::restore_on_blocking_thread(study, basis.data_version, trials, stored.state).await?;
                 self.inner.cache.insert(study.id, entry);
                 return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
             }

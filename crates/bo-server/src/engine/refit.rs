@@ -35,11 +35,25 @@ pub enum RefitOutcome {
 /// Fits `study`'s designer on `trials`, read at `data_version` (warm-started from `warm`),
 /// returning the cache entry. Pure CPU work: call it on a blocking thread.
 pub fn fit_entry(study: &StudyRecord, data_version: i64, trials: &[Trial], warm: Option<&ModelState>) -> Result<Entry, EngineError> {
+    build_entry(study, data_version, trials, warm, false)
+}
+
+fn build_entry(
+    study: &StudyRecord,
+    data_version: i64,
+    trials: &[Trial],
+    warm: Option<&ModelState>,
+    restore: bool,
+) -> Result<Entry, EngineError> {
     let designer = designer_for(&study.spec)?;
     let history: Vec<Observation> = trials.iter().filter_map(Observation::from_trial).collect();
     let seed = study_seed(study);
     let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let fitted = designer.fit(&Problem { spec: study.spec.clone(), seed }, &history, warm, &mut rng)?;
+    let problem = Problem { spec: study.spec.clone(), seed };
+    let fitted = match warm {
+        Some(state) if restore => designer.restore(&problem, &history, state, &mut rng)?,
+        _ => designer.fit(&problem, &history, warm, &mut rng)?,
+    };
     Ok(Entry {
         data_version,
         trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect::<HashSet<_>>(),
@@ -63,8 +77,29 @@ pub(crate) async fn fit_on_blocking_thread(
     trials: Vec<Trial>,
     warm: Option<ModelState>,
 ) -> Result<Arc<Entry>, EngineError> {
+    on_blocking_thread(study, data_version, trials, warm, false).await
+}
+
+/// The model another replica's stored fit (`state`) describes, rebuilt on `trials` without a
+/// search ([`bo_core::designer::Designer::restore`]), on a blocking thread.
+pub(crate) async fn restore_on_blocking_thread(
+    study: &StudyRecord,
+    data_version: i64,
+    trials: Vec<Trial>,
+    state: ModelState,
+) -> Result<Arc<Entry>, EngineError> {
+    on_blocking_thread(study, data_version, trials, Some(state), true).await
+}
+
+async fn on_blocking_thread(
+    study: &StudyRecord,
+    data_version: i64,
+    trials: Vec<Trial>,
+    warm: Option<ModelState>,
+    restore: bool,
+) -> Result<Arc<Entry>, EngineError> {
     let study = study.clone();
-    let entry = tokio::task::spawn_blocking(move || fit_entry(&study, data_version, &trials, warm.as_ref()))
+    let entry = tokio::task::spawn_blocking(move || build_entry(&study, data_version, &trials, warm.as_ref(), restore))
         .await
         .map_err(|e| EngineError::Fit(bo_core::FitError::Numerical(format!("the fit panicked: {e}"))))??;
     Ok(Arc::new(entry))
