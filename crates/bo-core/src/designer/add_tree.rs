@@ -55,11 +55,11 @@ use std::sync::Arc;
 use rand::{Rng, RngExt};
 use serde::Deserialize;
 
-use super::gp_bandit::{KernelKind, Posterior, Training, fit_gp};
+use super::gp_bandit::{KernelKind, Posterior, Training, fit_gp_as};
 use super::quasi_random::sobol_point;
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch, check_range};
 use crate::acquisition::Acquisition;
-use crate::gp::Gp;
+use crate::gp::{Gp, Search};
 use crate::kernel::{AddTree, Categorical, Kernel, Product, Term, matern52, squared_exp};
 use crate::optimize::mixed::{MixedConfig, Objective, around, refine};
 use crate::space::features::Features;
@@ -258,6 +258,24 @@ impl Layout {
 
 impl Designer for AddTreeDesigner {
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_as(problem, history, warm, None, rng)
+    }
+
+    /// The GP at the stored θ, conditioned on `history`: no search.
+    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_as(problem, history, Some(state), Some(Search::Reuse), rng)
+    }
+}
+
+impl AddTreeDesigner {
+    fn fit_as(
+        &self,
+        problem: &Problem,
+        history: &[Observation],
+        warm: Option<&ModelState>,
+        forced: Option<Search>,
+        rng: &mut dyn Rng,
+    ) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let layout = Layout::new(Features::new(&spec.space));
         let encode = |a: &Assignment| layout.encode(a);
@@ -266,7 +284,7 @@ impl Designer for AddTreeDesigner {
             return QuasiRandomSearch.fit(problem, history, warm, rng);
         };
         let kernel = Box::new(layout.kernel(self.params.kernel, self.params.max_length_scale));
-        let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
+        let (gp, state) = fit_gp_as(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, forced, rng)?;
         let layout_paths = layout.n_paths();
         let components = {
             let mut k = layout.kernel(self.params.kernel, self.params.max_length_scale);
@@ -666,6 +684,23 @@ mod tests {
         let trace: f64 = (0..xs.len()).map(|i| gram[(i, i)]).sum();
         let lowest = gram.self_adjoint_eigenvalues(faer::Side::Lower).unwrap().into_iter().fold(f64::INFINITY, f64::min);
         assert!(lowest >= -1e-10 * trace, "PSD: lowest eigenvalue {lowest}, trace {trace}");
+    }
+
+    /// Restoring a stored fit keeps its θ to the last bit (no search) and predicts the same.
+    #[test]
+    fn restoring_a_stored_fit_keeps_its_hyperparameters() {
+        let mut rng = StdRng::seed_from_u64(4);
+        let problem = Problem { spec: spec(serde_json::Value::Null), seed: 4 };
+        let points = random_points(&problem.spec.space, 30, &mut rng);
+        let history: Vec<Observation> = points.iter().cloned().map(observed).collect();
+        let designer = designer_for(&problem.spec).unwrap();
+        let theirs = designer.fit(&problem, &history, None, &mut StdRng::seed_from_u64(1)).unwrap();
+        let ours = designer.restore(&problem, &history, &theirs.state, &mut StdRng::seed_from_u64(2)).unwrap();
+        assert_eq!(ours.state, theirs.state);
+        let probe = random_points(&problem.spec.space, 5, &mut rng);
+        for (p, q) in theirs.model.predict(&probe).unwrap().into_iter().zip(ours.model.predict(&probe).unwrap()) {
+            assert!((p.mean - q.mean).abs() < 1e-9 && (p.stddev - q.stddev).abs() < 1e-9, "{p:?} {q:?}");
+        }
     }
 
     #[test]

@@ -310,7 +310,7 @@ pub(super) fn fit_gp(
 /// [`fit_gp`], searching θ as `forced` says when given (and the warm state has a θ), else as
 /// [`search_for`] says.
 #[allow(clippy::too_many_arguments)]
-fn fit_gp_as(
+pub(super) fn fit_gp_as(
     kernel: Box<dyn Kernel>,
     x: Vec<Vec<f64>>,
     y: &[f64],
