@@ -55,11 +55,11 @@ use std::sync::Arc;
 use rand::{Rng, RngExt};
 use serde::Deserialize;
 
-use super::gp_bandit::{KernelKind, Posterior, Training, fit_gp_as};
+use super::gp_bandit::{KernelKind, Posterior, Training, fit_gp, for_reuse};
 use super::quasi_random::sobol_point;
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch, check_range};
 use crate::acquisition::Acquisition;
-use crate::gp::{Gp, Search};
+use crate::gp::Gp;
 use crate::kernel::{AddTree, Categorical, Kernel, Product, Term, matern52, squared_exp};
 use crate::optimize::mixed::{MixedConfig, Objective, around, refine};
 use crate::space::features::Features;
@@ -257,25 +257,12 @@ impl Layout {
 }
 
 impl Designer for AddTreeDesigner {
-    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_as(problem, history, warm, None, rng)
-    }
-
     /// The GP at the stored θ, conditioned on `history`: no search.
     fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_as(problem, history, Some(state), Some(Search::Reuse), rng)
+        self.fit(problem, history, Some(&for_reuse(state)), rng)
     }
-}
 
-impl AddTreeDesigner {
-    fn fit_as(
-        &self,
-        problem: &Problem,
-        history: &[Observation],
-        warm: Option<&ModelState>,
-        forced: Option<Search>,
-        rng: &mut dyn Rng,
-    ) -> Result<Fitted, FitError> {
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let layout = Layout::new(Features::new(&spec.space));
         let encode = |a: &Assignment| layout.encode(a);
@@ -284,7 +271,7 @@ impl AddTreeDesigner {
             return QuasiRandomSearch.fit(problem, history, warm, rng);
         };
         let kernel = Box::new(layout.kernel(self.params.kernel, self.params.max_length_scale));
-        let (gp, state) = fit_gp_as(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, forced, rng)?;
+        let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
         let layout_paths = layout.n_paths();
         let components = {
             let mut k = layout.kernel(self.params.kernel, self.params.max_length_scale);

@@ -172,6 +172,10 @@ struct State {
     /// The number of observations at the last optimisation of θ (full or warm).
     #[serde(default)]
     fit_at: Option<usize>,
+    /// Set only on a state handed back to a fit by [`for_reuse`]: condition at θ, no search.
+    /// Never stored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    reuse: bool,
 }
 
 /// Between full hyperparameter searches (from the warm, default and random starts), refits start
@@ -189,6 +193,9 @@ const WARM_REFIT_GROWTH: f64 = 0.05;
 /// How a fit on `n` observations searches θ, given the state of the last fit.
 fn search_for(n: usize, last: Option<&State>) -> Search {
     let Some(state) = last else { return Search::Full };
+    if state.reuse {
+        return Search::Reuse;
+    }
     let Some(full_at) = state.full_fit_at else { return Search::Full };
     if n < full_at || n as f64 >= FULL_FIT_GROWTH * full_at as f64 {
         return Search::Full;
@@ -304,22 +311,6 @@ pub(super) fn fit_gp(
     warm: Option<&ModelState>,
     rng: &mut dyn Rng,
 ) -> Result<(Gp, ModelState), FitError> {
-    fit_gp_as(kernel, x, y, noise, restarts, warm, None, rng)
-}
-
-/// [`fit_gp`], searching θ as `forced` says when given (and the warm state has a θ), else as
-/// [`search_for`] says.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn fit_gp_as(
-    kernel: Box<dyn Kernel>,
-    x: Vec<Vec<f64>>,
-    y: &[f64],
-    noise: ObservationNoise,
-    restarts: usize,
-    warm: Option<&ModelState>,
-    forced: Option<Search>,
-    rng: &mut dyn Rng,
-) -> Result<(Gp, ModelState), FitError> {
     let noise = match noise {
         ObservationNoise::Low => NoiseBounds::LOW,
         ObservationNoise::High => NoiseBounds::HIGH,
@@ -327,24 +318,31 @@ pub(super) fn fit_gp_as(
     };
     let warm_state: Option<State> = warm.and_then(|s| serde_json::from_value::<State>(s.0.clone()).ok());
     let n = x.len();
-    let search = match (forced, &warm_state) {
-        (Some(search), Some(_)) => search,
-        _ => search_for(n, warm_state.as_ref()),
-    };
+    let search = search_for(n, warm_state.as_ref());
     let config = FitConfig { noise, restarts, search, ..FitConfig::default() };
     let gp = gp::fit(kernel, x, y, &config, warm_state.as_ref().map(|s| &s.gp), rng)
         .map_err(|e| FitError::Numerical(format!("GP fit failed: {e}")))?;
     let last = |f: fn(&State) -> Option<usize>| warm_state.as_ref().and_then(f);
     let full_fit_at = if search == Search::Full { Some(n) } else { last(|s| s.full_fit_at) };
     let fit_at = if search == Search::Reuse { last(|s| s.fit_at) } else { Some(n) };
-    let state = ModelState(serde_json::to_value(State { gp: gp.hyperparameters(), full_fit_at, fit_at }).unwrap_or_default());
+    let state = ModelState(serde_json::to_value(State { gp: gp.hyperparameters(), full_fit_at, fit_at, reuse: false }).unwrap_or_default());
     Ok((gp, state))
+}
+
+/// `state` (of a [`fit_gp`]) marked so that the next [`fit_gp`] conditions at its θ without a
+/// search: how a designer restores another process's stored fit.
+pub(super) fn for_reuse(state: &ModelState) -> ModelState {
+    let mut value = state.0.clone();
+    if let Some(object) = value.as_object_mut() {
+        object.insert("reuse".to_owned(), serde_json::Value::Bool(true));
+    }
+    ModelState(value)
 }
 
 /// The state after which [`fit_gp`] on `n` observations optimises θ from `theta` alone (a warm
 /// search): for a designer that chose θ itself, e.g. by a structure search.
 pub(super) fn warm_start(theta: Hyperparameters, n: usize) -> ModelState {
-    ModelState(serde_json::to_value(State { gp: theta, full_fit_at: Some(n), fit_at: Some(n) }).unwrap_or_default())
+    ModelState(serde_json::to_value(State { gp: theta, full_fit_at: Some(n), fit_at: Some(n), reuse: false }).unwrap_or_default())
 }
 
 /// `gp` conditioned on `points` as noise-free fantasies at its posterior mean: all at once, or —
@@ -474,25 +472,12 @@ impl Posterior {
 }
 
 impl Designer for GpBandit {
-    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_as(problem, history, warm, None, rng)
-    }
-
     /// The GP at the stored θ, conditioned on `history`: no search.
     fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_as(problem, history, Some(state), Some(Search::Reuse), rng)
+        self.fit(problem, history, Some(&for_reuse(state)), rng)
     }
-}
 
-impl GpBandit {
-    fn fit_as(
-        &self,
-        problem: &Problem,
-        history: &[Observation],
-        warm: Option<&ModelState>,
-        forced: Option<Search>,
-        rng: &mut dyn Rng,
-    ) -> Result<Fitted, FitError> {
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);
         let encode = |a: &Assignment| features.encode(a);
@@ -501,7 +486,7 @@ impl GpBandit {
             return QuasiRandomSearch.fit(problem, history, warm, rng);
         };
         let kernel = (self.variant.kernel)(&features, &self.params);
-        let (gp, state) = fit_gp_as(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, forced, rng)?;
+        let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
         let t = ranked.len() + 1;
         let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
         let best = if self.variant.plug_in_best {
@@ -755,8 +740,12 @@ mod tests {
 
     #[test]
     fn hyperparameter_searches_follow_the_data_geometrically() {
-        let state =
-            |full_fit_at, fit_at| State { gp: Hyperparameters { kernel: vec![], names: vec![], log_noise: 0.0 }, full_fit_at, fit_at };
+        let state = |full_fit_at, fit_at| State {
+            gp: Hyperparameters { kernel: vec![], names: vec![], log_noise: 0.0 },
+            full_fit_at,
+            fit_at,
+            reuse: false,
+        };
         assert_eq!(search_for(14, None), Search::Full, "the first fit searches fully");
         assert_eq!(search_for(15, Some(&state(Some(14), Some(14)))), Search::Warm, "small data: θ every trial");
         assert_eq!(search_for(16, Some(&state(Some(14), Some(15)))), Search::Warm);
