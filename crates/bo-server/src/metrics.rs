@@ -207,11 +207,27 @@ impl Metrics {
 /// paths no route has).
 pub async fn record(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = request.method().as_str().to_owned();
+    let method = method_label(request.method()).to_owned();
     let route = request.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_owned(), |m| m.as_str().to_owned());
     let response = next.run(request).await;
     metrics.request(&method, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
     response
+}
+
+/// The method as a label: the standard ones by name, any other as `OTHER` (a client inventing
+/// methods must not invent series).
+fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::DELETE => "DELETE",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
 }
 
 /// `GET /metrics`.
@@ -237,6 +253,13 @@ pub async fn serve(State(state): State<AppState>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invented_methods_share_one_label() {
+        let invented = axum::http::Method::from_bytes(b"BREW").unwrap();
+        assert_eq!(method_label(&invented), "OTHER");
+        assert_eq!(method_label(&axum::http::Method::POST), "POST");
+    }
 
     #[test]
     fn the_exposition_names_every_family() {
