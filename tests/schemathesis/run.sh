@@ -15,7 +15,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 server_bin="$1"
 st_bin="$2"
 min_requests="${MIN_REQUESTS:-5000}"
-examples="${MAX_EXAMPLES:-200}"
+examples="${MAX_EXAMPLES:-300}"
 
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -1,5 +1,5 @@
-//! Request extraction: JSON bodies read leniently but strictly checked (any content type, an
-//! empty body is `{}`, snake_case keys accepted, unknown fields rejected with their path), the
+//! Request extraction: JSON bodies read leniently but strictly checked (any content type, no
+//! body is `{}`, snake_case keys accepted, unknown fields rejected with their path), the
 //! body limit answered as a Google-shaped 413, and resource ids parsed from the path.
 
 use axum::body::Bytes;
@@ -54,7 +54,9 @@ pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes,
 /// Parses a JSON body (empty means `{}`) into `T`, naming the field that is wrong.
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let text = std::str::from_utf8(bytes).map_err(|_| ApiError::invalid("the request body is not UTF-8"))?;
-    let mut value: serde_json::Value = if text.trim().is_empty() {
+    // No body at all is `{}` (curl -X POST, clients of methods whose body is optional); a body
+    // of whitespace is not JSON.
+    let mut value: serde_json::Value = if text.is_empty() {
         serde_json::Value::Object(Default::default())
     } else {
         serde_json::from_str(text).map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))?
@@ -74,4 +76,20 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 /// A numeric resource id from the path; anything else names a resource that cannot exist.
 pub fn parse_id(kind: &str, raw: &str) -> Result<i64, ApiError> {
     raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| ApiError::not_found(format!("{kind} {raw:?} not found")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_body;
+    use crate::api::wire::trial::EmptyRequest;
+
+    #[test]
+    fn no_body_is_an_empty_object_and_whitespace_is_not_json() {
+        assert!(parse_body::<EmptyRequest>(b"").is_ok());
+        assert!(parse_body::<EmptyRequest>(b"{}").is_ok());
+        assert!(parse_body::<EmptyRequest>(b" {} \n").is_ok());
+        for bad in [&b"\t"[..], b" ", b"[]", b"null"] {
+            assert!(parse_body::<EmptyRequest>(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
 }
