@@ -50,6 +50,27 @@ status=0
     --max-examples "$examples" --seed 20261123 --generation-database none \
     --workers 2 --request-timeout 30 --no-color --report junit --report-dir "$work/report" || status=$?
 
+if [ "$status" -ne 0 ]; then
+    # A check that failed is a <failure> in the JUnit report; schemathesis's own trouble is an
+    # <error>. One such error is Hypothesis's "Inconsistent results" while generating coverage
+    # cases (seen once in CI, with no failed check and no server error): that one alone is
+    # reported and forgiven. Any failure, or any other error, fails the run.
+    if python3 - "$work/report" <<'PY'
+import glob, sys, xml.etree.ElementTree as ET
+failures, errors = 0, []
+for path in glob.glob(sys.argv[1] + "/junit*.xml"):
+    for case in ET.parse(path).getroot().iter("testcase"):
+        failures += len(case.findall("failure"))
+        errors += [e.get("message", "") + (e.text or "") for e in case.findall("error")]
+flake = "Inconsistent results"
+sys.exit(0 if failures == 0 and errors and all(flake in e for e in errors) else 1)
+PY
+    then
+        echo "schemathesis's generator reported \"Inconsistent results\" (its own error, no check failed); not counted" >&2
+        status=0
+    fi
+fi
+
 served=$(curl -fsS "$base/metrics" | awk '/^bo_http_requests_total/ {n += $NF} END {print n + 0}')
 server_errors=$(curl -fsS "$base/metrics" | awk '/^bo_http_requests_total/ && /status="5[0-9][0-9]"/ && !/status="503"/ {n += $NF} END {print n + 0}')
 echo "schemathesis: exit $status; the server answered $served requests, $server_errors of them 5xx (other than 503)"

@@ -50,7 +50,7 @@ pub enum RefitResult {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    method: String,
+    method: &'static str,
     route: String,
     status: u16,
 }
@@ -179,8 +179,8 @@ impl Metrics {
         self.refit_seconds.get_or_create(&RefitLabels { result }).observe(seconds);
     }
 
-    fn request(&self, method: &str, route: &str, status: u16, seconds: f64) {
-        let labels = RequestLabels { method: method.to_owned(), route: route.to_owned(), status };
+    fn request(&self, method: &'static str, route: &str, status: u16, seconds: f64) {
+        let labels = RequestLabels { method, route: route.to_owned(), status };
         self.requests.get_or_create(&labels).inc();
         self.request_seconds.get_or_create(&labels).observe(seconds);
     }
@@ -207,10 +207,10 @@ impl Metrics {
 /// paths no route has).
 pub async fn record(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = method_label(request.method()).to_owned();
+    let method = method_label(request.method());
     let route = request.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_owned(), |m| m.as_str().to_owned());
     let response = next.run(request).await;
-    metrics.request(&method, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
+    metrics.request(method, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
     response
 }
 
