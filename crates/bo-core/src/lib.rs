@@ -13,6 +13,7 @@ pub mod designer;
 pub mod embedding;
 pub mod gp;
 pub mod kernel;
+pub mod limits;
 pub mod linalg;
 pub mod optimal;
 pub mod optimize;
@@ -23,6 +24,7 @@ pub mod study;
 pub mod trial;
 
 pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
+pub use limits::{Limit, Limits};
 pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace, SpaceError};
 pub use study::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, StoppingSpec, StudySpec};
 pub use trial::{Assignment, Measurement, Observation, Outcome, ParamValue, Trial, TrialState};

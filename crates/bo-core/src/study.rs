@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::{Limit, Limits, Text};
 use crate::space::{SearchSpace, SpaceError};
 use crate::trial::Measurement;
 
@@ -98,17 +99,21 @@ pub struct StudySpec {
 }
 
 impl StudySpec {
-    /// Checks what the space does not: at least one metric, metric ids valid and unique.
-    pub fn validate_metrics(metrics: &[MetricSpec]) -> Result<(), SpaceError> {
+    /// Checks what the space does not: at least one metric and at most `limits.metrics`, metric
+    /// ids valid (tokens within the id length) and unique.
+    pub fn validate_metrics(metrics: &[MetricSpec], limits: &Limits) -> Result<(), SpaceError> {
         if metrics.is_empty() {
             return Err(SpaceError::new("metrics", "a study needs at least one metric"));
         }
+        limits.check(Limit::Metrics, metrics.len()).map_err(|o| SpaceError::over("metrics", o))?;
+        let mut seen = std::collections::HashSet::with_capacity(metrics.len());
         for (i, m) in metrics.iter().enumerate() {
             let path = format!("metrics[{i}].metricId");
-            if m.id.is_empty() || m.id.chars().any(char::is_whitespace) {
-                return Err(SpaceError::new(path, format!("metric id {:?} must be non-empty without whitespace", m.id)));
+            if m.id.is_empty() {
+                return Err(SpaceError::new(path, "a metric id must not be empty"));
             }
-            if metrics[..i].iter().any(|o| o.id == m.id) {
+            limits.check_text(&m.id, Text::Token).map_err(|e| SpaceError::text(&path, e))?;
+            if !seen.insert(m.id.as_str()) {
                 return Err(SpaceError::new(path, format!("metric id {:?} appears twice", m.id)));
             }
         }
@@ -185,9 +190,12 @@ mod tests {
     #[test]
     fn metrics_need_unique_ids_without_whitespace() {
         let m = |id: &str| MetricSpec { id: id.into(), goal: Goal::Maximize };
-        assert!(StudySpec::validate_metrics(&[]).is_err());
-        assert!(StudySpec::validate_metrics(&[m("a b")]).is_err());
-        assert_eq!(StudySpec::validate_metrics(&[m("a"), m("a")]).unwrap_err().path, "metrics[1].metricId");
-        assert!(StudySpec::validate_metrics(&[m("a"), m("b")]).is_ok());
+        let limits = Limits { metrics: 2, ..Limits::default() };
+        assert!(StudySpec::validate_metrics(&[], &limits).is_err());
+        assert!(StudySpec::validate_metrics(&[m("a b")], &limits).is_err());
+        assert!(StudySpec::validate_metrics(&[m("a\0")], &limits).is_err());
+        assert_eq!(StudySpec::validate_metrics(&[m("a"), m("a")], &limits).unwrap_err().path, "metrics[1].metricId");
+        assert!(StudySpec::validate_metrics(&[m("a"), m("b")], &limits).is_ok());
+        assert_eq!(StudySpec::validate_metrics(&[m("a"), m("b"), m("c")], &limits).unwrap_err().limit, Some(Limit::Metrics));
     }
 }

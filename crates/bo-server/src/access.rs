@@ -22,6 +22,8 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use bo_core::Limits;
+use bo_core::limits::Text;
 use sha2::{Digest, Sha256};
 
 use crate::api::error::{ApiError, Code};
@@ -188,6 +190,8 @@ pub struct Access {
     pub max_body_bytes: usize,
     /// How long a request may take before it is answered 504; `None`: no bound.
     pub request_timeout: Option<Duration>,
+    /// The sizes a request may have.
+    pub limits: Limits,
 }
 
 impl Default for Access {
@@ -198,6 +202,7 @@ impl Default for Access {
             max_header_bytes: 16 << 10,
             max_body_bytes: crate::api::DEFAULT_BODY_LIMIT,
             request_timeout: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -210,6 +215,29 @@ pub fn project_of(path: &str) -> Option<String> {
         return None;
     };
     Some(percent_decode(project))
+}
+
+/// The location a path names, percent-decoded: `Some("l")` for `/v1/projects/p/locations/l/…`.
+pub fn location_of(path: &str) -> Option<String> {
+    let mut parts = path.trim_start_matches('/').split('/').skip(3);
+    let (Some("locations"), Some(location)) = (parts.next(), parts.next()) else { return None };
+    Some(percent_decode(location))
+}
+
+/// A project or location that cannot name anything: empty, too long, or holding control
+/// characters (a NUL would be refused by Postgres and stored by SQLite). Answered 400 before
+/// anything else, the same on every database.
+fn bad_segment(path: &str, limits: &Limits) -> Option<ApiError> {
+    for (field, value) in [("project", project_of(path)), ("location", location_of(path))] {
+        let Some(value) = value else { continue };
+        if value.is_empty() {
+            return Some(ApiError::invalid(format!("{field}: must not be empty")));
+        }
+        if let Err(e) = limits.check_text(&value, Text::Id) {
+            return Some(crate::api::error::text_error(field, &e));
+        }
+    }
+    None
 }
 
 /// Whether a path is one of the API's (and so needs a key when keys are configured).
@@ -248,6 +276,11 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
     }
     request.extensions_mut().insert(BodyLimit(access.max_body_bytes));
     let path = request.uri().path().to_owned();
+    if is_api_path(&path)
+        && let Some(error) = bad_segment(&path, &access.limits)
+    {
+        return error.into_response();
+    }
     if !access.keys.is_empty() && is_api_path(&path) {
         let presented = request
             .headers()
@@ -346,6 +379,12 @@ mod tests {
         assert_eq!(project_of("/ui/projects/a%20b/locations/l/studies/1/operations/2").as_deref(), Some("a b"));
         assert_eq!(project_of("/healthz"), None);
         assert_eq!(project_of("/v1/other"), None);
+        assert_eq!(location_of("/v1/projects/demo/locations/l%00/studies").as_deref(), Some("l\0"));
+        assert_eq!(location_of("/v1/projects/demo"), None);
+        let limits = Limits::default();
+        assert!(bad_segment("/v1/projects/demo/locations/l%00/studies", &limits).is_some());
+        assert!(bad_segment(&format!("/v1/projects/{}/locations/l/studies", "p".repeat(129)), &limits).is_some());
+        assert!(bad_segment("/v1/projects/demo/locations/local/studies", &limits).is_none());
     }
 
     /// A handler slower than the request timeout is answered 504 in Google's shape.

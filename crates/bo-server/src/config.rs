@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 
+use bo_core::{Limit, Limits};
 use clap::Parser;
 
 /// bo: a self-hosted Vertex AI Vizier service — Bayesian optimisation over REST.
@@ -98,6 +99,10 @@ pub struct Config {
     #[arg(long, env = "BO_REQUEST_TIMEOUT", value_parser = seconds, default_value_t = 60.0)]
     pub request_timeout: f64,
 
+    /// The sizes a request may have (README, "Limits").
+    #[command(flatten)]
+    pub limits: LimitFlags,
+
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (e.g. `info`, `bo_server=debug`).
     #[arg(long, env = "BO_LOG", default_value = "info")]
     pub log: String,
@@ -105,6 +110,86 @@ pub struct Config {
     /// Log format: `text` for people, `json` (one object per line) for log collectors.
     #[arg(long, env = "BO_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+}
+
+/// The limits of `bo_core::Limits`, one flag each (README, "Limits"). Every refusal names its
+/// flag ([`limit_flag`]).
+#[derive(Clone, Debug, clap::Args)]
+pub struct LimitFlags {
+    /// Characters of an id or a name: parameter, metric and client ids, categorical values,
+    /// display names, projects and locations.
+    #[arg(long, env = "BO_MAX_ID_LENGTH", default_value_t = Limits::default().id_length, value_parser = at_least_one)]
+    pub max_id_length: usize,
+    /// Characters of a free text (a trial's infeasibleReason).
+    #[arg(long, env = "BO_MAX_TEXT_LENGTH", default_value_t = Limits::default().text_length, value_parser = at_least_one)]
+    pub max_text_length: usize,
+    /// Parameters in a study's tree, active or not.
+    #[arg(long, env = "BO_MAX_PARAMETERS", default_value_t = Limits::default().parameters, value_parser = at_least_one)]
+    pub max_parameters: usize,
+    /// Values of one CATEGORICAL or DISCRETE parameter (and of one parent-value condition).
+    #[arg(long, env = "BO_MAX_VALUES", default_value_t = Limits::default().values, value_parser = at_least_one)]
+    pub max_values: usize,
+    /// Levels of a conditional tree (a root alone is 1).
+    #[arg(long, env = "BO_MAX_TREE_DEPTH", default_value_t = Limits::default().tree_depth, value_parser = at_least_one)]
+    pub max_tree_depth: usize,
+    /// Metrics of a study.
+    #[arg(long, env = "BO_MAX_METRICS", default_value_t = Limits::default().metrics, value_parser = at_least_one)]
+    pub max_metrics: usize,
+    /// Trials one suggest may ask for (`suggestionCount`).
+    #[arg(long, env = "BO_MAX_SUGGESTION_COUNT", default_value_t = Limits::default().suggestion_count, value_parser = at_least_one)]
+    pub max_suggestion_count: usize,
+    /// Intermediate measurements of one trial.
+    #[arg(long, env = "BO_MAX_MEASUREMENTS", default_value_t = Limits::default().measurements, value_parser = at_least_one)]
+    pub max_measurements: usize,
+    /// Candidate coordinates one suggestion may score: `numCandidates` × the study's parameters.
+    #[arg(long, env = "BO_MAX_CANDIDATE_COORDINATES", default_value_t = Limits::default().candidate_coordinates, value_parser = at_least_one)]
+    pub max_candidate_coordinates: usize,
+    /// Likelihood evaluations one structure search may make (`gibbsBudget`; `numPartitions` +
+    /// `swapsPerParameter` × parameters).
+    #[arg(long, env = "BO_MAX_STRUCTURE_EVALUATIONS", default_value_t = Limits::default().structure_evaluations, value_parser = at_least_one)]
+    pub max_structure_evaluations: usize,
+}
+
+impl LimitFlags {
+    /// The limits these flags set.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            id_length: self.max_id_length,
+            text_length: self.max_text_length,
+            parameters: self.max_parameters,
+            values: self.max_values,
+            tree_depth: self.max_tree_depth,
+            metrics: self.max_metrics,
+            suggestion_count: self.max_suggestion_count,
+            measurements: self.max_measurements,
+            candidate_coordinates: self.max_candidate_coordinates,
+            structure_evaluations: self.max_structure_evaluations,
+        }
+    }
+}
+
+/// The flag that sets `limit`, for the messages that name it.
+pub fn limit_flag(limit: Limit) -> &'static str {
+    match limit {
+        Limit::IdLength => "--max-id-length",
+        Limit::TextLength => "--max-text-length",
+        Limit::Parameters => "--max-parameters",
+        Limit::Values => "--max-values",
+        Limit::TreeDepth => "--max-tree-depth",
+        Limit::Metrics => "--max-metrics",
+        Limit::SuggestionCount => "--max-suggestion-count",
+        Limit::Measurements => "--max-measurements",
+        Limit::CandidateCoordinates => "--max-candidate-coordinates",
+        Limit::StructureEvaluations => "--max-structure-evaluations",
+    }
+}
+
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// How log lines are written.
@@ -143,6 +228,7 @@ impl Config {
             max_header_bytes: self.max_header_bytes,
             max_body_bytes: self.max_body_bytes,
             request_timeout: (self.request_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(self.request_timeout.min(86_400.0))),
+            limits: self.limits.limits(),
         })
     }
 
@@ -183,6 +269,7 @@ impl std::fmt::Debug for Config {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_header_bytes", &self.max_header_bytes)
             .field("request_timeout", &self.request_timeout)
+            .field("limits", &self.limits)
             .field("log", &self.log)
             .field("log_format", &self.log_format)
             .finish()
@@ -242,6 +329,20 @@ mod tests {
         assert!(super::Config::parse_from(["bo-server", "--request-timeout", "0"]).access().unwrap().request_timeout.is_none());
         let e = super::Config::parse_from(["bo-server", "--api-keys", "alice nothex demo"]).access().unwrap_err();
         assert!(format!("{e:#}").contains("64 hex digits"), "{e:#}");
+    }
+
+    #[test]
+    fn every_limit_has_its_flag() {
+        use clap::CommandFactory;
+        let command = super::Config::command();
+        for limit in bo_core::Limit::ALL {
+            let flag = super::limit_flag(limit).trim_start_matches("--");
+            assert!(command.get_arguments().any(|a| a.get_long() == Some(flag)), "{flag}");
+        }
+        use clap::Parser;
+        let config = super::Config::parse_from(["bo-server", "--max-parameters", "7"]);
+        assert_eq!(config.limits.limits(), bo_core::Limits { parameters: 7, ..bo_core::Limits::default() });
+        assert!(super::Config::try_parse_from(["bo-server", "--max-values", "0"]).is_err());
     }
 
     #[test]

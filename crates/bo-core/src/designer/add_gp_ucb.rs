@@ -186,6 +186,9 @@ impl AddGpUcb {
         check_range("numRestarts", params.num_restarts, 0, 50)?;
         let decomposition = match (&params.groups, params.group_size) {
             (Some(_), Some(_)) => return bad("", "give either groups or groupSize, not both".into()),
+            (Some(groups), None) if groups.is_empty() => {
+                return bad("groups", "at least one group is needed; leave groups out to learn them".into());
+            }
             (Some(groups), None) => {
                 let mut seen = HashSet::new();
                 let mut dims = Vec::with_capacity(groups.len());
@@ -218,6 +221,14 @@ impl AddGpUcb {
             }
         };
         Ok(AddGpUcb { params, decomposition })
+    }
+
+    /// Candidates per group for `m` groups over `d_all` parameters: `numCandidates`, else
+    /// 0.9·min(5000, 100·d_all)/m within [32, 1000] (the table above).
+    fn candidates_per_group(&self, d_all: usize, m: usize) -> usize {
+        self.params
+            .num_candidates
+            .unwrap_or_else(|| ((0.9 * (100.0 * d_all as f64).min(5000.0) / m.max(1) as f64) as usize).clamp(32, 1000))
     }
 
     /// The model's kernel over `groups`.
@@ -330,6 +341,18 @@ fn is_partition(groups: &[Vec<usize>], d: usize) -> bool {
 }
 
 impl Designer for AddGpUcb {
+    fn work(&self, space: &SearchSpace) -> super::Work {
+        let d_all = space.n_params();
+        let (m, search) = match &self.decomposition {
+            Decomposition::Known(groups) => (groups.len(), 0),
+            Decomposition::Learned(d) => (
+                d_all.div_ceil((*d).max(1)),
+                self.params.num_partitions.unwrap_or(d_all.max(5)).saturating_add(self.params.swaps_per_parameter.saturating_mul(d_all)),
+            ),
+        };
+        super::Work { candidates: self.candidates_per_group(d_all, m), structure_evaluations: search }
+    }
+
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);
@@ -388,8 +411,7 @@ impl Designer for AddGpUcb {
             .collect();
         let in_groups: HashSet<usize> = groups.iter().flatten().copied().collect();
         let m = groups.len();
-        let per_group =
-            self.params.num_candidates.unwrap_or_else(|| (0.9 * (100.0 * d_all as f64).min(5000.0) / m as f64) as usize).clamp(32, 1000);
+        let per_group = self.candidates_per_group(d_all, m);
         let model = AddGpUcbModel {
             post: Arc::new(Posterior::new(gp, sign, worst, spec, history)),
             groups,
@@ -640,6 +662,9 @@ mod tests {
         assert!(check(serde_json::json!({"groupSize": 5})).is_err());
         assert!(check(serde_json::json!({"groupSize": 2, "groups": [["x0"]]})).is_err());
         assert!(check(serde_json::json!({"relearnEvery": 0})).is_err());
+        // No groups at all would leave nothing to model (it used to panic at every refit).
+        assert!(check(serde_json::json!({"groups": []})).unwrap_err().to_string().contains("at least one group"));
+        assert!(check(serde_json::json!({"groups": [[]]})).unwrap_err().to_string().contains("empty"));
         let conditional = crate::designer::testing::fixtures::optimizer_tree();
         let err = AddGpUcb::new(AddGpUcbParams::default(), &conditional).err().unwrap().to_string();
         assert!(err.contains("ADD_TREE"), "{err}");

@@ -257,6 +257,10 @@ impl Layout {
 }
 
 impl Designer for AddTreeDesigner {
+    fn work(&self, _space: &crate::space::SearchSpace) -> super::Work {
+        super::Work { candidates: self.params.num_candidates, structure_evaluations: 0 }
+    }
+
     /// The GP at the stored θ, conditioned on `history`: no search.
     fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         self.fit(problem, history, Some(&for_reuse(state)), rng)

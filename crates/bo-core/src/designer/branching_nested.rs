@@ -79,6 +79,10 @@ impl BranchingNestedDesigner {
 }
 
 impl Designer for BranchingNestedDesigner {
+    fn work(&self, space: &SearchSpace) -> super::Work {
+        self.0.work(space)
+    }
+
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         self.0.fit(problem, history, warm, rng)
     }

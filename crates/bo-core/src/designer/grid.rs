@@ -107,8 +107,12 @@ pub struct Grid {
 
 struct GridNode {
     id: String,
-    /// Each grid value with the grids of the children it activates and their point count.
-    values: Vec<(ParamValue, Vec<GridNode>, u128)>,
+    /// The grids of the parameter's conditional children, each built once (a child active under
+    /// many values shares its grid, so a deep tree costs its size, not a product of its values).
+    children: Vec<GridNode>,
+    /// Each grid value with the children it activates (indices into `children`) and the number
+    /// of points under it.
+    values: Vec<(ParamValue, Vec<usize>, u128)>,
     size: u128,
 }
 
@@ -120,29 +124,25 @@ impl Grid {
 
     /// The number of points (saturating at `u128::MAX`).
     pub fn size(&self) -> u128 {
-        product(&self.roots)
+        self.roots.iter().fold(1u128, |acc, n| acc.saturating_mul(n.size))
     }
 
     /// Point `index < size()`.
     pub fn point(&self, index: u128) -> Assignment {
         let mut out = Assignment::default();
-        decode(&self.roots, index, &mut out);
+        decode(&mut self.roots.iter(), index, &mut out);
         out
     }
 }
 
-fn product(nodes: &[GridNode]) -> u128 {
-    nodes.iter().fold(1u128, |acc, n| acc.saturating_mul(n.size))
-}
-
-fn decode(nodes: &[GridNode], mut index: u128, out: &mut Assignment) {
+fn decode(nodes: &mut dyn Iterator<Item = &GridNode>, mut index: u128, out: &mut Assignment) {
     for node in nodes {
         let mut sub = index % node.size;
         index /= node.size;
-        for (value, children, count) in &node.values {
+        for (value, active, count) in &node.values {
             if sub < *count {
                 out.0.insert(node.id.clone(), value.clone());
-                decode(children, sub, out);
+                decode(&mut active.iter().map(|&c| &node.children[c]), sub, out);
                 break;
             }
             sub -= count;
@@ -152,16 +152,17 @@ fn decode(nodes: &[GridNode], mut index: u128, out: &mut Assignment) {
 
 impl GridNode {
     fn new(p: &ParamSpec, resolution: usize) -> GridNode {
-        let values: Vec<(ParamValue, Vec<GridNode>, u128)> = grid_values(p, resolution)
+        let children: Vec<GridNode> = p.children.iter().map(|c| GridNode::new(&c.spec, resolution)).collect();
+        let values: Vec<(ParamValue, Vec<usize>, u128)> = grid_values(p, resolution)
             .into_iter()
             .map(|v| {
-                let children: Vec<GridNode> = p.active_children(&v).map(|c| GridNode::new(c, resolution)).collect();
-                let count = product(&children);
-                (v, children, count)
+                let active: Vec<usize> = (0..p.children.len()).filter(|&c| p.children[c].parent_values.matches(&v)).collect();
+                let count = active.iter().fold(1u128, |acc, &c| acc.saturating_mul(children[c].size));
+                (v, active, count)
             })
             .collect();
         let size = values.iter().fold(0u128, |acc, (_, _, c)| acc.saturating_add(*c));
-        GridNode { id: p.id.clone(), values, size }
+        GridNode { id: p.id.clone(), children, values, size }
     }
 }
 

@@ -24,6 +24,8 @@ use rand::Rng;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::limits::{Limit, Limits};
+use crate::space::SearchSpace;
 use crate::study::StudySpec;
 use crate::trial::{Assignment, Observation};
 
@@ -100,6 +102,46 @@ pub trait Designer: Send + Sync {
     fn learns(&self) -> bool {
         true
     }
+
+    /// The search work its settings ask for on `space` (for the service's limits): candidates
+    /// scored per suggestion and likelihood evaluations per structure search. Zero for what the
+    /// designer does not do.
+    fn work(&self, _space: &SearchSpace) -> Work {
+        Work::default()
+    }
+}
+
+/// The search work a designer's settings ask for, as [`Designer::work`] reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Candidates scored per suggestion (`numCandidates`, per group for additive models); each
+    /// spans the space's parameters.
+    pub candidates: usize,
+    /// Marginal-likelihood evaluations of one structure search.
+    pub structure_evaluations: usize,
+}
+
+/// Checks that `designer`'s settings stay within `limits` on `space`: candidates × parameters
+/// within [`Limit::CandidateCoordinates`], a structure search within
+/// [`Limit::StructureEvaluations`].
+pub fn check_limits(designer: &dyn Designer, space: &SearchSpace, limits: &Limits) -> Result<(), ConfigError> {
+    let work = designer.work(space);
+    let coordinates = work.candidates.saturating_mul(space.n_params());
+    if let Err(over) = limits.check(Limit::CandidateCoordinates, coordinates) {
+        return Err(ConfigError::OverLimit {
+            field: "numCandidates".into(),
+            reason: format!("{} candidates × {} parameters = {over}", work.candidates, space.n_params()),
+            limit: Limit::CandidateCoordinates,
+        });
+    }
+    if let Err(over) = limits.check(Limit::StructureEvaluations, work.structure_evaluations) {
+        return Err(ConfigError::OverLimit {
+            field: String::new(),
+            reason: format!("a structure search of {over} (gibbsBudget, or numPartitions + swapsPerParameter × parameters)"),
+            limit: Limit::StructureEvaluations,
+        });
+    }
+    Ok(())
 }
 
 /// The cheap half of an algorithm: proposing new assignments.
@@ -170,6 +212,26 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+    /// The settings ask for more work than a limit allows.
+    #[error("algorithmConfig{}: {reason}", if field.is_empty() { String::new() } else { format!(".{field}") })]
+    OverLimit {
+        /// The field, empty for the whole object.
+        field: String,
+        /// What is over, and by how much.
+        reason: String,
+        /// The limit.
+        limit: Limit,
+    },
+}
+
+impl ConfigError {
+    /// The limit the settings are over, if that is what is wrong.
+    pub fn limit(&self) -> Option<Limit> {
+        match self {
+            ConfigError::OverLimit { limit, .. } => Some(*limit),
+            _ => None,
+        }
+    }
 }
 
 /// A designer could not fit or suggest.
@@ -396,6 +458,43 @@ mod tests {
         assert!(matches!(designer_for(&spec), Err(ConfigError::Invalid { .. })));
         spec.algorithm_config = serde_json::json!({"gridResolution": 5});
         assert!(designer_for(&spec).is_ok());
+    }
+
+    /// Settings that ask a suggestion or a fit for more work than the limits allow are refused,
+    /// naming the limit; the defaults of every designer fit the default limits at the largest
+    /// space they allow.
+    #[test]
+    fn work_is_checked_against_the_limits() {
+        use crate::space::{Domain, ParamSpec, Scale};
+        let limits = Limits::default();
+        let space = SearchSpace::new(
+            (0..limits.parameters)
+                .map(|i| ParamSpec {
+                    id: format!("x{i}"),
+                    domain: Domain::Double { min: 0.0, max: 1.0 },
+                    scale: Scale::Linear,
+                    default: None,
+                    children: vec![],
+                })
+                .collect(),
+        )
+        .unwrap();
+        let mut spec = testing_spec();
+        spec.space = space.clone();
+        for algorithm in ["GP_BANDIT", "ADD_TREE", "ADD_GP_UCB", "OVERLAP_ADD_GP", "REMBO", "RANDOM_SEARCH", "GRID_SEARCH"] {
+            spec.algorithm = algorithm.into();
+            let designer = designer_for(&spec).unwrap();
+            check_limits(designer.as_ref(), &space, &limits).unwrap_or_else(|e| panic!("{algorithm}'s defaults: {e}"));
+        }
+        spec.algorithm = "GP_BANDIT".into();
+        spec.algorithm_config = serde_json::json!({"numCandidates": 100_000});
+        let e = check_limits(designer_for(&spec).unwrap().as_ref(), &space, &limits).unwrap_err();
+        assert_eq!(e.limit(), Some(Limit::CandidateCoordinates), "{e}");
+        assert!(e.to_string().contains("numCandidates"), "{e}");
+        spec.algorithm = "OVERLAP_ADD_GP".into();
+        spec.algorithm_config = serde_json::json!({"gibbsBudget": 100_000});
+        let e = check_limits(designer_for(&spec).unwrap().as_ref(), &space, &limits).unwrap_err();
+        assert_eq!(e.limit(), Some(Limit::StructureEvaluations), "{e}");
     }
 
     #[test]

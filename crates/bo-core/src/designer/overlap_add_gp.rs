@@ -297,6 +297,11 @@ impl Gibbs {
 }
 
 impl Designer for OverlapAddGp {
+    fn work(&self, _space: &SearchSpace) -> super::Work {
+        let search = if self.known.is_some() { 0 } else { self.params.gibbs_budget };
+        super::Work { candidates: 0, structure_evaluations: search }
+    }
+
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);

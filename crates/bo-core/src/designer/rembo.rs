@@ -383,6 +383,10 @@ impl Ambient {
 }
 
 impl Designer for Rembo {
+    fn work(&self, _space: &SearchSpace) -> super::Work {
+        super::Work { candidates: self.settings.num_candidates, structure_evaluations: 0 }
+    }
+
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let embedded = Embedded::new(self.settings, self.seed.unwrap_or(problem.seed));

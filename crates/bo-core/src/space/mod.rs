@@ -7,6 +7,10 @@
 //! of an assignment (exactly the active parameters, each in its domain), and through [`encode`]
 //! the map between assignments and the unit cube. It must not know about trials' outcomes or
 //! any model.
+//!
+//! Validation runs once, when a space enters ([`SearchSpace::with_limits`]), in time linear in
+//! its size; a space read back from storage (serde) is trusted and only indexed, so a parameter
+//! is found by id in O(depth) however large the tree.
 
 pub mod encode;
 pub mod features;
@@ -14,17 +18,19 @@ pub mod features;
 mod tests;
 pub mod tree;
 
-use std::collections::BTreeSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::{Limit, Limits, OverLimit, Text, TextError};
 use crate::trial::{Assignment, ParamValue};
 
 /// Two DISCRETE values closer than this are the same value (Vertex's epsilon).
 pub const DISCRETE_EPSILON: f64 = 1e-10;
 
-/// Vertex's limit on the number of values of a DISCRETE parameter.
-pub const MAX_DISCRETE_VALUES: usize = 1000;
+/// The largest magnitude of an INTEGER parameter's bounds and values: 2^53, the integers a
+/// trial's parameter value — a JSON number, a double — carries exactly.
+pub const MAX_SAFE_INTEGER: i64 = 1 << 53;
 
 /// An invalid search space or infeasible assignment, with the field that is wrong.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -34,12 +40,24 @@ pub struct SpaceError {
     pub path: String,
     /// What is wrong, naming the value.
     pub reason: String,
+    /// The limit the value is over, when that is what is wrong.
+    pub limit: Option<Limit>,
 }
 
 impl SpaceError {
     /// An error at `path`.
     pub fn new(path: impl Into<String>, reason: impl Into<String>) -> SpaceError {
-        SpaceError { path: path.into(), reason: reason.into() }
+        SpaceError { path: path.into(), reason: reason.into(), limit: None }
+    }
+
+    /// A count at `path` over its limit.
+    pub fn over(path: impl Into<String>, over: OverLimit) -> SpaceError {
+        SpaceError { path: path.into(), reason: over.to_string(), limit: Some(over.limit) }
+    }
+
+    /// A text at `path` that [`Limits::check_text`] refused.
+    pub fn text(path: impl Into<String>, e: TextError) -> SpaceError {
+        SpaceError { path: path.into(), reason: e.to_string(), limit: e.limit() }
     }
 
     /// The same error under a parent field: `prefix.path`.
@@ -220,18 +238,27 @@ impl ParamSpec {
     }
 }
 
-/// A validated forest of parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "Vec<ParamSpec>", into = "Vec<ParamSpec>")]
+/// A validated forest of parameters, indexed by id.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(from = "Vec<ParamSpec>", into = "Vec<ParamSpec>")]
 pub struct SearchSpace {
     roots: Vec<ParamSpec>,
-    n_params: usize,
+    /// Each parameter's position in pre-order, by id.
+    index: HashMap<String, usize>,
+    /// Each parameter's path from the roots (root index, then child indices), in pre-order.
+    paths: Vec<Box<[u32]>>,
 }
 
-impl TryFrom<Vec<ParamSpec>> for SearchSpace {
-    type Error = SpaceError;
-    fn try_from(roots: Vec<ParamSpec>) -> Result<Self, SpaceError> {
-        SearchSpace::new(roots)
+impl PartialEq for SearchSpace {
+    fn eq(&self, other: &Self) -> bool {
+        self.roots == other.roots
+    }
+}
+
+/// A stored space: validated when it entered, so only indexed here.
+impl From<Vec<ParamSpec>> for SearchSpace {
+    fn from(roots: Vec<ParamSpec>) -> Self {
+        SearchSpace::indexed(roots)
     }
 }
 
@@ -242,16 +269,41 @@ impl From<SearchSpace> for Vec<ParamSpec> {
 }
 
 impl SearchSpace {
-    /// Validates `roots` as a search space. Errors are paths under `parameters`.
+    /// Validates `roots` as a search space under the default [`Limits`]. Errors are paths under
+    /// `parameters`.
     pub fn new(roots: Vec<ParamSpec>) -> Result<SearchSpace, SpaceError> {
+        SearchSpace::with_limits(roots, &Limits::default())
+    }
+
+    /// Validates `roots` as a search space within `limits`, in time linear in its size. Errors
+    /// are paths under `parameters`.
+    pub fn with_limits(roots: Vec<ParamSpec>, limits: &Limits) -> Result<SearchSpace, SpaceError> {
         if roots.is_empty() {
             return Err(SpaceError::new("parameters", "a study needs at least one parameter"));
         }
-        let mut seen = BTreeSet::new();
+        let mut validator = Validator { limits, seen: HashSet::new() };
         for (i, p) in roots.iter().enumerate() {
-            validate_param(p, &format!("parameters[{i}]"), &mut seen)?;
+            validator.param(p, &format!("parameters[{i}]"), 1)?;
         }
-        Ok(SearchSpace { n_params: seen.len(), roots })
+        Ok(SearchSpace::indexed(roots))
+    }
+
+    /// The space of `roots` without validation (for spaces validated before they were stored).
+    fn indexed(roots: Vec<ParamSpec>) -> SearchSpace {
+        fn walk(p: &ParamSpec, path: &mut Vec<u32>, index: &mut HashMap<String, usize>, paths: &mut Vec<Box<[u32]>>) {
+            index.insert(p.id.clone(), paths.len());
+            paths.push(path.clone().into_boxed_slice());
+            for (j, c) in p.children.iter().enumerate() {
+                path.push(j as u32);
+                walk(&c.spec, path, index, paths);
+                path.pop();
+            }
+        }
+        let (mut index, mut paths) = (HashMap::new(), Vec::new());
+        for (i, p) in roots.iter().enumerate() {
+            walk(p, &mut vec![i as u32], &mut index, &mut paths);
+        }
+        SearchSpace { roots, index, paths }
     }
 
     /// The top-level parameters.
@@ -268,7 +320,7 @@ impl SearchSpace {
 
     /// The number of parameters in the whole tree, active or not.
     pub fn n_params(&self) -> usize {
-        self.n_params
+        self.paths.len()
     }
 
     /// Every parameter of the tree in pre-order (a parent before its children, children in the
@@ -280,16 +332,26 @@ impl SearchSpace {
                 walk(&c.spec, out);
             }
         }
-        let mut out = Vec::with_capacity(self.n_params);
+        let mut out = Vec::with_capacity(self.n_params());
         for p in &self.roots {
             walk(p, &mut out);
         }
         out
     }
 
-    /// The parameter with id `id`, anywhere in the tree.
+    /// The parameter with id `id`, anywhere in the tree: a hash lookup and a walk down its path.
     pub fn param(&self, id: &str) -> Option<&ParamSpec> {
-        self.params().into_iter().find(|p| p.id == id)
+        let path = &self.paths[*self.index.get(id)?];
+        let mut p = &self.roots[path[0] as usize];
+        for &j in &path[1..] {
+            p = &p.children[j as usize].spec;
+        }
+        Some(p)
+    }
+
+    /// The position of parameter `id` in pre-order ([`SearchSpace::params`]).
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
     }
 
     /// The ids of the parameters active under `assignment`, in pre-order. A parameter is active
@@ -329,8 +391,9 @@ impl SearchSpace {
                 Some(_) => {}
             }
         }
-        for id in assignment.0.keys() {
-            if !active.contains(&id.as_str()) {
+        if assignment.0.len() != active.len() {
+            let active: HashSet<&str> = active.into_iter().collect();
+            if let Some(id) = assignment.0.keys().find(|id| !active.contains(id.as_str())) {
                 let why = if self.param(id).is_some() {
                     "is not active under the parent values given"
                 } else {
@@ -343,107 +406,157 @@ impl SearchSpace {
     }
 }
 
-fn validate_param(p: &ParamSpec, path: &str, seen: &mut BTreeSet<String>) -> Result<(), SpaceError> {
-    let id_path = format!("{path}.parameterId");
-    if p.id.is_empty() || p.id.chars().any(char::is_whitespace) {
-        return Err(SpaceError::new(id_path, format!("parameter id {:?} must be non-empty without whitespace", p.id)));
-    }
-    if !seen.insert(p.id.clone()) {
-        return Err(SpaceError::new(id_path, format!("parameter id {:?} appears more than once in the tree", p.id)));
-    }
-    let field = format!("{path}.{}", p.domain.field_name());
-    let logish = p.scale != Scale::Linear;
-    match &p.domain {
-        Domain::Double { min, max } => {
-            if !min.is_finite() || !max.is_finite() {
-                return Err(SpaceError::new(field, format!("minValue {min} and maxValue {max} must be finite")));
-            }
-            if min > max {
-                return Err(SpaceError::new(field, format!("minValue {min} is greater than maxValue {max}")));
-            }
-            if logish && *min <= 0.0 {
-                return Err(SpaceError::new(field, format!("a log scale needs minValue > 0, got {min}")));
-            }
-        }
-        Domain::Integer { min, max } => {
-            if min > max {
-                return Err(SpaceError::new(field, format!("minValue {min} is greater than maxValue {max}")));
-            }
-            if logish && *min <= 0 {
-                return Err(SpaceError::new(field, format!("a log scale needs minValue > 0, got {min}")));
-            }
-        }
-        Domain::Discrete { values } => {
-            if values.is_empty() {
-                return Err(SpaceError::new(field, "values must not be empty"));
-            }
-            if values.len() > MAX_DISCRETE_VALUES {
-                return Err(SpaceError::new(field, format!("{} values, at most {MAX_DISCRETE_VALUES} allowed", values.len())));
-            }
-            if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
-                return Err(SpaceError::new(field, format!("value {bad} is not finite")));
-            }
-            if let Some(w) = values.windows(2).find(|w| w[1] - w[0] < DISCRETE_EPSILON) {
-                return Err(SpaceError::new(field, format!("values must increase by at least {DISCRETE_EPSILON}: {} then {}", w[0], w[1])));
-            }
-            if logish && values[0] <= 0.0 {
-                return Err(SpaceError::new(field, format!("a log scale needs values > 0, got {}", values[0])));
-            }
-        }
-        Domain::Categorical { values } => {
-            if values.is_empty() {
-                return Err(SpaceError::new(field, "values must not be empty"));
-            }
-            for (i, v) in values.iter().enumerate() {
-                if values[..i].contains(v) {
-                    return Err(SpaceError::new(field, format!("value {v:?} appears twice")));
-                }
-            }
-            if logish {
-                return Err(SpaceError::new(format!("{path}.scaleType"), "a CATEGORICAL parameter takes no log scale"));
-            }
-        }
-    }
-    if let Some(default) = &p.default
-        && !p.domain.contains(default)
-    {
-        return Err(SpaceError::new(format!("{field}.defaultValue"), format!("default {default} is not one of the parameter's values")));
-    }
-    for (j, child) in p.children.iter().enumerate() {
-        let cpath = format!("{path}.conditionalParameterSpecs[{j}]");
-        validate_condition(p, &child.parent_values, &cpath)?;
-        validate_param(&child.spec, &format!("{cpath}.parameterSpec"), seen)?;
-    }
-    Ok(())
+/// Validation of a tree against limits, with the ids seen so far.
+struct Validator<'l> {
+    limits: &'l Limits,
+    seen: HashSet<String>,
 }
 
-fn validate_condition(parent: &ParamSpec, cond: &ParentValues, path: &str) -> Result<(), SpaceError> {
-    let field = format!("{path}.{}", cond.field_name());
-    let values: Vec<ParamValue> = match (&parent.domain, cond) {
-        (Domain::Double { .. }, _) => {
+impl Validator<'_> {
+    fn param(&mut self, p: &ParamSpec, path: &str, depth: usize) -> Result<(), SpaceError> {
+        let id_path = format!("{path}.parameterId");
+        if p.id.is_empty() {
+            return Err(SpaceError::new(id_path, "a parameter id must not be empty"));
+        }
+        self.limits.check_text(&p.id, Text::Token).map_err(|e| SpaceError::text(&id_path, e))?;
+        self.limits.check(Limit::TreeDepth, depth).map_err(|o| SpaceError::over(path, o))?;
+        if !self.seen.insert(p.id.clone()) {
+            return Err(SpaceError::new(id_path, format!("parameter id {:?} appears more than once in the tree", p.id)));
+        }
+        self.limits.check(Limit::Parameters, self.seen.len()).map_err(|o| SpaceError::over("parameters", o))?;
+        let field = format!("{path}.{}", p.domain.field_name());
+        let logish = p.scale != Scale::Linear;
+        match &p.domain {
+            Domain::Double { min, max } => {
+                if !min.is_finite() || !max.is_finite() {
+                    return Err(SpaceError::new(field, format!("minValue {min} and maxValue {max} must be finite")));
+                }
+                if min > max {
+                    return Err(SpaceError::new(field, format!("minValue {min} is greater than maxValue {max}")));
+                }
+                if !(max - min).is_finite() {
+                    return Err(SpaceError::new(
+                        field,
+                        format!("the range from {min} to {max} is wider than a double holds; its width must be finite"),
+                    ));
+                }
+                if logish && *min <= 0.0 {
+                    return Err(SpaceError::new(field, format!("a log scale needs minValue > 0, got {min}")));
+                }
+            }
+            Domain::Integer { min, max } => {
+                if min.unsigned_abs() > MAX_SAFE_INTEGER as u64 || max.unsigned_abs() > MAX_SAFE_INTEGER as u64 {
+                    return Err(SpaceError::new(
+                        field,
+                        format!(
+                            "minValue {min} and maxValue {max} must lie within ±{MAX_SAFE_INTEGER} (2^53), the integers a trial's value carries exactly"
+                        ),
+                    ));
+                }
+                if min > max {
+                    return Err(SpaceError::new(field, format!("minValue {min} is greater than maxValue {max}")));
+                }
+                if logish && *min <= 0 {
+                    return Err(SpaceError::new(field, format!("a log scale needs minValue > 0, got {min}")));
+                }
+            }
+            Domain::Discrete { values } => {
+                if values.is_empty() {
+                    return Err(SpaceError::new(field, "values must not be empty"));
+                }
+                self.limits.check(Limit::Values, values.len()).map_err(|o| SpaceError::over(format!("{field}.values"), o))?;
+                if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
+                    return Err(SpaceError::new(field, format!("value {bad} is not finite")));
+                }
+                if let Some(w) = values.windows(2).find(|w| w[1] - w[0] < DISCRETE_EPSILON) {
+                    return Err(SpaceError::new(
+                        field,
+                        format!("values must increase by at least {DISCRETE_EPSILON}: {} then {}", w[0], w[1]),
+                    ));
+                }
+                if logish && values[0] <= 0.0 {
+                    return Err(SpaceError::new(field, format!("a log scale needs values > 0, got {}", values[0])));
+                }
+            }
+            Domain::Categorical { values } => {
+                if values.is_empty() {
+                    return Err(SpaceError::new(field, "values must not be empty"));
+                }
+                self.limits.check(Limit::Values, values.len()).map_err(|o| SpaceError::over(format!("{field}.values"), o))?;
+                let mut distinct = HashSet::with_capacity(values.len());
+                for (k, v) in values.iter().enumerate() {
+                    self.limits.check_text(v, Text::Id).map_err(|e| SpaceError::text(format!("{field}.values[{k}]"), e))?;
+                    if !distinct.insert(v.as_str()) {
+                        return Err(SpaceError::new(field, format!("value {v:?} appears twice")));
+                    }
+                }
+                if logish {
+                    return Err(SpaceError::new(format!("{path}.scaleType"), "a CATEGORICAL parameter takes no log scale"));
+                }
+            }
+        }
+        if let Some(default) = &p.default
+            && !p.domain.contains(default)
+        {
             return Err(SpaceError::new(
-                path,
-                format!(
-                    "DOUBLE parameter {:?} cannot have conditional children; only CATEGORICAL, INTEGER and DISCRETE parents can",
-                    parent.id
-                ),
+                format!("{field}.defaultValue"),
+                format!("default {default} is not one of the parameter's values"),
             ));
         }
-        (Domain::Categorical { .. }, ParentValues::Categorical(vs)) => vs.iter().cloned().map(ParamValue::Categorical).collect(),
-        (Domain::Integer { .. }, ParentValues::Integer(vs)) => vs.iter().copied().map(ParamValue::Int).collect(),
-        (Domain::Discrete { .. }, ParentValues::Discrete(vs)) => vs.iter().copied().map(ParamValue::Float).collect(),
-        (domain, _) => {
+        // A CATEGORICAL parent's values as a set, so checking its children's conditions is linear.
+        let categories: HashSet<&str> = match &p.domain {
+            Domain::Categorical { values } if !p.children.is_empty() => values.iter().map(String::as_str).collect(),
+            _ => HashSet::new(),
+        };
+        for (j, child) in p.children.iter().enumerate() {
+            let cpath = format!("{path}.conditionalParameterSpecs[{j}]");
+            self.condition(p, &categories, &child.parent_values, &cpath)?;
+            self.param(&child.spec, &format!("{cpath}.parameterSpec"), depth + 1)?;
+        }
+        Ok(())
+    }
+
+    fn condition(&self, parent: &ParamSpec, categories: &HashSet<&str>, cond: &ParentValues, path: &str) -> Result<(), SpaceError> {
+        let field = format!("{path}.{}", cond.field_name());
+        let n = match cond {
+            ParentValues::Categorical(vs) => vs.len(),
+            ParentValues::Integer(vs) => vs.len(),
+            ParentValues::Discrete(vs) => vs.len(),
+        };
+        self.limits.check(Limit::Values, n).map_err(|o| SpaceError::over(format!("{field}.values"), o))?;
+        let values: Vec<ParamValue> = match (&parent.domain, cond) {
+            (Domain::Double { .. }, _) => {
+                return Err(SpaceError::new(
+                    path,
+                    format!(
+                        "DOUBLE parameter {:?} cannot have conditional children; only CATEGORICAL, INTEGER and DISCRETE parents can",
+                        parent.id
+                    ),
+                ));
+            }
+            (Domain::Categorical { .. }, ParentValues::Categorical(vs)) => vs.iter().cloned().map(ParamValue::Categorical).collect(),
+            (Domain::Integer { .. }, ParentValues::Integer(vs)) => vs.iter().copied().map(ParamValue::Int).collect(),
+            (Domain::Discrete { .. }, ParentValues::Discrete(vs)) => vs.iter().copied().map(ParamValue::Float).collect(),
+            (domain, _) => {
+                return Err(SpaceError::new(
+                    field,
+                    format!("parent {:?} is {}; its children need a matching parent value condition", parent.id, domain.type_name()),
+                ));
+            }
+        };
+        if values.is_empty() {
+            return Err(SpaceError::new(format!("{field}.values"), "a condition needs at least one parent value"));
+        }
+        let contains = |v: &ParamValue| match v {
+            ParamValue::Categorical(s) => categories.contains(s.as_str()),
+            v => parent.domain.contains(v),
+        };
+        if let Some(bad) = values.iter().find(|v| !contains(v)) {
             return Err(SpaceError::new(
-                field,
-                format!("parent {:?} is {}; its children need a matching parent value condition", parent.id, domain.type_name()),
+                format!("{field}.values"),
+                format!("parent value {bad} is not a value of parameter {:?}", parent.id),
             ));
         }
-    };
-    if values.is_empty() {
-        return Err(SpaceError::new(format!("{field}.values"), "a condition needs at least one parent value"));
+        Ok(())
     }
-    if let Some(bad) = values.iter().find(|v| !parent.domain.contains(v)) {
-        return Err(SpaceError::new(format!("{field}.values"), format!("parent value {bad} is not a value of parameter {:?}", parent.id)));
-    }
-    Ok(())
 }

@@ -2,6 +2,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::designer::testing::fixtures;
+use crate::limits::{Limit, Limits};
 
 fn double(id: &str, min: f64, max: f64, scale: Scale) -> ParamSpec {
     ParamSpec { id: id.into(), domain: Domain::Double { min, max }, scale, default: None, children: vec![] }
@@ -149,4 +150,81 @@ proptest! {
             prop_assert!(space.check(&a).is_ok());
         }
     }
+}
+
+fn flat(n: usize) -> Vec<ParamSpec> {
+    (0..n).map(|i| double(&format!("x{i}"), 0.0, 1.0, Scale::Linear)).collect()
+}
+
+#[test]
+fn limits_name_the_field_and_the_limit() {
+    let limits = Limits { parameters: 3, values: 4, tree_depth: 2, id_length: 8, ..Limits::default() };
+    let e = SearchSpace::with_limits(flat(4), &limits).unwrap_err();
+    assert_eq!((e.path.as_str(), e.limit), ("parameters", Some(Limit::Parameters)), "{e}");
+    assert!(SearchSpace::with_limits(flat(3), &limits).is_ok());
+
+    let e = SearchSpace::with_limits(vec![categorical("c", &["a", "b", "c", "d", "e"], vec![])], &limits).unwrap_err();
+    assert_eq!((e.path.as_str(), e.limit), ("parameters[0].categoricalValueSpec.values", Some(Limit::Values)), "{e}");
+
+    let e = SearchSpace::with_limits(vec![double("a_long_name", 0.0, 1.0, Scale::Linear)], &limits).unwrap_err();
+    assert_eq!((e.path.as_str(), e.limit), ("parameters[0].parameterId", Some(Limit::IdLength)), "{e}");
+
+    let deep = |levels: usize| {
+        let mut p = double("leaf", 0.0, 1.0, Scale::Linear);
+        for k in 0..levels - 1 {
+            p = categorical(
+                &format!("c{k}"),
+                &["a"],
+                vec![Conditional { parent_values: ParentValues::Categorical(vec!["a".into()]), spec: p }],
+            );
+        }
+        vec![p]
+    };
+    assert!(SearchSpace::with_limits(deep(2), &limits).is_ok());
+    let e = SearchSpace::with_limits(deep(3), &limits).unwrap_err();
+    assert_eq!(e.limit, Some(Limit::TreeDepth), "{e}");
+}
+
+#[test]
+fn ids_and_values_hold_no_control_characters() {
+    let e = err_of(vec![double("x\0", 0.0, 1.0, Scale::Linear)]);
+    assert!(e.reason.contains("control"), "{e}");
+    let e = err_of(vec![categorical("c", &["ok", "bad\u{1b}"], vec![])]);
+    assert_eq!(e.path, "parameters[0].categoricalValueSpec.values[1]", "{e}");
+    assert!(SearchSpace::new(vec![categorical("c", &["with space", "é"], vec![])]).is_ok(), "values may hold spaces");
+}
+
+#[test]
+fn numbers_stay_representable() {
+    let e = err_of(vec![double("x", -1.7e308, 1.7e308, Scale::Linear)]);
+    assert!(e.reason.contains("width must be finite"), "{e}");
+    assert!(SearchSpace::new(vec![double("x", -8e307, 8e307, Scale::Linear)]).is_ok());
+    let int = |min: i64, max: i64| ParamSpec {
+        id: "n".into(),
+        domain: Domain::Integer { min, max },
+        scale: Scale::Linear,
+        default: None,
+        children: vec![],
+    };
+    let e = err_of(vec![int(0, MAX_SAFE_INTEGER + 1)]);
+    assert!(e.reason.contains("2^53"), "{e}");
+    assert!(SearchSpace::new(vec![int(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)]).is_ok());
+}
+
+/// Parameters are found by id through the index, anywhere in the tree; a stored space is only
+/// indexed, never validated again (a space over today's limits still reads back).
+#[test]
+fn lookups_use_the_index_and_stored_spaces_are_not_validated_again() {
+    let space = fixtures::conditional_three_levels();
+    for (k, p) in space.params().iter().enumerate() {
+        assert_eq!(space.param(&p.id), Some(*p));
+        assert_eq!(space.position(&p.id), Some(k));
+    }
+    assert!(space.param("nope").is_none());
+    let big = SearchSpace::with_limits(flat(2000), &Limits { parameters: 2000, ..Limits::default() }).unwrap();
+    let json = serde_json::to_string(&big).unwrap();
+    let back: SearchSpace = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, big);
+    assert_eq!(back.param("x1999").map(|p| p.id.as_str()), Some("x1999"));
+    assert!(SearchSpace::new(flat(2000)).is_err(), "over the default limit when it enters");
 }

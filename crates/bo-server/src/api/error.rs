@@ -4,10 +4,13 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use bo_core::{ConfigError, SpaceError};
+use bo_core::limits::{OverLimit, TextError};
+use bo_core::{ConfigError, Limit, SpaceError};
 use bo_store::StoreError;
 use serde::Serialize;
 use utoipa::ToSchema;
+
+use crate::config::limit_flag;
 
 /// The google.rpc codes Vertex answers with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,14 +146,34 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// `message`, naming the flag that sets `limit` when a limit was met.
+fn naming_flag(message: String, limit: Option<Limit>) -> String {
+    match limit {
+        Some(limit) => format!("{message} (the server's {})", limit_flag(limit)),
+        None => message,
+    }
+}
+
 impl From<SpaceError> for ApiError {
     fn from(e: SpaceError) -> Self {
-        ApiError::invalid(e.to_string())
+        let limit = e.limit;
+        ApiError::invalid(naming_flag(e.to_string(), limit))
     }
 }
 
 impl From<ConfigError> for ApiError {
     fn from(e: ConfigError) -> Self {
-        ApiError::invalid(format!("studySpec.{e}"))
+        let limit = e.limit();
+        ApiError::invalid(naming_flag(format!("studySpec.{e}"), limit))
     }
+}
+
+/// A count over its limit at `field`: 400 naming the field, the limit and its flag.
+pub fn over_limit(field: &str, over: OverLimit) -> ApiError {
+    ApiError::invalid(naming_flag(format!("{field}: {over}"), Some(over.limit)))
+}
+
+/// A text refused by [`bo_core::Limits::check_text`] at `field`.
+pub fn text_error(field: &str, e: &TextError) -> ApiError {
+    ApiError::invalid(naming_flag(format!("{field}: {e}"), e.limit()))
 }

@@ -5,10 +5,13 @@
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
+use bo_core::Limits;
+use bo_core::limits::Text;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
 use super::wire::normalize_keys;
+use crate::state::AppState;
 
 /// The body limit a request is held to, put in its extensions by the access guard (for the
 /// message that names it).
@@ -18,12 +21,12 @@ pub struct BodyLimit(pub usize);
 /// A JSON body of type `T`, errors as [`ApiError`].
 pub struct AppJson<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for AppJson<T> {
+impl<T: DeserializeOwned + Send + 'static> FromRequest<AppState> for AppJson<T> {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
         let bytes = read_body(req, state).await?;
-        parse_body(&bytes).map(AppJson)
+        parse_body(bytes, &state.access.limits).await.map(AppJson)
     }
 }
 
@@ -51,8 +54,23 @@ pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes,
     })
 }
 
-/// Parses a JSON body (empty means `{}`) into `T`, naming the field that is wrong.
-pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+/// Bodies larger than this are parsed on the blocking pool, not on the async runtime.
+const PARSE_INLINE_BYTES: usize = 16 << 10;
+
+/// Parses a JSON body (empty means `{}`) into `T`, naming the field that is wrong: on the
+/// blocking pool when it is large, so a megabyte of JSON never holds a runtime thread.
+pub async fn parse_body<T: DeserializeOwned + Send + 'static>(bytes: Bytes, limits: &Limits) -> Result<T, ApiError> {
+    if bytes.len() <= PARSE_INLINE_BYTES {
+        return parse_body_now(&bytes, limits);
+    }
+    let limits = limits.clone();
+    tokio::task::spawn_blocking(move || parse_body_now(&bytes, &limits))
+        .await
+        .map_err(|e| ApiError::new(super::error::Code::Internal, format!("parsing a request body panicked: {e}")))?
+}
+
+/// [`parse_body`] on this thread.
+pub fn parse_body_now<T: DeserializeOwned>(bytes: &[u8], limits: &Limits) -> Result<T, ApiError> {
     let text = std::str::from_utf8(bytes).map_err(|_| ApiError::invalid("the request body is not UTF-8"))?;
     // No body at all is `{}` (curl -X POST, clients of methods whose body is optional); a body
     // of whitespace is not JSON.
@@ -61,6 +79,7 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     } else {
         serde_json::from_str(text).map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))?
     };
+    check_strings(&value, &mut String::new(), limits)?;
     normalize_keys(&mut value);
     serde_path_to_error::deserialize(super::wire::strict::Strict(value)).map_err(|e| {
         let path = e.path().to_string();
@@ -73,23 +92,90 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     })
 }
 
-/// A numeric resource id from the path; anything else names a resource that cannot exist.
+/// Every string and key of a body, at any depth, is free text at most: no NUL or other control
+/// character but tabs and line breaks, and no longer than the longest text any field takes.
+/// Fields then hold their own, stricter rules; this pass makes sure that none of them — and no
+/// field bo ignores — stores or echoes a NUL or a megabyte. `path` is the JSON path so far.
+fn check_strings(value: &serde_json::Value, path: &mut String, limits: &Limits) -> Result<(), ApiError> {
+    let longest = Limits { text_length: limits.text_length.max(limits.id_length), ..limits.clone() };
+    let check = |text: &str, path: &str| {
+        longest.check_text(text, Text::Free).map_err(|e| super::error::text_error(if path.is_empty() { "body" } else { path }, &e))
+    };
+    match value {
+        serde_json::Value::String(s) => check(s, path),
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                check_strings(item, path, limits)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        serde_json::Value::Object(map) => {
+            for (key, item) in map {
+                check(key, path)?;
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+                check_strings(item, path, limits)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A numeric resource id from the path, in its one canonical spelling (decimal digits, no sign,
+/// no leading zero): `+1` and `01` name nothing, as they would alias `1`. Anything else names a
+/// resource that cannot exist.
 pub fn parse_id(kind: &str, raw: &str) -> Result<i64, ApiError> {
-    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| ApiError::not_found(format!("{kind} {raw:?} not found")))
+    let canonical = !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) && !raw.starts_with('0');
+    canonical
+        .then(|| raw.parse::<i64>().ok())
+        .flatten()
+        .ok_or_else(|| ApiError::not_found(format!("{kind} {} not found", super::wire::shown(raw))))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_body;
+    use super::parse_body_now;
     use crate::api::wire::trial::EmptyRequest;
+
+    fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, super::ApiError> {
+        parse_body_now(bytes, &bo_core::Limits::default())
+    }
 
     #[test]
     fn no_body_is_an_empty_object_and_whitespace_is_not_json() {
-        assert!(parse_body::<EmptyRequest>(b"").is_ok());
-        assert!(parse_body::<EmptyRequest>(b"{}").is_ok());
-        assert!(parse_body::<EmptyRequest>(b" {} \n").is_ok());
+        assert!(parse::<EmptyRequest>(b"").is_ok());
+        assert!(parse::<EmptyRequest>(b"{}").is_ok());
+        assert!(parse::<EmptyRequest>(b" {} \n").is_ok());
         for bad in [&b"\t"[..], b" ", b"[]", b"null"] {
-            assert!(parse_body::<EmptyRequest>(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+            assert!(parse::<EmptyRequest>(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn no_string_anywhere_holds_a_nul_or_a_megabyte() {
+        let e = parse::<serde_json::Value>(br#"{"a": [{"b": "x\u0000y"}]}"#).unwrap_err();
+        assert!(format!("{e:?}").contains("a[0].b"), "{e:?}");
+        let e = parse::<serde_json::Value>(br#"{"k\u0000": 1}"#).unwrap_err();
+        assert!(format!("{e:?}").contains("control"), "{e:?}");
+        let long = format!(r#"{{"a": "{}"}}"#, "x".repeat(5000));
+        let e = parse::<serde_json::Value>(long.as_bytes()).unwrap_err();
+        assert!(format!("{e:?}").contains("--max-text-length"), "{e:?}");
+        assert!(parse::<serde_json::Value>(br#"{"reason": "line 1\nline 2\ttab"}"#).is_ok());
+    }
+
+    #[test]
+    fn ids_have_one_spelling() {
+        assert_eq!(super::parse_id("trial", "12").unwrap(), 12);
+        for bad in ["+1", "01", "0", "-1", "1 ", "", "1e3", "99999999999999999999"] {
+            assert!(super::parse_id("trial", bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -120,8 +120,9 @@ pub async fn post_study_verb(
     match study_verb.split_once(':') {
         Some((study, "predict")) => {
             let path = StudyPath { project, location, study: study.to_owned() };
-            predict(state, path, parse_body(&body)?).await
+            let body = parse_body(body, &state.access.limits).await?;
+            predict(state, path, body).await
         }
-        _ => Err(ApiError::not_found(format!("POST {study_verb:?} is not a method; study methods are :predict"))),
+        _ => Err(ApiError::not_found(format!("POST {} is not a method; study methods are :predict", super::wire::shown(&study_verb)))),
     }
 }

@@ -8,7 +8,10 @@ use bo_store::{StoreError, StudyRecord, StudyState};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::error::{ApiError, ErrorBody};
+use bo_core::limits::Text;
+use bo_core::{Limits, StudySpec};
+
+use super::error::{ApiError, ErrorBody, text_error};
 use super::extract::{AppJson, parse_id};
 use super::page::{Page, PageParams};
 use super::wire::format_time;
@@ -39,8 +42,13 @@ pub struct StudyPath {
     pub study: String,
 }
 
-/// The longest display name Vertex accepts.
-const MAX_DISPLAY_NAME: usize = 128;
+/// A display name: required, not blank, within the id length and free of control characters.
+fn check_display_name(name: &str, limits: &Limits) -> Result<(), ApiError> {
+    if name.trim().is_empty() {
+        return Err(ApiError::invalid("displayName: required, and must not be blank"));
+    }
+    limits.check_text(name, Text::Id).map_err(|e| text_error("displayName", &e))
+}
 
 /// The resource name of a study.
 pub fn study_name(s: &StudyRecord) -> String {
@@ -90,14 +98,17 @@ pub async fn create_study(
     Path(path): Path<LocationPath>,
     AppJson(body): AppJson<StudyW>,
 ) -> Result<Json<StudyW>, ApiError> {
-    if body.display_name.trim().is_empty() {
-        return Err(ApiError::invalid("displayName: required, and must not be blank"));
-    }
-    if body.display_name.chars().count() > MAX_DISPLAY_NAME {
-        return Err(ApiError::invalid(format!("displayName: at most {MAX_DISPLAY_NAME} characters")));
-    }
-    let spec = body.study_spec.into_domain()?;
-    engine::check_algorithm(&spec)?;
+    check_display_name(&body.display_name, &state.access.limits)?;
+    // Validation is linear in the spec's size, but a spec may be a megabyte: off the runtime.
+    let limits = state.access.limits.clone();
+    let study_spec = body.study_spec;
+    let spec = tokio::task::spawn_blocking(move || -> Result<StudySpec, ApiError> {
+        let spec = study_spec.into_domain(&limits)?;
+        engine::check_algorithm(&spec, &limits)?;
+        Ok(spec)
+    })
+    .await
+    .map_err(|e| ApiError::new(super::error::Code::Internal, format!("validating a study panicked: {e}")))??;
     let (study, created) = state.store.create_study(&path.project, &path.location, &body.display_name, &spec, crate::now_ms()).await?;
     if created {
         tracing::info!(study = %study_name(&study), algorithm = %study.spec.algorithm, "study created");
@@ -148,13 +159,14 @@ pub async fn lookup_study(
     Path(path): Path<LocationPath>,
     AppJson(body): AppJson<LookupStudyRequest>,
 ) -> Result<Json<StudyW>, ApiError> {
-    if body.display_name.is_empty() {
-        return Err(ApiError::invalid("displayName: required"));
-    }
+    check_display_name(&body.display_name, &state.access.limits)?;
     let study = state.store.lookup_study(&path.project, &path.location, &body.display_name).await.map_err(|e| match e {
-        StoreError::NotFound(_) => {
-            ApiError::not_found(format!("no study named {:?} in projects/{}/locations/{}", body.display_name, path.project, path.location))
-        }
+        StoreError::NotFound(_) => ApiError::not_found(format!(
+            "no study named {} in projects/{}/locations/{}",
+            super::wire::shown(&body.display_name),
+            path.project,
+            path.location
+        )),
         e => e.into(),
     })?;
     Ok(Json(study_to_wire(&study)))

@@ -17,7 +17,10 @@ use bo_store::{NewTrial, StoreError, StudyRecord};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::error::{ApiError, ErrorBody};
+use bo_core::Limit;
+use bo_core::limits::Text;
+
+use super::error::{ApiError, ErrorBody, over_limit, text_error};
 use super::extract::{AppJson, RawBody, parse_body, parse_id};
 use super::page::{Page, PageParams};
 use super::studies::{StudyPath, load_study, state_to_wire, study_name};
@@ -53,9 +56,6 @@ pub struct TrialPath {
     /// The trial's number.
     pub trial: String,
 }
-
-/// The most trials one suggest may ask for.
-const MAX_SUGGESTIONS: i64 = 1000;
 
 fn trial_to_wire(study: &StudyRecord, trial: &Trial) -> TrialW {
     TrialW::from_domain(trial, &study_name(study), &study.spec.space)
@@ -93,12 +93,15 @@ pub async fn suggest_trials(
     Path(path): Path<StudyPath>,
     AppJson(body): AppJson<SuggestTrialsRequest>,
 ) -> Result<Json<OperationW>, ApiError> {
-    if !(1..=MAX_SUGGESTIONS).contains(&body.suggestion_count) {
-        return Err(ApiError::invalid(format!("suggestionCount: must be 1 to {MAX_SUGGESTIONS}, got {}", body.suggestion_count)));
+    let limits = &state.access.limits;
+    if body.suggestion_count < 1 {
+        return Err(ApiError::invalid(format!("suggestionCount: must be at least 1, got {}", body.suggestion_count)));
     }
+    limits.check(Limit::SuggestionCount, body.suggestion_count as usize).map_err(|o| over_limit("suggestionCount", o))?;
     if body.client_id.is_empty() {
         return Err(ApiError::invalid("clientId: required; the same clientId gets its pending trials back"));
     }
+    limits.check_text(&body.client_id, Text::Id).map_err(|e| text_error("clientId", &e))?;
     if !body.contexts.is_empty() {
         return Err(ApiError::invalid("contexts: suggestion contexts are not supported; send an empty list"));
     }
@@ -138,17 +141,40 @@ pub async fn create_trial(
         .enumerate()
         .map(|(i, m)| measurement_from_wire(m, spec, &format!("measurements[{i}]"), false))
         .collect::<Result<Vec<_>, _>>()?;
-    let infeasible = body.state == TrialStateW::INFEASIBLE;
+    let limits = &state.access.limits;
+    limits.check(Limit::Measurements, measurements.len()).map_err(|o| over_limit("measurements", o))?;
+    limits.check_text(&body.infeasible_reason, Text::Free).map_err(|e| text_error("infeasibleReason", &e))?;
     let final_measurement = match body.final_measurement {
-        Some(_) if infeasible => return Err(ApiError::invalid("finalMeasurement: an INFEASIBLE trial has no final measurement")),
-        Some(m) => Some(measurement_from_wire(m, spec, "finalMeasurement", true)?),
+        Some(m) => Some(measurement_from_wire(m, spec, "finalMeasurement", body.state != TrialStateW::INFEASIBLE)?),
         None => None,
     };
-    let trial_state = match (&final_measurement, infeasible) {
-        (_, true) => TrialState::Infeasible,
-        (Some(_), false) => TrialState::Succeeded,
-        (None, false) => TrialState::Requested,
+    // The state a created trial takes is what its fields say; a state given must agree with them
+    // rather than be silently changed.
+    let trial_state = match (body.state, &final_measurement) {
+        (TrialStateW::INFEASIBLE, None) => TrialState::Infeasible,
+        (TrialStateW::INFEASIBLE, Some(_)) => {
+            return Err(ApiError::invalid("finalMeasurement: an INFEASIBLE trial has no final measurement"));
+        }
+        (TrialStateW::SUCCEEDED | TrialStateW::STATE_UNSPECIFIED, Some(_)) => TrialState::Succeeded,
+        (TrialStateW::SUCCEEDED, None) => {
+            return Err(ApiError::invalid("finalMeasurement: required for a SUCCEEDED trial (its final measurement)"));
+        }
+        (TrialStateW::REQUESTED | TrialStateW::STATE_UNSPECIFIED, None) => TrialState::Requested,
+        (TrialStateW::REQUESTED, Some(_)) => {
+            return Err(ApiError::invalid(
+                "state: a REQUESTED trial has no finalMeasurement; leave state out (or SUCCEEDED) to add an evaluated trial",
+            ));
+        }
+        (other @ (TrialStateW::ACTIVE | TrialStateW::STOPPING), _) => {
+            return Err(ApiError::invalid(format!(
+                "state: a trial cannot be created {}; create it REQUESTED (handed out by the next suggest), SUCCEEDED (with finalMeasurement) or INFEASIBLE",
+                other.as_str()
+            )));
+        }
     };
+    if trial_state != TrialState::Infeasible && !body.infeasible_reason.is_empty() {
+        return Err(ApiError::invalid("infeasibleReason: only an INFEASIBLE trial has one"));
+    }
     let new = NewTrial { assignment, state: trial_state, measurements, final_measurement, infeasible_reason: body.infeasible_reason };
     let trial = state.store.create_trial(study.id, new, crate::now_ms()).await?;
     if trial.state.is_completed() {
@@ -216,21 +242,24 @@ pub async fn post_trial_verb(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let Some((trial, verb)) = trial_verb.split_once(':') else {
         return Err(ApiError::not_found(format!(
-            "POST {trial_verb:?} is not a method; trial methods are :complete, :addTrialMeasurement, :stop and :checkTrialEarlyStoppingState"
+            "POST {} is not a method; trial methods are :complete, :addTrialMeasurement, :stop and :checkTrialEarlyStoppingState",
+            super::wire::shown(&trial_verb)
         )));
     };
     let path = TrialPath { project, location, study, trial: trial.to_owned() };
     let json = |v: Result<Json<_>, ApiError>| v.map(|Json(v)| Json(serde_json::to_value(v).unwrap_or_default()));
+    let limits = state.access.limits.clone();
     match verb {
-        "complete" => json(complete_trial(state, path, parse_body(&body)?).await),
-        "addTrialMeasurement" => json(add_trial_measurement(state, path, parse_body(&body)?).await),
-        "stop" => json(stop_trial(state, path, parse_body(&body)?).await),
+        "complete" => json(complete_trial(state, path, parse_body(body, &limits).await?).await),
+        "addTrialMeasurement" => json(add_trial_measurement(state, path, parse_body(body, &limits).await?).await),
+        "stop" => json(stop_trial(state, path, parse_body(body, &limits).await?).await),
         "checkTrialEarlyStoppingState" => {
-            let op = check_trial_early_stopping_state(state, path, parse_body(&body)?).await?;
+            let op = check_trial_early_stopping_state(state, path, parse_body(body, &limits).await?).await?;
             Ok(Json(serde_json::to_value(op.0).unwrap_or_default()))
         }
         other => Err(ApiError::not_found(format!(
-            "{other:?} is not a trial method; trial methods are complete, addTrialMeasurement, stop and checkTrialEarlyStoppingState"
+            "{} is not a trial method; trial methods are complete, addTrialMeasurement, stop and checkTrialEarlyStoppingState",
+            super::wire::shown(other)
         ))),
     }
 }
@@ -243,6 +272,7 @@ pub async fn post_trial_verb(
     params(TrialPath), request_body = CompleteTrialRequest,
     responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTrialRequest) -> Result<Json<TrialW>, ApiError> {
+    state.access.limits.check_text(&body.infeasible_reason, Text::Free).map_err(|e| text_error("infeasibleReason", &e))?;
     let (study, id) = load(&state, &path).await?;
     let spec = &study.spec;
     // Checked even when the trial is marked infeasible (and the measurement then dropped): a
@@ -299,12 +329,14 @@ pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTr
         return Err(ApiError::invalid("measurement: required"));
     };
     let m = measurement_from_wire(m, &study.spec, "measurement", false)?;
+    let limits = &state.access.limits;
     let trial = state
         .store
         .update_trial(study.id, id, crate::now_ms(), |t| {
             if t.state.is_completed() {
                 return Err(ApiError::precondition(format!("trial {} is {}: it takes no more measurements", t.id, t.state.as_str())));
             }
+            limits.check(Limit::Measurements, t.measurements.len() + 1).map_err(|o| over_limit("measurement", o))?;
             t.measurements.push(m);
             Ok(())
         })

@@ -42,7 +42,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bo_core::designer::designer_for;
-use bo_core::{Assignment, ConfigError, FitError, ModelState, StudySpec, Trial};
+use bo_core::{Assignment, ConfigError, FitError, Limits, ModelState, StudySpec, Trial};
 use bo_store::{Basis, Operation, Plan, Store, StoreError, StudyRecord, SuggestOutcome, SuggestRequest, Suggested};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
@@ -175,9 +175,11 @@ pub struct Engine {
     inner: Arc<Inner>,
 }
 
-/// Checks that `spec` names a known algorithm with valid settings.
-pub fn check_algorithm(spec: &StudySpec) -> Result<(), ConfigError> {
-    designer_for(spec).map(|_| ())
+/// Checks that `spec` names a known algorithm whose settings are valid and ask for no more work
+/// than `limits` allow.
+pub fn check_algorithm(spec: &StudySpec, limits: &Limits) -> Result<(), ConfigError> {
+    let designer = designer_for(spec)?;
+    bo_core::designer::check_limits(designer.as_ref(), &spec.space, limits)
 }
 
 /// The study's seed: from its number and display name only.

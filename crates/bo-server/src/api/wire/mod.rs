@@ -252,6 +252,16 @@ pub fn format_time(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// `text` quoted for a message, cut to its first 64 characters: an error never echoes a
+/// megabyte back.
+pub fn shown(text: &str) -> String {
+    const MAX: usize = 64;
+    match text.char_indices().nth(MAX) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!("{:?}… ({} characters)", &text[..cut], text.chars().count()),
+    }
+}
+
 /// For `skip_serializing_if`: proto3 omits default values.
 pub fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{int64, is_default, lenient_f64, lenient_opt_f64, lenient_vec_f64, opt_int64, vec_int64, wire_enum};
+use bo_core::Limits;
+use bo_core::limits::Text;
 
 wire_enum! {
     /// `Study.State`.
@@ -296,6 +298,10 @@ pub const TRIAL_LEASE_KEY: &str = "trialLease";
 /// Longest trial lease accepted: a year.
 const MAX_TRIAL_LEASE_SECS: f64 = 365.0 * 86_400.0;
 
+/// Shortest trial lease accepted (other than 0, never): a second. A shorter one would take every
+/// ACTIVE trial back at the next suggest, before its client could say it is alive.
+const MIN_TRIAL_LEASE_SECS: f64 = 1.0;
+
 /// Lifts `trialLease` (a proto3 duration `"600s"` or a number of seconds; 0: never) out of the
 /// algorithm's settings, so the designer never sees it.
 fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, SpaceError> {
@@ -310,10 +316,13 @@ fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, Space
         _ => None,
     };
     match secs {
-        Some(v) if (0.0..=MAX_TRIAL_LEASE_SECS).contains(&v) => Ok(Some(v)),
+        Some(v) if v == 0.0 || (MIN_TRIAL_LEASE_SECS..=MAX_TRIAL_LEASE_SECS).contains(&v) => Ok(Some(v)),
         _ => Err(SpaceError::new(
             format!("studySpec.algorithmConfig.{TRIAL_LEASE_KEY}"),
-            format!("{raw} is not a lease: a duration such as \"600s\" (or a number of seconds) from 0 (never) to a year"),
+            format!(
+                "{} is not a lease: a duration such as \"600s\" (or a number of seconds) from 1 s to a year, or 0 for never",
+                super::shown(&raw.to_string())
+            ),
         )),
     }
 }
@@ -334,7 +343,7 @@ fn config_with_trial_lease(spec: &StudySpec) -> Option<serde_json::Value> {
 
 impl StudySpecW {
     /// The domain spec, validated. Errors are paths under `studySpec`.
-    pub fn into_domain(self) -> Result<StudySpec, SpaceError> {
+    pub fn into_domain(self, limits: &Limits) -> Result<StudySpec, SpaceError> {
         let at = |e: SpaceError| e.under("studySpec");
         for (present, field) in [
             (self.decay_curve_stopping_spec.is_some(), "decayCurveStoppingSpec"),
@@ -356,7 +365,7 @@ impl StudySpecW {
             let goal = if m.goal == GoalType::MINIMIZE { Goal::Minimize } else { Goal::Maximize };
             metrics.push(MetricSpec { id: m.metric_id, goal });
         }
-        StudySpec::validate_metrics(&metrics).map_err(at)?;
+        StudySpec::validate_metrics(&metrics, limits).map_err(at)?;
         let roots = self
             .parameters
             .into_iter()
@@ -364,7 +373,8 @@ impl StudySpecW {
             .map(|(i, p)| param_from_wire(p, &format!("parameters[{i}]")))
             .collect::<Result<Vec<_>, _>>()
             .map_err(at)?;
-        let space = SearchSpace::new(roots).map_err(at)?;
+        let space = SearchSpace::with_limits(roots, limits).map_err(at)?;
+        limits.check_text(&self.algorithm.0, Text::Token).map_err(|e| SpaceError::text("studySpec.algorithm", e))?;
         let algorithm = if self.algorithm.0.is_empty() { "ALGORITHM_UNSPECIFIED".to_owned() } else { self.algorithm.0 };
         Ok(StudySpec {
             trial_lease_secs,

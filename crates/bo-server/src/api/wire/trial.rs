@@ -202,14 +202,14 @@ pub fn measurement_from_wire(m: MeasurementW, spec: &StudySpec, path: &str, comp
             let known: Vec<&str> = spec.metrics.iter().map(|m| m.id.as_str()).collect();
             return Err(SpaceError::new(
                 format!("{mpath}.metricId"),
-                format!("{:?} is not a metric of the study; its metrics are {}", metric.metric_id, known.join(", ")),
+                format!("{} is not a metric of the study; its metrics are {}", super::shown(&metric.metric_id), known.join(", ")),
             ));
         }
         if !metric.value.is_finite() {
             return Err(SpaceError::new(format!("{mpath}.value"), format!("metric values must be finite, got {}", metric.value)));
         }
         if metrics.insert(metric.metric_id.clone(), metric.value).is_some() {
-            return Err(SpaceError::new(format!("{mpath}.metricId"), format!("metric {:?} is given twice", metric.metric_id)));
+            return Err(SpaceError::new(format!("{mpath}.metricId"), format!("metric {} is given twice", super::shown(&metric.metric_id))));
         }
     }
     if complete && let Some(missing) = spec.metrics.iter().find(|s| !metrics.contains_key(&s.id)) {
@@ -228,7 +228,10 @@ pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Res
     for (i, p) in params.into_iter().enumerate() {
         let path = format!("parameters[{i}]");
         let Some(spec) = space.param(&p.parameter_id) else {
-            return Err(SpaceError::new(format!("{path}.parameterId"), format!("{:?} is not a parameter of the study", p.parameter_id)));
+            return Err(SpaceError::new(
+                format!("{path}.parameterId"),
+                format!("{} is not a parameter of the study", super::shown(&p.parameter_id)),
+            ));
         };
         let value = match &p.value.0 {
             serde_json::Value::Number(n) => n.as_f64().and_then(|x| spec.domain.coerce_number(x)),
@@ -238,7 +241,12 @@ pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Res
         let Some(value) = value else {
             return Err(SpaceError::new(
                 format!("{path}.value"),
-                format!("{} is not a value of {} parameter {:?}", p.value.0, spec.domain.type_name(), p.parameter_id),
+                format!(
+                    "{} is not a value of {} parameter {:?}",
+                    super::shown(&p.value.0.to_string()),
+                    spec.domain.type_name(),
+                    p.parameter_id
+                ),
             ));
         };
         if a.0.insert(p.parameter_id.clone(), value).is_some() {
@@ -253,9 +261,9 @@ pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Res
 #[derive(Clone, Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct SuggestTrialsRequest {
-    /// How many trials; 1 to 1,000.
+    /// How many trials: at least 1, at most the server's `--max-suggestion-count` (default 100).
     #[serde(deserialize_with = "super::int64::deserialize")]
-    #[schema(minimum = 1, maximum = 1000, required = true)]
+    #[schema(minimum = 1, maximum = 100, required = true)]
     pub suggestion_count: i64,
     /// Required: who evaluates them. The same client asking again while its trials are ACTIVE
     /// gets the same trials back.

@@ -1,0 +1,256 @@
+//! The sizes a study may have: how long an id may be, how many parameters, values, metrics,
+//! measurements and suggestions, and how much search work an `algorithmConfig` may ask of one
+//! suggestion or one fit. A [`Limits`] value is the one home of these numbers; validation of a
+//! space ([`crate::SearchSpace::with_limits`]), of a study's metrics and of a designer's settings
+//! ([`crate::designer::check_limits`]) reads it, and a service checks its requests against it.
+//!
+//! Every refusal names the [`Limit`] it met, so the service can tell the user which of its
+//! settings sets it. The defaults are chosen from measurements of the largest study they allow
+//! (docs/benchmarks.md, "The largest allowed study"): no honest study meets them, and the
+//! largest one still creates, suggests and reads in well under a second.
+//!
+//! This module owns the numbers and their names; it must not know how a service configures them.
+
+/// One limit: what is counted, and by which setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Limit {
+    /// Characters of an id or a name: parameter, metric and client ids, categorical values,
+    /// display names, projects, locations.
+    IdLength,
+    /// Characters of a free text (a trial's infeasible reason).
+    TextLength,
+    /// Parameters in a study's tree, active or not.
+    Parameters,
+    /// Values of one CATEGORICAL or DISCRETE parameter, or of one parent-value condition.
+    Values,
+    /// Levels of conditional parameters under a root (a root alone is depth 1).
+    TreeDepth,
+    /// Metrics of a study (and so of one measurement).
+    Metrics,
+    /// Trials one suggest may ask for.
+    SuggestionCount,
+    /// Intermediate measurements of one trial.
+    Measurements,
+    /// Candidate coordinates scored per suggestion: `numCandidates` × the parameters they span.
+    CandidateCoordinates,
+    /// Marginal-likelihood evaluations one structure search may make (`gibbsBudget`;
+    /// `numPartitions` + `swapsPerParameter` × parameters).
+    StructureEvaluations,
+}
+
+impl Limit {
+    /// Every limit, in the order the documentation lists them.
+    pub const ALL: [Limit; 10] = [
+        Limit::IdLength,
+        Limit::TextLength,
+        Limit::Parameters,
+        Limit::Values,
+        Limit::TreeDepth,
+        Limit::Metrics,
+        Limit::SuggestionCount,
+        Limit::Measurements,
+        Limit::CandidateCoordinates,
+        Limit::StructureEvaluations,
+    ];
+
+    /// What the limit counts, in a message: "characters", "parameters".
+    pub fn unit(self) -> &'static str {
+        match self {
+            Limit::IdLength | Limit::TextLength => "characters",
+            Limit::Parameters => "parameters",
+            Limit::Values => "values",
+            Limit::TreeDepth => "levels",
+            Limit::Metrics => "metrics",
+            Limit::SuggestionCount => "trials",
+            Limit::Measurements => "measurements",
+            Limit::CandidateCoordinates => "candidate coordinates",
+            Limit::StructureEvaluations => "likelihood evaluations",
+        }
+    }
+}
+
+/// The limits in force (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// [`Limit::IdLength`].
+    pub id_length: usize,
+    /// [`Limit::TextLength`].
+    pub text_length: usize,
+    /// [`Limit::Parameters`].
+    pub parameters: usize,
+    /// [`Limit::Values`].
+    pub values: usize,
+    /// [`Limit::TreeDepth`].
+    pub tree_depth: usize,
+    /// [`Limit::Metrics`].
+    pub metrics: usize,
+    /// [`Limit::SuggestionCount`].
+    pub suggestion_count: usize,
+    /// [`Limit::Measurements`].
+    pub measurements: usize,
+    /// [`Limit::CandidateCoordinates`].
+    pub candidate_coordinates: usize,
+    /// [`Limit::StructureEvaluations`].
+    pub structure_evaluations: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            id_length: 128,
+            text_length: 1000,
+            parameters: 300,
+            values: 1000,
+            tree_depth: 8,
+            metrics: 20,
+            suggestion_count: 100,
+            measurements: 1000,
+            candidate_coordinates: 300_000,
+            structure_evaluations: 10_000,
+        }
+    }
+}
+
+impl Limits {
+    /// The value of `limit`.
+    pub fn get(&self, limit: Limit) -> usize {
+        match limit {
+            Limit::IdLength => self.id_length,
+            Limit::TextLength => self.text_length,
+            Limit::Parameters => self.parameters,
+            Limit::Values => self.values,
+            Limit::TreeDepth => self.tree_depth,
+            Limit::Metrics => self.metrics,
+            Limit::SuggestionCount => self.suggestion_count,
+            Limit::Measurements => self.measurements,
+            Limit::CandidateCoordinates => self.candidate_coordinates,
+            Limit::StructureEvaluations => self.structure_evaluations,
+        }
+    }
+
+    /// Sets `limit` to `value`.
+    pub fn set(&mut self, limit: Limit, value: usize) {
+        let slot = match limit {
+            Limit::IdLength => &mut self.id_length,
+            Limit::TextLength => &mut self.text_length,
+            Limit::Parameters => &mut self.parameters,
+            Limit::Values => &mut self.values,
+            Limit::TreeDepth => &mut self.tree_depth,
+            Limit::Metrics => &mut self.metrics,
+            Limit::SuggestionCount => &mut self.suggestion_count,
+            Limit::Measurements => &mut self.measurements,
+            Limit::CandidateCoordinates => &mut self.candidate_coordinates,
+            Limit::StructureEvaluations => &mut self.structure_evaluations,
+        };
+        *slot = value;
+    }
+
+    /// `Err` when `found` is over `limit`: what was found, the most allowed and which limit.
+    pub fn check(&self, limit: Limit, found: usize) -> Result<(), OverLimit> {
+        let max = self.get(limit);
+        if found <= max { Ok(()) } else { Err(OverLimit { limit, found, max }) }
+    }
+
+    /// Checks a text field: at most [`Limit::IdLength`] (or, for free `text`,
+    /// [`Limit::TextLength`]) characters, and no control characters — free text may hold tabs
+    /// and line breaks. `Err` names what is wrong (the caller adds the field).
+    pub fn check_text(&self, value: &str, kind: Text) -> Result<(), TextError> {
+        let limit = match kind {
+            Text::Id | Text::Token => Limit::IdLength,
+            Text::Free => Limit::TextLength,
+        };
+        // Counting characters stops at the limit: a megabyte is refused as fast as 129 bytes.
+        let max = self.get(limit);
+        if value.len() > max && value.chars().nth(max).is_some() {
+            return Err(TextError::Long(OverLimit { limit, found: value.chars().count(), max }));
+        }
+        let allowed = |c: char| kind == Text::Free && matches!(c, '\t' | '\n' | '\r');
+        if let Some(c) = value.chars().find(|&c| c.is_control() && !allowed(c)) {
+            return Err(TextError::Control(c));
+        }
+        if kind == Text::Token && value.chars().any(char::is_whitespace) {
+            return Err(TextError::Whitespace);
+        }
+        Ok(())
+    }
+}
+
+/// The kinds of text [`Limits::check_text`] knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Text {
+    /// A name or a value: no control characters, at most [`Limit::IdLength`].
+    Id,
+    /// An id that is also a token (parameter and metric ids): as `Id`, and no whitespace.
+    Token,
+    /// Free text: tabs and line breaks allowed, at most [`Limit::TextLength`].
+    Free,
+}
+
+/// A count over its limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{found} {unit}, at most {max} allowed", unit = limit.unit())]
+pub struct OverLimit {
+    /// Which limit.
+    pub limit: Limit,
+    /// What was found.
+    pub found: usize,
+    /// The most allowed.
+    pub max: usize,
+}
+
+/// Why a text was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TextError {
+    /// Too long.
+    #[error(transparent)]
+    Long(OverLimit),
+    /// It holds a control character (NUL, escape, …).
+    #[error("control characters such as {0:?} are not allowed")]
+    Control(char),
+    /// It holds whitespace where a token is expected.
+    #[error("must not contain whitespace")]
+    Whitespace,
+}
+
+impl TextError {
+    /// The limit met, if the text was too long.
+    pub fn limit(&self) -> Option<Limit> {
+        match self {
+            TextError::Long(o) => Some(o.limit),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_checked_for_length_control_characters_and_whitespace() {
+        let limits = Limits { id_length: 4, text_length: 6, ..Limits::default() };
+        assert!(limits.check_text("abcd", Text::Id).is_ok());
+        assert!(limits.check_text("ééé", Text::Id).is_ok(), "characters, not bytes");
+        assert_eq!(limits.check_text("abcde", Text::Id), Err(TextError::Long(OverLimit { limit: Limit::IdLength, found: 5, max: 4 })));
+        assert_eq!(limits.check_text("a\0", Text::Id), Err(TextError::Control('\0')));
+        assert_eq!(limits.check_text("a\u{85}", Text::Id), Err(TextError::Control('\u{85}')), "C1 controls too");
+        assert_eq!(limits.check_text("a b", Text::Token), Err(TextError::Whitespace));
+        assert!(limits.check_text("a b", Text::Id).is_ok());
+        assert!(limits.check_text("a\nb\tc", Text::Free).is_ok());
+        assert_eq!(limits.check_text("a\0", Text::Free), Err(TextError::Control('\0')));
+        assert!(matches!(limits.check_text("abcdefg", Text::Free), Err(TextError::Long(_))));
+    }
+
+    #[test]
+    fn every_limit_can_be_read_and_set() {
+        let mut limits = Limits::default();
+        for (k, limit) in Limit::ALL.into_iter().enumerate() {
+            limits.set(limit, 1000 + k);
+        }
+        for (k, limit) in Limit::ALL.into_iter().enumerate() {
+            assert_eq!(limits.get(limit), 1000 + k);
+            assert_eq!(limits.check(limit, 1000 + k), Ok(()));
+            assert!(limits.check(limit, 1001 + k).is_err());
+        }
+    }
+}
