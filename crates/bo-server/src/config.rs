@@ -94,6 +94,26 @@ pub struct Config {
     #[arg(long, env = "BO_MAX_HEADER_BYTES", default_value_t = 16 << 10)]
     pub max_header_bytes: usize,
 
+    /// Connections open at once. At the cap the connection idle the longest is closed for each
+    /// new one; the cap is also kept below the open-file limit.
+    #[arg(long, env = "BO_MAX_OPEN_CONNECTIONS", default_value_t = 4096, value_parser = at_least_one)]
+    pub max_open_connections: usize,
+
+    /// Seconds a connection may go without sending a complete request head — a new connection,
+    /// a kept-alive one between requests, a header sent slowly — before it is closed.
+    #[arg(long, env = "BO_IDLE_TIMEOUT", value_parser = seconds, default_value_t = 20.0)]
+    pub idle_timeout: f64,
+
+    /// Seconds shutdown (SIGTERM, Ctrl-C) waits for requests in flight before it closes their
+    /// connections anyway.
+    #[arg(long, env = "BO_SHUTDOWN_GRACE", value_parser = seconds, default_value_t = 10.0)]
+    pub shutdown_grace: f64,
+
+    /// Serve `/metrics` on this address only (and not on --listen), to keep service-wide
+    /// counters away from API clients.
+    #[arg(long, env = "BO_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+
     /// Seconds a request may take before it is answered 504 (0: no limit). Must exceed
     /// --max-suggest-wait.
     #[arg(long, env = "BO_REQUEST_TIMEOUT", value_parser = seconds, default_value_t = 60.0)]
@@ -192,6 +212,19 @@ fn at_least_one(text: &str) -> Result<usize, String> {
     }
 }
 
+impl Config {
+    /// The bounds of every connection, the cap kept below the open-file limit (with room for
+    /// the database pool and a margin).
+    pub fn connection_limits(&self) -> crate::listener::ConnectionLimits {
+        let reserved = self.max_connections as usize + 64;
+        crate::listener::ConnectionLimits {
+            max_connections: crate::listener::effective_cap(self.max_open_connections, reserved),
+            idle_timeout: std::time::Duration::from_secs_f64(self.idle_timeout.clamp(0.1, 86_400.0)),
+            shutdown_grace: std::time::Duration::from_secs_f64(self.shutdown_grace.min(86_400.0)),
+        }
+    }
+}
+
 /// How log lines are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
@@ -269,6 +302,10 @@ impl std::fmt::Debug for Config {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_header_bytes", &self.max_header_bytes)
             .field("request_timeout", &self.request_timeout)
+            .field("max_open_connections", &self.max_open_connections)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("metrics_listen", &self.metrics_listen)
             .field("limits", &self.limits)
             .field("log", &self.log)
             .field("log_format", &self.log_format)

@@ -6,6 +6,7 @@ pub mod access;
 pub mod api;
 pub mod config;
 pub mod engine;
+pub mod listener;
 pub mod metrics;
 pub mod request_id;
 pub mod state;
@@ -25,12 +26,13 @@ pub fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
-/// The whole application for `state`: routes; a panic guard that answers 500 in Google's error
+/// The whole application for `state` (with `/metrics` unless it has its own listener): routes;
+/// a panic guard that answers 500 in Google's error
 /// shape instead of dropping the connection; request metrics; a tracing span per request naming
 /// its id (and, with keys, the key's name); the request id outermost.
-pub fn app(state: AppState) -> Router {
+pub fn app(state: AppState, with_metrics: bool) -> Router {
     let metrics = state.metrics.clone();
-    api::router(state)
+    api::router(state, with_metrics)
         .layer(CatchPanicLayer::custom(|_| {
             axum::response::IntoResponse::into_response(api::error::ApiError::new(api::error::Code::Internal, "a handler panicked"))
         }))
@@ -91,7 +93,28 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Ok(n) => tracing::info!(operations = n, "finishing suggest operations left pending"),
         Err(e) => tracing::warn!(error = %e, "could not resume pending suggest operations"),
     }
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    let limits = config.connection_limits();
+    tracing::info!(cap = limits.max_connections, idle_timeout = ?limits.idle_timeout, "connection limits");
+    let (stop, _) = tokio::sync::broadcast::channel::<()>(1);
+    let metrics_server = match config.metrics_listen {
+        None => None,
+        Some(address) => {
+            let metrics_listener =
+                tokio::net::TcpListener::bind(address).await.with_context(|| format!("listening on {address} (--metrics-listen)"))?;
+            tracing::info!(address = %metrics_listener.local_addr()?, "serving /metrics");
+            let mut stopped = stop.subscribe();
+            let router = metrics::router(state.clone());
+            Some(tokio::spawn(listener::serve(metrics_listener, router, limits.clone(), async move {
+                let _ = stopped.recv().await;
+            })))
+        }
+    };
+    let app = app(state, config.metrics_listen.is_none());
+    listener::serve(listener, app, limits, shutdown_signal()).await;
+    let _ = stop.send(());
+    if let Some(task) = metrics_server {
+        let _ = task.await;
+    }
     store.close().await;
     tracing::info!("stopped");
     Ok(())

@@ -230,6 +230,11 @@ fn method_label(method: &axum::http::Method) -> &'static str {
     }
 }
 
+/// `/metrics` alone, for its own listener (`--metrics-listen`).
+pub fn router(state: AppState) -> axum::Router {
+    axum::Router::new().route("/metrics", axum::routing::get(serve)).with_state(state)
+}
+
 /// `GET /metrics`.
 pub async fn serve(State(state): State<AppState>) -> Response {
     let (idle, size, max) = state.store.pool_usage();

@@ -118,8 +118,8 @@ pub fn openapi_json() -> String {
     text
 }
 
-/// All routes.
-pub fn router(state: AppState) -> Router {
+/// All routes (`/metrics` among them when `with_metrics`).
+pub fn router(state: AppState, with_metrics: bool) -> Router {
     let v1 = Router::new()
         .route("/studies", get(studies::list_studies).post(studies::create_study))
         .route("/studies:lookup", post(studies::lookup_study))
@@ -137,12 +137,15 @@ pub fn router(state: AppState) -> Router {
     let docs = SwaggerUi::new("/docs")
         .url("/openapi.json", ApiDoc::openapi())
         .config(utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"));
-    Router::new()
+    let mut router = Router::new()
         .nest(LOCATION, v1)
         .nest(UI_LOCATION, ui)
         .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/metrics", get(crate::metrics::serve))
+        .route("/readyz", get(health::readyz));
+    if with_metrics {
+        router = router.route("/metrics", get(crate::metrics::serve));
+    }
+    router
         .merge(docs)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
