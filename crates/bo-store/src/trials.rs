@@ -3,8 +3,10 @@
 //!
 //! A suggest's new assignments are *planned* by the caller inside the transaction, from the
 //! study's [`Basis`]: proposals computed outside the lock (from [`Store::suggest_snapshot`]) fit
-//! only the basis they were computed at, and a planner that has none for this one answers
-//! [`Plan::Miss`], which rolls the transaction back so the caller can compute and try again.
+//! the basis they were computed at, and a planner that has none for this one answers
+//! [`Plan::Miss`], which rolls the transaction back so the caller can compute and try again. The
+//! planner only chooses among what was computed before; it never computes inside the
+//! transaction.
 
 use std::collections::BTreeMap;
 
@@ -66,8 +68,9 @@ pub struct SuggestRequest<'a> {
     pub count: usize,
     /// Now, milliseconds since the epoch.
     pub now_ms: i64,
-    /// Load every trial (without measurements) for the planner.
-    pub with_trials: bool,
+    /// Load the trials created since this id (without measurements) for the planner: proposals
+    /// computed before them can still be taken if they repeat none of them.
+    pub newer_than: Option<i64>,
     /// Finish this pending operation instead of recording a new one.
     pub finishing: Option<i64>,
     /// The trial lease: an ACTIVE trial whose client has not been seen for this long goes back
@@ -436,8 +439,8 @@ impl Store {
 
     /// Hands trials to a client: the ACTIVE trials it already holds if any (so a retried request
     /// gets the same trials back); else REQUESTED trials first, then new ones from `plan(basis,
-    /// trials, n)` — `trials` is every trial (without measurements) when the request asks
-    /// `with_trials` — all ACTIVE and owned by the client; and records the operation (or
+    /// newer, n)` — `newer` holds the trials created since the request's `newer_than` (without
+    /// measurements), when it names one — all ACTIVE and owned by the client; and records the operation (or
     /// finishes the pending one). A client with a pending suggest operation gets it back as
     /// [`Suggested::Waiting`]. When the plan is short and nothing at all is handed out, the space
     /// is exhausted and the study becomes COMPLETED. Held trials are returned whole; the others
@@ -447,7 +450,7 @@ impl Store {
         request: SuggestRequest<'_>,
         plan: impl FnOnce(Basis, Option<&[Trial]>, usize) -> Result<Plan, E>,
     ) -> Result<Suggested, E> {
-        let SuggestRequest { study_id, client_id, count, now_ms, with_trials, finishing, trial_lease_ms } = request;
+        let SuggestRequest { study_id, client_id, count, now_ms, newer_than, finishing, trial_lease_ms } = request;
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
         let (basis, state) = lock_study(&mut tx, study_id).await?;
@@ -499,10 +502,9 @@ impl Store {
             }
             let wanted = count - handed.len();
             if wanted > 0 {
-                let trials = if with_trials {
-                    Some(load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::NoMeasurements).await?)
-                } else {
-                    None
+                let trials = match newer_than {
+                    Some(first) => Some(load_trials(&mut tx, study_id, first - 1, i64::MAX, i64::MAX, Load::NoMeasurements).await?),
+                    None => None,
                 };
                 let points = match plan(basis, trials.as_deref(), wanted)? {
                     Plan::Ready(points) => points,

@@ -50,7 +50,7 @@ fn options() -> StoreOptions {
 }
 
 fn request(study_id: i64, client_id: &str, count: usize, now_ms: i64) -> SuggestRequest<'_> {
-    SuggestRequest { study_id, client_id, count, now_ms, with_trials: true, finishing: None, trial_lease_ms: None }
+    SuggestRequest { study_id, client_id, count, now_ms, newer_than: None, finishing: None, trial_lease_ms: None }
 }
 
 fn done(s: Suggested) -> SuggestOutcome {
@@ -265,7 +265,7 @@ async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit() {
         store.create_trial(study.id, requested, 1).await.unwrap();
         let (basis, trials) = store.suggest_snapshot(study.id).await.unwrap();
         assert_eq!((basis, trials.len()), (Basis { data_version: 0, next_trial_id: 2 }, 1));
-        let cheap = SuggestRequest { with_trials: false, ..request(study.id, "w", 2, 2) };
+        let cheap = request(study.id, "w", 2, 2);
         let outcome = store
             .suggest(cheap, |b, trials, n| {
                 assert!(trials.is_none(), "no trials loaded unless asked");
@@ -287,6 +287,19 @@ async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit() {
             .await
             .unwrap();
         assert_eq!(store.suggest_snapshot(study.id).await.unwrap().0, Basis { data_version: 1, next_trial_id: 2 });
+        // Asked for, the planner sees exactly the trials created since a given id.
+        let mut counter = 10;
+        done(store.suggest(request(study.id, "other", 2, 4), new_points(&mut counter)).await.unwrap());
+        let since = SuggestRequest { newer_than: Some(2), ..request(study.id, "w", 1, 5) };
+        let outcome = store
+            .suggest(since, |_, trials, _| {
+                let ids: Vec<i64> = trials.expect("loaded when asked").iter().map(|t| t.id).collect();
+                assert_eq!(ids, vec![2, 3]);
+                Ok::<_, StoreError>(Plan::Miss)
+            })
+            .await
+            .unwrap();
+        assert!(matches!(outcome, Suggested::Miss(_)));
     }
 }
 

@@ -410,8 +410,9 @@ impl AddTreeModel {
                 score_grad: &score_grad,
                 taken: &none,
             };
-            let groups = vec![0; on.len()];
-            if let Some((a, u)) = refine(&objective, on, &groups, config.n_starts, &config) {
+            // A vertex whose component scores nothing finite is left out, as one with no
+            // candidate is.
+            if let Ok(Some((a, u))) = refine(&objective, on.into_iter().map(|a| (a, 0)), config.n_starts, &config) {
                 best.insert(*vertex, (u, a));
             }
         }
@@ -480,9 +481,9 @@ impl Model for AddTreeModel {
                     score_grad: &score_grad,
                     taken,
                 };
-                refine(&objective, candidates, &groups, STARTS_PER_PATTERN, &config).map(|(a, _)| a)
+                refine(&objective, candidates.into_iter().zip(groups), STARTS_PER_PATTERN, &config).map(|found| found.map(|(a, _)| a))
             };
-            let Some(mut a) = search(kappa, rng) else {
+            let Some(mut a) = search(kappa, rng)? else {
                 return Ok(None); // every candidate was tried already
             };
             // An exploiting proposal next to a point already in the data would learn little: explore.
@@ -495,7 +496,7 @@ impl Model for AddTreeModel {
                     .fold(f64::INFINITY, f64::min)
                     .sqrt();
                 if nearest < self.explore_near
-                    && let Some(b) = search(self.kappa_t, rng)
+                    && let Some(b) = search(self.kappa_t, rng)?
                 {
                     a = b;
                 }

@@ -464,8 +464,8 @@ impl Posterior {
             .predict(&xs)
             .into_iter()
             .map(|(m, v)| {
-                let (mean, var) = self.gp.unstandardize(m, v);
-                Prediction { mean: self.sign * mean, stddev: var.sqrt() }
+                let (mean, stddev) = self.gp.unstandardize_sd(m, v);
+                Prediction { mean: self.sign * mean, stddev }
             })
             .collect()
     }
@@ -568,14 +568,14 @@ impl Model for GpBanditModel {
                             })
                             .collect::<Vec<_>>()
                     };
-                    maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)
+                    maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
                 }
                 (acquisition, _) => {
                     let score_batch =
                         |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
                     let score_grad =
                         |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-                    maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)
+                    maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
                 }
             };
             // Nothing chosen: every point of a small discrete space has been tried.
@@ -660,6 +660,29 @@ mod tests {
             measurement_selection: Default::default(),
             stopping: None,
         }
+    }
+
+    /// One best value near the largest double (a user's bug, or a sentinel) leaves the model
+    /// finite: the fit succeeds, a suggestion comes back, predictions are numbers. It used to
+    /// turn every score into NaN, and an empty proposal read as an exhausted space.
+    #[test]
+    fn an_extreme_but_finite_value_keeps_the_model_working() {
+        let spec = unit_spec(&["a", "b"], Goal::Maximize, serde_json::json!({"initialDesignSize": 5}));
+        let problem = Problem { spec, seed: 3 };
+        let mut rng = StdRng::seed_from_u64(3);
+        let history: Vec<Observation> = (0..8)
+            .map(|i| {
+                let (a, b) = ((0.1 + i as f64 * 0.37) % 1.0, (0.2 + i as f64 * 0.61) % 1.0);
+                let assignment =
+                    Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a)), ("b".to_owned(), ParamValue::Float(b))]));
+                let f = if i == 6 { 5e307 } else { a + b };
+                Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f)])) }
+            })
+            .collect();
+        let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut rng).unwrap().model;
+        assert_eq!(model.suggest(&[], 2, &mut rng).unwrap().len(), 2);
+        let p = model.predict(&[history[0].assignment.clone()]).unwrap()[0];
+        assert!(p.mean.is_finite() && p.stddev.is_finite(), "{p:?}");
     }
 
     #[test]

@@ -479,8 +479,8 @@ impl Model for LowDimModel {
                 let (r, w) = self.ambient.locate(embedded, a)?;
                 let gp = self.fit.runs[r].gp.as_ref()?;
                 let (m, v) = gp.predict(&[w])[0];
-                let (mean, var) = gp.unstandardize(m, v);
-                Some(Prediction { mean, stddev: var.sqrt() })
+                let (mean, stddev) = gp.unstandardize_sd(m, v);
+                Some(Prediction { mean, stddev })
             })
             .map(|p| p.map(|p| Prediction { mean: self.sign * p.mean, ..p }))
             .collect::<Option<Vec<_>>>()
@@ -614,8 +614,8 @@ impl Model for HighDimModel {
             gp.predict(&xs)
                 .into_iter()
                 .map(|(m, v)| {
-                    let (mean, var) = gp.unstandardize(m, v);
-                    Prediction { mean: self.sign * mean, stddev: var.sqrt() }
+                    let (mean, stddev) = gp.unstandardize_sd(m, v);
+                    Prediction { mean: self.sign * mean, stddev }
                 })
                 .collect(),
         )

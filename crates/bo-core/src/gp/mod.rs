@@ -58,9 +58,22 @@ pub struct PosteriorGrad {
     pub d_var: Vec<f64>,
 }
 
-/// `y` standardised: (mean, std) with std 1 for constant or single targets.
+/// Above this magnitude a target's square (or a sum of targets) could overflow: standardise in
+/// units of the largest magnitude instead.
+const LARGE_TARGET: f64 = 1e150;
+
+/// `y` standardised: (mean, std) with std 1 for constant or single targets. Finite targets of
+/// any magnitude, up to ±f64::MAX, give finite results: huge ones are standardised in units of
+/// the largest (for ordinary targets the arithmetic is the plain one).
 pub fn standardize(y: &[f64]) -> (Vec<f64>, f64, f64) {
     let n = y.len().max(1) as f64;
+    let scale = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if scale > LARGE_TARGET && scale.is_finite() {
+        let z: Vec<f64> = y.iter().map(|v| v / scale).collect();
+        let (zs, mean, std) = standardize(&z);
+        let std = if std == 1.0 && zs.iter().all(|v| *v == 0.0) { 1.0 } else { std * scale };
+        return (zs, mean * scale, std);
+    }
     let mean = y.iter().sum::<f64>() / n;
     let var = y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
     let std = if var > 1e-24 { var.sqrt() } else { 1.0 };
@@ -105,6 +118,12 @@ impl Gp {
     /// Maps a standardised value back to the original scale.
     pub fn unstandardize(&self, mean: f64, var: f64) -> (f64, f64) {
         (mean * self.y_std + self.y_mean, var * self.y_std * self.y_std)
+    }
+
+    /// A standardised mean and variance as the original scale's mean and standard deviation
+    /// (the deviation computed without squaring the scale, so it stays finite for huge targets).
+    pub fn unstandardize_sd(&self, mean: f64, var: f64) -> (f64, f64) {
+        (mean * self.y_std + self.y_mean, var.sqrt() * self.y_std)
     }
 
     /// Maps an original-scale value to standardised units.

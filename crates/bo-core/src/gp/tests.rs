@@ -226,3 +226,19 @@ fn a_moved_prior_mean_is_the_gp_with_that_constant_mean() {
     let expected = shifted.predict(&[vec![0.25]])[0].0;
     assert!((after[0].0 - expected).abs() < 1e-9);
 }
+
+/// Targets of any finite magnitude standardise to finite numbers (the sum and the squares of
+/// values near f64::MAX would overflow), and ordinary ones exactly as before.
+#[test]
+fn huge_targets_standardise_to_finite_numbers() {
+    for y in [vec![1.0, 0.5, 5e307, 0.25], vec![-1.7e308, 1.7e308, 0.0], vec![1e300, 1e300]] {
+        let (ys, mean, std) = standardize(&y);
+        assert!(ys.iter().all(|v| v.is_finite()) && mean.is_finite() && std.is_finite() && std > 0.0, "{y:?}: {ys:?} {mean} {std}");
+        for (v, z) in y.iter().zip(&ys) {
+            assert!(((z * std + mean) - v).abs() <= 1e-12 * v.abs().max(std), "{v} back from {z}");
+        }
+    }
+    let (ys, mean, std) = standardize(&[1.0, 2.0, 3.0]);
+    assert_eq!((mean, std), (2.0, (2.0f64 / 3.0).sqrt()));
+    assert_eq!(ys[1], 0.0);
+}

@@ -18,6 +18,7 @@ use std::collections::HashSet;
 
 use rand::{Rng, RngExt};
 
+use super::NonFinite;
 use super::lbfgsb::{Lbfgsb, minimize_batch};
 use crate::designer::quasi_random::sobol_point;
 use crate::space::features::Features;
@@ -73,7 +74,7 @@ pub struct Objective<'a> {
 }
 
 /// The assignment maximising the acquisition, with its value; `None` when every candidate has
-/// been tried already (a small discrete space used up).
+/// been tried already (a small discrete space used up); an error when none scored finite.
 ///
 /// `score_batch` scores feature vectors; `score_grad` gives the value and gradient at one;
 /// `taken` holds the keys of assignments not to propose again; `anchors` are the best observed
@@ -86,18 +87,17 @@ pub fn maximize(
     anchors: &[Assignment],
     config: &MixedConfig,
     rng: &mut dyn Rng,
-) -> Option<(Assignment, f64)> {
+) -> Result<Option<(Assignment, f64)>, NonFinite> {
     let space = features.space();
     let d = space.n_params();
     let seed: u64 = rng.random();
     let offset: u64 = rng.random_range(0..1 << 15);
-    let mut candidates: Vec<Assignment> =
-        (0..config.n_candidates as u64).map(|i| space.decode(&sobol_point(offset + i, d, seed))).collect();
-    candidates.extend(around(features, anchors, config.n_local, rng));
-    let groups = vec![0; candidates.len()];
+    let local = around(features, anchors, config.n_local, rng);
+    // Decoded as they are scored, a chunk at a time: numCandidates × D never sits in memory.
+    let candidates = (0..config.n_candidates as u64).map(|i| space.decode(&sobol_point(offset + i, d, seed))).chain(local).map(|a| (a, 0));
     let encode = |a: &Assignment| features.encode(a);
     let objective = Objective { features, encode: &encode, score_batch, score_grad, taken };
-    refine(&objective, candidates, &groups, config.n_starts, config)
+    refine(&objective, candidates, config.n_starts, config)
 }
 
 /// `n` perturbations of each anchor (Gaussian, sd 0.05 in the unit cube), decoded.
@@ -114,52 +114,98 @@ pub fn around(features: &Features, anchors: &[Assignment], n: usize, rng: &mut d
     out
 }
 
-/// Steps 2–4 on given candidates: scores them, runs L-BFGS on the free coordinates from the
-/// best `per_group` candidates of each group (`groups[i]` is candidate `i`'s; a structured model
-/// groups by pattern so every pattern is refined), at most `config.n_starts` starts in all —
-/// the best — and returns the best new assignment.
+/// Candidates are encoded and scored this many at a time. A default search (512 Sobol points and
+/// the anchors' neighbours) is one chunk; a larger one never holds more than a chunk of feature
+/// vectors, and keeps only the best few candidates of each group between chunks.
+const CHUNK: usize = 2048;
+
+/// A candidate kept as a possible start: its score, its place in the candidate order (ties go
+/// to the earlier), the assignment and its features.
+struct Kept {
+    score: f64,
+    order: usize,
+    assignment: Assignment,
+    x: Vec<f64>,
+}
+
+impl Kept {
+    /// Whether `self` ranks before `other`: a higher score, or the same score earlier.
+    fn before(&self, other: &Kept) -> bool {
+        self.score > other.score || (self.score == other.score && self.order < other.order)
+    }
+}
+
+/// Steps 2–4 on given candidates, each with its group: scores them, runs L-BFGS on the free
+/// coordinates from the best `per_group` candidates of each group (a structured model groups by
+/// pattern so every pattern is refined), at most `config.n_starts` starts in all — the best —
+/// and returns the best new assignment. `Ok(None)` when every candidate was taken already;
+/// `Err` when candidates remained but none scored finite.
 pub fn refine(
     objective: &Objective<'_>,
-    candidates: Vec<Assignment>,
-    groups: &[usize],
+    candidates: impl IntoIterator<Item = (Assignment, usize)>,
     per_group: usize,
     config: &MixedConfig,
-) -> Option<(Assignment, f64)> {
+) -> Result<Option<(Assignment, f64)>, NonFinite> {
     let Objective { features, encode, score_batch, score_grad, taken } = *objective;
-    let mut seen = HashSet::new();
-    let (candidates, groups): (Vec<Assignment>, Vec<usize>) = candidates
-        .into_iter()
-        .zip(groups.iter().copied())
-        .filter(|(a, _)| {
+    let mut kept: std::collections::HashMap<usize, Vec<Kept>> = std::collections::HashMap::new();
+    let mut kept_keys: HashSet<String> = HashSet::new();
+    let mut any = false;
+    let mut order = 0usize;
+    let mut candidates = candidates.into_iter().peekable();
+    while candidates.peek().is_some() {
+        let mut chunk: Vec<(Assignment, usize, String)> = Vec::with_capacity(CHUNK);
+        let mut chunk_keys: HashSet<String> = HashSet::new();
+        for (a, group) in candidates.by_ref() {
             let key = a.key();
-            !taken.contains(&key) && seen.insert(key)
-        })
-        .unzip();
-    if candidates.is_empty() {
-        return None;
+            if !taken.contains(&key) && !kept_keys.contains(&key) && chunk_keys.insert(key.clone()) {
+                chunk.push((a, group, key));
+                if chunk.len() == CHUNK {
+                    break;
+                }
+            }
+        }
+        any |= !chunk.is_empty();
+        let xs: Vec<Vec<f64>> = chunk.iter().map(|(a, _, _)| encode(a)).collect();
+        let scores = score_batch(&xs);
+        for (((assignment, group, key), x), score) in chunk.into_iter().zip(xs).zip(scores) {
+            order += 1;
+            if !score.is_finite() {
+                continue;
+            }
+            let candidate = Kept { score, order, assignment, x };
+            let list = kept.entry(group).or_default();
+            if list.len() >= per_group.max(1) && !list.last().is_some_and(|worst| candidate.before(worst)) {
+                continue;
+            }
+            let at = list.iter().position(|k| candidate.before(k)).unwrap_or(list.len());
+            list.insert(at, candidate);
+            kept_keys.insert(key);
+            if list.len() > per_group.max(1) {
+                let dropped = list.pop().expect("over the size");
+                kept_keys.remove(&dropped.assignment.key());
+            }
+        }
     }
-    let xs: Vec<Vec<f64>> = candidates.iter().map(encode).collect();
-    let scores = score_batch(&xs);
-    let mut order: Vec<usize> = (0..candidates.len()).filter(|&i| scores[i].is_finite()).collect();
-    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-    let mut best: Option<(Assignment, f64)> = order.first().map(|&i| (candidates[i].clone(), scores[i]));
+    if !any {
+        return Ok(None);
+    }
+    let mut ranked: Vec<Kept> = kept.into_values().flatten().collect();
+    if ranked.is_empty() {
+        return Err(NonFinite);
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.order.cmp(&b.order)));
+    let mut best: Option<(Assignment, f64)> = ranked.first().map(|k| (k.assignment.clone(), k.score));
     // Local optimisation of the free coordinates from the best candidates of each group, in
     // lock-step.
-    let mut per: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
-    let starts: Vec<(usize, Vec<usize>)> = order
+    let starts: Vec<(&Kept, Vec<usize>)> = ranked
         .iter()
-        .filter(|&&i| {
-            let taken = per.entry(groups[i]).or_insert(0);
-            *taken += 1;
-            *taken <= per_group
-        })
-        .take(config.n_starts)
-        .map(|&i| (i, features.free_dims(&candidates[i])))
+        .take(if per_group == 0 { 0 } else { config.n_starts })
+        .map(|k| (k, features.free_dims(&k.assignment)))
         .filter(|(_, free)| !free.is_empty())
         .collect();
     let full = |run: usize, z: &[f64]| {
         let (start, free) = &starts[run];
-        let mut x = xs[*start].clone();
+        let mut x = start.x.clone();
         for (k, &i) in free.iter().enumerate() {
             x[i] = z[k];
         }
@@ -168,7 +214,7 @@ pub fn refine(
     let runs = starts
         .iter()
         .map(|(start, free)| {
-            let x0: Vec<f64> = free.iter().map(|&i| xs[*start][i]).collect();
+            let x0: Vec<f64> = free.iter().map(|&i| start.x[i]).collect();
             Lbfgsb::new(&x0, &vec![0.0; free.len()], &vec![1.0; free.len()], config.max_iter, ACQUISITION_F_TOL)
         })
         .collect();
@@ -212,7 +258,7 @@ pub fn refine(
             best = Some((a, value));
         }
     }
-    best
+    Ok(best)
 }
 
 /// A standard normal draw (Box–Muller).
@@ -250,7 +296,7 @@ mod tests {
         let taken = HashSet::new();
         let run = |threads: usize| {
             let config = MixedConfig { threads, ..MixedConfig::default() };
-            maximize(&features, &score_batch, &score_grad, &taken, &[], &config, &mut StdRng::seed_from_u64(4)).unwrap()
+            maximize(&features, &score_batch, &score_grad, &taken, &[], &config, &mut StdRng::seed_from_u64(4)).unwrap().unwrap()
         };
         let (one, two, three) = (run(1), run(2), run(3));
         assert_eq!(one.0, two.0);
