@@ -98,11 +98,8 @@ impl Registry {
     /// first. Returns how many were asked.
     fn close_idle(&self, n: usize) -> usize {
         let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let mut idle: Vec<(u64, &Tracked)> = open
-            .values()
-            .filter(|t| t.busy.load(Ordering::SeqCst) == 0)
-            .map(|t| (t.last_active.load(Ordering::SeqCst), t))
-            .collect();
+        let mut idle: Vec<(u64, &Tracked)> =
+            open.values().filter(|t| t.busy.load(Ordering::SeqCst) == 0).map(|t| (t.last_active.load(Ordering::SeqCst), t)).collect();
         idle.sort_by_key(|(at, _)| *at);
         for (_, t) in idle.iter().take(n) {
             t.close.notify_one();
@@ -197,10 +194,11 @@ fn spawn_connection(stream: tokio::net::TcpStream, app: Router, limits: &Connect
     let close = Arc::new(Notify::new());
     let busy = Arc::new(AtomicUsize::new(0));
     let last_active = Arc::new(AtomicU64::new(registry.now_ms()));
-    registry.open.lock().unwrap_or_else(|e| e.into_inner()).insert(
-        id,
-        Tracked { close: close.clone(), busy: busy.clone(), last_active: last_active.clone() },
-    );
+    registry
+        .open
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, Tracked { close: close.clone(), busy: busy.clone(), last_active: last_active.clone() });
     let service = {
         let registry = registry.clone();
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {

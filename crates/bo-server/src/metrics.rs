@@ -66,6 +66,20 @@ struct RefitLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FallbackLabels {
+    stage: &'static str,
+}
+
+/// Where a designer failed, so that quasi-random proposals stood in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailedStage {
+    /// Fitting a study that had no model.
+    Fit,
+    /// Proposing from a fitted model.
+    Suggest,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct PoolLabels {
     state: &'static str,
 }
@@ -82,6 +96,7 @@ pub struct Metrics {
     request_seconds: Family<RequestLabels, Histogram, fn() -> Histogram>,
     suggest_seconds: Family<SuggestLabels, Histogram, fn() -> Histogram>,
     refit_seconds: Family<RefitLabels, Histogram, fn() -> Histogram>,
+    fallbacks: Family<FallbackLabels, Counter>,
     background_jobs: Gauge,
     workers_busy: Gauge,
     cached_models: Gauge,
@@ -129,6 +144,7 @@ impl Metrics {
         let suggest_seconds = Family::<SuggestLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
         let refit_seconds = Family::<RefitLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
         let pool_connections = Family::<PoolLabels, Gauge>::default();
+        let fallbacks = Family::<FallbackLabels, Counter>::default();
         let (background_jobs, workers_busy, cached_models, cached_model_bytes) =
             (Gauge::default(), Gauge::default(), Gauge::default(), Gauge::default());
         registry.register("http_requests", "HTTP requests answered, by method, route template and status", requests.clone());
@@ -139,6 +155,11 @@ impl Metrics {
             suggest_seconds.clone(),
         );
         registry.register("refit_duration_seconds", "Time of a background refit, by result", refit_seconds.clone());
+        registry.register(
+            "designer_fallbacks",
+            "Times a designer failed (fit, or suggest from a fitted model) and quasi-random proposals stood in; the failure is logged",
+            fallbacks.clone(),
+        );
         registry.register("background_jobs", "Studies with background refits or refills queued or running", background_jobs.clone());
         registry.register("workers_busy", "Worker permits in use by fits and refills", workers_busy.clone());
         registry.register("cached_models", "Models in this replica's cache", cached_models.clone());
@@ -150,6 +171,7 @@ impl Metrics {
             request_seconds,
             suggest_seconds,
             refit_seconds,
+            fallbacks,
             background_jobs,
             workers_busy,
             cached_models,
@@ -177,6 +199,15 @@ impl Metrics {
             RefitResult::Failed => "failed",
         };
         self.refit_seconds.get_or_create(&RefitLabels { result }).observe(seconds);
+    }
+
+    /// A designer failed at `stage`; quasi-random proposals stood in.
+    pub fn fallback(&self, stage: FailedStage) {
+        let stage = match stage {
+            FailedStage::Fit => "fit",
+            FailedStage::Suggest => "suggest",
+        };
+        self.fallbacks.get_or_create(&FallbackLabels { stage }).inc();
     }
 
     fn request(&self, method: &'static str, route: &str, status: u16, seconds: f64) {
@@ -272,12 +303,14 @@ mod tests {
         metrics.request("POST", "/v1/projects/{project}/locations/{location}/studies", 200, 0.003);
         metrics.suggest(SuggestPath::Cached, 0.01);
         metrics.refit(RefitResult::Fitted, 0.2);
+        metrics.fallback(FailedStage::Suggest);
         let text = metrics.render(Snapshot { cached_models: 3, pool_in_use: 2, pool_max: 16, ..Snapshot::default() });
         for needle in [
             "bo_http_requests_total{method=\"POST\",route=\"/v1/projects/{project}/locations/{location}/studies\",status=\"200\"} 1",
             "bo_http_request_duration_seconds_count{",
             "bo_suggest_duration_seconds_count{path=\"cached\"} 1",
             "bo_refit_duration_seconds_count{result=\"fitted\"} 1",
+            "bo_designer_fallbacks_total{stage=\"suggest\"} 1",
             "bo_cached_models 3",
             "bo_db_pool_connections{state=\"in_use\"} 2",
             "bo_db_pool_connections{state=\"max\"} 16",

@@ -18,6 +18,9 @@ pub struct Entry {
     pub model: Arc<dyn Model>,
     /// Its state, to warm-start the next fit.
     pub state: ModelState,
+    /// The designer failed and this is the quasi-random stand-in: never stored, never a warm
+    /// start, replaced by the next fit that succeeds.
+    pub fallback: bool,
 }
 
 /// The cache.
@@ -105,7 +108,13 @@ mod tests {
     }
 
     fn entry(version: i64, bytes: usize) -> Arc<Entry> {
-        Arc::new(Entry { data_version: version, trial_ids: HashSet::new(), model: Arc::new(Sized(bytes)), state: ModelState::default() })
+        Arc::new(Entry {
+            data_version: version,
+            trial_ids: HashSet::new(),
+            model: Arc::new(Sized(bytes)),
+            state: ModelState::default(),
+            fallback: false,
+        })
     }
 
     #[test]

@@ -12,14 +12,21 @@
 //! when a study has no cached model does the request fit one (warm-started from the stored
 //! state). When the proposals are not ready within the server's bound (`max_suggest_wait`), the
 //! call answers with a pending operation (`done: false`) that a background task finishes; a
-//! server that stopped first finishes it at start-up ([`Engine::resume_pending`]). The last of
-//! the attempts computes inside the lock, so a suggest always makes progress.
+//! server that stopped first finishes it at start-up ([`Engine::resume_pending`]). No designer
+//! runs inside a transaction: after a few misses a suggest takes proposals computed at an older
+//! basis, less any that repeat a trial created since, so it always makes progress.
+//!
+//! **Failures** of a designer — an error, a NaN, a panic — are failures, never an exhausted
+//! space: they are logged and counted (`bo_designer_fallbacks_total`), a study without a model
+//! gets its initial design (quasi-random) until a fit succeeds, and a background refit that fails
+//! leaves the last model in place.
 //!
 //! **Background jobs**, per study and coalesced (a change during a job runs it once more, not
 //! once per change), each step on a blocking thread under a bounded pool of `workers` permits:
 //! a *refit* after a trial completes, is added or deleted ([`Engine::notify_changed`]); then a
 //! *refill* of the queue with `prefetch` suggestions, also after a suggest leaves it short. A
-//! refill stops early when the study changes under it.
+//! refill stops early when the study changes under it, and takes a permit per suggestion, so a
+//! study's background work holds the pool for one bounded step at a time.
 //!
 //! **Replicas** share nothing but the database. Trials are handed out in the store's locked
 //! transaction, so any number of replicas hand each out once. A refit needs the study's refit
@@ -36,7 +43,7 @@ mod propose;
 mod queue;
 mod refit;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -51,10 +58,9 @@ use tokio::time::Instant;
 pub use cache::{Entry, ModelCache};
 use propose::propose;
 use queue::Queues;
-use refit::fit_entry;
 pub use refit::{RefitOutcome, refit_study};
 
-use crate::metrics::{Metrics, RefitResult, SuggestPath};
+use crate::metrics::{FailedStage, Metrics, RefitResult, SuggestPath};
 
 /// Why no proposal could be made.
 #[derive(Debug, thiserror::Error)]
@@ -115,8 +121,15 @@ pub enum SuggestReply {
     Pending(Operation),
 }
 
-/// Transactions a suggest tries before it computes inside the lock.
-const ATTEMPTS: usize = 4;
+/// Attempts a suggest makes with proposals computed at the study's current basis before it
+/// takes them at an older one (see [`Engine::plan`]).
+const FRESH_ATTEMPTS: usize = 3;
+
+/// What a suggest transaction should load to check stale proposals: the trials created since
+/// `computed`'s basis, once the fresh attempts are spent.
+fn stale_check(attempt: usize, computed: Option<&Computed>) -> Option<i64> {
+    computed.filter(|_| attempt > FRESH_ATTEMPTS).map(|c| c.basis.next_trial_id)
+}
 
 /// How often a replica waiting on another's refit looks again.
 const LEASE_POLL: Duration = Duration::from_millis(200);
@@ -250,18 +263,23 @@ impl Engine {
         let mut computed: Option<Computed> = None;
         let mut path = SuggestPath::Queue;
         let record = |path: SuggestPath| self.inner.metrics.suggest(path, started.elapsed().as_secs_f64());
-        for attempt in 1..=ATTEMPTS {
+        for attempt in 1.. {
             let request = SuggestRequest {
                 study_id: study.id,
                 client_id,
                 count,
                 now_ms: crate::now_ms(),
-                with_trials: attempt == ATTEMPTS,
+                newer_than: stale_check(attempt, computed.as_ref()),
                 finishing: None,
                 trial_lease_ms: self.trial_lease_ms(study),
             };
             let offered = computed.take();
-            match self.inner.store.suggest(request, |basis, trials, wanted| self.plan(study, basis, trials, wanted, offered)).await? {
+            match self
+                .inner
+                .store
+                .suggest(request, |basis, newer, wanted| Ok::<_, EngineError>(self.plan(study, basis, newer, wanted, offered)))
+                .await?
+            {
                 Suggested::Done(outcome) => {
                     self.after_suggest(study);
                     record(path);
@@ -289,40 +307,40 @@ impl Engine {
                 }
             }
         }
-        unreachable!("the last attempt computes inside the lock")
+        unreachable!("the attempts go on until the trials are handed out or the wait is over")
     }
 
-    /// New assignments for a suggest transaction at `basis`: the proposals `offered` if they fit
-    /// it, else the queue's, else — given all `trials` — computed here; else a miss.
-    fn plan(
-        &self,
-        study: &StudyRecord,
-        basis: Basis,
-        trials: Option<&[Trial]>,
-        wanted: usize,
-        offered: Option<Computed>,
-    ) -> Result<Plan, EngineError> {
-        // A model whose proposals depend only on their position answers here, whatever the
-        // study's size (random and quasi-random search in a continuous space).
+    /// New assignments for a suggest transaction at `basis`, chosen among what was computed
+    /// before — never computed here, inside the transaction: a model that answers by position
+    /// (cheap arithmetic, bounded by the suggestion count and the parameters); the proposals
+    /// `offered` if they were computed at this basis; the queue's; after several misses, the
+    /// proposals offered at an older basis, less any that repeat a trial created since (`newer`).
+    /// Otherwise a miss, and the caller computes again.
+    fn plan(&self, study: &StudyRecord, basis: Basis, newer: Option<&[Trial]>, wanted: usize, offered: Option<Computed>) -> Plan {
         if let Some(entry) = self.inner.cache.get(study.id)
             && let Some(points) = entry.model.suggest_indexed(u64::try_from(basis.next_trial_id - 1).unwrap_or(0), wanted)
         {
-            return Ok(Plan::Ready(points));
+            return Plan::Ready(points);
         }
-        if let Some(c) = offered
-            && c.basis.next_trial_id == basis.next_trial_id
-        {
-            return Ok(Plan::Ready(c.assignments.into_iter().take(wanted).collect()));
-        }
-        if let Some(items) = self.inner.queues.take(study.id, basis, wanted, self.inner.config.queue_staleness) {
-            return Ok(Plan::Ready(items));
-        }
-        let Some(trials) = trials else { return Ok(Plan::Miss) };
-        let entry = match self.inner.cache.get(study.id) {
-            Some(entry) => entry,
-            None => Arc::new(fit_entry(study, basis.data_version, trials, None)?),
+        let offered = match offered {
+            Some(c) if c.basis.next_trial_id == basis.next_trial_id => {
+                return Plan::Ready(c.assignments.into_iter().take(wanted).collect());
+            }
+            other => other,
         };
-        Ok(Plan::Ready(propose(study, &entry, trials, &[], wanted)?))
+        if let Some(items) = self.inner.queues.take(study.id, basis, wanted, self.inner.config.queue_staleness) {
+            return Plan::Ready(items);
+        }
+        if let (Some(c), Some(newer)) = (offered, newer) {
+            // Other clients keep taking trials before this one's proposals land: take them anyway,
+            // so a suggest always makes progress, but never one that repeats a trial of theirs.
+            let repeated: HashSet<String> = newer.iter().map(|t| t.assignment.key()).collect();
+            let fresh: Vec<Assignment> = c.assignments.into_iter().filter(|a| !repeated.contains(&a.key())).take(wanted).collect();
+            if !fresh.is_empty() {
+                return Plan::Ready(fresh);
+            }
+        }
+        Plan::Miss
     }
 
     /// Computes `count` proposals for `study` outside any transaction, on its own task (so a
@@ -338,21 +356,33 @@ impl Engine {
             let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
             let model = started.elapsed() - read;
             let id = study.id;
-            let assignments =
-                tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &[], count)).await.map_err(panicked)??;
+            let proposals = tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &[], count)).await.map_err(panicked)??;
+            if let Some(e) = &proposals.failed {
+                tracing::warn!(study = id, error = %e, "the designer failed to propose; quasi-random proposals stand in");
+                engine.inner.metrics.fallback(FailedStage::Suggest);
+            }
             tracing::debug!(study = id, ?read, ?model, total = ?started.elapsed(), "computed proposals");
-            Ok(Computed { basis, assignments, fitted })
+            Ok(Computed { basis, assignments: proposals.points, fitted })
         })
     }
 
     /// The study's cached model, else one fitted now on `trials` (warm-started) and kept; the
-    /// flag says which.
+    /// flag says which. A fit that fails is logged and counted, and the study's initial design
+    /// (quasi-random) stands in until a later fit succeeds.
     async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<(Arc<Entry>, bool), EngineError> {
         if let Some(entry) = self.inner.cache.get(study.id) {
             return Ok((entry, false));
         }
         let warm = self.warm_state(study.id).await?;
-        let entry = refit::fit_on_blocking_thread(study, basis.data_version, trials.to_vec(), warm).await?;
+        let entry = match refit::fit_on_blocking_thread(study, basis.data_version, trials.to_vec(), warm).await {
+            Ok(entry) => entry,
+            Err(EngineError::Fit(e)) => {
+                tracing::warn!(study = study.id, error = %e, "the designer failed to fit; quasi-random proposals stand in until a fit succeeds");
+                self.inner.metrics.fallback(FailedStage::Fit);
+                Arc::new(refit::fallback_entry(study, basis.data_version, trials))
+            }
+            Err(e) => return Err(e),
+        };
         if let Err(e) = self.keep(study.id, entry.clone()).await {
             tracing::warn!(study = study.id, error = %e, "could not keep a fitted model");
         }
@@ -383,7 +413,7 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let bo_store::OperationKind::Suggest { client_id, .. } = &op.kind else { return Ok(()) };
         let count = op.suggestion_count.max(1) as usize;
-        for attempt in 1..=ATTEMPTS {
+        for attempt in 1.. {
             let computed = match task.take() {
                 Some(t) => t.await.map_err(panicked)??,
                 None => self.spawn_compute(study.clone(), count).await.map_err(panicked)??,
@@ -393,11 +423,16 @@ impl Engine {
                 client_id,
                 count,
                 now_ms: crate::now_ms(),
-                with_trials: attempt == ATTEMPTS,
+                newer_than: stale_check(attempt, Some(&computed)),
                 finishing: Some(op.id),
                 trial_lease_ms: self.trial_lease_ms(study),
             };
-            match self.inner.store.suggest(request, |basis, trials, wanted| self.plan(study, basis, trials, wanted, Some(computed))).await?
+            let offered = Some(computed);
+            match self
+                .inner
+                .store
+                .suggest(request, |basis, newer, wanted| Ok::<_, EngineError>(self.plan(study, basis, newer, wanted, offered)))
+                .await?
             {
                 Suggested::Done(_) => {
                     tracing::info!(study = study.id, operation = op.id, "pending suggest finished");
@@ -408,7 +443,7 @@ impl Engine {
                 Suggested::Miss(_) => {}
             }
         }
-        unreachable!("the last attempt computes inside the lock")
+        unreachable!("the attempts go on until the trials are handed out")
     }
 
     /// Finishes the suggest operations a stopped server left pending. Call once at start-up.
@@ -519,7 +554,6 @@ impl Engine {
                     engine.inner.metrics.refit(result, started.elapsed().as_secs_f64());
                 }
                 if job.refill || job.refit {
-                    let _permit = engine.inner.workers.acquire().await;
                     if let Err(e) = engine.refill(&study).await {
                         tracing::debug!(study = study.id, error = %e, "refill skipped");
                     }
@@ -601,21 +635,19 @@ impl Engine {
         if self.inner.queues.fresh_len(study.id, basis, 0) >= prefetch {
             return Ok(());
         }
-        let Some(entry) = self.inner.cache.get(study.id) else { return Ok(()) };
-        let study_for_task = study.clone();
-        let items = tokio::task::spawn_blocking(move || -> Result<Vec<Assignment>, EngineError> {
-            let mut items = Vec::with_capacity(prefetch);
-            while items.len() < prefetch && generation.load(Ordering::SeqCst) == started_at {
-                let next = propose(&study_for_task, &entry, &trials, &items, 1)?;
-                if next.is_empty() {
-                    break; // nothing more to propose (an exhausted grid)
-                }
-                items.extend(next);
+        let Some(entry) = self.inner.cache.get(study.id).filter(|e| !e.fallback) else { return Ok(()) };
+        let trials = Arc::new(trials);
+        let mut items: Vec<Assignment> = Vec::with_capacity(prefetch);
+        while items.len() < prefetch && generation.load(Ordering::SeqCst) == started_at {
+            // A worker permit per item, not per refill: other studies' fits take turns between.
+            let _permit = self.inner.workers.acquire().await;
+            let (study, entry, trials, extra) = (study.clone(), entry.clone(), trials.clone(), items.clone());
+            let proposals = tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &extra, 1)).await.map_err(panicked)??;
+            if proposals.failed.is_some() || proposals.points.is_empty() {
+                break; // nothing more to propose (an exhausted grid), or the designer failed: no stand-ins queued
             }
-            Ok(items)
-        })
-        .await
-        .map_err(panicked)??;
+            items.extend(proposals.points);
+        }
         if self.generation(study.id).load(Ordering::SeqCst) == started_at && !items.is_empty() {
             self.inner.queues.put(study.id, basis, items);
         }

@@ -4,7 +4,8 @@
 //! values by rank-one extensions of its factor) or, for designers that cannot, passed as pending;
 //! the trials in flight, and `extra` points about to be handed out before these, are pending —
 //! fantasies for the GP designers — so a slightly stale model never proposes what is being
-//! evaluated. The random generator is seeded from the study and the number of trials the
+//! evaluated. A designer that fails to propose gives way to quasi-random proposals (the study's
+//! initial design), reported in [`Proposals::failed`]. The random generator is seeded from the study and the number of trials the
 //! proposal comes after, so a precomputed k-th item equals what a suggest after k more trials
 //! would have computed from the same model. Call it on a blocking thread.
 
@@ -18,13 +19,7 @@ use super::{EngineError, study_seed};
 
 /// Up to `count` new assignments for `study` from `entry`'s model, given all its `trials` and the
 /// `extra` points handed out before them (see the module docs).
-pub fn propose(
-    study: &StudyRecord,
-    entry: &Entry,
-    trials: &[Trial],
-    extra: &[Assignment],
-    count: usize,
-) -> Result<Vec<Assignment>, EngineError> {
+pub fn propose(study: &StudyRecord, entry: &Entry, trials: &[Trial], extra: &[Assignment], count: usize) -> Result<Proposals, EngineError> {
     let after = (trials.len() + extra.len()) as u64;
     let mut rng = StdRng::seed_from_u64(study_seed(study) ^ after.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let unseen: Vec<Observation> =
@@ -37,5 +32,33 @@ pub fn propose(
         .map(|t| t.assignment.clone())
         .collect();
     pending.extend(extra.iter().cloned());
-    Ok(model.suggest(&pending, count, &mut rng)?)
+    // A panic in a designer is a failure like any other, not a lost request.
+    let proposed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.suggest(&pending, count, &mut rng)))
+        .unwrap_or_else(|panic| Err(bo_core::FitError::Numerical(format!("the designer panicked: {}", panic_message(&panic)))));
+    match proposed {
+        Ok(points) => Ok(Proposals { points, failed: None }),
+        Err(e) => {
+            // A designer that fails to propose (its numbers went wrong) gives way to the study's
+            // initial design for this proposal; the next fit may do better. Never "exhausted".
+            let fallback = super::refit::fallback_entry(study, entry.data_version, trials);
+            let mut pending: Vec<Assignment> = trials.iter().map(|t| t.assignment.clone()).collect();
+            pending.extend(extra.iter().cloned());
+            let points = fallback.model.suggest(&pending, count, &mut rng)?;
+            Ok(Proposals { points, failed: Some(e) })
+        }
+    }
+}
+
+/// What [`propose`] gives: the points, and the designer's failure when quasi-random proposals
+/// stood in for its own.
+pub struct Proposals {
+    /// The new assignments.
+    pub points: Vec<Assignment>,
+    /// Why the designer's own proposal failed, if it did.
+    pub failed: Option<bo_core::FitError>,
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default()
 }

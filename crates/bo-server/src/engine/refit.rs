@@ -1,12 +1,15 @@
-//! Fitting a study, in plain functions: `fit_entry` (the CPU work), its run on a blocking thread,
-//! the warm start (cache, else database), keeping the result (database and cache), and
-//! `refit_study`, which chains them for the pool.
+//! Fitting a study, in plain functions: `build_entry` (the CPU work), its run on a blocking
+//! thread, the stand-in when a designer fails (`fallback_entry`, the study's initial design), the
+//! warm start (cache, else database), keeping the result (database and cache), and
+//! `refit_study`, which chains them for the pool. A background refit that fails leaves the
+//! cached model as it was: the study keeps its last model.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use bo_core::designer::QuasiRandomSearch;
 use bo_core::designer::designer_for;
-use bo_core::{ModelState, Observation, Problem, Trial};
+use bo_core::{Designer, ModelState, Observation, Problem, Trial};
 use bo_store::{Store, StoreError, StoredModel, StudyRecord};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -34,6 +37,7 @@ pub enum RefitOutcome {
 
 /// Fits `study`'s designer on `trials`, read at `data_version` (warm-started from `warm`),
 /// returning the cache entry. Pure CPU work: call it on a blocking thread.
+#[cfg(test)]
 pub fn fit_entry(study: &StudyRecord, data_version: i64, trials: &[Trial], warm: Option<&ModelState>) -> Result<Entry, EngineError> {
     build_entry(study, data_version, trials, warm, false)
 }
@@ -50,21 +54,41 @@ fn build_entry(
     let seed = study_seed(study);
     let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let problem = Problem { spec: study.spec.clone(), seed };
-    let fitted = match warm {
-        Some(state) if restore => designer.restore(&problem, &history, state, &mut rng)?,
-        _ => designer.fit(&problem, &history, warm, &mut rng)?,
-    };
+    let fitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match warm {
+        Some(state) if restore => designer.restore(&problem, &history, state, &mut rng),
+        _ => designer.fit(&problem, &history, warm, &mut rng),
+    }))
+    .unwrap_or_else(|panic| {
+        Err(bo_core::FitError::Numerical(format!("the designer panicked: {}", super::propose::panic_message(&panic))))
+    })?;
     Ok(Entry {
         data_version,
         trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect::<HashSet<_>>(),
         model: fitted.model,
         state: fitted.state,
+        fallback: false,
     })
+}
+
+/// The stand-in for a designer that failed: the study's initial design (quasi-random, over the
+/// tree), which cannot fail. Pure CPU work, small.
+pub fn fallback_entry(study: &StudyRecord, data_version: i64, trials: &[Trial]) -> Entry {
+    let problem = Problem { spec: study.spec.clone(), seed: study_seed(study) };
+    let history: Vec<Observation> = trials.iter().filter_map(Observation::from_trial).collect();
+    let mut rng = StdRng::seed_from_u64(study_seed(study));
+    let fitted = QuasiRandomSearch.fit(&problem, &history, None, &mut rng).expect("quasi-random search does not fail");
+    Entry {
+        data_version,
+        trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect(),
+        model: fitted.model,
+        state: ModelState::default(),
+        fallback: true,
+    }
 }
 
 /// The state to warm-start a fit: the cached model's, else the stored one.
 pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64) -> Result<Option<ModelState>, EngineError> {
-    if let Some(e) = cache.get(study_id) {
+    if let Some(e) = cache.get(study_id).filter(|e| !e.fallback) {
         return Ok(Some(e.state.clone()));
     }
     Ok(store.model_state(study_id).await?.map(|m| m.state))
@@ -106,8 +130,12 @@ async fn on_blocking_thread(
 }
 
 /// Keeps a fitted model: its state in the database (for warm starts after a restart or on
-/// another replica), the model in the cache.
+/// another replica), the model in the cache. A fallback is only cached.
 pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry: Arc<Entry>) -> Result<(), EngineError> {
+    if entry.fallback {
+        cache.insert(study_id, entry);
+        return Ok(());
+    }
     let stored = StoredModel { data_version: entry.data_version, state: entry.state.clone(), fitted_at_ms: crate::now_ms() };
     store.save_model_state(study_id, &stored).await?;
     cache.insert(study_id, entry);
