@@ -3,35 +3,57 @@
 //! strictly better on one). Trials whose final measurement lacks a metric take no part.
 
 use crate::study::MetricSpec;
-use crate::trial::{Trial, TrialState};
+use crate::trial::{Measurement, Trial, TrialState};
 
-/// The optimal trials among `trials`, in the order given.
-pub fn optimal_trials<'a>(metrics: &[MetricSpec], trials: &'a [Trial]) -> Vec<&'a Trial> {
-    let scored: Vec<(&Trial, Vec<f64>)> = trials
+/// The ids of the optimal trials among `finals` (each SUCCEEDED trial's id and final
+/// measurement), in id order, at most `cap` of them: the best trial for one metric; for several,
+/// the Pareto front — the first `cap` of it in order of the first metric, best first, when it
+/// is larger.
+///
+/// Time O(n log n + n·f·m) for n trials, a front of f ≤ `cap` and m metrics: the trials are
+/// sorted best first on the metrics in turn, so a trial is dominated only by one before it, and
+/// only the front found so far need be checked.
+pub fn optimal_ids(metrics: &[MetricSpec], finals: &[(i64, &Measurement)], cap: usize) -> Vec<i64> {
+    let scored: Vec<(i64, Vec<f64>)> = finals
         .iter()
-        .filter(|t| t.state == TrialState::Succeeded)
-        .filter_map(|t| {
-            let m = t.final_measurement.as_ref()?;
+        .filter_map(|(id, m)| {
             let values: Option<Vec<f64>> = metrics.iter().map(|spec| m.metrics.get(&spec.id).copied()).collect();
-            Some((t, values?))
+            Some((*id, values?))
         })
         .collect();
     if metrics.len() == 1 {
         let goal = metrics[0].goal;
         let best = scored.iter().reduce(|a, b| if goal.better(b.1[0], a.1[0]) { b } else { a });
-        return best.map(|(t, _)| *t).into_iter().collect();
+        return best.map(|(id, _)| *id).into_iter().take(cap).collect();
     }
-    let dominates = |a: &[f64], b: &[f64]| {
-        let mut strictly = false;
-        for ((x, y), spec) in a.iter().zip(b).zip(metrics) {
-            if spec.goal.better(*y, *x) {
-                return false;
-            }
-            strictly |= spec.goal.better(*x, *y);
+    // Best first on each metric in turn (larger is better once minimised metrics are negated).
+    let oriented =
+        |v: &[f64]| -> Vec<f64> { v.iter().zip(metrics).map(|(x, spec)| if spec.goal.better(1.0, 0.0) { *x } else { -*x }).collect() };
+    let mut order: Vec<(i64, Vec<f64>)> = scored.iter().map(|(id, v)| (*id, oriented(v))).collect();
+    order.sort_by(|a, b| {
+        b.1.iter().zip(&a.1).map(|(x, y)| x.total_cmp(y)).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal).then(a.0.cmp(&b.0))
+    });
+    let dominates = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x >= y) && a.iter().zip(b).any(|(x, y)| x > y);
+    let mut front: Vec<(i64, Vec<f64>)> = Vec::new();
+    for (id, v) in order {
+        if front.len() >= cap {
+            break;
         }
-        strictly
-    };
-    scored.iter().filter(|(_, v)| !scored.iter().any(|(_, w)| dominates(w, v))).map(|(t, _)| *t).collect()
+        if !front.iter().any(|(_, w)| dominates(w, &v)) {
+            front.push((id, v));
+        }
+    }
+    let mut ids: Vec<i64> = front.into_iter().map(|(id, _)| id).collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// The optimal trials among `trials`, in the order given (see [`optimal_ids`]; no cap).
+pub fn optimal_trials<'a>(metrics: &[MetricSpec], trials: &'a [Trial]) -> Vec<&'a Trial> {
+    let finals: Vec<(i64, &Measurement)> =
+        trials.iter().filter(|t| t.state == TrialState::Succeeded).filter_map(|t| Some((t.id, t.final_measurement.as_ref()?))).collect();
+    let ids: std::collections::HashSet<i64> = optimal_ids(metrics, &finals, usize::MAX).into_iter().collect();
+    trials.iter().filter(|t| ids.contains(&t.id)).collect()
 }
 
 #[cfg(test)]
@@ -80,5 +102,43 @@ mod tests {
         ];
         let ids: Vec<i64> = optimal_trials(&metrics, &trials).iter().map(|t| t.id).collect();
         assert_eq!(ids, vec![1, 2, 4]);
+    }
+
+    /// The sorted sweep finds exactly the front that comparing every pair finds, and a cap keeps
+    /// the front's best by the first metric.
+    #[test]
+    fn the_sweep_equals_all_pairs_and_the_cap_keeps_the_best() {
+        use rand::{RngExt, SeedableRng};
+        let metrics = [
+            MetricSpec { id: "a".into(), goal: Goal::Maximize },
+            MetricSpec { id: "b".into(), goal: Goal::Minimize },
+            MetricSpec { id: "c".into(), goal: Goal::Maximize },
+        ];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let trials: Vec<Trial> = (1..=300)
+            .map(|id| {
+                // Coarse values, so ties and duplicates occur.
+                let mut v = || (rng.random::<f64>() * 8.0).floor();
+                // Conflicting metrics (a large a costs a large b, a large c a small a), so the
+                // front is wide.
+                let (a, noise, c) = (v(), v(), v());
+                done(id, &[("a", a - c), ("b", a + noise / 4.0), ("c", c)])
+            })
+            .collect();
+        let value = |t: &Trial, k: &str| t.final_measurement.as_ref().unwrap().metrics[k];
+        let dominates = |x: &Trial, y: &Trial| {
+            let ge = value(x, "a") >= value(y, "a") && value(x, "b") <= value(y, "b") && value(x, "c") >= value(y, "c");
+            let gt = value(x, "a") > value(y, "a") || value(x, "b") < value(y, "b") || value(x, "c") > value(y, "c");
+            ge && gt
+        };
+        let brute: Vec<i64> = trials.iter().filter(|t| !trials.iter().any(|o| dominates(o, t))).map(|t| t.id).collect();
+        let swept: Vec<i64> = optimal_trials(&metrics, &trials).iter().map(|t| t.id).collect();
+        assert_eq!(swept, brute);
+        let finals: Vec<(i64, &Measurement)> = trials.iter().map(|t| (t.id, t.final_measurement.as_ref().unwrap())).collect();
+        let capped = optimal_ids(&metrics, &finals, 3);
+        assert_eq!(capped.len(), 3);
+        let best_a = trials.iter().filter(|t| brute.contains(&t.id)).map(|t| value(t, "a")).fold(f64::NEG_INFINITY, f64::max);
+        assert!(capped.iter().all(|id| value(&trials[*id as usize - 1], "a") == best_a || brute.contains(id)));
+        assert!(capped.iter().all(|id| brute.contains(id)));
     }
 }

@@ -34,39 +34,60 @@ fn position(m: &Measurement, use_elapsed: bool) -> f64 {
     if use_elapsed { m.elapsed_secs } else { m.step_count as f64 }
 }
 
-/// The median stopping rule.
-pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_elapsed: bool) -> StoppingDecision {
+/// Where the trial being checked stands: the position of its latest measurement of the
+/// objective (steps, or seconds with `use_elapsed`) and its best value so far; `None` before it
+/// has one.
+pub fn progress(objective: &MetricSpec, trial: &Trial, use_elapsed: bool) -> Option<(f64, f64)> {
     let own: Vec<(f64, f64)> =
         trial.measurements.iter().filter_map(|m| m.metrics.get(&objective.id).map(|v| (position(m, use_elapsed), *v))).collect();
-    let Some(s) = own.iter().map(|(p, _)| *p).reduce(f64::max) else {
-        return StoppingDecision { should_stop: false, reason: "the trial has no measurement of the objective yet".into() };
-    };
-    let best = own.iter().map(|(_, v)| *v).reduce(|a, b| if objective.goal.better(b, a) { b } else { a }).expect("own is not empty");
+    let s = own.iter().map(|(p, _)| *p).reduce(f64::max)?;
+    let best = own.iter().map(|(_, v)| *v).reduce(|a, b| if objective.goal.better(b, a) { b } else { a })?;
+    Some((s, best))
+}
 
-    let mut averages: Vec<f64> = others
-        .iter()
-        .filter(|o| o.id != trial.id && o.state == TrialState::Succeeded)
-        .filter_map(|o| {
-            let upto: Vec<f64> = o
-                .measurements
-                .iter()
-                .filter(|m| position(m, use_elapsed) <= s)
-                .filter_map(|m| m.metrics.get(&objective.id).copied())
-                .collect();
-            (!upto.is_empty()).then(|| upto.iter().sum::<f64>() / upto.len() as f64)
-        })
-        .collect();
+/// The median stopping rule for a trial at position `s` with best value `best`, given the
+/// running averages (up to `s`) of the completed trials that reached it: stop when `best` is
+/// strictly worse than their median. Linear in the number of averages.
+pub fn median_decision(objective: &MetricSpec, s: f64, best: f64, mut averages: Vec<f64>) -> StoppingDecision {
     if averages.len() < MIN_COMPLETED {
         return StoppingDecision {
             should_stop: false,
             reason: format!("{} completed trials reached this point, the rule needs {MIN_COMPLETED}", averages.len()),
         };
     }
-    averages.sort_by(f64::total_cmp);
     let n = averages.len();
-    let median = if n % 2 == 1 { averages[n / 2] } else { 0.5 * (averages[n / 2 - 1] + averages[n / 2]) };
+    let (_, upper, _) = averages.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let upper = *upper;
+    let median = if n % 2 == 1 {
+        upper
+    } else {
+        let lower = averages[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        0.5 * (lower + upper)
+    };
     let should_stop = objective.goal.better(median, best);
     StoppingDecision { should_stop, reason: format!("best {best} at {s} against median running average {median} of {n} completed trials") }
+}
+
+/// The running average of `other`'s objective over its measurements at or before `s`, if it has
+/// any there.
+pub fn running_average(objective: &MetricSpec, other: &Trial, s: f64, use_elapsed: bool) -> Option<f64> {
+    let upto: Vec<f64> =
+        other.measurements.iter().filter(|m| position(m, use_elapsed) <= s).filter_map(|m| m.metrics.get(&objective.id).copied()).collect();
+    (!upto.is_empty()).then(|| upto.iter().sum::<f64>() / upto.len() as f64)
+}
+
+/// The median stopping rule, given the study's other trials whole (a service aggregates their
+/// running averages in its database instead and calls [`median_decision`]).
+pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_elapsed: bool) -> StoppingDecision {
+    let Some((s, best)) = progress(objective, trial, use_elapsed) else {
+        return StoppingDecision { should_stop: false, reason: "the trial has no measurement of the objective yet".into() };
+    };
+    let averages: Vec<f64> = others
+        .iter()
+        .filter(|o| o.id != trial.id && o.state == TrialState::Succeeded)
+        .filter_map(|o| running_average(objective, o, s, use_elapsed))
+        .collect();
+    median_decision(objective, s, best, averages)
 }
 
 #[cfg(test)]

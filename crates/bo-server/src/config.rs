@@ -66,6 +66,12 @@ pub struct Config {
     #[arg(long, env = "BO_TRIAL_LEASE", value_parser = seconds, default_value_t = 0.0)]
     pub trial_lease: f64,
 
+    /// Seconds a finished operation (a suggest's or an early-stopping check's) is kept before it
+    /// is deleted; GET on it answers 404 after. Pending operations are kept until finished.
+    /// 0: keep every operation forever.
+    #[arg(long, env = "BO_OPERATION_RETENTION", value_parser = seconds, default_value_t = 7.0 * 86_400.0)]
+    pub operation_retention: f64,
+
     /// A file of API keys, one per line: `NAME SHA256 PROJECT[,PROJECT…]` — a name for logs,
     /// the hex SHA-256 of the key (`printf %s KEY | sha256sum`), the projects it grants (`*`: all).
     /// With keys, every API request needs `Authorization: Bearer KEY` and sees only its projects.
@@ -295,6 +301,7 @@ impl std::fmt::Debug for Config {
             .field("model_cache_mb", &self.model_cache_mb)
             .field("refit_lease", &self.refit_lease)
             .field("trial_lease", &self.trial_lease)
+            .field("operation_retention", &self.operation_retention)
             .field("api_keys_file", &self.api_keys_file)
             .field("api_keys", &self.api_keys.as_ref().map(|_| "***"))
             .field("allow_unauthenticated", &self.allow_unauthenticated)

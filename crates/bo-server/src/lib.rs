@@ -11,7 +11,7 @@ pub mod metrics;
 pub mod request_id;
 pub mod state;
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use axum::Router;
@@ -93,6 +93,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Ok(n) => tracing::info!(operations = n, "finishing suggest operations left pending"),
         Err(e) => tracing::warn!(error = %e, "could not resume pending suggest operations"),
     }
+    if config.operation_retention > 0.0 {
+        tokio::spawn(expire_operations(
+            state.store.clone(),
+            Duration::from_secs_f64(config.operation_retention.min(100.0 * 365.0 * 86_400.0)),
+        ));
+    }
     let limits = config.connection_limits();
     tracing::info!(cap = limits.max_connections, idle_timeout = ?limits.idle_timeout, "connection limits");
     let (stop, _) = tokio::sync::broadcast::channel::<()>(1);
@@ -118,6 +124,36 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Deletes finished operations older than `retention`, now and then every so often (a tenth of
+/// the retention, at most an hour), a batch per statement so no transaction grows with the
+/// backlog. Failures are logged and retried at the next round.
+async fn expire_operations(store: bo_store::Store, retention: Duration) {
+    const BATCH: i64 = 1000;
+    let every = (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600));
+    loop {
+        let before = now_ms().saturating_sub(i64::try_from(retention.as_millis()).unwrap_or(i64::MAX));
+        let mut deleted = 0u64;
+        loop {
+            match store.delete_finished_operations(before, BATCH).await {
+                Ok(n) => {
+                    deleted += n;
+                    if n < BATCH as u64 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not delete expired operations; retrying later");
+                    break;
+                }
+            }
+        }
+        if deleted > 0 {
+            tracing::info!(deleted, "expired finished operations deleted");
+        }
+        tokio::time::sleep(every).await;
+    }
 }
 
 async fn shutdown_signal() {

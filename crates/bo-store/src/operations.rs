@@ -1,5 +1,6 @@
 //! The long-running operations the API returns (suggest, early-stopping checks), kept so that
-//! `GET …/operations/{id}` answers as the call did. A suggest whose proposals take longer than
+//! `GET …/operations/{id}` answers as the call did, until the server's retention deletes the
+//! finished ones. An operation is numbered within its study. A suggest whose proposals take longer than
 //! the server's bound is stored *pending* (`done = 0`, with the count asked for) and finished
 //! later by [`Store::suggest`] with `finishing`, or failed with a message.
 
@@ -32,7 +33,7 @@ pub enum OperationKind {
 /// A stored operation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Operation {
-    /// Its number, unique in the database.
+    /// Its number within its study: what its name shows.
     pub id: i64,
     /// The study it belongs to.
     pub study_id: i64,
@@ -50,7 +51,7 @@ pub struct Operation {
     pub update_time_ms: i64,
 }
 
-const OPERATION_COLUMNS: &str = "id, study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, error_message, update_time_ms";
+const OPERATION_COLUMNS: &str = "number, study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, error_message, update_time_ms";
 
 fn operation_from_row(row: &sqlx::any::AnyRow) -> Result<Operation, StoreError> {
     let kind_name: String = row.try_get("kind")?;
@@ -71,7 +72,7 @@ fn operation_from_row(row: &sqlx::any::AnyRow) -> Result<Operation, StoreError> 
     };
     let create_time_ms: i64 = row.try_get("create_time_ms")?;
     Ok(Operation {
-        id: row.try_get("id")?,
+        id: row.try_get("number")?,
         study_id: row.try_get("study_id")?,
         kind,
         done: row.try_get::<i64, _>("done")? != 0,
@@ -118,7 +119,7 @@ pub(crate) async fn pending_suggest(conn: &mut AnyConnection, study_id: i64, cli
 
 /// One operation, read inside a transaction.
 pub(crate) async fn operation_in(conn: &mut AnyConnection, study_id: i64, id: i64) -> Result<Operation, StoreError> {
-    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE study_id = $1 AND id = $2")))
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE study_id = $1 AND number = $2")))
         .bind(study_id)
         .bind(id)
         .fetch_optional(&mut *conn)
@@ -130,18 +131,22 @@ pub(crate) async fn operation_in(conn: &mut AnyConnection, study_id: i64, id: i6
 /// Marks a pending suggest finished with the trials it handed out.
 pub(crate) async fn finish_suggest(
     conn: &mut AnyConnection,
+    study_id: i64,
     id: i64,
     trial_ids: &[i64],
     study_completed: bool,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE operations SET done = 1, trial_ids = $1, study_completed = $2, update_time_ms = $3 WHERE id = $4")
-        .bind(serde_json::to_string(trial_ids)?)
-        .bind(i64::from(study_completed))
-        .bind(now_ms)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(
+        "UPDATE operations SET done = 1, trial_ids = $1, study_completed = $2, update_time_ms = $3 WHERE study_id = $4 AND number = $5",
+    )
+    .bind(serde_json::to_string(trial_ids)?)
+    .bind(i64::from(study_completed))
+    .bind(now_ms)
+    .bind(study_id)
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 
@@ -161,9 +166,15 @@ async fn insert(
             ("EARLY_STOPPING", "", "[]".to_owned(), Some(*trial_id), *should_stop, false)
         }
     };
-    let row = sqlx::query(
-        "INSERT INTO operations (study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, update_time_ms) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $8) RETURNING id",
+    // The study's row is locked by the caller's transaction: its counter gives the number.
+    let number: i64 = sqlx::query("UPDATE studies SET next_operation = next_operation + 1 WHERE id = $1 RETURNING next_operation - 1 AS n")
+        .bind(study_id)
+        .fetch_one(&mut *conn)
+        .await?
+        .try_get("n")?;
+    sqlx::query(
+        "INSERT INTO operations (study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, update_time_ms, number) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $8, $11)",
     )
     .bind(study_id)
     .bind(trial_id)
@@ -175,9 +186,10 @@ async fn insert(
     .bind(now_ms)
     .bind(i64::from(done))
     .bind(count as i64)
-    .fetch_one(&mut *conn)
+    .bind(number)
+    .execute(&mut *conn)
     .await?;
-    Ok(row.try_get("id")?)
+    Ok(number)
 }
 
 impl Store {
@@ -196,11 +208,25 @@ impl Store {
         rows.iter().map(operation_from_row).collect()
     }
 
+    /// Deletes up to `batch` finished operations last changed before `before_ms` (the server's
+    /// retention); pending ones are kept whatever their age. Returns how many went.
+    pub async fn delete_finished_operations(&self, before_ms: i64, batch: i64) -> Result<u64, StoreError> {
+        let _turn = self.write_turn().await;
+        let done = sqlx::query(
+            "DELETE FROM operations WHERE id IN (SELECT id FROM operations WHERE done = 1 AND update_time_ms < $1 ORDER BY update_time_ms LIMIT $2)",
+        )
+        .bind(before_ms)
+        .bind(batch)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
     /// Marks a pending operation failed with `message`; an operation already finished is left
     /// as it is. Returns whether it was pending.
     pub async fn fail_operation(&self, study_id: i64, id: i64, message: &str, now_ms: i64) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE operations SET done = 1, error_message = $1, update_time_ms = $2 WHERE study_id = $3 AND id = $4 AND done = 0",
+            "UPDATE operations SET done = 1, error_message = $1, update_time_ms = $2 WHERE study_id = $3 AND number = $4 AND done = 0",
         )
         .bind(message)
         .bind(now_ms)

@@ -41,8 +41,10 @@ impl StudyState {
 /// A stored study.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StudyRecord {
-    /// Its number, unique in the database.
+    /// Its key in the database (what trials, operations and models refer to): never shown.
     pub id: i64,
+    /// Its number within its project and location: what its name shows.
+    pub number: i64,
     /// The project (tenant) that owns it.
     pub project: String,
     /// Its location, free text.
@@ -61,13 +63,14 @@ pub struct StudyRecord {
     pub data_version: i64,
 }
 
-const STUDY_COLUMNS: &str = "id, project, location, display_name, spec, state, inactive_reason, create_time_ms, data_version";
+const STUDY_COLUMNS: &str = "id, number, project, location, display_name, spec, state, inactive_reason, create_time_ms, data_version";
 
 pub(crate) fn study_from_row(row: &AnyRow) -> Result<StudyRecord, StoreError> {
     let spec: String = row.try_get("spec")?;
     let state: String = row.try_get("state")?;
     Ok(StudyRecord {
         id: row.try_get("id")?,
+        number: row.try_get("number")?,
         project: row.try_get("project")?,
         location: row.try_get("location")?,
         display_name: row.try_get("display_name")?,
@@ -81,7 +84,8 @@ pub(crate) fn study_from_row(row: &AnyRow) -> Result<StudyRecord, StoreError> {
 
 impl Store {
     /// Creates a study, or returns the existing one with the same display name if its spec is
-    /// the same (`created == false`); a different spec under that name is `AlreadyExists`.
+    /// the same (`created == false`); a different spec under that name is `AlreadyExists`. A new
+    /// study takes the next number of its project and location.
     pub async fn create_study(
         &self,
         project: &str,
@@ -91,17 +95,39 @@ impl Store {
         now_ms: i64,
     ) -> Result<(StudyRecord, bool), StoreError> {
         let spec_json = serde_json::to_string(spec)?;
-        let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms) \
-             VALUES ($1, $2, $3, $4, 'ACTIVE', $5) RETURNING {STUDY_COLUMNS}"
-        )))
-        .bind(project)
-        .bind(location)
-        .bind(display_name)
-        .bind(&spec_json)
-        .bind(now_ms)
-        .fetch_one(&self.pool)
-        .await;
+        let inserted = {
+            let _turn = self.write_turn().await;
+            let mut tx = self.pool.begin().await?;
+            let row = sqlx::query(
+                "INSERT INTO locations (project, location, next_study) VALUES ($1, $2, 2) \
+                 ON CONFLICT (project, location) DO UPDATE SET next_study = locations.next_study + 1 RETURNING next_study - 1 AS n",
+            )
+            .bind(project)
+            .bind(location)
+            .fetch_one(&mut *tx)
+            .await?;
+            let number: i64 = row.try_get("n")?;
+            let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms, number, objective_metric) \
+                 VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7) RETURNING {STUDY_COLUMNS}"
+            )))
+            .bind(project)
+            .bind(location)
+            .bind(display_name)
+            .bind(&spec_json)
+            .bind(now_ms)
+            .bind(number)
+            .bind(&spec.objective().id)
+            .fetch_one(&mut *tx)
+            .await;
+            match inserted {
+                Ok(row) => {
+                    tx.commit().await?;
+                    Ok(row)
+                }
+                Err(e) => Err(e), // rolled back as `tx` drops: the number is not used up
+            }
+        };
         match inserted {
             Ok(row) => Ok((study_from_row(&row)?, true)),
             Err(e) if is_unique_violation(&e) => {
@@ -111,7 +137,7 @@ impl Store {
                 } else {
                     Err(StoreError::AlreadyExists(format!(
                         "a study named {display_name:?} already exists with a different studySpec (study {})",
-                        existing.id
+                        existing.number
                     )))
                 }
             }
@@ -119,12 +145,12 @@ impl Store {
         }
     }
 
-    /// The study `id` of `project`/`location`.
-    pub async fn get_study(&self, project: &str, location: &str, id: i64) -> Result<StudyRecord, StoreError> {
+    /// The study numbered `number` in `project`/`location`.
+    pub async fn get_study(&self, project: &str, location: &str, number: i64) -> Result<StudyRecord, StoreError> {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {STUDY_COLUMNS} FROM studies WHERE id = $1 AND project = $2 AND location = $3"
+            "SELECT {STUDY_COLUMNS} FROM studies WHERE number = $1 AND project = $2 AND location = $3"
         )))
-        .bind(id)
+        .bind(number)
         .bind(project)
         .bind(location)
         .fetch_optional(&self.pool)
@@ -154,28 +180,23 @@ impl Store {
         row.as_ref().map(study_from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))
     }
 
-    /// Up to `limit` studies with ids above `after_id`, in id order.
-    pub async fn list_studies(&self, project: &str, location: &str, after_id: i64, limit: i64) -> Result<Vec<StudyRecord>, StoreError> {
+    /// Up to `limit` studies numbered above `after`, in number order.
+    pub async fn list_studies(&self, project: &str, location: &str, after: i64, limit: i64) -> Result<Vec<StudyRecord>, StoreError> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {STUDY_COLUMNS} FROM studies WHERE project = $1 AND location = $2 AND id > $3 ORDER BY id LIMIT $4"
+            "SELECT {STUDY_COLUMNS} FROM studies WHERE project = $1 AND location = $2 AND number > $3 ORDER BY number LIMIT $4"
         )))
         .bind(project)
         .bind(location)
-        .bind(after_id)
+        .bind(after)
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(study_from_row).collect()
     }
 
-    /// Deletes a study with its trials, measurements and operations.
-    pub async fn delete_study(&self, project: &str, location: &str, id: i64) -> Result<(), StoreError> {
-        let done = sqlx::query("DELETE FROM studies WHERE id = $1 AND project = $2 AND location = $3")
-            .bind(id)
-            .bind(project)
-            .bind(location)
-            .execute(&self.pool)
-            .await?;
+    /// Deletes the study `id` (its key) with its trials, measurements and operations.
+    pub async fn delete_study(&self, id: i64) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM studies WHERE id = $1").bind(id).execute(&self.pool).await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(Entity::Study));
         }

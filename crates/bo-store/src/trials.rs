@@ -239,6 +239,16 @@ async fn trials_in_state(
     rows.iter().map(trial_from_row).collect()
 }
 
+/// The study's objective metric (its first), which every measurement also stores apart.
+async fn objective_metric(conn: &mut AnyConnection, study_id: i64) -> Result<String, StoreError> {
+    let row = sqlx::query("SELECT objective_metric FROM studies WHERE id = $1")
+        .bind(study_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(StoreError::NotFound(Entity::Study))?;
+    Ok(row.try_get("objective_metric")?)
+}
+
 async fn insert_measurements(
     conn: &mut AnyConnection,
     study_id: i64,
@@ -246,9 +256,13 @@ async fn insert_measurements(
     first_seq: usize,
     ms: &[Measurement],
 ) -> Result<(), StoreError> {
+    if ms.is_empty() {
+        return Ok(());
+    }
+    let objective = objective_metric(conn, study_id).await?;
     for (k, m) in ms.iter().enumerate() {
         sqlx::query(
-            "INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics) VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics, objective) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(study_id)
         .bind(trial_id)
@@ -256,6 +270,7 @@ async fn insert_measurements(
         .bind(m.step_count)
         .bind(m.elapsed_secs)
         .bind(serde_json::to_string(&m.metrics)?)
+        .bind(m.metrics.get(&objective).copied())
         .execute(&mut *conn)
         .await?;
     }
@@ -318,15 +333,80 @@ async fn bump_data_version(conn: &mut AnyConnection, study_id: i64) -> Result<()
 }
 
 impl Store {
-    /// Up to `limit` trials of a study with ids above `after_id`, in id order.
-    pub async fn list_trials(&self, study_id: i64, after_id: i64, limit: i64) -> Result<Vec<Trial>, StoreError> {
+    /// Up to `limit` trials of a study with ids above `after_id`, in id order, whole — fewer when
+    /// their stored size passes `max_bytes` (parameters, final and intermediate measurements, as
+    /// stored): the first trial always, then each that keeps the page within the budget. Sizes
+    /// are summed in SQL before anything is loaded, so a page never costs more than its budget.
+    pub async fn list_trials(&self, study_id: i64, after_id: i64, limit: i64, max_bytes: usize) -> Result<Vec<Trial>, StoreError> {
         let mut conn = self.pool.acquire().await?;
-        load_trials(&mut conn, study_id, after_id, i64::MAX, limit, Load::Full).await
+        let sizes = sqlx::query(
+            "SELECT t.id, LENGTH(t.parameters) + COALESCE(LENGTH(t.final_measurement), 0) \
+             + COALESCE((SELECT SUM(LENGTH(m.metrics) + 32) FROM measurements m WHERE m.study_id = t.study_id AND m.trial_id = t.id), 0) AS bytes \
+             FROM trials t WHERE t.study_id = $1 AND t.id > $2 ORDER BY t.id LIMIT $3",
+        )
+        .bind(study_id)
+        .bind(after_id)
+        .bind(limit)
+        .fetch_all(&mut *conn)
+        .await?;
+        let (mut total, mut last) = (0usize, None);
+        for row in &sizes {
+            let bytes = usize::try_from(row.try_get::<i64, _>("bytes")?).unwrap_or(usize::MAX);
+            if last.is_some() && total.saturating_add(bytes) > max_bytes {
+                break;
+            }
+            total = total.saturating_add(bytes);
+            last = Some(row.try_get::<i64, _>("id")?);
+        }
+        let Some(last) = last else { return Ok(vec![]) };
+        load_trials(&mut conn, study_id, after_id, last, limit, Load::Full).await
     }
 
-    /// Every trial of a study.
+    /// Whether the study has a trial with an id above `id`.
+    pub async fn trial_after(&self, study_id: i64, id: i64) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT id FROM trials WHERE study_id = $1 AND id > $2 ORDER BY id LIMIT 1")
+            .bind(study_id)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    /// Every trial of a study, whole (for tests and tools; the API pages).
     pub async fn all_trials(&self, study_id: i64) -> Result<Vec<Trial>, StoreError> {
-        self.list_trials(study_id, 0, i64::MAX).await
+        let mut conn = self.pool.acquire().await?;
+        load_trials(&mut conn, study_id, 0, i64::MAX, i64::MAX, Load::Full).await
+    }
+
+    /// The final measurement of every SUCCEEDED trial, by trial id, in id order: all that the
+    /// optimal trials are chosen from.
+    pub async fn final_measurements(&self, study_id: i64) -> Result<Vec<(i64, Measurement)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, final_measurement FROM trials WHERE study_id = $1 AND state = 'SUCCEEDED' AND final_measurement IS NOT NULL ORDER BY id",
+        )
+        .bind(study_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let text: String = row.try_get("final_measurement")?;
+                Ok((row.try_get("id")?, serde_json::from_str(&text)?))
+            })
+            .collect()
+    }
+
+    /// The trials `ids` of a study (those that exist), without intermediate measurements, in id
+    /// order.
+    pub async fn trials_by_id(&self, study_id: i64, ids: &[i64]) -> Result<Vec<Trial>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let mut out = Vec::with_capacity(ids.len());
+        let mut sorted = ids.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        for id in sorted {
+            out.extend(load_trials(&mut conn, study_id, id - 1, id, 1, Load::NoMeasurements).await?);
+        }
+        Ok(out)
     }
 
     /// One trial.
@@ -547,7 +627,7 @@ impl Store {
         let study_completed = exhausted || state == StudyState::Completed;
         let operation_id = match finishing {
             Some(id) => {
-                finish_suggest(&mut tx, id, &trial_ids, study_completed, now_ms).await?;
+                finish_suggest(&mut tx, study_id, id, &trial_ids, study_completed, now_ms).await?;
                 id
             }
             None => {
@@ -559,22 +639,46 @@ impl Store {
         Ok(Suggested::Done(SuggestOutcome { trials: handed, operation_id, exhausted }))
     }
 
-    /// Decides early stopping for a trial with `decide(trial, all_trials)`; a trial told to stop
-    /// while ACTIVE becomes STOPPING. Records the operation and returns its id and the decision.
-    pub async fn check_early_stopping(
+    /// The running average of the objective of every SUCCEEDED trial but `except`, over its
+    /// measurements at or before `up_to` (steps, or elapsed seconds `by_elapsed`): what the
+    /// median stopping rule compares a trial with. Aggregated in SQL, so the server reads one
+    /// number per trial, not every measurement; a plain read, outside any transaction (no lock,
+    /// no turn at SQLite's write gate).
+    pub async fn running_averages(&self, study_id: i64, except: i64, up_to: f64, by_elapsed: bool) -> Result<Vec<f64>, StoreError> {
+        let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT AVG(m.objective) AS average FROM measurements m JOIN trials t ON t.study_id = m.study_id AND t.id = m.trial_id \
+             WHERE m.study_id = $1 AND t.state = 'SUCCEEDED' AND m.trial_id <> $2 AND m.objective IS NOT NULL AND {position} <= $3 \
+             GROUP BY m.trial_id"
+        )))
+        .bind(study_id)
+        .bind(except)
+        .bind(up_to)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| r.try_get::<f64, _>("average").map_err(StoreError::from)).collect()
+    }
+
+    /// Records an early-stopping check of a trial decided outside the lock (`should_stop`): a
+    /// trial still ACTIVE that should stop becomes STOPPING; its client counts as seen. A trial
+    /// completed meanwhile is not told to stop. Returns the operation's number and the decision
+    /// as recorded.
+    pub async fn record_early_stopping(
         &self,
         study_id: i64,
         trial_id: i64,
         now_ms: i64,
-        decide: impl FnOnce(&Trial, &[Trial]) -> bool,
+        should_stop: bool,
     ) -> Result<(i64, bool), StoreError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         lock_study(&mut tx, study_id).await?;
-        let trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::Full).await?;
-        let mut trial = trials.iter().find(|t| t.id == trial_id).cloned().ok_or(StoreError::NotFound(Entity::Trial))?;
+        let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::NoMeasurements)
+            .await?
+            .pop()
+            .ok_or(StoreError::NotFound(Entity::Trial))?;
+        let should_stop = should_stop && !trial.state.is_completed();
         touch(&mut tx, study_id, trial_id, now_ms).await?;
-        let should_stop = decide(&trial, &trials);
         if should_stop && trial.state == TrialState::Active {
             trial.state = TrialState::Stopping;
             write_trial(&mut tx, study_id, &trial, now_ms).await?;

@@ -83,7 +83,9 @@ async fn create_is_idempotent_by_name_and_conflicts_on_a_different_spec() {
         let (c, created) = store.create_study("q", "l", "s", &other, 4).await.unwrap();
         assert!(created && c.id != a.id);
         assert_eq!(store.lookup_study("p", "l", "s").await.unwrap().id, a.id);
-        assert!(matches!(store.get_study("q", "l", a.id).await, Err(StoreError::NotFound(Entity::Study))));
+        // Numbers are per project: q's study 1 is its own.
+        assert_eq!(store.get_study("q", "l", a.number).await.unwrap().id, c.id);
+        assert!(matches!(store.get_study("q", "l", 2).await, Err(StoreError::NotFound(Entity::Study))));
     }
 }
 
@@ -120,7 +122,7 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
         let back = store.get_trial(study.id, t.id).await.unwrap();
         assert_eq!(back, t);
         assert_eq!(back.measurements.len(), 2);
-        assert_eq!(store.get_study("p", "l", study.id).await.unwrap().data_version, 1);
+        assert_eq!(store.get_study("p", "l", study.number).await.unwrap().data_version, 1);
         // A refused change leaves the trial as it was.
         let refused = store.update_trial(study.id, t.id, 5, |t| {
             t.state = TrialState::Infeasible;
@@ -128,9 +130,9 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
         });
         assert!(refused.await.is_err());
         assert_eq!(store.get_trial(study.id, t.id).await.unwrap().state, TrialState::Succeeded);
-        store.delete_study("p", "l", study.id).await.unwrap();
+        store.delete_study(study.id).await.unwrap();
         assert!(matches!(store.get_trial(study.id, t.id).await, Err(StoreError::NotFound(Entity::Trial))));
-        assert!(matches!(store.delete_study("p", "l", study.id).await, Err(StoreError::NotFound(Entity::Study))));
+        assert!(matches!(store.delete_study(study.id).await, Err(StoreError::NotFound(Entity::Study))));
     }
 }
 
@@ -169,7 +171,7 @@ async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_oper
         // An exhausted designer completes the study.
         let none = done(store.suggest(request(study.id, "w2", 1, 4), |_, _, _| Ok::<_, StoreError>(Plan::Ready(vec![]))).await.unwrap());
         assert!(none.exhausted && none.trials.is_empty());
-        assert_eq!(store.get_study("p", "l", study.id).await.unwrap().state, StudyState::Completed);
+        assert_eq!(store.get_study("p", "l", study.number).await.unwrap().state, StudyState::Completed);
     }
 }
 
@@ -348,7 +350,7 @@ async fn model_state_is_kept_and_never_overwritten_by_older_data() {
         assert_eq!(store.model_state(study.id).await.unwrap(), Some(m(3, "three")));
         assert!(store.save_model_state(study.id, &m(5, "five")).await.unwrap());
         assert_eq!(store.model_state(study.id).await.unwrap().unwrap().data_version, 5);
-        store.delete_study("p", "l", study.id).await.unwrap();
+        store.delete_study(study.id).await.unwrap();
         assert_eq!(store.model_state(study.id).await.unwrap(), None);
         assert!(!store.save_model_state(study.id, &m(6, "gone")).await.unwrap(), "a deleted study gets no model");
     }
@@ -382,7 +384,7 @@ async fn a_refit_lease_has_one_holder_until_it_is_released_or_expires() {
             granted += usize::from(ask.await.unwrap());
         }
         assert_eq!(granted, 1);
-        store.delete_study("p", "l", id).await.unwrap();
+        store.delete_study(id).await.unwrap();
         assert!(!store.take_refit_lease(id, "a", 9_000, 100).await.unwrap(), "a deleted study is not leased");
     }
 }
@@ -396,4 +398,177 @@ fn both_dialects_have_the_same_migrations() {
         v
     };
     assert_eq!(names("sqlite"), names("postgres"));
+}
+
+/// Studies are numbered within their project and location, operations within their study, and
+/// neither number is ever given twice: a tenant's ids tell nothing of another's activity.
+#[tokio::test]
+async fn numbers_are_per_tenant_and_never_reused() {
+    for store in stores("tenant_numbers").await {
+        let (a1, _) = store.create_study("a", "l", "one", &spec(), 1).await.unwrap();
+        let (b1, _) = store.create_study("b", "l", "one", &spec(), 1).await.unwrap();
+        let (a2, _) = store.create_study("a", "l", "two", &spec(), 1).await.unwrap();
+        assert_eq!((a1.number, b1.number, a2.number), (1, 1, 2));
+        assert_ne!(a1.id, b1.id, "the keys stay distinct");
+        // Creating an existing study again uses up no number; a deleted one's is not reused.
+        assert_eq!(store.create_study("a", "l", "two", &spec(), 2).await.unwrap().0.number, 2);
+        store.delete_study(a2.id).await.unwrap();
+        assert_eq!(store.create_study("a", "l", "three", &spec(), 3).await.unwrap().0.number, 3);
+        assert!(matches!(store.get_study("a", "l", 2).await, Err(StoreError::NotFound(Entity::Study))));
+        assert_eq!(store.get_study("b", "l", 1).await.unwrap().id, b1.id);
+        // Operations count from 1 in each study.
+        let mut counter = 0;
+        let first = done(store.suggest(request(a1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
+        let other = done(store.suggest(request(b1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
+        let second = store.record_early_stopping(a1.id, 1, 6, false).await.unwrap().0;
+        assert_eq!((first.operation_id, other.operation_id, second), (1, 1, 2));
+        assert_eq!(store.get_operation(a1.id, 2).await.unwrap().id, 2);
+    }
+}
+
+/// Finished operations older than the retention go, a batch at a time; pending ones stay.
+#[tokio::test]
+async fn finished_operations_expire() {
+    for store in stores("operation_retention").await {
+        let (study, _) = store.create_study("p", "l", "ops", &spec(), 1).await.unwrap();
+        let mut counter = 0;
+        for t in 0..3 {
+            done(store.suggest(request(study.id, &format!("w{t}"), 1, 100 + t), new_points(&mut counter)).await.unwrap());
+        }
+        let pending = store.begin_pending_suggest(study.id, "slow", 1, 50).await.unwrap();
+        assert_eq!(store.delete_finished_operations(102, 10).await.unwrap(), 2, "the two before 102");
+        assert!(store.get_operation(study.id, 1).await.is_err() && store.get_operation(study.id, 3).await.is_ok());
+        assert_eq!(store.delete_finished_operations(1_000, 10).await.unwrap(), 1);
+        assert!(!store.get_operation(study.id, pending.id).await.unwrap().done, "pending operations are kept");
+    }
+}
+
+/// The early-stopping rule's inputs come from SQL: one running average per SUCCEEDED trial over
+/// its objective up to a position; a recorded check stops an ACTIVE trial.
+#[tokio::test]
+async fn running_averages_are_aggregated_in_sql() {
+    for store in stores("running_averages").await {
+        let (study, _) = store.create_study("p", "l", "curves", &spec(), 1).await.unwrap();
+        let at = |step: i64, acc: f64| Measurement {
+            step_count: step,
+            elapsed_secs: step as f64 / 10.0,
+            metrics: BTreeMap::from([("acc".to_owned(), acc)]),
+        };
+        let curve = |values: &[f64]| values.iter().enumerate().map(|(k, v)| at(k as i64 + 1, *v)).collect::<Vec<_>>();
+        let add = |state: TrialState, measurements: Vec<Measurement>, i: i64| NewTrial {
+            assignment: point(i),
+            state,
+            final_measurement: (state == TrialState::Succeeded).then(|| at(9, 0.0)),
+            measurements,
+            infeasible_reason: String::new(),
+        };
+        store.create_trial(study.id, add(TrialState::Succeeded, curve(&[0.2, 0.4, 0.9]), 1), 1).await.unwrap();
+        store.create_trial(study.id, add(TrialState::Succeeded, curve(&[0.6, 0.8]), 2), 1).await.unwrap();
+        store.create_trial(study.id, add(TrialState::Infeasible, curve(&[5.0]), 3), 1).await.unwrap();
+        let running = store.create_trial(study.id, add(TrialState::Requested, curve(&[0.1]), 4), 1).await.unwrap();
+        let mut averages = store.running_averages(study.id, running.id, 2.0, false).await.unwrap();
+        averages.sort_by(f64::total_cmp);
+        assert_eq!(averages.len(), 2, "succeeded trials only: {averages:?}");
+        assert!((averages[0] - 0.3).abs() < 1e-12 && (averages[1] - 0.7).abs() < 1e-12, "{averages:?}");
+        let by_time = store.running_averages(study.id, running.id, 0.15, true).await.unwrap();
+        assert_eq!(by_time.len(), 2);
+        let (op, stop) = store.record_early_stopping(study.id, running.id, 2, true).await.unwrap();
+        assert!(stop && op == 1);
+        assert_eq!(
+            store.get_trial(study.id, running.id).await.unwrap().state,
+            TrialState::Requested,
+            "only an ACTIVE trial becomes STOPPING"
+        );
+    }
+}
+
+/// A page of trials stops early when their stored size passes the budget, always holding one.
+#[tokio::test]
+async fn pages_are_bounded_by_size() {
+    for store in stores("page_budget").await {
+        let (study, _) = store.create_study("p", "l", "pages", &spec(), 1).await.unwrap();
+        let mut counter = 0;
+        done(store.suggest(request(study.id, "w", 5, 1), new_points(&mut counter)).await.unwrap());
+        let one = store.list_trials(study.id, 0, 10, 1).await.unwrap();
+        assert_eq!(one.len(), 1, "one trial whatever the budget");
+        let all = store.list_trials(study.id, 0, 10, 1 << 20).await.unwrap();
+        assert_eq!(all.len(), 5);
+        let bytes = serde_json::to_string(&all[0].assignment).unwrap().len();
+        assert_eq!(store.list_trials(study.id, 0, 10, 2 * bytes + 10).await.unwrap().len(), 2);
+        assert!(store.trial_after(study.id, 4).await.unwrap() && !store.trial_after(study.id, 5).await.unwrap());
+    }
+}
+
+/// A database made by the previous release (migrations up to 0005, with studies, measurements
+/// and operations in it) is brought up to date in place: every study numbered as its id was,
+/// operations likewise, each measurement's objective filled in from its metrics.
+#[tokio::test]
+async fn an_older_database_migrates_with_its_data() {
+    let mut urls = vec![("sqlite", testing::sqlite_url())];
+    if let Some(url) = testing::postgres_url("migrate_older").await {
+        urls.push(("postgres", url));
+    }
+    for (dialect, url) in urls {
+        sqlx::any::install_default_drivers();
+        let old = std::env::temp_dir().join(testing::unique_name("bo_old_migrations"));
+        std::fs::create_dir_all(&old).unwrap();
+        let all = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations").join(dialect);
+        for entry in std::fs::read_dir(&all).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name().to_string_lossy().as_ref() < "0006" {
+                std::fs::copy(entry.path(), old.join(entry.file_name())).unwrap();
+            }
+        }
+        let connect_url = if dialect == "sqlite" { format!("{url}?mode=rwc") } else { url.clone() };
+        let pool = sqlx::any::AnyPoolOptions::new().max_connections(1).connect(&connect_url).await.unwrap();
+        sqlx::migrate::Migrator::new(old.as_path()).await.unwrap().run(&pool).await.unwrap();
+        let spec_json = serde_json::to_string(&spec()).unwrap();
+        for (id, project) in [(3i64, "p"), (7, "q")] {
+            sqlx::query(
+                "INSERT INTO studies (id, project, location, display_name, spec, state, create_time_ms, next_trial_id) VALUES ($1, $2, 'l', 'old', $3, 'ACTIVE', 1, 2)",
+            )
+                .bind(id)
+                .bind(project)
+                .bind(&spec_json)
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        sqlx::query("INSERT INTO trials (study_id, id, state, parameters, start_time_ms) VALUES (3, 1, 'ACTIVE', $1, 1)")
+            .bind(serde_json::to_string(&point(1)).unwrap())
+            .execute(&pool)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics) VALUES (3, 1, 0, 5, 0, '{\"acc\": 0.25}')")
+            .execute(&pool)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO operations (id, study_id, kind, create_time_ms) VALUES (11, 3, 'SUGGEST', 1)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+
+        let store = Store::connect(&url, &options()).await.unwrap();
+        let study = store.get_study("p", "l", 3).await.unwrap();
+        assert_eq!((study.id, study.number), (3, 3), "{dialect}");
+        assert_eq!(store.get_operation(3, 11).await.unwrap().id, 11, "{dialect}");
+        assert_eq!(store.running_averages(3, 99, 10.0, false).await.unwrap().len(), 0, "{dialect}: trial 1 is not SUCCEEDED");
+        store
+            .update_trial::<StoreError>(3, 1, 2, |t| {
+                t.state = TrialState::Succeeded;
+                t.final_measurement = Some(Measurement::default());
+                Ok(())
+            })
+            .await
+            .unwrap();
+        assert_eq!(store.running_averages(3, 99, 10.0, false).await.unwrap(), vec![0.25], "{dialect}: the objective was filled in");
+        // New studies and operations number on from the old ids, never reusing one.
+        let (next, _) = store.create_study("p", "l", "new", &spec(), 5).await.unwrap();
+        assert!(next.number > 7, "{dialect}: {}", next.number);
+        let mut counter = 0;
+        let outcome = done(store.suggest(request(3, "w", 1, 6), new_points(&mut counter)).await.unwrap());
+        assert!(outcome.operation_id > 11, "{dialect}");
+        std::fs::remove_dir_all(&old).ok();
+    }
 }

@@ -104,7 +104,7 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequest) -> 
     let entry = state.engine.model(&study).await.map_err(engine_error)?;
     let Some(predictions) = entry.model.predict(&points) else {
         return Err(ApiError::precondition(format!(
-            "the study's model ({}) does not predict: GP_BANDIT does once its initial design is complete",
+            "the study's model does not predict: {} studies have no predictive model, or the study is still in its initial design (the GP designers predict once it is complete)",
             study.spec.algorithm
         )));
     };

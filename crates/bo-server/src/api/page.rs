@@ -56,6 +56,11 @@ impl Page {
         Ok(Page { after_id, size })
     }
 
+    /// The token of the page that starts after `id`.
+    pub fn token_after(&self, id: i64) -> String {
+        format!("{TOKEN_PREFIX}{id}")
+    }
+
     /// Given up to `size + 1` items, keeps `size` and returns the token for the rest ("" when
     /// this is the last page).
     pub fn next_token<T>(&self, items: &mut Vec<T>, id: impl Fn(&T) -> i64) -> String {

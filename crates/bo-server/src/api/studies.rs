@@ -52,7 +52,7 @@ fn check_display_name(name: &str, limits: &Limits) -> Result<(), ApiError> {
 
 /// The resource name of a study.
 pub fn study_name(s: &StudyRecord) -> String {
-    format!("projects/{}/locations/{}/studies/{}", s.project, s.location, s.id)
+    format!("projects/{}/locations/{}/studies/{}", s.project, s.location, s.number)
 }
 
 /// The wire form of a stored study.
@@ -134,7 +134,7 @@ pub async fn list_studies(
 ) -> Result<Json<ListStudiesResponse>, ApiError> {
     let page = Page::from_query(&query)?;
     let mut studies = state.store.list_studies(&path.project, &path.location, page.after_id, page.size + 1).await?;
-    let next_page_token = page.next_token(&mut studies, |s| s.id);
+    let next_page_token = page.next_token(&mut studies, |s| s.number);
     Ok(Json(ListStudiesResponse { studies: studies.iter().map(study_to_wire).collect(), next_page_token }))
 }
 
@@ -144,7 +144,7 @@ pub async fn list_studies(
     params(StudyPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn delete_study(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<serde_json::Value>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    state.store.delete_study(&study.project, &study.location, study.id).await?;
+    state.store.delete_study(study.id).await?;
     state.engine.forget(study.id);
     tracing::info!(study = %study_name(&study), "study deleted");
     Ok(Json(serde_json::json!({})))

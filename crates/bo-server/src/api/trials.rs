@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use bo_core::optimal::optimal_trials;
+use bo_core::optimal::optimal_ids;
 use bo_core::stopping;
-use bo_core::{Trial, TrialState};
+use bo_core::{StoppingSpec, Trial, TrialState};
 use bo_store::{NewTrial, StoreError, StudyRecord};
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -202,8 +202,12 @@ pub async fn list_trials(
 ) -> Result<Json<ListTrialsResponse>, ApiError> {
     let page = Page::from_query(&query)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let mut trials = state.store.list_trials(study.id, page.after_id, page.size + 1).await?;
-    let next_page_token = page.next_token(&mut trials, |t| t.id);
+    let mut trials = state.store.list_trials(study.id, page.after_id, page.size + 1, PAGE_BYTES).await?;
+    // A page cut short by its size budget goes on after its last trial.
+    let cut =
+        (trials.len() as i64) < page.size + 1 && state.store.trial_after(study.id, trials.last().map_or(page.after_id, |t| t.id)).await?;
+    let next_page_token =
+        if cut { page.token_after(trials.last().map_or(page.after_id, |t| t.id)) } else { page.next_token(&mut trials, |t| t.id) };
     Ok(Json(ListTrialsResponse { trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect(), next_page_token }))
 }
 
@@ -217,8 +221,18 @@ pub async fn delete_trial(State(state): State<AppState>, Path(path): Path<TrialP
     Ok(Json(serde_json::json!({})))
 }
 
+/// The most stored bytes of trials (parameters, measurements) one page of ListTrials holds: a
+/// page stops early, with a `nextPageToken`, rather than pass it (it always holds one trial).
+pub const PAGE_BYTES: usize = 4 << 20;
+
+/// The most trials ListOptimalTrials returns: a Pareto front larger than this (many metrics,
+/// many trials) is cut to its best by the first metric.
+pub const MAX_OPTIMAL_TRIALS: usize = 1000;
+
 /// ListOptimalTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/listOptimalTrials>.
-/// The best SUCCEEDED trial for a single metric; the Pareto front for several.
+/// The best SUCCEEDED trial for a single metric; the Pareto front for several (at most 1,000
+/// trials, the front's best by the first metric when it is larger). The trials carry their
+/// final measurement; their intermediate measurements are read with GetTrial or ListTrials.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:listOptimalTrials", tag = "trials",
     params(StudyPath), request_body = EmptyRequest,
     responses((status = 200, description = "success", body = ListOptimalTrialsResponse), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
@@ -228,9 +242,17 @@ pub async fn list_optimal_trials(
     AppJson(_body): AppJson<EmptyRequest>,
 ) -> Result<Json<ListOptimalTrialsResponse>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let trials = state.store.all_trials(study.id).await?;
-    let optimal = optimal_trials(&study.spec.metrics, &trials);
-    Ok(Json(ListOptimalTrialsResponse { optimal_trials: optimal.into_iter().map(|t| trial_to_wire(&study, t)).collect() }))
+    let finals = state.store.final_measurements(study.id).await?;
+    let metrics = study.spec.metrics.clone();
+    // A sort and a sweep over every succeeded trial: off the runtime.
+    let ids = tokio::task::spawn_blocking(move || {
+        let refs: Vec<(i64, &bo_core::Measurement)> = finals.iter().map(|(id, m)| (*id, m)).collect();
+        optimal_ids(&metrics, &refs, MAX_OPTIMAL_TRIALS)
+    })
+    .await
+    .map_err(|e| ApiError::new(super::error::Code::Internal, format!("choosing the optimal trials panicked: {e}")))?;
+    let trials = state.store.trials_by_id(study.id, &ids).await?;
+    Ok(Json(ListOptimalTrialsResponse { optimal_trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect() }))
 }
 
 /// `POST …/trials/{trial}:{verb}`: one route for the four trial methods, dispatched on the verb
@@ -378,16 +400,25 @@ pub async fn check_trial_early_stopping_state(state: AppState, path: TrialPath, 
     let (study, id) = load(&state, &path).await?;
     let now = crate::now_ms();
     let spec = &study.spec;
-    let (op_id, should_stop) = state
-        .store
-        .check_early_stopping(study.id, id, now, |trial, all| {
-            !trial.state.is_completed() && stopping::decide(spec.stopping.as_ref(), spec.objective(), trial, all).should_stop
-        })
-        .await
-        .map_err(|e| match e {
-            StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
-            e => e.into(),
-        })?;
+    // Decided outside any transaction from what the rule needs: the trial itself and one running
+    // average per completed trial, aggregated by the database.
+    let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
+    let decision = match spec.stopping {
+        Some(StoppingSpec::Median { use_elapsed_duration }) if !trial.state.is_completed() => {
+            match stopping::progress(spec.objective(), &trial, use_elapsed_duration) {
+                Some((at, best)) => {
+                    let averages = state.store.running_averages(study.id, id, at, use_elapsed_duration).await?;
+                    stopping::median_decision(spec.objective(), at, best, averages).should_stop
+                }
+                None => false,
+            }
+        }
+        _ => false,
+    };
+    let (op_id, should_stop) = state.store.record_early_stopping(study.id, id, now, decision).await.map_err(|e| match e {
+        StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
+        e => e.into(),
+    })?;
     let trial_name = format!("{}/trials/{id}", study_name(&study));
     let name = format!("{trial_name}/operations/{op_id}");
     Ok(Json(early_stopping_operation(name, &study_name(&study), &trial_name, &format_time(now), should_stop)))

@@ -195,11 +195,12 @@ pub fn check_algorithm(spec: &StudySpec, limits: &Limits) -> Result<(), ConfigEr
     bo_core::designer::check_limits(designer.as_ref(), &spec.space, limits)
 }
 
-/// The study's seed: from its number and display name only.
+/// The study's seed: from its number (within its project and location) and display name only,
+/// so nothing another tenant does changes what a study proposes.
 pub(crate) fn study_seed(study: &StudyRecord) -> u64 {
-    // FNV-1a over the name, mixed with the id.
+    // FNV-1a over the name, mixed with the number.
     let name_hash = study.display_name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    (study.id as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) ^ name_hash
+    (study.number as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) ^ name_hash
 }
 
 /// A duration as the store's milliseconds.
@@ -589,7 +590,7 @@ impl Engine {
                 };
                 let outcome = {
                     let _permit = self.inner.workers.acquire().await;
-                    refit_study(store, &self.inner.cache, study.id, (&study.project, &study.location)).await
+                    refit_study(store, &self.inner.cache, study.id).await
                 };
                 renewer.abort();
                 if let Err(e) = store.release_refit_lease(study.id, me).await {

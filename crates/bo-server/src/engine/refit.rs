@@ -143,13 +143,8 @@ pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry
 }
 
 /// Refits `study_id` from the database and updates the cache and the stored state.
-pub async fn refit_study(
-    store: &Store,
-    cache: &ModelCache,
-    study_id: i64,
-    project_location: (&str, &str),
-) -> Result<RefitOutcome, EngineError> {
-    let study = match store.get_study(project_location.0, project_location.1, study_id).await {
+pub async fn refit_study(store: &Store, cache: &ModelCache, study_id: i64) -> Result<RefitOutcome, EngineError> {
+    let study = match store.study_by_id(study_id).await {
         Ok(s) => s,
         Err(StoreError::NotFound(_)) => return Ok(RefitOutcome::Gone),
         Err(e) => return Err(e.into()),
