@@ -65,7 +65,8 @@ fn a_key_sees_only_its_projects() {
     assert_eq!(status, StatusCode::OK, "{op}");
     let (status, _) = alice.call("POST", &format!("{a}/studies"), Some(study("mine")));
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(alice.call("GET", &format!("{a}/studies/2"), None).0, StatusCode::OK);
+    // Numbered within its own project: Bob's study says nothing of Alice's.
+    assert_eq!(alice.call("GET", &format!("{a}/studies/1"), None).0, StatusCode::OK);
 
     // Alice in team-b: reading, listing, looking up, suggesting, completing, creating, deleting
     // and polling are all 404, and the answer is the same whether the resource exists or not.

@@ -35,6 +35,12 @@ pub struct Server {
     client: Client,
 }
 
+/// The server binary under test: this build's, or `BO_E2E_SERVER_BIN` (to run a suite against
+/// another build, e.g. to see a test fail on the code before a fix).
+pub fn server_binary() -> String {
+    std::env::var("BO_E2E_SERVER_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_bo-server").to_owned())
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").expect("bind a free port").local_addr().expect("address").port()
 }
@@ -46,9 +52,23 @@ impl Server {
 
     /// Starts with extra command-line arguments.
     pub fn start_with(db: &Database, extra: &[&str]) -> Server {
+        Server::start_limited(db, extra, None)
+    }
+
+    /// Starts with extra arguments and, when `open_files` is given, under that open-file limit
+    /// (`ulimit -n`, set by the shell that then becomes the server).
+    pub fn start_limited(db: &Database, extra: &[&str], open_files: Option<u32>) -> Server {
         let port = free_port();
         let args: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
-        let child = Command::new(env!("CARGO_BIN_EXE_bo-server"))
+        let mut command = match open_files {
+            None => Command::new(server_binary()),
+            Some(n) => {
+                let mut c = Command::new("sh");
+                c.args(["-c", &format!("ulimit -n {n} && exec \"$0\" \"$@\""), &server_binary()]);
+                c
+            }
+        };
+        let child = command
             .args(["--listen", &format!("127.0.0.1:{port}"), "--database-url", &db.url, "--log", "warn"])
             .args(&args)
             .stdout(Stdio::null())
@@ -57,7 +77,11 @@ impl Server {
             .expect("start bo-server");
         let server = Server { child, args, base: format!("http://127.0.0.1:{port}"), db: db.clone(), client: Client::new() };
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut server = server;
         loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!("bo-server exited at start-up on {}: {status}", db.name);
+            }
             if let Ok(r) = server.client.get(format!("{}/readyz", server.base)).send()
                 && r.status().is_success()
             {
@@ -75,6 +99,26 @@ impl Server {
         self.child.wait().expect("reap bo-server");
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         Server::start_with(&self.db, &args)
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The process's peak resident memory so far, in bytes (Linux: VmHWM).
+    pub fn peak_rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
     }
 
     /// Sends SIGTERM and waits for a clean exit.

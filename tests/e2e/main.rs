@@ -7,6 +7,7 @@ mod durability;
 mod gp;
 mod harness;
 mod high_dim;
+mod hostile;
 mod leases;
 mod outage;
 mod replicas;

@@ -93,34 +93,45 @@ pub fn parse_body_now<T: DeserializeOwned>(bytes: &[u8], limits: &Limits) -> Res
 }
 
 /// Every string and key of a body, at any depth, is free text at most: no NUL or other control
-/// character but tabs and line breaks, and no longer than the longest text any field takes.
-/// Fields then hold their own, stricter rules; this pass makes sure that none of them — and no
-/// field bo ignores — stores or echoes a NUL or a megabyte. `path` is the JSON path so far.
+/// character but tabs and line breaks, and no longer than the text limit — the id limit for ids
+/// and names (`parameterId`, `metricId`, `clientId`, `displayName`, and the strings of a
+/// `values` list: categories). Fields then hold their own, stricter rules; this pass makes sure
+/// that none of them — and no field bo ignores or only stores — keeps or echoes a NUL or a
+/// megabyte. `path` is the JSON path so far.
 fn check_strings(value: &serde_json::Value, path: &mut String, limits: &Limits) -> Result<(), ApiError> {
-    let longest = Limits { text_length: limits.text_length.max(limits.id_length), ..limits.clone() };
-    let check = |text: &str, path: &str| {
-        longest.check_text(text, Text::Free).map_err(|e| super::error::text_error(if path.is_empty() { "body" } else { path }, &e))
+    check_value(value, path, limits, Text::Free)
+}
+
+/// Keys whose string values are ids or names.
+const ID_KEYS: [&str; 8] = ["parameterId", "parameter_id", "metricId", "metric_id", "clientId", "client_id", "displayName", "display_name"];
+
+fn check_value(value: &serde_json::Value, path: &mut String, limits: &Limits, kind: Text) -> Result<(), ApiError> {
+    let check = |text: &str, path: &str, kind: Text| {
+        // Control characters and length here; whitespace in tokens is the field's own rule.
+        let kind = if kind == Text::Token { Text::Id } else { kind };
+        limits.check_text(text, kind).map_err(|e| super::error::text_error(if path.is_empty() { "body" } else { path }, &e))
     };
     match value {
-        serde_json::Value::String(s) => check(s, path),
+        serde_json::Value::String(s) => check(s, path, kind),
         serde_json::Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                check_strings(item, path, limits)?;
+                check_value(item, path, limits, kind)?;
                 path.truncate(len);
             }
             Ok(())
         }
         serde_json::Value::Object(map) => {
             for (key, item) in map {
-                check(key, path)?;
+                check(key, path, Text::Free)?;
                 let len = path.len();
                 if !path.is_empty() {
                     path.push('.');
                 }
                 path.push_str(key);
-                check_strings(item, path, limits)?;
+                let kind = if ID_KEYS.contains(&key.as_str()) || key == "values" { Text::Id } else { Text::Free };
+                check_value(item, path, limits, kind)?;
                 path.truncate(len);
             }
             Ok(())
@@ -168,6 +179,9 @@ mod tests {
         let long = format!(r#"{{"a": "{}"}}"#, "x".repeat(5000));
         let e = parse::<serde_json::Value>(long.as_bytes()).unwrap_err();
         assert!(format!("{e:?}").contains("--max-text-length"), "{e:?}");
+        let id = format!(r#"{{"p": [{{"parameterId": "{}"}}]}}"#, "x".repeat(500));
+        let e = parse::<serde_json::Value>(id.as_bytes()).unwrap_err();
+        assert!(format!("{e:?}").contains("p[0].parameterId") && format!("{e:?}").contains("--max-id-length"), "{e:?}");
         assert!(parse::<serde_json::Value>(br#"{"reason": "line 1\nline 2\ttab"}"#).is_ok());
     }
 

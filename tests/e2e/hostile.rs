@@ -1,0 +1,507 @@
+//! A hostile or careless client against the real binary, on SQLite and Postgres: one test per
+//! way a single request used to pin, starve, bloat or crash the service (each failed on the code
+//! before the hardening). Every test watches `/healthz` answer within a second throughout, checks
+//! that what was refused stored nothing, and that the process is still alive after.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Server, databases, message};
+
+/// Polls `/healthz` every 100 ms while a test runs, keeping the slowest answer (a failed or
+/// missing answer counts as a minute).
+struct HealthWatch {
+    stop: Arc<AtomicBool>,
+    slowest_ms: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl HealthWatch {
+    fn start(server: &Server) -> HealthWatch {
+        let url = format!("{}/healthz", server.base);
+        let stop = Arc::new(AtomicBool::new(false));
+        let slowest_ms = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (stop, slowest_ms) = (stop.clone(), slowest_ms.clone());
+            std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+                while !stop.load(Ordering::SeqCst) {
+                    let started = Instant::now();
+                    let ok = client.get(&url).send().is_ok_and(|r| r.status().is_success());
+                    let ms = if ok { started.elapsed().as_millis() as u64 } else { 60_000 };
+                    slowest_ms.fetch_max(ms, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        };
+        HealthWatch { stop, slowest_ms, thread: Some(thread) }
+    }
+
+    /// Stops watching; asserts every answer came within a second.
+    fn finish(mut self, what: &str) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+        let slowest = self.slowest_ms.load(Ordering::SeqCst);
+        assert!(slowest < 1000, "{what}: /healthz took {slowest} ms at its slowest");
+    }
+}
+
+/// A request that must be refused quickly with a 400 whose message names `needles`.
+fn refused(s: &Server, path: &str, body: &Value, needles: &[&str]) {
+    let started = Instant::now();
+    let (status, v) = s.post(path, body.clone());
+    let took = started.elapsed();
+    let shown: String = v.to_string().chars().take(400).collect();
+    assert_eq!(status.as_u16(), 400, "{path} on {}: {shown}", s.db.name);
+    for needle in needles {
+        assert!(message(&v).contains(needle), "{path} on {}: {needle:?} not in {:?}", s.db.name, message(&v));
+    }
+    assert!(took < Duration::from_secs(5), "{path} on {}: refused only after {took:?}", s.db.name);
+}
+
+fn study_count(s: &Server) -> usize {
+    s.ok_get("/studies")["studies"].as_array().map_or(0, Vec::len)
+}
+
+fn categorical(id: &str, values: Vec<String>) -> Value {
+    json!({"parameterId": id, "categoricalValueSpec": {"values": values}})
+}
+
+fn study_of(name: &str, algorithm: &str, parameters: Vec<Value>, config: Value) -> Value {
+    let mut spec = json!({"metrics": [{"metricId": "m", "goal": "MINIMIZE"}], "parameters": parameters, "algorithm": algorithm});
+    if !config.is_null() {
+        spec["algorithmConfig"] = config;
+    }
+    json!({"displayName": name, "studySpec": spec})
+}
+
+fn doubles(n: usize) -> Vec<Value> {
+    (0..n).map(|i| json!({"parameterId": format!("x{i}"), "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}})).collect()
+}
+
+/// Finding 1: a categorical of 100,000 values (a 1 MB body) took minutes to validate, on the
+/// runtime, and again on every read. Now it is refused at once, naming the limit; a study at the
+/// limits is created and read quickly; a trial with thousands of parameters is refused.
+#[test]
+fn huge_specs_are_refused_fast_and_validated_once() {
+    for db in databases("hostile_huge_specs") {
+        let s = Server::start(&db);
+        let watch = HealthWatch::start(&s);
+        let values: Vec<String> = (0..100_000).map(|k| format!("v{k}")).collect();
+        refused(
+            &s,
+            "/studies",
+            &study_of("huge", "RANDOM_SEARCH", vec![categorical("c", values)], Value::Null),
+            &["categoricalValueSpec.values", "at most 1000", "--max-values"],
+        );
+        refused(&s, "/studies", &study_of("wide", "RANDOM_SEARCH", doubles(10_000), Value::Null), &["--max-parameters"]);
+        assert_eq!(study_count(&s), 0, "nothing stored on {}", db.name);
+        // At the limits: 1,000 values of 120 characters — created, read and suggested at once.
+        let values: Vec<String> = (0..1000).map(|k| format!("{k:0>120}")).collect();
+        let started = Instant::now();
+        let study = s.create_study(study_of("largest", "RANDOM_SEARCH", vec![categorical("c", values)], Value::Null));
+        for _ in 0..5 {
+            s.ok_get(&format!("/studies/{study}"));
+        }
+        assert_eq!(s.suggest(&study, 10, "w").len(), 10);
+        assert!(started.elapsed() < Duration::from_secs(10), "the largest categorical took {:?} on {}", started.elapsed(), db.name);
+        watch.finish(&db.name);
+    }
+}
+
+/// Finding 2: idle connections exhausted the open-file limit, a silent or slow-loris connection
+/// stayed forever, and a half-sent request held shutdown. Under an open-file limit of 1,024:
+/// 1,100 idle connections, then a normal request is answered; a slow-loris connection is closed
+/// by the server; SIGTERM with a half-sent request open exits within the grace period.
+#[test]
+fn connections_cannot_lock_the_service_out() {
+    let db = &databases("hostile_connections")[0];
+    let mut s = Server::start_limited(db, &["--idle-timeout", "2", "--shutdown-grace", "2"], Some(1024));
+    let address = s.base.trim_start_matches("http://").to_owned();
+    let mut idle = Vec::new();
+    for _ in 0..1100 {
+        match TcpStream::connect(&address) {
+            Ok(c) => idle.push(c),
+            Err(e) => panic!("connect failed after {} connections: {e}", idle.len()),
+        }
+    }
+    let started = Instant::now();
+    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+    let r = client.get(format!("{}/healthz", s.base)).send().expect("a normal request is answered");
+    assert!(r.status().is_success());
+    assert!(started.elapsed() < Duration::from_secs(3), "answered only after {:?}", started.elapsed());
+    assert_eq!(s.ok_get("/studies")["studies"], Value::Null, "the API answers too");
+    drop(idle);
+
+    // Slow loris: a header byte every half second; the server closes it after --idle-timeout.
+    let mut slow = TcpStream::connect(&address).unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let started = Instant::now();
+    let closed = loop {
+        std::thread::sleep(Duration::from_millis(500));
+        if slow.write_all(b"X-Slow: 1\r\n").is_err() {
+            break started.elapsed();
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            panic!("a slow-loris connection was still open after 20 s");
+        }
+    };
+    assert!(closed < Duration::from_secs(10), "closed after {closed:?}");
+
+    // A silent connection is closed too (the read sees the end).
+    let mut silent = TcpStream::connect(&address).unwrap();
+    silent.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let mut buf = [0u8; 16];
+    let started = Instant::now();
+    assert!(matches!(silent.read(&mut buf), Ok(0) | Err(_)));
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // A half-sent request does not hold shutdown past the grace period.
+    let mut half = TcpStream::connect(&address).unwrap();
+    half.write_all(b"POST /v1/projects/demo/locations/local/studies HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{").unwrap();
+    assert!(s.alive());
+    let started = Instant::now();
+    let status = s.terminate();
+    assert!(status.success(), "{status}");
+    assert!(started.elapsed() < Duration::from_secs(8), "shutdown took {:?}", started.elapsed());
+    drop(half);
+}
+
+/// Finding 3: `numCandidates` up to 100,000 at any dimension built every candidate at once
+/// (gigabytes). Now numCandidates × parameters is a limit; a study at the limit suggests from a
+/// fitted GP with the process's memory bounded.
+#[test]
+fn candidate_work_is_bounded() {
+    for db in databases("hostile_candidates") {
+        let s = Server::start(&db);
+        let watch = HealthWatch::start(&s);
+        refused(
+            &s,
+            "/studies",
+            &study_of("greedy", "GP_BANDIT", doubles(200), json!({"numCandidates": 100_000})),
+            &["numCandidates", "--max-candidate-coordinates"],
+        );
+        refused(
+            &s,
+            "/studies",
+            &study_of("gibbs", "OVERLAP_ADD_GP", doubles(20), json!({"gibbsBudget": 100_000})),
+            &["--max-structure-evaluations"],
+        );
+        assert_eq!(study_count(&s), 0);
+        // At the limit: 1,500 candidates × 200 parameters, fitted on 12 trials.
+        let study =
+            s.create_study(study_of("at-limit", "GP_BANDIT", doubles(200), json!({"numCandidates": 1500, "initialDesignSize": 10})));
+        for round in 0..14 {
+            for t in s.suggest(&study, 1, "w") {
+                let x0 = t["parameters"][0]["value"].as_f64().unwrap();
+                s.complete(&study, t["id"].as_str().unwrap(), "m", (x0 - 0.3).powi(2) + round as f64 * 1e-3);
+            }
+        }
+        let rss = s.peak_rss();
+        assert!(rss < 1 << 30, "peak RSS {} MiB on {}", rss >> 20, db.name);
+        watch.finish(&db.name);
+    }
+}
+
+/// Finding 4: ids of any length and suggestionCount up to 1,000 multiplied into responses of
+/// hundreds of megabytes. Every id and text has a length, suggestionCount a maximum.
+#[test]
+fn ids_texts_and_counts_are_bounded() {
+    for db in databases("hostile_ids") {
+        let s = Server::start(&db);
+        let watch = HealthWatch::start(&s);
+        let long = "p".repeat(500_000);
+        let parameters = vec![json!({"parameterId": long, "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}})];
+        refused(&s, "/studies", &study_of("long-id", "RANDOM_SEARCH", parameters, Value::Null), &["parameterId", "--max-id-length"]);
+        let mut metric = study_of("long-metric", "RANDOM_SEARCH", doubles(1), Value::Null);
+        metric["studySpec"]["metrics"][0]["metricId"] = json!("m".repeat(129));
+        refused(&s, "/studies", &metric, &["metricId", "--max-id-length"]);
+        refused(&s, "/studies", &study_of(&"n".repeat(129), "RANDOM_SEARCH", doubles(1), Value::Null), &["displayName"]);
+        let values = vec!["ok".to_owned(), "v".repeat(200)];
+        refused(
+            &s,
+            "/studies",
+            &study_of("long-value", "RANDOM_SEARCH", vec![categorical("c", values)], Value::Null),
+            &["values[1]", "--max-id-length"],
+        );
+        assert_eq!(study_count(&s), 0);
+        let study = s.create_study(study_of("ok", "RANDOM_SEARCH", doubles(2), Value::Null));
+        refused(
+            &s,
+            &format!("/studies/{study}/trials:suggest"),
+            &json!({"suggestionCount": 300, "clientId": "w"}),
+            &["suggestionCount", "--max-suggestion-count"],
+        );
+        refused(
+            &s,
+            &format!("/studies/{study}/trials:suggest"),
+            &json!({"suggestionCount": 1, "clientId": "c".repeat(5000)}),
+            &["clientId"],
+        );
+        let trial = s.suggest(&study, 1, "w")[0]["id"].as_str().unwrap().to_owned();
+        refused(
+            &s,
+            &format!("/studies/{study}/trials/{trial}:complete"),
+            &json!({"trialInfeasible": true, "infeasibleReason": "r".repeat(2000)}),
+            &["infeasibleReason", "--max-text-length"],
+        );
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials/{trial}"))["state"], "ACTIVE", "the refused completion changed nothing");
+        let (status, _) = s.raw("GET", &format!("{}/v1/projects/{}/locations/local/studies", s.base, "x".repeat(300)), None);
+        assert_eq!(status.as_u16(), 400);
+        watch.finish(&db.name);
+    }
+}
+
+/// Finding 5: measurements per trial were unbounded, a page of 40 trials was 48 MB, and the
+/// early-stopping check read every measurement of the study under SQLite's global write gate,
+/// stalling other tenants. Measurements are now a limit, pages have a size budget, and the check
+/// aggregates in SQL outside any transaction: another project's completions stay fast meanwhile.
+#[test]
+fn one_tenant_cannot_stall_the_others() {
+    for db in databases("hostile_measurements") {
+        let s = Server::start(&db);
+        let watch = HealthWatch::start(&s);
+        let mut spec = study_of("curves", "RANDOM_SEARCH", doubles(1), Value::Null);
+        spec["studySpec"]["medianAutomatedStoppingSpec"] = json!({});
+        spec["studySpec"]["metrics"] = json!([{"metricId": "m", "goal": "MINIMIZE"}, {"metricId": &"k".repeat(120)}]);
+        let study = s.create_study(spec);
+        let curve = |len: usize| -> Vec<Value> {
+            (0..len)
+                .map(|k| json!({"stepCount": (k + 1).to_string(), "metrics": [{"metricId": "m", "value": k as f64}, {"metricId": "k".repeat(120), "value": 1.0}]}))
+                .collect()
+        };
+        let too_many = json!({"parameters": [{"parameterId": "x0", "value": 0.5}], "measurements": curve(1001)});
+        refused(&s, &format!("/studies/{study}/trials"), &too_many, &["measurements", "--max-measurements"]);
+        // 60 completed trials of 1,000 measurements each (about 60,000 rows, 10 MB stored).
+        for k in 0..60 {
+            let body = json!({
+                "parameters": [{"parameterId": "x0", "value": k as f64 / 60.0}],
+                "measurements": curve(1000),
+                "finalMeasurement": {"metrics": [{"metricId": "m", "value": 1.0}, {"metricId": "k".repeat(120), "value": 1.0}]},
+            });
+            s.ok_post(&format!("/studies/{study}/trials"), body);
+        }
+        let running = s.suggest(&study, 1, "runner")[0]["id"].as_str().unwrap().to_owned();
+        let add = json!({"measurement": {"stepCount": "500", "metrics": [{"metricId": "m", "value": 1e9}]}});
+        s.ok_post(&format!("/studies/{study}/trials/{running}:addTrialMeasurement"), add);
+        // A page is bounded (and paging still reaches every trial).
+        let client = reqwest::blocking::Client::new();
+        let (mut token, mut seen) = (String::new(), 0);
+        loop {
+            let text =
+                client.get(s.url(&format!("/studies/{study}/trials?pageSize=1000&pageToken={token}"))).send().unwrap().text().unwrap();
+            assert!(text.len() < 8 << 20, "a page of {} bytes on {}", text.len(), db.name);
+            let page: Value = serde_json::from_str(&text).unwrap();
+            seen += page["trials"].as_array().map_or(0, Vec::len);
+            match page["nextPageToken"].as_str() {
+                Some(t) => token = t.to_owned(),
+                None => break,
+            }
+        }
+        assert_eq!(seen, 61);
+        // Early-stopping checks in a loop, while another project completes trials.
+        let stop = Arc::new(AtomicBool::new(false));
+        let checker = {
+            let (stop, url) = (stop.clone(), s.url(&format!("/studies/{study}/trials/{running}:checkTrialEarlyStoppingState")));
+            std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::new();
+                let mut checks = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let v: Value = client.post(&url).body("{}").send().unwrap().json().unwrap();
+                    assert_eq!(v["done"], true, "{v}");
+                    checks += 1;
+                }
+                checks
+            })
+        };
+        let other = format!("{}/v1/projects/other/locations/local", s.base);
+        let (status, created) =
+            s.raw("POST", &format!("{other}/studies"), Some(study_of("other", "RANDOM_SEARCH", doubles(1), Value::Null).to_string()));
+        assert_eq!(status.as_u16(), 200, "{created}");
+        let other_study = created["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+        let mut slowest = Duration::ZERO;
+        for k in 0..20 {
+            let (_, op) = s.raw(
+                "POST",
+                &format!("{other}/studies/{other_study}/trials:suggest"),
+                Some(json!({"suggestionCount": 1, "clientId": format!("o{k}")}).to_string()),
+            );
+            let trial = op["response"]["trials"][0]["id"].as_str().unwrap().to_owned();
+            let started = Instant::now();
+            let (status, _) = s.raw(
+                "POST",
+                &format!("{other}/studies/{other_study}/trials/{trial}:complete"),
+                Some(json!({"finalMeasurement": {"metrics": [{"metricId": "m", "value": 1.0}]}}).to_string()),
+            );
+            assert_eq!(status.as_u16(), 200);
+            slowest = slowest.max(started.elapsed());
+        }
+        stop.store(true, Ordering::SeqCst);
+        let checks = checker.join().unwrap();
+        assert!(checks > 0);
+        assert!(slowest < Duration::from_secs(1), "another tenant's :complete took {slowest:?} on {}", db.name);
+        let v: Value = client
+            .post(s.url(&format!("/studies/{study}/trials/{running}:checkTrialEarlyStoppingState")))
+            .body("{}")
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        assert_eq!(v["response"]["shouldStop"], true, "1e9 is far above every median: {v}");
+        watch.finish(&db.name);
+    }
+}
+
+/// Finding 6: NUL characters were a 500 on Postgres and stored on SQLite. Now every NUL and
+/// control character is a 400 on both, in bodies and in the path.
+#[test]
+fn nul_and_control_characters_are_refused_everywhere() {
+    for db in databases("hostile_nul") {
+        let s = Server::start(&db);
+        refused(&s, "/studies", &study_of("a\u{0}b", "RANDOM_SEARCH", doubles(1), Value::Null), &["displayName", "control"]);
+        refused(&s, "/studies:lookup", &json!({"displayName": "x\u{0}"}), &["control"]);
+        let mut config = study_of("cfg", "GRID_SEARCH", doubles(1), Value::Null);
+        config["studySpec"]["algorithmConfig"] = json!({"note": "x\u{0}"});
+        refused(&s, "/studies", &config, &["algorithmConfig.note", "control"]);
+        refused(
+            &s,
+            "/studies",
+            &study_of("esc", "RANDOM_SEARCH", vec![categorical("c", vec!["a\u{1b}[31m".into()])], Value::Null),
+            &["values[0]"],
+        );
+        assert_eq!(study_count(&s), 0);
+        let study = s.create_study(study_of("ok", "RANDOM_SEARCH", doubles(1), Value::Null));
+        refused(&s, &format!("/studies/{study}/trials:suggest"), &json!({"suggestionCount": 1, "clientId": "w\u{0}"}), &["clientId"]);
+        let trial = s.suggest(&study, 1, "w")[0]["id"].as_str().unwrap().to_owned();
+        refused(
+            &s,
+            &format!("/studies/{study}/trials/{trial}:complete"),
+            &json!({"trialInfeasible": true, "infeasibleReason": "oom\u{0}"}),
+            &["infeasibleReason"],
+        );
+        for path in [
+            "/v1/projects/demo/locations/l%00/studies",
+            "/v1/projects/de%00mo/locations/local/studies",
+            "/v1/projects/demo/locations/l%1b/studies",
+        ] {
+            let (status, v) = s.raw("GET", &format!("{}{path}", s.base), None);
+            assert_eq!(status.as_u16(), 400, "{path} on {}: {v}", db.name);
+        }
+        let (status, _) = s.raw(
+            "POST",
+            &format!("{}/v1/projects/demo/locations/l%00/studies", s.base),
+            Some(study_of("p", "RANDOM_SEARCH", doubles(1), Value::Null).to_string()),
+        );
+        assert_eq!(status.as_u16(), 400);
+        // A reason may hold line breaks.
+        s.ok_post(
+            &format!("/studies/{study}/trials/{trial}:complete"),
+            json!({"trialInfeasible": true, "infeasibleReason": "line 1\nline 2"}),
+        );
+        assert_eq!(study_count(&s), 1);
+    }
+}
+
+/// Finding 7: one best value near the largest double made a GP study COMPLETED ("exhausted")
+/// forever, and a DOUBLE range of ±1.7e308 broke every suggestion. The range is refused; the
+/// value is modelled, the study stays ACTIVE and keeps suggesting.
+#[test]
+fn extreme_values_never_exhaust_a_study() {
+    for db in databases("hostile_numerics") {
+        let s = Server::start(&db);
+        refused(
+            &s,
+            "/studies",
+            &study_of(
+                "wide",
+                "GP_BANDIT",
+                vec![json!({"parameterId": "x", "doubleValueSpec": {"minValue": -1.7e308, "maxValue": 1.7e308}})],
+                Value::Null,
+            ),
+            &["doubleValueSpec", "finite"],
+        );
+        let study = s.create_study(study_of("huge-value", "GP_BANDIT", doubles(2), json!({"initialDesignSize": 5})));
+        for k in 0..16 {
+            let trials = s.suggest(&study, 1, "w");
+            assert_eq!(trials.len(), 1, "suggestion {k} on {}: the study must keep suggesting", db.name);
+            let x0 = trials[0]["parameters"][0]["value"].as_f64().unwrap();
+            let value = if k == 6 { 5e307 } else { x0 };
+            s.complete(&study, trials[0]["id"].as_str().unwrap(), "m", value);
+        }
+        assert_eq!(s.ok_get(&format!("/studies/{study}"))["state"], "ACTIVE");
+    }
+}
+
+/// Finding 8: ADD_GP_UCB accepted `"groups": []` and then panicked at every refit; `:predict`'s
+/// error named GP_BANDIT whatever the algorithm.
+#[test]
+fn bad_designer_settings_are_refused_and_errors_name_the_algorithm() {
+    for db in databases("hostile_designers") {
+        let s = Server::start(&db);
+        refused(&s, "/studies", &study_of("no-groups", "ADD_GP_UCB", doubles(4), json!({"groups": []})), &["groups"]);
+        assert_eq!(study_count(&s), 0);
+        let study = s.create_study(study_of("random", "RANDOM_SEARCH", doubles(1), Value::Null));
+        let (status, v) =
+            s.post(&format!("/studies/{study}:predict"), json!({"trials": [{"parameters": [{"parameterId": "x0", "value": 0.5}]}]}));
+        assert_eq!(status.as_u16(), 400);
+        assert!(message(&v).contains("RANDOM_SEARCH") && !message(&v).contains("GP_BANDIT"), "{v}");
+    }
+}
+
+/// Finding 9, the smaller ones: integers past 2^53, sub-second trial leases, aliased ids,
+/// CreateTrial's silent state changes, operations kept forever, service-wide ids and metrics.
+#[test]
+fn the_smaller_findings() {
+    for db in databases("hostile_smaller") {
+        let s = Server::start_with(&db, &["--operation-retention", "1"]);
+        let int = |min: &str, max: &str| vec![json!({"parameterId": "n", "integerValueSpec": {"minValue": min, "maxValue": max}})];
+        refused(&s, "/studies", &study_of("big-int", "RANDOM_SEARCH", int("0", "9007199254740993"), Value::Null), &["2^53"]);
+        refused(&s, "/studies", &study_of("lease", "RANDOM_SEARCH", doubles(1), json!({"trialLease": "0.0001s"})), &["trialLease"]);
+        let study = s.create_study(study_of("ids", "RANDOM_SEARCH", doubles(1), Value::Null));
+        assert_eq!(study, "1");
+        let trial = s.suggest(&study, 1, "w")[0]["id"].as_str().unwrap().to_owned();
+        for alias in ["+1", "01", "1.0"] {
+            assert_eq!(s.get(&format!("/studies/{alias}")).0.as_u16(), 404, "{alias}");
+            assert_eq!(s.get(&format!("/studies/1/trials/{alias}")).0.as_u16(), 404, "{alias}");
+        }
+        let point = json!([{"parameterId": "x0", "value": 0.5}]);
+        refused(&s, &format!("/studies/{study}/trials"), &json!({"parameters": point, "state": "SUCCEEDED"}), &["finalMeasurement"]);
+        refused(&s, &format!("/studies/{study}/trials"), &json!({"parameters": point, "state": "ACTIVE"}), &["state"]);
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials"))["trials"].as_array().unwrap().len(), 1, "nothing stored");
+        // Studies are numbered per project and location: another tenant starts at 1 too.
+        let (status, v) = s.raw(
+            "POST",
+            &format!("{}/v1/projects/other/locations/local/studies", s.base),
+            Some(study_of("theirs", "RANDOM_SEARCH", doubles(1), Value::Null).to_string()),
+        );
+        assert_eq!(status.as_u16(), 200);
+        assert!(v["name"].as_str().unwrap().ends_with("/studies/1"), "{v}");
+        // A finished operation expires after the retention (1 s here).
+        let op = s.ok_post(&format!("/studies/{study}/trials/{trial}:checkTrialEarlyStoppingState"), json!({}));
+        let name = op["name"].as_str().unwrap().to_owned();
+        assert!(name.ends_with("/operations/2"), "numbered within the study: {name}");
+        let path = name.split_once("/locations/local").unwrap().1.to_owned();
+        assert_eq!(s.get(&path).0.as_u16(), 200);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while s.get(&path).0.as_u16() != 404 {
+            assert!(Instant::now() < deadline, "operation {name} never expired on {}", db.name);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    // /metrics on its own listener, not the API's.
+    let db = &databases("hostile_metrics")[0];
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let s = Server::start_with(db, &["--metrics-listen", &format!("127.0.0.1:{metrics_port}")]);
+    let client = reqwest::blocking::Client::new();
+    assert_eq!(client.get(format!("{}/metrics", s.base)).send().unwrap().status().as_u16(), 404);
+    let text = client.get(format!("http://127.0.0.1:{metrics_port}/metrics")).send().unwrap().text().unwrap();
+    assert!(text.contains("bo_http_requests_total") || text.contains("# EOF"), "{text}");
+}
