@@ -113,7 +113,7 @@ fn huge_specs_are_refused_fast_and_validated_once() {
         }
         assert_eq!(s.suggest(&study, 10, "w").len(), 10);
         assert!(started.elapsed() < Duration::from_secs(10), "the largest categorical took {:?} on {}", started.elapsed(), db.name);
-        watch.finish(&db.name);
+        watch.finish(db.name);
     }
 }
 
@@ -207,7 +207,7 @@ fn candidate_work_is_bounded() {
         }
         let rss = s.peak_rss();
         assert!(rss < 1 << 30, "peak RSS {} MiB on {}", rss >> 20, db.name);
-        watch.finish(&db.name);
+        watch.finish(db.name);
     }
 }
 
@@ -256,7 +256,7 @@ fn ids_texts_and_counts_are_bounded() {
         assert_eq!(s.ok_get(&format!("/studies/{study}/trials/{trial}"))["state"], "ACTIVE", "the refused completion changed nothing");
         let (status, _) = s.raw("GET", &format!("{}/v1/projects/{}/locations/local/studies", s.base, "x".repeat(300)), None);
         assert_eq!(status.as_u16(), 400);
-        watch.finish(&db.name);
+        watch.finish(db.name);
     }
 }
 
@@ -356,7 +356,7 @@ fn one_tenant_cannot_stall_the_others() {
             .json()
             .unwrap();
         assert_eq!(v["response"]["shouldStop"], true, "1e9 is far above every median: {v}");
-        watch.finish(&db.name);
+        watch.finish(db.name);
     }
 }
 

@@ -554,10 +554,10 @@ impl Engine {
                     };
                     engine.inner.metrics.refit(result, started.elapsed().as_secs_f64());
                 }
-                if job.refill || job.refit {
-                    if let Err(e) = engine.refill(&study).await {
-                        tracing::debug!(study = study.id, error = %e, "refill skipped");
-                    }
+                if (job.refill || job.refit)
+                    && let Err(e) = engine.refill(&study).await
+                {
+                    tracing::debug!(study = study.id, error = %e, "refill skipped");
                 }
             }
         });
