@@ -143,9 +143,9 @@ def scenario_largest(binary):
     return out
 
 
-def scenario_candidates(binary, candidates, dim=300, trials=30):
+def scenario_candidates(binary, candidates, dim=300, trials=30, limit_flag=True):
     coordinates = candidates * dim
-    extra = ["--max-candidate-coordinates", str(max(coordinates, 300_000))]
+    extra = ["--max-candidate-coordinates", str(max(coordinates, 300_000))] if limit_flag else []
     s = Server(binary, extra)
     params = [{"parameterId": f"x{i:03d}", "doubleValueSpec": {"minValue": 0, "maxValue": 1}} for i in range(dim)]
     spec = {"displayName": "candidates", "studySpec": {"metrics": [{"metricId": "loss", "goal": "MINIMIZE"}], "algorithm": "GP_BANDIT",
@@ -180,13 +180,17 @@ def main():
     ap.add_argument("--server", default="target/release/bo-server")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--scenarios", default="largest,candidates")
+    ap.add_argument("--candidates", default="1000,4000,16000", help="numCandidates values of the candidates scenario")
+    ap.add_argument("--before-limits", action="store_true",
+                    help="the server predates the limits (no --max-candidate-coordinates flag): for comparisons")
     args = ap.parse_args()
     random.seed(0)
     results = {"machine": {"cores": os.cpu_count()}}
     if "largest" in args.scenarios:
         results["largest_spec"] = scenario_largest(args.server)
     if "candidates" in args.scenarios:
-        results["candidates"] = [scenario_candidates(args.server, c) for c in (1000, 4000, 16000)]
+        counts = [int(c) for c in args.candidates.split(",")]
+        results["candidates"] = [scenario_candidates(args.server, c, limit_flag=not args.before_limits) for c in counts]
     if args.json:
         json.dump(results, sys.stdout, indent=1)
         print()

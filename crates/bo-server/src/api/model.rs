@@ -33,11 +33,15 @@ pub struct ModelSummary {
     pub model: serde_json::Value,
 }
 
+/// The most points one `:predict` takes.
+pub const MAX_PREDICT_POINTS: usize = 1000;
+
 /// `:predict` request.
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PredictRequest {
-    /// The points, each a trial's parameters (exactly the active ones).
+    /// The points, each a trial's parameters (exactly the active ones): 1 to 1,000.
+    #[schema(min_items = 1, max_items = 1000)]
     pub trials: Vec<PredictPoint>,
 }
 
@@ -95,6 +99,9 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequest) -> 
     if body.trials.is_empty() {
         return Err(ApiError::invalid("trials: at least one point to predict at"));
     }
+    if body.trials.len() > MAX_PREDICT_POINTS {
+        return Err(ApiError::invalid(format!("trials: {} points, at most {MAX_PREDICT_POINTS} per request", body.trials.len())));
+    }
     let points = body
         .trials
         .into_iter()
@@ -102,7 +109,11 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequest) -> 
         .map(|(i, p)| assignment_from_wire(p.parameters, &study.spec.space).map_err(|e| ApiError::from(e.under(&format!("trials[{i}]")))))
         .collect::<Result<Vec<_>, _>>()?;
     let entry = state.engine.model(&study).await.map_err(engine_error)?;
-    let Some(predictions) = entry.model.predict(&points) else {
+    // The posterior at up to a thousand points: model work, off the runtime.
+    let predicted = tokio::task::spawn_blocking(move || entry.model.predict(&points))
+        .await
+        .map_err(|e| ApiError::new(super::error::Code::Internal, format!("the model panicked while predicting: {e}")))?;
+    let Some(predictions) = predicted else {
         return Err(ApiError::precondition(format!(
             "the study's model does not predict: {} studies have no predictive model, or the study is still in its initial design (the GP designers predict once it is complete)",
             study.spec.algorithm
