@@ -505,3 +505,57 @@ fn the_smaller_findings() {
     let text = client.get(format!("http://127.0.0.1:{metrics_port}/metrics")).send().unwrap().text().unwrap();
     assert!(text.contains("bo_http_requests_total") || text.contains("# EOF"), "{text}");
 }
+
+/// The largest spec the default limits (and the 1 MiB body) allow — 300 parameters, a tree 8
+/// levels deep, 1,000-value categoricals of 100 characters, integers to ±2^53, doubles over
+/// ±8e307 — is created, suggested, completed and read, all within 20 seconds on both databases.
+#[test]
+fn the_largest_allowed_study_works_quickly() {
+    for db in databases("hostile_largest") {
+        let s = Server::start(&db);
+        let watch = HealthWatch::start(&s);
+        let mut child =
+            json!({"parameterId": "leaf", "doubleValueSpec": {"minValue": 1e-300, "maxValue": 1e300}, "scaleType": "UNIT_LOG_SCALE"});
+        for level in (1..8).rev() {
+            let values: Vec<String> = (0..20).map(|k| format!("c{k}")).collect();
+            child = json!({"parameterId": format!("level{level}"), "categoricalValueSpec": {"values": values},
+                "conditionalParameterSpecs": [{"parentCategoricalValues": {"values": ["c0"]}, "parameterSpec": child}]});
+        }
+        let mut parameters = vec![child];
+        for k in 0..6 {
+            parameters.push(categorical(&format!("cat{k}"), (0..1000).map(|v| format!("{v:0>100}")).collect()));
+        }
+        let kinds = [
+            json!({"doubleValueSpec": {"minValue": -8e307, "maxValue": 8e307}}),
+            json!({"doubleValueSpec": {"minValue": 1e-9, "maxValue": 1e9}, "scaleType": "UNIT_LOG_SCALE"}),
+            json!({"integerValueSpec": {"minValue": (-(1i64 << 53)).to_string(), "maxValue": (1i64 << 53).to_string()}}),
+            json!({"discreteValueSpec": {"values": (0..50).map(|k| 0.5 * k as f64).collect::<Vec<_>>()}}),
+        ];
+        while parameters.len() < 300 - 7 {
+            let mut p = kinds[parameters.len() % kinds.len()].clone();
+            p["parameterId"] = json!(format!("p{}", parameters.len()));
+            parameters.push(p);
+        }
+        let body = study_of("largest", "AUTO", parameters, Value::Null);
+        assert!(body.to_string().len() < 1 << 20);
+        let started = Instant::now();
+        let study = s.create_study(body);
+        for round in 0..8 {
+            let trials = s.suggest(&study, 2, &format!("w{round}"));
+            assert_eq!(trials.len(), 2);
+            for t in &trials {
+                crate::assert_feasible(&s, &study, t);
+                s.complete(&study, t["id"].as_str().unwrap(), "m", round as f64);
+            }
+        }
+        s.ok_get(&format!("/studies/{study}"));
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials"))["trials"].as_array().unwrap().len(), 16);
+        assert_eq!(
+            s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}))["optimalTrials"].as_array().unwrap().len(),
+            1
+        );
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(20), "the largest study's round trip took {took:?} on {}", db.name);
+        watch.finish(&db.name);
+    }
+}
