@@ -556,6 +556,6 @@ fn the_largest_allowed_study_works_quickly() {
         );
         let took = started.elapsed();
         assert!(took < Duration::from_secs(20), "the largest study's round trip took {took:?} on {}", db.name);
-        watch.finish(&db.name);
+        watch.finish(db.name);
     }
 }

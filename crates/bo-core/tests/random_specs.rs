@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 
 use bo_core::designer::designer_for;
+use bo_core::designer::testing::study;
 use bo_core::space::MAX_SAFE_INTEGER;
 use bo_core::{
-    ALGORITHMS, Assignment, Conditional, Domain, Goal, Limits, MetricSpec, Observation, Outcome, ParamSpec, ParentValues, Problem, Scale,
-    SearchSpace, StudySpec,
+    ALGORITHMS, Assignment, Conditional, Domain, Limits, Observation, Outcome, ParamSpec, ParentValues, Problem, Scale, SearchSpace,
 };
 use proptest::prelude::*;
 use rand::rngs::StdRng;
@@ -108,19 +108,6 @@ fn random_space(seed: u64, params: usize, max_values: usize) -> Vec<ParamSpec> {
     roots
 }
 
-fn spec(space: SearchSpace, algorithm: &str, config: serde_json::Value) -> StudySpec {
-    StudySpec {
-        trial_lease_secs: None,
-        metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
-        space,
-        algorithm: algorithm.into(),
-        algorithm_config: config,
-        observation_noise: Default::default(),
-        measurement_selection: Default::default(),
-        stopping: None,
-    }
-}
-
 /// Every algorithm's first suggestions on `space` (and, with `fit`, one from a model fitted on
 /// a few observations) are feasible; a designer may refuse the space, never panic.
 fn every_designer_suggests(space: &SearchSpace, seed: u64, fit: bool) -> Result<(), TestCaseError> {
@@ -131,7 +118,7 @@ fn every_designer_suggests(space: &SearchSpace, seed: u64, fit: bool) -> Result<
         } else {
             serde_json::Value::Null
         };
-        let study = spec(space.clone(), algorithm, config);
+        let study = study(space.clone(), algorithm, config);
         let Ok(designer) = designer_for(&study) else { continue };
         let problem = Problem { spec: study, seed };
         let history: Vec<Observation> = if fit {
@@ -139,7 +126,7 @@ fn every_designer_suggests(space: &SearchSpace, seed: u64, fit: bool) -> Result<
                 .map(|k| {
                     let u: Vec<f64> = (0..space.n_params()).map(|_| rng.random()).collect();
                     let value = if k == 2 { 5e307 } else { rng.random::<f64>() };
-                    Observation { assignment: space.decode(&u), outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), value)])) }
+                    Observation { assignment: space.decode(&u), outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), value)])) }
                 })
                 .collect()
         } else {

@@ -662,6 +662,18 @@ mod tests {
         }
     }
 
+    /// `n` observations of `f(i, a, b)` at points spread over the unit square.
+    fn spread_observations(n: usize, f: impl Fn(usize, f64, f64) -> f64) -> Vec<Observation> {
+        (0..n)
+            .map(|i| {
+                let (a, b) = ((0.1 + i as f64 * 0.37) % 1.0, (0.2 + i as f64 * 0.61) % 1.0);
+                let assignment =
+                    Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a)), ("b".to_owned(), ParamValue::Float(b))]));
+                Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f(i, a, b))])) }
+            })
+            .collect()
+    }
+
     /// One best value near the largest double (a user's bug, or a sentinel) leaves the model
     /// finite: the fit succeeds, a suggestion comes back, predictions are numbers. It used to
     /// turn every score into NaN, and an empty proposal read as an exhausted space.
@@ -670,15 +682,7 @@ mod tests {
         let spec = unit_spec(&["a", "b"], Goal::Maximize, serde_json::json!({"initialDesignSize": 5}));
         let problem = Problem { spec, seed: 3 };
         let mut rng = StdRng::seed_from_u64(3);
-        let history: Vec<Observation> = (0..8)
-            .map(|i| {
-                let (a, b) = ((0.1 + i as f64 * 0.37) % 1.0, (0.2 + i as f64 * 0.61) % 1.0);
-                let assignment =
-                    Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a)), ("b".to_owned(), ParamValue::Float(b))]));
-                let f = if i == 6 { 5e307 } else { a + b };
-                Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f)])) }
-            })
-            .collect();
+        let history = spread_observations(8, |i, a, b| if i == 6 { 5e307 } else { a + b });
         let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut rng).unwrap().model;
         assert_eq!(model.suggest(&[], 2, &mut rng).unwrap().len(), 2);
         let p = model.predict(&[history[0].assignment.clone()]).unwrap()[0];
@@ -692,17 +696,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(1);
         // Six observations of a multimodal function: the model is unsure, so the batch should
         // explore rather than pile up in one place.
-        let history: Vec<Observation> = (0..6)
-            .map(|i| {
-                let (a, b) = ((0.1 + i as f64 * 0.37) % 1.0, (0.2 + i as f64 * 0.61) % 1.0);
-                let assignment =
-                    Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a)), ("b".to_owned(), ParamValue::Float(b))]));
-                Observation {
-                    assignment,
-                    outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (6.0 * a).sin() * (4.0 * b).cos())])),
-                }
-            })
-            .collect();
+        let history = spread_observations(6, |_, a, b| (6.0 * a).sin() * (4.0 * b).cos());
         let designer = designer_for(&problem.spec).unwrap();
         let batch = designer.fit(&problem, &history, None, &mut rng).unwrap().model.suggest(&[], 8, &mut rng).unwrap();
         assert_eq!(batch.len(), 8);

@@ -465,20 +465,8 @@ mod tests {
     /// space they allow.
     #[test]
     fn work_is_checked_against_the_limits() {
-        use crate::space::{Domain, ParamSpec, Scale};
         let limits = Limits::default();
-        let space = SearchSpace::new(
-            (0..limits.parameters)
-                .map(|i| ParamSpec {
-                    id: format!("x{i}"),
-                    domain: Domain::Double { min: 0.0, max: 1.0 },
-                    scale: Scale::Linear,
-                    default: None,
-                    children: vec![],
-                })
-                .collect(),
-        )
-        .unwrap();
+        let space = testing::fixtures::unit_cube(limits.parameters);
         let mut spec = testing_spec();
         spec.space = space.clone();
         for algorithm in ["GP_BANDIT", "ADD_TREE", "ADD_GP_UCB", "OVERLAP_ADD_GP", "REMBO", "RANDOM_SEARCH", "GRID_SEARCH"] {

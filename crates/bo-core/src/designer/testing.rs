@@ -33,6 +33,12 @@ pub mod fixtures {
         values.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    /// `n` DOUBLE parameters `x0`, `x1`, … over [0, 1] (under the default limits).
+    pub fn unit_cube(n: usize) -> SearchSpace {
+        SearchSpace::new((0..n).map(|i| leaf(&format!("x{i}"), Domain::Double { min: 0.0, max: 1.0 }, Scale::Linear)).collect())
+            .expect("fixture is valid")
+    }
+
     /// One parameter of every type and scale, no conditions.
     pub fn all_types() -> SearchSpace {
         SearchSpace::new(vec![
@@ -89,12 +95,17 @@ pub mod fixtures {
 }
 
 fn spec_for(space: SearchSpace, algorithm: &str) -> StudySpec {
+    study(space, algorithm, serde_json::Value::Null)
+}
+
+/// A study minimising `loss` over `space` with `algorithm` and its `config`.
+pub fn study(space: SearchSpace, algorithm: &str, config: serde_json::Value) -> StudySpec {
     StudySpec {
         trial_lease_secs: None,
         metrics: vec![MetricSpec { id: "loss".into(), goal: Goal::Minimize }],
         space,
         algorithm: algorithm.into(),
-        algorithm_config: serde_json::Value::Null,
+        algorithm_config: config,
         observation_noise: Default::default(),
         measurement_selection: Default::default(),
         stopping: None,
