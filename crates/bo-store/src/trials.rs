@@ -178,22 +178,36 @@ async fn load_trials(
     Ok(trials)
 }
 
+/// What locking a study reads of it.
+struct Locked {
+    basis: Basis,
+    state: StudyState,
+    /// The study's objective metric (its first), which every measurement also stores apart.
+    objective: String,
+}
+
 /// Takes the study's write lock for the rest of the transaction (a no-op update: SQLite takes
 /// its database write lock, Postgres the row lock), so reads that follow see no concurrent
-/// writer to this study. Returns the study's basis and state.
-async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<(Basis, StudyState), StoreError> {
-    let row = sqlx::query("UPDATE studies SET next_trial_id = next_trial_id WHERE id = $1 RETURNING next_trial_id, data_version, state")
-        .bind(study_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(StoreError::NotFound(Entity::Study))?;
+/// writer to this study. Returns the study's basis, state and objective metric.
+async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<Locked, StoreError> {
+    let row = sqlx::query(
+        "UPDATE studies SET next_trial_id = next_trial_id WHERE id = $1 RETURNING next_trial_id, data_version, state, objective_metric",
+    )
+    .bind(study_id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound(Entity::Study))?;
     let state: String = row.try_get("state")?;
     let state = match state.as_str() {
         "COMPLETED" => StudyState::Completed,
         "INACTIVE" => StudyState::Inactive,
         _ => StudyState::Active,
     };
-    Ok((Basis { data_version: row.try_get("data_version")?, next_trial_id: row.try_get("next_trial_id")? }, state))
+    Ok(Locked {
+        basis: Basis { data_version: row.try_get("data_version")?, next_trial_id: row.try_get("next_trial_id")? },
+        state,
+        objective: row.try_get("objective_metric")?,
+    })
 }
 
 async fn basis(conn: &mut AnyConnection, study_id: i64) -> Result<Basis, StoreError> {
@@ -239,27 +253,16 @@ async fn trials_in_state(
     rows.iter().map(trial_from_row).collect()
 }
 
-/// The study's objective metric (its first), which every measurement also stores apart.
-async fn objective_metric(conn: &mut AnyConnection, study_id: i64) -> Result<String, StoreError> {
-    let row = sqlx::query("SELECT objective_metric FROM studies WHERE id = $1")
-        .bind(study_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(StoreError::NotFound(Entity::Study))?;
-    Ok(row.try_get("objective_metric")?)
-}
-
+/// Appends `ms` to a trial's measurements from `first_seq` on, each with its value of the
+/// study's `objective` in a column of its own.
 async fn insert_measurements(
     conn: &mut AnyConnection,
     study_id: i64,
     trial_id: i64,
     first_seq: usize,
     ms: &[Measurement],
+    objective: &str,
 ) -> Result<(), StoreError> {
-    if ms.is_empty() {
-        return Ok(());
-    }
-    let objective = objective_metric(conn, study_id).await?;
     for (k, m) in ms.iter().enumerate() {
         sqlx::query(
             "INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics, objective) VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -270,14 +273,14 @@ async fn insert_measurements(
         .bind(m.step_count)
         .bind(m.elapsed_secs)
         .bind(serde_json::to_string(&m.metrics)?)
-        .bind(m.metrics.get(&objective).copied())
+        .bind(m.metrics.get(objective).copied())
         .execute(&mut *conn)
         .await?;
     }
     Ok(())
 }
 
-async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial) -> Result<(), StoreError> {
+async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial, objective: &str) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -293,7 +296,7 @@ async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial) ->
     .bind(trial.end_time_ms)
     .execute(&mut *conn)
     .await?;
-    insert_measurements(conn, study_id, trial.id, 0, &trial.measurements).await
+    insert_measurements(conn, study_id, trial.id, 0, &trial.measurements, objective).await
 }
 
 /// Writes the trial's changed fields; a change is a sign of its client, so `now_ms` is when it
@@ -337,7 +340,8 @@ impl Store {
     /// their stored size passes `max_bytes` (parameters, final and intermediate measurements, as
     /// stored): the first trial always, then each that keeps the page within the budget. Sizes
     /// are summed in SQL before anything is loaded, so a page never costs more than its budget.
-    pub async fn list_trials(&self, study_id: i64, after_id: i64, limit: i64, max_bytes: usize) -> Result<Vec<Trial>, StoreError> {
+    /// The flag says whether the budget cut the page short (more trials follow).
+    pub async fn list_trials(&self, study_id: i64, after_id: i64, limit: i64, max_bytes: usize) -> Result<(Vec<Trial>, bool), StoreError> {
         let mut conn = self.pool.acquire().await?;
         let sizes = sqlx::query(
             "SELECT t.id, LENGTH(t.parameters) + COALESCE(LENGTH(t.final_measurement), 0) \
@@ -349,7 +353,7 @@ impl Store {
         .bind(limit)
         .fetch_all(&mut *conn)
         .await?;
-        let (mut total, mut last) = (0usize, None);
+        let (mut total, mut last, mut kept) = (0usize, None, 0);
         for row in &sizes {
             let bytes = usize::try_from(row.try_get::<i64, _>("bytes")?).unwrap_or(usize::MAX);
             if last.is_some() && total.saturating_add(bytes) > max_bytes {
@@ -357,19 +361,10 @@ impl Store {
             }
             total = total.saturating_add(bytes);
             last = Some(row.try_get::<i64, _>("id")?);
+            kept += 1;
         }
-        let Some(last) = last else { return Ok(vec![]) };
-        load_trials(&mut conn, study_id, after_id, last, limit, Load::Full).await
-    }
-
-    /// Whether the study has a trial with an id above `id`.
-    pub async fn trial_after(&self, study_id: i64, id: i64) -> Result<bool, StoreError> {
-        let row = sqlx::query("SELECT id FROM trials WHERE study_id = $1 AND id > $2 ORDER BY id LIMIT 1")
-            .bind(study_id)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.is_some())
+        let Some(last) = last else { return Ok((vec![], false)) };
+        Ok((load_trials(&mut conn, study_id, after_id, last, limit, Load::Full).await?, kept < sizes.len()))
     }
 
     /// Every trial of a study, whole (for tests and tools; the API pages).
@@ -396,17 +391,21 @@ impl Store {
     }
 
     /// The trials `ids` of a study (those that exist), without intermediate measurements, in id
-    /// order.
+    /// order: one query.
     pub async fn trials_by_id(&self, study_id: i64, ids: &[i64]) -> Result<Vec<Trial>, StoreError> {
-        let mut conn = self.pool.acquire().await?;
-        let mut out = Vec::with_capacity(ids.len());
-        let mut sorted = ids.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        for id in sorted {
-            out.extend(load_trials(&mut conn, study_id, id - 1, id, 1, Load::NoMeasurements).await?);
+        if ids.is_empty() {
+            return Ok(vec![]);
         }
-        Ok(out)
+        // `$2, $3, …`: the one placeholder style both databases read (sqlx's builder for `Any`
+        // writes SQLite's `?`).
+        let placeholders: Vec<String> = (0..ids.len()).map(|k| format!("${}", k + 2)).collect();
+        let sql = format!("SELECT {TRIAL_COLUMNS} FROM trials WHERE study_id = $1 AND id IN ({}) ORDER BY id", placeholders.join(", "));
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(study_id);
+        for id in ids {
+            query = query.bind(*id);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(trial_from_row).collect()
     }
 
     /// One trial.
@@ -434,7 +433,8 @@ impl Store {
     pub async fn create_trial(&self, study_id: i64, new: NewTrial, now_ms: i64) -> Result<Trial, StoreError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
-        let (Basis { next_trial_id: id, .. }, _) = lock_study(&mut tx, study_id).await?;
+        let locked = lock_study(&mut tx, study_id).await?;
+        let id = locked.basis.next_trial_id;
         let trial = Trial {
             id,
             state: new.state,
@@ -446,7 +446,7 @@ impl Store {
             start_time_ms: now_ms,
             end_time_ms: new.state.is_completed().then_some(now_ms),
         };
-        insert_trial(&mut tx, study_id, &trial).await?;
+        insert_trial(&mut tx, study_id, &trial, &locked.objective).await?;
         sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2").bind(id + 1).bind(study_id).execute(&mut *tx).await?;
         if trial.state.is_completed() {
             bump_data_version(&mut tx, study_id).await?;
@@ -467,7 +467,7 @@ impl Store {
     ) -> Result<Trial, E> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
-        lock_study(&mut tx, study_id).await?;
+        let locked = lock_study(&mut tx, study_id).await?;
         let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::Full)
             .await?
             .pop()
@@ -478,7 +478,7 @@ impl Store {
             return Err(StoreError::Internal("a trial change may only append measurements".into()).into());
         }
         write_trial(&mut tx, study_id, &trial, now_ms).await?;
-        insert_measurements(&mut tx, study_id, trial_id, n_measurements, &trial.measurements[n_measurements..]).await?;
+        insert_measurements(&mut tx, study_id, trial_id, n_measurements, &trial.measurements[n_measurements..], &locked.objective).await?;
         if trial.state.is_completed() && !was_completed {
             bump_data_version(&mut tx, study_id).await?;
         }
@@ -533,7 +533,7 @@ impl Store {
         let SuggestRequest { study_id, client_id, count, now_ms, newer_than, finishing, trial_lease_ms } = request;
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
-        let (basis, state) = lock_study(&mut tx, study_id).await?;
+        let Locked { basis, state, objective } = lock_study(&mut tx, study_id).await?;
         if let Some(lease) = trial_lease_ms {
             // Abandoned trials (their worker died or was preempted) go back to the queue.
             sqlx::query(
@@ -603,7 +603,7 @@ impl Store {
                         start_time_ms: now_ms,
                         end_time_ms: None,
                     };
-                    insert_trial(&mut tx, study_id, &trial).await?;
+                    insert_trial(&mut tx, study_id, &trial, &objective).await?;
                     next_id += 1;
                     handed.push(trial);
                 }

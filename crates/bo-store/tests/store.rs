@@ -489,13 +489,20 @@ async fn pages_are_bounded_by_size() {
         let (study, _) = store.create_study("p", "l", "pages", &spec(), 1).await.unwrap();
         let mut counter = 0;
         done(store.suggest(request(study.id, "w", 5, 1), new_points(&mut counter)).await.unwrap());
-        let one = store.list_trials(study.id, 0, 10, 1).await.unwrap();
+        let (one, cut) = store.list_trials(study.id, 0, 10, 1).await.unwrap();
         assert_eq!(one.len(), 1, "one trial whatever the budget");
-        let all = store.list_trials(study.id, 0, 10, 1 << 20).await.unwrap();
+        assert!(cut, "the budget cut the page: more trials follow");
+        let (all, cut) = store.list_trials(study.id, 0, 10, 1 << 20).await.unwrap();
         assert_eq!(all.len(), 5);
+        assert!(!cut, "the whole study fits: nothing follows");
         let bytes = serde_json::to_string(&all[0].assignment).unwrap().len();
-        assert_eq!(store.list_trials(study.id, 0, 10, 2 * bytes + 10).await.unwrap().len(), 2);
-        assert!(store.trial_after(study.id, 4).await.unwrap() && !store.trial_after(study.id, 5).await.unwrap());
+        let (two, cut) = store.list_trials(study.id, 0, 10, 2 * bytes + 10).await.unwrap();
+        assert_eq!(two.len(), 2);
+        assert!(cut);
+        let (last, cut) = store.list_trials(study.id, 4, 10, 1).await.unwrap();
+        assert!(last.len() == 1 && !cut, "the last trial alone is not cut short");
+        let found = store.trials_by_id(study.id, &[4, 2, 99]).await.unwrap();
+        assert_eq!(found.iter().map(|t| t.id).collect::<Vec<_>>(), vec![2, 4], "those that exist, in id order");
     }
 }
 

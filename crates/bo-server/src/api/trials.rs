@@ -202,12 +202,12 @@ pub async fn list_trials(
 ) -> Result<Json<ListTrialsResponse>, ApiError> {
     let page = Page::from_query(&query)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let mut trials = state.store.list_trials(study.id, page.after_id, page.size + 1, PAGE_BYTES).await?;
+    let (mut trials, cut) = state.store.list_trials(study.id, page.after_id, page.size + 1, PAGE_BYTES).await?;
     // A page cut short by its size budget goes on after its last trial.
-    let cut =
-        (trials.len() as i64) < page.size + 1 && state.store.trial_after(study.id, trials.last().map_or(page.after_id, |t| t.id)).await?;
-    let next_page_token =
-        if cut { page.token_after(trials.last().map_or(page.after_id, |t| t.id)) } else { page.next_token(&mut trials, |t| t.id) };
+    let next_page_token = match trials.last() {
+        Some(last) if cut => page.token_after(last.id),
+        _ => page.next_token(&mut trials, |t| t.id),
+    };
     Ok(Json(ListTrialsResponse { trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect(), next_page_token }))
 }
 
