@@ -101,25 +101,24 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     let limits = config.connection_limits();
     tracing::info!(cap = limits.max_connections, idle_timeout = ?limits.idle_timeout, "connection limits");
-    let (stop, _) = tokio::sync::broadcast::channel::<()>(1);
     let metrics_server = match config.metrics_listen {
         None => None,
         Some(address) => {
             let metrics_listener =
                 tokio::net::TcpListener::bind(address).await.with_context(|| format!("listening on {address} (--metrics-listen)"))?;
             tracing::info!(address = %metrics_listener.local_addr()?, "serving /metrics");
-            let mut stopped = stop.subscribe();
-            let router = metrics::router(state.clone());
-            Some(tokio::spawn(listener::serve(metrics_listener, router, limits.clone(), async move {
-                let _ = stopped.recv().await;
-            })))
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let served = tokio::spawn(listener::serve(metrics_listener, metrics::router(state.clone()), limits.clone(), async {
+                let _ = stopped.await;
+            }));
+            Some((stop, served))
         }
     };
     let app = app(state, config.metrics_listen.is_none());
     listener::serve(listener, app, limits, shutdown_signal()).await;
-    let _ = stop.send(());
-    if let Some(task) = metrics_server {
-        let _ = task.await;
+    if let Some((stop, served)) = metrics_server {
+        let _ = stop.send(());
+        let _ = served.await;
     }
     store.close().await;
     tracing::info!("stopped");

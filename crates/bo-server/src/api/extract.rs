@@ -79,7 +79,7 @@ pub fn parse_body_now<T: DeserializeOwned>(bytes: &[u8], limits: &Limits) -> Res
     } else {
         serde_json::from_str(text).map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))?
     };
-    check_strings(&value, &mut String::new(), limits)?;
+    check_strings(&value, &mut String::new(), limits, Text::Free)?;
     normalize_keys(&mut value);
     serde_path_to_error::deserialize(super::wire::strict::Strict(value)).map_err(|e| {
         let path = e.path().to_string();
@@ -95,20 +95,13 @@ pub fn parse_body_now<T: DeserializeOwned>(bytes: &[u8], limits: &Limits) -> Res
 /// Every string and key of a body, at any depth, is free text at most: no NUL or other control
 /// character but tabs and line breaks, and no longer than the text limit — the id limit for ids
 /// and names (`parameterId`, `metricId`, `clientId`, `displayName`, and the strings of a
-/// `values` list: categories). Fields then hold their own, stricter rules; this pass makes sure
-/// that none of them — and no field bo ignores or only stores — keeps or echoes a NUL or a
-/// megabyte. `path` is the JSON path so far.
-fn check_strings(value: &serde_json::Value, path: &mut String, limits: &Limits) -> Result<(), ApiError> {
-    check_value(value, path, limits, Text::Free)
-}
-
-/// Keys whose string values are ids or names.
-const ID_KEYS: [&str; 8] = ["parameterId", "parameter_id", "metricId", "metric_id", "clientId", "client_id", "displayName", "display_name"];
-
-fn check_value(value: &serde_json::Value, path: &mut String, limits: &Limits, kind: Text) -> Result<(), ApiError> {
+/// `values` list: categories). This is the one place request strings are held to the limits;
+/// fields then apply their own rules of form (a parameter id without whitespace, a name not
+/// blank). No field — not even one bo ignores or only stores — keeps or echoes a NUL or a
+/// megabyte. `kind` is what the strings at `path` are.
+fn check_strings(value: &serde_json::Value, path: &mut String, limits: &Limits, kind: Text) -> Result<(), ApiError> {
+    use std::fmt::Write;
     let check = |text: &str, path: &str, kind: Text| {
-        // Control characters and length here; whitespace in tokens is the field's own rule.
-        let kind = if kind == Text::Token { Text::Id } else { kind };
         limits.check_text(text, kind).map_err(|e| super::error::text_error(if path.is_empty() { "body" } else { path }, &e))
     };
     match value {
@@ -116,8 +109,8 @@ fn check_value(value: &serde_json::Value, path: &mut String, limits: &Limits, ki
         serde_json::Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                check_value(item, path, limits, kind)?;
+                let _ = write!(path, "[{i}]");
+                check_strings(item, path, limits, kind)?;
                 path.truncate(len);
             }
             Ok(())
@@ -131,7 +124,7 @@ fn check_value(value: &serde_json::Value, path: &mut String, limits: &Limits, ki
                 }
                 path.push_str(key);
                 let kind = if ID_KEYS.contains(&key.as_str()) || key == "values" { Text::Id } else { Text::Free };
-                check_value(item, path, limits, kind)?;
+                check_strings(item, path, limits, kind)?;
                 path.truncate(len);
             }
             Ok(())
@@ -139,6 +132,9 @@ fn check_value(value: &serde_json::Value, path: &mut String, limits: &Limits, ki
         _ => Ok(()),
     }
 }
+
+/// Keys whose string values are ids or names.
+const ID_KEYS: [&str; 8] = ["parameterId", "parameter_id", "metricId", "metric_id", "clientId", "client_id", "displayName", "display_name"];
 
 /// A numeric resource id from the path, in its one canonical spelling (decimal digits, no sign,
 /// no leading zero): `+1` and `01` name nothing, as they would alias `1`. Anything else names a

@@ -32,10 +32,7 @@ pub fn propose(study: &StudyRecord, entry: &Entry, trials: &[Trial], extra: &[As
         .map(|t| t.assignment.clone())
         .collect();
     pending.extend(extra.iter().cloned());
-    // A panic in a designer is a failure like any other, not a lost request.
-    let proposed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| model.suggest(&pending, count, &mut rng)))
-        .unwrap_or_else(|panic| Err(bo_core::FitError::Numerical(format!("the designer panicked: {}", panic_message(&panic)))));
-    match proposed {
+    match guarded(|| model.suggest(&pending, count, &mut rng)) {
         Ok(points) => Ok(Proposals { points, failed: None }),
         Err(e) => {
             // A designer that fails to propose (its numbers went wrong) gives way to the study's
@@ -58,7 +55,12 @@ pub struct Proposals {
     pub failed: Option<bo_core::FitError>,
 }
 
-/// The message of a caught panic.
-pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default()
+/// Runs designer code so that a panic in it is a failure like any other (a `FitError` naming the
+/// panic's message), not a lost request or a dead background job.
+pub(crate) fn guarded<T>(work: impl FnOnce() -> Result<T, bo_core::FitError>) -> Result<T, bo_core::FitError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+        let message =
+            panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
+        Err(bo_core::FitError::Numerical(format!("the designer panicked: {message}")))
+    })
 }

@@ -54,12 +54,9 @@ fn build_entry(
     let seed = study_seed(study);
     let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let problem = Problem { spec: study.spec.clone(), seed };
-    let fitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match warm {
+    let fitted = super::propose::guarded(|| match warm {
         Some(state) if restore => designer.restore(&problem, &history, state, &mut rng),
         _ => designer.fit(&problem, &history, warm, &mut rng),
-    }))
-    .unwrap_or_else(|panic| {
-        Err(bo_core::FitError::Numerical(format!("the designer panicked: {}", super::propose::panic_message(&panic))))
     })?;
     Ok(Entry {
         data_version,
