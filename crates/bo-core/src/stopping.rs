@@ -22,11 +22,44 @@ pub struct StoppingDecision {
     pub reason: String,
 }
 
-/// Applies `spec` to `trial` given the study's other trials.
-pub fn decide(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial, others: &[Trial]) -> StoppingDecision {
+/// What deciding on a trial needs of the study's other trials ([`check`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Check {
+    /// Decided without them.
+    Decided(StoppingDecision),
+    /// The median rule: the running averages, up to `at`, of the completed trials (see
+    /// [`running_average`]; a service aggregates them in its database), for [`median_decision`]
+    /// against the trial's `best`.
+    Median {
+        /// The trial's position: steps, or seconds with `use_elapsed`.
+        at: f64,
+        /// Its best objective value so far.
+        best: f64,
+        /// Positions are elapsed seconds rather than steps.
+        use_elapsed: bool,
+    },
+}
+
+/// Applies `spec` to `trial` as far as the trial alone allows: a completed trial, a study without
+/// a stopping spec or a trial without a measurement of the objective is decided; otherwise the
+/// rule needs the completed trials' running averages.
+pub fn check(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial) -> Check {
+    let not = |reason: &str| Check::Decided(StoppingDecision { should_stop: false, reason: reason.into() });
     match spec {
-        None => StoppingDecision { should_stop: false, reason: "the study has no automated stopping spec".into() },
-        Some(StoppingSpec::Median { use_elapsed_duration }) => median_rule(objective, trial, others, *use_elapsed_duration),
+        None => not("the study has no automated stopping spec"),
+        Some(_) if trial.state.is_completed() => not("the trial is completed"),
+        Some(StoppingSpec::Median { use_elapsed_duration }) => match progress(objective, trial, *use_elapsed_duration) {
+            None => not("the trial has no measurement of the objective yet"),
+            Some((at, best)) => Check::Median { at, best, use_elapsed: *use_elapsed_duration },
+        },
+    }
+}
+
+/// Applies `spec` to `trial` given the study's other trials whole.
+pub fn decide(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial, others: &[Trial]) -> StoppingDecision {
+    match check(spec, objective, trial) {
+        Check::Decided(decision) => decision,
+        Check::Median { use_elapsed, .. } => median_rule(objective, trial, others, use_elapsed),
     }
 }
 
@@ -139,6 +172,26 @@ mod tests {
         assert!(median_rule(&acc(Goal::Maximize), &bad, &others, false).should_stop);
         let good = trial(9, TrialState::Active, &[(1, 0.3), (2, 0.66)]);
         assert!(!median_rule(&acc(Goal::Maximize), &good, &others, false).should_stop);
+    }
+
+    /// `check` decides what the trial alone decides and otherwise asks for the averages, and the
+    /// median of an even count is the mean of the middle two.
+    #[test]
+    fn the_check_asks_only_for_what_it_needs() {
+        let spec = StoppingSpec::Median { use_elapsed_duration: false };
+        let bad = trial(9, TrialState::Active, &[(1, 0.3), (2, 0.6)]);
+        let Check::Median { at, best, use_elapsed } = check(Some(&spec), &acc(Goal::Maximize), &bad) else { panic!("needs the others") };
+        assert_eq!((at, best, use_elapsed), (2.0, 0.6, false));
+        let averages: Vec<f64> = completed().iter().filter_map(|o| running_average(&acc(Goal::Maximize), o, at, false)).collect();
+        assert_eq!(
+            median_decision(&acc(Goal::Maximize), at, best, averages),
+            decide(Some(&spec), &acc(Goal::Maximize), &bad, &completed())
+        );
+        assert!(median_decision(&acc(Goal::Maximize), 2.0, 0.64, vec![0.6, 0.9, 0.5, 0.7]).should_stop, "median 0.65");
+        assert!(!median_decision(&acc(Goal::Maximize), 2.0, 0.66, vec![0.6, 0.9, 0.5, 0.7]).should_stop);
+        let done = trial(9, TrialState::Succeeded, &[(1, 0.0)]);
+        assert!(matches!(check(Some(&spec), &acc(Goal::Maximize), &done), Check::Decided(d) if !d.should_stop));
+        assert!(matches!(check(None, &acc(Goal::Maximize), &bad), Check::Decided(d) if !d.should_stop));
     }
 
     #[test]

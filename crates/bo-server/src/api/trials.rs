@@ -12,15 +12,14 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use bo_core::optimal::optimal_ids;
 use bo_core::stopping;
-use bo_core::{StoppingSpec, Trial, TrialState};
+use bo_core::{Trial, TrialState};
 use bo_store::{NewTrial, StoreError, StudyRecord};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
 use bo_core::Limit;
-use bo_core::limits::Text;
 
-use super::error::{ApiError, ErrorBody, over_limit, text_error};
+use super::error::{ApiError, ErrorBody, over_limit};
 use super::extract::{AppJson, RawBody, parse_body, parse_id};
 use super::page::{Page, PageParams};
 use super::studies::{StudyPath, load_study, state_to_wire, study_name};
@@ -101,7 +100,6 @@ pub async fn suggest_trials(
     if body.client_id.is_empty() {
         return Err(ApiError::invalid("clientId: required; the same clientId gets its pending trials back"));
     }
-    limits.check_text(&body.client_id, Text::Id).map_err(|e| text_error("clientId", &e))?;
     if !body.contexts.is_empty() {
         return Err(ApiError::invalid("contexts: suggestion contexts are not supported; send an empty list"));
     }
@@ -143,7 +141,6 @@ pub async fn create_trial(
         .collect::<Result<Vec<_>, _>>()?;
     let limits = &state.access.limits;
     limits.check(Limit::Measurements, measurements.len()).map_err(|o| over_limit("measurements", o))?;
-    limits.check_text(&body.infeasible_reason, Text::Free).map_err(|e| text_error("infeasibleReason", &e))?;
     let final_measurement = match body.final_measurement {
         Some(m) => Some(measurement_from_wire(m, spec, "finalMeasurement", body.state != TrialStateW::INFEASIBLE)?),
         None => None,
@@ -294,7 +291,6 @@ pub async fn post_trial_verb(
     params(TrialPath), request_body = CompleteTrialRequest,
     responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
 pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTrialRequest) -> Result<Json<TrialW>, ApiError> {
-    state.access.limits.check_text(&body.infeasible_reason, Text::Free).map_err(|e| text_error("infeasibleReason", &e))?;
     let (study, id) = load(&state, &path).await?;
     let spec = &study.spec;
     // Checked even when the trial is marked infeasible (and the measurement then dropped): a
@@ -403,17 +399,12 @@ pub async fn check_trial_early_stopping_state(state: AppState, path: TrialPath, 
     // Decided outside any transaction from what the rule needs: the trial itself and one running
     // average per completed trial, aggregated by the database.
     let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
-    let decision = match spec.stopping {
-        Some(StoppingSpec::Median { use_elapsed_duration }) if !trial.state.is_completed() => {
-            match stopping::progress(spec.objective(), &trial, use_elapsed_duration) {
-                Some((at, best)) => {
-                    let averages = state.store.running_averages(study.id, id, at, use_elapsed_duration).await?;
-                    stopping::median_decision(spec.objective(), at, best, averages).should_stop
-                }
-                None => false,
-            }
+    let decision = match stopping::check(spec.stopping.as_ref(), spec.objective(), &trial) {
+        stopping::Check::Decided(decision) => decision.should_stop,
+        stopping::Check::Median { at, best, use_elapsed } => {
+            let averages = state.store.running_averages(study.id, id, at, use_elapsed).await?;
+            stopping::median_decision(spec.objective(), at, best, averages).should_stop
         }
-        _ => false,
     };
     let (op_id, should_stop) = state.store.record_early_stopping(study.id, id, now, decision).await.map_err(|e| match e {
         StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
