@@ -64,20 +64,17 @@ const LARGE_TARGET: f64 = 1e150;
 
 /// `y` standardised: (mean, std) with std 1 for constant or single targets. Finite targets of
 /// any magnitude, up to ±f64::MAX, give finite results: huge ones are standardised in units of
-/// the largest (for ordinary targets the arithmetic is the plain one).
+/// the largest; for ordinary ones the unit is 1 and the arithmetic the plain one.
 pub fn standardize(y: &[f64]) -> (Vec<f64>, f64, f64) {
     let n = y.len().max(1) as f64;
-    let scale = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    if scale > LARGE_TARGET && scale.is_finite() {
-        let z: Vec<f64> = y.iter().map(|v| v / scale).collect();
-        let (zs, mean, std) = standardize(&z);
-        let std = if std == 1.0 && zs.iter().all(|v| *v == 0.0) { 1.0 } else { std * scale };
-        return (zs, mean * scale, std);
-    }
-    let mean = y.iter().sum::<f64>() / n;
-    let var = y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
-    let std = if var > 1e-24 { var.sqrt() } else { 1.0 };
-    (y.iter().map(|v| (v - mean) / std).collect(), mean, std)
+    let largest = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let unit = if largest > LARGE_TARGET && largest.is_finite() { largest } else { 1.0 };
+    let z: Vec<f64> = y.iter().map(|v| v / unit).collect();
+    let mean = z.iter().sum::<f64>() / n;
+    let var = z.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    // Constant targets (a variance that is nothing in the targets' own units) keep std 1.
+    let (std, std_z) = if var > 1e-24 / (unit * unit) { (var.sqrt() * unit, var.sqrt()) } else { (1.0, 1.0 / unit) };
+    (z.iter().map(|v| (v - mean) / std_z).collect(), mean * unit, std)
 }
 
 impl Gp {

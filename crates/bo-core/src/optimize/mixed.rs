@@ -120,11 +120,12 @@ pub fn around(features: &Features, anchors: &[Assignment], n: usize, rng: &mut d
 const CHUNK: usize = 2048;
 
 /// A candidate kept as a possible start: its score, its place in the candidate order (ties go
-/// to the earlier), the assignment and its features.
+/// to the earlier), the assignment, its key and its features.
 struct Kept {
     score: f64,
     order: usize,
     assignment: Assignment,
+    key: String,
     x: Vec<f64>,
 }
 
@@ -172,17 +173,17 @@ pub fn refine(
             if !score.is_finite() {
                 continue;
             }
-            let candidate = Kept { score, order, assignment, x };
+            let candidate = Kept { score, order, assignment, key, x };
             let list = kept.entry(group).or_default();
             if list.len() >= per_group.max(1) && !list.last().is_some_and(|worst| candidate.before(worst)) {
                 continue;
             }
+            kept_keys.insert(candidate.key.clone());
             let at = list.iter().position(|k| candidate.before(k)).unwrap_or(list.len());
             list.insert(at, candidate);
-            kept_keys.insert(key);
             if list.len() > per_group.max(1) {
                 let dropped = list.pop().expect("over the size");
-                kept_keys.remove(&dropped.assignment.key());
+                kept_keys.remove(&dropped.key);
             }
         }
     }

@@ -73,7 +73,7 @@ impl Tree {
     /// The tree of `space`.
     pub fn new(space: &SearchSpace) -> Tree {
         let params: Vec<ParamSpec> = space.params().into_iter().cloned().collect();
-        let index = |id: &str| params.iter().position(|p| p.id == id).expect("a parameter of the space");
+        let index = |id: &str| space.position(id).expect("a parameter of the space");
         let mut tree = Tree {
             vertices: vec![Vertex { condition: None, parent: None, params: vec![], name: "root".into() }],
             home: vec![None; params.len()],
