@@ -232,6 +232,21 @@ fn ids_texts_and_counts_are_bounded() {
             &study_of("long-value", "RANDOM_SEARCH", vec![categorical("c", values)], Value::Null),
             &["values[1]", "--max-id-length"],
         );
+        refused(
+            &s,
+            "/studies",
+            &study_of("long-algorithm", &"A".repeat(200), doubles(1), Value::Null),
+            &["studySpec.algorithm", "--max-id-length"],
+        );
+        let mut many = study_of("many-metrics", "RANDOM_SEARCH", doubles(1), Value::Null);
+        many["studySpec"]["metrics"] = json!((0..21).map(|k| json!({"metricId": format!("m{k}")})).collect::<Vec<_>>());
+        refused(&s, "/studies", &many, &["metrics", "--max-metrics"]);
+        let mut deep = json!({"parameterId": "leaf", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}});
+        for level in 0..8 {
+            deep = json!({"parameterId": format!("c{level}"), "categoricalValueSpec": {"values": ["a"]},
+                "conditionalParameterSpecs": [{"parentCategoricalValues": {"values": ["a"]}, "parameterSpec": deep}]});
+        }
+        refused(&s, "/studies", &study_of("deep", "RANDOM_SEARCH", vec![deep], Value::Null), &["--max-tree-depth"]);
         assert_eq!(study_count(&s), 0);
         let study = s.create_study(study_of("ok", "RANDOM_SEARCH", doubles(2), Value::Null));
         refused(
@@ -453,6 +468,43 @@ fn bad_designer_settings_are_refused_and_errors_name_the_algorithm() {
             s.post(&format!("/studies/{study}:predict"), json!({"trials": [{"parameters": [{"parameterId": "x0", "value": 0.5}]}]}));
         assert_eq!(status.as_u16(), 400);
         assert!(message(&v).contains("RANDOM_SEARCH") && !message(&v).contains("GP_BANDIT"), "{v}");
+        let points: Vec<Value> = (0..1001).map(|_| json!({"parameters": [{"parameterId": "x0", "value": 0.5}]})).collect();
+        refused(&s, &format!("/studies/{study}:predict"), &json!({"trials": points}), &["trials", "at most 1000"]);
+    }
+}
+
+/// The counts bo bounds without refusing: a trial at its measurement limit takes no more, and a
+/// Pareto front larger than 1,000 trials is cut to its best by the first metric.
+#[test]
+fn bounded_counts_stay_bounded() {
+    for db in databases("hostile_bounded") {
+        let s = Server::start(&db);
+        let watch = HealthWatch::start(&s);
+        let mut spec = study_of("front", "RANDOM_SEARCH", doubles(1), Value::Null);
+        spec["studySpec"]["metrics"] = json!([{"metricId": "m", "goal": "MAXIMIZE"}, {"metricId": "cost", "goal": "MINIMIZE"}]);
+        let study = s.create_study(spec);
+        let point = json!([{"parameterId": "x0", "value": 0.5}]);
+        let curve: Vec<Value> =
+            (0..1000).map(|k| json!({"stepCount": k.to_string(), "metrics": [{"metricId": "m", "value": 1.0}]})).collect();
+        let full = s.ok_post(&format!("/studies/{study}/trials"), json!({"parameters": point, "measurements": curve}));
+        let id = full["id"].as_str().unwrap();
+        refused(
+            &s,
+            &format!("/studies/{study}/trials/{id}:addTrialMeasurement"),
+            &json!({"measurement": {"metrics": [{"metricId": "m", "value": 1.0}]}}),
+            &["--max-measurements"],
+        );
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials/{id}"))["measurements"].as_array().unwrap().len(), 1000);
+        // 1,001 trials on one front: a larger m always costs more.
+        for k in 0..1001 {
+            let body = json!({"parameters": point, "finalMeasurement": {"metrics": [{"metricId": "m", "value": k}, {"metricId": "cost", "value": k}]}});
+            s.ok_post(&format!("/studies/{study}/trials"), body);
+        }
+        let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
+        let front = optimal["optimalTrials"].as_array().unwrap();
+        assert_eq!(front.len(), 1000, "on {}", db.name);
+        assert!(front.iter().all(|t| t["finalMeasurement"]["metrics"][0]["value"].as_f64().unwrap() >= 1.0), "the best by m are kept");
+        watch.finish(db.name);
     }
 }
 
