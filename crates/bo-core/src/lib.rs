@@ -3,7 +3,9 @@
 //!
 //! Invariant: no I/O, no async, no database, no clock and no global random generator. Time
 //! arrives as arguments (milliseconds since the epoch) and randomness as a `&mut dyn Rng`, so the
-//! same inputs and seed always give the same output. This crate is an API boundary: `bo-store`
+//! same inputs and seed always give the same output — also where a step uses scoped threads
+//! (`optimize::mixed`), whose results are merged in an order that does not depend on how many
+//! there are. This crate is an API boundary: `bo-store`
 //! persists its data types and `bo-server` translates them to and from the Vertex wire JSON; it
 //! knows nothing of either.
 #![warn(missing_docs)]
@@ -12,7 +14,9 @@ pub mod acquisition;
 pub mod designer;
 pub mod embedding;
 pub mod gp;
+pub mod importance;
 pub mod kernel;
+pub mod lifecycle;
 pub mod limits;
 pub mod linalg;
 pub mod optimal;
@@ -24,6 +28,7 @@ pub mod study;
 pub mod trial;
 
 pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
+pub use lifecycle::{Completion, TrialError};
 pub use limits::{Limit, Limits};
 pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace, SpaceError};
 pub use study::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, StoppingSpec, StudySpec};

@@ -99,6 +99,28 @@ pub struct StudySpec {
 }
 
 impl StudySpec {
+    /// A study of `space` measuring one metric, `metric`, towards `goal`, optimised by
+    /// `algorithm` with its default settings; everything else at its default. The one
+    /// constructor: a new field gets its default here, and callers set others with the `with_*`
+    /// methods or struct update syntax.
+    pub fn new(metric: &str, goal: Goal, space: SearchSpace, algorithm: &str) -> StudySpec {
+        StudySpec {
+            trial_lease_secs: None,
+            metrics: vec![MetricSpec { id: metric.into(), goal }],
+            space,
+            algorithm: algorithm.into(),
+            algorithm_config: serde_json::Value::Null,
+            observation_noise: ObservationNoise::default(),
+            measurement_selection: MeasurementSelection::default(),
+            stopping: None,
+        }
+    }
+
+    /// The same study with `algorithmConfig` `config`.
+    pub fn with_config(self, config: serde_json::Value) -> StudySpec {
+        StudySpec { algorithm_config: config, ..self }
+    }
+
     /// Checks what the space does not: at least one metric and at most `limits.metrics`, metric
     /// ids valid (tokens within the id length) and unique.
     pub fn validate_metrics(metrics: &[MetricSpec], limits: &Limits) -> Result<(), SpaceError> {
@@ -162,16 +184,7 @@ mod tests {
     use crate::designer::testing::fixtures;
 
     fn spec(goal: Goal, selection: MeasurementSelection) -> StudySpec {
-        StudySpec {
-            trial_lease_secs: None,
-            metrics: vec![MetricSpec { id: "m".into(), goal }],
-            space: fixtures::optimizer_tree(),
-            algorithm: "RANDOM_SEARCH".into(),
-            algorithm_config: serde_json::Value::Null,
-            observation_noise: ObservationNoise::Unspecified,
-            measurement_selection: selection,
-            stopping: None,
-        }
+        StudySpec { measurement_selection: selection, ..StudySpec::new("m", goal, fixtures::optimizer_tree(), "RANDOM_SEARCH") }
     }
 
     fn at(step: i64, v: f64) -> Measurement {

@@ -1,5 +1,6 @@
 //! Trials and what was measured of them: parameter values, assignments, measurements and the
-//! trial life cycle. Plain data; the store persists it, designers read it.
+//! trial's states. Plain data; the store persists it, designers read it, and the rules of a
+//! trial's life are `lifecycle.rs`'s.
 
 use std::collections::BTreeMap;
 

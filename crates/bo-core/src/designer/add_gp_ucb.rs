@@ -56,16 +56,13 @@
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use super::gp_bandit::{Posterior, PriorMean, Training, fit_gp};
-use super::{
-    ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch, check_beta, check_range,
-    refuse_conditional,
-};
+use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
+use super::gp::{GpModel, Member, Posterior, PriorMean, Proposer, Start, Training, fit_gp};
+use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::acquisition::BetaSchedule;
 use crate::gp::{Gp, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, Matern52Profile, SquaredExpProfile};
@@ -166,9 +163,11 @@ pub struct AddGpUcb {
     decomposition: Decomposition,
 }
 
-impl AddGpUcb {
+impl FromConfig for AddGpUcb {
+    type Params = AddGpUcbParams;
+
     /// Checks `params` against `space`.
-    pub fn new(params: AddGpUcbParams, space: &SearchSpace) -> Result<AddGpUcb, ConfigError> {
+    fn new(params: AddGpUcbParams, space: &SearchSpace) -> Result<AddGpUcb, ConfigError> {
         let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
         refuse_conditional(space, "ADD_GP_UCB", "models")?;
         let ids: Vec<&str> = space.params().iter().map(|p| p.id.as_str()).collect();
@@ -222,7 +221,9 @@ impl AddGpUcb {
         };
         Ok(AddGpUcb { params, decomposition })
     }
+}
 
+impl AddGpUcb {
     /// Candidates per group for `m` groups over `d_all` parameters: `numCandidates`, else
     /// 0.9·min(5000, 100·d_all)/m within [32, 1000] (the table above).
     fn candidates_per_group(&self, d_all: usize, m: usize) -> usize {
@@ -354,15 +355,27 @@ impl Designer for AddGpUcb {
     }
 
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_from(problem, history, warm.into(), rng)
+    }
+
+    /// The GP at the stored θ and grouping, conditioned on `history`: no search of either.
+    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_from(problem, history, Start::Restore(state), rng)
+    }
+}
+
+impl AddGpUcb {
+    fn fit_from(&self, problem: &Problem, history: &[Observation], start: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);
         let d_all = features.dim();
         let encode = |a: &Assignment| features.encode(a);
         let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, self.params.initial_design_size) else {
-            return QuasiRandomSearch.fit(problem, history, warm, rng);
+            return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let n = x.len();
-        let last: Option<GroupsState> = warm
+        let last: Option<GroupsState> = start
+            .state()
             .and_then(|s| s.0.get("decomposition").cloned())
             .and_then(|v| serde_json::from_value(v).ok())
             .filter(|s: &GroupsState| is_partition(&s.groups, d_all));
@@ -373,9 +386,10 @@ impl Designer for AddGpUcb {
         };
         let restarts = self.params.num_restarts;
         let kernel = self.kernel(&features, &groups).boxed();
-        let (mut gp, mut state) = fit_gp(kernel, x, &y, spec.observation_noise, restarts, warm, rng)?;
+        let (mut gp, mut state) = fit_gp(kernel, x, &y, spec.observation_noise, restarts, start, rng)?;
         let mut learned_at = learned_at;
         if let Decomposition::Learned(size) = self.decomposition
+            && !start.is_restore()
             && learned_at.is_none_or(|at| n < at || n >= at + self.params.relearn_every)
         {
             // Groupings are scored under one shared length scale: per-parameter length scales
@@ -384,7 +398,7 @@ impl Designer for AddGpUcb {
             let scorer = match self.params.length_scales {
                 LengthScales::Shared => None,
                 LengthScales::PerParameter => {
-                    Some(fit_gp(shared.clone().boxed(), gp.x().to_vec(), &y, spec.observation_noise, restarts, None, rng)?.0)
+                    Some(fit_gp(shared.clone().boxed(), gp.x().to_vec(), &y, spec.observation_noise, restarts, Start::Cold, rng)?.0)
                 }
             };
             if let Some(better) = self.search_grouping(scorer.as_ref().unwrap_or(&gp), shared, &groups, d_all, size, rng) {
@@ -392,7 +406,8 @@ impl Designer for AddGpUcb {
                 // θ again for the new grouping, from the current θ (a refit on unchanged data is
                 // a warm optimisation).
                 let x = gp.x().to_vec();
-                (gp, state) = fit_gp(self.kernel(&features, &groups).boxed(), x, &y, spec.observation_noise, restarts, Some(&state), rng)?;
+                (gp, state) =
+                    fit_gp(self.kernel(&features, &groups).boxed(), x, &y, spec.observation_noise, restarts, Start::Last(&state), rng)?;
             }
             learned_at = Some(n);
         }
@@ -412,8 +427,7 @@ impl Designer for AddGpUcb {
         let in_groups: HashSet<usize> = groups.iter().flatten().copied().collect();
         let m = groups.len();
         let per_group = self.candidates_per_group(d_all, m);
-        let model = AddGpUcbModel {
-            post: Arc::new(Posterior::new(gp, sign, worst, spec, history)),
+        let proposer = AddGpUcbProposer {
             groups,
             components,
             ucb_beta: self.params.ucb_beta,
@@ -424,11 +438,9 @@ impl Designer for AddGpUcb {
             config: SubspaceConfig { n_candidates: per_group, ..SubspaceConfig::default() },
             features,
         };
-        Ok(Fitted { model: Arc::new(model), state })
+        Ok(GpModel::fitted(Posterior::new(gp, sign, worst, spec, history), proposer, state))
     }
-}
 
-impl AddGpUcb {
     /// The grouping with the largest marginal likelihood at `gp`'s θ found from `current`:
     /// `numPartitions` random partitions of groups of at most `size` (seed 004), then
     /// `swapsPerParameter · D` proposals exchanging two parameters of different groups of the
@@ -490,10 +502,10 @@ impl AddGpUcb {
 /// as θ is fitted): one factorisation of 300 points costs about 5 ms.
 const MAX_SCORED_POINTS: usize = 300;
 
-#[derive(Clone)]
-struct AddGpUcbModel {
+/// ADD_GP_UCB's search: each group's UCB maximised over its own coordinates in turn
+/// (`optimize::subspace`), the others at the incumbent's values.
+struct AddGpUcbProposer {
     features: Features,
-    post: Arc<Posterior>,
     /// Feature dimensions of each group.
     groups: Vec<Vec<usize>>,
     /// Each group's term of the kernel, at the fitted θ.
@@ -512,7 +524,7 @@ struct AddGpUcbModel {
 /// How many times a proposal equal to a taken one is moved before it is accepted.
 const MAX_NUDGES: usize = 16;
 
-impl AddGpUcbModel {
+impl AddGpUcbProposer {
     /// β of a group of `d` dimensions at round `t`.
     fn beta(&self, d: usize, t: usize) -> f64 {
         self.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(d, t))
@@ -526,91 +538,93 @@ impl AddGpUcbModel {
     }
 }
 
-impl Model for AddGpUcbModel {
-    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+impl Proposer for AddGpUcbProposer {
+    type Batch = ();
+
+    fn encode(&self, a: &Assignment) -> Vec<f64> {
+        self.features.encode(a)
+    }
+
+    fn propose(&self, post: &Posterior, member: Member<'_>, _: &mut (), rng: &mut dyn Rng) -> Result<Option<Assignment>, FitError> {
         // t counts the real observations (seed 004's code: #observations + 1).
-        let t = self.post.taken.len() + 1;
-        self.post.batch(&|a| self.features.encode(a), pending, count, |gp, taken, _| {
-            let mut x: Vec<f64> = match self.anchors.first() {
-                Some(best) => best.clone(),
-                None => self.kinds.iter().map(|&kind| self.draw(kind, rng)).collect(),
+        let t = post.taken.len() + 1;
+        let Member { gp, taken, .. } = member;
+        let mut x: Vec<f64> = match self.anchors.first() {
+            Some(best) => best.clone(),
+            None => self.kinds.iter().map(|&kind| self.draw(kind, rng)).collect(),
+        };
+        for &i in &self.loose {
+            x[i] = self.draw(self.kinds[i], rng);
+        }
+        for (dims, component) in self.groups.iter().zip(&self.components) {
+            let b = self.beta(dims.len(), t).sqrt();
+            let component = component.as_ref();
+            let score_batch =
+                |xs: &[Vec<f64>]| gp.predict_component(component, xs).into_iter().map(|(m, v)| m + b * v.sqrt()).collect::<Vec<f64>>();
+            let score_grad = |xs: &[Vec<f64>]| {
+                gp.predict_component_with_grad(component, xs)
+                    .into_iter()
+                    .map(|p| {
+                        let s = p.var.sqrt();
+                        (p.mean + b * s, p.d_mean.iter().zip(&p.d_var).map(|(dm, dv)| dm + b * dv / (2.0 * s)).collect())
+                    })
+                    .collect::<Vec<_>>()
             };
-            for &i in &self.loose {
-                x[i] = self.draw(self.kinds[i], rng);
-            }
-            for (dims, component) in self.groups.iter().zip(&self.components) {
-                let b = self.beta(dims.len(), t).sqrt();
-                let component = component.as_ref();
-                let score_batch =
-                    |xs: &[Vec<f64>]| gp.predict_component(component, xs).into_iter().map(|(m, v)| m + b * v.sqrt()).collect::<Vec<f64>>();
-                let score_grad = |xs: &[Vec<f64>]| {
-                    gp.predict_component_with_grad(component, xs)
-                        .into_iter()
-                        .map(|p| {
-                            let s = p.var.sqrt();
-                            (p.mean + b * s, p.d_mean.iter().zip(&p.d_var).map(|(dm, dv)| dm + b * dv / (2.0 * s)).collect())
-                        })
-                        .collect::<Vec<_>>()
-                };
-                let kinds: Vec<Coordinate> = dims.iter().map(|&i| self.kinds[i]).collect();
-                if let Some((best, _)) = subspace::maximize(dims, &kinds, &x, &score_batch, &score_grad, &self.anchors, &self.config, rng) {
-                    for &i in dims {
-                        x[i] = best[i];
-                    }
+            let kinds: Vec<Coordinate> = dims.iter().map(|&i| self.kinds[i]).collect();
+            if let Some((best, _)) = subspace::maximize(dims, &kinds, &x, &score_batch, &score_grad, &self.anchors, &self.config, rng) {
+                for &i in dims {
+                    x[i] = best[i];
                 }
             }
-            let mut a = self.features.decode(&x);
-            for _ in 0..MAX_NUDGES {
-                if !taken.contains(&a.key()) {
-                    break;
-                }
-                for (v, kind) in x.iter_mut().zip(&self.kinds) {
-                    if *kind == Coordinate::Unit {
-                        *v = (*v + 0.05 * standard_normal(rng)).clamp(0.0, 1.0);
-                    }
-                }
-                a = self.features.decode(&x);
+        }
+        let mut a = self.features.decode(&x);
+        for _ in 0..MAX_NUDGES {
+            if !taken.contains(&a.key()) {
+                break;
             }
-            if !x.iter().all(|v| v.is_finite()) {
-                return Err(FitError::Numerical("the acquisition's maximiser is not finite".into()));
+            for (v, kind) in x.iter_mut().zip(&self.kinds) {
+                if *kind == Coordinate::Unit {
+                    *v = (*v + 0.05 * standard_normal(rng)).clamp(0.0, 1.0);
+                }
             }
-            Ok(Some(a))
-        })
+            a = self.features.decode(&x);
+        }
+        if !x.iter().all(|v| v.is_finite()) {
+            return Err(FitError::Numerical("the acquisition's maximiser is not finite".into()));
+        }
+        Ok(Some(a))
     }
 
-    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        let post = Arc::new(self.post.observed(new, &|a| self.features.encode(a))?);
-        Some(Arc::new(AddGpUcbModel { post, ..self.clone() }))
+    fn terms(&self) -> Vec<(String, &dyn Kernel)> {
+        let params = self.features.space().params();
+        self.groups
+            .iter()
+            .zip(&self.components)
+            .map(|(g, k)| (g.iter().map(|&i| params[i].id.as_str()).collect::<Vec<_>>().join(" + "), k.as_ref()))
+            .collect()
     }
 
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        Some(self.post.predictions(points, &|a| self.features.encode(a)))
-    }
-
-    fn describe(&self) -> serde_json::Value {
+    fn describe(&self, post: &Posterior) -> serde_json::Value {
         let params = self.features.space().params();
         let name = |i: usize| params[i].id.clone();
-        let h = self.post.gp.hyperparameters();
-        let hyperparameters: serde_json::Map<String, serde_json::Value> =
-            h.names.iter().zip(&h.kernel).map(|(name, v)| (name.clone(), serde_json::json!(v))).collect();
-        let t = self.post.taken.len() + 1;
+        let h = post.gp.hyperparameters();
+        let t = post.taken.len() + 1;
         serde_json::json!({
             "model": "additive GP (Add-GP-UCB)",
-            "trials": self.post.gp.n(),
+            "trials": post.gp.n(),
             "groups": self.groups.iter().map(|g| g.iter().map(|&i| name(i)).collect::<Vec<_>>()).collect::<Vec<_>>(),
             "decomposition": if self.learned.is_some() { "learned" } else { "given" },
             "decompositionLearnedAt": self.learned,
             "unmodelled": self.loose.iter().map(|&i| name(i)).collect::<Vec<_>>(),
             "beta": self.groups.iter().map(|g| self.beta(g.len(), t)).collect::<Vec<_>>(),
-            "priorMean": self.post.prior_mean(),
-            "hyperparameters": hyperparameters,
+            "priorMean": post.prior_mean(),
+            "hyperparameters": post.hyperparameter_map(),
             "logNoiseVariance": h.log_noise,
         })
     }
 
-    fn memory_bytes(&self) -> usize {
-        let n = self.post.gp.n();
-        8 * (n * n + n * (self.features.dim() + 2)) + 4096
+    fn width(&self) -> usize {
+        self.features.dim()
     }
 }
 
@@ -624,14 +638,14 @@ mod tests {
     use super::*;
     use crate::designer::designer_for;
     use crate::space::{Domain, ParamSpec, Scale};
-    use crate::study::{Goal, MetricSpec, StudySpec};
+    use crate::study::{Goal, StudySpec};
     use crate::trial::{Outcome, ParamValue};
 
     fn spec(d: usize, config: serde_json::Value) -> StudySpec {
-        StudySpec {
-            trial_lease_secs: None,
-            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Maximize }],
-            space: SearchSpace::new(
+        StudySpec::new(
+            "f",
+            Goal::Maximize,
+            SearchSpace::new(
                 (0..d)
                     .map(|i| ParamSpec {
                         id: format!("x{i}"),
@@ -643,12 +657,9 @@ mod tests {
                     .collect(),
             )
             .unwrap(),
-            algorithm: "ADD_GP_UCB".into(),
-            algorithm_config: config,
-            observation_noise: Default::default(),
-            measurement_selection: Default::default(),
-            stopping: None,
-        }
+            "ADD_GP_UCB",
+        )
+        .with_config(config)
     }
 
     #[test]

@@ -50,18 +50,20 @@
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 use rand::{Rng, RngExt};
 use serde::Deserialize;
 
-use super::gp_bandit::{KernelKind, Posterior, Training, fit_gp, for_reuse};
-use super::quasi_random::sobol_point;
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch, check_range};
+use super::config::{FromConfig, check_range};
+use super::gp::{GpModel, Member, Posterior, Proposer, Start, Training, fit_gp};
+use super::gp_bandit::KernelKind;
+use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::acquisition::Acquisition;
 use crate::gp::Gp;
-use crate::kernel::{AddTree, Categorical, Kernel, Product, Term, matern52, squared_exp};
+use crate::kernel::{self, Categorical, Kernel, Product, Term, matern52, squared_exp};
 use crate::optimize::mixed::{MixedConfig, Objective, around, refine};
+use crate::optimize::sobol::sobol_point;
+use crate::space::SearchSpace;
 use crate::space::features::Features;
 use crate::space::tree::{Pattern, Tree};
 use crate::trial::{Assignment, Observation};
@@ -179,14 +181,15 @@ pub fn kappa(paths: usize, t: usize) -> f64 {
 }
 
 /// The Add-Tree designer.
-pub struct AddTreeDesigner {
+pub struct AddTree {
     params: AddTreeParams,
 }
 
-impl AddTreeDesigner {
-    /// A designer with checked settings.
-    pub fn new(params: AddTreeParams) -> AddTreeDesigner {
-        AddTreeDesigner { params }
+impl FromConfig for AddTree {
+    type Params = AddTreeParams;
+
+    fn new(params: AddTreeParams, _space: &SearchSpace) -> Result<AddTree, ConfigError> {
+        Ok(AddTree { params: params.check()? })
     }
 }
 
@@ -214,7 +217,7 @@ impl Layout {
     }
 
     /// The Add-Tree kernel of the tree.
-    fn kernel(&self, kind: KernelKind, max_length_scale: f64) -> AddTree {
+    fn kernel(&self, kind: KernelKind, max_length_scale: f64) -> kernel::AddTree {
         let d = self.features.dim();
         let numeric: HashSet<usize> = self.features.numeric_dims().into_iter().collect();
         let bounds = (MIN_LENGTH_SCALE, max_length_scale);
@@ -248,7 +251,7 @@ impl Layout {
                 })
             })
             .collect();
-        AddTree::new(terms)
+        kernel::AddTree::new(terms)
     }
 
     fn n_paths(&self) -> usize {
@@ -256,26 +259,32 @@ impl Layout {
     }
 }
 
-impl Designer for AddTreeDesigner {
-    fn work(&self, _space: &crate::space::SearchSpace) -> super::Work {
+impl Designer for AddTree {
+    fn work(&self, _space: &SearchSpace) -> super::Work {
         super::Work { candidates: self.params.num_candidates, structure_evaluations: 0 }
+    }
+
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_from(problem, history, warm.into(), rng)
     }
 
     /// The GP at the stored θ, conditioned on `history`: no search.
     fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit(problem, history, Some(&for_reuse(state)), rng)
+        self.fit_from(problem, history, Start::Restore(state), rng)
     }
+}
 
-    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+impl AddTree {
+    fn fit_from(&self, problem: &Problem, history: &[Observation], start: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let layout = Layout::new(Features::new(&spec.space));
         let encode = |a: &Assignment| layout.encode(a);
         let initial = self.params.initial_design_size.unwrap_or((2 * layout.n_paths()).clamp(5, 20));
         let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, initial) else {
-            return QuasiRandomSearch.fit(problem, history, warm, rng);
+            return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let kernel = Box::new(layout.kernel(self.params.kernel, self.params.max_length_scale));
-        let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, warm, rng)?;
+        let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, start, rng)?;
         let layout_paths = layout.n_paths();
         let components = {
             let mut k = layout.kernel(self.params.kernel, self.params.max_length_scale);
@@ -284,9 +293,8 @@ impl Designer for AddTreeDesigner {
             (0..k.terms().len()).map(|i| (vertex(&k.terms()[i].name), k.component(i))).collect()
         };
         let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
-        let model = AddTreeModel {
+        let proposer = AddTreeProposer {
             layout,
-            post: Posterior::new(gp, sign, worst, spec, history),
             mode: self.params.mode,
             components,
             kappa: self.params.ucb_kappa,
@@ -297,16 +305,17 @@ impl Designer for AddTreeDesigner {
             anchors,
             n_candidates: self.params.num_candidates,
         };
-        Ok(Fitted { model: Arc::new(model), state })
+        Ok(GpModel::fitted(Posterior::new(gp, sign, worst, spec, history), proposer, state))
     }
 }
 
-struct AddTreeModel {
+/// ADD_TREE's search: the joint UCB of every path over its own parameters, κ switching between
+/// exploiting and exploring steps, or seed 000's Algorithm 2.
+struct AddTreeProposer {
     layout: Layout,
-    post: Posterior,
     mode: Mode,
     /// The fitted kernel's terms alone, with their vertices (for Algorithm 2).
-    components: Vec<(usize, AddTree)>,
+    components: Vec<(usize, kernel::AddTree)>,
     /// κ of the exploiting suggestions.
     kappa: f64,
     /// κ_t of the exploring ones.
@@ -321,7 +330,7 @@ struct AddTreeModel {
     n_candidates: usize,
 }
 
-impl AddTreeModel {
+impl AddTreeProposer {
     /// Candidates for every pattern and the pattern of each: quasi-random points with the
     /// pattern's branching values fixed (so each path gets its share), and the anchors perturbed.
     fn candidates(&self, rng: &mut dyn Rng) -> (Vec<Assignment>, Vec<usize>) {
@@ -363,7 +372,7 @@ impl AddTreeModel {
     }
 }
 
-impl AddTreeModel {
+impl AddTreeProposer {
     /// Seed 000's Algorithm 2 (the reading's §A4.2): per vertex, the UCB of its own component
     /// maximised over its own parameters; per path, the sum over its vertices; the best path
     /// with each vertex's maximiser. `None` when the result was tried already (the guard of
@@ -441,92 +450,73 @@ impl AddTreeModel {
     }
 }
 
-impl Model for AddTreeModel {
-    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+impl Proposer for AddTreeProposer {
+    type Batch = ();
+
+    fn encode(&self, a: &Assignment) -> Vec<f64> {
+        self.layout.encode(a)
+    }
+
+    fn propose(&self, post: &Posterior, member: Member<'_>, _: &mut (), rng: &mut dyn Rng) -> Result<Option<Assignment>, FitError> {
         let encode = |a: &Assignment| self.layout.encode(a);
-        self.post.batch(&encode, pending, count, |gp, taken, k| {
-            // Every `explore_every`-th suggestion (counting the data, pending trials and this
-            // batch's members) explores with κ_t; the others exploit with κ.
-            let step = self.post.gp.n() + pending.len() + k;
-            // … and ever more rarely as data accumulates: every max(exploreEvery, ⌊t /
-            // exploreDecay⌋)-th, Θ(log t) exploring steps in all (exploreEvery 1 is "always").
-            let every = if self.explore_every > 1 && self.explore_decay > 0 {
-                (step / self.explore_decay).max(self.explore_every)
-            } else {
-                self.explore_every
+        let Member { gp, taken, k, pending, .. } = member;
+        // Every `explore_every`-th suggestion (counting the data, pending trials and this
+        // batch's members) explores with κ_t; the others exploit with κ.
+        let step = post.gp.n() + pending + k;
+        // … and ever more rarely as data accumulates: every max(exploreEvery, ⌊t /
+        // exploreDecay⌋)-th, Θ(log t) exploring steps in all (exploreEvery 1 is "always").
+        let every = if self.explore_every > 1 && self.explore_decay > 0 {
+            (step / self.explore_decay).max(self.explore_every)
+        } else {
+            self.explore_every
+        };
+        let explore = every > 0 && step.is_multiple_of(every);
+        let kappa = if explore { self.kappa_t } else { self.kappa };
+        if self.mode == Mode::Paper
+            && let Some(a) = self.algorithm_2(gp, kappa, taken, rng)
+        {
+            return Ok(Some(a));
+        }
+        let search = |kappa: f64, rng: &mut dyn Rng| {
+            let acquisition = Acquisition::Ucb { beta: kappa * kappa };
+            let (candidates, groups) = self.candidates(rng);
+            let n_groups = groups.iter().max().map_or(0, |g| g + 1);
+            let config = MixedConfig {
+                n_starts: (STARTS_PER_PATTERN * n_groups).min(32),
+                threads: if gp.n() >= PARALLEL_FROM { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { 1 },
+                ..MixedConfig::default()
             };
-            let explore = every > 0 && step.is_multiple_of(every);
-            let kappa = if explore { self.kappa_t } else { self.kappa };
-            if self.mode == Mode::Paper
-                && let Some(a) = self.algorithm_2(gp, kappa, taken, rng)
+            let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
+            let score_grad =
+                |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
+            let objective =
+                Objective { features: &self.layout.features, encode: &encode, score_batch: &score_batch, score_grad: &score_grad, taken };
+            refine(&objective, candidates.into_iter().zip(groups), STARTS_PER_PATTERN, &config).map(|found| found.map(|(a, _)| a))
+        };
+        let Some(mut a) = search(kappa, rng)? else {
+            return Ok(None); // every candidate was tried already
+        };
+        // An exploiting proposal next to a point already in the data would learn little: explore.
+        if !explore && self.explore_near > 0.0 {
+            let x = encode(&a);
+            let nearest =
+                gp.x().iter().map(|y| y.iter().zip(&x).map(|(u, v)| (u - v) * (u - v)).sum::<f64>()).fold(f64::INFINITY, f64::min).sqrt();
+            if nearest < self.explore_near
+                && let Some(b) = search(self.kappa_t, rng)?
             {
-                return Ok(Some(a));
+                a = b;
             }
-            let search = |kappa: f64, rng: &mut dyn Rng| {
-                let acquisition = Acquisition::Ucb { beta: kappa * kappa };
-                let (candidates, groups) = self.candidates(rng);
-                let n_groups = groups.iter().max().map_or(0, |g| g + 1);
-                let config = MixedConfig {
-                    n_starts: (STARTS_PER_PATTERN * n_groups).min(32),
-                    threads: if gp.n() >= PARALLEL_FROM { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { 1 },
-                    ..MixedConfig::default()
-                };
-                let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
-                let score_grad =
-                    |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-                let objective = Objective {
-                    features: &self.layout.features,
-                    encode: &encode,
-                    score_batch: &score_batch,
-                    score_grad: &score_grad,
-                    taken,
-                };
-                refine(&objective, candidates.into_iter().zip(groups), STARTS_PER_PATTERN, &config).map(|found| found.map(|(a, _)| a))
-            };
-            let Some(mut a) = search(kappa, rng)? else {
-                return Ok(None); // every candidate was tried already
-            };
-            // An exploiting proposal next to a point already in the data would learn little: explore.
-            if !explore && self.explore_near > 0.0 {
-                let x = encode(&a);
-                let nearest = gp
-                    .x()
-                    .iter()
-                    .map(|y| y.iter().zip(&x).map(|(u, v)| (u - v) * (u - v)).sum::<f64>())
-                    .fold(f64::INFINITY, f64::min)
-                    .sqrt();
-                if nearest < self.explore_near
-                    && let Some(b) = search(self.kappa_t, rng)?
-                {
-                    a = b;
-                }
-            }
-            Ok(Some(a))
-        })
+        }
+        Ok(Some(a))
     }
 
-    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        Some(Arc::new(AddTreeModel {
-            layout: self.layout.clone(),
-            post: self.post.observed(new, &|a| self.layout.encode(a))?,
-            mode: self.mode,
-            components: self.components.clone(),
-            kappa: self.kappa,
-            kappa_t: self.kappa_t,
-            explore_every: self.explore_every,
-            explore_near: self.explore_near,
-            explore_decay: self.explore_decay,
-            anchors: self.anchors.clone(),
-            n_candidates: self.n_candidates,
-        }))
+    fn terms(&self) -> Vec<(String, &dyn Kernel)> {
+        let vertices = self.layout.tree.vertices();
+        self.components.iter().map(|(v, k)| (vertices[*v].name.clone(), k as &dyn Kernel)).collect()
     }
 
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        Some(self.post.predictions(points, &|a| self.layout.encode(a)))
-    }
-
-    fn describe(&self) -> serde_json::Value {
-        let h = self.post.gp.hyperparameters();
+    fn describe(&self, post: &Posterior) -> serde_json::Value {
+        let h = post.gp.hyperparameters();
         let params = self.layout.features.space().params();
         let vertices: Vec<serde_json::Value> = self
             .layout
@@ -550,7 +540,7 @@ impl Model for AddTreeModel {
             .collect();
         serde_json::json!({
             "model": "Add-Tree GP",
-            "trials": self.post.gp.n(),
+            "trials": post.gp.n(),
             "tree": vertices,
             "paths": self.layout.patterns.as_ref().map(Vec::len),
             "logNoiseVariance": h.log_noise,
@@ -558,9 +548,8 @@ impl Model for AddTreeModel {
         })
     }
 
-    fn memory_bytes(&self) -> usize {
-        let n = self.post.gp.n();
-        8 * (n * n + n * (self.layout.features.dim() + self.layout.tree.vertices().len() + 2)) + 4096
+    fn width(&self) -> usize {
+        self.layout.features.dim() + self.layout.tree.vertices().len()
     }
 }
 
@@ -576,7 +565,7 @@ mod tests {
     use crate::gp::{self, FitConfig};
     use crate::space::SearchSpace;
     use crate::space::tree::tests::jenatton;
-    use crate::study::{Goal, MetricSpec, StudySpec};
+    use crate::study::{Goal, StudySpec};
     use crate::trial::{Outcome, ParamValue};
 
     /// The Jenatton function on the test tree's domains (x4 … x7 ∈ [−1, 1], r8, r9 ∈ [−1, 1]).
@@ -592,16 +581,7 @@ mod tests {
     }
 
     fn spec(config: serde_json::Value) -> StudySpec {
-        StudySpec {
-            trial_lease_secs: None,
-            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
-            space: jenatton(),
-            algorithm: "ADD_TREE".into(),
-            algorithm_config: config,
-            observation_noise: Default::default(),
-            measurement_selection: Default::default(),
-            stopping: None,
-        }
+        StudySpec::new("f", Goal::Minimize, jenatton(), "ADD_TREE").with_config(config)
     }
 
     fn observed(a: Assignment) -> Observation {

@@ -28,9 +28,10 @@
 use rand::Rng;
 use serde::Deserialize;
 
+use super::config::FromConfig;
 use super::gp_bandit::{AcquisitionKind, KernelKind, Variant};
 use super::{ConfigError, Designer, FitError, Fitted, GpBandit, GpBanditParams, ModelState, Problem};
-use crate::kernel::{Branch, BranchingNested, Kernel, LengthScalePrior, Nested, matern52};
+use crate::kernel::{self, Branch, Kernel, LengthScalePrior, Nested, matern52};
 use crate::space::features::Features;
 use crate::space::{Domain, SearchSpace};
 use crate::trial::{Observation, ParamValue};
@@ -57,11 +58,13 @@ impl Default for BranchingNestedParams {
 }
 
 /// The designer: GP_BANDIT with seed 003's kernel.
-pub struct BranchingNestedDesigner(GpBandit);
+pub struct BranchingNested(GpBandit);
 
-impl BranchingNestedDesigner {
+impl FromConfig for BranchingNested {
+    type Params = BranchingNestedParams;
+
     /// The designer for `space`, or why the space is not one seed 003 models.
-    pub fn new(params: BranchingNestedParams, space: &SearchSpace) -> Result<BranchingNestedDesigner, ConfigError> {
+    fn new(params: BranchingNestedParams, space: &SearchSpace) -> Result<BranchingNested, ConfigError> {
         check_space(space)?;
         let bandit = GpBanditParams {
             acquisition: AcquisitionKind::Ei,
@@ -71,20 +74,23 @@ impl BranchingNestedDesigner {
             length_scale_prior: LengthScalePrior::Weak,
             num_candidates: params.num_candidates,
             num_restarts: params.num_restarts,
-        }
-        .check()?;
+        };
         let variant = Variant { name: "branching-and-nested GP", kernel, plug_in_best: true };
-        Ok(BranchingNestedDesigner(GpBandit::with_variant(bandit, variant)))
+        Ok(BranchingNested(GpBandit::with_variant(bandit, variant)?))
     }
 }
 
-impl Designer for BranchingNestedDesigner {
+impl Designer for BranchingNested {
     fn work(&self, space: &SearchSpace) -> super::Work {
         self.0.work(space)
     }
 
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         self.0.fit(problem, history, warm, rng)
+    }
+
+    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.0.restore(problem, history, state, rng)
     }
 }
 
@@ -150,7 +156,7 @@ fn kernel(features: &Features, _params: &GpBanditParams) -> Box<dyn Kernel> {
     }
     let shared: Option<Box<dyn Kernel>> =
         (!shared.is_empty()).then(|| Box::new(matern52(shared, 0.2, (0.01, MAX_SHARED_LENGTH_SCALE))) as Box<dyn Kernel>);
-    Box::new(BranchingNested::new(shared, branches))
+    Box::new(kernel::BranchingNested::new(shared, branches))
 }
 
 #[cfg(test)]
@@ -163,7 +169,7 @@ mod tests {
     use super::*;
     use crate::designer::designer_for;
     use crate::space::{Conditional, ParamSpec, ParentValues, Scale};
-    use crate::study::{Goal, MetricSpec, StudySpec};
+    use crate::study::{Goal, StudySpec};
     use crate::trial::{Assignment, Outcome};
 
     #[test]
@@ -183,16 +189,7 @@ mod tests {
             default: None,
             children: vec![child("a", "va"), child("b", "vb")],
         };
-        let spec = StudySpec {
-            trial_lease_secs: None,
-            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Maximize }],
-            space: SearchSpace::new(vec![double("w"), z]).unwrap(),
-            algorithm: "BRANCHING_NESTED".into(),
-            algorithm_config: serde_json::Value::Null,
-            observation_noise: Default::default(),
-            measurement_selection: Default::default(),
-            stopping: None,
-        };
+        let spec = StudySpec::new("f", Goal::Maximize, SearchSpace::new(vec![double("w"), z]).unwrap(), "BRANCHING_NESTED");
         let mut rng = StdRng::seed_from_u64(1);
         let history: Vec<Observation> = (0..16)
             .map(|i| {

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::Deserialize;
 
+use super::config::FromConfig;
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem};
 use crate::space::{Domain, ParamSpec, SearchSpace};
 use crate::trial::{Assignment, Observation, ParamValue};
@@ -58,10 +59,11 @@ pub struct GridSearch {
     params: GridParams,
 }
 
-impl GridSearch {
-    /// A grid designer with checked settings.
-    pub fn new(params: GridParams) -> GridSearch {
-        GridSearch { params }
+impl FromConfig for GridSearch {
+    type Params = GridParams;
+
+    fn new(params: GridParams, _space: &SearchSpace) -> Result<GridSearch, ConfigError> {
+        Ok(GridSearch { params: params.check()? })
     }
 }
 

@@ -37,16 +37,12 @@
 //! | `initialDesignSize` | 10 | quasi-random trials before the GP | 1 – 1,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 
-use std::sync::Arc;
-
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use super::gp_bandit::{Posterior, PriorMean, Training, fit_gp, warm_start};
-use super::{
-    ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, QuasiRandomSearch, check_beta, check_range,
-    refuse_conditional,
-};
+use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
+use super::gp::{GpModel, Member, Posterior, PriorMean, Proposer, Start, Training, fit_gp, warm_start};
+use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::gp::{Gp, Hyperparameters, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
 use crate::space::SearchSpace;
@@ -108,9 +104,11 @@ pub struct OverlapAddGp {
     known: Option<Graph>,
 }
 
-impl OverlapAddGp {
+impl FromConfig for OverlapAddGp {
+    type Params = OverlapAddGpParams;
+
     /// Checks `params` against `space`.
-    pub fn new(params: OverlapAddGpParams, space: &SearchSpace) -> Result<OverlapAddGp, ConfigError> {
+    fn new(params: OverlapAddGpParams, space: &SearchSpace) -> Result<OverlapAddGp, ConfigError> {
         let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
         refuse_conditional(space, "OVERLAP_ADD_GP", "models")?;
         check_range("relearnEvery", params.relearn_every, 1, 10_000)?;
@@ -303,15 +301,26 @@ impl Designer for OverlapAddGp {
     }
 
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_from(problem, history, warm.into(), rng)
+    }
+
+    /// The GP at the stored θ and graph, conditioned on `history`: no search of either.
+    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_from(problem, history, Start::Restore(state), rng)
+    }
+}
+
+impl OverlapAddGp {
+    fn fit_from(&self, problem: &Problem, history: &[Observation], start: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);
         let d = features.dim();
         let encode = |a: &Assignment| features.encode(a);
         let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, self.params.initial_design_size) else {
-            return QuasiRandomSearch.fit(problem, history, warm, rng);
+            return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let n = x.len();
-        let last: Option<GraphState> = warm.and_then(|s| s.0.get("graph").cloned()).and_then(|v| serde_json::from_value(v).ok());
+        let last: Option<GraphState> = start.state().and_then(|s| s.0.get("graph").cloned()).and_then(|v| serde_json::from_value(v).ok());
         let (mut graph, mut learned_at) = match (&self.known, last) {
             (Some(g), _) => (g.clone(), None),
             (None, Some(s)) if s.edges.iter().all(|&(a, b)| a < d && b < d && a != b) => {
@@ -323,9 +332,9 @@ impl Designer for OverlapAddGp {
         };
         let restarts = self.params.num_restarts;
         let (mut gp, mut state) =
-            fit_gp(Box::new(kernel_for(&features, &graph, None)), x, &y, spec.observation_noise, restarts, warm, rng)?;
+            fit_gp(Box::new(kernel_for(&features, &graph, None)), x, &y, spec.observation_noise, restarts, start, rng)?;
         let mut gibbs_evaluations = None;
-        if self.known.is_none() && learned_at.is_none_or(|at| n < at || n >= at + self.params.relearn_every) {
+        if self.known.is_none() && !start.is_restore() && learned_at.is_none_or(|at| n < at || n >= at + self.params.relearn_every) {
             let learned = self.gibbs(&gp, &features, &graph, rng);
             gibbs_evaluations = Some(learned.evaluations);
             graph = learned.graph;
@@ -337,7 +346,7 @@ impl Designer for OverlapAddGp {
             let start = Hyperparameters { kernel: theta, names: kernel.param_names(), log_noise: h.log_noise };
             let warm_state = warm_start(start, n);
             let x = gp.x().to_vec();
-            (gp, state) = fit_gp(Box::new(kernel), x, &y, spec.observation_noise, restarts, Some(&warm_state), rng)?;
+            (gp, state) = fit_gp(Box::new(kernel), x, &y, spec.observation_noise, restarts, Start::Last(&warm_state), rng)?;
             learned_at = Some(n);
         }
         if let (Some(at), serde_json::Value::Object(map)) = (learned_at, &mut state.0) {
@@ -350,8 +359,7 @@ impl Designer for OverlapAddGp {
         let tree = JunctionTree::new(&graph);
         let grid = grid_size(&cliques, &tree);
         let incumbent = ranked.first().map(|(a, _)| encode(a));
-        let model = OverlapModel {
-            post: Arc::new(Posterior::new(gp, sign, worst, spec, history)),
+        let proposer = OverlapAddGpProposer {
             values: (0..d)
                 .map(|i| match features.kind(i) {
                     FeatureKind::Numeric => (0..grid).map(|k| k as f64 / (grid - 1) as f64).collect(),
@@ -368,7 +376,7 @@ impl Designer for OverlapAddGp {
             learned_at: if self.known.is_some() { None } else { learned_at },
             gibbs_evaluations,
         };
-        Ok(Fitted { model: Arc::new(model), state })
+        Ok(GpModel::fitted(Posterior::new(gp, sign, worst, spec, history), proposer, state))
     }
 }
 
@@ -383,10 +391,10 @@ fn grid_size(cliques: &[Vec<usize>], tree: &JunctionTree) -> usize {
     (5..=50).rev().find(|&m| fits(m)).unwrap_or(5)
 }
 
-#[derive(Clone)]
-struct OverlapModel {
+/// OVERLAP_ADD_GP's search: the UCB maximised exactly on a grid by junction-tree max-sum over the
+/// cliques' components.
+struct OverlapAddGpProposer {
     features: Features,
-    post: Arc<Posterior>,
     graph: Graph,
     cliques: Vec<Vec<usize>>,
     components: Vec<Box<dyn Kernel>>,
@@ -399,18 +407,18 @@ struct OverlapModel {
     gibbs_evaluations: Option<usize>,
 }
 
-impl OverlapModel {
-    fn beta(&self) -> f64 {
-        let t = (self.post.taken.len() + 1) as f64;
+impl OverlapAddGpProposer {
+    fn beta(&self, post: &Posterior) -> f64 {
+        let t = (post.taken.len() + 1) as f64;
         self.ucb_beta.unwrap_or(0.5 * (2.0 * t).ln())
     }
 
     /// The grid maximiser of the acquisition under `gp`.
-    fn maximise(&self, gp: &Gp, rng: &mut dyn Rng) -> Vec<f64> {
+    fn maximise(&self, post: &Posterior, gp: &Gp, rng: &mut dyn Rng) -> Vec<f64> {
         let d = self.features.dim();
         let base: Vec<f64> =
             self.incumbent.clone().unwrap_or_else(|| self.values.iter().map(|v| v[rng.random_range(0..v.len())]).collect());
-        let b = self.beta().sqrt();
+        let b = self.beta(post).sqrt();
         let cards: Vec<usize> = self.values.iter().map(Vec::len).collect();
         let factors: Vec<Factor> = self
             .cliques
@@ -437,43 +445,48 @@ impl OverlapModel {
     }
 }
 
-impl Model for OverlapModel {
-    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        self.post.batch(&|a| self.features.encode(a), pending, count, |gp, taken, _| {
-            let mut x = self.maximise(gp, rng);
-            let mut a = self.features.decode(&x);
-            // A taken point moves one grid step along random parameters until it is new.
-            for _ in 0..64 {
-                if !taken.contains(&a.key()) {
-                    break;
-                }
-                let v = rng.random_range(0..x.len());
-                let grid = &self.values[v];
-                let at = grid.iter().position(|g| *g == x[v]).unwrap_or(0);
-                let next = if at + 1 < grid.len() && (at == 0 || rng.random::<bool>()) { at + 1 } else { at.saturating_sub(1) };
-                x[v] = grid[next];
-                a = self.features.decode(&x);
+impl Proposer for OverlapAddGpProposer {
+    type Batch = ();
+
+    fn encode(&self, a: &Assignment) -> Vec<f64> {
+        self.features.encode(a)
+    }
+
+    fn propose(&self, post: &Posterior, member: Member<'_>, _: &mut (), rng: &mut dyn Rng) -> Result<Option<Assignment>, FitError> {
+        let Member { gp, taken, .. } = member;
+        let mut x = self.maximise(post, gp, rng);
+        let mut a = self.features.decode(&x);
+        // A taken point moves one grid step along random parameters until it is new.
+        for _ in 0..64 {
+            if !taken.contains(&a.key()) {
+                break;
             }
-            Ok(Some(a))
-        })
+            let v = rng.random_range(0..x.len());
+            let grid = &self.values[v];
+            let at = grid.iter().position(|g| *g == x[v]).unwrap_or(0);
+            let next = if at + 1 < grid.len() && (at == 0 || rng.random::<bool>()) { at + 1 } else { at.saturating_sub(1) };
+            x[v] = grid[next];
+            a = self.features.decode(&x);
+        }
+        Ok(Some(a))
     }
 
-    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        let post = Arc::new(self.post.observed(new, &|a| self.features.encode(a))?);
-        Some(Arc::new(OverlapModel { post, ..self.clone() }))
+    fn terms(&self) -> Vec<(String, &dyn Kernel)> {
+        let params = self.features.space().params();
+        self.cliques
+            .iter()
+            .zip(&self.components)
+            .map(|(c, k)| (c.iter().map(|&i| params[i].id.as_str()).collect::<Vec<_>>().join(" + "), k.as_ref()))
+            .collect()
     }
 
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        Some(self.post.predictions(points, &|a| self.features.encode(a)))
-    }
-
-    fn describe(&self) -> serde_json::Value {
+    fn describe(&self, post: &Posterior) -> serde_json::Value {
         let params = self.features.space().params();
         let name = |i: usize| params[i].id.clone();
-        let h = self.post.gp.hyperparameters();
+        let h = post.gp.hyperparameters();
         serde_json::json!({
             "model": "additive GP over a dependency graph's cliques (seed 002)",
-            "trials": self.post.gp.n(),
+            "trials": post.gp.n(),
             "edges": self.graph.edges().iter().map(|&(a, b)| [name(a), name(b)]).collect::<Vec<_>>(),
             "cliques": self.cliques.iter().map(|c| c.iter().map(|&i| name(i)).collect::<Vec<_>>()).collect::<Vec<_>>(),
             "graph": if self.learned_at.is_some() { "learned" } else { "given" },
@@ -481,16 +494,15 @@ impl Model for OverlapModel {
             "gibbsEvaluations": self.gibbs_evaluations,
             "junctionTreeMaxClique": self.tree.max_clique(),
             "gridSize": self.values.iter().map(Vec::len).max(),
-            "beta": self.beta(),
-            "priorMean": self.post.prior_mean(),
+            "beta": self.beta(post),
+            "priorMean": post.prior_mean(),
             "lengthScales": (0..params.len()).map(|i| (name(i), serde_json::json!(h.kernel[1 + i].exp()))).collect::<serde_json::Map<String, serde_json::Value>>(),
             "logNoiseVariance": h.log_noise,
         })
     }
 
-    fn memory_bytes(&self) -> usize {
-        let n = self.post.gp.n();
-        8 * (n * n + n * (self.features.dim() + 2)) + 4096
+    fn width(&self) -> usize {
+        self.features.dim()
     }
 }
 

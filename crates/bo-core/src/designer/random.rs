@@ -13,7 +13,8 @@ use std::sync::Arc;
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
 
-use super::{Designer, FitError, Fitted, Model, ModelState, Problem, draw_distinct};
+use super::config::{FromConfig, no_config};
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem, draw_distinct};
 use crate::space::SearchSpace;
 use crate::trial::{Assignment, Observation};
 
@@ -24,6 +25,18 @@ struct RandomModel {
     space: SearchSpace,
     seed: u64,
     history: Vec<Assignment>,
+}
+
+impl FromConfig for RandomSearch {
+    type Params = ();
+
+    fn parse(config: &serde_json::Value) -> Result<(), ConfigError> {
+        no_config(config)
+    }
+
+    fn new((): (), _space: &SearchSpace) -> Result<RandomSearch, ConfigError> {
+        Ok(RandomSearch)
+    }
 }
 
 impl Designer for RandomSearch {

@@ -47,17 +47,16 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::Deserialize;
 
-use super::gp_bandit::{Training, add_fantasies, fit_gp, objective_values};
-use super::quasi_random::sobol_point;
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, check_range, refuse_conditional};
+use super::config::{FromConfig, check_range, refuse_conditional};
+use super::gp::{Start, Training, add_fantasies, fit_gp, objective_values};
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
 use crate::acquisition::Acquisition;
-use crate::embedding::{Embedding, recover_from_rows};
+use crate::embedding::{Embedded, EmbeddedFit, Settings, isotropic, recover_from_rows, start};
 use crate::gp::Gp;
-use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
+use crate::optimize::sobol::sobol_point;
 use crate::optimize::subspace::{self, Coordinate, SubspaceConfig};
 use crate::space::features::Features;
 use crate::space::{Domain, SearchSpace};
-use crate::study::ObservationNoise;
 use crate::trial::{Assignment, Observation};
 
 /// Which kernel.
@@ -97,24 +96,11 @@ pub struct Rembo {
     settings: Settings,
 }
 
-/// What [`Embedded`] needs besides the seed.
-#[derive(Clone, Copy, Debug)]
-pub struct Settings {
-    /// The embedding's dimension.
-    pub d: usize,
-    /// Interleaved embeddings.
-    pub k: usize,
-    /// Sobol points per embedding before its GP.
-    pub initial_design_size: usize,
-    /// Sobol candidates per suggestion.
-    pub num_candidates: usize,
-    /// Random restarts of the hyperparameter fit.
-    pub num_restarts: usize,
-}
-
-impl Settings {
-    /// The settings `params` give for a space of `n` parameters (the table above), checked.
-    pub fn from_params(params: &RemboParams, n: u64) -> Result<Settings, ConfigError> {
+impl RemboParams {
+    /// The embeddings' settings these give for a space of `n` parameters (the table above),
+    /// checked.
+    pub fn settings(&self, n: u64) -> Result<Settings, ConfigError> {
+        let params = self;
         let max_d = n.min(50) as usize;
         let d = params.d.unwrap_or(4.min(max_d));
         check_range("d", d, 1, max_d)?;
@@ -130,15 +116,17 @@ impl Settings {
     }
 }
 
-impl Rembo {
+impl FromConfig for Rembo {
+    type Params = RemboParams;
+
     /// Checks `params` against `space`.
-    pub fn new(params: RemboParams, space: &SearchSpace) -> Result<Rembo, ConfigError> {
+    fn new(params: RemboParams, space: &SearchSpace) -> Result<Rembo, ConfigError> {
         let bad = |field: &str, reason: String| Err(ConfigError::Invalid { field: field.into(), reason });
         let all = space.params();
         refuse_conditional(space, "REMBO", "embeds")?;
         let n = all.len();
         let doubles = all.iter().filter(|p| matches!(p.domain, Domain::Double { .. })).count();
-        let settings = Settings::from_params(&params, n as u64)?;
+        let settings = params.settings(n as u64)?;
         let d = settings.d;
         let kernel = params.kernel.unwrap_or(if doubles == n && doubles >= 2 * d { RemboKernel::LowDim } else { RemboKernel::HighDim });
         if kernel == RemboKernel::LowDim && doubles < 2 * d {
@@ -154,182 +142,8 @@ impl Rembo {
     }
 }
 
-/// ℓ's bounds in y's units. Seed 001 §3.4 searches [0.01, 50] and shrinks the upper bound
-/// whenever 5 consecutive picks had a tiny predictive variance (Algorithm 3: "err on the side of
-/// too small a length scale"); the picks' variances are not stored with trials, so the bound is
-/// fixed at 1 instead. Measured on Branin in D = 25 (d = 2, k = 4, 10 seeds): after 200
-/// evaluations median regret 9.8e-3 against 2.7e-2 with 50, after 500 mean 3.6e-3 against
-/// 2.0e-2 (docs/benchmarks.md) — the clipped plateaus of Y otherwise pull ℓ long.
-const LENGTH_SCALE_BOUNDS_Y: (f64, f64) = (0.01, 1.0);
-/// ℓ's start in y's units (seed 001's code, Branin demo).
-const INITIAL_LENGTH_SCALE_Y: f64 = 0.1;
-/// Sobol points of the design skipped at most, per point, when they are not allowed.
-const MAX_DESIGN_SKIPS: usize = 8;
 /// The tolerance of a recovered y's image, in `[−1, 1]` units.
 const RECOVERY_TOLERANCE: f64 = 1e-7;
-
-/// An isotropic squared exponential on `dims` (those in `categorical` compared by equality).
-fn isotropic(dims: Vec<usize>, categorical: &[usize], length_scale: f64, bounds: (f64, f64)) -> Box<dyn Kernel> {
-    let group = vec![dims.clone()];
-    Box::new(GroupAdditive::<SquaredExpProfile>::new(dims, categorical, &group, length_scale, bounds).with_shared_length_scale())
-}
-
-/// REMBO on the embeddings' own coordinates: a trial of embedding `r` is `w ∈ [0, 1]^d`, the
-/// point `y = √d (2w − 1)` of Y, with a value to maximise.
-#[derive(Clone, Debug)]
-pub struct Embedded {
-    settings: Settings,
-    embeddings: Vec<Embedding>,
-}
-
-/// One embedding's fitted GP (none during its design).
-struct Run {
-    gp: Option<Gp>,
-    /// Its trials (completed).
-    n: usize,
-    /// The best of them, for local search.
-    best: Option<Vec<f64>>,
-    state: Option<ModelState>,
-}
-
-/// The fitted GPs of every embedding.
-pub struct EmbeddedFit {
-    embedded: Embedded,
-    runs: Vec<Run>,
-}
-
-impl Embedded {
-    /// `settings.k` embeddings drawn from `seed`.
-    pub fn new(settings: Settings, seed: u64) -> Embedded {
-        Embedded { embeddings: (0..settings.k).map(|r| Embedding::nth(seed, r, settings.d)).collect(), settings }
-    }
-
-    /// The embeddings.
-    pub fn embeddings(&self) -> &[Embedding] {
-        &self.embeddings
-    }
-
-    /// y of `w`.
-    pub fn y_of(&self, w: &[f64]) -> Vec<f64> {
-        let h = (self.settings.d as f64).sqrt();
-        w.iter().map(|w| h * (2.0 * w - 1.0)).collect()
-    }
-
-    /// `w` of y, clamped to the box.
-    pub fn w_of(&self, y: &[f64]) -> Vec<f64> {
-        let h = (self.settings.d as f64).sqrt();
-        y.iter().map(|y| ((y / h + 1.0) / 2.0).clamp(0.0, 1.0)).collect()
-    }
-
-    /// Fits each embedding's GP on its trials `data[r]` (w, value to maximise), warm-started
-    /// from `warm[r]`, the state of its last fit.
-    pub fn fit(
-        &self,
-        data: &[Vec<(Vec<f64>, f64)>],
-        warm: &[Option<ModelState>],
-        noise: ObservationNoise,
-        rng: &mut dyn Rng,
-    ) -> Result<EmbeddedFit, FitError> {
-        let d = self.settings.d;
-        let scale = 2.0 * (d as f64).sqrt();
-        let bounds = (LENGTH_SCALE_BOUNDS_Y.0 / scale, LENGTH_SCALE_BOUNDS_Y.1 / scale);
-        let mut runs = Vec::with_capacity(self.settings.k);
-        for r in 0..self.settings.k {
-            let trials = data.get(r).map(Vec::as_slice).unwrap_or_default();
-            let best = trials.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(w, _)| w.clone());
-            if trials.len() < self.settings.initial_design_size.max(2) {
-                runs.push(Run { gp: None, n: trials.len(), best, state: warm.get(r).cloned().flatten() });
-                continue;
-            }
-            let x: Vec<Vec<f64>> = trials.iter().map(|(w, _)| w.clone()).collect();
-            let y: Vec<f64> = trials.iter().map(|(_, v)| *v).collect();
-            let kernel = isotropic((0..d).collect(), &[], INITIAL_LENGTH_SCALE_Y / scale, bounds);
-            let (gp, state) = fit_gp(kernel, x, &y, noise, self.settings.num_restarts, warm.get(r).and_then(Option::as_ref), rng)?;
-            runs.push(Run { gp: Some(gp), n: trials.len(), best, state: Some(state) });
-        }
-        Ok(EmbeddedFit { embedded: self.clone(), runs })
-    }
-}
-
-impl EmbeddedFit {
-    /// The states to store, one per embedding.
-    pub fn states(&self) -> Vec<Option<ModelState>> {
-        self.runs.iter().map(|r| r.state.clone()).collect()
-    }
-
-    /// The embedding and `w` of the next trial, given the points in flight in each embedding
-    /// (`pending[r]`), among the `w` that `allowed(r, w)` (all, for an objective that keeps
-    /// `w`; those whose `y` can be recovered from the assignment, for a study).
-    pub fn propose(
-        &self,
-        pending: &[Vec<Vec<f64>>],
-        allowed: &(dyn Fn(usize, &[f64]) -> bool + Sync),
-        rng: &mut dyn Rng,
-    ) -> (usize, Vec<f64>) {
-        let load = |r: usize| self.runs[r].n + pending.get(r).map_or(0, Vec::len);
-        let r = (0..self.runs.len()).min_by_key(|&r| load(r)).expect("at least one embedding");
-        let run = &self.runs[r];
-        let d = self.embedded.settings.d;
-        let seed = self.embedded.embeddings[r].seed();
-        // The design: the next Sobol points of Y, skipping those not allowed.
-        let design = |from: usize| {
-            (0..MAX_DESIGN_SKIPS)
-                .map(|skip| sobol_point((from * MAX_DESIGN_SKIPS + skip) as u64, d, seed))
-                .find(|w| allowed(r, w))
-                .unwrap_or_else(|| sobol_point((from * MAX_DESIGN_SKIPS) as u64, d, seed))
-        };
-        let Some(gp) = &run.gp else {
-            return (r, design(load(r)));
-        };
-        let mut gp = gp.with_room(pending.get(r).map_or(0, Vec::len));
-        let in_flight = pending.get(r).cloned().unwrap_or_default();
-        let means: Vec<f64> = gp.predict(&in_flight).into_iter().map(|(m, _)| m).collect();
-        for (w, m) in in_flight.into_iter().zip(means) {
-            let _ = gp.condition_on(vec![w], vec![m], Some(1e-6));
-        }
-        let best = gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let acquisition = Acquisition::LogEi { best };
-        // A point not allowed scores −∞: the candidates drop it and L-BFGS steps back from it.
-        let score_batch = |xs: &[Vec<f64>]| {
-            gp.predict(xs)
-                .into_iter()
-                .zip(xs)
-                .map(|((m, v), w)| if allowed(r, w) { acquisition.value(m, v) } else { f64::NEG_INFINITY })
-                .collect::<Vec<f64>>()
-        };
-        let score_grad = |xs: &[Vec<f64>]| {
-            gp.predict_with_grad_batch(xs)
-                .iter()
-                .zip(xs)
-                .map(|(p, w)| if allowed(r, w) { acquisition.value_and_grad(p) } else { (f64::NEG_INFINITY, vec![0.0; d]) })
-                .collect::<Vec<_>>()
-        };
-        let config = SubspaceConfig { n_candidates: self.embedded.settings.num_candidates, ..SubspaceConfig::default() };
-        let dims: Vec<usize> = (0..d).collect();
-        let anchors: Vec<Vec<f64>> = run.best.iter().cloned().collect();
-        let w = subspace::maximize(&dims, &vec![Coordinate::Unit; d], &vec![0.5; d], &score_batch, &score_grad, &anchors, &config, rng)
-            .map(|(w, _)| w)
-            .unwrap_or_else(|| design(load(r)));
-        (r, w)
-    }
-
-    /// The hyperparameters of each embedding's GP.
-    fn describe(&self) -> Vec<serde_json::Value> {
-        self.runs
-            .iter()
-            .zip(&self.embedded.embeddings)
-            .map(|(run, e)| {
-                let h = run.gp.as_ref().map(|gp| gp.hyperparameters());
-                serde_json::json!({
-                    "seed": e.seed(),
-                    "trials": run.n,
-                    "lengthScaleY": h.as_ref().map(|h| h.kernel[1].exp() * 2.0 * (e.d() as f64).sqrt()),
-                    "logNoiseVariance": h.as_ref().map(|h| h.log_noise),
-                })
-            })
-            .collect()
-    }
-}
 
 /// The space's unit cube as `[−1, 1]^D`, and back, through each embedding — whose rows for the
 /// space's D parameters are generated once per fit, not on every projection.
@@ -388,6 +202,18 @@ impl Designer for Rembo {
     }
 
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_from(problem, history, warm.into(), rng)
+    }
+
+    /// Each embedding's GP at its stored θ, conditioned on `history`: no search.
+    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_from(problem, history, Start::Restore(state), rng)
+    }
+}
+
+impl Rembo {
+    fn fit_from(&self, problem: &Problem, history: &[Observation], from: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        let warm = from.state();
         let spec = &problem.spec;
         let embedded = Embedded::new(self.settings, self.seed.unwrap_or(problem.seed));
         let ambient = Ambient::new(&spec.space, &embedded);
@@ -405,7 +231,7 @@ impl Designer for Rembo {
                 }
                 let warm: Vec<Option<ModelState>> =
                     warm.and_then(|s| s.0.get("embeddings").cloned()).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
-                let fit = embedded.fit(&data, &warm, spec.observation_noise, rng)?;
+                let fit = embedded.fit(&data, &warm, from.is_restore(), spec.observation_noise, rng)?;
                 let state = ModelState(serde_json::json!({ "embeddings": fit.states() }));
                 let model = LowDimModel { ambient, fit, unmatched, sign };
                 Fitted { model: Arc::new(model), state }
@@ -417,7 +243,15 @@ impl Designer for Rembo {
                     Some(Training { x, y, .. }) => {
                         let kernel = isotropic((0..features.dim()).collect(), &features.categorical_dims(), 0.5, (0.01, 20.0));
                         let warm = warm.and_then(|s| s.0.get("gp").cloned()).map(ModelState);
-                        Some(fit_gp(kernel, x, &y, spec.observation_noise, self.settings.num_restarts, warm.as_ref(), rng)?)
+                        Some(fit_gp(
+                            kernel,
+                            x,
+                            &y,
+                            spec.observation_noise,
+                            self.settings.num_restarts,
+                            start(warm.as_ref(), from.is_restore()),
+                            rng,
+                        )?)
                     }
                     None => None,
                 };
@@ -655,14 +489,14 @@ mod tests {
     use super::*;
     use crate::designer::designer_for;
     use crate::space::{ParamSpec, Scale};
-    use crate::study::{Goal, MetricSpec, StudySpec};
+    use crate::study::{Goal, StudySpec};
     use crate::trial::Outcome;
 
     fn spec(d: usize, config: serde_json::Value) -> StudySpec {
-        StudySpec {
-            trial_lease_secs: None,
-            metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
-            space: SearchSpace::new(
+        StudySpec::new(
+            "f",
+            Goal::Minimize,
+            SearchSpace::new(
                 (0..d)
                     .map(|i| ParamSpec {
                         id: format!("x{i}"),
@@ -674,12 +508,9 @@ mod tests {
                     .collect(),
             )
             .unwrap(),
-            algorithm: "REMBO".into(),
-            algorithm_config: config,
-            observation_noise: Default::default(),
-            measurement_selection: Default::default(),
-            stopping: None,
-        }
+            "REMBO",
+        )
+        .with_config(config)
     }
 
     #[test]

@@ -5,16 +5,19 @@
 //! GP designers to leave their initial design), a designer
 //! must: return exactly `count` suggestions; make each one feasible with exactly its active
 //! parameters (so no NaN and no inactive value); not repeat a pending trial; and return the same
-//! suggestions for the same seed.
+//! suggestions for the same seed. After 24 trials, a designer whose model predicts must also
+//! rebuild its stored fit with `restore` (the same state, the same predictions), and a model
+//! that observes must equal the same model refitted at the same hyperparameters
+//! ([`Model::refactored`](super::Model::refactored)).
 
 use std::collections::BTreeMap;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use super::{ConfigError, Problem, designer_for};
+use super::{ConfigError, Prediction, Problem, designer_for};
 use crate::space::SearchSpace;
-use crate::study::{Goal, MetricSpec, StudySpec};
+use crate::study::{Goal, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome, ParamValue};
 
 /// Fixture spaces.
@@ -100,16 +103,7 @@ fn spec_for(space: SearchSpace, algorithm: &str) -> StudySpec {
 
 /// A study minimising `loss` over `space` with `algorithm` and its `config`.
 pub fn study(space: SearchSpace, algorithm: &str, config: serde_json::Value) -> StudySpec {
-    StudySpec {
-        trial_lease_secs: None,
-        metrics: vec![MetricSpec { id: "loss".into(), goal: Goal::Minimize }],
-        space,
-        algorithm: algorithm.into(),
-        algorithm_config: config,
-        observation_noise: Default::default(),
-        measurement_selection: Default::default(),
-        stopping: None,
-    }
+    StudySpec::new("loss", Goal::Minimize, space, algorithm).with_config(config)
 }
 
 /// A made-up but deterministic outcome: every fourth trial infeasible, else a sum of encodings.
@@ -169,7 +163,36 @@ pub fn conformance(algorithm: &str) {
             }
             let again = suggest(&problem, &history, &pending, count, 9);
             assert_eq!(got, again, "{context}: same seed gave different suggestions");
+            if n_history == 24 {
+                restore_and_observe(&problem, &history, &context);
+            }
         }
     }
     assert!(accepted > 0, "{algorithm} accepted none of the fixture spaces");
+}
+
+/// `a` and `b` agree to `tol`, relative to the larger magnitude (at least 1).
+fn close(a: &[Prediction], b: &[Prediction], tol: f64) -> bool {
+    let near = |x: f64, y: f64| (x - y).abs() <= tol * x.abs().max(y.abs()).max(1.0);
+    a.len() == b.len() && a.iter().zip(b).all(|(p, q)| near(p.mean, q.mean) && near(p.stddev, q.stddev))
+}
+
+/// `restore` rebuilds the stored fit; `observe` equals a refit at the same hyperparameters.
+fn restore_and_observe(problem: &Problem, history: &[Observation], context: &str) {
+    let designer = designer_for(&problem.spec).expect("known algorithm");
+    let (old, new) = history.split_at(history.len() - 3);
+    let fitted = designer.fit(problem, old, None, &mut StdRng::seed_from_u64(5)).expect("fit succeeds");
+    let probes: Vec<Assignment> = history.iter().map(|o| o.assignment.clone()).collect();
+    let Some(before) = fitted.model.predict(&probes) else { return };
+    let restored = designer.restore(problem, old, &fitted.state, &mut StdRng::seed_from_u64(6)).expect("restore succeeds");
+    assert_eq!(restored.state, fitted.state, "{context}: restore changed the stored state");
+    let again = restored.model.predict(&probes).unwrap_or_else(|| panic!("{context}: the restored model does not predict"));
+    assert!(close(&before, &again, 1e-9), "{context}: restore gave other predictions:\n{before:?}\n{again:?}");
+    let Some(observed) = fitted.model.observe(new) else { return };
+    let after = observed.predict(&probes).expect("an observing model predicts");
+    let refit = observed.refactored().unwrap_or_else(|| panic!("{context}: an observing model has no refit at fixed θ"));
+    let expected = refit.predict(&probes).expect("a refit predicts");
+    assert!(close(&after, &expected, 1e-6), "{context}: observe differs from a refit at the same θ:\n{after:?}\n{expected:?}");
+    let moved = before.iter().zip(&after).rev().take(new.len()).any(|(p, q)| p.stddev != q.stddev);
+    assert!(moved, "{context}: observing new trials changed nothing at them");
 }

@@ -206,6 +206,12 @@ impl Gp {
         }
     }
 
+    /// The same posterior from a fresh factorisation of all its points at the same θ and
+    /// standardisation: what conditioning by factor extension must equal.
+    pub fn refactored(&self) -> Result<Gp, LinalgError> {
+        Gp::new(self.kernel.clone(), self.log_noise, self.x.clone(), self.y.clone(), self.y_mean, self.y_std)
+    }
+
     /// Moves the constant prior mean to `level` (standardised units; 0 is the data's mean, where
     /// fitting puts it) at the same θ: the targets are re-centred and α solved again, O(n²). A
     /// low level makes the posterior mean fall towards it away from the data, so an acquisition

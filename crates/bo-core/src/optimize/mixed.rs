@@ -20,7 +20,7 @@ use rand::{Rng, RngExt};
 
 use super::NonFinite;
 use super::lbfgsb::{Lbfgsb, minimize_batch};
-use crate::designer::quasi_random::sobol_point;
+use crate::optimize::sobol::sobol_point;
 use crate::space::features::Features;
 use crate::trial::Assignment;
 

@@ -1,10 +1,11 @@
 //! Optimisers: bounded L-BFGS-B ([`lbfgsb`]) for hyperparameters and acquisitions, and the
 //! maximisation of an acquisition over a mixed, conditional search space ([`mixed`]) or over a
 //! few coordinates of a feature vector ([`subspace`]: one group of an additive model, an
-//! embedding's box).
+//! embedding's box); the scrambled Sobol points their candidates come from ([`sobol`]).
 
 pub mod lbfgsb;
 pub mod mixed;
+pub mod sobol;
 pub mod subspace;
 
 /// Every candidate of an acquisition search scored NaN or infinite: the model's numbers went

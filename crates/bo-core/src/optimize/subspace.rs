@@ -14,7 +14,7 @@ use rand::{Rng, RngExt};
 
 use super::lbfgsb::{Lbfgsb, minimize_batch};
 use super::mixed::{ACQUISITION_F_TOL, ScoreBatch, ScoreGrad, standard_normal};
-use crate::designer::quasi_random::sobol_point;
+use crate::optimize::sobol::sobol_point;
 
 /// What a coordinate holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,13 @@
 //! seed never changes with a crate version.
 //!
 //! Also: recovering `y` from a point of the box (least squares on its unclipped coordinates).
-//! Must not know about search spaces, GPs or trials.
+//! This file must not know about search spaces, GPs or trials; [`search`] is REMBO's Bayesian
+//! optimisation on the embeddings' coordinates, which the designer and bo-bench share.
+
+mod search;
+
+pub use search::{Embedded, EmbeddedFit, Settings};
+pub(crate) use search::{isotropic, start};
 
 /// One embedding `A` of `d` columns.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,18 @@
+//! What every GP designer shares (Vizier's `designers/gp/`): the training data a study's trials
+//! make ([`training`]), the fit schedule with its explicit modes ([`schedule`]), the posterior
+//! with fantasies, the batch loop and the prior-mean level ([`posterior`]), and the one GP model
+//! type that implements `Model` for all of them ([`model`]). Each GP designer's own file keeps
+//! only its algorithm: its kernel, its structure search, its [`model::Proposer`].
+//!
+//! Must not: name a designer, parse `algorithmConfig`, or hold an acquisition rule.
+
+pub(crate) mod model;
+pub(crate) mod posterior;
+pub(crate) mod schedule;
+pub(crate) mod training;
+
+pub(crate) use model::{GpModel, Member, Proposer};
+pub use posterior::PriorMean;
+pub(crate) use posterior::{Posterior, add_fantasies};
+pub(crate) use schedule::{Start, fit_gp, warm_start};
+pub(crate) use training::{Training, objective_values};

@@ -1,0 +1,155 @@
+//! The posterior every GP designer's model holds: a fitted GP on the study's objective with the
+//! sign that makes it a maximisation, the infeasible trials' penalty and the trials not to propose
+//! again; fantasies for pending trials and batch members (the kriging-believer batch loop),
+//! conditioning on new observations, predictions in the objective's units, and the level of the
+//! constant prior mean. It knows nothing of acquisitions or candidate searches.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+
+use crate::designer::{FitError, Prediction};
+use crate::gp::Gp;
+use crate::study::StudySpec;
+use crate::trial::{Assignment, Observation, Outcome};
+
+/// The noise variance of a fantasy observation (standardised units): as if measured exactly.
+const FANTASY_NOISE: f64 = 1e-6;
+
+/// `gp` conditioned on `points` as noise-free fantasies at its posterior mean: all at once, or —
+/// when that factor cannot be extended, e.g. for a point already in the data — one at a time,
+/// skipping those that cannot be added.
+pub(crate) fn add_fantasies(gp: &mut Gp, encode: &dyn Fn(&Assignment) -> Vec<f64>, points: &[Assignment]) {
+    let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
+    let means: Vec<f64> = gp.predict(&xs).into_iter().map(|(m, _)| m).collect();
+    if gp.condition_on(xs.clone(), means.clone(), Some(FANTASY_NOISE)).is_err() {
+        for (x, m) in xs.into_iter().zip(means) {
+            // Failing leaves the GP as it was; the fantasy is skipped (see above).
+            let _ = gp.condition_on(vec![x], vec![m], Some(FANTASY_NOISE));
+        }
+    }
+}
+
+/// The level of a GP's constant prior mean, to which its posterior mean returns away from the
+/// data. Fitting puts it at the observations' mean; an additive model's acquisition then finds
+/// each group's unexplored corners as good as average, and with tens of groups it leaves the
+/// incumbent for them (measured in docs/benchmarks.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum PriorMean {
+    /// The observations' mean (seed 004's code).
+    #[default]
+    Mean,
+    /// The worst observation: unexplored regions are assumed no better than the worst seen.
+    Worst,
+}
+
+impl PriorMean {
+    /// Moves `gp`'s prior mean to this level (θ unchanged).
+    pub fn apply(self, gp: &mut Gp) {
+        if self == PriorMean::Worst {
+            let lowest = gp.y().iter().copied().fold(f64::INFINITY, f64::min);
+            gp.set_prior_mean(lowest);
+        }
+    }
+}
+
+/// A fitted GP on a study's objective and what every GP model keeps with it: the sign that
+/// makes it a maximisation, the infeasible trials' penalty and the trials not to propose again.
+pub(crate) struct Posterior {
+    pub gp: Gp,
+    /// +1 to maximise the objective, −1 to minimise it (the GP models `sign · objective`).
+    pub sign: f64,
+    /// The objective's metric id.
+    pub objective: String,
+    /// The worst feasible value seen at the fit (`sign`-adjusted): infeasible trials' penalty.
+    pub worst: f64,
+    /// Keys of the assignments in the data.
+    pub taken: HashSet<String>,
+}
+
+impl Posterior {
+    /// The posterior of `gp` fitted to `spec`'s objective (`sign`-adjusted, infeasible trials at
+    /// `worst`) over `history`.
+    pub fn new(gp: Gp, sign: f64, worst: f64, spec: &StudySpec, history: &[Observation]) -> Posterior {
+        Posterior { gp, sign, objective: spec.objective().id.clone(), worst, taken: history.iter().map(|o| o.assignment.key()).collect() }
+    }
+
+    /// The posterior conditioned on `new` completed trials (without refitting θ); `None` when
+    /// one lacks the objective or the factor cannot be extended.
+    pub fn observed(&self, new: &[Observation], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Option<Posterior> {
+        let mut gp = self.gp.with_room(new.len());
+        let mut taken = self.taken.clone();
+        let mut xs = Vec::with_capacity(new.len());
+        let mut ys = Vec::with_capacity(new.len());
+        for o in new {
+            let y = match &o.outcome {
+                Outcome::Measured(m) => self.sign * *m.get(&self.objective)?,
+                Outcome::Infeasible => self.worst,
+            };
+            xs.push(encode(&o.assignment));
+            ys.push(gp.standardize_value(y));
+            taken.insert(o.assignment.key());
+        }
+        gp.condition_on(xs, ys, None).ok()?;
+        Some(Posterior { gp, sign: self.sign, objective: self.objective.clone(), worst: self.worst, taken })
+    }
+
+    /// The same posterior from a fresh factorisation at the same θ (see [`Gp::refactored`]).
+    pub fn refactored(&self) -> Option<Posterior> {
+        let gp = self.gp.refactored().ok()?;
+        Some(Posterior { gp, sign: self.sign, objective: self.objective.clone(), worst: self.worst, taken: self.taken.clone() })
+    }
+
+    /// Up to `count` new assignments chosen one at a time by the kriging believer (Ginsbourger
+    /// et al. 2010): the pending trials, then each member chosen, are fantasies in a copy of the
+    /// GP before the next member. `propose(gp, taken, k)` gives member `k` from the fantasised GP
+    /// and the keys not to propose again (data, pending and members so far); `None` ends the
+    /// batch early (a small discrete space used up).
+    pub fn batch(
+        &self,
+        encode: &dyn Fn(&Assignment) -> Vec<f64>,
+        pending: &[Assignment],
+        count: usize,
+        mut propose: impl FnMut(&Gp, &HashSet<String>, usize) -> Result<Option<Assignment>, FitError>,
+    ) -> Result<Vec<Assignment>, FitError> {
+        let mut gp = self.gp.with_room(pending.len() + count);
+        add_fantasies(&mut gp, encode, pending);
+        let mut taken = self.taken.clone();
+        taken.extend(pending.iter().map(Assignment::key));
+        let mut out = Vec::with_capacity(count);
+        for k in 0..count {
+            let Some(a) = propose(&gp, &taken, k)? else { break };
+            taken.insert(a.key());
+            if k + 1 < count {
+                add_fantasies(&mut gp, encode, std::slice::from_ref(&a));
+            }
+            out.push(a);
+        }
+        Ok(out)
+    }
+
+    /// The fitted hyperparameters by name (log scale), for a model's description.
+    pub fn hyperparameter_map(&self) -> serde_json::Map<String, serde_json::Value> {
+        let h = self.gp.hyperparameters();
+        h.names.iter().zip(&h.kernel).map(|(name, v)| (name.clone(), serde_json::json!(v))).collect()
+    }
+
+    /// The GP's constant prior mean, in the objective's units.
+    pub fn prior_mean(&self) -> f64 {
+        self.sign * self.gp.unstandardize(0.0, 0.0).0
+    }
+
+    /// Posterior mean and deviation of the objective, in its own units and direction.
+    pub fn predictions(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Prediction> {
+        let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
+        self.gp
+            .predict(&xs)
+            .into_iter()
+            .map(|(m, v)| {
+                let (mean, stddev) = self.gp.unstandardize_sd(m, v);
+                Prediction { mean: self.sign * mean, stddev }
+            })
+            .collect()
+    }
+}
