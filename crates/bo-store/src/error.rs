@@ -32,9 +32,10 @@ pub enum StoreError {
     /// A different entity with the same unique name exists.
     #[error("{0}")]
     AlreadyExists(String),
-    /// The entity is not in a state that allows the change (a trial completed twice).
-    #[error("{0}")]
-    Precondition(String),
+    /// A trial cannot change as asked (completed twice, measured after completion, over the
+    /// measurement limit): bo-core's rule, applied inside the transaction.
+    #[error(transparent)]
+    Trial(#[from] bo_core::TrialError),
     /// The database cannot be reached or is overloaded; retrying later may work.
     #[error("database unavailable: {0}")]
     Unavailable(#[source] sqlx::Error),

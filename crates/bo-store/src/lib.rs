@@ -12,10 +12,15 @@
 //! metrics). Only integer, float and text columns are used, which is what lets one `sqlx::Any`
 //! pool serve both databases; the dialects differ only in their migration folders.
 
+mod changes;
+mod curves;
 mod error;
+mod history;
 mod models;
 mod operations;
+mod overview;
 mod studies;
+mod suggest;
 pub mod testing;
 mod trials;
 
@@ -25,11 +30,16 @@ use std::time::Duration;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
 
+pub use changes::{Cursor, TrialChanges};
+pub use curves::Curve;
 pub use error::{Entity, StoreError};
+pub use history::HistoryBucket;
 pub use models::StoredModel;
 pub use operations::{Operation, OperationKind};
+pub use overview::StudyOverview;
 pub use studies::{StudyRecord, StudyState};
-pub use trials::{Basis, NewTrial, Plan, SuggestOutcome, SuggestRequest, Suggested};
+pub use suggest::{Opened, SuggestOutcome, SuggestRequest, SuggestTx};
+pub use trials::{Basis, NewTrial};
 
 /// Which database a store talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

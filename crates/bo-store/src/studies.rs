@@ -28,7 +28,7 @@ impl StudyState {
         }
     }
 
-    fn parse(s: &str) -> Result<StudyState, StoreError> {
+    pub(crate) fn parse(s: &str) -> Result<StudyState, StoreError> {
         match s {
             "ACTIVE" => Ok(StudyState::Active),
             "INACTIVE" => Ok(StudyState::Inactive),
@@ -192,6 +192,25 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(study_from_row).collect()
+    }
+
+    /// The projects and locations that hold studies, with how many, in name order, at most
+    /// `limit`; only `projects` when given.
+    pub async fn locations(&self, projects: Option<&[String]>, limit: i64) -> Result<Vec<(String, String, i64)>, StoreError> {
+        let filter = match projects {
+            Some(names) if names.is_empty() => return Ok(vec![]),
+            Some(names) => format!("WHERE project IN ({})", (0..names.len()).map(|k| format!("${}", k + 2)).collect::<Vec<_>>().join(", ")),
+            None => String::new(),
+        };
+        let sql = format!(
+            "SELECT project, location, COUNT(*) AS n FROM studies {filter} GROUP BY project, location ORDER BY project, location LIMIT $1"
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(limit);
+        for name in projects.unwrap_or_default() {
+            query = query.bind(name);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter().map(|r| Ok((r.try_get("project")?, r.try_get("location")?, r.try_get("n")?))).collect()
     }
 
     /// Deletes the study `id` (its key) with its trials, measurements and operations.

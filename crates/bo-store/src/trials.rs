@@ -1,25 +1,28 @@
-//! Trials and their measurements: create, read, list, delete, change under a rule, and hand out
-//! new ones to a client (suggest), each a single transaction that starts by locking the study.
-//!
-//! A suggest's new assignments are *planned* by the caller inside the transaction, from the
-//! study's [`Basis`]: proposals computed outside the lock (from [`Store::suggest_snapshot`]) fit
-//! the basis they were computed at, and a planner that has none for this one answers
-//! [`Plan::Miss`], which rolls the transaction back so the caller can compute and try again. The
-//! planner only chooses among what was computed before; it never computes inside the
-//! transaction.
+//! Trials and their measurements: create, read, list, delete and change under bo-core's trial
+//! rules, each a single transaction that starts by locking the study. Handing trials out to a
+//! client is the suggest transaction's (`suggest.rs`), which uses the helpers here.
 
 use std::collections::BTreeMap;
 
-use bo_core::{Assignment, Measurement, Trial, TrialState};
+use bo_core::{Assignment, Completion, Limits, Measurement, StudySpec, Trial, TrialError, TrialState};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use crate::Store;
 use crate::error::{Entity, StoreError};
-use crate::operations::{
-    Operation, OperationKind, finish_suggest, insert_operation, insert_pending_suggest, operation_in, pending_suggest,
-};
+use crate::operations::{Operation, OperationKind, insert_operation, insert_pending_suggest, operation_in, pending_suggest};
 use crate::studies::StudyState;
+
+/// Where a study stood: its data version (bumped by every completion and deletion) and the id
+/// its next trial gets. Proposals computed from the trials read at a basis know every trial with
+/// a smaller id, completed ones by their values and the others as pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Basis {
+    /// The study's data version.
+    pub data_version: i64,
+    /// The id of the next trial.
+    pub next_trial_id: i64,
+}
 
 /// A trial to create.
 #[derive(Clone, Debug)]
@@ -37,73 +40,9 @@ pub struct NewTrial {
     pub infeasible_reason: String,
 }
 
-/// Where a study stood: its data version (bumped by every completion and deletion) and the id
-/// its next trial gets. Proposals computed from the trials read at a basis know every trial with
-/// a smaller id, completed ones by their values and the others as pending.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Basis {
-    /// The study's data version.
-    pub data_version: i64,
-    /// The id of the next trial.
-    pub next_trial_id: i64,
-}
+pub(crate) const TRIAL_COLUMNS: &str = "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms";
 
-/// A planner's answer inside the suggest transaction.
-#[derive(Clone, Debug)]
-pub enum Plan {
-    /// The new assignments (fewer than asked means the space is exhausted).
-    Ready(Vec<Assignment>),
-    /// Nothing for this basis: the transaction is rolled back and the caller computes proposals.
-    Miss,
-}
-
-/// A suggest call.
-#[derive(Clone, Copy, Debug)]
-pub struct SuggestRequest<'a> {
-    /// The study.
-    pub study_id: i64,
-    /// The client asking.
-    pub client_id: &'a str,
-    /// How many trials it wants.
-    pub count: usize,
-    /// Now, milliseconds since the epoch.
-    pub now_ms: i64,
-    /// Load the trials created since this id (without measurements) for the planner: proposals
-    /// computed before them can still be taken if they repeat none of them.
-    pub newer_than: Option<i64>,
-    /// Finish this pending operation instead of recording a new one.
-    pub finishing: Option<i64>,
-    /// The trial lease: an ACTIVE trial whose client has not been seen for this long goes back
-    /// to REQUESTED first, to be handed out again. `None`: trials are never taken back.
-    pub trial_lease_ms: Option<i64>,
-}
-
-/// What a suggest handed out.
-#[derive(Clone, Debug)]
-pub struct SuggestOutcome {
-    /// The trials, all ACTIVE and owned by the client.
-    pub trials: Vec<Trial>,
-    /// The operation recorded for this call.
-    pub operation_id: i64,
-    /// The designer had fewer new points than asked: the study is now COMPLETED.
-    pub exhausted: bool,
-}
-
-/// How a suggest call ended.
-#[derive(Clone, Debug)]
-pub enum Suggested {
-    /// Trials handed out (none when the study is completed) and the operation recorded.
-    Done(SuggestOutcome),
-    /// The client already waits on this suggest operation (when finishing one: it was finished
-    /// elsewhere, or is not a pending suggest). Nothing changed.
-    Waiting(Operation),
-    /// The planner had nothing for this basis. Nothing changed.
-    Miss(Basis),
-}
-
-const TRIAL_COLUMNS: &str = "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms";
-
-fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
+pub(crate) fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
     let state: String = row.try_get("state")?;
     let parameters: String = row.try_get("parameters")?;
     let final_measurement: Option<String> = row.try_get("final_measurement")?;
@@ -122,7 +61,7 @@ fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
 
 /// Which parts of a trial to load.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Load {
+pub(crate) enum Load {
     /// Everything.
     Full,
     /// Without intermediate measurements (all a designer needs; they can be most of the data).
@@ -130,7 +69,7 @@ enum Load {
 }
 
 /// Trials of `study_id` with ids in `(after_id, up_to]`, at most `limit`.
-async fn load_trials(
+pub(crate) async fn load_trials(
     conn: &mut AnyConnection,
     study_id: i64,
     after_id: i64,
@@ -179,19 +118,20 @@ async fn load_trials(
 }
 
 /// What locking a study reads of it.
-struct Locked {
-    basis: Basis,
-    state: StudyState,
+pub(crate) struct Locked {
+    pub basis: Basis,
+    pub state: StudyState,
     /// The study's objective metric (its first), which every measurement also stores apart.
-    objective: String,
+    pub objective: String,
 }
 
-/// Takes the study's write lock for the rest of the transaction (a no-op update: SQLite takes
-/// its database write lock, Postgres the row lock), so reads that follow see no concurrent
-/// writer to this study. Returns the study's basis, state and objective metric.
-async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<Locked, StoreError> {
+/// Takes the study's write lock for the rest of the transaction (an update: SQLite takes its
+/// database write lock, Postgres the row lock), so reads that follow see no concurrent writer to
+/// this study, and moves the study's change counter on (trials written in the transaction record
+/// it: see `changes.rs`). Returns the study's basis, state and objective metric.
+pub(crate) async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<Locked, StoreError> {
     let row = sqlx::query(
-        "UPDATE studies SET next_trial_id = next_trial_id WHERE id = $1 RETURNING next_trial_id, data_version, state, objective_metric",
+        "UPDATE studies SET change_seq = change_seq + 1 WHERE id = $1 RETURNING next_trial_id, data_version, state, objective_metric",
     )
     .bind(study_id)
     .fetch_optional(&mut *conn)
@@ -210,7 +150,7 @@ async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<Locked, S
     })
 }
 
-async fn basis(conn: &mut AnyConnection, study_id: i64) -> Result<Basis, StoreError> {
+pub(crate) async fn basis(conn: &mut AnyConnection, study_id: i64) -> Result<Basis, StoreError> {
     let row = sqlx::query("SELECT data_version, next_trial_id FROM studies WHERE id = $1")
         .bind(study_id)
         .fetch_optional(&mut *conn)
@@ -220,7 +160,7 @@ async fn basis(conn: &mut AnyConnection, study_id: i64) -> Result<Basis, StoreEr
 }
 
 /// Trials of a study in `state`, owned by `client_id` when given, in id order, at most `limit`.
-async fn trials_in_state(
+pub(crate) async fn trials_in_state(
     conn: &mut AnyConnection,
     study_id: i64,
     state: TrialState,
@@ -265,7 +205,8 @@ async fn insert_measurements(
 ) -> Result<(), StoreError> {
     for (k, m) in ms.iter().enumerate() {
         sqlx::query(
-            "INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics, objective) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics, objective) \
+             VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $8 = 1 THEN $7 END)",
         )
         .bind(study_id)
         .bind(trial_id)
@@ -273,17 +214,18 @@ async fn insert_measurements(
         .bind(m.step_count)
         .bind(m.elapsed_secs)
         .bind(serde_json::to_string(&m.metrics)?)
-        .bind(m.metrics.get(objective).copied())
+        .bind(m.metrics.get(objective).copied().unwrap_or(0.0))
+        .bind(i64::from(m.metrics.contains_key(objective)))
         .execute(&mut *conn)
         .await?;
     }
     Ok(())
 }
 
-async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial, objective: &str) -> Result<(), StoreError> {
+pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial, objective: &str) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, \
+         objective, change_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $11 = 1 THEN $10 END, (SELECT change_seq FROM studies WHERE id = $1))",
     )
     .bind(study_id)
     .bind(trial.id)
@@ -294,17 +236,35 @@ async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial, ob
     .bind(&trial.infeasible_reason)
     .bind(trial.start_time_ms)
     .bind(trial.end_time_ms)
+    .bind(final_objective(trial, objective).unwrap_or(0.0))
+    .bind(i64::from(final_objective(trial, objective).is_some()))
     .execute(&mut *conn)
     .await?;
     insert_measurements(conn, study_id, trial.id, 0, &trial.measurements, objective).await
 }
 
+// A nullable float is bound as a value and a flag (`CASE WHEN flag = 1 THEN value END`): sqlx's
+// `Any` driver declares a NULL's parameter type on Postgres as an integer, and a statement first
+// prepared with a NULL there then refuses a float ("incorrect binary data format").
+
+/// The trial's final value of the study's `objective` metric, which the trial row also stores
+/// apart (for the studies' overview).
+fn final_objective(trial: &Trial, objective: &str) -> Option<f64> {
+    trial.final_measurement.as_ref().and_then(|m| m.metrics.get(objective).copied())
+}
+
 /// Writes the trial's changed fields; a change is a sign of its client, so `now_ms` is when it
 /// was last seen (the trial lease).
-async fn write_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial, now_ms: i64) -> Result<(), StoreError> {
+pub(crate) async fn write_trial(
+    conn: &mut AnyConnection,
+    study_id: i64,
+    trial: &Trial,
+    objective: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
     sqlx::query(
         "UPDATE trials SET state = $1, final_measurement = $2, client_id = $3, infeasible_reason = $4, end_time_ms = $5, \
-         last_seen_ms = $8 WHERE study_id = $6 AND id = $7",
+         last_seen_ms = $8, objective = CASE WHEN $10 = 1 THEN $9 END, stopped_ms = CASE WHEN $1 = 'STOPPING' THEN COALESCE(stopped_ms, $8) ELSE stopped_ms END, change_seq = (SELECT change_seq FROM studies WHERE id = $6) WHERE study_id = $6 AND id = $7",
     )
     .bind(trial.state.as_str())
     .bind(trial.final_measurement.as_ref().map(serde_json::to_string).transpose()?)
@@ -314,13 +274,15 @@ async fn write_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial, now
     .bind(study_id)
     .bind(trial.id)
     .bind(now_ms)
+    .bind(final_objective(trial, objective).unwrap_or(0.0))
+    .bind(i64::from(final_objective(trial, objective).is_some()))
     .execute(&mut *conn)
     .await?;
     Ok(())
 }
 
 /// Records that the trial's client was seen at `now_ms` (see the trial lease).
-async fn touch(conn: &mut AnyConnection, study_id: i64, trial_id: i64, now_ms: i64) -> Result<(), StoreError> {
+pub(crate) async fn touch(conn: &mut AnyConnection, study_id: i64, trial_id: i64, now_ms: i64) -> Result<(), StoreError> {
     sqlx::query("UPDATE trials SET last_seen_ms = $1 WHERE study_id = $2 AND id = $3")
         .bind(now_ms)
         .bind(study_id)
@@ -330,7 +292,7 @@ async fn touch(conn: &mut AnyConnection, study_id: i64, trial_id: i64, now_ms: i
     Ok(())
 }
 
-async fn bump_data_version(conn: &mut AnyConnection, study_id: i64) -> Result<(), StoreError> {
+pub(crate) async fn bump_data_version(conn: &mut AnyConnection, study_id: i64) -> Result<(), StoreError> {
     sqlx::query("UPDATE studies SET data_version = data_version + 1 WHERE id = $1").bind(study_id).execute(&mut *conn).await?;
     Ok(())
 }
@@ -424,6 +386,7 @@ impl Store {
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound(Entity::Trial));
         }
+        sqlx::query("UPDATE studies SET reset_seq = change_seq WHERE id = $1").bind(study_id).execute(&mut *tx).await?;
         bump_data_version(&mut tx, study_id).await?;
         tx.commit().await?;
         Ok(())
@@ -455,18 +418,48 @@ impl Store {
         Ok(trial)
     }
 
-    /// Changes a trial by `change`, which sees the stored trial and may set its state, final
-    /// measurement, client, infeasible reason and end time, and append measurements. An error
-    /// from `change` leaves everything as it was.
-    pub async fn update_trial<E: From<StoreError>>(
+    /// Completes a trial as `completion` asks (bo-core's [`Trial::complete`]: once, with the
+    /// measurement `spec` selects when none is given).
+    pub async fn complete_trial(
+        &self,
+        study_id: i64,
+        trial_id: i64,
+        spec: &StudySpec,
+        completion: Completion,
+        now_ms: i64,
+    ) -> Result<Trial, StoreError> {
+        self.change_trial(study_id, trial_id, now_ms, |t| t.complete(spec, completion, now_ms)).await
+    }
+
+    /// Asks a trial to stop early ([`Trial::stop`]).
+    pub async fn stop_trial(&self, study_id: i64, trial_id: i64, now_ms: i64) -> Result<Trial, StoreError> {
+        self.change_trial(study_id, trial_id, now_ms, Trial::stop).await
+    }
+
+    /// Appends an intermediate measurement to a trial ([`Trial::add_measurement`], within
+    /// `limits`).
+    pub async fn add_measurement(
+        &self,
+        study_id: i64,
+        trial_id: i64,
+        m: Measurement,
+        limits: &Limits,
+        now_ms: i64,
+    ) -> Result<Trial, StoreError> {
+        self.change_trial(study_id, trial_id, now_ms, |t| t.add_measurement(m, limits)).await
+    }
+
+    /// Changes a trial by one of bo-core's rules, in one transaction: a refused change leaves
+    /// everything as it was. A rule only appends measurements.
+    async fn change_trial(
         &self,
         study_id: i64,
         trial_id: i64,
         now_ms: i64,
-        change: impl FnOnce(&mut Trial) -> Result<(), E>,
-    ) -> Result<Trial, E> {
+        change: impl FnOnce(&mut Trial) -> Result<(), TrialError>,
+    ) -> Result<Trial, StoreError> {
         let _turn = self.write_turn().await;
-        let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
+        let mut tx = self.pool.begin().await?;
         let locked = lock_study(&mut tx, study_id).await?;
         let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::Full)
             .await?
@@ -474,15 +467,12 @@ impl Store {
             .ok_or(StoreError::NotFound(Entity::Trial))?;
         let (was_completed, n_measurements) = (trial.state.is_completed(), trial.measurements.len());
         change(&mut trial)?;
-        if trial.measurements.len() < n_measurements {
-            return Err(StoreError::Internal("a trial change may only append measurements".into()).into());
-        }
-        write_trial(&mut tx, study_id, &trial, now_ms).await?;
+        write_trial(&mut tx, study_id, &trial, &locked.objective, now_ms).await?;
         insert_measurements(&mut tx, study_id, trial_id, n_measurements, &trial.measurements[n_measurements..], &locked.objective).await?;
         if trial.state.is_completed() && !was_completed {
             bump_data_version(&mut tx, study_id).await?;
         }
-        tx.commit().await.map_err(StoreError::from)?;
+        tx.commit().await?;
         Ok(trial)
     }
 
@@ -515,128 +505,6 @@ impl Store {
         let op = operation_in(&mut tx, study_id, id).await?;
         tx.commit().await?;
         Ok(op)
-    }
-
-    /// Hands trials to a client: the ACTIVE trials it already holds if any (so a retried request
-    /// gets the same trials back); else REQUESTED trials first, then new ones from `plan(basis,
-    /// newer, n)` — `newer` holds the trials created since the request's `newer_than` (without
-    /// measurements), when it names one — all ACTIVE and owned by the client; and records the operation (or
-    /// finishes the pending one). A client with a pending suggest operation gets it back as
-    /// [`Suggested::Waiting`]. When the plan is short and nothing at all is handed out, the space
-    /// is exhausted and the study becomes COMPLETED. Held trials are returned whole; the others
-    /// carry no intermediate measurements.
-    pub async fn suggest<E: From<StoreError>>(
-        &self,
-        request: SuggestRequest<'_>,
-        plan: impl FnOnce(Basis, Option<&[Trial]>, usize) -> Result<Plan, E>,
-    ) -> Result<Suggested, E> {
-        let SuggestRequest { study_id, client_id, count, now_ms, newer_than, finishing, trial_lease_ms } = request;
-        let _turn = self.write_turn().await;
-        let mut tx = self.pool.begin().await.map_err(StoreError::from)?;
-        let Locked { basis, state, objective } = lock_study(&mut tx, study_id).await?;
-        if let Some(lease) = trial_lease_ms {
-            // Abandoned trials (their worker died or was preempted) go back to the queue.
-            sqlx::query(
-                "UPDATE trials SET state = 'REQUESTED', client_id = '', last_seen_ms = NULL \
-                 WHERE study_id = $1 AND state = 'ACTIVE' AND COALESCE(last_seen_ms, start_time_ms) < $2",
-            )
-            .bind(study_id)
-            .bind(now_ms.saturating_sub(lease))
-            .execute(&mut *tx)
-            .await
-            .map_err(StoreError::from)?;
-        }
-        match finishing {
-            Some(id) => {
-                let op = operation_in(&mut tx, study_id, id).await?;
-                if op.done || !matches!(op.kind, OperationKind::Suggest { .. }) {
-                    return Ok(Suggested::Waiting(op));
-                }
-            }
-            None => {
-                if let Some(op) = pending_suggest(&mut tx, study_id, client_id).await? {
-                    return Ok(Suggested::Waiting(op));
-                }
-            }
-        }
-        let mut next_id = basis.next_trial_id;
-        let held = if client_id.is_empty() {
-            vec![]
-        } else {
-            trials_in_state(&mut tx, study_id, TrialState::Active, Some(client_id), i64::MAX).await?
-        };
-        let mut handed = Vec::new();
-        let mut exhausted = false;
-        if !held.is_empty() {
-            // Handed back whole: a held trial may already have measurements.
-            for t in held {
-                touch(&mut tx, study_id, t.id, now_ms).await?;
-                handed.extend(load_trials(&mut tx, study_id, t.id - 1, t.id, 1, Load::Full).await?);
-            }
-        } else if state != StudyState::Completed {
-            for mut t in trials_in_state(&mut tx, study_id, TrialState::Requested, None, count as i64).await? {
-                t.state = TrialState::Active;
-                t.client_id = client_id.to_owned();
-                write_trial(&mut tx, study_id, &t, now_ms).await?;
-                handed.push(t);
-            }
-            let wanted = count - handed.len();
-            if wanted > 0 {
-                let trials = match newer_than {
-                    Some(first) => Some(load_trials(&mut tx, study_id, first - 1, i64::MAX, i64::MAX, Load::NoMeasurements).await?),
-                    None => None,
-                };
-                let points = match plan(basis, trials.as_deref(), wanted)? {
-                    Plan::Ready(points) => points,
-                    Plan::Miss => return Ok(Suggested::Miss(basis)),
-                };
-                exhausted = points.len() < wanted && handed.is_empty() && points.is_empty();
-                for assignment in points.into_iter().take(wanted) {
-                    let trial = Trial {
-                        id: next_id,
-                        state: TrialState::Active,
-                        assignment,
-                        measurements: vec![],
-                        final_measurement: None,
-                        client_id: client_id.to_owned(),
-                        infeasible_reason: String::new(),
-                        start_time_ms: now_ms,
-                        end_time_ms: None,
-                    };
-                    insert_trial(&mut tx, study_id, &trial, &objective).await?;
-                    next_id += 1;
-                    handed.push(trial);
-                }
-                sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2")
-                    .bind(next_id)
-                    .bind(study_id)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(StoreError::from)?;
-            }
-            if exhausted {
-                sqlx::query("UPDATE studies SET state = 'COMPLETED', inactive_reason = $1 WHERE id = $2")
-                    .bind("the algorithm has no more points to suggest: its search space is exhausted")
-                    .bind(study_id)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(StoreError::from)?;
-            }
-        }
-        let trial_ids: Vec<i64> = handed.iter().map(|t| t.id).collect();
-        let study_completed = exhausted || state == StudyState::Completed;
-        let operation_id = match finishing {
-            Some(id) => {
-                finish_suggest(&mut tx, study_id, id, &trial_ids, study_completed, now_ms).await?;
-                id
-            }
-            None => {
-                let kind = OperationKind::Suggest { client_id: client_id.to_owned(), trial_ids, study_completed };
-                insert_operation(&mut tx, study_id, &kind, now_ms).await?
-            }
-        };
-        tx.commit().await.map_err(StoreError::from)?;
-        Ok(Suggested::Done(SuggestOutcome { trials: handed, operation_id, exhausted }))
     }
 
     /// The running average of the objective of every SUCCEEDED trial but `except`, over its
@@ -672,7 +540,7 @@ impl Store {
     ) -> Result<(i64, bool), StoreError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
-        lock_study(&mut tx, study_id).await?;
+        let locked = lock_study(&mut tx, study_id).await?;
         let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::NoMeasurements)
             .await?
             .pop()
@@ -681,7 +549,7 @@ impl Store {
         touch(&mut tx, study_id, trial_id, now_ms).await?;
         if should_stop && trial.state == TrialState::Active {
             trial.state = TrialState::Stopping;
-            write_trial(&mut tx, study_id, &trial, now_ms).await?;
+            write_trial(&mut tx, study_id, &trial, &locked.objective, now_ms).await?;
         }
         let kind = OperationKind::EarlyStopping { trial_id, should_stop };
         let id = insert_operation(&mut tx, study_id, &kind, now_ms).await?;

@@ -5,22 +5,13 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use bo_core::designer::testing::fixtures;
-use bo_core::{Assignment, Goal, Measurement, MetricSpec, ParamValue, StudySpec, TrialState};
+use bo_core::{Assignment, Completion, Goal, Limits, Measurement, ParamValue, StudySpec, TrialState};
 use bo_store::{
-    Basis, Entity, NewTrial, Plan, Store, StoreError, StoreOptions, StudyState, SuggestOutcome, SuggestRequest, Suggested, testing,
+    Basis, Entity, NewTrial, Opened, Operation, Store, StoreError, StoreOptions, StudyState, SuggestOutcome, SuggestRequest, testing,
 };
 
 fn spec() -> StudySpec {
-    StudySpec {
-        trial_lease_secs: None,
-        metrics: vec![MetricSpec { id: "acc".into(), goal: Goal::Maximize }],
-        space: fixtures::optimizer_tree(),
-        algorithm: "RANDOM_SEARCH".into(),
-        algorithm_config: serde_json::Value::Null,
-        observation_noise: Default::default(),
-        measurement_selection: Default::default(),
-        stopping: None,
-    }
+    StudySpec::new("acc", Goal::Maximize, fixtures::optimizer_tree(), "RANDOM_SEARCH")
 }
 
 fn point(i: i64) -> Assignment {
@@ -49,8 +40,58 @@ fn options() -> StoreOptions {
     StoreOptions { max_connections: 8, acquire_timeout: std::time::Duration::from_secs(10) }
 }
 
-fn request(study_id: i64, client_id: &str, count: usize, now_ms: i64) -> SuggestRequest<'_> {
-    SuggestRequest { study_id, client_id, count, now_ms, newer_than: None, finishing: None, trial_lease_ms: None }
+/// A suggest call as the engine makes one: the request, how many trials, and (for proposals
+/// from an older basis) the first trial id they must not repeat.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    request: SuggestRequest<'a>,
+    count: usize,
+    newer_than: Option<i64>,
+}
+
+fn request(study_id: i64, client_id: &str, count: usize, now_ms: i64) -> Call<'_> {
+    Call { request: SuggestRequest { study_id, client_id, now_ms, finishing: None, trial_lease_ms: None }, count, newer_than: None }
+}
+
+/// A planner's answer, as the engine's.
+enum Plan {
+    Ready(Vec<Assignment>),
+    Miss,
+}
+
+/// How a suggest call ended.
+#[derive(Debug)]
+enum Suggested {
+    Done(SuggestOutcome),
+    Waiting(Operation),
+    Miss(Basis),
+}
+
+/// The engine's order over the store's study transaction (`engine/suggest.rs`): held trials,
+/// REQUESTED trials, then new ones from `plan`; a miss rolls back.
+async fn suggest<E: From<StoreError>>(
+    store: &Store,
+    call: Call<'_>,
+    plan: impl FnOnce(Basis, Option<&[bo_core::Trial]>, usize) -> Result<Plan, E>,
+) -> Result<Suggested, E> {
+    let mut tx = match store.open_suggest(call.request).await? {
+        Opened::Waiting(op) => return Ok(Suggested::Waiting(op)),
+        Opened::Open(tx) => tx,
+    };
+    if !tx.hand_back_held().await? && !tx.study_completed() {
+        let wanted = tx.hand_out_requested(call.count).await?;
+        if wanted > 0 {
+            let newer = match call.newer_than {
+                Some(first) => Some(tx.trials_since(first).await?),
+                None => None,
+            };
+            match plan(tx.basis(), newer.as_deref(), wanted)? {
+                Plan::Ready(points) => tx.hand_out_new(points, wanted).await?,
+                Plan::Miss => return Ok(Suggested::Miss(tx.basis())),
+            }
+        }
+    }
+    Ok(Suggested::Done(tx.commit().await?))
 }
 
 fn done(s: Suggested) -> SuggestOutcome {
@@ -109,26 +150,15 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
             .await
             .unwrap();
         assert_eq!(t.id, 1);
-        let t = store
-            .update_trial::<StoreError>(study.id, t.id, 3, |t| {
-                t.measurements.push(m(2, 0.2));
-                t.final_measurement = Some(m(2, 0.2));
-                t.state = TrialState::Succeeded;
-                t.end_time_ms = Some(9);
-                Ok(())
-            })
-            .await
-            .unwrap();
+        store.add_measurement(study.id, t.id, m(2, 0.2), &Limits::default(), 3).await.unwrap();
+        let t = store.complete_trial(study.id, t.id, &spec(), Completion::Measured(m(2, 0.2)), 9).await.unwrap();
         let back = store.get_trial(study.id, t.id).await.unwrap();
         assert_eq!(back, t);
         assert_eq!(back.measurements.len(), 2);
         assert_eq!(store.get_study("p", "l", study.number).await.unwrap().data_version, 1);
-        // A refused change leaves the trial as it was.
-        let refused = store.update_trial(study.id, t.id, 5, |t| {
-            t.state = TrialState::Infeasible;
-            Err(StoreError::Precondition("no".into()))
-        });
-        assert!(refused.await.is_err());
+        // A refused change (bo-core's rule: completed once) leaves the trial as it was.
+        let refused = store.complete_trial(study.id, t.id, &spec(), Completion::Infeasible("late".into()), 5).await;
+        assert!(matches!(refused, Err(StoreError::Trial(bo_core::TrialError::AlreadyCompleted { .. }))), "{refused:?}");
         assert_eq!(store.get_trial(study.id, t.id).await.unwrap().state, TrialState::Succeeded);
         store.delete_study(study.id).await.unwrap();
         assert!(matches!(store.get_trial(study.id, t.id).await, Err(StoreError::NotFound(Entity::Trial))));
@@ -150,26 +180,20 @@ async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_oper
         store.create_trial(study.id, requested, 1).await.unwrap();
         let mut counter = 100;
         let mut gen_ = new_points(&mut counter);
-        let first = done(store.suggest(request(study.id, "w1", 3, 2), &mut gen_).await.unwrap());
+        let first = done(suggest(&store, request(study.id, "w1", 3, 2), &mut gen_).await.unwrap());
         let ids: Vec<i64> = first.trials.iter().map(|t| t.id).collect();
         assert_eq!(ids, vec![1, 2, 3], "the requested trial first, then two new ones");
         assert!(first.trials.iter().all(|t| t.state == TrialState::Active && t.client_id == "w1"));
         let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
-        store
-            .update_trial::<StoreError>(study.id, 2, 2, |t| {
-                t.measurements.push(m.clone());
-                Ok(())
-            })
-            .await
-            .unwrap();
-        let again = done(store.suggest(request(study.id, "w1", 3, 3), &mut gen_).await.unwrap());
+        store.add_measurement(study.id, 2, m.clone(), &Limits::default(), 2).await.unwrap();
+        let again = done(suggest(&store, request(study.id, "w1", 3, 3), &mut gen_).await.unwrap());
         assert_eq!(again.trials.iter().map(|t| t.id).collect::<Vec<_>>(), ids, "the same client gets its active trials back");
         assert_eq!(again.trials[1].measurements, vec![m], "whole, with their measurements");
         assert_ne!(again.operation_id, first.operation_id);
         let op = store.get_operation(study.id, first.operation_id).await.unwrap();
         assert_eq!(op.kind, bo_store::OperationKind::Suggest { client_id: "w1".into(), trial_ids: ids, study_completed: false });
         // An exhausted designer completes the study.
-        let none = done(store.suggest(request(study.id, "w2", 1, 4), |_, _, _| Ok::<_, StoreError>(Plan::Ready(vec![]))).await.unwrap());
+        let none = done(suggest(&store, request(study.id, "w2", 1, 4), |_, _, _| Ok::<_, StoreError>(Plan::Ready(vec![]))).await.unwrap());
         assert!(none.exhausted && none.trials.is_empty());
         assert_eq!(store.get_study("p", "l", study.number).await.unwrap().state, StudyState::Completed);
     }
@@ -181,31 +205,29 @@ async fn a_trial_whose_client_goes_unseen_past_the_lease_goes_to_the_next_client
         let (study, _) = store.create_study("p", "l", "lease", &spec(), 1).await.unwrap();
         let mut counter = 0;
         let mut gen_ = new_points(&mut counter);
-        let leased = |client, now| SuggestRequest { trial_lease_ms: Some(100), ..request(study.id, client, 1, now) };
+        let leased = |client, now| {
+            let mut c = request(study.id, client, 1, now);
+            c.request.trial_lease_ms = Some(100);
+            c
+        };
         // Two workers start a trial each at t = 1000.
-        let dead = done(store.suggest(leased("dead", 1_000), &mut gen_).await.unwrap()).trials[0].id;
-        let alive = done(store.suggest(leased("alive", 1_000), &mut gen_).await.unwrap()).trials[0].id;
+        let dead = done(suggest(&store, leased("dead", 1_000), &mut gen_).await.unwrap()).trials[0].id;
+        let alive = done(suggest(&store, leased("alive", 1_000), &mut gen_).await.unwrap()).trials[0].id;
         // Only "alive" reports (a measurement at 1080 is a heartbeat).
         let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
-        store
-            .update_trial::<StoreError>(study.id, alive, 1_080, |t| {
-                t.measurements.push(m.clone());
-                Ok(())
-            })
-            .await
-            .unwrap();
+        store.add_measurement(study.id, alive, m.clone(), &Limits::default(), 1_080).await.unwrap();
         // Without a lease nothing is taken back, however long.
-        let plain = done(store.suggest(request(study.id, "new", 1, 50_000), &mut gen_).await.unwrap());
+        let plain = done(suggest(&store, request(study.id, "new", 1, 50_000), &mut gen_).await.unwrap());
         assert_ne!(plain.trials[0].id, dead);
         // At 1150 the dead worker's trial (last seen 1000) is past the lease; the live one
         // (1080) is not. The next client gets the abandoned trial, not a new one.
-        let next = done(store.suggest(leased("next", 1_150), &mut gen_).await.unwrap());
+        let next = done(suggest(&store, leased("next", 1_150), &mut gen_).await.unwrap());
         assert_eq!(next.trials.iter().map(|t| t.id).collect::<Vec<_>>(), vec![dead], "the abandoned trial is handed out again");
         assert_eq!(next.trials[0].client_id, "next");
         let alive_now = store.get_trial(study.id, alive).await.unwrap();
         assert_eq!((alive_now.state, alive_now.client_id.as_str()), (TrialState::Active, "alive"), "a live worker keeps its trial");
         // The dead worker, back after all, no longer holds it: it gets a trial of its own.
-        let back = done(store.suggest(leased("dead", 1_160), &mut gen_).await.unwrap());
+        let back = done(suggest(&store, leased("dead", 1_160), &mut gen_).await.unwrap());
         assert_ne!(back.trials[0].id, dead);
     }
 }
@@ -231,12 +253,11 @@ async fn concurrent_suggests_never_share_a_trial() {
             tasks.push(tokio::spawn(async move {
                 let client = format!("client-{c}");
                 done(
-                    store
-                        .suggest(request(study.id, &client, 2, 5), |_, _, n| {
-                            Ok::<_, StoreError>(Plan::Ready((0..n as i64).map(|k| point(1000 + c * 10 + k)).collect()))
-                        })
-                        .await
-                        .unwrap(),
+                    suggest(&store, request(study.id, &client, 2, 5), |_, _, n| {
+                        Ok::<_, StoreError>(Plan::Ready((0..n as i64).map(|k| point(1000 + c * 10 + k)).collect()))
+                    })
+                    .await
+                    .unwrap(),
                 )
             }));
         }
@@ -268,39 +289,31 @@ async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit() {
         let (basis, trials) = store.suggest_snapshot(study.id).await.unwrap();
         assert_eq!((basis, trials.len()), (Basis { data_version: 0, next_trial_id: 2 }, 1));
         let cheap = request(study.id, "w", 2, 2);
-        let outcome = store
-            .suggest(cheap, |b, trials, n| {
-                assert!(trials.is_none(), "no trials loaded unless asked");
-                assert_eq!((b, n), (basis, 1), "one wanted beside the REQUESTED trial");
-                Ok::<_, StoreError>(Plan::Miss)
-            })
-            .await
-            .unwrap();
+        let outcome = suggest(&store, cheap, |b, trials, n| {
+            assert!(trials.is_none(), "no trials loaded unless asked");
+            assert_eq!((b, n), (basis, 1), "one wanted beside the REQUESTED trial");
+            Ok::<_, StoreError>(Plan::Miss)
+        })
+        .await
+        .unwrap();
         assert!(matches!(outcome, Suggested::Miss(b) if b == basis));
         let after = store.all_trials(study.id).await.unwrap();
         assert_eq!(after[0].state, TrialState::Requested, "the REQUESTED trial was not taken");
         assert_eq!(store.suggest_snapshot(study.id).await.unwrap().0, basis);
         // A completion moves the data version; a new trial the next id.
-        store
-            .update_trial::<StoreError>(study.id, 1, 3, |t| {
-                t.state = TrialState::Infeasible;
-                Ok(())
-            })
-            .await
-            .unwrap();
+        store.complete_trial(study.id, 1, &spec(), Completion::Infeasible(String::new()), 3).await.unwrap();
         assert_eq!(store.suggest_snapshot(study.id).await.unwrap().0, Basis { data_version: 1, next_trial_id: 2 });
         // Asked for, the planner sees exactly the trials created since a given id.
         let mut counter = 10;
-        done(store.suggest(request(study.id, "other", 2, 4), new_points(&mut counter)).await.unwrap());
-        let since = SuggestRequest { newer_than: Some(2), ..request(study.id, "w", 1, 5) };
-        let outcome = store
-            .suggest(since, |_, trials, _| {
-                let ids: Vec<i64> = trials.expect("loaded when asked").iter().map(|t| t.id).collect();
-                assert_eq!(ids, vec![2, 3]);
-                Ok::<_, StoreError>(Plan::Miss)
-            })
-            .await
-            .unwrap();
+        done(suggest(&store, request(study.id, "other", 2, 4), new_points(&mut counter)).await.unwrap());
+        let since = Call { newer_than: Some(2), ..request(study.id, "w", 1, 5) };
+        let outcome = suggest(&store, since, |_, trials, _| {
+            let ids: Vec<i64> = trials.expect("loaded when asked").iter().map(|t| t.id).collect();
+            assert_eq!(ids, vec![2, 3]);
+            Ok::<_, StoreError>(Plan::Miss)
+        })
+        .await
+        .unwrap();
         assert!(matches!(outcome, Suggested::Miss(_)));
     }
 }
@@ -313,17 +326,21 @@ async fn a_pending_suggest_is_shared_by_its_client_and_finished_once() {
         assert!(!op.done && op.suggestion_count == 2);
         assert_eq!(store.begin_pending_suggest(study.id, "w", 5, 11).await.unwrap().id, op.id, "one pending suggest per client");
         let waiting =
-            store.suggest(request(study.id, "w", 1, 12), |_, _, _| -> Result<Plan, StoreError> { panic!("not planned") }).await.unwrap();
+            suggest(&store, request(study.id, "w", 1, 12), |_, _, _| -> Result<Plan, StoreError> { panic!("not planned") }).await.unwrap();
         assert!(matches!(waiting, Suggested::Waiting(ref o) if o.id == op.id), "{waiting:?}");
         assert_eq!(store.pending_operations().await.unwrap().iter().map(|o| o.id).collect::<Vec<_>>(), vec![op.id]);
-        let finishing = SuggestRequest { finishing: Some(op.id), ..request(study.id, "w", 2, 13) };
+        let finishing = {
+            let mut c = request(study.id, "w", 2, 13);
+            c.request.finishing = Some(op.id);
+            c
+        };
         let finished =
-            done(store.suggest(finishing, |_, _, n| Ok::<_, StoreError>(Plan::Ready((0..n as i64).map(point).collect()))).await.unwrap());
+            done(suggest(&store, finishing, |_, _, n| Ok::<_, StoreError>(Plan::Ready((0..n as i64).map(point).collect()))).await.unwrap());
         assert_eq!((finished.operation_id, finished.trials.len()), (op.id, 2));
         let stored = store.get_operation(study.id, op.id).await.unwrap();
         assert!(stored.done && stored.error.is_none() && stored.update_time_ms == 13);
         assert!(matches!(stored.kind, bo_store::OperationKind::Suggest { ref trial_ids, .. } if trial_ids == &vec![1, 2]));
-        let again = store.suggest(finishing, |_, _, _| -> Result<Plan, StoreError> { panic!("finished already") }).await.unwrap();
+        let again = suggest(&store, finishing, |_, _, _| -> Result<Plan, StoreError> { panic!("finished already") }).await.unwrap();
         assert!(matches!(again, Suggested::Waiting(o) if o.done), "finishing twice changes nothing");
         // A failed one reports its error.
         let other = store.begin_pending_suggest(study.id, "v", 1, 20).await.unwrap();
@@ -418,8 +435,8 @@ async fn numbers_are_per_tenant_and_never_reused() {
         assert_eq!(store.get_study("b", "l", 1).await.unwrap().id, b1.id);
         // Operations count from 1 in each study.
         let mut counter = 0;
-        let first = done(store.suggest(request(a1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
-        let other = done(store.suggest(request(b1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
+        let first = done(suggest(&store, request(a1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
+        let other = done(suggest(&store, request(b1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
         let second = store.record_early_stopping(a1.id, 1, 6, false).await.unwrap().0;
         assert_eq!((first.operation_id, other.operation_id, second), (1, 1, 2));
         assert_eq!(store.get_operation(a1.id, 2).await.unwrap().id, 2);
@@ -433,7 +450,7 @@ async fn finished_operations_expire() {
         let (study, _) = store.create_study("p", "l", "ops", &spec(), 1).await.unwrap();
         let mut counter = 0;
         for t in 0..3 {
-            done(store.suggest(request(study.id, &format!("w{t}"), 1, 100 + t), new_points(&mut counter)).await.unwrap());
+            done(suggest(&store, request(study.id, &format!("w{t}"), 1, 100 + t), new_points(&mut counter)).await.unwrap());
         }
         let pending = store.begin_pending_suggest(study.id, "slow", 1, 50).await.unwrap();
         assert_eq!(store.delete_finished_operations(102, 10).await.unwrap(), 2, "the two before 102");
@@ -488,7 +505,7 @@ async fn pages_are_bounded_by_size() {
     for store in stores("page_budget").await {
         let (study, _) = store.create_study("p", "l", "pages", &spec(), 1).await.unwrap();
         let mut counter = 0;
-        done(store.suggest(request(study.id, "w", 5, 1), new_points(&mut counter)).await.unwrap());
+        done(suggest(&store, request(study.id, "w", 5, 1), new_points(&mut counter)).await.unwrap());
         let (one, cut) = store.list_trials(study.id, 0, 10, 1).await.unwrap();
         assert_eq!(one.len(), 1, "one trial whatever the budget");
         assert!(cut, "the budget cut the page: more trials follow");
@@ -532,7 +549,7 @@ async fn an_older_database_migrates_with_its_data() {
         let spec_json = serde_json::to_string(&spec()).unwrap();
         for (id, project) in [(3i64, "p"), (7, "q")] {
             sqlx::query(
-                "INSERT INTO studies (id, project, location, display_name, spec, state, create_time_ms, next_trial_id) VALUES ($1, $2, 'l', 'old', $3, 'ACTIVE', 1, 2)",
+                "INSERT INTO studies (id, project, location, display_name, spec, state, create_time_ms, next_trial_id) VALUES ($1, $2, 'l', 'old', $3, 'ACTIVE', 1, 3)",
             )
                 .bind(id)
                 .bind(project)
@@ -546,6 +563,14 @@ async fn an_older_database_migrates_with_its_data() {
             .execute(&pool)
             .await
             .unwrap();
+        sqlx::query(
+            "INSERT INTO trials (study_id, id, state, parameters, final_measurement, start_time_ms, end_time_ms) VALUES (3, 2, 'SUCCEEDED', $1, $2, 1, 4)",
+        )
+        .bind(serde_json::to_string(&point(2)).unwrap())
+        .bind(r#"{"step_count":1,"elapsed_secs":0.0,"metrics":{"acc":0.75}}"#)
+        .execute(&pool)
+        .await
+        .unwrap();
         sqlx::query("INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics) VALUES (3, 1, 0, 5, 0, '{\"acc\": 0.25}')")
             .execute(&pool)
             .await
@@ -560,22 +585,210 @@ async fn an_older_database_migrates_with_its_data() {
         let study = store.get_study("p", "l", 3).await.unwrap();
         assert_eq!((study.id, study.number), (3, 3), "{dialect}");
         assert_eq!(store.get_operation(3, 11).await.unwrap().id, 11, "{dialect}");
+        let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+        assert_eq!((overview[0].counts, overview[0].best), ([0, 1, 0, 1, 0], Some(0.75)), "{dialect}: the final objective was filled in");
         assert_eq!(store.running_averages(3, 99, 10.0, false).await.unwrap().len(), 0, "{dialect}: trial 1 is not SUCCEEDED");
-        store
-            .update_trial::<StoreError>(3, 1, 2, |t| {
-                t.state = TrialState::Succeeded;
-                t.final_measurement = Some(Measurement::default());
-                Ok(())
-            })
-            .await
-            .unwrap();
+        store.complete_trial(3, 1, &spec(), Completion::Measured(Measurement::default()), 2).await.unwrap();
         assert_eq!(store.running_averages(3, 99, 10.0, false).await.unwrap(), vec![0.25], "{dialect}: the objective was filled in");
         // New studies and operations number on from the old ids, never reusing one.
         let (next, _) = store.create_study("p", "l", "new", &spec(), 5).await.unwrap();
         assert!(next.number > 7, "{dialect}: {}", next.number);
         let mut counter = 0;
-        let outcome = done(store.suggest(request(3, "w", 1, 6), new_points(&mut counter)).await.unwrap());
+        let outcome = done(suggest(&store, request(3, "w", 1, 6), new_points(&mut counter)).await.unwrap());
         assert!(outcome.operation_id > 11, "{dialect}");
         std::fs::remove_dir_all(&old).ok();
+    }
+}
+
+/// A reader polling with its cursor sees each change once it is made, in the order made: new
+/// trials, trials handed out, completed and taken back by the lease; a page cut by its limit
+/// goes on where it stopped; a delete makes a reader from before it start over.
+#[tokio::test]
+async fn changes_since_a_cursor_are_read_in_order_and_a_delete_resets_the_reader() {
+    use bo_store::Cursor;
+    for store in stores("trial_changes").await {
+        let (study, _) = store.create_study("p", "l", "changes", &spec(), 1).await.unwrap();
+        let requested = |i| NewTrial {
+            assignment: point(i),
+            state: TrialState::Requested,
+            measurements: vec![],
+            final_measurement: None,
+            infeasible_reason: String::new(),
+        };
+        for i in 1..=3 {
+            store.create_trial(study.id, requested(i), 10).await.unwrap();
+        }
+        let ids = |c: &bo_store::TrialChanges| c.trials.iter().map(|t| t.id).collect::<Vec<_>>();
+        let all = store.trial_changes(study.id, Cursor::START, 100, 1 << 20).await.unwrap();
+        assert_eq!((ids(&all), all.reset, all.more), (vec![1, 2, 3], false, false));
+        let quiet = store.trial_changes(study.id, all.cursor, 100, 1 << 20).await.unwrap();
+        assert!(quiet.trials.is_empty() && !quiet.more, "{quiet:?}");
+
+        // Trial 2 completed, then a suggest hands out 1 and 3: the order of the changes.
+        let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
+        store.complete_trial(study.id, 2, &spec(), Completion::Measured(m), 20).await.unwrap();
+        let mut counter = 100;
+        done(suggest(&store, request(study.id, "w", 2, 30), new_points(&mut counter)).await.unwrap());
+        let changed = store.trial_changes(study.id, quiet.cursor, 100, 1 << 20).await.unwrap();
+        assert_eq!(ids(&changed), vec![2, 1, 3]);
+        assert_eq!(changed.trials[0].state, TrialState::Succeeded);
+        assert!(changed.trials[1..].iter().all(|t| t.state == TrialState::Active && t.client_id == "w"));
+
+        // Pages of one: the same changes, one at a time.
+        let (mut cursor, mut seen) = (quiet.cursor, vec![]);
+        loop {
+            let page = store.trial_changes(study.id, cursor, 1, 1 << 20).await.unwrap();
+            seen.extend(ids(&page));
+            cursor = page.cursor;
+            if !page.more {
+                break;
+            }
+        }
+        assert_eq!(seen, vec![2, 1, 3]);
+
+        // Taken back by the trial lease: a change too.
+        let mut call = request(study.id, "x", 1, 10_000);
+        call.request.trial_lease_ms = Some(100);
+        done(suggest(&store, call, new_points(&mut counter)).await.unwrap());
+        let back = store.trial_changes(study.id, cursor, 100, 1 << 20).await.unwrap();
+        assert_eq!(ids(&back), vec![1, 3], "both went back to REQUESTED, then 1 to x");
+        assert_eq!(back.trials[0].client_id, "x");
+
+        store.delete_trial(study.id, 3).await.unwrap();
+        let reset = store.trial_changes(study.id, back.cursor, 100, 1 << 20).await.unwrap();
+        assert!(reset.reset);
+        assert_eq!(ids(&reset), vec![2, 1], "from the start, without the deleted trial");
+        let after = store.trial_changes(study.id, reset.cursor, 100, 1 << 20).await.unwrap();
+        assert!(!after.reset && after.trials.is_empty());
+    }
+}
+
+/// The overview counts each study's trials by state and finds its best final objective by the
+/// study's goal and its last activity.
+#[tokio::test]
+async fn the_overview_counts_trials_and_finds_the_best() {
+    for store in stores("overview").await {
+        let (maximise, _) = store.create_study("p", "l", "max", &spec(), 1).await.unwrap();
+        let mut min_spec = spec();
+        min_spec.metrics[0].goal = Goal::Minimize;
+        let (minimise, _) = store.create_study("p", "l", "min", &min_spec, 1).await.unwrap();
+        store.create_study("p", "l", "empty", &spec(), 1).await.unwrap();
+        for study in [&maximise, &minimise] {
+            for (i, v) in [(1, 0.2), (2, 0.9), (3, 0.5)] {
+                let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), v)]) };
+                let new = NewTrial {
+                    assignment: point(i),
+                    state: TrialState::Succeeded,
+                    measurements: vec![],
+                    final_measurement: Some(m),
+                    infeasible_reason: String::new(),
+                };
+                store.create_trial(study.id, new, 100 + i).await.unwrap();
+            }
+            let waiting = NewTrial {
+                assignment: point(9),
+                state: TrialState::Requested,
+                measurements: vec![],
+                final_measurement: None,
+                infeasible_reason: String::new(),
+            };
+            store.create_trial(study.id, waiting, 50).await.unwrap();
+        }
+        let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+        assert_eq!(overview.iter().map(|o| o.study.display_name.as_str()).collect::<Vec<_>>(), ["max", "min", "empty"]);
+        assert_eq!((overview[0].counts, overview[0].best, overview[0].last_activity_ms), ([1, 0, 0, 3, 0], Some(0.9), Some(103)));
+        assert_eq!(overview[1].best, Some(0.2));
+        assert_eq!((overview[2].counts, overview[2].best, overview[2].last_activity_ms), ([0; 5], None, None));
+        assert_eq!(store.study_overview("p", "l", overview[1].study.number, 10).await.unwrap().len(), 1, "paged by number");
+    }
+}
+
+/// Curves come running trials first, then the newest others, each in arrival order; a trial
+/// asked to stop keeps when it was asked after it completes.
+#[tokio::test]
+async fn curves_put_running_trials_first_and_remember_a_stop() {
+    for store in stores("curves").await {
+        let (study, _) = store.create_study("p", "l", "curves", &spec(), 1).await.unwrap();
+        let m =
+            |step: i64, v: f64| Measurement { step_count: step, elapsed_secs: step as f64, metrics: BTreeMap::from([("acc".into(), v)]) };
+        let new = |i, ms: Vec<Measurement>| NewTrial {
+            assignment: point(i),
+            state: TrialState::Requested,
+            measurements: ms,
+            final_measurement: None,
+            infeasible_reason: String::new(),
+        };
+        for i in 1..=4 {
+            store.create_trial(study.id, new(i, if i == 3 { vec![] } else { vec![m(1, 0.1), m(2, 0.2)] }), 10).await.unwrap();
+        }
+        // Trial 1 done, trial 2 handed out (ACTIVE), trial 4 asked to stop at 40, then done.
+        store.complete_trial(study.id, 1, &spec(), Completion::Measured(m(3, 0.3)), 20).await.unwrap();
+        let mut counter = 0;
+        done(suggest(&store, request(study.id, "w", 1, 30), new_points(&mut counter)).await.unwrap());
+        store.stop_trial(study.id, 4, 40).await.unwrap();
+        store.complete_trial(study.id, 4, &spec(), Completion::Measured(m(3, 0.4)), 50).await.unwrap();
+        let curves = store.curves(study.id, 10).await.unwrap();
+        let order: Vec<(i64, TrialState)> = curves.iter().map(|c| (c.trial_id, c.state)).collect();
+        assert_eq!(order, vec![(2, TrialState::Active), (4, TrialState::Succeeded), (1, TrialState::Succeeded)], "trial 3 has no curve");
+        assert_eq!(curves[1].stopped_ms, Some(40));
+        assert_eq!(curves[2].stopped_ms, None);
+        assert_eq!(curves[0].measurements.iter().map(|m| m.step_count).collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(store.curves(study.id, 1).await.unwrap().len(), 1);
+    }
+}
+
+/// The same statement bound first with NULLs, then with values, on one connection (a prepared
+/// statement's parameter types must not come from the first call's NULLs).
+#[tokio::test]
+async fn nulls_then_values_on_one_connection() {
+    let mut urls = vec![testing::sqlite_url()];
+    if let Some(url) = testing::postgres_url("nulls_then_values").await {
+        urls.push(url);
+    }
+    for url in urls {
+        let store =
+            Store::connect(&url, &StoreOptions { max_connections: 1, acquire_timeout: std::time::Duration::from_secs(10) }).await.unwrap();
+        let (study, _) = store.create_study("p", "l", "nulls", &spec(), 1).await.unwrap();
+        let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
+        for (i, done) in [(1, false), (2, true), (3, false), (4, true)] {
+            let new = NewTrial {
+                assignment: point(i),
+                state: if done { TrialState::Succeeded } else { TrialState::Requested },
+                measurements: vec![],
+                final_measurement: done.then(|| m.clone()),
+                infeasible_reason: String::new(),
+            };
+            store.create_trial(study.id, new, 10).await.unwrap_or_else(|e| panic!("{url}: trial {i}: {e}"));
+        }
+        // A measurement without the objective, then one with it.
+        let other = Measurement { metrics: BTreeMap::from([("other".into(), 1.0)]), ..m.clone() };
+        store.add_measurement(study.id, 1, other, &Limits::default(), 11).await.unwrap();
+        store.add_measurement(study.id, 1, m.clone(), &Limits::default(), 11).await.unwrap();
+        store.complete_trial(study.id, 1, &spec(), Completion::Measured(m.clone()), 12).await.unwrap();
+        store.add_measurement(study.id, 3, m.clone(), &Limits::default(), 13).await.unwrap();
+        let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+        assert_eq!(overview[0].best, Some(0.5), "{url}");
+    }
+}
+
+/// The history in buckets: each bucket's lowest and highest objective among its succeeded
+/// trials and its counts; with fewer trials than buckets, one trial per bucket.
+#[tokio::test]
+async fn the_history_is_aggregated_in_buckets() {
+    for store in stores("history").await {
+        let (study, _) = store.create_study("p", "l", "history", &spec(), 1).await.unwrap();
+        for i in 1..=10 {
+            let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), i as f64 / 10.0)]) };
+            let (state, final_measurement) = if i == 4 { (TrialState::Infeasible, None) } else { (TrialState::Succeeded, Some(m)) };
+            let new = NewTrial { assignment: point(i), state, measurements: vec![], final_measurement, infeasible_reason: String::new() };
+            store.create_trial(study.id, new, 10).await.unwrap();
+        }
+        let (width, buckets) = store.history(study.id, 4).await.unwrap();
+        assert_eq!(width, 3);
+        assert_eq!(buckets.iter().map(|b| (b.first_id, b.last_id)).collect::<Vec<_>>(), vec![(1, 3), (4, 6), (7, 9), (10, 10)]);
+        assert_eq!((buckets[1].min, buckets[1].max, buckets[1].succeeded, buckets[1].infeasible), (Some(0.5), Some(0.6), 2, 1));
+        let (width, exact) = store.history(study.id, 1000).await.unwrap();
+        assert_eq!((width, exact.len()), (1, 10));
+        assert_eq!(exact[0].min, Some(0.1));
     }
 }

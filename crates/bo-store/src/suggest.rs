@@ -1,0 +1,221 @@
+//! The suggest transaction, offered to the engine step by step: [`Store::open_suggest`] locks
+//! the study (taking back abandoned trials under a trial lease) and answers a client that
+//! already waits on a pending suggest; then, in order, [`SuggestTx::hand_back_held`],
+//! [`SuggestTx::hand_out_requested`], [`SuggestTx::trials_since`] for checking older
+//! proposals, [`SuggestTx::hand_out_new`], and [`SuggestTx::commit`], which records the
+//! operation (or finishes the pending one). Dropping the transaction rolls it back: that is how
+//! a caller with nothing to hand out for this [`Basis`] leaves, to compute proposals outside the
+//! lock and open another.
+//!
+//! Owns the bookkeeping of one suggest; never decides what to propose (the engine does, from
+//! what it computed before opening the transaction).
+
+use bo_core::{Assignment, Trial, TrialState};
+use sqlx::{Any, Transaction};
+use tokio::sync::OwnedMutexGuard;
+
+use crate::Store;
+use crate::error::StoreError;
+use crate::operations::{Operation, OperationKind, finish_suggest, insert_operation, operation_in, pending_suggest};
+use crate::studies::StudyState;
+use crate::trials::{Basis, Load, Locked, insert_trial, load_trials, lock_study, touch, trials_in_state, write_trial};
+
+/// A suggest call.
+#[derive(Clone, Copy, Debug)]
+pub struct SuggestRequest<'a> {
+    /// The study.
+    pub study_id: i64,
+    /// The client asking.
+    pub client_id: &'a str,
+    /// Now, milliseconds since the epoch.
+    pub now_ms: i64,
+    /// Finish this pending operation instead of recording a new one.
+    pub finishing: Option<i64>,
+    /// The trial lease: an ACTIVE trial whose client has not been seen for this long goes back
+    /// to REQUESTED first, to be handed out again. `None`: trials are never taken back.
+    pub trial_lease_ms: Option<i64>,
+}
+
+/// What a suggest handed out.
+#[derive(Clone, Debug)]
+pub struct SuggestOutcome {
+    /// The trials, all ACTIVE and owned by the client.
+    pub trials: Vec<Trial>,
+    /// The operation recorded for this call.
+    pub operation_id: i64,
+    /// The designer had fewer new points than asked: the study is now COMPLETED.
+    pub exhausted: bool,
+}
+
+/// What opening a suggest found.
+pub enum Opened {
+    /// The study is locked for this suggest.
+    Open(SuggestTx),
+    /// The client already waits on this suggest operation (when finishing one: it was finished
+    /// elsewhere, or is not a pending suggest). Nothing changed.
+    Waiting(Operation),
+}
+
+/// One suggest's transaction, holding the study's lock until it is committed or dropped.
+pub struct SuggestTx {
+    tx: Transaction<'static, Any>,
+    _turn: Option<OwnedMutexGuard<()>>,
+    study_id: i64,
+    client_id: String,
+    now_ms: i64,
+    finishing: Option<i64>,
+    locked: Locked,
+    next_id: i64,
+    handed: Vec<Trial>,
+    exhausted: bool,
+}
+
+impl Store {
+    /// Opens a suggest: locks the study, gives abandoned trials back to the queue (under a trial
+    /// lease), and finds a client already waiting on a pending suggest (or the operation being
+    /// finished done elsewhere).
+    pub async fn open_suggest(&self, request: SuggestRequest<'_>) -> Result<Opened, StoreError> {
+        let SuggestRequest { study_id, client_id, now_ms, finishing, trial_lease_ms } = request;
+        let turn = self.write_turn().await;
+        let mut tx = self.pool.begin().await?;
+        let locked = lock_study(&mut tx, study_id).await?;
+        if let Some(lease) = trial_lease_ms {
+            // Abandoned trials (their worker died or was preempted) go back to the queue.
+            sqlx::query(
+                "UPDATE trials SET state = 'REQUESTED', client_id = '', last_seen_ms = NULL, \
+                 change_seq = (SELECT change_seq FROM studies WHERE id = $1) WHERE study_id = $1 AND state = 'ACTIVE' AND COALESCE(last_seen_ms, start_time_ms) < $2",
+            )
+            .bind(study_id)
+            .bind(now_ms.saturating_sub(lease))
+            .execute(&mut *tx)
+            .await?;
+        }
+        match finishing {
+            Some(id) => {
+                let op = operation_in(&mut tx, study_id, id).await?;
+                if op.done || !matches!(op.kind, OperationKind::Suggest { .. }) {
+                    return Ok(Opened::Waiting(op));
+                }
+            }
+            None => {
+                if let Some(op) = pending_suggest(&mut tx, study_id, client_id).await? {
+                    return Ok(Opened::Waiting(op));
+                }
+            }
+        }
+        let next_id = locked.basis.next_trial_id;
+        Ok(Opened::Open(SuggestTx {
+            tx,
+            _turn: turn,
+            study_id,
+            client_id: client_id.to_owned(),
+            now_ms,
+            finishing,
+            locked,
+            next_id,
+            handed: Vec::new(),
+            exhausted: false,
+        }))
+    }
+}
+
+impl SuggestTx {
+    /// Where the study stands.
+    pub fn basis(&self) -> Basis {
+        self.locked.basis
+    }
+
+    /// Whether the study is COMPLETED: it hands out nothing new.
+    pub fn study_completed(&self) -> bool {
+        self.locked.state == StudyState::Completed
+    }
+
+    /// Hands the client the ACTIVE trials it already holds, whole (a held trial may have
+    /// measurements), so a retried request gets the same trials back; whether it held any.
+    pub async fn hand_back_held(&mut self) -> Result<bool, StoreError> {
+        if self.client_id.is_empty() {
+            return Ok(false);
+        }
+        let held = trials_in_state(&mut self.tx, self.study_id, TrialState::Active, Some(&self.client_id), i64::MAX).await?;
+        for t in &held {
+            touch(&mut self.tx, self.study_id, t.id, self.now_ms).await?;
+            self.handed.extend(load_trials(&mut self.tx, self.study_id, t.id - 1, t.id, 1, Load::Full).await?);
+        }
+        Ok(!held.is_empty())
+    }
+
+    /// Hands the client up to `count` REQUESTED trials, oldest first, as ACTIVE; returns how
+    /// many of the `count` are still wanted.
+    pub async fn hand_out_requested(&mut self, count: usize) -> Result<usize, StoreError> {
+        let before = self.handed.len();
+        for mut t in trials_in_state(&mut self.tx, self.study_id, TrialState::Requested, None, count as i64).await? {
+            t.state = TrialState::Active;
+            t.client_id.clone_from(&self.client_id);
+            write_trial(&mut self.tx, self.study_id, &t, &self.locked.objective, self.now_ms).await?;
+            self.handed.push(t);
+        }
+        Ok(count - (self.handed.len() - before))
+    }
+
+    /// The trials created from id `first` on (without measurements): what proposals computed at
+    /// an older basis must not repeat.
+    pub async fn trials_since(&mut self, first: i64) -> Result<Vec<Trial>, StoreError> {
+        load_trials(&mut self.tx, self.study_id, first - 1, i64::MAX, i64::MAX, Load::NoMeasurements).await
+    }
+
+    /// Hands the client new ACTIVE trials of `points` (at most `wanted`). When nothing at all is
+    /// handed out (no held, requested or new trial), the designer's space is exhausted: the
+    /// commit completes the study.
+    pub async fn hand_out_new(&mut self, points: Vec<Assignment>, wanted: usize) -> Result<(), StoreError> {
+        self.exhausted = points.is_empty() && self.handed.is_empty();
+        for assignment in points.into_iter().take(wanted) {
+            let trial = Trial {
+                id: self.next_id,
+                state: TrialState::Active,
+                assignment,
+                measurements: vec![],
+                final_measurement: None,
+                client_id: self.client_id.clone(),
+                infeasible_reason: String::new(),
+                start_time_ms: self.now_ms,
+                end_time_ms: None,
+            };
+            insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
+            self.next_id += 1;
+            self.handed.push(trial);
+        }
+        sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2")
+            .bind(self.next_id)
+            .bind(self.study_id)
+            .execute(&mut *self.tx)
+            .await?;
+        Ok(())
+    }
+
+    /// Records the operation (or finishes the pending one), completes an exhausted study, and
+    /// commits.
+    pub async fn commit(mut self) -> Result<SuggestOutcome, StoreError> {
+        let study_id = self.study_id;
+        if self.exhausted {
+            sqlx::query("UPDATE studies SET state = 'COMPLETED', inactive_reason = $1 WHERE id = $2")
+                .bind("the algorithm has no more points to suggest: its search space is exhausted")
+                .bind(study_id)
+                .execute(&mut *self.tx)
+                .await?;
+        }
+        let trial_ids: Vec<i64> = self.handed.iter().map(|t| t.id).collect();
+        let study_completed = self.exhausted || self.study_completed();
+        let operation_id = match self.finishing {
+            Some(id) => {
+                finish_suggest(&mut self.tx, study_id, id, &trial_ids, study_completed, self.now_ms).await?;
+                id
+            }
+            None => {
+                let kind = OperationKind::Suggest { client_id: self.client_id.clone(), trial_ids, study_completed };
+                insert_operation(&mut self.tx, study_id, &kind, self.now_ms).await?
+            }
+        };
+        self.tx.commit().await?;
+        Ok(SuggestOutcome { trials: self.handed, operation_id, exhausted: self.exhausted })
+    }
+}
