@@ -241,36 +241,6 @@ pub enum LogFormat {
 }
 
 impl Config {
-    /// The access rules these settings describe: the keys from the file and the flag, the rate,
-    /// size and time limits. Errors name the setting that is wrong.
-    pub fn access(&self) -> anyhow::Result<crate::access::Access> {
-        use anyhow::Context;
-        let mut text = String::new();
-        if let Some(path) = &self.api_keys_file {
-            text = std::fs::read_to_string(path).with_context(|| format!("reading --api-keys-file {}", path.display()))?;
-            text.push('\n');
-        }
-        if let Some(inline) = &self.api_keys {
-            text.push_str(inline);
-        }
-        let keys = crate::access::ApiKeys::parse(&text).context("in the API keys (--api-keys-file, --api-keys)")?;
-        if self.request_timeout > 0.0 && self.request_timeout <= self.max_suggest_wait {
-            anyhow::bail!(
-                "--request-timeout ({} s) must be longer than --max-suggest-wait ({} s), or 0 for no limit",
-                self.request_timeout,
-                self.max_suggest_wait
-            );
-        }
-        Ok(crate::access::Access {
-            keys,
-            rate_limit: (self.rate_limit > 0.0).then(|| crate::access::RateLimit::new(self.rate_limit)),
-            max_header_bytes: self.max_header_bytes,
-            max_body_bytes: self.max_body_bytes,
-            request_timeout: (self.request_timeout > 0.0).then(|| std::time::Duration::from_secs_f64(self.request_timeout.min(86_400.0))),
-            limits: self.limits.limits(),
-        })
-    }
-
     /// Where to listen: `--listen`, except that without API keys (and without
     /// `--allow-unauthenticated`) a non-loopback address becomes the loopback address of the same
     /// family and port. The second value says whether it was changed.
@@ -363,16 +333,6 @@ mod tests {
         assert_eq!(allowed.listen_address(false), ("0.0.0.0:9000".parse().unwrap(), false));
         let local = super::Config::parse_from(["bo-server"]);
         assert_eq!(local.listen_address(false), ("127.0.0.1:8080".parse().unwrap(), false));
-    }
-
-    #[test]
-    fn a_request_timeout_must_outlast_the_suggest_wait() {
-        use clap::Parser;
-        let e = super::Config::parse_from(["bo-server", "--request-timeout", "2"]).access().unwrap_err();
-        assert!(e.to_string().contains("--max-suggest-wait"), "{e}");
-        assert!(super::Config::parse_from(["bo-server", "--request-timeout", "0"]).access().unwrap().request_timeout.is_none());
-        let e = super::Config::parse_from(["bo-server", "--api-keys", "alice nothex demo"]).access().unwrap_err();
-        assert!(format!("{e:#}").contains("64 hex digits"), "{e:#}");
     }
 
     #[test]

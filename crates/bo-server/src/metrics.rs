@@ -2,27 +2,19 @@
 //! status, suggest latency by how the suggest was answered, refits, background work, the model
 //! cache and the database pool.
 //!
-//! Counters and histograms are recorded where things happen (the request middleware here, the
-//! engine for suggests and refits); gauges are read when scraped. Route labels are the route
-//! templates (`/v1/projects/{project}/…`), never the path itself, so no project or study name
-//! reaches a label and the number of series stays bounded. This module must not touch the
-//! database except through the gauges' snapshot, which the handler passes in.
+//! This is the recorder: counters and histograms are recorded where things happen (the request
+//! middleware in `api::metrics`, the engine for suggests and refits); gauges are read when
+//! scraped, from the snapshot the `/metrics` handler (`api::metrics`) passes in. Route labels
+//! are the route templates (`/v1/projects/{project}/…`), never the path itself, so no project or
+//! study name reaches a label and the number of series stays bounded. No HTTP and no database
+//! here.
 
-use std::sync::Arc;
-use std::time::Instant;
-
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-
-use crate::state::AppState;
 
 /// How a suggest was answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,7 +202,7 @@ impl Metrics {
         self.fallbacks.get_or_create(&FallbackLabels { stage }).inc();
     }
 
-    fn request(&self, method: &'static str, route: &str, status: u16, seconds: f64) {
+    pub fn request(&self, method: &'static str, route: &str, status: u16, seconds: f64) {
         let labels = RequestLabels { method, route: route.to_owned(), status };
         self.requests.get_or_create(&labels).inc();
         self.request_seconds.get_or_create(&labels).observe(seconds);
@@ -234,68 +226,9 @@ impl Metrics {
     }
 }
 
-/// The middleware that counts and times every request by its route template (`unmatched` for
-/// paths no route has).
-pub async fn record(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = method_label(request.method());
-    let route = request.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_owned(), |m| m.as_str().to_owned());
-    let response = next.run(request).await;
-    metrics.request(method, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
-    response
-}
-
-/// The method as a label: the standard ones by name, any other as `OTHER` (a client inventing
-/// methods must not invent series).
-fn method_label(method: &axum::http::Method) -> &'static str {
-    use axum::http::Method;
-    match *method {
-        Method::GET => "GET",
-        Method::POST => "POST",
-        Method::DELETE => "DELETE",
-        Method::PUT => "PUT",
-        Method::PATCH => "PATCH",
-        Method::HEAD => "HEAD",
-        Method::OPTIONS => "OPTIONS",
-        _ => "OTHER",
-    }
-}
-
-/// `/metrics` alone, for its own listener (`--metrics-listen`).
-pub fn router(state: AppState) -> axum::Router {
-    axum::Router::new().route("/metrics", axum::routing::get(serve)).with_state(state)
-}
-
-/// `GET /metrics`.
-pub async fn serve(State(state): State<AppState>) -> Response {
-    let (idle, size, max) = state.store.pool_usage();
-    let engine = state.engine.usage();
-    let snapshot = Snapshot {
-        background_jobs: engine.background_jobs,
-        workers_busy: engine.workers_busy,
-        cached_models: engine.cached_models,
-        cached_model_bytes: engine.cached_model_bytes,
-        pool_idle: idle,
-        pool_in_use: size.saturating_sub(idle),
-        pool_max: max,
-    };
-    let mut response = state.metrics.render(snapshot).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"));
-    response
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn invented_methods_share_one_label() {
-        let invented = axum::http::Method::from_bytes(b"BREW").unwrap();
-        assert_eq!(method_label(&invented), "OTHER");
-        assert_eq!(method_label(&axum::http::Method::POST), "POST");
-    }
 
     #[test]
     fn the_exposition_names_every_family() {

@@ -32,7 +32,7 @@ pub fn propose(study: &StudyRecord, entry: &Entry, trials: &[Trial], extra: &[As
         .map(|t| t.assignment.clone())
         .collect();
     pending.extend(extra.iter().cloned());
-    match guarded(|| model.suggest(&pending, count, &mut rng)) {
+    match super::refit::guarded(|| model.suggest(&pending, count, &mut rng)) {
         Ok(points) => Ok(Proposals { points, failed: None }),
         Err(e) => {
             // A designer that fails to propose (its numbers went wrong) gives way to the study's
@@ -53,14 +53,4 @@ pub struct Proposals {
     pub points: Vec<Assignment>,
     /// Why the designer's own proposal failed, if it did.
     pub failed: Option<bo_core::FitError>,
-}
-
-/// Runs designer code so that a panic in it is a failure like any other (a `FitError` naming the
-/// panic's message), not a lost request or a dead background job.
-pub(crate) fn guarded<T>(work: impl FnOnce() -> Result<T, bo_core::FitError>) -> Result<T, bo_core::FitError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|panic| {
-        let message =
-            panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
-        Err(bo_core::FitError::Numerical(format!("the designer panicked: {message}")))
-    })
 }

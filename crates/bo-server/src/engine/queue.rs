@@ -1,4 +1,4 @@
-//! Precomputed suggestions, per study: a short queue filled in the background and handed out by
+//! Precomputed suggestions of one study: a short queue filled in the background and handed out by
 //! `suggest` inside its transaction, when it is fresh.
 //!
 //! A queue is computed at a [`Basis`] (the study's data version and next trial id) from the
@@ -15,20 +15,20 @@
 //! Anything else is a miss, and the caller computes from the model. Must not compute anything:
 //! that is `propose` and the engine's background jobs.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use bo_core::Assignment;
 use bo_store::Basis;
 
-/// One study's queue.
-struct Queue {
+/// What a refill computed: items at a basis, and how many were taken since.
+struct Batch {
     basis: Basis,
     taken: i64,
     items: VecDeque<Assignment>,
 }
 
-impl Queue {
+impl Batch {
     fn fits(&self, now: Basis, staleness: i64) -> bool {
         now.next_trial_id == self.basis.next_trial_id + self.taken
             && now.data_version >= self.basis.data_version
@@ -36,20 +36,20 @@ impl Queue {
     }
 }
 
-/// Every study's queue.
+/// One study's queue (it lives in the study's slot).
 #[derive(Default)]
-pub struct Queues {
-    inner: Mutex<HashMap<i64, Queue>>,
+pub struct Queue {
+    batch: Mutex<Option<Batch>>,
 }
 
-impl Queues {
-    /// `n` items for a transaction at `now`, if the study's queue is fresh and long enough; a
-    /// stale queue is dropped.
-    pub fn take(&self, study: i64, now: Basis, n: usize, staleness: i64) -> Option<Vec<Assignment>> {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let queue = inner.get_mut(&study)?;
+impl Queue {
+    /// `n` items for a transaction at `now`, if the queue is fresh and long enough; a stale
+    /// queue is dropped.
+    pub fn take(&self, now: Basis, n: usize, staleness: i64) -> Option<Vec<Assignment>> {
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        let queue = batch.as_mut()?;
         if !queue.fits(now, staleness) {
-            inner.remove(&study);
+            *batch = None;
             return None;
         }
         if queue.items.len() < n {
@@ -59,27 +59,22 @@ impl Queues {
         Some(queue.items.drain(..n).collect())
     }
 
-    /// How many fresh items the study's queue holds for a study at `now`.
-    pub fn fresh_len(&self, study: i64, now: Basis, staleness: i64) -> usize {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.get(&study).filter(|q| q.fits(now, staleness)).map_or(0, |q| q.items.len())
+    /// How many fresh items the queue holds for a study at `now`.
+    pub fn fresh_len(&self, now: Basis, staleness: i64) -> usize {
+        let batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.as_ref().filter(|q| q.fits(now, staleness)).map_or(0, |q| q.items.len())
     }
 
-    /// Replaces the study's queue with `items` computed at `basis`, unless the queue there was
-    /// computed at a later basis.
-    pub fn put(&self, study: i64, basis: Basis, items: Vec<Assignment>) {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(q) = inner.get(&study)
+    /// Replaces the queue with `items` computed at `basis`, unless the queue was computed at a
+    /// later basis.
+    pub fn put(&self, basis: Basis, items: Vec<Assignment>) {
+        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(q) = batch.as_ref()
             && (q.basis.data_version > basis.data_version || q.basis.next_trial_id + q.taken > basis.next_trial_id)
         {
             return;
         }
-        inner.insert(study, Queue { basis, taken: 0, items: items.into() });
-    }
-
-    /// Forgets a study's queue.
-    pub fn remove(&self, study: i64) {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).remove(&study);
+        *batch = Some(Batch { basis, taken: 0, items: items.into() });
     }
 }
 
@@ -101,35 +96,33 @@ mod tests {
 
     #[test]
     fn items_go_out_in_order_while_no_unknown_trial_appears() {
-        let q = Queues::default();
-        q.put(1, at(4, 10), (0..3).map(item).collect());
-        assert_eq!(q.fresh_len(1, at(4, 10), 0), 3);
-        assert_eq!(q.take(1, at(4, 10), 2, 0), Some(vec![item(0), item(1)]));
-        assert_eq!(q.take(1, at(4, 12), 2, 0), None, "only one left");
-        assert_eq!(q.take(1, at(4, 12), 1, 0), Some(vec![item(2)]));
+        let q = Queue::default();
+        q.put(at(4, 10), (0..3).map(item).collect());
+        assert_eq!(q.fresh_len(at(4, 10), 0), 3);
+        assert_eq!(q.take(at(4, 10), 2, 0), Some(vec![item(0), item(1)]));
+        assert_eq!(q.take(at(4, 12), 2, 0), None, "only one left");
+        assert_eq!(q.take(at(4, 12), 1, 0), Some(vec![item(2)]));
     }
 
     #[test]
     fn a_trial_the_queue_does_not_know_or_a_completion_makes_it_stale() {
-        let q = Queues::default();
-        q.put(1, at(4, 10), (0..3).map(item).collect());
-        assert_eq!(q.take(1, at(4, 11), 1, 0), None, "trial 10 was created elsewhere");
-        assert_eq!(q.fresh_len(1, at(4, 11), 0), 0, "and the stale queue is gone");
-        q.put(1, at(4, 10), (0..3).map(item).collect());
-        assert_eq!(q.take(1, at(5, 10), 1, 0), None, "a completion it has not seen");
-        q.put(1, at(4, 10), (0..3).map(item).collect());
-        assert_eq!(q.take(1, at(5, 10), 1, 1), Some(vec![item(0)]), "allowed with a staleness of one");
+        let q = Queue::default();
+        q.put(at(4, 10), (0..3).map(item).collect());
+        assert_eq!(q.take(at(4, 11), 1, 0), None, "trial 10 was created elsewhere");
+        assert_eq!(q.fresh_len(at(4, 11), 0), 0, "and the stale queue is gone");
+        q.put(at(4, 10), (0..3).map(item).collect());
+        assert_eq!(q.take(at(5, 10), 1, 0), None, "a completion it has not seen");
+        q.put(at(4, 10), (0..3).map(item).collect());
+        assert_eq!(q.take(at(5, 10), 1, 1), Some(vec![item(0)]), "allowed with a staleness of one");
     }
 
     #[test]
     fn an_older_computation_never_replaces_a_newer_queue() {
-        let q = Queues::default();
-        q.put(1, at(5, 10), vec![item(1)]);
-        q.put(1, at(4, 10), vec![item(2)]);
-        assert_eq!(q.take(1, at(5, 10), 1, 0), Some(vec![item(1)]));
-        q.put(1, at(5, 10), vec![item(3)]);
-        assert_eq!(q.fresh_len(1, at(5, 11), 0), 0, "computed before the item taken: not put");
-        q.remove(1);
-        assert_eq!(q.fresh_len(1, at(5, 10), 0), 0);
+        let q = Queue::default();
+        q.put(at(5, 10), vec![item(1)]);
+        q.put(at(4, 10), vec![item(2)]);
+        assert_eq!(q.take(at(5, 10), 1, 0), Some(vec![item(1)]));
+        q.put(at(5, 10), vec![item(3)]);
+        assert_eq!(q.fresh_len(at(5, 11), 0), 0, "computed before the item taken: not put");
     }
 }

@@ -54,7 +54,7 @@ fn build_entry(
     let seed = study_seed(study);
     let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let problem = Problem { spec: study.spec.clone(), seed };
-    let fitted = super::propose::guarded(|| match warm {
+    let fitted = guarded(|| match warm {
         Some(state) if restore => designer.restore(&problem, &history, state, &mut rng),
         _ => designer.fit(&problem, &history, warm, &mut rng),
     })?;
@@ -151,4 +151,14 @@ pub async fn refit_study(store: &Store, cache: &ModelCache, study_id: i64) -> Re
     let entry = fit_on_blocking_thread(&study, basis.data_version, trials, warm).await?;
     keep(store, cache, study_id, entry).await?;
     Ok(RefitOutcome::Fitted { data_version: basis.data_version })
+}
+
+/// Runs designer code so that a panic in it is a failure like any other (a `FitError` naming the
+/// panic's message), not a lost request or a dead background job.
+pub(crate) fn guarded<T>(work: impl FnOnce() -> Result<T, bo_core::FitError>) -> Result<T, bo_core::FitError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+        let message =
+            panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
+        Err(bo_core::FitError::Numerical(format!("the designer panicked: {message}")))
+    })
 }

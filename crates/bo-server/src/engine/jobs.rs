@@ -1,0 +1,126 @@
+//! The per-study background job: after the data changes ([`Engine::notify_changed`]) a *refit*
+//! (through the refit lease, `lease.rs`), then a *refill* of the queue with `prefetch`
+//! suggestions, also after a suggest leaves the queue short. Jobs are coalesced — a change
+//! during a job runs it once more, not once per change (the slot's outstanding work) — and each
+//! step runs on a blocking thread under the bounded pool of `workers` permits. A refill stops
+//! early when the study changes under it, and takes a permit per suggestion, so a study's
+//! background work holds the pool for one bounded step at a time.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bo_core::Assignment;
+use bo_core::designer::designer_for;
+use bo_store::StudyRecord;
+use tokio::time::Instant;
+
+use super::hooks::Point;
+use super::propose::propose;
+use super::refit::RefitOutcome;
+use super::slot::Job;
+use super::{Engine, EngineError, panicked};
+use crate::metrics::RefitResult;
+
+impl Engine {
+    /// The study's data changed: refit it (and refill its queue) in the background. A designer
+    /// that learns nothing is not refitted: its proposals take the trials it has not seen as
+    /// pending.
+    pub fn notify_changed(&self, study: &StudyRecord) {
+        self.inner.slots.get(study.id).generation.fetch_add(1, Ordering::SeqCst);
+        let refit = designer_for(&study.spec).map_or(true, |d| d.learns());
+        self.schedule(study, Job { refit, refill: true, importance: false });
+    }
+
+    /// Adds `work` to the study's background job, starting one if none runs.
+    pub(super) fn schedule(&self, study: &StudyRecord, work: Job) {
+        let slot = self.inner.slots.get(study.id);
+        if !slot.add_work(work) {
+            return;
+        }
+        self.inner.jobs_running.fetch_add(1, Ordering::SeqCst);
+        let engine = self.clone();
+        let study = study.clone();
+        tokio::spawn(async move {
+            while let Some(job) = slot.next_work() {
+                if job.refit {
+                    let started = Instant::now();
+                    let result = match engine.refit(&study).await {
+                        Ok(RefitOutcome::Fitted { data_version }) => {
+                            tracing::debug!(study = study.id, data_version, "refitted");
+                            RefitResult::Fitted
+                        }
+                        Ok(RefitOutcome::Adopted { data_version }) => {
+                            tracing::debug!(study = study.id, data_version, "adopted another replica's fit");
+                            RefitResult::Adopted
+                        }
+                        Ok(RefitOutcome::Gone) => {
+                            engine.forget(study.id);
+                            continue;
+                        }
+                        Err(e) => {
+                            tracing::warn!(study = study.id, error = %e, "background refit failed");
+                            RefitResult::Failed
+                        }
+                    };
+                    engine.inner.metrics.refit(result, started.elapsed().as_secs_f64());
+                }
+                if let Err(e) = engine.refill(&study).await {
+                    tracing::debug!(study = study.id, error = %e, "refill skipped");
+                }
+                // Importance, once someone has asked for it: kept current after each refit.
+                let asked = slot.importance.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+                if (job.importance || (job.refit && asked))
+                    && let Err(e) = engine.importance_in_background(&study).await
+                {
+                    tracing::warn!(study = study.id, error = %e, "importance not computed");
+                }
+            }
+            engine.inner.jobs_running.fetch_sub(1, Ordering::SeqCst);
+            let _ = engine.inner.hooks.reached(Point::JobEnded).await;
+        });
+    }
+
+    /// Computes the study's importance at its current data version under a worker permit.
+    async fn importance_in_background(&self, study: &StudyRecord) -> Result<(), EngineError> {
+        let _permit = self.inner.workers.acquire().await;
+        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        self.compute_importance(study, basis.data_version, trials).await?;
+        Ok(())
+    }
+
+    /// Precomputes up to `prefetch` suggestions for the study's queue from its cached model,
+    /// one after another, each with the earlier ones pending; stops when the study changes.
+    async fn refill(&self, study: &StudyRecord) -> Result<(), EngineError> {
+        let prefetch = self.inner.config.prefetch;
+        if prefetch == 0 {
+            return Ok(());
+        }
+        self.inner.hooks.reached(Point::Refill).await?;
+        if self.inner.cache.get(study.id).is_some_and(|e| e.model.suggest_indexed(0, 0).is_some()) {
+            return Ok(()); // answered by position inside the suggest: nothing to precompute
+        }
+        let slot = self.inner.slots.get(study.id);
+        let started_at = slot.generation.load(Ordering::SeqCst);
+        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        if slot.queue.fresh_len(basis, 0) >= prefetch {
+            return Ok(());
+        }
+        let Some(entry) = self.inner.cache.get(study.id).filter(|e| !e.fallback) else { return Ok(()) };
+        let trials = Arc::new(trials);
+        let mut items: Vec<Assignment> = Vec::with_capacity(prefetch);
+        while items.len() < prefetch && slot.generation.load(Ordering::SeqCst) == started_at {
+            // A worker permit per item, not per refill: other studies' fits take turns between.
+            let _permit = self.inner.workers.acquire().await;
+            let (study, entry, trials, extra) = (study.clone(), entry.clone(), trials.clone(), items.clone());
+            let proposals = tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &extra, 1)).await.map_err(panicked)??;
+            if proposals.failed.is_some() || proposals.points.is_empty() {
+                break; // nothing more to propose (an exhausted grid), or the designer failed: no stand-ins queued
+            }
+            items.extend(proposals.points);
+        }
+        if slot.generation.load(Ordering::SeqCst) == started_at && !items.is_empty() {
+            slot.queue.put(basis, items);
+        }
+        Ok(())
+    }
+}

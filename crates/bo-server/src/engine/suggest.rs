@@ -1,0 +1,332 @@
+//! A suggest, written once and in order ([`Engine::suggest`], and the same loop for finishing a
+//! pending operation):
+//!
+//! 1. open the store's study transaction (the study locked); a client already waiting on a
+//!    pending suggest gets it back;
+//! 2. hand back the client's held trials, else REQUESTED trials, else new ones *planned* from
+//!    what was computed before ([`Engine::plan`]: a model that answers by position, proposals
+//!    computed at this basis, the study's queue, or — after a few misses — proposals from an
+//!    older basis less any that repeat a trial created since);
+//! 3. commit; or, with nothing planned, roll back, compute proposals outside the lock
+//!    (`propose`, on a blocking thread, one study at a time in this process), and go to 1.
+//!
+//! When the proposals are not ready within the server's bound (`max_suggest_wait`), the call
+//! answers with a pending operation (`done: false`) that a background task finishes
+//! (`operations.rs`). No designer runs inside a transaction.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bo_core::designer::designer_for;
+use bo_core::{Assignment, Trial};
+use bo_store::{Basis, Opened, Operation, StudyRecord, SuggestOutcome, SuggestRequest};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::cache::Entry;
+use super::hooks::Point;
+use super::propose::propose;
+use super::refit;
+use super::slot::Job;
+use super::{Engine, EngineError, millis, panicked};
+use crate::metrics::{FailedStage, SuggestPath};
+
+/// How a suggest call ended.
+#[derive(Debug)]
+pub enum SuggestReply {
+    /// Trials handed out, recorded as a finished operation.
+    Done(SuggestOutcome),
+    /// The call's operation (or one the client was already waiting on) is pending.
+    Pending(Operation),
+}
+
+/// Attempts a suggest makes with proposals computed at the study's current basis before it
+/// takes them at an older one (see [`Engine::plan`]).
+const FRESH_ATTEMPTS: usize = 3;
+
+/// Proposals computed outside the lock, and the basis they fit.
+pub(super) struct Computed {
+    basis: Basis,
+    assignments: Vec<Assignment>,
+    /// Whether a model had to be fitted for them (no cached one).
+    fitted: bool,
+}
+
+/// A task computing proposals (see [`Engine::spawn_compute`]).
+pub(super) type Compute = JoinHandle<Result<Computed, EngineError>>;
+
+/// A planner's answer inside the study transaction.
+enum Plan {
+    /// The new assignments (fewer than asked means the space is exhausted).
+    Ready(Vec<Assignment>),
+    /// Nothing for this basis: roll back and compute.
+    Miss,
+}
+
+/// How one attempt at the study transaction ended.
+enum Attempt {
+    Done(SuggestOutcome),
+    Waiting(Operation),
+    Miss,
+}
+
+/// How the suggest loop ended.
+pub(super) enum Ended {
+    /// Trials handed out; whether proposals were computed, and whether a model was fitted.
+    Done { outcome: SuggestOutcome, computed: bool, fitted: bool },
+    /// The client waits on this operation (or the operation was finished elsewhere).
+    Waiting(Operation),
+    /// The wait ran out while this computation went on.
+    TimedOut(Compute),
+}
+
+impl Engine {
+    /// Hands `count` trials to `client_id` (see the module docs).
+    pub async fn suggest(&self, study: &StudyRecord, client_id: &str, count: usize) -> Result<SuggestReply, EngineError> {
+        let started = Instant::now();
+        let deadline = started + self.inner.config.max_suggest_wait;
+        let record = |path: SuggestPath| self.inner.metrics.suggest(path, started.elapsed().as_secs_f64());
+        match self.suggest_loop(study, client_id, count, None, None, Some(deadline)).await? {
+            Ended::Done { outcome, computed, fitted } => {
+                record(match (computed, fitted) {
+                    (_, true) => SuggestPath::Fit,
+                    (true, false) => SuggestPath::Cached,
+                    (false, false) => SuggestPath::Queue,
+                });
+                Ok(SuggestReply::Done(outcome))
+            }
+            Ended::Waiting(op) => {
+                record(SuggestPath::Pending);
+                Ok(SuggestReply::Pending(op))
+            }
+            Ended::TimedOut(task) => {
+                record(SuggestPath::Pending);
+                let op = self.inner.store.begin_pending_suggest(study.id, client_id, count, crate::now_ms()).await?;
+                tracing::info!(study = study.id, operation = op.id, "suggest answered as a pending operation");
+                self.spawn_finisher(study.clone(), op.clone(), Some(task));
+                Ok(SuggestReply::Pending(op))
+            }
+        }
+    }
+
+    /// The suggest protocol: attempts at the study transaction, with proposals computed between
+    /// them. A new suggest tries first; finishing the pending operation `finishing` computes
+    /// first (from `task` if one runs). Without a `deadline` it waits for the proposals as long
+    /// as they take.
+    pub(super) async fn suggest_loop(
+        &self,
+        study: &StudyRecord,
+        client_id: &str,
+        count: usize,
+        finishing: Option<i64>,
+        mut task: Option<Compute>,
+        deadline: Option<Instant>,
+    ) -> Result<Ended, EngineError> {
+        let mut computed: Option<Computed> = None;
+        let (mut any_computed, mut fitted) = (false, false);
+        for attempt in 1.. {
+            if finishing.is_some() || attempt > 1 {
+                let mut running = task.take().unwrap_or_else(|| self.spawn_compute(study.clone(), count));
+                let joined = match deadline {
+                    None => (&mut running).await,
+                    Some(deadline) => match tokio::time::timeout_at(deadline, &mut running).await {
+                        Ok(joined) => joined,
+                        Err(_) => return Ok(Ended::TimedOut(running)),
+                    },
+                };
+                let c = joined.map_err(panicked)??;
+                any_computed = true;
+                fitted |= c.fitted;
+                computed = Some(c);
+            }
+            match self.attempt(study, client_id, count, finishing, attempt, computed.take()).await? {
+                Attempt::Done(outcome) => {
+                    if self.inner.config.prefetch > 0 {
+                        // Top the queue up if it is short.
+                        self.schedule(study, Job { refill: true, ..Job::default() });
+                    }
+                    return Ok(Ended::Done { outcome, computed: any_computed, fitted });
+                }
+                Attempt::Waiting(op) => return Ok(Ended::Waiting(op)),
+                Attempt::Miss => {}
+            }
+        }
+        unreachable!("the attempts go on until the trials are handed out or the wait is over")
+    }
+
+    /// One attempt at the study transaction, in order: held trials, REQUESTED trials, then new
+    /// ones from the plan; a miss rolls back.
+    async fn attempt(
+        &self,
+        study: &StudyRecord,
+        client_id: &str,
+        count: usize,
+        finishing: Option<i64>,
+        attempt: usize,
+        offered: Option<Computed>,
+    ) -> Result<Attempt, EngineError> {
+        // Past the fresh attempts, proposals from an older basis are checked against the trials
+        // created since it.
+        let newer_than = offered.as_ref().filter(|_| attempt > FRESH_ATTEMPTS).map(|c| c.basis.next_trial_id);
+        let request = SuggestRequest {
+            study_id: study.id,
+            client_id,
+            now_ms: crate::now_ms(),
+            finishing,
+            trial_lease_ms: self.trial_lease_ms(study),
+        };
+        let mut tx = match self.inner.store.open_suggest(request).await? {
+            Opened::Waiting(op) => return Ok(Attempt::Waiting(op)),
+            Opened::Open(tx) => tx,
+        };
+        if !tx.hand_back_held().await? && !tx.study_completed() {
+            let wanted = tx.hand_out_requested(count).await?;
+            if wanted > 0 {
+                let newer = match newer_than {
+                    Some(first) => Some(tx.trials_since(first).await?),
+                    None => None,
+                };
+                match self.plan(study, tx.basis(), newer.as_deref(), wanted, offered) {
+                    Plan::Ready(points) => tx.hand_out_new(points, wanted).await?,
+                    Plan::Miss => return Ok(Attempt::Miss), // dropped: rolled back
+                }
+            }
+        }
+        Ok(Attempt::Done(tx.commit().await?))
+    }
+
+    /// New assignments for a suggest transaction at `basis`, chosen among what was computed
+    /// before — never computed here, inside the transaction: a model of this basis that answers
+    /// by position (cheap arithmetic, bounded by the suggestion count and the parameters); the proposals
+    /// `offered` if they were computed at this basis; the queue's; after several misses, the
+    /// proposals offered at an older basis, less any that repeat a trial created since (`newer`).
+    /// Otherwise a miss, and the caller computes again.
+    fn plan(&self, study: &StudyRecord, basis: Basis, newer: Option<&[Trial]>, wanted: usize, offered: Option<Computed>) -> Plan {
+        // By position only from the model of this basis (or one that learns nothing, or a
+        // stand-in): a learning designer's older model may still be its initial design while
+        // the data now asks for the fitted model.
+        if let Some(entry) = self.inner.cache.get(study.id)
+            && (entry.data_version == basis.data_version || entry.fallback || !designer_for(&study.spec).is_ok_and(|d| d.learns()))
+            && let Some(points) = entry.model.suggest_indexed(u64::try_from(basis.next_trial_id - 1).unwrap_or(0), wanted)
+        {
+            return Plan::Ready(points);
+        }
+        let offered = match offered {
+            Some(c) if c.basis.next_trial_id == basis.next_trial_id => {
+                return Plan::Ready(c.assignments.into_iter().take(wanted).collect());
+            }
+            other => other,
+        };
+        if let Some(items) = self.inner.slots.get(study.id).queue.take(basis, wanted, self.inner.config.queue_staleness) {
+            return Plan::Ready(items);
+        }
+        if let (Some(c), Some(newer)) = (offered, newer) {
+            // Other clients keep taking trials before this one's proposals land: take them anyway,
+            // so a suggest always makes progress, but never one that repeats a trial of theirs.
+            let repeated: HashSet<String> = newer.iter().map(|t| t.assignment.key()).collect();
+            let fresh: Vec<Assignment> = c.assignments.into_iter().filter(|a| !repeated.contains(&a.key())).take(wanted).collect();
+            if !fresh.is_empty() {
+                return Plan::Ready(fresh);
+            }
+        }
+        Plan::Miss
+    }
+
+    /// Computes `count` proposals for `study` outside any transaction, on its own task (so a
+    /// suggest that stops waiting can hand it to the finisher).
+    pub(super) fn spawn_compute(&self, study: StudyRecord, count: usize) -> Compute {
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let slot = engine.inner.slots.get(study.id);
+            let _one_at_a_time = slot.proposing.lock().await;
+            engine.inner.hooks.reached(Point::Propose).await?;
+            let started = Instant::now();
+            let (basis, trials) = engine.inner.store.suggest_snapshot(study.id).await?;
+            let read = started.elapsed();
+            let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
+            let model = started.elapsed() - read;
+            let id = study.id;
+            let proposals = tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &[], count)).await.map_err(panicked)??;
+            if let Some(e) = &proposals.failed {
+                tracing::warn!(study = id, error = %e, "the designer failed to propose; quasi-random proposals stand in");
+                engine.inner.metrics.fallback(FailedStage::Suggest);
+            }
+            tracing::debug!(study = id, ?read, ?model, total = ?started.elapsed(), "computed proposals");
+            Ok(Computed { basis, assignments: proposals.points, fitted })
+        })
+    }
+
+    /// The study's cached model, else one fitted now on `trials` (warm-started) and kept; the
+    /// flag says which. A fit that fails is logged and counted, and the study's initial design
+    /// (quasi-random) stands in until a later fit succeeds.
+    pub(super) async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<(Arc<Entry>, bool), EngineError> {
+        if let Some(entry) = self.inner.cache.get(study.id) {
+            return Ok((entry, false));
+        }
+        let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
+        let entry = match refit::fit_on_blocking_thread(study, basis.data_version, trials.to_vec(), warm).await {
+            Ok(entry) => entry,
+            Err(EngineError::Fit(e)) => {
+                tracing::warn!(study = study.id, error = %e, "the designer failed to fit; quasi-random proposals stand in until a fit succeeds");
+                self.inner.metrics.fallback(FailedStage::Fit);
+                Arc::new(refit::fallback_entry(study, basis.data_version, trials))
+            }
+            Err(e) => return Err(e),
+        };
+        if let Err(e) = refit::keep(&self.inner.store, &self.inner.cache, study.id, entry.clone()).await {
+            tracing::warn!(study = study.id, error = %e, "could not keep a fitted model");
+        }
+        Ok((entry, true))
+    }
+
+    /// The study's trial lease (its `algorithmConfig.trialLease`, 0 meaning never), else the
+    /// server's.
+    fn trial_lease_ms(&self, study: &StudyRecord) -> Option<i64> {
+        match study.spec.trial_lease_secs {
+            Some(secs) if secs > 0.0 => Some(millis(Duration::from_secs_f64(secs))),
+            Some(_) => None,
+            None => self.inner.config.trial_lease.map(millis),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{EngineConfig, testing};
+
+    /// The initial design's model answers by position; once the data asks for the GP, that older
+    /// model does not answer while the refit is under way: with no time to wait, the suggest is a
+    /// pending operation (it used to hand out the initial design's next point).
+    #[tokio::test]
+    async fn an_older_model_does_not_answer_by_position_for_newer_data() {
+        let store = testing::store().await;
+        let study = testing::study(&store, "design", serde_json::json!({"initialDesignSize": 3})).await;
+        for x in [0.1, 0.9] {
+            testing::complete(&store, &study, x).await;
+        }
+        let config = EngineConfig { max_suggest_wait: Duration::ZERO, prefetch: 0, ..EngineConfig::default() };
+        let engine = Engine::new(store.clone(), &config, Arc::default());
+        let design = engine.model(&study).await.unwrap();
+        assert!(design.model.suggest_indexed(0, 1).is_some(), "two trials: still the initial design");
+
+        let mut reached = engine.inner.hooks.watch();
+        engine.inner.hooks.hold(Point::Refit);
+        // Proposals computed from the older model must not hand out a trial either: the
+        // computation waits, so a suggest with no time to wait is a pending operation whatever
+        // the machine's speed.
+        engine.inner.hooks.hold(Point::Propose);
+        for x in [0.5, 0.7] {
+            testing::complete(&store, &study, x).await;
+        }
+        engine.notify_changed(&study);
+        assert_eq!(reached.recv().await, Some(Point::Refit));
+        match engine.suggest(&study, "w", 1).await.unwrap() {
+            SuggestReply::Pending(op) => assert!(!op.done, "{op:?}"),
+            SuggestReply::Done(outcome) => panic!("answered from the initial design's model: {outcome:?}"),
+        }
+        engine.inner.hooks.release(Point::Refit, 1);
+        engine.inner.hooks.release(Point::Propose, 2);
+    }
+}

@@ -1,0 +1,43 @@
+//! What the engine's unit tests share: a SQLite store, a study over one real parameter `x`
+//! minimising `f`, and completed trials added to it as another client would.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bo_core::{Assignment, Domain, Goal, Measurement, ParamSpec, ParamValue, Scale, SearchSpace, StudySpec, TrialState};
+use bo_store::{NewTrial, Store, StoreOptions, StudyRecord};
+
+/// A fresh SQLite store.
+pub async fn store() -> Store {
+    let options = StoreOptions { max_connections: 4, acquire_timeout: Duration::from_secs(10) };
+    Store::connect(&bo_store::testing::sqlite_url(), &options).await.unwrap()
+}
+
+/// A GP_BANDIT study (with `config` as its `algorithmConfig`) over `x` in [0, 1], minimising `f`.
+pub async fn study(store: &Store, name: &str, config: serde_json::Value) -> StudyRecord {
+    let space = SearchSpace::new(vec![ParamSpec {
+        id: "x".into(),
+        domain: Domain::Double { min: 0.0, max: 1.0 },
+        scale: Scale::Linear,
+        default: None,
+        children: vec![],
+    }])
+    .unwrap();
+    let spec = StudySpec::new("f", Goal::Minimize, space, "GP_BANDIT").with_config(config);
+    store.create_study("p", "l", name, &spec, 1).await.unwrap().0
+}
+
+/// Adds a trial at `x` completed with `f = (x - 0.3)²`.
+pub async fn complete(store: &Store, study: &StudyRecord, x: f64) {
+    let mut assignment = Assignment::default();
+    assignment.0.insert("x".into(), ParamValue::Float(x));
+    let done = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("f".to_owned(), (x - 0.3).powi(2))]) };
+    let new = NewTrial {
+        assignment,
+        state: TrialState::Succeeded,
+        measurements: vec![],
+        final_measurement: Some(done),
+        infeasible_reason: String::new(),
+    };
+    store.create_trial(study.id, new, 1).await.unwrap();
+}
