@@ -2,52 +2,30 @@
 //! `api` translates the wire format and serves the routes, `engine` runs designers (never
 //! importing axum), `bo-store` keeps the data.
 
-pub mod access;
 pub mod api;
 pub mod config;
 pub mod engine;
 pub mod listener;
 pub mod metrics;
-pub mod request_id;
-pub mod state;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
-use axum::Router;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::trace::TraceLayer;
 
+use api::access::Access;
+pub use api::app;
+use api::state::AppState;
 pub use config::Config;
-use state::AppState;
 
 /// The current time in milliseconds since the Unix epoch: the one clock of the service.
 pub fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
-/// The whole application for `state` (with `/metrics` unless it has its own listener): routes;
-/// a panic guard that answers 500 in Google's error
-/// shape instead of dropping the connection; request metrics; a tracing span per request naming
-/// its id (and, with keys, the key's name); the request id outermost.
-pub fn app(state: AppState, with_metrics: bool) -> Router {
-    let metrics = state.metrics.clone();
-    api::router(state, with_metrics)
-        .layer(CatchPanicLayer::custom(|_| {
-            axum::response::IntoResponse::into_response(api::error::ApiError::new(api::error::Code::Internal, "a handler panicked"))
-        }))
-        .layer(axum::middleware::from_fn_with_state(metrics, metrics::record))
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::extract::Request| {
-            let id = request.extensions().get::<request_id::RequestId>().map_or("", |r| r.0.as_str());
-            tracing::info_span!("request", id = %id, method = %request.method(), path = %request.uri().path(), key = tracing::field::Empty)
-        }))
-        .layer(axum::middleware::from_fn(request_id::assign))
-}
-
 /// Connects to the database, serves until SIGTERM or Ctrl-C, then drains requests and closes
 /// the database.
 pub async fn run(config: Config) -> anyhow::Result<()> {
-    let access = config.access()?;
+    let access = Access::from_config(&config)?;
     let options = bo_store::StoreOptions {
         max_connections: config.max_connections,
         acquire_timeout: std::time::Duration::from_secs_f64(config.database_timeout.clamp(0.1, 3600.0)),
@@ -108,7 +86,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                 tokio::net::TcpListener::bind(address).await.with_context(|| format!("listening on {address} (--metrics-listen)"))?;
             tracing::info!(address = %metrics_listener.local_addr()?, "serving /metrics");
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let served = tokio::spawn(listener::serve(metrics_listener, metrics::router(state.clone()), limits.clone(), async {
+            let served = tokio::spawn(listener::serve(metrics_listener, api::metrics::router(state.clone()), limits.clone(), async {
                 let _ = stopped.await;
             }));
             Some((stop, served))

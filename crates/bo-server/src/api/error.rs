@@ -5,7 +5,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bo_core::limits::{OverLimit, TextError};
-use bo_core::{ConfigError, Limit, SpaceError};
+use bo_core::{ConfigError, Limit, SpaceError, TrialError};
 use bo_store::StoreError;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -96,14 +96,16 @@ impl ApiError {
 
 /// The JSON body of an error.
 #[derive(Serialize, ToSchema)]
-pub struct ErrorBody {
+#[schema(as = ErrorBody)]
+pub struct ErrorBodyW {
     /// The error.
-    pub error: ErrorStatus,
+    pub error: ErrorStatusW,
 }
 
 /// `google.rpc.Status` as Google's REST APIs write it.
 #[derive(Serialize, ToSchema)]
-pub struct ErrorStatus {
+#[schema(as = ErrorStatus)]
+pub struct ErrorStatusW {
     /// The HTTP status.
     pub code: u16,
     /// What went wrong, naming the field.
@@ -122,7 +124,7 @@ impl IntoResponse for ApiError {
         } else {
             self.message
         };
-        let body = ErrorBody { error: ErrorStatus { code: status.as_u16(), message, status: name.to_owned() } };
+        let body = ErrorBodyW { error: ErrorStatusW { code: status.as_u16(), message, status: name.to_owned() } };
         let mut response = (status, axum::Json(body)).into_response();
         if status == StatusCode::SERVICE_UNAVAILABLE {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
@@ -136,12 +138,25 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::NotFound(entity) => ApiError::not_found(format!("{entity} not found")),
             StoreError::AlreadyExists(m) => ApiError::new(Code::AlreadyExists, m),
-            StoreError::Precondition(m) => ApiError::precondition(m),
+            StoreError::Trial(TrialError::OverLimit(over)) => over_limit("measurement", over),
+            StoreError::Trial(e) => ApiError::precondition(e.to_string()),
             StoreError::Unavailable(e) => {
                 tracing::warn!(error = %e, "database unavailable");
                 ApiError::new(Code::Unavailable, "the database is unavailable; retry later")
             }
             StoreError::Internal(m) => ApiError::new(Code::Internal, m),
+        }
+    }
+}
+
+/// An engine failure: bad settings are the user's (400), a designer's failure ours.
+impl From<crate::engine::EngineError> for ApiError {
+    fn from(e: crate::engine::EngineError) -> Self {
+        use crate::engine::EngineError;
+        match e {
+            EngineError::Config(e) => ApiError::from(e),
+            EngineError::Fit(e) => ApiError::new(Code::Internal, format!("the designer failed: {e}")),
+            EngineError::Store(e) => ApiError::from(e),
         }
     }
 }

@@ -9,14 +9,10 @@ use bo_core::Limits;
 use bo_core::limits::Text;
 use serde::de::DeserializeOwned;
 
+use super::access::BodyLimit;
 use super::error::ApiError;
+use super::state::AppState;
 use super::wire::normalize_keys;
-use crate::state::AppState;
-
-/// The body limit a request is held to, put in its extensions by the access guard (for the
-/// message that names it).
-#[derive(Clone, Copy, Debug)]
-pub struct BodyLimit(pub usize);
 
 /// A JSON body of type `T`, errors as [`ApiError`].
 pub struct AppJson<T>(pub T);
@@ -150,7 +146,7 @@ pub fn parse_id(kind: &str, raw: &str) -> Result<i64, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::parse_body_now;
-    use crate::api::wire::trial::EmptyRequest;
+    use crate::api::wire::request::EmptyRequestW;
 
     fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, super::ApiError> {
         parse_body_now(bytes, &bo_core::Limits::default())
@@ -158,11 +154,11 @@ mod tests {
 
     #[test]
     fn no_body_is_an_empty_object_and_whitespace_is_not_json() {
-        assert!(parse::<EmptyRequest>(b"").is_ok());
-        assert!(parse::<EmptyRequest>(b"{}").is_ok());
-        assert!(parse::<EmptyRequest>(b" {} \n").is_ok());
+        assert!(parse::<EmptyRequestW>(b"").is_ok());
+        assert!(parse::<EmptyRequestW>(b"{}").is_ok());
+        assert!(parse::<EmptyRequestW>(b" {} \n").is_ok());
         for bad in [&b"\t"[..], b" ", b"[]", b"null"] {
-            assert!(parse::<EmptyRequest>(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+            assert!(parse::<EmptyRequestW>(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
     }
 

@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 
-use super::error::{ApiError, Code, ErrorBody};
-use crate::state::AppState;
+use super::error::{ApiError, Code, ErrorBodyW};
+use super::state::AppState;
 
 /// Liveness: the process answers.
 #[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "alive", body = Object)))]
@@ -14,7 +14,7 @@ pub async fn healthz() -> Json<serde_json::Value> {
 
 /// Readiness: the database answers.
 #[utoipa::path(get, path = "/readyz", tag = "health",
-    responses((status = 200, description = "ready", body = Object), (status = 503, description = "the database is unreachable", body = ErrorBody)))]
+    responses((status = 200, description = "ready", body = Object), (status = 503, description = "the database is unreachable", body = ErrorBodyW)))]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
     match state.store.ping().await {
         Ok(()) => Ok(Json(serde_json::json!({"status": "ok", "database": format!("{:?}", state.store.backend()).to_lowercase()}))),

@@ -3,55 +3,52 @@
 //! an offline docs page. Handlers translate wire JSON to domain types, call the store (and the
 //! engine for proposals) and translate back; they never run a designer themselves.
 
+pub mod access;
+pub mod columns;
+pub mod dashboard;
 pub mod error;
 pub mod extract;
 pub mod health;
+pub mod metrics;
 pub mod model;
 pub mod operations;
 pub mod page;
+pub mod request_id;
+mod routes;
+pub mod state;
 pub mod studies;
 pub mod trials;
 pub mod wire;
 
+#[cfg(test)]
+mod tests;
+
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::routing::get;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::state::AppState;
 use error::ApiError;
+use state::AppState;
 
 /// The largest request body accepted unless configured otherwise: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 
-const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
-
-/// Where Google's long-running-operations client polls: its REST transport takes the first of
-/// Vertex's HTTP rules for `GetOperation`, which is under `/ui/`, not `/v1/`.
-const UI_LOCATION: &str = "/ui/projects/{project}/locations/{location}";
-
-/// The OpenAPI document of the API.
+/// The OpenAPI document's frame: what it says besides the paths, which come from the route list
+/// (`routes.rs`); [`document`] puts them together.
 #[derive(OpenApi)]
 #[openapi(
     info(title = "bo", description = "A self-hosted Vertex AI Vizier v1 REST API: black-box optimisation by Gaussian-process Bayesian optimisation."),
-    paths(
-        studies::create_study, studies::list_studies, studies::get_study, studies::delete_study, studies::lookup_study,
-        trials::suggest_trials, trials::create_trial, trials::list_trials, trials::get_trial, trials::delete_trial,
-        trials::list_optimal_trials, trials::complete_trial, trials::add_trial_measurement, trials::stop_trial,
-        trials::check_trial_early_stopping_state,
-        operations::get_operation, operations::get_trial_operation,
-        model::get_model, model::predict,
-        health::healthz, health::readyz,
-    ),
     // The parameter tree is recursive; utoipa stops collecting at the recursion, so its parts
     // are registered here.
     components(schemas(
-        wire::study::ParameterSpecW, wire::study::ConditionalParameterSpec, wire::study::CategoricalValueCondition,
-        wire::study::IntValueCondition, wire::study::DiscreteValueCondition,
+        wire::parameter::ParameterSpecW, wire::parameter::ConditionalParameterSpecW, wire::parameter::CategoricalValueConditionW,
+        wire::parameter::IntValueConditionW, wire::parameter::DiscreteValueConditionW,
     )),
-    modifiers(&BearerKeys, &CommonErrors),
     // With keys configured (`--api-keys-file`), every `/v1/` route needs one; without, none.
     security((), ("bearer" = [])),
     tags(
@@ -111,46 +108,57 @@ impl utoipa::Modify for BearerKeys {
     }
 }
 
+/// The OpenAPI document of the API: the frame, the paths of the route list, the key scheme and
+/// the errors every operation can meet.
+pub fn document() -> utoipa::openapi::OpenApi {
+    use utoipa::Modify;
+    let mut doc = ApiDoc::openapi();
+    doc.merge(routes::Documented::openapi());
+    BearerKeys.modify(&mut doc);
+    CommonErrors.modify(&mut doc);
+    doc
+}
+
 /// The OpenAPI document as pretty JSON with a final newline: what `openapi/openapi.json` holds.
 pub fn openapi_json() -> String {
-    let mut text = ApiDoc::openapi().to_pretty_json().expect("the OpenAPI document serialises");
+    let mut text = document().to_pretty_json().expect("the OpenAPI document serialises");
     text.push('\n');
     text
 }
 
+/// The whole application for `state` (with `/metrics` unless it has its own listener): routes;
+/// a panic guard that answers 500 in Google's error
+/// shape instead of dropping the connection; request metrics; a tracing span per request naming
+/// its id (and, with keys, the key's name); the request id outermost.
+pub fn app(state: AppState, with_metrics: bool) -> Router {
+    let metrics = state.metrics.clone();
+    router(state, with_metrics)
+        .layer(CatchPanicLayer::custom(|_| {
+            axum::response::IntoResponse::into_response(ApiError::new(error::Code::Internal, "a handler panicked"))
+        }))
+        .layer(axum::middleware::from_fn_with_state(metrics, metrics::record))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &axum::extract::Request| {
+            let id = request.extensions().get::<request_id::RequestId>().map_or("", |r| r.0.as_str());
+            tracing::info_span!("request", id = %id, method = %request.method(), path = %request.uri().path(), key = tracing::field::Empty)
+        }))
+        .layer(axum::middleware::from_fn(request_id::assign))
+}
+
 /// All routes (`/metrics` among them when `with_metrics`).
 pub fn router(state: AppState, with_metrics: bool) -> Router {
-    let v1 = Router::new()
-        .route("/studies", get(studies::list_studies).post(studies::create_study))
-        .route("/studies:lookup", post(studies::lookup_study))
-        .route("/studies/{study}", get(studies::get_study).delete(studies::delete_study).post(model::post_study_verb))
-        .route("/studies/{study}/model", get(model::get_model))
-        .route("/studies/{study}/trials", get(trials::list_trials).post(trials::create_trial))
-        .route("/studies/{study}/trials:suggest", post(trials::suggest_trials))
-        .route("/studies/{study}/trials:listOptimalTrials", post(trials::list_optimal_trials))
-        .route("/studies/{study}/trials/{trial}", get(trials::get_trial).delete(trials::delete_trial).post(trials::post_trial_verb))
-        .route("/studies/{study}/operations/{operation}", get(operations::get_operation))
-        .route("/studies/{study}/trials/{trial}/operations/{operation}", get(operations::get_trial_operation));
-    let ui = Router::new()
-        .route("/studies/{study}/operations/{operation}", get(operations::get_operation))
-        .route("/studies/{study}/trials/{trial}/operations/{operation}", get(operations::get_trial_operation));
     let docs = SwaggerUi::new("/docs")
-        .url("/openapi.json", ApiDoc::openapi())
+        .url("/openapi.json", document())
         .config(utoipa_swagger_ui::Config::from("/openapi.json").validator_url("none"));
-    let mut router = Router::new()
-        .nest(LOCATION, v1)
-        .nest(UI_LOCATION, ui)
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz));
+    let mut router = routes::routes();
     if with_metrics {
-        router = router.route("/metrics", get(crate::metrics::serve));
+        router = router.route("/metrics", get(metrics::serve));
     }
     router
         .merge(docs)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.access.max_body_bytes))
-        .layer(axum::middleware::from_fn_with_state(state.access.clone(), crate::access::guard))
+        .layer(axum::middleware::from_fn_with_state(state.access.clone(), access::guard))
         .with_state(state)
 }
 
@@ -160,13 +168,18 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
 
 /// 405, with `Allow` naming the methods of the resource asked for. A custom verb
 /// (`…/trials/1:complete`) shares its router entry with the resource (`…/trials/{trial}`), so
-/// the router's own list would mix the two: verbs take POST only, resources GET and DELETE.
+/// the router's own list would mix the two: Vertex's verbs take POST only, bo's read-only verbs
+/// (`trials:columns`, `studies:overview`, …) GET, resources GET and DELETE.
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> axum::response::Response {
     use axum::response::IntoResponse;
     let path = uri.path();
     let last = path.rsplit('/').next().unwrap_or_default();
     let parent = path.rsplit('/').nth(1).unwrap_or_default();
-    let allow = if last.contains(':') {
+    // bo's read-only verbs take GET; Vertex's verbs take POST.
+    const GET_VERBS: [&str; 4] = [":columns", ":curves", ":history", ":overview"];
+    let allow = if GET_VERBS.iter().any(|v| last.ends_with(v)) {
+        Some("GET,HEAD")
+    } else if last.contains(':') {
         Some("POST")
     } else if matches!(parent, "studies" | "trials") && path.starts_with("/v1/") {
         Some("GET,HEAD,DELETE")
@@ -183,7 +196,7 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
 }
 
 #[cfg(test)]
-mod tests {
+mod document_tests {
     /// `openapi/openapi.json` is generated from the code and committed. When they differ the
     /// test rewrites the file and fails, so the next run (and the commit) has the current spec.
     #[test]
@@ -199,9 +212,12 @@ mod tests {
 
     #[test]
     fn every_documented_path_is_under_v1_or_health() {
-        let doc = <super::ApiDoc as utoipa::OpenApi>::openapi();
+        let doc = super::document();
         for path in doc.paths.paths.keys() {
-            assert!(path.starts_with("/v1/projects/{project}/locations/{location}/") || path.ends_with("z"), "{path}");
+            assert!(
+                path.starts_with("/v1/projects/{project}/locations/{location}/") || path.ends_with("z") || path == "/v1/locations",
+                "{path}"
+            );
         }
     }
 }

@@ -5,84 +5,78 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
-use super::error::{ApiError, ErrorBody};
+use super::error::{ApiError, ErrorBodyW};
 use super::extract::{RawBody, parse_body};
+use super::state::AppState;
 use super::studies::{StudyPath, load_study};
-use super::trials::engine_error;
-use super::wire::trial::{ParameterW, assignment_from_wire};
-use crate::state::AppState;
-
-/// What a study's model learned.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelSummary {
-    /// The study's algorithm.
-    pub algorithm: String,
-    /// The study's data version now (it grows with every completed, added or deleted trial).
-    pub data_version: i64,
-    /// The data version the model was fitted on.
-    pub fitted_data_version: i64,
-    /// Completed trials the model has seen.
-    pub trials: usize,
-    /// Suggestions computed in advance that the next suggest calls can take at once.
-    pub precomputed_suggestions: usize,
-    /// The designer's description: hyperparameters, structure.
-    pub model: serde_json::Value,
-}
+use super::wire::model::{ImportanceW, ModelSummaryW, ParameterImportanceW, PredictRequestW, PredictResponseW, PredictionW, TermShareW};
+use super::wire::trial::assignment_from_wire;
+use crate::engine::ImportanceAnswer;
 
 /// The most points one `:predict` takes.
 pub const MAX_PREDICT_POINTS: usize = 1000;
 
-/// `:predict` request.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PredictRequest {
-    /// The points, each a trial's parameters (exactly the active ones): 1 to 1,000.
-    #[schema(min_items = 1, max_items = 1000)]
-    pub trials: Vec<PredictPoint>,
-}
-
-/// One point to predict at.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PredictPoint {
-    /// The parameters.
-    pub parameters: Vec<ParameterW>,
-}
-
-/// `:predict` response.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PredictResponse {
-    /// One per point, in order: the objective's posterior mean and standard deviation.
-    pub predictions: Vec<PredictionW>,
-}
-
-/// A prediction.
-#[derive(Serialize, ToSchema)]
-pub struct PredictionW {
-    /// Posterior mean of the objective (first metric), in its units.
-    pub mean: f64,
-    /// Posterior standard deviation.
-    pub stddev: f64,
-}
-
 /// What the study's model learned (bo extension).
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/model", tag = "model",
-    params(StudyPath), responses((status = 200, description = "success", body = ModelSummary), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
-pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<ModelSummary>, ApiError> {
+    params(StudyPath), responses((status = 200, description = "success", body = ModelSummaryW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
+pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<ModelSummaryW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let entry = state.engine.model(&study).await.map_err(engine_error)?;
-    Ok(Json(ModelSummary {
+    let entry = state.engine.model(&study).await?;
+    Ok(Json(ModelSummaryW {
         algorithm: study.spec.algorithm.clone(),
         data_version: study.data_version,
         fitted_data_version: entry.data_version,
         trials: entry.trial_ids.len(),
-        precomputed_suggestions: state.engine.precomputed(study.id).await.map_err(engine_error)?,
+        precomputed_suggestions: state.engine.precomputed(study.id).await?,
         model: entry.model.describe(),
+    }))
+}
+
+/// Which parameters matter (bo extension): PED-ANOVA over the completed trials and Sobol
+/// indices of the model's posterior mean. Computed on request for studies of up to 2,000
+/// trials; for larger ones a background job computes them (and keeps them current after each
+/// refit) while the answer says `computing` and carries the last numbers.
+#[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/importance", tag = "model",
+    params(StudyPath), responses((status = 200, description = "success", body = ImportanceW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
+pub async fn get_importance(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<ImportanceW>, ApiError> {
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    let (report, computing) = match state.engine.importance(&study).await? {
+        ImportanceAnswer::Current(r) => (Some(r), false),
+        ImportanceAnswer::Computing(r) => (r, true),
+    };
+    let parameters = study
+        .spec
+        .space
+        .params()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let ped = report.as_ref().and_then(|r| r.ped_anova.as_ref()).and_then(|v| v.get(i));
+            let sobol = report.as_ref().and_then(|r| r.sobol.as_ref()).and_then(|(v, _)| v.get(i));
+            ParameterImportanceW {
+                parameter_id: p.id.clone(),
+                ped_anova: ped.map(|x| x.importance),
+                active_trials: ped.map_or(0, |x| x.trials),
+                sobol_first: sobol.map(|s| s.first),
+                sobol_total: sobol.map(|s| s.total),
+            }
+        })
+        .collect();
+    Ok(Json(ImportanceW {
+        data_version: study.data_version,
+        computed_data_version: report.as_ref().map(|r| r.data_version),
+        computing,
+        metric_id: study.spec.metrics[0].id.clone(),
+        trials: report.as_ref().map_or(0, |r| r.trials),
+        sobol_base_points: report.as_ref().and_then(|r| r.sobol.as_ref()).map(|(_, n)| *n),
+        sobol_absent: report.as_ref().and_then(|r| r.sobol_absent.clone()),
+        parameters,
+        terms: report
+            .as_ref()
+            .and_then(|r| r.terms.as_ref())
+            .map(|t| t.iter().map(|t| TermShareW { name: t.name.clone(), share: t.share }).collect())
+            .unwrap_or_default(),
     }))
 }
 
@@ -90,11 +84,11 @@ pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath
 /// Studies whose algorithm has no predictive model (random, quasi-random, grid, or a GP study
 /// still in its initial design) answer 400.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}:predict", tag = "model",
-    params(StudyPath), request_body = PredictRequest,
-    responses((status = 200, description = "success", body = PredictResponse),
-              (status = 400, description = "invalid request (the message names the field)", body = ErrorBody),
-              (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
-pub async fn predict(state: AppState, path: StudyPath, body: PredictRequest) -> Result<Json<PredictResponse>, ApiError> {
+    params(StudyPath), request_body = PredictRequestW,
+    responses((status = 200, description = "success", body = PredictResponseW),
+              (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW),
+              (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
+pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) -> Result<Json<PredictResponseW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     if body.trials.is_empty() {
         return Err(ApiError::invalid("trials: at least one point to predict at"));
@@ -108,7 +102,7 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequest) -> 
         .enumerate()
         .map(|(i, p)| assignment_from_wire(p.parameters, &study.spec.space).map_err(|e| ApiError::from(e.under(&format!("trials[{i}]")))))
         .collect::<Result<Vec<_>, _>>()?;
-    let entry = state.engine.model(&study).await.map_err(engine_error)?;
+    let entry = state.engine.model(&study).await?;
     // The posterior at up to a thousand points: model work, off the runtime.
     let predicted = tokio::task::spawn_blocking(move || entry.model.predict(&points))
         .await
@@ -119,7 +113,7 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequest) -> 
             study.spec.algorithm
         )));
     };
-    Ok(Json(PredictResponse { predictions: predictions.into_iter().map(|p| PredictionW { mean: p.mean, stddev: p.stddev }).collect() }))
+    Ok(Json(PredictResponseW { predictions: predictions.into_iter().map(|p| PredictionW { mean: p.mean, stddev: p.stddev }).collect() }))
 }
 
 /// `POST …/studies/{study}:{verb}`: the study methods with a verb (`:predict`).
@@ -127,7 +121,7 @@ pub async fn post_study_verb(
     State(state): State<AppState>,
     Path((project, location, study_verb)): Path<(String, String, String)>,
     RawBody(body): RawBody,
-) -> Result<Json<PredictResponse>, ApiError> {
+) -> Result<Json<PredictResponseW>, ApiError> {
     match study_verb.split_once(':') {
         Some((study, "predict")) => {
             let path = StudyPath { project, location, study: study.to_owned() };

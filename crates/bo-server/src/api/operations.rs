@@ -7,15 +7,16 @@ use bo_store::{Operation, OperationKind, StoreError, StudyRecord};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::error::{ApiError, Code, ErrorBody};
+use super::error::{ApiError, Code, ErrorBodyW};
 use super::extract::parse_id;
+use super::state::AppState;
 use super::studies::{load_study, study_name};
 use super::wire::format_time;
-use super::wire::study::StudyStateW;
-use super::wire::trial::{
-    OperationW, StatusW, TrialW, early_stopping_operation, failed_suggest_operation, finished_suggest_operation, pending_suggest_operation,
+use super::wire::operation::{
+    OperationW, StatusW, early_stopping_operation, failed_suggest_operation, finished_suggest_operation, pending_suggest_operation,
 };
-use crate::state::AppState;
+use super::wire::study::StudyStateW;
+use super::wire::trial::TrialW;
 
 /// An operation of a study.
 #[derive(Deserialize, IntoParams)]
@@ -49,14 +50,14 @@ pub struct TrialOperationPath {
 
 /// GetOperation (google.longrunning) for a suggest.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/operations/{operation}", tag = "operations",
-    params(OperationPath), responses((status = 200, description = "success", body = OperationW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    params(OperationPath), responses((status = 200, description = "success", body = OperationW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn get_operation(State(state): State<AppState>, Path(path): Path<OperationPath>) -> Result<Json<OperationW>, ApiError> {
     operation(&state, &path.project, &path.location, &path.study, None, &path.operation).await
 }
 
 /// GetOperation (google.longrunning) for an early-stopping check.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}/operations/{operation}", tag = "operations",
-    params(TrialOperationPath), responses((status = 200, description = "success", body = OperationW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    params(TrialOperationPath), responses((status = 200, description = "success", body = OperationW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn get_trial_operation(
     State(state): State<AppState>,
     Path(path): Path<TrialOperationPath>,

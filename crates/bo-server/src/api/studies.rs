@@ -2,22 +2,25 @@
 
 use std::collections::BTreeMap;
 
-use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::{Extension, Json};
 use bo_store::{StoreError, StudyRecord, StudyState};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use bo_core::StudySpec;
+use bo_core::{StudySpec, TrialState};
 
-use super::error::{ApiError, ErrorBody};
+use super::access::{Caller, Projects};
+use super::error::{ApiError, ErrorBodyW};
 use super::extract::{AppJson, parse_id};
 use super::page::{Page, PageParams};
+use super::state::AppState;
 use super::wire::format_time;
+use super::wire::request::{
+    ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW, StudyOverviewW,
+};
 use super::wire::study::{StudySpecW, StudyStateW, StudyW};
-use super::wire::trial::{ListStudiesResponse, LookupStudyRequest};
 use crate::engine;
-use crate::state::AppState;
 
 /// The parent of studies: `projects/{project}/locations/{location}`.
 #[derive(Deserialize, IntoParams)]
@@ -91,8 +94,8 @@ pub async fn load_study(state: &AppState, project: &str, location: &str, raw_id:
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies", tag = "studies",
     params(LocationPath), request_body = StudyW,
     responses((status = 200, description = "the study (new, or the existing one with this name and spec)", body = StudyW),
-              (status = 400, description = "invalid study", body = ErrorBody),
-              (status = 409, description = "the name is taken by a study with another spec", body = ErrorBody)))]
+              (status = 400, description = "invalid study", body = ErrorBodyW),
+              (status = 409, description = "the name is taken by a study with another spec", body = ErrorBodyW)))]
 pub async fn create_study(
     State(state): State<AppState>,
     Path(path): Path<LocationPath>,
@@ -118,7 +121,7 @@ pub async fn create_study(
 
 /// GetStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/get>.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}", tag = "studies",
-    params(StudyPath), responses((status = 200, description = "success", body = StudyW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    params(StudyPath), responses((status = 200, description = "success", body = StudyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn get_study(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<StudyW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     Ok(Json(study_to_wire(&study)))
@@ -126,22 +129,67 @@ pub async fn get_study(State(state): State<AppState>, Path(path): Path<StudyPath
 
 /// ListStudies — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/list>.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies", tag = "studies",
-    params(LocationPath, PageParams), responses((status = 200, description = "success", body = ListStudiesResponse), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody)))]
+    params(LocationPath, PageParams), responses((status = 200, description = "success", body = ListStudiesResponseW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW)))]
 pub async fn list_studies(
     State(state): State<AppState>,
     Path(path): Path<LocationPath>,
     Query(query): Query<BTreeMap<String, String>>,
-) -> Result<Json<ListStudiesResponse>, ApiError> {
+) -> Result<Json<ListStudiesResponseW>, ApiError> {
     let page = Page::from_query(&query)?;
     let mut studies = state.store.list_studies(&path.project, &path.location, page.after_id, page.size + 1).await?;
     let next_page_token = page.next_token(&mut studies, |s| s.number);
-    Ok(Json(ListStudiesResponse { studies: studies.iter().map(study_to_wire).collect(), next_page_token }))
+    Ok(Json(ListStudiesResponseW { studies: studies.iter().map(study_to_wire).collect(), next_page_token }))
+}
+
+/// The studies of a location with their trial counts by state, best value and last activity,
+/// for an overview page (bo extension); paged like ListStudies.
+#[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies:overview", tag = "studies",
+    params(LocationPath, PageParams), responses((status = 200, description = "success", body = ListStudyOverviewResponseW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW)))]
+pub async fn study_overview(
+    State(state): State<AppState>,
+    Path(path): Path<LocationPath>,
+    Query(query): Query<BTreeMap<String, String>>,
+) -> Result<Json<ListStudyOverviewResponseW>, ApiError> {
+    let page = Page::from_query(&query)?;
+    let mut studies = state.store.study_overview(&path.project, &path.location, page.after_id, page.size + 1).await?;
+    let next_page_token = page.next_token(&mut studies, |o| o.study.number);
+    let studies = studies
+        .iter()
+        .map(|o| StudyOverviewW {
+            study: study_to_wire(&o.study),
+            trial_counts: TrialState::ALL.iter().zip(o.counts).map(|(s, n)| (s.as_str().to_owned(), n)).collect(),
+            best_value: o.best,
+            last_activity_time: o.last_activity_ms.map(format_time).unwrap_or_default(),
+        })
+        .collect();
+    Ok(Json(ListStudyOverviewResponseW { studies, next_page_token }))
+}
+
+/// The most locations `GET /v1/locations` lists.
+pub const MAX_LOCATIONS: i64 = 1000;
+
+/// The projects and locations that hold studies — with API keys, only the projects the caller's
+/// key grants (bo extension; the dashboard offers them to choose from).
+#[utoipa::path(get, path = "/v1/locations", tag = "studies",
+    responses((status = 200, description = "success", body = ListLocationsResponseW)))]
+pub async fn list_locations(
+    State(state): State<AppState>,
+    caller: Option<Extension<Caller>>,
+) -> Result<Json<ListLocationsResponseW>, ApiError> {
+    let granted = match caller.as_ref().map(|c| &c.projects) {
+        Some(Projects::Only(names)) => Some(names.as_slice()),
+        _ => None,
+    };
+    let locations = state.store.locations(granted, MAX_LOCATIONS).await?;
+    Ok(Json(ListLocationsResponseW {
+        locations: locations.into_iter().map(|(project, location, studies)| LocationW { project, location, studies }).collect(),
+    }))
 }
 
 /// DeleteStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/delete>.
 /// Deletes the study with its trials and operations.
 #[utoipa::path(delete, path = "/v1/projects/{project}/locations/{location}/studies/{study}", tag = "studies",
-    params(StudyPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    params(StudyPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn delete_study(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<serde_json::Value>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     state.store.delete_study(study.id).await?;
@@ -152,12 +200,12 @@ pub async fn delete_study(State(state): State<AppState>, Path(path): Path<StudyP
 
 /// LookupStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/lookup>.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies:lookup", tag = "studies",
-    params(LocationPath), request_body = LookupStudyRequest,
-    responses((status = 200, description = "success", body = StudyW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    params(LocationPath), request_body = LookupStudyRequestW,
+    responses((status = 200, description = "success", body = StudyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn lookup_study(
     State(state): State<AppState>,
     Path(path): Path<LocationPath>,
-    AppJson(body): AppJson<LookupStudyRequest>,
+    AppJson(body): AppJson<LookupStudyRequestW>,
 ) -> Result<Json<StudyW>, ApiError> {
     check_display_name(&body.display_name)?;
     let study = state.store.lookup_study(&path.project, &path.location, &body.display_name).await.map_err(|e| match e {

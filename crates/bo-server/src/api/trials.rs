@@ -12,35 +12,28 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use bo_core::optimal::optimal_ids;
 use bo_core::stopping;
-use bo_core::{Trial, TrialState};
+use bo_core::{Completion, Trial, TrialState};
 use bo_store::{NewTrial, StoreError, StudyRecord};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
 use bo_core::Limit;
 
-use super::error::{ApiError, ErrorBody, over_limit};
+use super::error::{ApiError, ErrorBodyW, over_limit};
 use super::extract::{AppJson, RawBody, parse_body, parse_id};
 use super::page::{Page, PageParams};
+use super::state::AppState;
 use super::studies::{StudyPath, load_study, state_to_wire, study_name};
 use super::wire::format_time;
-use super::wire::study::StudyStateW;
-use super::wire::trial::{
-    AddTrialMeasurementRequest, CompleteTrialRequest, EmptyRequest, ListOptimalTrialsResponse, ListTrialsResponse, OperationW,
-    SuggestTrialsRequest, TrialStateW, TrialW, assignment_from_wire, early_stopping_operation, measurement_from_wire, suggest_operation,
+use super::wire::measurement::measurement_from_wire;
+use super::wire::operation::{OperationW, early_stopping_operation, suggest_operation};
+use super::wire::request::{
+    AddTrialMeasurementRequestW, CompleteTrialRequestW, EmptyRequestW, ListOptimalTrialsResponseW, ListTrialsResponseW,
+    SuggestTrialsRequestW,
 };
-use crate::engine;
+use super::wire::study::StudyStateW;
+use super::wire::trial::{TrialStateW, TrialW, assignment_from_wire};
 use crate::engine::SuggestReply;
-use crate::state::AppState;
-
-/// Maps an engine failure to the API: bad settings are the user's (400), the rest ours.
-pub(crate) fn engine_error(e: engine::EngineError) -> ApiError {
-    match e {
-        engine::EngineError::Config(e) => ApiError::from(e),
-        engine::EngineError::Fit(e) => ApiError::new(super::error::Code::Internal, format!("the designer failed: {e}")),
-        engine::EngineError::Store(e) => ApiError::from(e),
-    }
-}
 
 /// A trial: `projects/{project}/locations/{location}/studies/{study}/trials/{trial}`.
 #[derive(Deserialize, IntoParams)]
@@ -84,13 +77,13 @@ async fn load(state: &AppState, path: &TrialPath) -> Result<(StudyRecord, i64), 
 /// gets the same pending operation). A client holding ACTIVE trials gets them back; otherwise
 /// REQUESTED trials are handed out first, then new ones from the study's algorithm.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:suggest", tag = "trials",
-    params(StudyPath), request_body = SuggestTrialsRequest,
+    params(StudyPath), request_body = SuggestTrialsRequestW,
     responses((status = 200, description = "an Operation: done with the trials in its response, or pending (poll it)", body = OperationW),
-              (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+              (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn suggest_trials(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
-    AppJson(body): AppJson<SuggestTrialsRequest>,
+    AppJson(body): AppJson<SuggestTrialsRequestW>,
 ) -> Result<Json<OperationW>, ApiError> {
     let limits = &state.access.limits;
     if body.suggestion_count < 1 {
@@ -105,7 +98,7 @@ pub async fn suggest_trials(
     }
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let name = |id: i64| format!("{}/operations/{id}", study_name(&study));
-    match state.engine.suggest(&study, &body.client_id, body.suggestion_count as usize).await.map_err(engine_error)? {
+    match state.engine.suggest(&study, &body.client_id, body.suggestion_count as usize).await? {
         SuggestReply::Done(outcome) => {
             let study_state = if outcome.exhausted { StudyStateW::COMPLETED } else { state_to_wire(study.state) };
             if outcome.exhausted {
@@ -124,7 +117,7 @@ pub async fn suggest_trials(
 /// INFEASIBLE it is infeasible, otherwise REQUESTED and handed out by the next suggest.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials", tag = "trials",
     params(StudyPath), request_body = TrialW,
-    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn create_trial(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
@@ -182,7 +175,7 @@ pub async fn create_trial(
 
 /// GetTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/get>.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}", tag = "trials",
-    params(TrialPath), responses((status = 200, description = "success", body = TrialW), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    params(TrialPath), responses((status = 200, description = "success", body = TrialW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn get_trial(State(state): State<AppState>, Path(path): Path<TrialPath>) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
@@ -191,12 +184,12 @@ pub async fn get_trial(State(state): State<AppState>, Path(path): Path<TrialPath
 
 /// ListTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/list>.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials", tag = "trials",
-    params(StudyPath, PageParams), responses((status = 200, description = "success", body = ListTrialsResponse), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    params(StudyPath, PageParams), responses((status = 200, description = "success", body = ListTrialsResponseW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn list_trials(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
     Query(query): Query<BTreeMap<String, String>>,
-) -> Result<Json<ListTrialsResponse>, ApiError> {
+) -> Result<Json<ListTrialsResponseW>, ApiError> {
     let page = Page::from_query(&query)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let (mut trials, cut) = state.store.list_trials(study.id, page.after_id, page.size + 1, PAGE_BYTES).await?;
@@ -205,12 +198,12 @@ pub async fn list_trials(
         Some(last) if cut => page.token_after(last.id),
         _ => page.next_token(&mut trials, |t| t.id),
     };
-    Ok(Json(ListTrialsResponse { trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect(), next_page_token }))
+    Ok(Json(ListTrialsResponseW { trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect(), next_page_token }))
 }
 
 /// DeleteTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/delete>.
 #[utoipa::path(delete, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}", tag = "trials",
-    params(TrialPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    params(TrialPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn delete_trial(State(state): State<AppState>, Path(path): Path<TrialPath>) -> Result<Json<serde_json::Value>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     state.store.delete_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
@@ -231,13 +224,13 @@ pub const MAX_OPTIMAL_TRIALS: usize = 1000;
 /// trials, the front's best by the first metric when it is larger). The trials carry their
 /// final measurement; their intermediate measurements are read with GetTrial or ListTrials.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:listOptimalTrials", tag = "trials",
-    params(StudyPath), request_body = EmptyRequest,
-    responses((status = 200, description = "success", body = ListOptimalTrialsResponse), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
+    params(StudyPath), request_body = EmptyRequestW,
+    responses((status = 200, description = "success", body = ListOptimalTrialsResponseW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn list_optimal_trials(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
-    AppJson(_body): AppJson<EmptyRequest>,
-) -> Result<Json<ListOptimalTrialsResponse>, ApiError> {
+    AppJson(_body): AppJson<EmptyRequestW>,
+) -> Result<Json<ListOptimalTrialsResponseW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let finals = state.store.final_measurements(study.id).await?;
     let metrics = study.spec.metrics.clone();
@@ -249,7 +242,7 @@ pub async fn list_optimal_trials(
     .await
     .map_err(|e| ApiError::new(super::error::Code::Internal, format!("choosing the optimal trials panicked: {e}")))?;
     let trials = state.store.trials_by_id(study.id, &ids).await?;
-    Ok(Json(ListOptimalTrialsResponse { optimal_trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect() }))
+    Ok(Json(ListOptimalTrialsResponseW { optimal_trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect() }))
 }
 
 /// `POST …/trials/{trial}:{verb}`: one route for the four trial methods, dispatched on the verb
@@ -288,9 +281,9 @@ pub async fn post_trial_verb(
 /// `finalMeasurement`, or without one the measurement chosen by the study's
 /// `measurementSelectionType`. A completed trial cannot be completed again.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:complete", tag = "trials",
-    params(TrialPath), request_body = CompleteTrialRequest,
-    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
-pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTrialRequest) -> Result<Json<TrialW>, ApiError> {
+    params(TrialPath), request_body = CompleteTrialRequestW,
+    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
+pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTrialRequestW) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let spec = &study.spec;
     // Checked even when the trial is marked infeasible (and the measurement then dropped): a
@@ -299,39 +292,16 @@ pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTria
         Some(m) => Some(measurement_from_wire(m, spec, "finalMeasurement", !body.trial_infeasible)?).filter(|_| !body.trial_infeasible),
         None => None,
     };
-    let now = crate::now_ms();
+    let completion = match (body.trial_infeasible, final_measurement) {
+        (true, _) => Completion::Infeasible(body.infeasible_reason),
+        (false, Some(m)) => Completion::Measured(m),
+        (false, None) => Completion::Selected,
+    };
     let trial = state
         .store
-        .update_trial(study.id, id, now, |t| {
-            if t.state.is_completed() {
-                return Err(ApiError::precondition(format!("trial {} is already {}; a trial is completed once", t.id, t.state.as_str())));
-            }
-            if body.trial_infeasible {
-                t.state = TrialState::Infeasible;
-                t.infeasible_reason = body.infeasible_reason.clone();
-            } else {
-                let chosen = match final_measurement {
-                    Some(m) => m,
-                    None => {
-                        let m = spec.select_measurement(&t.measurements).cloned().ok_or_else(|| {
-                            ApiError::precondition(format!("trial {} has no measurement: send finalMeasurement, or trialInfeasible", t.id))
-                        })?;
-                        if let Some(missing) = spec.metrics.iter().find(|s| !m.metrics.contains_key(&s.id)) {
-                            return Err(ApiError::precondition(format!(
-                                "the measurement chosen by measurementSelectionType lacks metric {:?}; send finalMeasurement",
-                                missing.id
-                            )));
-                        }
-                        m
-                    }
-                };
-                t.state = TrialState::Succeeded;
-                t.final_measurement = Some(chosen);
-            }
-            t.end_time_ms = Some(now);
-            Ok(())
-        })
+        .complete_trial(study.id, id, spec, completion, crate::now_ms())
         .await
+        .map_err(ApiError::from)
         .map_err(map_trial_error(&study, &path.trial))?;
     state.engine.notify_changed(&study);
     Ok(Json(trial_to_wire(&study, &trial)))
@@ -339,26 +309,19 @@ pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTria
 
 /// AddTrialMeasurement — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/addTrialMeasurement>.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:addTrialMeasurement", tag = "trials",
-    params(TrialPath), request_body = AddTrialMeasurementRequest,
-    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
-pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTrialMeasurementRequest) -> Result<Json<TrialW>, ApiError> {
+    params(TrialPath), request_body = AddTrialMeasurementRequestW,
+    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
+pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTrialMeasurementRequestW) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let Some(m) = body.measurement else {
         return Err(ApiError::invalid("measurement: required"));
     };
     let m = measurement_from_wire(m, &study.spec, "measurement", false)?;
-    let limits = &state.access.limits;
     let trial = state
         .store
-        .update_trial(study.id, id, crate::now_ms(), |t| {
-            if t.state.is_completed() {
-                return Err(ApiError::precondition(format!("trial {} is {}: it takes no more measurements", t.id, t.state.as_str())));
-            }
-            limits.check(Limit::Measurements, t.measurements.len() + 1).map_err(|o| over_limit("measurement", o))?;
-            t.measurements.push(m);
-            Ok(())
-        })
+        .add_measurement(study.id, id, m, &state.access.limits, crate::now_ms())
         .await
+        .map_err(ApiError::from)
         .map_err(map_trial_error(&study, &path.trial))?;
     Ok(Json(trial_to_wire(&study, &trial)))
 }
@@ -366,20 +329,15 @@ pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTr
 /// StopTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/stop>.
 /// An ACTIVE (or REQUESTED) trial becomes STOPPING; stopping a STOPPING trial changes nothing.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:stop", tag = "trials",
-    params(TrialPath), request_body = EmptyRequest,
-    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBody), (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
-pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequest) -> Result<Json<TrialW>, ApiError> {
+    params(TrialPath), request_body = EmptyRequestW,
+    responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
+pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequestW) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let trial = state
         .store
-        .update_trial(study.id, id, crate::now_ms(), |t| {
-            if t.state.is_completed() {
-                return Err(ApiError::precondition(format!("trial {} is already {}", t.id, t.state.as_str())));
-            }
-            t.state = TrialState::Stopping;
-            Ok(())
-        })
+        .stop_trial(study.id, id, crate::now_ms())
         .await
+        .map_err(ApiError::from)
         .map_err(map_trial_error(&study, &path.trial))?;
     Ok(Json(trial_to_wire(&study, &trial)))
 }
@@ -389,10 +347,14 @@ pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequest) -
 /// latest measurement; a study without a stopping spec never stops a trial. A trial told to stop
 /// becomes STOPPING.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:checkTrialEarlyStoppingState", tag = "trials",
-    params(TrialPath), request_body = EmptyRequest,
+    params(TrialPath), request_body = EmptyRequestW,
     responses((status = 200, description = "a done Operation whose response says shouldStop", body = OperationW),
-              (status = 404, description = "no such study, trial or operation", body = ErrorBody)))]
-pub async fn check_trial_early_stopping_state(state: AppState, path: TrialPath, _body: EmptyRequest) -> Result<Json<OperationW>, ApiError> {
+              (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
+pub async fn check_trial_early_stopping_state(
+    state: AppState,
+    path: TrialPath,
+    _body: EmptyRequestW,
+) -> Result<Json<OperationW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let now = crate::now_ms();
     let spec = &study.spec;

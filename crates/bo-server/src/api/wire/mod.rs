@@ -4,9 +4,18 @@
 //! names on output and names or numbers on input, int64 as strings on output and strings or
 //! numbers on input, durations as `"12.5s"`, RFC 3339 timestamps, defaults omitted.
 
+pub mod columns;
+pub mod measurement;
+pub mod model;
+pub mod operation;
+pub mod parameter;
+pub mod request;
 pub mod strict;
 pub mod study;
 pub mod trial;
+
+#[cfg(test)]
+mod round_trips;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Deserializer, Serializer};

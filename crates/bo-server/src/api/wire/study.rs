@@ -1,14 +1,12 @@
-//! Wire shapes of `Study`, `StudySpec`, `MetricSpec`, `ParameterSpec` and
-//! `ConditionalParameterSpec`, with their conversions to bo-core's `StudySpec`.
+//! Wire shapes of `Study`, `StudySpec` and `MetricSpec`, with their conversions to bo-core's
+//! `StudySpec` (the parameter tree is `parameter.rs`'s).
 
-use bo_core::{
-    Conditional, Domain, Goal, MeasurementSelection, MetricSpec, ObservationNoise, ParamSpec, ParamValue, ParentValues, Scale, SearchSpace,
-    SpaceError, StoppingSpec, StudySpec,
-};
+use bo_core::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, SearchSpace, SpaceError, StoppingSpec, StudySpec};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{int64, is_default, lenient_f64, lenient_opt_f64, lenient_vec_f64, opt_int64, vec_int64, wire_enum};
+use super::parameter::{ParameterSpecW, param_from_wire, param_to_wire};
+use super::{is_default, wire_enum};
 use bo_core::Limits;
 use bo_core::limits::Text;
 
@@ -19,11 +17,8 @@ wire_enum! {
 }
 wire_enum! {
     /// `StudySpec.MetricSpec.GoalType`; unspecified means MAXIMIZE.
-    GoalType { #[default] GOAL_TYPE_UNSPECIFIED = 0, MAXIMIZE = 1, MINIMIZE = 2 }
-}
-wire_enum! {
-    /// `StudySpec.ParameterSpec.ScaleType`; unspecified means linear.
-    ScaleType { #[default] SCALE_TYPE_UNSPECIFIED = 0, UNIT_LINEAR_SCALE = 1, UNIT_LOG_SCALE = 2, UNIT_REVERSE_LOG_SCALE = 3 }
+    #[schema(as = GoalType)]
+    GoalTypeW { #[default] GOAL_TYPE_UNSPECIFIED = 0, MAXIMIZE = 1, MINIMIZE = 2 }
 }
 wire_enum! {
     /// `StudySpec.ObservationNoise`.
@@ -32,22 +27,23 @@ wire_enum! {
 }
 wire_enum! {
     /// `StudySpec.MeasurementSelectionType`; unspecified means LAST_MEASUREMENT.
-    MeasurementSelectionType { #[default] MEASUREMENT_SELECTION_TYPE_UNSPECIFIED = 0, LAST_MEASUREMENT = 1, BEST_MEASUREMENT = 2 }
+    #[schema(as = MeasurementSelectionType)]
+    MeasurementSelectionTypeW { #[default] MEASUREMENT_SELECTION_TYPE_UNSPECIFIED = 0, LAST_MEASUREMENT = 1, BEST_MEASUREMENT = 2 }
 }
 
 /// The algorithm of a study: Vertex's enum names (or numbers) and bo's own names, as a string.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, ToSchema)]
-#[schema(value_type = String, example = "GRID_SEARCH")]
-pub struct AlgorithmName(pub String);
+#[schema(as = AlgorithmName, value_type = String, example = "GRID_SEARCH")]
+pub struct AlgorithmW(pub String);
 
-impl<'de> Deserialize<'de> for AlgorithmName {
+impl<'de> Deserialize<'de> for AlgorithmW {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match serde_json::Value::deserialize(d)? {
-            serde_json::Value::String(s) => Ok(AlgorithmName(s)),
+            serde_json::Value::String(s) => Ok(AlgorithmW(s)),
             serde_json::Value::Number(n) => match n.as_i64() {
-                Some(0) => Ok(AlgorithmName("ALGORITHM_UNSPECIFIED".into())),
-                Some(2) => Ok(AlgorithmName("GRID_SEARCH".into())),
-                Some(3) => Ok(AlgorithmName("RANDOM_SEARCH".into())),
+                Some(0) => Ok(AlgorithmW("ALGORITHM_UNSPECIFIED".into())),
+                Some(2) => Ok(AlgorithmW("GRID_SEARCH".into())),
+                Some(3) => Ok(AlgorithmW("RANDOM_SEARCH".into())),
                 _ => Err(serde::de::Error::custom(format!("{n} is not an algorithm number; Vertex's are 0, 2 and 3"))),
             },
             other => Err(serde::de::Error::custom(format!("{other} is not an algorithm name"))),
@@ -94,7 +90,7 @@ pub struct StudySpecW {
     /// `ALGORITHM_UNSPECIFIED` (= `AUTO`), `RANDOM_SEARCH`, `QUASI_RANDOM_SEARCH`, `GRID_SEARCH`,
     /// `GP_BANDIT`, `ADD_TREE`, `BRANCHING_NESTED`, `ADD_GP_UCB`, `OVERLAP_ADD_GP`, `REMBO`.
     #[serde(skip_serializing_if = "algorithm_is_default")]
-    pub algorithm: AlgorithmName,
+    pub algorithm: AlgorithmW,
     /// Settings of the algorithm (bo extension), plus `trialLease`: how long an ACTIVE trial's
     /// client may go unseen before the trial goes to the next client (`"600s"`; `"0s"`: never;
     /// absent: the server's `--trial-lease`).
@@ -105,10 +101,10 @@ pub struct StudySpecW {
     pub observation_noise: ObservationNoiseW,
     /// Which measurement completes a trial that is completed without a final one.
     #[serde(skip_serializing_if = "is_default")]
-    pub measurement_selection_type: MeasurementSelectionType,
+    pub measurement_selection_type: MeasurementSelectionTypeW,
     /// The median stopping rule.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub median_automated_stopping_spec: Option<MedianAutomatedStoppingSpec>,
+    pub median_automated_stopping_spec: Option<MedianAutomatedStoppingSpecW>,
     /// Not supported: rejected with a 400.
     #[serde(skip_serializing)]
     pub decay_curve_stopping_spec: Option<serde_json::Value>,
@@ -123,14 +119,15 @@ pub struct StudySpecW {
     pub study_stopping_config: Option<serde_json::Value>,
 }
 
-fn algorithm_is_default(a: &AlgorithmName) -> bool {
+fn algorithm_is_default(a: &AlgorithmW) -> bool {
     a.0.is_empty() || a.0 == "ALGORITHM_UNSPECIFIED"
 }
 
 /// `StudySpec.MedianAutomatedStoppingSpec`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct MedianAutomatedStoppingSpec {
+#[schema(as = MedianAutomatedStoppingSpec)]
+pub struct MedianAutomatedStoppingSpecW {
     /// Compare trials at equal elapsed time rather than equal step count.
     #[serde(skip_serializing_if = "is_default")]
     pub use_elapsed_duration: bool,
@@ -145,141 +142,10 @@ pub struct MetricSpecW {
     #[schema(pattern = r"^\S+$", required = true)]
     pub metric_id: String,
     /// MAXIMIZE or MINIMIZE.
-    pub goal: GoalType,
+    pub goal: GoalTypeW,
     /// Not supported: rejected with a 400.
     #[serde(skip_serializing)]
     pub safety_config: Option<serde_json::Value>,
-}
-
-/// `StudySpec.ParameterSpec`: exactly one of the four value specs.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
-#[schema(as = ParameterSpec)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct ParameterSpecW {
-    /// Required; unique across the whole tree, no whitespace.
-    #[schema(pattern = r"^\S+$", required = true)]
-    pub parameter_id: String,
-    /// A real in [minValue, maxValue].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub double_value_spec: Option<DoubleValueSpec>,
-    /// An integer in [minValue, maxValue].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub integer_value_spec: Option<IntegerValueSpec>,
-    /// One of a list of strings.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub categorical_value_spec: Option<CategoricalValueSpec>,
-    /// One of an increasing list of numbers.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub discrete_value_spec: Option<DiscreteValueSpec>,
-    /// How a numeric parameter is spread; leave unset for CATEGORICAL.
-    #[serde(skip_serializing_if = "is_default")]
-    pub scale_type: ScaleType,
-    /// Children active under some values of this parameter.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[schema(no_recursion)]
-    pub conditional_parameter_specs: Vec<ConditionalParameterSpec>,
-}
-
-/// `DoubleValueSpec`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct DoubleValueSpec {
-    /// Smallest value.
-    #[serde(deserialize_with = "lenient_f64", skip_serializing_if = "is_default")]
-    pub min_value: f64,
-    /// Largest value.
-    #[serde(deserialize_with = "lenient_f64", skip_serializing_if = "is_default")]
-    pub max_value: f64,
-    /// The value to try first.
-    #[serde(deserialize_with = "lenient_opt_f64", skip_serializing_if = "Option::is_none")]
-    pub default_value: Option<f64>,
-}
-
-/// `IntegerValueSpec` (int64 as strings).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct IntegerValueSpec {
-    /// Smallest value.
-    #[serde(with = "int64", skip_serializing_if = "is_default")]
-    #[schema(schema_with = super::int64_schema)]
-    pub min_value: i64,
-    /// Largest value.
-    #[serde(with = "int64", skip_serializing_if = "is_default")]
-    #[schema(schema_with = super::int64_schema)]
-    pub max_value: i64,
-    /// The value to try first.
-    #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
-    #[schema(schema_with = super::opt_int64_schema)]
-    pub default_value: Option<i64>,
-}
-
-/// `CategoricalValueSpec`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct CategoricalValueSpec {
-    /// The values.
-    pub values: Vec<String>,
-    /// The value to try first.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub default_value: Option<String>,
-}
-
-/// `DiscreteValueSpec`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct DiscreteValueSpec {
-    /// The values, increasing.
-    #[serde(deserialize_with = "lenient_vec_f64")]
-    pub values: Vec<f64>,
-    /// The value to try first.
-    #[serde(deserialize_with = "lenient_opt_f64", skip_serializing_if = "Option::is_none")]
-    pub default_value: Option<f64>,
-}
-
-/// `ConditionalParameterSpec`: a child and the parent values that activate it (exactly one of
-/// the three conditions, matching the parent's type).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct ConditionalParameterSpec {
-    /// The child.
-    #[schema(no_recursion)]
-    pub parameter_spec: Box<ParameterSpecW>,
-    /// For a CATEGORICAL parent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_categorical_values: Option<CategoricalValueCondition>,
-    /// For an INTEGER parent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_int_values: Option<IntValueCondition>,
-    /// For a DISCRETE parent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub parent_discrete_values: Option<DiscreteValueCondition>,
-}
-
-/// Parent values of a CATEGORICAL parent.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct CategoricalValueCondition {
-    /// The values.
-    pub values: Vec<String>,
-}
-
-/// Parent values of an INTEGER parent (int64 as strings).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct IntValueCondition {
-    /// The values.
-    #[serde(with = "vec_int64")]
-    #[schema(schema_with = super::int64_list_schema)]
-    pub values: Vec<i64>,
-}
-
-/// Parent values of a DISCRETE parent.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct DiscreteValueCondition {
-    /// The values.
-    #[serde(deserialize_with = "lenient_vec_f64")]
-    pub values: Vec<f64>,
 }
 
 fn unsupported(path: &str, what: &str) -> SpaceError {
@@ -362,7 +228,7 @@ impl StudySpecW {
             if m.safety_config.is_some() {
                 return Err(SpaceError::new(format!("studySpec.metrics[{i}].safetyConfig"), "safety constraints are not supported yet"));
             }
-            let goal = if m.goal == GoalType::MINIMIZE { Goal::Minimize } else { Goal::Maximize };
+            let goal = if m.goal == GoalTypeW::MINIMIZE { Goal::Minimize } else { Goal::Maximize };
             metrics.push(MetricSpec { id: m.metric_id, goal });
         }
         StudySpec::validate_metrics(&metrics, limits).map_err(at)?;
@@ -388,7 +254,7 @@ impl StudySpecW {
                 ObservationNoiseW::OBSERVATION_NOISE_UNSPECIFIED => ObservationNoise::Unspecified,
             },
             measurement_selection: match self.measurement_selection_type {
-                MeasurementSelectionType::BEST_MEASUREMENT => MeasurementSelection::Best,
+                MeasurementSelectionTypeW::BEST_MEASUREMENT => MeasurementSelection::Best,
                 _ => MeasurementSelection::Last,
             },
             stopping: self.median_automated_stopping_spec.map(|m| StoppingSpec::Median { use_elapsed_duration: m.use_elapsed_duration }),
@@ -404,14 +270,14 @@ impl StudySpecW {
                 .map(|m| MetricSpecW {
                     metric_id: m.id.clone(),
                     goal: match m.goal {
-                        Goal::Maximize => GoalType::MAXIMIZE,
-                        Goal::Minimize => GoalType::MINIMIZE,
+                        Goal::Maximize => GoalTypeW::MAXIMIZE,
+                        Goal::Minimize => GoalTypeW::MINIMIZE,
                     },
                     safety_config: None,
                 })
                 .collect(),
             parameters: spec.space.roots().iter().map(param_to_wire).collect(),
-            algorithm: AlgorithmName(spec.algorithm.clone()),
+            algorithm: AlgorithmW(spec.algorithm.clone()),
             algorithm_config: config_with_trial_lease(spec),
             observation_noise: match spec.observation_noise {
                 ObservationNoise::Low => ObservationNoiseW::LOW,
@@ -419,118 +285,13 @@ impl StudySpecW {
                 ObservationNoise::Unspecified => ObservationNoiseW::OBSERVATION_NOISE_UNSPECIFIED,
             },
             measurement_selection_type: match spec.measurement_selection {
-                MeasurementSelection::Best => MeasurementSelectionType::BEST_MEASUREMENT,
-                MeasurementSelection::Last => MeasurementSelectionType::LAST_MEASUREMENT,
+                MeasurementSelection::Best => MeasurementSelectionTypeW::BEST_MEASUREMENT,
+                MeasurementSelection::Last => MeasurementSelectionTypeW::LAST_MEASUREMENT,
             },
             median_automated_stopping_spec: spec.stopping.map(|s| match s {
-                StoppingSpec::Median { use_elapsed_duration } => MedianAutomatedStoppingSpec { use_elapsed_duration },
+                StoppingSpec::Median { use_elapsed_duration } => MedianAutomatedStoppingSpecW { use_elapsed_duration },
             }),
             ..Default::default()
         }
     }
-}
-
-fn param_from_wire(p: ParameterSpecW, path: &str) -> Result<ParamSpec, SpaceError> {
-    let n_specs = [
-        p.double_value_spec.is_some(),
-        p.integer_value_spec.is_some(),
-        p.categorical_value_spec.is_some(),
-        p.discrete_value_spec.is_some(),
-    ]
-    .into_iter()
-    .filter(|b| *b)
-    .count();
-    if n_specs != 1 {
-        return Err(SpaceError::new(
-            path,
-            format!(
-                "parameter {:?} needs exactly one of doubleValueSpec, integerValueSpec, categoricalValueSpec, discreteValueSpec; {n_specs} given",
-                p.parameter_id
-            ),
-        ));
-    }
-    let (domain, default) = if let Some(d) = p.double_value_spec {
-        (Domain::Double { min: d.min_value, max: d.max_value }, d.default_value.map(ParamValue::Float))
-    } else if let Some(i) = p.integer_value_spec {
-        (Domain::Integer { min: i.min_value, max: i.max_value }, i.default_value.map(ParamValue::Int))
-    } else if let Some(c) = p.categorical_value_spec {
-        (Domain::Categorical { values: c.values }, c.default_value.map(ParamValue::Categorical))
-    } else {
-        let d = p.discrete_value_spec.expect("one spec is set");
-        (Domain::Discrete { values: d.values }, d.default_value.map(ParamValue::Float))
-    };
-    let scale = match p.scale_type {
-        ScaleType::UNIT_LOG_SCALE => Scale::Log,
-        ScaleType::UNIT_REVERSE_LOG_SCALE => Scale::ReverseLog,
-        ScaleType::UNIT_LINEAR_SCALE | ScaleType::SCALE_TYPE_UNSPECIFIED => Scale::Linear,
-    };
-    let mut children = Vec::with_capacity(p.conditional_parameter_specs.len());
-    for (j, c) in p.conditional_parameter_specs.into_iter().enumerate() {
-        let cpath = format!("{path}.conditionalParameterSpecs[{j}]");
-        let conditions = [c.parent_categorical_values.is_some(), c.parent_int_values.is_some(), c.parent_discrete_values.is_some()];
-        if conditions.iter().filter(|b| **b).count() != 1 {
-            return Err(SpaceError::new(cpath, "needs exactly one of parentCategoricalValues, parentIntValues, parentDiscreteValues"));
-        }
-        let parent_values = if let Some(v) = c.parent_categorical_values {
-            ParentValues::Categorical(v.values)
-        } else if let Some(v) = c.parent_int_values {
-            ParentValues::Integer(v.values)
-        } else {
-            ParentValues::Discrete(c.parent_discrete_values.expect("one condition is set").values)
-        };
-        let spec = param_from_wire(*c.parameter_spec, &format!("{cpath}.parameterSpec"))?;
-        children.push(Conditional { parent_values, spec });
-    }
-    Ok(ParamSpec { id: p.parameter_id, domain, scale, default, children })
-}
-
-fn param_to_wire(p: &ParamSpec) -> ParameterSpecW {
-    let mut w = ParameterSpecW { parameter_id: p.id.clone(), ..Default::default() };
-    let float_default = || match p.default {
-        Some(ParamValue::Float(x)) => Some(x),
-        _ => None,
-    };
-    match &p.domain {
-        Domain::Double { min, max } => {
-            w.double_value_spec = Some(DoubleValueSpec { min_value: *min, max_value: *max, default_value: float_default() })
-        }
-        Domain::Integer { min, max } => {
-            let default_value = match p.default {
-                Some(ParamValue::Int(i)) => Some(i),
-                _ => None,
-            };
-            w.integer_value_spec = Some(IntegerValueSpec { min_value: *min, max_value: *max, default_value })
-        }
-        Domain::Discrete { values } => {
-            w.discrete_value_spec = Some(DiscreteValueSpec { values: values.clone(), default_value: float_default() })
-        }
-        Domain::Categorical { values } => {
-            let default_value = match &p.default {
-                Some(ParamValue::Categorical(s)) => Some(s.clone()),
-                _ => None,
-            };
-            w.categorical_value_spec = Some(CategoricalValueSpec { values: values.clone(), default_value })
-        }
-    }
-    if !matches!(p.domain, Domain::Categorical { .. }) {
-        w.scale_type = match p.scale {
-            Scale::Linear => ScaleType::UNIT_LINEAR_SCALE,
-            Scale::Log => ScaleType::UNIT_LOG_SCALE,
-            Scale::ReverseLog => ScaleType::UNIT_REVERSE_LOG_SCALE,
-        };
-    }
-    w.conditional_parameter_specs = p
-        .children
-        .iter()
-        .map(|c| {
-            let mut cw = ConditionalParameterSpec { parameter_spec: Box::new(param_to_wire(&c.spec)), ..Default::default() };
-            match &c.parent_values {
-                ParentValues::Categorical(v) => cw.parent_categorical_values = Some(CategoricalValueCondition { values: v.clone() }),
-                ParentValues::Integer(v) => cw.parent_int_values = Some(IntValueCondition { values: v.clone() }),
-                ParentValues::Discrete(v) => cw.parent_discrete_values = Some(DiscreteValueCondition { values: v.clone() }),
-            }
-            cw
-        })
-        .collect();
-    w
 }

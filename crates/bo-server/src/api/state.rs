@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use bo_store::Store;
 
-use crate::access::Access;
+use super::access::Access;
 use crate::engine::Engine;
 use crate::metrics::Metrics;
 

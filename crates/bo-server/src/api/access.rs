@@ -26,8 +26,8 @@ use bo_core::Limits;
 use bo_core::limits::Text;
 use sha2::{Digest, Sha256};
 
-use crate::api::error::{ApiError, Code};
-use crate::api::extract::BodyLimit;
+use super::error::{ApiError, Code};
+use crate::config::Config;
 
 /// A mistake in the key configuration, refused at start-up.
 #[derive(Debug, thiserror::Error)]
@@ -200,10 +200,43 @@ impl Default for Access {
             keys: ApiKeys::default(),
             rate_limit: None,
             max_header_bytes: 16 << 10,
-            max_body_bytes: crate::api::DEFAULT_BODY_LIMIT,
+            max_body_bytes: super::DEFAULT_BODY_LIMIT,
             request_timeout: None,
             limits: Limits::default(),
         }
+    }
+}
+
+impl Access {
+    /// The access rules `config` describes: the keys from the file and the flag, the rate,
+    /// size and time limits. Errors name the setting that is wrong.
+    pub fn from_config(config: &Config) -> anyhow::Result<Access> {
+        use anyhow::Context;
+        let mut text = String::new();
+        if let Some(path) = &config.api_keys_file {
+            text = std::fs::read_to_string(path).with_context(|| format!("reading --api-keys-file {}", path.display()))?;
+            text.push('\n');
+        }
+        if let Some(inline) = &config.api_keys {
+            text.push_str(inline);
+        }
+        let keys = ApiKeys::parse(&text).context("in the API keys (--api-keys-file, --api-keys)")?;
+        if config.request_timeout > 0.0 && config.request_timeout <= config.max_suggest_wait {
+            anyhow::bail!(
+                "--request-timeout ({} s) must be longer than --max-suggest-wait ({} s), or 0 for no limit",
+                config.request_timeout,
+                config.max_suggest_wait
+            );
+        }
+        Ok(Access {
+            keys,
+            rate_limit: (config.rate_limit > 0.0).then(|| RateLimit::new(config.rate_limit)),
+            max_header_bytes: config.max_header_bytes,
+            max_body_bytes: config.max_body_bytes,
+            request_timeout: (config.request_timeout > 0.0)
+                .then(|| std::time::Duration::from_secs_f64(config.request_timeout.min(86_400.0))),
+            limits: config.limits.limits(),
+        })
     }
 }
 
@@ -234,7 +267,7 @@ fn bad_segment(path: &str, limits: &Limits) -> Option<ApiError> {
             return Some(ApiError::invalid(format!("{field}: must not be empty")));
         }
         if let Err(e) = limits.check_text(&value, Text::Id) {
-            return Some(crate::api::error::text_error(field, &e));
+            return Some(super::error::text_error(field, &e));
         }
     }
     None
@@ -264,6 +297,11 @@ fn percent_decode(text: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+/// The body limit a request is held to, put in its extensions by the access guard (for the
+/// message that names it).
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimit(pub usize);
 
 /// The middleware: header limit, then (with keys) the key, its rate and its project, then the
 /// handler under the request timeout.
@@ -333,6 +371,16 @@ fn unauthenticated(message: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_timeout_must_outlast_the_suggest_wait() {
+        use clap::Parser;
+        let e = Access::from_config(&Config::parse_from(["bo-server", "--request-timeout", "2"])).unwrap_err();
+        assert!(e.to_string().contains("--max-suggest-wait"), "{e}");
+        assert!(Access::from_config(&Config::parse_from(["bo-server", "--request-timeout", "0"])).unwrap().request_timeout.is_none());
+        let e = Access::from_config(&Config::parse_from(["bo-server", "--api-keys", "alice nothex demo"])).unwrap_err();
+        assert!(format!("{e:#}").contains("64 hex digits"), "{e:#}");
+    }
 
     const SECRET: &str = "s3cret-key";
 

@@ -1,0 +1,60 @@
+//! Embeds the dashboard (`dashboard/`) in the binary: every file read, gzipped at build time, and
+//! listed in `$OUT_DIR/dashboard.rs` with its bytes; the assets' URLs are versioned by a hash of
+//! all of them (the index names the version), so a browser may keep an asset for good.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+fn files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("the dashboard folder").map(|e| e.expect("an entry").path()).collect();
+    entries.sort();
+    for path in entries {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            files(root, &path, out);
+        } else {
+            let rel = path.strip_prefix(root).expect("under the root").to_string_lossy().replace('\\', "/");
+            out.push((rel, path));
+        }
+    }
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("dashboard");
+    println!("cargo:rerun-if-changed=dashboard");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let mut list = Vec::new();
+    files(&root, &root, &mut list);
+    for (_, path) in &list {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    let mut hasher = Sha256::new();
+    for (rel, path) in &list {
+        hasher.update(rel.as_bytes());
+        hasher.update(std::fs::read(path).expect("a dashboard file"));
+    }
+    let version: String = hasher.finalize()[..6].iter().map(|b| format!("{b:02x}")).collect();
+    let mut code = format!("/// A hash of every dashboard file: the assets' URLs carry it.\npub const VERSION: &str = {version:?};\n\n");
+    code.push_str("/// Every dashboard file, as served.\npub static FILES: &[Asset] = &[\n");
+    for (k, (rel, path)) in list.iter().enumerate() {
+        let mut raw = std::fs::read(path).expect("a dashboard file");
+        if rel == "index.html" {
+            raw = String::from_utf8(raw).expect("index.html is UTF-8").replace("__VERSION__", &version).into_bytes();
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&raw).expect("gzip");
+        let (raw_path, gz_path) = (out.join(format!("dashboard-{k}")), out.join(format!("dashboard-{k}.gz")));
+        std::fs::write(&raw_path, &raw).expect("write");
+        std::fs::write(&gz_path, gz.finish().expect("gzip")).expect("write");
+        code.push_str(&format!(
+            "    Asset {{ path: {rel:?}, raw: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/dashboard-{k}\")), gzip: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/dashboard-{k}.gz\")) }},\n"
+        ));
+    }
+    code.push_str("];\n");
+    std::fs::write(out.join("dashboard.rs"), code).expect("write dashboard.rs");
+}

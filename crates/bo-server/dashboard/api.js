@@ -1,0 +1,57 @@
+// The dashboard's one way to the server: the same /v1 API as every client, with the API key the
+// user gave (kept in this browser) when the server asks for one.
+
+const KEY = "bo.apiKey";
+
+let waitingForKey = null;
+
+function askForKey(message) {
+  if (waitingForKey) return waitingForKey;
+  const dialog = document.getElementById("key-dialog");
+  const form = document.getElementById("key-form");
+  document.getElementById("key-error").textContent = message || "";
+  waitingForKey = new Promise((resolve) => {
+    form.onsubmit = (event) => {
+      event.preventDefault();
+      localStorage.setItem(KEY, form.key.value.trim());
+      form.reset();
+      dialog.close();
+      waitingForKey = null;
+      resolve();
+    };
+  });
+  dialog.showModal();
+  return waitingForKey;
+}
+
+/** An error answer of the API, with its status and message. */
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** `method path` (under the server's origin) with an optional JSON body; the parsed answer. */
+export async function call(method, path, body) {
+  for (;;) {
+    const headers = { accept: "application/json" };
+    const key = localStorage.getItem(KEY);
+    if (key) headers.authorization = `Bearer ${key}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (response.status === 401) {
+      await askForKey(key ? "That key was refused." : "");
+      continue;
+    }
+    const text = await response.text();
+    const json = text ? JSON.parse(text) : {};
+    if (!response.ok) throw new ApiError(response.status, json.error?.message || response.statusText);
+    return json;
+  }
+}
+
+/** The location's path prefix. */
+export function locationPath(project, location) {
+  return `/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}`;
+}

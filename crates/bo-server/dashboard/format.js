@@ -1,0 +1,44 @@
+// Small formatting helpers shared by the pages.
+
+/** An element `tag` with attributes and children (strings become text: never HTML). */
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "class") e.className = v;
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : String(c));
+  }
+  return e;
+}
+
+/** A number for people: up to 6 significant digits, exponent when tiny or huge. */
+export function num(v) {
+  if (v === undefined || v === null || Number.isNaN(v)) return "—";
+  if (Number.isInteger(v)) return v.toLocaleString("en");
+  const a = Math.abs(v);
+  if (a !== 0 && (a < 1e-4 || a >= 1e7)) return v.toExponential(3);
+  return Number(v.toPrecision(6)).toString();
+}
+
+/** How long ago an RFC 3339 time was. */
+export function ago(time) {
+  if (!time) return "—";
+  const s = (Date.now() - Date.parse(time)) / 1000;
+  if (s < 60) return `${Math.max(0, Math.round(s))} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} d ago`;
+}
+
+/** A state badge. */
+export function badge(state) {
+  return el("span", { class: `state ${state}` }, state);
+}
+
+/** Tick steps for an axis of whole numbers (trial ids, steps). */
+export const INTEGER_TICKS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6];

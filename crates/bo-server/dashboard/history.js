@@ -1,0 +1,69 @@
+// The optimisation history, from the server's bucketed history (`trials:history`): every trial
+// when the study is small, else the best and worst value of each bucket of consecutive trials;
+// the best so far as a step line; infeasible trials marked along the bottom, trials asked to
+// stop (by the early-stopping rule or their client) ringed; a log scale when every value is
+// positive. Drawn with uPlot; the container says `data-drawn` once a frame is on screen.
+
+import uPlot from "./vendor/uPlot.esm.js";
+import { call } from "./api.js";
+import { INTEGER_TICKS } from "./format.js";
+
+/** Buckets at most: a chart this wide shows no more. */
+const POINTS = 4000;
+
+export async function readHistory(studyPath) {
+  return call("GET", `${studyPath}/trials:history?maxPoints=${POINTS}`);
+}
+
+export function historyData(h, goal) {
+  const n = h.firstIds.length;
+  const minimise = goal === "MINIMIZE";
+  const xs = new Float64Array(n);
+  const better = new Array(n).fill(null);
+  const worse = new Array(n).fill(null);
+  const best = new Array(n).fill(null);
+  const infeasible = new Array(n).fill(null);
+  const stopped = new Array(n).fill(null);
+  let incumbent = null;
+  let low = Infinity;
+  for (let k = 0; k < n; k++) {
+    xs[k] = h.bucketWidth === 1 ? h.firstIds[k] : (h.firstIds[k] + h.lastIds[k]) / 2;
+    const [b, w] = minimise ? [h.min[k], h.max[k]] : [h.max[k], h.min[k]];
+    if (b !== null) {
+      better[k] = b;
+      if (h.bucketWidth > 1) worse[k] = w;
+      low = Math.min(low, h.min[k]);
+      if (incumbent === null || (minimise ? b < incumbent : b > incumbent)) incumbent = b;
+    }
+    best[k] = incumbent;
+  }
+  for (let k = 0; k < n; k++) {
+    const base = Number.isFinite(low) ? low : 0;
+    if (h.infeasible[k] > 0) infeasible[k] = base;
+    if (h.stopped[k] > 0) stopped[k] = better[k] ?? base;
+  }
+  const positive = h.min.every((v) => v === null || v > 0);
+  return { data: [xs, better, worse, best, infeasible, stopped], positive, bucketWidth: h.bucketWidth };
+}
+
+export function historyChart(container, { data, bucketWidth }, { log, metricId }) {
+  const width = Math.max(320, container.clientWidth || 800);
+  const bucketed = bucketWidth > 1;
+  const opts = {
+    width,
+    height: 320,
+    scales: { x: { time: false }, y: { distr: log ? 3 : 1 } },
+    axes: [{ label: bucketed ? `trial (buckets of ${bucketWidth})` : "trial", incrs: INTEGER_TICKS }, { label: metricId, size: 70 }],
+    series: [
+      { label: "trial" },
+      { label: bucketed ? `${metricId}, best in bucket` : metricId, stroke: "#2f6fdb", paths: () => null, points: { show: true, size: 5, fill: "#2f6fdb", stroke: "#2f6fdb" } },
+      { label: "worst in bucket", show: bucketed, stroke: "#9db8ea", paths: () => null, points: { show: true, size: 4, fill: "#9db8ea", stroke: "#9db8ea" } },
+      { label: "best so far", stroke: "#1f8a4c", width: 2, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } },
+      { label: "infeasible", stroke: "#c8372d", paths: () => null, points: { show: true, size: 7, fill: "#c8372d", stroke: "#c8372d" } },
+      { label: "asked to stop", stroke: "#b7791f", paths: () => null, points: { show: true, size: 11, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b7791f" } },
+    ],
+    hooks: { draw: [() => { container.dataset.drawn = "true"; }] },
+  };
+  container.replaceChildren();
+  return new uPlot(opts, data, container);
+}

@@ -1,0 +1,257 @@
+// What a study's model learned: its hyperparameters and structure as the designer describes
+// them, one-parameter slices of the posterior through the best trial (mean ± 2 sd, the trials
+// drawn on top), and a two-parameter map of the mean or the standard deviation. Every number
+// comes from the server's model (`GET …/model`, `:predict`).
+
+import { ApiError, call } from "./api.js";
+import { el, num } from "./format.js";
+import { axesOf } from "./parcoords.js";
+import { Trials } from "./trials.js";
+
+const SLICE_POINTS = 40;
+const MAP_SIDE = 30;
+const MAX_PREDICT = 1000;
+
+export async function modelPage(main, where, number, studyPath) {
+  const [study, summary, optimal] = await Promise.all([
+    call("GET", studyPath),
+    call("GET", `${studyPath}/model`),
+    call("POST", `${studyPath}/trials:listOptimalTrials`, {}),
+  ]);
+  const spec = study.studySpec;
+  const trials = new Trials(studyPath);
+  await trials.refresh();
+  const metric = spec.metrics[0];
+  const best = (optimal.optimalTrials || [])[0];
+  const slices = el("div", { id: "slices", class: "slices" });
+  const map = el("div", { id: "map" });
+  main.replaceChildren(
+    el("h1", {}, study.displayName, el("span", { class: "muted" }, " — model")),
+    el("p", {}, el("a", { href: `#/studies/${number}` }, "← the study")),
+    el("div", { class: "cards" },
+      el("section", { class: "card" }, el("h2", {}, "What the model learned"), describe(summary, trials, metric)),
+      el("section", { class: "card" }, el("h2", {}, "Map of two parameters"), map),
+      el("section", { class: "card wide" }, el("h2", {}, `Slices through the best trial${best ? ` (trial ${best.id})` : ""}`), slices)),
+  );
+  if (!best) {
+    slices.replaceChildren(el("p", { class: "muted" }, "No trial has succeeded yet: there is no best trial to slice through."));
+    map.replaceChildren(el("p", { class: "muted" }, "No trial has succeeded yet."));
+    slices.dataset.drawn = map.dataset.drawn = "true";
+    return () => {};
+  }
+  const base = Object.fromEntries(best.parameters.map((p) => [p.parameterId, p.value]));
+  // Reals and integers take any value of their range; a discrete parameter's list, a category
+  // and a parent of conditional parameters (moving it changes which others are active) are not
+  // sliced.
+  const numeric = axesOf(spec.parameters).filter((a) => (a.kind === "double" || a.kind === "integer") && !a.parent && a.id in base);
+  try {
+    await drawSlices(slices, studyPath, base, numeric, trials, metric);
+    await drawMap(map, studyPath, base, numeric, trials, metric);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status !== 400) throw e;
+    for (const box of [slices, map]) {
+      box.replaceChildren(el("p", { class: "muted" }, e.message));
+      box.dataset.drawn = "true";
+    }
+  }
+  return () => {};
+}
+
+function describe(summary, trials, metric) {
+  const model = summary.model || {};
+  const rows = [
+    ["algorithm", summary.algorithm],
+    ["fitted on", `${summary.trials} trials (data version ${summary.fittedDataVersion} of ${summary.dataVersion})`],
+    ["precomputed suggestions", summary.precomputedSuggestions],
+  ];
+  const hyper = model.hyperparameters || {};
+  const table = el("table", { id: "hyperparameters" }, el("tbody", {},
+    ...rows.map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, String(v)))),
+    ...Object.entries(hyper).map(([k, v]) => el("tr", {}, el("th", {}, label(k)), el("td", { class: "num" }, typeof v === "number" ? num(v) : JSON.stringify(v)))),
+  ));
+  const rest = Object.fromEntries(Object.entries(model).filter(([k]) => !["hyperparameters", "tree", "embeddings", "groups", "cliques"].includes(k)));
+  return el("div", {}, table, model.tree ? tree(model.tree, trials, metric) : "",
+    model.groups || model.cliques ? groups(model.groups || model.cliques, model.groups ? "group" : "clique") : "",
+    Array.isArray(model.embeddings) ? embeddings(model) : "",
+    el("p", { class: "muted" }, "Length scales are how far a parameter must move (in the unit interval, or log space for log-scaled ones) to change the objective much: a short one means the model is sensitive to it. They are not importances — see the study's importance."),
+    Object.keys(rest).length ? el("details", {}, el("summary", {}, "everything the designer reports"), el("pre", {}, JSON.stringify(rest, null, 2))) : "");
+}
+
+/** An Add-Tree model's vertices: the parameters each holds, the trials on its branch (where
+ * its parameters are active), their best value, and the vertex's hyperparameters. */
+function tree(vertices, trials, metric) {
+  const values = trials.metrics.get(metric.metricId) || [];
+  const better = (a, b) => (metric.goal === "MINIMIZE" ? a < b : a > b);
+  return el("table", { id: "tree" },
+    el("thead", {}, el("tr", {}, el("th", {}, "vertex"), el("th", {}, "parameters"), el("th", { class: "num" }, "trials"), el("th", { class: "num" }, "best"), el("th", {}, "hyperparameters"))),
+    el("tbody", {}, ...vertices.map((v) => {
+      const column = v.parameters.length ? trials.parameters.get(v.parameters[0]) : null;
+      let n = 0, best = null;
+      for (let r = 0; r < trials.ids.length; r++) {
+        if (column && column[r] === null) continue;
+        n++;
+        if (trials.states[r] === "SUCCEEDED" && values[r] !== null && (best === null || better(values[r], best))) best = values[r];
+      }
+      return el("tr", {}, el("td", {}, v.vertex), el("td", {}, v.parameters.join(", ") || "—"), el("td", { class: "num" }, n.toLocaleString("en")), el("td", { class: "num" }, num(best)),
+        el("td", { class: "muted" }, Object.entries(v.hyperparameters || {}).map(([k, x]) => `${label(k)} ${num(x)}`).join(" · ")));
+    })));
+}
+
+/** An additive model's groups (seed 004) or a dependency graph's cliques (seed 002). */
+function groups(list, noun) {
+  return el("table", { id: "groups" },
+    el("thead", {}, el("tr", {}, el("th", {}, noun), el("th", {}, "parameters"))),
+    el("tbody", {}, ...list.map((g, k) => el("tr", {}, el("td", { class: "num" }, k + 1), el("td", {}, g.join(", "))))),
+  );
+}
+
+/** REMBO's random embeddings (seed 001): each one's own numbers, as the designer reports them. */
+function embeddings(model) {
+  const list = model.embeddings;
+  const keys = [...new Set(list.flatMap((e) => Object.keys(e)))];
+  // Seeds are identifiers, not quantities: shown as given.
+  const cell = (v, k) => (k === "seed" ? String(v) : typeof v === "number" ? num(v) : v === undefined || v === null ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v));
+  return el("div", { id: "embeddings" },
+    el("p", {}, `${list.length} random embedding${list.length === 1 ? "" : "s"} of dimension ${model.d}; the search box is [${num(model.searchBox?.[0])}, ${num(model.searchBox?.[1])}]^${model.d}, each point projected into the space.`),
+    el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "#"), ...keys.map((k) => el("th", {}, k)))),
+      el("tbody", {}, ...list.map((e, i) => el("tr", {}, el("td", { class: "num" }, i + 1), ...keys.map((k) => el("td", {}, cell(e[k], k))))))));
+}
+
+function label(name) {
+  return name.replace(/^log_?/, "log ").replace(/lengthscale|length_scale/i, "length scale");
+}
+
+/** The value of a numeric axis at `u` of its range (log-scaled where the axis is). */
+function at(axis, u, integer) {
+  let v = axis.log && axis.min > 0 ? Math.exp(Math.log(axis.min) + u * (Math.log(axis.max) - Math.log(axis.min))) : axis.min + u * (axis.max - axis.min);
+  if (integer) v = Math.round(v);
+  return Math.min(axis.max, Math.max(axis.min, v));
+}
+
+async function predict(studyPath, points) {
+  const out = [];
+  for (let k = 0; k < points.length; k += MAX_PREDICT) {
+    const chunk = points.slice(k, k + MAX_PREDICT).map((p) => ({ parameters: Object.entries(p).map(([parameterId, value]) => ({ parameterId, value })) }));
+    const answer = await call("POST", `${studyPath}:predict`, { trials: chunk });
+    out.push(...answer.predictions);
+  }
+  return out;
+}
+
+async function drawSlices(box, studyPath, base, numeric, trials, metric) {
+  if (!numeric.length) {
+    box.replaceChildren(el("p", { class: "muted" }, "The best trial has no numeric parameter to slice along."));
+    box.dataset.drawn = "true";
+    return;
+  }
+  const points = [];
+  const grids = numeric.map((a) => {
+    const integer = a.kind === "integer";
+    const xs = [...new Set(Array.from({ length: SLICE_POINTS }, (_, k) => at(a, k / (SLICE_POINTS - 1), integer)))];
+    for (const x of xs) points.push({ ...base, [a.id]: x });
+    return xs;
+  });
+  const predictions = await predict(studyPath, points);
+  let k = 0;
+  const values = trials.metrics.get(metric.metricId) || [];
+  box.replaceChildren(...numeric.map((a, i) => {
+    const xs = grids[i];
+    const p = predictions.slice(k, k + xs.length);
+    k += xs.length;
+    const dots = [];
+    const column = trials.parameters.get(a.id) || [];
+    for (let r = 0; r < trials.ids.length && dots.length < 5000; r++) {
+      if (trials.states[r] === "SUCCEEDED" && column[r] !== null && values[r] !== null) dots.push([column[r], values[r]]);
+    }
+    const canvas = el("canvas", { width: 360, height: 220, class: "slice" });
+    plot(canvas, a, xs, p, dots, base[a.id]);
+    return el("figure", {}, canvas, el("figcaption", {}, a.id));
+  }));
+  box.dataset.drawn = "true";
+}
+
+function plot(canvas, axis, xs, p, dots, at0) {
+  const g = canvas.getContext("2d");
+  const pad = { l: 48, r: 8, t: 8, b: 22 };
+  const w = canvas.width - pad.l - pad.r, h = canvas.height - pad.t - pad.b;
+  const lo = Math.min(...p.map((q) => q.mean - 2 * q.stddev), ...dots.map((d) => d[1]));
+  const hi = Math.max(...p.map((q) => q.mean + 2 * q.stddev), ...dots.map((d) => d[1]));
+  const fx = (x) => pad.l + w * (axis.log && axis.min > 0 ? (Math.log(x) - Math.log(axis.min)) / (Math.log(axis.max) - Math.log(axis.min)) : (x - axis.min) / (axis.max - axis.min || 1));
+  const fy = (y) => pad.t + h * (1 - (y - lo) / (hi - lo || 1));
+  g.fillStyle = "rgba(47,111,219,0.15)";
+  g.beginPath();
+  xs.forEach((x, k) => g.lineTo(fx(x), fy(p[k].mean + 2 * p[k].stddev)));
+  [...xs].reverse().forEach((x, k) => { const q = p[xs.length - 1 - k]; g.lineTo(fx(x), fy(q.mean - 2 * q.stddev)); });
+  g.fill();
+  g.fillStyle = "rgba(106,115,133,0.5)";
+  for (const [x, y] of dots) g.fillRect(fx(x) - 1.5, fy(y) - 1.5, 3, 3);
+  g.strokeStyle = "#2f6fdb";
+  g.lineWidth = 2;
+  g.beginPath();
+  xs.forEach((x, k) => g.lineTo(fx(x), fy(p[k].mean)));
+  g.stroke();
+  g.strokeStyle = "#1f8a4c";
+  g.setLineDash([4, 3]);
+  g.beginPath();
+  g.moveTo(fx(at0), pad.t);
+  g.lineTo(fx(at0), pad.t + h);
+  g.stroke();
+  g.setLineDash([]);
+  g.fillStyle = "#6a7385";
+  g.font = "11px system-ui, sans-serif";
+  g.textAlign = "right";
+  g.fillText(num(hi), pad.l - 4, pad.t + 10);
+  g.fillText(num(lo), pad.l - 4, pad.t + h);
+  g.textAlign = "left";
+  g.fillText(num(axis.min), pad.l, canvas.height - 6);
+  g.textAlign = "right";
+  g.fillText(num(axis.max), pad.l + w, canvas.height - 6);
+}
+
+async function drawMap(box, studyPath, base, numeric, trials, metric) {
+  if (numeric.length < 2) {
+    box.replaceChildren(el("p", { class: "muted" }, "A map needs two numeric parameters active in the best trial."));
+    box.dataset.drawn = "true";
+    return;
+  }
+  const pick = (k) => el("select", {}, ...numeric.map((a, i) => el("option", { value: i, selected: i === k }, a.id)));
+  const xSel = pick(0), ySel = pick(1);
+  const what = el("select", {}, el("option", { value: "mean" }, "mean"), el("option", { value: "stddev" }, "standard deviation"));
+  const canvas = el("canvas", { width: 420, height: 360, id: "map-canvas" });
+  const legend = el("p", { class: "muted" });
+  const draw = async () => {
+    const ax = numeric[Number(xSel.value)], ay = numeric[Number(ySel.value)];
+    if (ax === ay) return;
+    const ints = [ax.kind === "integer", ay.kind === "integer"];
+    const points = [];
+    for (let j = 0; j < MAP_SIDE; j++) for (let i = 0; i < MAP_SIDE; i++) {
+      points.push({ ...base, [ax.id]: at(ax, (i + 0.5) / MAP_SIDE, ints[0]), [ay.id]: at(ay, (j + 0.5) / MAP_SIDE, ints[1]) });
+    }
+    const p = await predict(studyPath, points);
+    const v = p.map((q) => q[what.value]);
+    const lo = Math.min(...v), hi = Math.max(...v);
+    const g = canvas.getContext("2d");
+    const cw = canvas.width / MAP_SIDE, ch = canvas.height / MAP_SIDE;
+    const good = metric.goal === "MINIMIZE" ? -1 : 1;
+    v.forEach((x, k) => {
+      const i = k % MAP_SIDE, j = Math.floor(k / MAP_SIDE);
+      let u = (x - lo) / (hi - lo || 1);
+      if (what.value === "mean" && good < 0) u = 1 - u;
+      g.fillStyle = `hsl(${220 - 200 * u}, 65%, ${80 - 40 * u}%)`;
+      g.fillRect(i * cw, canvas.height - (j + 1) * ch, cw + 1, ch + 1);
+    });
+    const place = (a, x) => (a.log && a.min > 0 ? (Math.log(x) - Math.log(a.min)) / (Math.log(a.max) - Math.log(a.min)) : (x - a.min) / (a.max - a.min || 1));
+    const cx = trials.parameters.get(ax.id) || [], cy = trials.parameters.get(ay.id) || [];
+    g.fillStyle = "rgba(29,35,48,0.7)";
+    for (let r = 0, n = 0; r < trials.ids.length && n < 5000; r++) {
+      if (trials.states[r] !== "SUCCEEDED" || cx[r] === null || cy[r] === null) continue;
+      g.fillRect(place(ax, cx[r]) * canvas.width - 1.5, (1 - place(ay, cy[r])) * canvas.height - 1.5, 3, 3);
+      n++;
+    }
+    legend.textContent = `${what.value === "mean" ? `posterior mean of ${metric.metricId}` : "posterior standard deviation"} from ${num(lo)} to ${num(hi)} (${what.value === "mean" ? "better" : "higher"} is warmer); ${ax.id} across, ${ay.id} up; the other parameters at the best trial's values; dots are trials.`;
+    box.dataset.drawn = "true";
+  };
+  for (const s of [xSel, ySel, what]) s.addEventListener("change", draw);
+  box.replaceChildren(el("div", { class: "toolbar" }, "across ", xSel, " up ", ySel, what), canvas, legend);
+  await draw();
+}

@@ -1,0 +1,56 @@
+// The studies of a location: state, algorithm, trials by state, best value, last activity; a
+// search over names. One bo extension call per page of 1,000 studies (`studies:overview`).
+
+import { call, locationPath } from "./api.js";
+import { ago, badge, el, num } from "./format.js";
+
+export async function studiesPage(main, where) {
+  const studies = [];
+  let token = "";
+  do {
+    const page = await call("GET", `${locationPath(where.project, where.location)}/studies:overview?pageSize=1000${token ? `&pageToken=${token}` : ""}`);
+    studies.push(...(page.studies || []));
+    token = page.nextPageToken || "";
+  } while (token);
+
+  const search = el("input", { type: "search", placeholder: "search studies", "aria-label": "search studies" });
+  const body = el("tbody");
+  const render = () => {
+    const q = search.value.trim().toLowerCase();
+    const rows = studies.filter((s) => !q || s.study.displayName.toLowerCase().includes(q) || s.study.studySpec.algorithm?.toLowerCase().includes(q));
+    body.replaceChildren(...rows.map(row));
+  };
+  search.addEventListener("input", render);
+  render();
+
+  main.replaceChildren(
+    el("h1", {}, "Studies"),
+    el("div", { class: "toolbar" }, search, el("span", {}, `${studies.length} studies in ${where.project} / ${where.location}`)),
+    studies.length
+      ? el("table", { id: "studies" },
+          el("thead", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "name"), el("th", {}, "state"), el("th", {}, "algorithm"),
+            el("th", {}, "objective"), el("th", { class: "num" }, "trials"), el("th", {}, "by state"), el("th", { class: "num" }, "best"), el("th", {}, "last activity"))),
+          body)
+      : el("p", { class: "muted" }, "No studies here yet. Create one through the API, or choose another project and location above."),
+  );
+  return () => {};
+}
+
+function row(s) {
+  const number = s.study.name.split("/").pop();
+  const counts = s.trialCounts;
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  const metric = s.study.studySpec.metrics[0];
+  const more = s.study.studySpec.metrics.length > 1 ? ` (+${s.study.studySpec.metrics.length - 1})` : "";
+  return el("tr", {},
+    el("td", { class: "num" }, number),
+    el("td", {}, el("a", { href: `#/studies/${number}` }, s.study.displayName)),
+    el("td", {}, badge(s.study.state)),
+    el("td", {}, s.study.studySpec.algorithm || "ALGORITHM_UNSPECIFIED"),
+    el("td", {}, `${metric.metricId} ${metric.goal === "MINIMIZE" ? "↓" : "↑"}${more}`),
+    el("td", { class: "num" }, total.toLocaleString("en")),
+    el("td", { class: "counts" }, ...Object.entries(counts).filter(([, n]) => n > 0).map(([state, n]) => el("span", { title: state }, badge(state), " ", n.toLocaleString("en")))),
+    el("td", { class: "num" }, num(s.bestValue)),
+    el("td", {}, ago(s.lastActivityTime)),
+  );
+}

@@ -1,0 +1,192 @@
+// One study: what it is, how far it got, its history and its best trial(s), kept live by
+// polling the trials that changed since the last look.
+
+import { call, locationPath } from "./api.js";
+import { badge, el, num } from "./format.js";
+import { historyChart, historyData, readHistory } from "./history.js";
+import { TrialTable } from "./table.js";
+import { curvesChart, readCurves } from "./curves.js";
+import { renderImportance } from "./importance.js";
+import { ParallelCoordinates } from "./parcoords.js";
+import { paretoChart } from "./pareto.js";
+import { Trials } from "./trials.js";
+
+const POLL_MS = 2000;
+
+export async function studyPage(main, where, number) {
+  const studyPath = `${locationPath(where.project, where.location)}/studies/${number}`;
+  const study = await call("GET", studyPath);
+  const spec = study.studySpec;
+  const metric = spec.metrics[0];
+  const trials = new Trials(studyPath);
+
+  const facts = el("div", { class: "facts" });
+  const historyBox = el("div", { class: "chart", id: "history" });
+  const logToggle = el("input", { type: "checkbox", id: "log-y" });
+  const live = el("span", { class: "live on", id: "live" }, "live");
+  const best = el("div", { id: "best" });
+  const importance = el("div", { id: "importance" });
+  const pareto = spec.metrics.length > 1 ? el("div", { id: "pareto" }) : null;
+  const table = new TrialTable(trials, spec);
+  const parcoords = new ParallelCoordinates(trials, spec, () => table.refresh());
+  table.keep = (row) => parcoords.keeps(row);
+  const curvesBox = el("div", { class: "chart", id: "curves" });
+  const curvesCard = el("section", { class: "card wide", id: "curves-card" },
+    el("div", { class: "toolbar" }, el("h2", {}, "Learning curves"), el("span", {}, "running in blue, asked to stop in red (○ where the curve ends), completed in grey")),
+    curvesBox);
+  let curves = null;
+  const drawCurves = async () => {
+    const answer = await readCurves(studyPath);
+    curves?.destroy();
+    curvesCard.hidden = !answer.curves.length;
+    curves = curvesChart(curvesBox, answer);
+  };
+  main.replaceChildren(
+    el("h1", {}, study.displayName, " ", badge(study.state), " ", el("a", { href: `#/studies/${number}/model`, class: "small", id: "model-link" }, "the model →")),
+    facts,
+    el("div", { class: "cards" },
+      el("section", { class: "card wide" },
+        el("div", { class: "toolbar" }, el("h2", {}, "Optimisation history"), el("label", {}, logToggle, " log scale"), live),
+        historyBox),
+      pareto ? el("section", { class: "card wide" }, el("h2", {}, `${spec.metrics[0].metricId} against ${spec.metrics[1].metricId}`), pareto) : "",
+      curvesCard,
+      el("section", { class: "card" }, el("h2", {}, spec.metrics.length > 1 ? "Pareto-optimal trials" : "Best trial"), best),
+      el("section", { class: "card" }, el("h2", {}, "Search space"), space(spec.parameters)),
+      el("section", { class: "card" }, el("h2", {}, "Parameter importance"), importance),
+      el("section", { class: "card wide" },
+        el("div", { class: "toolbar" }, el("h2", {}, "Trials"), el("span", {}, "drag along an axis to keep a range; double-click it to drop the range")),
+        parcoords.root, table.root),
+    ),
+  );
+
+  // The history first, from the server's buckets (a bounded read at any size), then every trial.
+  let chart = null;
+  let history = null;
+  const drawHistory = () => {
+    logToggle.disabled = !history.positive;
+    logToggle.title = history.positive ? "" : "a log scale needs every value above zero";
+    const log = logToggle.checked && history.positive;
+    if (chart && chart.log === log && chart.width === history.bucketWidth) chart.plot.setData(history.data);
+    else {
+      chart?.plot.destroy();
+      chart = { plot: historyChart(historyBox, history, { log, metricId: metric.metricId }), log, width: history.bucketWidth };
+    }
+  };
+  const refreshHistory = async () => {
+    history = historyData(await readHistory(studyPath), metric.goal);
+    drawHistory();
+  };
+  const draw = () => {
+    renderFacts(facts, study, trials);
+    parcoords.draw();
+    table.refresh();
+  };
+  logToggle.addEventListener("change", drawHistory);
+  await refreshHistory();
+  await trials.refresh();
+  draw();
+  let importancePending = false;
+  const drawImportance = async () => { importancePending = await renderImportance(importance, studyPath); };
+  await Promise.all([renderBest(best, studyPath, spec, trials, pareto), drawCurves(), drawImportance()]);
+
+  let stopped = false;
+  const poll = async () => {
+    if (stopped) return;
+    if (!document.hidden) {
+      try {
+        if (await trials.refresh()) {
+          draw();
+          await refreshHistory();
+          let importancePending = false;
+  const drawImportance = async () => { importancePending = await renderImportance(importance, studyPath); };
+  await Promise.all([renderBest(best, studyPath, spec, trials, pareto), drawCurves(), drawImportance()]);
+        }
+        live.className = "live on";
+        live.textContent = "live";
+      } catch (e) {
+        live.className = "live error";
+        live.textContent = `not updating: ${e.message}`;
+      }
+    }
+    timer = setTimeout(poll, POLL_MS);
+  };
+  let timer = setTimeout(poll, POLL_MS);
+  const resize = () => {
+    chart?.plot.setSize({ width: Math.max(320, historyBox.clientWidth), height: 320 });
+    parcoords.draw();
+  };
+  window.addEventListener("resize", resize);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    window.removeEventListener("resize", resize);
+    chart?.plot.destroy();
+    curves?.destroy();
+  };
+}
+
+function renderFacts(facts, study, trials) {
+  const spec = study.studySpec;
+  const counts = trials.counts();
+  const fact = (label, ...value) => el("div", {}, el("span", {}, label), ...value);
+  facts.replaceChildren(
+    fact("algorithm", spec.algorithm || "ALGORITHM_UNSPECIFIED"),
+    fact("metrics", spec.metrics.map((m) => `${m.metricId} ${m.goal === "MINIMIZE" ? "↓" : "↑"}`).join(", ")),
+    fact("parameters", String(countParameters(spec.parameters))),
+    fact("trials", trials.ids.length.toLocaleString("en")),
+    ...Object.entries(counts).map(([s, n]) => fact(s.toLowerCase(), n.toLocaleString("en"))),
+  );
+}
+
+function countParameters(params) {
+  return params.reduce((n, p) => n + 1 + countParameters((p.conditionalParameterSpecs || []).map((c) => c.parameterSpec)), 0);
+}
+
+async function renderBest(box, studyPath, spec, trials, paretoBox) {
+  const answer = await call("POST", `${studyPath}/trials:listOptimalTrials`, {});
+  const optimal = answer.optimalTrials || [];
+  if (paretoBox) paretoChart(paretoBox, trials, spec, new Set(optimal.map((t) => Number(t.id))));
+  if (!optimal.length) {
+    box.replaceChildren(el("p", { class: "muted" }, trials.ids.length ? "No trial has succeeded yet." : "No trials yet."));
+    return;
+  }
+  const metricIds = spec.metrics.map((m) => m.metricId);
+  const paramIds = [...new Set(optimal.flatMap((t) => t.parameters.map((p) => p.parameterId)))];
+  const value = (t, id) => t.finalMeasurement?.metrics?.find((m) => m.metricId === id)?.value;
+  box.replaceChildren(
+    el("table", {},
+      el("thead", {}, el("tr", {}, el("th", { class: "num" }, "trial"), ...metricIds.map((m) => el("th", { class: "num" }, m)), ...paramIds.map((p) => el("th", {}, p)))),
+      el("tbody", {}, ...optimal.slice(0, 50).map((t) => el("tr", {},
+        el("td", { class: "num" }, t.id),
+        ...metricIds.map((m) => el("td", { class: "num" }, num(value(t, m)))),
+        ...paramIds.map((p) => {
+          const v = t.parameters.find((q) => q.parameterId === p)?.value;
+          return el("td", {}, typeof v === "number" ? num(v) : v ?? "—");
+        }))))),
+    optimal.length > 50 ? el("p", { class: "muted" }, `and ${optimal.length - 50} more on the front`) : "",
+  );
+}
+
+function space(params, depth = 0) {
+  const rows = [];
+  const walk = (ps, d, under) => {
+    for (const p of ps) {
+      rows.push(el("tr", {}, el("td", {}, "\u00a0\u00a0".repeat(d) + p.parameterId), el("td", {}, describe(p)), el("td", { class: "muted" }, under || "")));
+      for (const c of p.conditionalParameterSpecs || []) {
+        const when = c.parentCategoricalValues?.values || c.parentDiscreteValues?.values || c.parentIntValues?.values || [];
+        walk([c.parameterSpec], d + 1, `when ${p.parameterId} ∈ {${when.join(", ")}}`);
+      }
+    }
+  };
+  walk(params, depth, "");
+  return el("table", {}, el("tbody", {}, ...rows));
+}
+
+function describe(p) {
+  const scale = p.scaleType && p.scaleType !== "SCALE_TYPE_UNSPECIFIED" ? ` ${p.scaleType.replace("UNIT_", "").replace("_SCALE", "").toLowerCase()}` : "";
+  if (p.doubleValueSpec) return `real [${num(p.doubleValueSpec.minValue ?? 0)}, ${num(p.doubleValueSpec.maxValue)}]${scale}`;
+  if (p.integerValueSpec) return `integer [${p.integerValueSpec.minValue ?? 0}, ${p.integerValueSpec.maxValue}]${scale}`;
+  if (p.discreteValueSpec) return `one of {${p.discreteValueSpec.values.map(num).join(", ")}}`;
+  if (p.categoricalValueSpec) return `category {${p.categoricalValueSpec.values.join(", ")}}`;
+  return "";
+}

@@ -1,0 +1,208 @@
+//! Wire shape of bo's columnar trials read (`GET …/trials:columns`, a bo extension for live
+//! views): one array per field, a trial per index, so a study of 100,000 trials crosses the wire
+//! as a few arrays of numbers instead of 100,000 objects.
+
+use std::collections::HashSet;
+
+use bo_core::{Measurement, SearchSpace, StudySpec, Trial, TrialState};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::study::StudyStateW;
+use super::trial::{TrialStateW, ValueW, value_to_wire};
+
+/// The trials of a study changed after a cursor, as columns (bo extension).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = TrialColumns)]
+pub struct TrialColumnsW {
+    /// The study's state now.
+    pub study_state: StudyStateW,
+    /// The study's data version now (it grows with every completed, added or deleted trial).
+    pub data_version: i64,
+    /// The cursor was from before a trial was deleted: these columns start from the first trial,
+    /// and the reader drops what it held.
+    pub reset: bool,
+    /// The page was cut short (by `pageSize` or its size budget): ask again with `cursor` now.
+    pub more: bool,
+    /// Where the next read starts: pass it as `after`.
+    pub cursor: String,
+    /// Trial ids, in the order the trials were last changed (a trial changed again appears again
+    /// in a later read: the later one holds).
+    pub ids: Vec<i64>,
+    /// Trial states.
+    pub states: Vec<TrialStateW>,
+    /// Start times, milliseconds since the epoch.
+    pub start_times: Vec<i64>,
+    /// End times, milliseconds since the epoch; null while running.
+    pub end_times: Vec<Option<i64>>,
+    /// When each trial was asked to stop (by its client or the early-stopping rule),
+    /// milliseconds since the epoch; null if never.
+    pub stop_times: Vec<Option<i64>>,
+    /// The final measurement's value of each of the study's metrics, null where there is none.
+    pub metrics: Vec<MetricColumnW>,
+    /// Each parameter of the space, in the space's order: its value where active, else null.
+    pub parameters: Vec<ParameterColumnW>,
+}
+
+/// One metric's final values.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = MetricColumn)]
+pub struct MetricColumnW {
+    /// The metric's id.
+    pub metric_id: String,
+    /// Its value per trial, null where the trial has no final measurement of it.
+    pub values: Vec<Option<f64>>,
+}
+
+/// One parameter's values.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ParameterColumn)]
+pub struct ParameterColumnW {
+    /// The parameter's id.
+    pub parameter_id: String,
+    /// Its value per trial (a number, or a category's name), null where inactive.
+    #[schema(value_type = Vec<Option<ValueW>>)]
+    pub values: Vec<serde_json::Value>,
+}
+
+/// Where a read of the columns stands, besides its trials.
+pub struct ColumnsHead {
+    /// The study's state now.
+    pub study_state: StudyStateW,
+    /// The study's data version now.
+    pub data_version: i64,
+    /// Whether the reader starts over.
+    pub reset: bool,
+    /// Whether more changes follow now.
+    pub more: bool,
+    /// Where the next read starts.
+    pub cursor: String,
+}
+
+impl TrialColumnsW {
+    /// The columns of `trials` (with when each was asked to stop) of a study of `spec`.
+    pub fn new(head: ColumnsHead, trials: &[Trial], stop_times: Vec<Option<i64>>, spec: &StudySpec) -> TrialColumnsW {
+        let ColumnsHead { study_state, data_version, reset, more, cursor } = head;
+        TrialColumnsW {
+            study_state,
+            data_version,
+            reset,
+            more,
+            cursor,
+            ids: trials.iter().map(|t| t.id).collect(),
+            states: trials.iter().map(|t| TrialStateW::from_domain(t.state)).collect(),
+            start_times: trials.iter().map(|t| t.start_time_ms).collect(),
+            end_times: trials.iter().map(|t| t.end_time_ms).collect(),
+            stop_times,
+            metrics: spec
+                .metrics
+                .iter()
+                .map(|m| MetricColumnW {
+                    metric_id: m.id.clone(),
+                    values: trials.iter().map(|t| t.final_measurement.as_ref().and_then(|f| f.metrics.get(&m.id).copied())).collect(),
+                })
+                .collect(),
+            parameters: parameter_columns(trials, &spec.space),
+        }
+    }
+}
+
+fn parameter_columns(trials: &[Trial], space: &SearchSpace) -> Vec<ParameterColumnW> {
+    let params = space.params();
+    let mut columns: Vec<ParameterColumnW> =
+        params.iter().map(|p| ParameterColumnW { parameter_id: p.id.clone(), values: Vec::with_capacity(trials.len()) }).collect();
+    for t in trials {
+        let active: HashSet<&str> = space.active_ids(&t.assignment).into_iter().collect();
+        for (column, p) in columns.iter_mut().zip(&params) {
+            let value = active.contains(p.id.as_str()).then(|| t.assignment.get(&p.id)).flatten();
+            column.values.push(value.map_or(serde_json::Value::Null, value_to_wire));
+        }
+    }
+    columns
+}
+
+/// Learning curves of a study's trials for one metric (bo extension).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = TrialCurves)]
+pub struct TrialCurvesW {
+    /// The metric drawn.
+    pub metric_id: String,
+    /// The trials, ACTIVE and STOPPING first, then the newest others.
+    pub curves: Vec<CurveW>,
+}
+
+/// One trial's learning curve.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Curve)]
+pub struct CurveW {
+    /// The trial's id.
+    pub trial_id: i64,
+    /// Its state.
+    pub state: TrialStateW,
+    /// When it was asked to stop (by its client or the early-stopping rule), milliseconds since
+    /// the epoch; absent if never.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_time: Option<i64>,
+    /// When it ended, milliseconds since the epoch; absent while running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<i64>,
+    /// Each measurement's step count.
+    pub steps: Vec<i64>,
+    /// Each measurement's elapsed seconds.
+    pub elapsed_secs: Vec<f64>,
+    /// Each measurement's value of the metric, null where it was not measured.
+    pub values: Vec<Option<f64>>,
+}
+
+impl CurveW {
+    /// The curve of `metric` in `measurements`.
+    pub fn new(
+        trial_id: i64,
+        state: TrialState,
+        stop_time: Option<i64>,
+        end_time: Option<i64>,
+        measurements: &[Measurement],
+        metric: &str,
+    ) -> CurveW {
+        CurveW {
+            trial_id,
+            state: TrialStateW::from_domain(state),
+            stop_time,
+            end_time,
+            steps: measurements.iter().map(|m| m.step_count).collect(),
+            elapsed_secs: measurements.iter().map(|m| m.elapsed_secs).collect(),
+            values: measurements.iter().map(|m| m.metrics.get(metric).copied()).collect(),
+        }
+    }
+}
+
+/// A study's optimisation history in buckets of consecutive trial ids (bo extension): at most
+/// `maxPoints` of them, each trial its own bucket when the study is no larger.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = TrialHistory)]
+pub struct TrialHistoryW {
+    /// The metric (the study's first).
+    pub metric_id: String,
+    /// Trial ids per bucket (1: every trial is its own).
+    pub bucket_width: i64,
+    /// Each bucket's first trial id.
+    pub first_ids: Vec<i64>,
+    /// Each bucket's last trial id.
+    pub last_ids: Vec<i64>,
+    /// The lowest final value among each bucket's SUCCEEDED trials (null with none).
+    pub min: Vec<Option<f64>>,
+    /// The highest.
+    pub max: Vec<Option<f64>>,
+    /// SUCCEEDED trials with a value, per bucket.
+    pub succeeded: Vec<i64>,
+    /// INFEASIBLE trials per bucket.
+    pub infeasible: Vec<i64>,
+    /// Trials asked to stop per bucket.
+    pub stopped: Vec<i64>,
+}

@@ -1,0 +1,125 @@
+//! Wire shapes of bo's model extensions: what a study's model learned (`GET …/model`) and
+//! `:predict`'s request and response.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::trial::ParameterW;
+
+/// What a study's model learned.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ModelSummary)]
+pub struct ModelSummaryW {
+    /// The study's algorithm.
+    pub algorithm: String,
+    /// The study's data version now (it grows with every completed, added or deleted trial).
+    pub data_version: i64,
+    /// The data version the model was fitted on.
+    pub fitted_data_version: i64,
+    /// Completed trials the model has seen.
+    pub trials: usize,
+    /// Suggestions computed in advance that the next suggest calls can take at once.
+    pub precomputed_suggestions: usize,
+    /// The designer's description: hyperparameters, structure.
+    pub model: serde_json::Value,
+}
+
+/// `:predict` request.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = PredictRequest)]
+pub struct PredictRequestW {
+    /// The points, each a trial's parameters (exactly the active ones): 1 to 1,000.
+    #[schema(min_items = 1, max_items = 1000)]
+    pub trials: Vec<PredictPointW>,
+}
+
+/// One point to predict at.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = PredictPoint)]
+pub struct PredictPointW {
+    /// The parameters.
+    pub parameters: Vec<ParameterW>,
+}
+
+/// `:predict` response.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = PredictResponse)]
+pub struct PredictResponseW {
+    /// One per point, in order: the objective's posterior mean and standard deviation.
+    pub predictions: Vec<PredictionW>,
+}
+
+/// A prediction.
+#[derive(Serialize, ToSchema)]
+pub struct PredictionW {
+    /// Posterior mean of the objective (first metric), in its units.
+    pub mean: f64,
+    /// Posterior standard deviation.
+    pub stddev: f64,
+}
+
+/// Which parameters matter (bo extension).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Importance)]
+pub struct ImportanceW {
+    /// The study's data version now.
+    pub data_version: i64,
+    /// The data version these numbers were computed at (older while `computing`).
+    pub computed_data_version: Option<i64>,
+    /// A background job is computing the current numbers (large studies): ask again.
+    pub computing: bool,
+    /// The metric judged: the study's first.
+    pub metric_id: String,
+    /// Completed trials with a value of it.
+    pub trials: usize,
+    /// Base points of the Sobol estimate (it costs base × (parameters + 2) predictions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sobol_base_points: Option<usize>,
+    /// Why there are no Sobol indices, when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sobol_absent: Option<String>,
+    /// One per parameter of the space, in its order.
+    pub parameters: Vec<ParameterImportanceW>,
+    /// For an additive model (ADD_GP_UCB's groups, OVERLAP_ADD_GP's cliques, ADD_TREE's
+    /// vertices): each term's share of the variation of the model's mean.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub terms: Vec<TermShareW>,
+}
+
+/// One additive term's share.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = TermShare)]
+pub struct TermShareW {
+    /// What the term covers: its parameters joined by ` + `, or its tree vertex.
+    pub name: String,
+    /// Its share of the summed variances of the terms' means (the shares sum to 1).
+    pub share: f64,
+}
+
+/// One parameter's importance.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ParameterImportance)]
+pub struct ParameterImportanceW {
+    /// The parameter.
+    pub parameter_id: String,
+    /// PED-ANOVA: its share (the shares sum to 1) of how differently the best 10% of trials
+    /// are spread from all; absent with fewer than 4 trials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ped_anova: Option<f64>,
+    /// Trials where it is active (PED-ANOVA judges it on those).
+    pub active_trials: usize,
+    /// First-order Sobol index of the model's posterior mean: the share of its variance this
+    /// parameter explains alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sobol_first: Option<f64>,
+    /// Total-order Sobol index: alone and in every interaction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sobol_total: Option<f64>,
+}

@@ -1,0 +1,199 @@
+//! Round trips of every wire resource: Vertex JSON in, bo-core's types, and the same JSON out
+//! (output-only fields as the server writes them), plus snapshots of the shapes bo writes alone
+//! (operations). A change of wire format shows here first.
+
+use std::collections::BTreeMap;
+
+use bo_core::{Assignment, Limits, Measurement, ParamValue, StudySpec, Trial, TrialState};
+use serde_json::{Value, json};
+
+use super::measurement::{MeasurementW, measurement_from_wire};
+use super::operation::{StatusW, early_stopping_operation, failed_suggest_operation, pending_suggest_operation, suggest_operation};
+use super::study::{StudySpecW, StudyStateW};
+use super::trial::{ParameterW, TrialW, assignment_from_wire};
+
+/// A study spec using every part of the format, as the server writes it (a linear scale is
+/// written out for INTEGER and DISCRETE parameters): a parameter of each type and scale, a tree
+/// three levels deep under CATEGORICAL, INTEGER and DISCRETE parents, defaults, two metrics,
+/// the stopping rule, noise, measurement selection and a trial lease in `algorithmConfig`.
+fn full_spec() -> Value {
+    json!({
+        "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}, {"metricId": "acc", "goal": "MAXIMIZE"}],
+        "parameters": [
+            {"parameterId": "lr", "doubleValueSpec": {"minValue": 1e-05, "maxValue": 0.1, "defaultValue": 0.001}, "scaleType": "UNIT_LOG_SCALE"},
+            {"parameterId": "beta", "doubleValueSpec": {"minValue": 0.5, "maxValue": 0.999}, "scaleType": "UNIT_REVERSE_LOG_SCALE"},
+            {"parameterId": "batch", "discreteValueSpec": {"values": [16.0, 32.0, 64.0]}, "scaleType": "UNIT_LINEAR_SCALE"},
+            {
+                "parameterId": "model",
+                "categoricalValueSpec": {"values": ["conv", "mlp"], "defaultValue": "mlp"},
+                "conditionalParameterSpecs": [
+                    {
+                        "parameterSpec": {
+                            "parameterId": "layers",
+                            "integerValueSpec": {"minValue": "1", "maxValue": "4"},
+                            "scaleType": "UNIT_LINEAR_SCALE",
+                            "conditionalParameterSpecs": [{
+                                "parameterSpec": {
+                                    "parameterId": "pool",
+                                    "discreteValueSpec": {"values": [1.0, 2.0, 4.0]},
+                                    "scaleType": "UNIT_LINEAR_SCALE",
+                                    "conditionalParameterSpecs": [{
+                                        "parameterSpec": {"parameterId": "scale", "doubleValueSpec": {"minValue": 0.1, "maxValue": 10.0}, "scaleType": "UNIT_LOG_SCALE"},
+                                        "parentDiscreteValues": {"values": [2.0]}
+                                    }]
+                                },
+                                "parentIntValues": {"values": ["2", "3"]}
+                            }]
+                        },
+                        "parentCategoricalValues": {"values": ["conv"]}
+                    },
+                    {
+                        "parameterSpec": {"parameterId": "hidden", "integerValueSpec": {"minValue": "8", "maxValue": "512"}, "scaleType": "UNIT_LOG_SCALE"},
+                        "parentCategoricalValues": {"values": ["mlp"]}
+                    }
+                ]
+            }
+        ],
+        "algorithm": "GP_BANDIT",
+        "algorithmConfig": {"numCandidates": 64, "trialLease": "600s"},
+        "observationNoise": "HIGH",
+        "measurementSelectionType": "BEST_MEASUREMENT",
+        "medianAutomatedStoppingSpec": {"useElapsedDuration": true}
+    })
+}
+
+fn domain(spec: Value) -> StudySpec {
+    let wire: StudySpecW = serde_json::from_value(spec).expect("parses");
+    wire.into_domain(&Limits::default()).expect("a valid spec")
+}
+
+#[test]
+fn a_study_spec_round_trips_through_the_domain() {
+    let spec = domain(full_spec());
+    assert_eq!(spec.trial_lease_secs, Some(600.0));
+    assert_eq!(spec.algorithm_config, json!({"numCandidates": 64}), "the lease is the service's, not the designer's");
+    let out = serde_json::to_value(StudySpecW::from_domain(&spec)).unwrap();
+    assert_eq!(out, full_spec(), "the same JSON back");
+    assert_eq!(domain(out), spec);
+}
+
+#[test]
+fn enums_and_int64_are_read_in_every_proto3_form_and_written_canonically() {
+    let mut spec = full_spec();
+    spec["metrics"][0]["goal"] = json!(2);
+    spec["observationNoise"] = json!(2);
+    spec["parameters"][3]["conditionalParameterSpecs"][1]["parameterSpec"]["integerValueSpec"] = json!({"minValue": 8, "maxValue": 512});
+    let out = serde_json::to_value(StudySpecW::from_domain(&domain(spec))).unwrap();
+    assert_eq!(out, full_spec());
+}
+
+fn assignment() -> Assignment {
+    Assignment(BTreeMap::from([
+        ("lr".to_owned(), ParamValue::Float(0.01)),
+        ("beta".to_owned(), ParamValue::Float(0.9)),
+        ("batch".to_owned(), ParamValue::Float(32.0)),
+        ("model".to_owned(), ParamValue::Categorical("conv".into())),
+        ("layers".to_owned(), ParamValue::Int(2)),
+        ("pool".to_owned(), ParamValue::Float(2.0)),
+        ("scale".to_owned(), ParamValue::Float(1.5)),
+    ]))
+}
+
+#[test]
+fn a_trial_round_trips_and_its_parameters_come_back_as_the_assignment() {
+    let spec = domain(full_spec());
+    let m = |step: i64, loss: f64| Measurement {
+        step_count: step,
+        elapsed_secs: 12.5,
+        metrics: BTreeMap::from([("loss".to_owned(), loss), ("acc".to_owned(), 0.75)]),
+    };
+    let trial = Trial {
+        id: 3,
+        state: TrialState::Succeeded,
+        assignment: assignment(),
+        measurements: vec![m(1, 0.5)],
+        final_measurement: Some(m(2, 0.25)),
+        client_id: "worker-1".into(),
+        infeasible_reason: String::new(),
+        start_time_ms: 1_700_000_000_000,
+        end_time_ms: Some(1_700_000_060_500),
+    };
+    // Parameters in the space's order; durations and times at millisecond precision.
+    let wire = serde_json::to_value(TrialW::from_domain(&trial, "projects/p/locations/l/studies/1", &spec.space)).unwrap();
+    assert_eq!(
+        wire,
+        json!({
+            "name": "projects/p/locations/l/studies/1/trials/3",
+            "id": "3",
+            "state": "SUCCEEDED",
+            "parameters": [
+                {"parameterId": "lr", "value": 0.01},
+                {"parameterId": "beta", "value": 0.9},
+                {"parameterId": "batch", "value": 32.0},
+                {"parameterId": "model", "value": "conv"},
+                {"parameterId": "layers", "value": 2},
+                {"parameterId": "pool", "value": 2.0},
+                {"parameterId": "scale", "value": 1.5}
+            ],
+            "finalMeasurement": {"elapsedDuration": "12.500s", "stepCount": "2", "metrics": [{"metricId": "acc", "value": 0.75}, {"metricId": "loss", "value": 0.25}]},
+            "measurements": [{"elapsedDuration": "12.500s", "stepCount": "1", "metrics": [{"metricId": "acc", "value": 0.75}, {"metricId": "loss", "value": 0.5}]}],
+            "startTime": "2023-11-14T22:13:20.000Z",
+            "endTime": "2023-11-14T22:14:20.500Z",
+            "clientId": "worker-1"
+        })
+    );
+    let back: TrialW = serde_json::from_value(wire).unwrap();
+    assert_eq!(assignment_from_wire(back.parameters.clone(), &spec.space).unwrap(), trial.assignment);
+    let fm = back.final_measurement.clone().unwrap();
+    assert_eq!(measurement_from_wire(fm, &spec, "finalMeasurement", true).unwrap(), trial.final_measurement.unwrap());
+}
+
+#[test]
+fn parameters_and_measurements_are_checked_on_the_way_in() {
+    let spec = domain(full_spec());
+    let params: Vec<ParameterW> = serde_json::from_value(json!([{"parameterId": "lr", "value": 0.01}])).unwrap();
+    let e = assignment_from_wire(params, &spec.space).unwrap_err().to_string();
+    assert!(e.contains("beta") || e.contains("model"), "a missing active parameter is named: {e}");
+    let m: MeasurementW = serde_json::from_value(json!({"metrics": [{"metricId": "loss", "value": 1.0}]})).unwrap();
+    assert!(measurement_from_wire(m.clone(), &spec, "finalMeasurement", false).is_ok(), "an intermediate measurement may lack a metric");
+    let e = measurement_from_wire(m, &spec, "finalMeasurement", true).unwrap_err().to_string();
+    assert!(e.contains("acc"), "a final one may not: {e}");
+}
+
+#[test]
+fn operations_have_vertex_shapes() {
+    let name = "projects/p/locations/l/studies/1/operations/7".to_owned();
+    assert_eq!(
+        serde_json::to_value(pending_suggest_operation(name.clone(), "w", "2023-11-14T22:13:20Z")).unwrap(),
+        json!({
+            "name": name,
+            "metadata": {
+                "@type": "type.googleapis.com/google.cloud.aiplatform.v1.SuggestTrialsMetadata",
+                "genericMetadata": {"createTime": "2023-11-14T22:13:20Z", "updateTime": "2023-11-14T22:13:20Z"},
+                "clientId": "w"
+            },
+            "done": false
+        })
+    );
+    let done = serde_json::to_value(suggest_operation(name.clone(), "w", "t", vec![], StudyStateW::COMPLETED)).unwrap();
+    assert_eq!(done["done"], true);
+    assert_eq!(done["response"]["@type"], "type.googleapis.com/google.cloud.aiplatform.v1.SuggestTrialsResponse");
+    assert_eq!(done["response"]["studyState"], "COMPLETED");
+    let failed =
+        serde_json::to_value(failed_suggest_operation(name.clone(), "w", "t", "u", StatusW { code: 13, message: "no".into() })).unwrap();
+    assert_eq!((failed["done"].clone(), failed["error"].clone()), (json!(true), json!({"code": 13, "message": "no"})));
+    assert!(failed.get("response").is_none(), "an error instead of a response");
+    let stop = serde_json::to_value(early_stopping_operation(
+        name,
+        "projects/p/locations/l/studies/1",
+        "projects/p/locations/l/studies/1/trials/2",
+        "t",
+        true,
+    ))
+    .unwrap();
+    assert_eq!(
+        stop["response"],
+        json!({"@type": "type.googleapis.com/google.cloud.aiplatform.v1.CheckTrialEarlyStoppingStateResponse", "shouldStop": true})
+    );
+    assert_eq!(stop["metadata"]["@type"], "type.googleapis.com/google.cloud.aiplatform.v1.CheckTrialEarlyStoppingStateMetatdata");
+}
