@@ -6,7 +6,7 @@ which the objectives' microseconds are negligible):
 
     bash bench/peers/run.sh --problem hartmann6 --sampler gp --budget 100 --seeds 5 --out out.json
 
-Problem definitions mirror crates/bo-bench/src/problems.rs and trees.rs (constants from the
+Problem definitions mirror crates/bo-bench/src/problems/ (classic.rs, trees.rs; constants from the
 Virtual Library of Simulation Experiments; the tree problems from
 ../shared/algorithms/conditional.md §A1, §A5, §B5). Conditional problems use Optuna's native
 define-by-run conditional space: a parameter is suggested only on the branch that uses it.

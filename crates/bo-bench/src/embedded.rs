@@ -1,17 +1,18 @@
 //! Problems too large for a search space: Branin in D = 10⁶ and 10⁹ (seed 001 §4, "D = 1 000 000
 //! 000"). A study cannot list 10⁹ parameters, so only REMBO runs these, through
-//! `bo_core::designer::rembo::Embedded` — the designer's own algorithm on the embeddings'
+//! `bo_core::embedding::Embedded` — the designer's own algorithm on the embeddings'
 //! coordinates — with the objective reading its two coordinates of `p_X(A y)` lazily: two rows of
 //! `A` per evaluation, never the matrix (the reading's §2.13 note 1, §7 item 2).
 
 use anyhow::{Result, bail};
 use bo_core::ObservationNoise;
-use bo_core::designer::rembo::{Embedded, RemboParams, Settings};
+use bo_core::designer::RemboParams;
+use bo_core::embedding::Embedded;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use crate::harness::RunTrace;
-use crate::high_dim::branin_centred;
+use crate::problems::high_dim::branin_centred;
 
 /// A problem on `[−1, 1]^dim` whose objective reads two coordinates.
 pub struct Lazy {
@@ -52,7 +53,7 @@ pub fn run(problem: &Lazy, algorithm: &str, config: &serde_json::Value, budget: 
         bail!("{} has {} parameters, too many for a search space: only REMBO runs it", problem.name, problem.dim);
     }
     let params: RemboParams = if config.is_null() { RemboParams::default() } else { serde_json::from_value(config.clone())? };
-    let settings = Settings::from_params(&params, problem.dim)?;
+    let settings = params.settings(problem.dim)?;
     let embedded = Embedded::new(settings, params.seed.unwrap_or(seed));
     let mut rng = StdRng::seed_from_u64(seed);
     let mut data: Vec<Vec<(Vec<f64>, f64)>> = vec![Vec::new(); settings.k];
@@ -63,11 +64,12 @@ pub fn run(problem: &Lazy, algorithm: &str, config: &serde_json::Value, budget: 
         suggest_seconds: Vec::with_capacity(budget),
         best_observed: None,
         graph_recovery: None,
+        suggestions: Vec::new(),
     };
     let mut best = f64::INFINITY;
     for _ in 0..budget {
         let start = std::time::Instant::now();
-        let fit = embedded.fit(&data, &warm, ObservationNoise::Unspecified, &mut rng)?;
+        let fit = embedded.fit(&data, &warm, false, ObservationNoise::Unspecified, &mut rng)?;
         let (r, w) = fit.propose(&[], &|_, _| true, &mut rng);
         trace.suggest_seconds.push(start.elapsed().as_secs_f64());
         warm = fit.states();

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use bo_core::designer::designer_for;
-use bo_core::{Goal, MetricSpec, Observation, Outcome, SearchSpace, StudySpec};
+use bo_core::{Goal, Observation, Outcome, SearchSpace, StudySpec};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
@@ -31,6 +31,10 @@ pub struct RunTrace {
     /// cliques): (evaluations, CC, CS) of the model's graph every 25 evaluations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph_recovery: Option<Vec<(usize, f64, f64)>>,
+    /// Each evaluation's suggestion, when asked for (`run --suggestions`): what the golden
+    /// check compares (`tests/same_suggestions.rs`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<bo_core::Assignment>,
 }
 
 /// A study spec minimising `f` over the problem's space with `algorithm`.
@@ -40,16 +44,7 @@ pub fn spec_for(problem: &Problem, algorithm: &str, config: serde_json::Value) -
 
 /// A study spec minimising `f` over `space` with `algorithm`.
 pub fn spec_with_space(space: SearchSpace, algorithm: &str, config: serde_json::Value) -> StudySpec {
-    StudySpec {
-        trial_lease_secs: None,
-        metrics: vec![MetricSpec { id: "f".into(), goal: Goal::Minimize }],
-        space,
-        algorithm: algorithm.into(),
-        algorithm_config: config,
-        observation_noise: Default::default(),
-        measurement_selection: Default::default(),
-        stopping: None,
-    }
+    StudySpec::new("f", Goal::Minimize, space, algorithm).with_config(config)
 }
 
 /// Runs `algorithm` on `problem` for `budget` evaluations with `seed`.
@@ -68,6 +63,7 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         suggest_seconds: Vec::with_capacity(budget),
         best_observed: (problem.noise_sd > 0.0).then(Vec::new),
         graph_recovery: truth.as_ref().map(|_| Vec::new()),
+        suggestions: Vec::with_capacity(budget),
     };
     let mut best_observed = f64::INFINITY;
     // The noise has its own stream, so a noisy problem's designer sees the same draws of its own.
@@ -81,10 +77,11 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
             && history.len().is_multiple_of(25)
             && !history.is_empty()
         {
-            let (cc, cs) = crate::graphs::recovery(truth, &crate::graphs::described_edges(&fitted.model.describe()));
+            let (cc, cs) = crate::recovery::recovery(truth, &crate::recovery::described_edges(&fitted.model.describe()));
             log.push((history.len(), cc, cs));
         }
         warm = Some(fitted.state);
+        trace.suggestions.push(assignment.clone());
         let y = (problem.eval)(&assignment);
         best = best.min(y);
         let observed = if problem.noise_sd > 0.0 { y + problem.noise_sd * standard_normal(&mut noise) } else { y };
@@ -165,6 +162,48 @@ mod tests {
         let (rembo, random) =
             (median_final("branin_d25", "REMBO", config, 200), median_final("branin_d25", "RANDOM_SEARCH", serde_json::Value::Null, 200));
         assert!(rembo < random, "median simple regret: REMBO {rembo} vs random {random}");
+    }
+
+    /// Every designer's suggestions, seed for seed, equal those checked in under `golden/`
+    /// (`bo-bench run --budget 40 --seeds 2 --suggestions`, one problem per GP designer): the
+    /// proof that a change of layout changed no behaviour. A change meant to alter suggestions
+    /// rewrites the files with `BO_BLESS=1 cargo test -p bo-bench same_seeds` and says why.
+    #[test]
+    fn the_same_seeds_give_the_same_suggestions() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
+        let bless = std::env::var_os("BO_BLESS").is_some();
+        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        assert!(files.len() >= 6, "golden files missing in {}", dir.display());
+        for path in files {
+            let mut golden: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let problem = by_name(golden["problem"].as_str().unwrap()).unwrap();
+            let algorithm = golden["algorithm"].as_str().unwrap().to_owned();
+            let budget = golden["budget"].as_u64().unwrap() as usize;
+            let config = golden["config"].clone();
+            for run_json in golden["runs"].as_array_mut().unwrap() {
+                let seed = run_json["seed"].as_u64().unwrap();
+                let trace = run(&problem, &algorithm, config.clone(), budget, seed).unwrap();
+                let now = serde_json::to_value(&trace.suggestions).unwrap();
+                if bless {
+                    *run_json = serde_json::to_value(&trace).unwrap();
+                    continue;
+                }
+                let before = &run_json["suggestions"];
+                let first = (0..budget).find(|&i| now[i] != before[i]);
+                assert!(
+                    first.is_none(),
+                    "{algorithm} seed {seed}: suggestion {} differs:\n now {}\n was {}",
+                    first.unwrap(),
+                    now[first.unwrap()],
+                    before[first.unwrap()]
+                );
+                assert_eq!(serde_json::to_value(&trace.regret).unwrap(), run_json["regret"], "{algorithm} seed {seed}: regret");
+            }
+            if bless {
+                std::fs::write(&path, serde_json::to_string(&golden).unwrap()).unwrap();
+            }
+        }
     }
 
     #[test]

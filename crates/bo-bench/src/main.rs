@@ -3,13 +3,11 @@
 //! the command that produced them; tests never assert them.
 
 mod embedded;
-mod graphs;
 mod harness;
-mod high_dim;
 mod load;
 mod problems;
+mod recovery;
 mod regression;
-mod trees;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,7 +16,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use bo_core::designer::designer_for;
 use bo_core::{Assignment, Observation, Outcome, ParamValue};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
@@ -33,6 +31,27 @@ struct Cli {
     command: Command,
 }
 
+/// What `run` and `suite` run: a designer, its settings, a budget and seeds.
+#[derive(Args)]
+struct Design {
+    /// Algorithm name, as in a study's `algorithm`.
+    #[arg(long, default_value = "GP_BANDIT")]
+    algorithm: String,
+    /// Evaluations per seed.
+    #[arg(long, default_value_t = 100)]
+    budget: usize,
+    /// Number of seeds (0, 1, …).
+    #[arg(long, default_value_t = 5)]
+    seeds: u64,
+    /// `algorithmConfig` as JSON.
+    #[arg(long)]
+    config: Option<String>,
+    /// Also tell the designer the problem's true structure (its `groups` or `edges`): seed
+    /// 004's "Add-*", seed 002's "Oracle".
+    #[arg(long)]
+    true_structure: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Runs a designer on a problem over several seeds; prints a table and writes JSON.
@@ -40,45 +59,20 @@ enum Command {
         /// Problem name (see `list`).
         #[arg(long)]
         problem: String,
-        /// Algorithm name, as in a study's `algorithm`.
-        #[arg(long)]
-        algorithm: String,
-        /// Evaluations per seed.
-        #[arg(long, default_value_t = 100)]
-        budget: usize,
-        /// Number of seeds (0, 1, …).
-        #[arg(long, default_value_t = 5)]
-        seeds: u64,
-        /// `algorithmConfig` as JSON.
-        #[arg(long)]
-        config: Option<String>,
-        /// Also tell the designer the problem's true structure (its `groups` or `edges`): seed
-        /// 004's "Add-*", seed 002's "Oracle".
-        #[arg(long)]
-        true_structure: bool,
+        #[command(flatten)]
+        design: Design,
         /// Where to write the JSON.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Also write each evaluation's suggestion into the JSON.
+        #[arg(long)]
+        suggestions: bool,
     },
     /// Runs a designer on every problem (or those named) and prints one row per problem: median
     /// simple regret after 25, 50 and the whole budget, and the median time of one step.
     Suite {
-        /// Algorithm name, as in a study's `algorithm`.
-        #[arg(long, default_value = "GP_BANDIT")]
-        algorithm: String,
-        /// Evaluations per seed.
-        #[arg(long, default_value_t = 100)]
-        budget: usize,
-        /// Number of seeds (0, 1, …).
-        #[arg(long, default_value_t = 5)]
-        seeds: u64,
-        /// `algorithmConfig` as JSON.
-        #[arg(long)]
-        config: Option<String>,
-        /// Also tell the designer the problem's true structure (its `groups` or `edges`): seed
-        /// 004's "Add-*", seed 002's "Oracle".
-        #[arg(long)]
-        true_structure: bool,
+        #[command(flatten)]
+        design: Design,
         /// Problems, comma-separated (default: all).
         #[arg(long, value_delimiter = ',')]
         problems: Vec<String>,
@@ -195,7 +189,7 @@ fn main() -> Result<()> {
                 println!("{:<18} {:>4.0e} {:>14.6}   (REMBO only)", p.name, p.dim as f64, p.optimum);
             }
         }
-        Command::Suite { algorithm, budget, seeds, config, true_structure, problems: names, out } => {
+        Command::Suite { design: Design { algorithm, budget, seeds, config, true_structure }, problems: names, out } => {
             let config = parse_config(config)?;
             let chosen: Vec<Bench> = if names.is_empty() {
                 problems::all().into_iter().map(Bench::Listed).collect()
@@ -219,7 +213,8 @@ fn main() -> Result<()> {
             );
             for p in chosen {
                 let config = p.config(&config, true_structure)?;
-                let runs = (0..seeds).map(|seed| p.run(&algorithm, &config, budget, seed)).collect::<Result<Vec<_>>>()?;
+                let mut runs = (0..seeds).map(|seed| p.run(&algorithm, &config, budget, seed)).collect::<Result<Vec<_>>>()?;
+                runs.iter_mut().for_each(|r| r.suggestions.clear());
                 let at = |t: usize| median(runs.iter().map(|r| r.regret[t - 1]).collect());
                 let times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
                 let max = times.iter().copied().fold(0.0, f64::max);
@@ -246,12 +241,15 @@ fn main() -> Result<()> {
                 }
             }
         }
-        Command::Run { problem, algorithm, budget, seeds, config, true_structure, out } => {
+        Command::Run { problem, design: Design { algorithm, budget, seeds, config, true_structure }, out, suggestions } => {
             let p = bench_named(&problem)?;
             let config = p.config(&parse_config(config)?, true_structure)?;
             let mut runs = Vec::new();
             for seed in 0..seeds {
-                let trace = p.run(&algorithm, &config, budget, seed)?;
+                let mut trace = p.run(&algorithm, &config, budget, seed)?;
+                if !suggestions {
+                    trace.suggestions.clear();
+                }
                 eprintln!(
                     "seed {seed}: final regret {:.3e}, mean {:.1} ms per suggestion",
                     trace.regret.last().copied().unwrap_or(f64::NAN),

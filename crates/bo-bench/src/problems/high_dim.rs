@@ -8,7 +8,9 @@
 
 use bo_core::{Assignment, SearchSpace};
 
-use crate::problems::{box_space, branin_of, coords, hartmann3_of, hartmann6_of};
+use super::classic::{branin_of, hartmann3_of, hartmann6_of};
+use super::problem::Problem;
+use super::space::{box_space, coords, unit_box};
 
 /// A fixed permutation of `0..n` (Fisher–Yates on SplitMix64 from `seed`).
 pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
@@ -153,6 +155,102 @@ pub fn kandasamy_40_18_2(a: &Assignment) -> f64 {
 /// (96, 5, 19).
 pub fn kandasamy_96_5_19(a: &Assignment) -> f64 {
     kandasamy(a, 96, 5, 19)
+}
+
+/// The problems of this family.
+pub fn problems() -> Vec<Problem> {
+    vec![
+        Problem {
+            name: "branin_d25",
+            dim: 25,
+            optimum: 0.397887,
+            space: || centred_box(25),
+            eval: branin_d25,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "branin_d100",
+            dim: 100,
+            optimum: 0.397887,
+            space: || centred_box(100),
+            eval: branin_d100,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "hartmann6_d100",
+            dim: 100,
+            optimum: -3.32237,
+            space: || centred_box(100),
+            eval: hartmann6_d100,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "additive_hartmann3x8_d24",
+            dim: 24,
+            optimum: -3.86278 * 8.0,
+            space: || unit_box(24),
+            eval: additive_hartmann3x8_d24,
+            noise_sd: 0.0,
+            graph: None,
+            groups: Some(additive_hartmann_groups),
+        },
+        Problem {
+            name: "kandasamy_10_3_3",
+            dim: 10,
+            optimum: -11.289013,
+            space: || centred_box(10),
+            eval: kandasamy_10_3_3,
+            noise_sd: 0.0,
+            graph: None,
+            groups: Some(|| kandasamy_groups(10, 3, 3)),
+        },
+        Problem {
+            name: "kandasamy_24_11_2",
+            dim: 24,
+            optimum: -27.356252,
+            space: || centred_box(24),
+            eval: kandasamy_24_11_2,
+            noise_sd: 0.0,
+            graph: None,
+            groups: Some(|| kandasamy_groups(24, 11, 2)),
+        },
+        Problem {
+            name: "kandasamy_40_18_2",
+            dim: 40,
+            optimum: -44.162320,
+            space: || centred_box(40),
+            eval: kandasamy_40_18_2,
+            noise_sd: 0.0,
+            graph: None,
+            groups: Some(|| kandasamy_groups(40, 18, 2)),
+        },
+        Problem {
+            name: "branin_d25_rotated",
+            dim: 25,
+            optimum: 0.397887,
+            space: || centred_box(25),
+            eval: branin_d25_rotated,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "kandasamy_96_5_19",
+            dim: 96,
+            optimum: -119.561866,
+            space: || centred_box(96),
+            eval: kandasamy_96_5_19,
+            noise_sd: 0.0,
+            graph: None,
+            groups: Some(|| kandasamy_groups(96, 5, 19)),
+        },
+    ]
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! Conditional benchmark problems, all minimised (the reading's conditional.md §A1, §A5, §B5):
-//! seed 000's toy tree of Fig. 1, the three-level "jenatton3" of the authors' BoTorch port, a
+//! Jenatton et al. (2017) as in conditional.md §A5.2 (seed 000's benchmark; optimum 0.1) and a
+//! smaller variant, seed 000's toy tree of Fig. 1, the three-level "jenatton3" of the authors' BoTorch port, a
 //! deeper and wider tree shaped like seed 000's VGG16 pruning problem built from known additive
 //! pieces, and seed 003's synthetic branching-and-nested function with its noise.
 
 use bo_core::{Assignment, Conditional, Domain, ParamSpec, ParamValue, ParentValues, Scale, SearchSpace};
+
+use super::problem::Problem;
 
 fn double(id: &str, min: f64, max: f64) -> ParamSpec {
     ParamSpec { id: id.into(), domain: Domain::Double { min, max }, scale: Scale::Linear, default: None, children: vec![] }
@@ -203,4 +206,94 @@ pub fn jenatton_small(a: &Assignment) -> f64 {
         (_, _, Some(ParamValue::Categorical(s))) if s == "0" => num(a, "r9") + leaf("x6") + 0.3,
         _ => num(a, "r9") + leaf("x7") + 0.4,
     }
+}
+
+fn jenatton_space() -> SearchSpace {
+    let double = |id: &str, min: f64, max: f64| ParamSpec {
+        id: id.into(),
+        domain: Domain::Double { min, max },
+        scale: Scale::Linear,
+        default: None,
+        children: vec![],
+    };
+    let binary = |id: &str, children: Vec<Conditional>| ParamSpec {
+        id: id.into(),
+        domain: Domain::Categorical { values: vec!["0".into(), "1".into()] },
+        scale: Scale::Linear,
+        default: None,
+        children,
+    };
+    let under = |value: &str, spec: ParamSpec| Conditional { parent_values: ParentValues::Categorical(vec![value.into()]), spec };
+    SearchSpace::new(vec![binary(
+        "x1",
+        vec![
+            under("0", double("r8", 0.0, 1.0)),
+            under("0", binary("x2", vec![under("0", double("x4", -1.0, 1.0)), under("1", double("x5", -1.0, 1.0))])),
+            under("1", double("r9", 0.0, 1.0)),
+            under("1", binary("x3", vec![under("0", double("x6", -1.0, 1.0)), under("1", double("x7", -1.0, 1.0))])),
+        ],
+    )])
+    .expect("the Jenatton space is valid")
+}
+
+fn jenatton(a: &Assignment) -> f64 {
+    let cat = |id: &str| matches!(a.get(id), Some(ParamValue::Categorical(s)) if s == "1");
+    let num = |id: &str| match a.get(id) {
+        Some(ParamValue::Float(x)) => *x,
+        other => panic!("{id} is {other:?}"),
+    };
+    match (cat("x1"), cat("x2"), cat("x3")) {
+        (false, false, _) => num("x4").powi(2) + 0.1 + num("r8"),
+        (false, true, _) => num("x5").powi(2) + 0.2 + num("r8"),
+        (true, _, false) => num("x6").powi(2) + 0.3 + num("r9"),
+        (true, _, true) => num("x7").powi(2) + 0.4 + num("r9"),
+    }
+}
+
+/// The problems of this family.
+pub fn problems() -> Vec<Problem> {
+    vec![
+        Problem { name: "jenatton", dim: 9, optimum: 0.1, space: jenatton_space, eval: jenatton, noise_sd: 0.0, graph: None, groups: None },
+        Problem {
+            name: "jenatton_small",
+            dim: 9,
+            optimum: 0.1,
+            space: jenatton_small_space,
+            eval: jenatton_small,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem { name: "addtree_toy", dim: 8, optimum: 0.0, space: toy_space, eval: toy, noise_sd: 0.0, graph: None, groups: None },
+        Problem {
+            name: "jenatton3",
+            dim: 21,
+            optimum: 0.05,
+            space: jenatton3_space,
+            eval: jenatton3,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "branching_nested_synthetic",
+            dim: 5,
+            optimum: -5.0,
+            space: branching_nested_space,
+            eval: branching_nested,
+            noise_sd: BRANCHING_NESTED_NOISE,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "vgg16_tree",
+            dim: 49,
+            optimum: 0.0,
+            space: vgg16_tree_space,
+            eval: vgg16_tree,
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+    ]
 }
