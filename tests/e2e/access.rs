@@ -44,8 +44,8 @@ fn study(name: &str) -> Value {
 }
 
 fn keys() -> String {
-    let alice = bo_server::access::hash_key(ALICE);
-    let bob = bo_server::access::hash_key(BOB);
+    let alice = bo_server::api::access::hash_key(ALICE);
+    let bob = bo_server::api::access::hash_key(BOB);
     format!("alice {alice} team-a,shared; bob {bob} team-b")
 }
 

@@ -1,0 +1,47 @@
+"""Starts the real bo-server binary for the Python suites: on a free loopback port, with a fresh
+SQLite file, until it answers /readyz; stops it afterwards.
+
+BO_SERVER_BIN names the binary (default: target/debug/bo-server of this checkout)."""
+import os
+import pathlib
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(*extra):
+    """Starts bo-server with `extra` arguments; yields its base URL; stops it."""
+    binary = os.environ.get("BO_SERVER_BIN", str(ROOT / "target" / "debug" / "bo-server"))
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.Popen(
+            [binary, "--listen", f"127.0.0.1:{port}", "--database-url", f"sqlite://{tmp}/bo.db", "--log", "warn", *extra],
+        )
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/readyz") as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError("bo-server did not become ready")
+            time.sleep(0.05)
+        try:
+            yield base
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
