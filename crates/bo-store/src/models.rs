@@ -1,6 +1,9 @@
 //! The fitted state of each study's designer, kept so fits warm-start across restarts and
 //! replicas. One row per study: the newest state wins, an older one never overwrites it. And the
 //! refit lease: which replica may refit a study now, so a refit runs on one replica at a time.
+//! On SQLite these writes take their turn at the write gate like every other: outside it, a
+//! lease or model write lost every race for the lock to four clients' suggests and completions
+//! (SQLite's busy handler backs off), and a study went 60 trials without a refit landing.
 
 use bo_core::ModelState;
 use sqlx::Row;
@@ -42,6 +45,7 @@ impl Store {
     /// stored.
     pub async fn save_model_state(&self, study_id: i64, model: &StoredModel) -> Result<bool, StoreError> {
         let state = serde_json::to_string(&model.state)?;
+        let _turn = self.write_turn().await;
         let done = sqlx::query(
             "INSERT INTO models (study_id, data_version, state, fitted_at_ms) \
              SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM studies WHERE id = $1) \
@@ -62,6 +66,7 @@ impl Store {
     /// both databases (one upsert whose condition reads the row it replaces). A study deleted
     /// meanwhile is never leased.
     pub async fn take_refit_lease(&self, study_id: i64, holder: &str, now_ms: i64, ttl_ms: i64) -> Result<bool, StoreError> {
+        let _turn = self.write_turn().await;
         let done = sqlx::query(
             "INSERT INTO refit_leases (study_id, holder, expires_ms) \
              SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM studies WHERE id = $1) \
@@ -79,6 +84,7 @@ impl Store {
 
     /// Gives the study's refit lease back, if `holder` has it.
     pub async fn release_refit_lease(&self, study_id: i64, holder: &str) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
         sqlx::query("DELETE FROM refit_leases WHERE study_id = $1 AND holder = $2").bind(study_id).bind(holder).execute(&self.pool).await?;
         Ok(())
     }
