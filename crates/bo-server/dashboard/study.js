@@ -82,24 +82,34 @@ export async function studyPage(main, where, number) {
     table.refresh();
   };
   logToggle.addEventListener("change", drawHistory);
-  await refreshHistory();
-  await trials.refresh();
-  draw();
   let importancePending = false;
   const drawImportance = async () => { importancePending = await renderImportance(importance, studyPath); };
-  await Promise.all([renderBest(best, studyPath, spec, trials, pareto), drawCurves(), drawImportance()]);
+  const optimal = () => call("POST", `${studyPath}/trials:listOptimalTrials`, {});
+  // Every read at once: the history (a bounded read at any size) draws first; the trials'
+  // columns, the largest read, feed the table, the parallel coordinates and the Pareto chart.
+  const first = optimal();
+  const others = Promise.all([drawCurves(), drawImportance()]);
+  await Promise.all([
+    refreshHistory(),
+    trials.refresh().then(async () => {
+      draw();
+      renderBest(best, spec, trials, pareto, await first);
+    }),
+    others,
+  ]);
 
   let stopped = false;
   const poll = async () => {
     if (stopped) return;
     if (!document.hidden) {
       try {
-        if (await trials.refresh()) {
+        const changed = await trials.refresh();
+        if (changed) {
           draw();
-          await refreshHistory();
-          let importancePending = false;
-  const drawImportance = async () => { importancePending = await renderImportance(importance, studyPath); };
-  await Promise.all([renderBest(best, studyPath, spec, trials, pareto), drawCurves(), drawImportance()]);
+          const [answer] = await Promise.all([optimal(), refreshHistory(), drawCurves(), drawImportance()]);
+          renderBest(best, spec, trials, pareto, answer);
+        } else if (importancePending) {
+          await drawImportance();
         }
         live.className = "live on";
         live.textContent = "live";
@@ -142,8 +152,8 @@ function countParameters(params) {
   return params.reduce((n, p) => n + 1 + countParameters((p.conditionalParameterSpecs || []).map((c) => c.parameterSpec)), 0);
 }
 
-async function renderBest(box, studyPath, spec, trials, paretoBox) {
-  const answer = await call("POST", `${studyPath}/trials:listOptimalTrials`, {});
+/** The best trial or the Pareto front, from a `listOptimalTrials` answer. */
+function renderBest(box, spec, trials, paretoBox, answer) {
   const optimal = answer.optimalTrials || [];
   if (paretoBox) paretoChart(paretoBox, trials, spec, new Set(optimal.map((t) => Number(t.id))));
   if (!optimal.length) {

@@ -198,7 +198,7 @@ impl Store {
     /// `limit`; only `projects` when given.
     pub async fn locations(&self, projects: Option<&[String]>, limit: i64) -> Result<Vec<(String, String, i64)>, StoreError> {
         let filter = match projects {
-            Some(names) if names.is_empty() => return Ok(vec![]),
+            Some([]) => return Ok(vec![]),
             Some(names) => format!("WHERE project IN ({})", (0..names.len()).map(|k| format!("${}", k + 2)).collect::<Vec<_>>().join(", ")),
             None => String::new(),
         };

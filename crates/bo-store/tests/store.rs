@@ -663,6 +663,58 @@ async fn changes_since_a_cursor_are_read_in_order_and_a_delete_resets_the_reader
     }
 }
 
+/// Changes are read in packs of rows: across packs every trial comes back exactly as a plain
+/// read gives it (floats to the last bit, text with quotes and newlines, empty and absent
+/// fields), and the byte budget cuts a page after its first trial with `more`.
+#[tokio::test]
+async fn changes_read_in_packs_are_exact_and_cut_by_their_byte_budget() {
+    use bo_store::Cursor;
+    for store in stores("trial_changes_packs").await {
+        let (study, _) = store.create_study("p", "l", "packs", &spec(), 1).await.unwrap();
+        let awkward = [0.1 + 0.2, 5e-324, 1.7976931348623157e308, -0.0, 1.0 / 3.0, 123_456_789.123_456_79];
+        for i in 0..1_100i64 {
+            let mut assignment = point(i);
+            assignment.0.insert("momentum".into(), ParamValue::Float(awkward[i as usize % awkward.len()] / (i + 1) as f64));
+            let (state, final_measurement, infeasible_reason) = match i % 3 {
+                0 => {
+                    let value = awkward[(i as usize + 1) % awkward.len()];
+                    let m = Measurement { step_count: i, elapsed_secs: 0.25, metrics: BTreeMap::from([("acc".into(), value)]) };
+                    (TrialState::Succeeded, Some(m), String::new())
+                }
+                1 => (TrialState::Infeasible, None, format!("line \"{i}\"\nand a second")),
+                _ => (TrialState::Requested, None, String::new()),
+            };
+            let new = NewTrial { assignment, state, measurements: vec![], final_measurement, infeasible_reason };
+            store.create_trial(study.id, new, 1_000 + i).await.unwrap();
+        }
+        let plain = store.all_trials(study.id).await.unwrap();
+        let all = store.trial_changes(study.id, Cursor::START, 100_000, 1 << 30).await.unwrap();
+        assert!(!all.more && !all.reset);
+        assert_eq!(all.trials, plain, "every trial as the plain read has it");
+        assert_eq!(all.stopped_ms, vec![None; plain.len()]);
+
+        // A budget of one byte: the first trial always, then a cut.
+        let (mut cursor, mut pages) = (Cursor::START, 0);
+        let first = store.trial_changes(study.id, cursor, 100_000, 1).await.unwrap();
+        assert_eq!((first.trials.len(), first.more), (1, true));
+        // A budget that holds about 300 trials: pages of it until the end, and nothing lost.
+        let per_trial = serde_json::to_string(&plain[1].assignment).unwrap().len();
+        let mut seen = vec![];
+        loop {
+            let page = store.trial_changes(study.id, cursor, 100_000, 300 * per_trial).await.unwrap();
+            assert!(page.trials.len() <= 310, "{}", page.trials.len());
+            seen.extend(page.trials.iter().map(|t| t.id));
+            cursor = page.cursor;
+            pages += 1;
+            if !page.more {
+                break;
+            }
+        }
+        assert_eq!(seen, plain.iter().map(|t| t.id).collect::<Vec<_>>());
+        assert!(pages >= 4, "{pages} pages");
+    }
+}
+
 /// The overview counts each study's trials by state and finds its best final objective by the
 /// study's goal and its last activity.
 #[tokio::test]
