@@ -6,6 +6,7 @@ import math
 import os
 import pathlib
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -49,6 +50,17 @@ def _create(s: Server, spec: dict, name: str) -> str:
     return study["name"].rsplit("/", 1)[1]
 
 
+def _suggest(s: Server, study: str) -> list:
+    """One suggestion, waited for."""
+    op = s.call("POST", f"{LOC}/studies/{study}/trials:suggest", {"suggestionCount": 1, "clientId": "dashboard"})
+    deadline = time.monotonic() + 60
+    while not op.get("done"):
+        assert time.monotonic() < deadline, op
+        time.sleep(0.05)
+        op = s.call("GET", f"/v1/{op['name']}")
+    return op["response"]["trials"]
+
+
 def _trial(s: Server, study: str, params: dict, metrics=None, infeasible=None, measurements=()):
     body = {"parameters": [{"parameterId": k, "value": v} for k, v in params.items()]}
     if metrics is not None:
@@ -87,9 +99,13 @@ def seed(s: Server) -> dict:
     rembo = {"metrics": [{"metricId": "loss", "goal": "MINIMIZE"}], "algorithm": "REMBO",
              "parameters": [{"parameterId": f"x{k}", "doubleValueSpec": {"minValue": -1.0, "maxValue": 1.0}} for k in range(12)]}
     ids["rembo"] = _create(s, rembo, "rembo-d12")
-    for i in range(25):
-        x = {f"x{k}": ((i * 0.37 + k * 0.11) % 2) - 1 for k in range(12)}
-        _trial(s, ids["rembo"], x, {"loss": (x["x0"] - 0.2) ** 2 + (x["x3"] + 0.5) ** 2 + 0.01})
+    # REMBO learns from its own suggestions only (a point of its embeddings): a real loop.
+    for _ in range(25):
+        for trial in _suggest(s, ids["rembo"]):
+            x = {p["parameterId"]: p["value"] for p in trial["parameters"]}
+            loss = (x["x0"] - 0.2) ** 2 + (x["x3"] + 0.5) ** 2 + 0.01
+            s.call("POST", f"{LOC}/studies/{ids['rembo']}/trials/{trial['id']}:complete",
+                   {"finalMeasurement": {"metrics": [{"metricId": "loss", "value": loss}]}})
 
     two = {"metrics": [{"metricId": "accuracy", "goal": "MAXIMIZE"}, {"metricId": "latency", "goal": "MINIMIZE"}], "algorithm": "GP_BANDIT",
            "parameters": [{"parameterId": "width", "integerValueSpec": {"minValue": "16", "maxValue": "512"}},
@@ -153,6 +169,9 @@ class Page:
 
     def shot(self, name: str):
         SHOTS.mkdir(parents=True, exist_ok=True)
+        # From the top: scrolled, the sticky header would be drawn across the middle of a
+        # full-page picture.
+        self.page.evaluate("window.scrollTo(0, 0)")
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
     def clean(self):

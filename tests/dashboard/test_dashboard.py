@@ -149,7 +149,7 @@ def test_brushing_the_parallel_coordinates_filters_the_table(page, server):
     # The objective's axis is the last, 60 px from the right; keep its upper half (the best
     # accuracies: the study maximises).
     x = box["x"] + box["width"] - 60
-    top, bottom = box["y"] + 40, box["y"] + box["height"] - 24
+    top, bottom = box["y"] + 40, box["y"] + box["height"] - 50
     page.page.mouse.move(x, top + 2)
     page.page.mouse.down()
     page.page.mouse.move(x, (top + bottom) / 2, steps=5)
@@ -157,7 +157,9 @@ def test_brushing_the_parallel_coordinates_filters_the_table(page, server):
     kept = count.inner_text()
     assert kept != total and int(kept.split(" ")[0]) > 0, (kept, total)
     page.shot("parallel-coordinates")
-    page.page.mouse.dblclick(x, (top + bottom) / 2)
+    page.page.locator("#parcoords").scroll_into_view_if_needed()
+    box = page.page.locator("#parcoords").bounding_box()
+    page.page.mouse.dblclick(x, box["y"] + 40 + (box["height"] - 90) / 2)
     assert count.inner_text() == total
     page.clean()
 
@@ -197,8 +199,13 @@ def test_a_rembo_model_shows_its_embeddings(page, server):
     page.page.wait_for_selector("#slices[data-drawn=true]", timeout=30000)
     assert "random embedding" in page.page.locator("#embeddings").inner_text()
     assert page.page.locator("#embeddings tbody tr").count() >= 1
+    # Its own suggestions, completed, are on its embeddings: each embedding's trials and fit.
+    counts = [int(t) for t in page.page.locator("#embeddings tbody tr td:nth-child(3)").all_inner_texts()]
+    assert sum(counts) > 0, counts
+    # The slices through the best trial leave its embedding: the page says why there are none.
+    assert "REMBO" in page.page.locator("#slices").inner_text()
     page.shot("model-rembo")
-    page.errors = [e for e in page.errors if "400" not in e]  # a model still in its design refuses :predict
+    page.errors = [e for e in page.errors if "400" not in e]  # :predict off the embeddings is refused
     page.clean()
 
 

@@ -4,6 +4,7 @@
 // comes from the server's model (`GET …/model`, `:predict`).
 
 import { ApiError, call } from "./api.js";
+import { drawAxes, extent, tickLabel, ticks } from "./axes.js";
 import { el, num } from "./format.js";
 import { axesOf } from "./parcoords.js";
 import { Trials } from "./trials.js";
@@ -93,7 +94,7 @@ function tree(vertices, trials, metric) {
         if (trials.states[r] === "SUCCEEDED" && values[r] !== null && (best === null || better(values[r], best))) best = values[r];
       }
       return el("tr", {}, el("td", {}, v.vertex), el("td", {}, v.parameters.join(", ") || "—"), el("td", { class: "num" }, n.toLocaleString("en")), el("td", { class: "num" }, num(best)),
-        el("td", { class: "muted" }, Object.entries(v.hyperparameters || {}).map(([k, x]) => `${label(k)} ${num(x)}`).join(" · ")));
+        el("td", { class: "muted hyper" }, ...Object.entries(v.hyperparameters || {}).map(([k, x]) => el("div", {}, `${label(k)} ${num(x)}`))));
     })));
 }
 
@@ -117,8 +118,9 @@ function embeddings(model) {
       el("tbody", {}, ...list.map((e, i) => el("tr", {}, el("td", { class: "num" }, i + 1), ...keys.map((k) => el("td", {}, cell(e[k], k))))))));
 }
 
+/** A hyperparameter's name for people: `matern52.log_length_scale.lr` → `matern52 log length scale lr`. */
 function label(name) {
-  return name.replace(/^log_?/, "log ").replace(/lengthscale|length_scale/i, "length scale");
+  return name.replace(/lengthscale/gi, "length scale").replace(/[._]/g, " ").replace(/\blog(?=\S)/g, "log ");
 }
 
 /** The value of a numeric axis at `u` of its range (log-scaled where the axis is). */
@@ -163,21 +165,22 @@ async function drawSlices(box, studyPath, base, numeric, trials, metric) {
     for (let r = 0; r < trials.ids.length && dots.length < 5000; r++) {
       if (trials.states[r] === "SUCCEEDED" && column[r] !== null && values[r] !== null) dots.push([column[r], values[r]]);
     }
-    const canvas = el("canvas", { width: 360, height: 220, class: "slice" });
-    plot(canvas, a, xs, p, dots, base[a.id]);
+    const canvas = el("canvas", { width: 380, height: 240, class: "slice" });
+    plot(canvas, a, xs, p, dots, base[a.id], metric.metricId);
     return el("figure", {}, canvas, el("figcaption", {}, a.id));
   }));
   box.dataset.drawn = "true";
 }
 
-function plot(canvas, axis, xs, p, dots, at0) {
+function plot(canvas, axis, xs, p, dots, at0, metricId) {
   const g = canvas.getContext("2d");
-  const pad = { l: 48, r: 8, t: 8, b: 22 };
-  const w = canvas.width - pad.l - pad.r, h = canvas.height - pad.t - pad.b;
-  const lo = Math.min(...p.map((q) => q.mean - 2 * q.stddev), ...dots.map((d) => d[1]));
-  const hi = Math.max(...p.map((q) => q.mean + 2 * q.stddev), ...dots.map((d) => d[1]));
-  const fx = (x) => pad.l + w * (axis.log && axis.min > 0 ? (Math.log(x) - Math.log(axis.min)) / (Math.log(axis.max) - Math.log(axis.min)) : (x - axis.min) / (axis.max - axis.min || 1));
-  const fy = (y) => pad.t + h * (1 - (y - lo) / (hi - lo || 1));
+  const [lo, hi] = extent([...p.map((q) => q.mean - 2 * q.stddev), ...p.map((q) => q.mean + 2 * q.stddev), ...dots.map((d) => d[1])]);
+  const frame = { l: 58, t: 8, w: canvas.width - 58 - 12, h: canvas.height - 8 - 26 };
+  const { fx, fy } = drawAxes(g, frame, { lo: axis.min, hi: axis.max, log: axis.log }, { lo, hi, title: metricId });
+  g.save();
+  g.beginPath();
+  g.rect(frame.l, frame.t, frame.w, frame.h);
+  g.clip();
   g.fillStyle = "rgba(47,111,219,0.15)";
   g.beginPath();
   xs.forEach((x, k) => g.lineTo(fx(x), fy(p[k].mean + 2 * p[k].stddev)));
@@ -191,21 +194,13 @@ function plot(canvas, axis, xs, p, dots, at0) {
   xs.forEach((x, k) => g.lineTo(fx(x), fy(p[k].mean)));
   g.stroke();
   g.strokeStyle = "#1f8a4c";
+  g.lineWidth = 1;
   g.setLineDash([4, 3]);
   g.beginPath();
-  g.moveTo(fx(at0), pad.t);
-  g.lineTo(fx(at0), pad.t + h);
+  g.moveTo(fx(at0), frame.t);
+  g.lineTo(fx(at0), frame.t + frame.h);
   g.stroke();
-  g.setLineDash([]);
-  g.fillStyle = "#6a7385";
-  g.font = "11px system-ui, sans-serif";
-  g.textAlign = "right";
-  g.fillText(num(hi), pad.l - 4, pad.t + 10);
-  g.fillText(num(lo), pad.l - 4, pad.t + h);
-  g.textAlign = "left";
-  g.fillText(num(axis.min), pad.l, canvas.height - 6);
-  g.textAlign = "right";
-  g.fillText(num(axis.max), pad.l + w, canvas.height - 6);
+  g.restore();
 }
 
 async function drawMap(box, studyPath, base, numeric, trials, metric) {
@@ -217,8 +212,9 @@ async function drawMap(box, studyPath, base, numeric, trials, metric) {
   const pick = (k) => el("select", {}, ...numeric.map((a, i) => el("option", { value: i, selected: i === k }, a.id)));
   const xSel = pick(0), ySel = pick(1);
   const what = el("select", {}, el("option", { value: "mean" }, "mean"), el("option", { value: "stddev" }, "standard deviation"));
-  const canvas = el("canvas", { width: 420, height: 360, id: "map-canvas" });
+  const canvas = el("canvas", { width: 520, height: 400, id: "map-canvas" });
   const legend = el("p", { class: "muted" });
+  const frame = { l: 64, t: 8, w: 380, h: 350 };
   const draw = async () => {
     const ax = numeric[Number(xSel.value)], ay = numeric[Number(ySel.value)];
     if (ax === ay) return;
@@ -229,26 +225,43 @@ async function drawMap(box, studyPath, base, numeric, trials, metric) {
     }
     const p = await predict(studyPath, points);
     const v = p.map((q) => q[what.value]);
-    const lo = Math.min(...v), hi = Math.max(...v);
+    const [lo, hi] = extent(v);
     const g = canvas.getContext("2d");
-    const cw = canvas.width / MAP_SIDE, ch = canvas.height / MAP_SIDE;
-    const good = metric.goal === "MINIMIZE" ? -1 : 1;
+    g.clearRect(0, 0, canvas.width, canvas.height);
+    // Warmer is better for the mean (whatever the goal), higher for the standard deviation.
+    const flip = what.value === "mean" && metric.goal === "MINIMIZE";
+    const colour = (u) => `hsl(${220 - 200 * u}, 65%, ${80 - 40 * u}%)`;
+    const cw = frame.w / MAP_SIDE, ch = frame.h / MAP_SIDE;
     v.forEach((x, k) => {
       const i = k % MAP_SIDE, j = Math.floor(k / MAP_SIDE);
-      let u = (x - lo) / (hi - lo || 1);
-      if (what.value === "mean" && good < 0) u = 1 - u;
-      g.fillStyle = `hsl(${220 - 200 * u}, 65%, ${80 - 40 * u}%)`;
-      g.fillRect(i * cw, canvas.height - (j + 1) * ch, cw + 1, ch + 1);
+      const u = (x - lo) / (hi - lo || 1);
+      g.fillStyle = colour(flip ? 1 - u : u);
+      g.fillRect(frame.l + i * cw, frame.t + frame.h - (j + 1) * ch, cw + 1, ch + 1);
     });
-    const place = (a, x) => (a.log && a.min > 0 ? (Math.log(x) - Math.log(a.min)) / (Math.log(a.max) - Math.log(a.min)) : (x - a.min) / (a.max - a.min || 1));
+    const { fx, fy } = drawAxes(g, frame, { lo: ax.min, hi: ax.max, log: ax.log, title: ax.id }, { lo: ay.min, hi: ay.max, log: ay.log, title: ay.id });
     const cx = trials.parameters.get(ax.id) || [], cy = trials.parameters.get(ay.id) || [];
     g.fillStyle = "rgba(29,35,48,0.7)";
     for (let r = 0, n = 0; r < trials.ids.length && n < 5000; r++) {
       if (trials.states[r] !== "SUCCEEDED" || cx[r] === null || cy[r] === null) continue;
-      g.fillRect(place(ax, cx[r]) * canvas.width - 1.5, (1 - place(ay, cy[r])) * canvas.height - 1.5, 3, 3);
+      g.fillRect(fx(cx[r]) - 1.5, fy(cy[r]) - 1.5, 3, 3);
       n++;
     }
-    legend.textContent = `${what.value === "mean" ? `posterior mean of ${metric.metricId}` : "posterior standard deviation"} from ${num(lo)} to ${num(hi)} (${what.value === "mean" ? "better" : "higher"} is warmer); ${ax.id} across, ${ay.id} up; the other parameters at the best trial's values; dots are trials.`;
+    // The colour bar: the values the colours stand for.
+    const bar = { l: frame.l + frame.w + 16, t: frame.t, w: 14, h: frame.h };
+    for (let k = 0; k < 60; k++) {
+      const u = k / 59;
+      g.fillStyle = colour(flip ? 1 - u : u);
+      g.fillRect(bar.l, bar.t + bar.h * (1 - (k + 1) / 60), bar.w, bar.h / 60 + 1);
+    }
+    g.strokeStyle = "#c9ced8";
+    g.strokeRect(bar.l, bar.t, bar.w, bar.h);
+    g.fillStyle = "#6a7385";
+    g.font = "11px system-ui, sans-serif";
+    g.textAlign = "left";
+    g.textBaseline = "middle";
+    const marks = ticks(lo, hi, 6);
+    for (const m of marks) g.fillText(tickLabel(m, marks), bar.l + bar.w + 4, bar.t + bar.h * (1 - (m - lo) / (hi - lo || 1)));
+    legend.textContent = `${what.value === "mean" ? `posterior mean of ${metric.metricId}` : "posterior standard deviation"} from ${num(lo)} to ${num(hi)} (${what.value === "mean" ? "better" : "higher"} is warmer); the other parameters at the best trial's values; dots are trials.`;
     box.dataset.drawn = "true";
   };
   for (const s of [xSel, ySel, what]) s.addEventListener("change", draw);

@@ -1,9 +1,11 @@
-// Parallel coordinates over every parameter and the objective, on one canvas: a line per trial
-// coloured by its objective (best darkest), a gap where a parameter is inactive. Drag along an
-// axis to keep a range (a brush); double-click the axis to drop it. The brushes filter the
-// trials table below.
+// Parallel coordinates over every parameter and every metric, on one canvas: a line per trial
+// coloured by the first metric (best darkest); below the axis of a conditional parameter, a slot
+// where the lines of trials that leave it inactive pass. Drag along an axis to keep a range (a
+// brush); double-click the axis to drop it. The brushes filter the trials table below.
 
-const PAD = { top: 40, bottom: 24, left: 40, right: 60 };
+const PAD = { top: 40, bottom: 50, left: 40, right: 60 };
+/** How far below an axis its "inactive" slot lies, in pixels. */
+const INACTIVE_DROP = 30;
 /** Lines drawn at most, and the colour bands they are stroked in. */
 const MAX_LINES = 12000;
 const BANDS = 16;
@@ -11,18 +13,19 @@ const BANDS = 16;
 /** Every parameter of a Vertex spec's tree, in pre-order, with how to place its values. */
 export function axesOf(parameters) {
   const out = [];
-  const walk = (ps) => {
+  const walk = (ps, conditional) => {
     for (const p of ps) {
       const log = (p.scaleType || "").includes("LOG");
       const parent = (p.conditionalParameterSpecs || []).length > 0;
-      if (p.doubleValueSpec) out.push({ id: p.parameterId, kind: "double", parent, min: p.doubleValueSpec.minValue ?? 0, max: p.doubleValueSpec.maxValue, log });
-      else if (p.integerValueSpec) out.push({ id: p.parameterId, kind: "integer", parent, min: Number(p.integerValueSpec.minValue ?? 0), max: Number(p.integerValueSpec.maxValue), log });
-      else if (p.discreteValueSpec) out.push({ id: p.parameterId, kind: "discrete", parent, min: Math.min(...p.discreteValueSpec.values), max: Math.max(...p.discreteValueSpec.values), log });
-      else if (p.categoricalValueSpec) out.push({ id: p.parameterId, kind: "categorical", parent, categories: p.categoricalValueSpec.values });
-      walk((p.conditionalParameterSpecs || []).map((c) => c.parameterSpec));
+      const common = { id: p.parameterId, parent, conditional, log };
+      if (p.doubleValueSpec) out.push({ ...common, kind: "double", min: p.doubleValueSpec.minValue ?? 0, max: p.doubleValueSpec.maxValue });
+      else if (p.integerValueSpec) out.push({ ...common, kind: "integer", min: Number(p.integerValueSpec.minValue ?? 0), max: Number(p.integerValueSpec.maxValue) });
+      else if (p.discreteValueSpec) out.push({ ...common, kind: "discrete", min: Math.min(...p.discreteValueSpec.values), max: Math.max(...p.discreteValueSpec.values) });
+      else if (p.categoricalValueSpec) out.push({ ...common, kind: "categorical", categories: p.categoricalValueSpec.values });
+      walk((p.conditionalParameterSpecs || []).map((c) => c.parameterSpec), true);
     }
   };
-  walk(parameters);
+  walk(parameters, false);
   return out;
 }
 
@@ -41,12 +44,13 @@ export class ParallelCoordinates {
   constructor(trials, spec, onBrush) {
     this.trials = trials;
     this.metric = spec.metrics[0];
+    this.metrics = spec.metrics;
     this.axes = axesOf(spec.parameters);
     this.onBrush = onBrush;
     this.brushes = new Map();
     this.canvas = document.createElement("canvas");
     this.canvas.id = "parcoords";
-    this.canvas.height = 320;
+    this.canvas.height = 350;
     this.root = document.createElement("div");
     this.root.className = "chart";
     this.root.append(this.canvas);
@@ -75,30 +79,31 @@ export class ParallelCoordinates {
     });
   }
 
-  /** The objective as a last axis, scaled to the values seen. */
-  objectiveAxis() {
+  /** A metric's axis, scaled to the values seen. */
+  metricAxis(metric) {
     let min = Infinity, max = -Infinity;
-    for (const v of this.trials.metrics.get(this.metric.metricId) || []) {
+    for (const v of this.trials.metrics.get(metric.metricId) || []) {
       if (v === null) continue;
       if (v < min) min = v;
       if (v > max) max = v;
     }
-    return { id: this.metric.metricId, min: Number.isFinite(min) ? min : 0, max: Number.isFinite(max) ? max : 1, objective: true };
+    return { id: metric.metricId, min: Number.isFinite(min) ? min : 0, max: Number.isFinite(max) ? max : 1, metric: true };
   }
 
-  /** The axes as of the last draw (the objective's scale follows the data). */
+  /** The axes as of the last draw (the metrics' scales follow the data): the parameters, then
+   * the metrics, the first of them last (it sets the colours). */
   allAxes() {
-    if (!this.current) this.current = [...this.axes, this.objectiveAxis()];
+    if (!this.current) this.current = [...this.axes, ...[...this.metrics.slice(1), this.metric].map((m) => this.metricAxis(m))];
     return this.current;
   }
 
   x(k) {
-    const n = this.axes.length + 1;
+    const n = this.axes.length + this.metrics.length;
     return PAD.left + (k * (this.canvas.width - PAD.left - PAD.right)) / Math.max(1, n - 1);
   }
 
   axisAt(px) {
-    const n = this.axes.length + 1;
+    const n = this.axes.length + this.metrics.length;
     for (let k = 0; k < n; k++) if (Math.abs(px - this.x(k)) < 14) return k;
     return null;
   }
@@ -108,11 +113,10 @@ export class ParallelCoordinates {
     return Math.max(0, Math.min(1, 1 - (py - PAD.top) / h));
   }
 
-  /** A row's place on each axis. */
+  /** A row's place on each axis (null where it has no value). */
   places(row) {
     const t = this.trials;
-    const objective = t.metrics.get(this.metric.metricId);
-    return this.allAxes().map((a) => (a.objective ? place(a, objective?.[row] ?? null) : place(a, t.parameters.get(a.id)?.[row] ?? null)));
+    return this.allAxes().map((a) => place(a, (a.metric ? t.metrics.get(a.id) : t.parameters.get(a.id))?.[row] ?? null));
   }
 
   /** Whether a row lies inside every brush (a row with no value on a brushed axis does not). */
@@ -131,6 +135,7 @@ export class ParallelCoordinates {
     const g = c.getContext("2d");
     const h = c.height - PAD.top - PAD.bottom;
     const y = (u) => PAD.top + (1 - u) * h;
+    const inactiveY = PAD.top + h + INACTIVE_DROP;
     const t = this.trials;
     const values = t.metrics.get(this.metric.metricId) || [];
     const axis = axes[axes.length - 1];
@@ -164,11 +169,13 @@ export class ParallelCoordinates {
       }
       const path = bands[band];
       let open = false;
-      // An inactive parameter is passed over: the line joins the axes where it has values.
+      // A conditional parameter left inactive: through its axis' slot below. Any other axis
+      // without a value (a metric not measured) breaks the line.
       this.places(r).forEach((u, k) => {
-        if (u === null) return;
-        if (open) path.lineTo(this.x(k), y(u));
-        else { path.moveTo(this.x(k), y(u)); open = true; }
+        const py = u !== null ? y(u) : axes[k].conditional ? inactiveY : null;
+        if (py === null) open = false;
+        else if (open) path.lineTo(this.x(k), py);
+        else { path.moveTo(this.x(k), py); open = true; }
       });
     }
     g.strokeStyle = "rgba(180,186,196,0.15)";
@@ -197,8 +204,14 @@ export class ParallelCoordinates {
       g.font = "11px system-ui, sans-serif";
       const lo = a.categories ? a.categories[0] : fmt(a.min), hi = a.categories ? a.categories[a.categories.length - 1] : fmt(a.max);
       g.fillStyle = "#6a7385";
-      g.fillText(String(lo), this.x(k), PAD.top + h + 16);
+      g.fillText(String(lo), this.x(k), PAD.top + h + 14);
       g.fillText(String(hi), this.x(k), PAD.top - 6);
+      if (a.conditional) {
+        g.beginPath();
+        g.arc(this.x(k), inactiveY, 3, 0, 2 * Math.PI);
+        g.fill();
+        g.fillText("inactive", this.x(k), inactiveY + 14);
+      }
       g.fillStyle = "#1d2330";
       const brush = this.brushes.get(k);
       if (brush) {

@@ -1,7 +1,8 @@
 // Two metrics against each other: every succeeded trial, the Pareto-optimal ones (from
 // `listOptimalTrials`) highlighted and joined along the front. Drawn on a canvas.
 
-import { el, num } from "./format.js";
+import { drawAxes, extent } from "./axes.js";
+import { el } from "./format.js";
 
 export function paretoChart(box, trials, spec, optimalIds) {
   const [m1, m2] = spec.metrics;
@@ -10,17 +11,14 @@ export function paretoChart(box, trials, spec, optimalIds) {
   for (let r = 0; r < trials.ids.length; r++) {
     if (trials.states[r] === "SUCCEEDED" && a[r] !== null && b[r] !== null) points.push([a[r], b[r], optimalIds.has(trials.ids[r])]);
   }
-  const canvas = el("canvas", { width: Math.max(320, box.clientWidth || 560), height: 320, id: "pareto-canvas" });
+  const canvas = el("canvas", { width: Math.max(320, box.clientWidth || 560), height: 340, id: "pareto-canvas" });
   box.replaceChildren(canvas, el("p", { class: "muted" },
     `${m1.metricId} (${m1.goal === "MINIMIZE" ? "lower" : "higher"} is better) across, ${m2.metricId} (${m2.goal === "MINIMIZE" ? "lower" : "higher"} is better) up; `,
     `${optimalIds.size} Pareto-optimal trials in green.`));
   const g = canvas.getContext("2d");
-  const pad = { l: 56, r: 12, t: 10, b: 28 };
-  const w = canvas.width - pad.l - pad.r, h = canvas.height - pad.t - pad.b;
-  const [x0, x1] = extent(points.map((p) => p[0])), [y0, y1] = extent(points.map((p) => p[1]));
-  const fx = (x) => pad.l + (w * (x - x0)) / (x1 - x0 || 1), fy = (y) => pad.t + h * (1 - (y - y0) / (y1 - y0 || 1));
-  g.strokeStyle = "#dde1e8";
-  g.strokeRect(pad.l, pad.t, w, h);
+  const [x0, x1] = widen(extent(points.map((p) => p[0]))), [y0, y1] = widen(extent(points.map((p) => p[1])));
+  const frame = { l: 64, t: 10, w: canvas.width - 64 - 14, h: canvas.height - 10 - 44 };
+  const { fx, fy } = drawAxes(g, frame, { lo: x0, hi: x1, title: m1.metricId }, { lo: y0, hi: y1, title: m2.metricId });
   g.fillStyle = "rgba(106,115,133,0.45)";
   for (const [x, y, front] of points) if (!front) g.fillRect(fx(x) - 2, fy(y) - 2, 4, 4);
   const front = points.filter((p) => p[2]).sort((p, q) => p[0] - q[0]);
@@ -35,22 +33,11 @@ export function paretoChart(box, trials, spec, optimalIds) {
     g.arc(fx(x), fy(y), 4, 0, 2 * Math.PI);
     g.fill();
   }
-  g.fillStyle = "#6a7385";
-  g.font = "11px system-ui, sans-serif";
-  g.textAlign = "left";
-  g.fillText(num(x0), pad.l, canvas.height - 8);
-  g.textAlign = "right";
-  g.fillText(num(x1), pad.l + w, canvas.height - 8);
-  g.fillText(num(y1), pad.l - 4, pad.t + 10);
-  g.fillText(num(y0), pad.l - 4, pad.t + h);
   box.dataset.drawn = "true";
 }
 
-function extent(values) {
-  let lo = Infinity, hi = -Infinity;
-  for (const v of values) {
-    if (v < lo) lo = v;
-    if (v > hi) hi = v;
-  }
-  return Number.isFinite(lo) ? [lo, hi] : [0, 1];
+/** A range with a margin, so the points at its ends are not drawn on the frame. */
+function widen([lo, hi]) {
+  const m = (hi - lo) * 0.04;
+  return [lo - m, hi + m];
 }

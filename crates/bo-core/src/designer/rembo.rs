@@ -464,7 +464,7 @@ impl Model for HighDimModel {
             "d": s.d,
             "k": s.k,
             "searchBox": [-(s.d as f64).sqrt(), (s.d as f64).sqrt()],
-            "embeddings": self.embedded.embeddings.iter().map(|e| serde_json::json!({"seed": e.seed()})).collect::<Vec<_>>(),
+            "embeddings": self.embedded.embeddings.iter().map(|e| serde_json::json!({"seed": e.seed().to_string()})).collect::<Vec<_>>(),
             "trials": self.n,
             "lengthScale": h.as_ref().map(|h| h.kernel[1].exp()),
             "logNoiseVariance": h.as_ref().map(|h| h.log_noise),

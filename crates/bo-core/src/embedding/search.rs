@@ -201,7 +201,7 @@ impl EmbeddedFit {
             .map(|(run, e)| {
                 let h = run.gp.as_ref().map(|gp| gp.hyperparameters());
                 serde_json::json!({
-                    "seed": e.seed(),
+                    "seed": e.seed().to_string(),
                     "trials": run.n,
                     "lengthScaleY": h.as_ref().map(|h| h.kernel[1].exp() * 2.0 * (e.d() as f64).sqrt()),
                     "logNoiseVariance": h.as_ref().map(|h| h.log_noise),

@@ -108,10 +108,16 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
         .await
         .map_err(|e| ApiError::new(super::error::Code::Internal, format!("the model panicked while predicting: {e}")))?;
     let Some(predictions) = predicted else {
-        return Err(ApiError::precondition(format!(
-            "the study's model does not predict: {} studies have no predictive model, or the study is still in its initial design (the GP designers predict once it is complete)",
-            study.spec.algorithm
-        )));
+        return Err(ApiError::precondition(if study.spec.algorithm == "REMBO" {
+            "the study's model does not predict at these points: REMBO's GPs live in its random embeddings and predict only at points \
+             of them (its own suggestions), or none is fitted yet"
+                .to_owned()
+        } else {
+            format!(
+                "the study's model does not predict: {} studies have no predictive model, or the study is still in its initial design (the GP designers predict once it is complete)",
+                study.spec.algorithm
+            )
+        }));
     };
     Ok(Json(PredictResponseW { predictions: predictions.into_iter().map(|p| PredictionW { mean: p.mean, stddev: p.stddev }).collect() }))
 }
