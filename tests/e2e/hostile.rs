@@ -508,6 +508,75 @@ fn bounded_counts_stay_bounded() {
     }
 }
 
+/// The dashboard's reads (bo extensions): every count outside its range, a cursor this service
+/// never issued, an unknown parameter or metric, and a 10 KB value are each a fast 400 naming
+/// the field and its range; within their bounds, pages of one walk a study without losing a
+/// trial, and the largest page reads it whole.
+#[test]
+fn the_dashboard_reads_are_bounded() {
+    for db in databases("hostile_dashboard") {
+        let s = Server::start(&db);
+        let watch = HealthWatch::start(&s);
+        let study = s.create_study(study_of("reads", "RANDOM_SEARCH", doubles(2), Value::Null));
+        for k in 0..30 {
+            let body = json!({"parameters": [{"parameterId": "x0", "value": k as f64 / 30.0}, {"parameterId": "x1", "value": 0.5}],
+                              "finalMeasurement": {"metrics": [{"metricId": "m", "value": k}]}});
+            s.ok_post(&format!("/studies/{study}/trials"), body);
+        }
+        let long = "9".repeat(10_000);
+        let refusals = [
+            ("trials:columns?pageSize=0", vec!["pageSize", "1 to 100000"]),
+            ("trials:columns?pageSize=100001", vec!["pageSize", "1 to 100000"]),
+            ("trials:columns?pageSize=-5", vec!["pageSize"]),
+            ("trials:columns?pageSize=1e3", vec!["pageSize"]),
+            (&format!("trials:columns?pageSize={long}"), vec!["pageSize"]),
+            ("trials:columns?after=yesterday", vec!["after", "not a cursor"]),
+            ("trials:columns?after=1.-2", vec!["after"]),
+            (&format!("trials:columns?after={long}"), vec!["after"]),
+            ("trials:columns?since=3", vec!["since", "not a parameter of trials:columns"]),
+            ("trials:curves?limit=0", vec!["limit", "1 to 500"]),
+            ("trials:curves?limit=501", vec!["limit", "1 to 500"]),
+            ("trials:curves?metric=accuracy", vec!["metric", "not a metric of the study"]),
+            (&format!("trials:curves?metric={long}"), vec!["metric"]),
+            ("trials:history?maxPoints=0", vec!["maxPoints", "1 to 20000"]),
+            ("trials:history?maxPoints=20001", vec!["maxPoints", "1 to 20000"]),
+            ("trials:history?buckets=3", vec!["buckets", "not a parameter of trials:history"]),
+        ];
+        for (query, needles) in &refusals {
+            let started = Instant::now();
+            let (status, v) = s.get(&format!("/studies/{study}/{query}"));
+            let shown: String = query.chars().take(60).collect();
+            assert_eq!(status.as_u16(), 400, "{shown} on {}: {v}", db.name);
+            for needle in needles {
+                assert!(message(&v).contains(needle), "{shown} on {}: {needle:?} not in {:?}", db.name, message(&v));
+            }
+            assert!(message(&v).len() < 400, "{shown}: the message echoes the value whole: {}", message(&v).len());
+            assert!(started.elapsed() < Duration::from_secs(5), "{shown} on {}: refused after {:?}", db.name, started.elapsed());
+        }
+        // Pages of one: every trial once, in order, and the cursor ends where the study is.
+        let (mut after, mut seen) = (String::new(), vec![]);
+        loop {
+            let page = s.ok_get(&format!("/studies/{study}/trials:columns?pageSize=1&after={after}"));
+            seen.extend(page["ids"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()));
+            after = page["cursor"].as_str().unwrap().to_owned();
+            if !page["more"].as_bool().unwrap() {
+                break;
+            }
+            assert!(seen.len() <= 30, "on {}: the pages do not end", db.name);
+        }
+        assert_eq!(seen, (1..=30).collect::<Vec<i64>>(), "on {}", db.name);
+        let whole = s.ok_get(&format!("/studies/{study}/trials:columns?pageSize=100000"));
+        assert_eq!(whole["ids"].as_array().unwrap().len(), 30);
+        assert_eq!(whole["metrics"][0]["values"][29], json!(29.0));
+        let quiet = s.ok_get(&format!("/studies/{study}/trials:columns?after={}", whole["cursor"].as_str().unwrap()));
+        assert!(quiet["ids"].as_array().unwrap().is_empty(), "on {}: {quiet}", db.name);
+        let history = s.ok_get(&format!("/studies/{study}/trials:history?maxPoints=7"));
+        assert!(history["firstIds"].as_array().unwrap().len() <= 7, "{history}");
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials:curves?limit=500"))["curves"].as_array().unwrap().len(), 0);
+        watch.finish(db.name);
+    }
+}
+
 /// Finding 9, the smaller ones: integers past 2^53, sub-second trial leases, aliased ids,
 /// CreateTrial's silent state changes, operations kept forever, service-wide ids and metrics.
 #[test]
