@@ -1,5 +1,5 @@
-//! Paging of list methods: `pageSize` (default 100, at most 1,000) and an opaque `pageToken`
-//! that resumes after the last id of the previous page.
+//! Paging of list methods: `pageSize` (at most 1,000; absent, 100, or what the method says) and
+//! an opaque `pageToken` that resumes after the last id of the previous page.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +25,20 @@ pub struct PageParams {
     pub page_token: Option<String>,
 }
 
+/// The paging query of ListTrials, whose default is every trial.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct TrialPageParams {
+    /// Trials per page: 1 to 1,000; 0 or absent means every trial, up to 10,000 (and 32 MiB of
+    /// stored trials) a page.
+    #[param(minimum = 0, maximum = 1000)]
+    pub page_size: Option<i32>,
+    /// `nextPageToken` of the previous page.
+    #[param(pattern = r"^(after-[0-9]{1,18})?$")]
+    pub page_token: Option<String>,
+}
+
 /// A validated page request.
 pub struct Page {
     /// Resume after this id.
@@ -34,13 +48,19 @@ pub struct Page {
 }
 
 impl Page {
-    /// Reads `pageSize` and `pageToken` (snake_case accepted) from a query.
+    /// Reads `pageSize` and `pageToken` (snake_case accepted) from a query; 0 or absent means
+    /// 100.
     pub fn from_query(query: &BTreeMap<String, String>) -> Result<Page, ApiError> {
+        Page::from_query_or(query, DEFAULT_PAGE_SIZE)
+    }
+
+    /// As [`Page::from_query`], with `default` items when `pageSize` is 0 or absent.
+    pub fn from_query_or(query: &BTreeMap<String, String>, default: i64) -> Result<Page, ApiError> {
         let get = |camel: &str, snake: &str| query.get(camel).or_else(|| query.get(snake));
         let size = match get("pageSize", "page_size") {
-            None => DEFAULT_PAGE_SIZE,
+            None => default,
             Some(raw) => match raw.parse::<i64>() {
-                Ok(0) => DEFAULT_PAGE_SIZE,
+                Ok(0) => default,
                 Ok(n) if (1..=MAX_PAGE_SIZE).contains(&n) => n,
                 _ => return Err(ApiError::invalid(format!("pageSize: must be 0 to {MAX_PAGE_SIZE}, got {raw:?}"))),
             },

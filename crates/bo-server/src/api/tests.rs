@@ -174,6 +174,33 @@ async fn trial_columns_read_changes_after_a_cursor() {
     }
 }
 
+/// ListTrials without a page size answers every trial, as Vertex does (Google's high-level
+/// SDK reads one page: it listed 100 of 120); with one, pages of that size go on by token.
+#[tokio::test]
+async fn list_trials_without_a_page_size_lists_them_all() {
+    let app = TestApp::new(Access::default()).await;
+    assert_eq!(app.call(Method::POST, STUDIES, Some(study())).await.0, StatusCode::OK);
+    let trials = format!("{STUDIES}/1/trials");
+    for k in 0..120 {
+        let body = json!({"parameters": [{"parameterId": "x", "value": k as f64 / 120.0}], "finalMeasurement": {"metrics": [{"metricId": "loss", "value": k}]}});
+        assert_eq!(app.call(Method::POST, &trials, Some(body)).await.0, StatusCode::OK);
+    }
+    for query in ["", "?pageSize=0"] {
+        let (status, all) = app.call(Method::GET, &format!("{trials}{query}"), None).await;
+        assert_eq!(status, StatusCode::OK, "{all}");
+        assert_eq!(all["trials"].as_array().unwrap().len(), 120, "{query}");
+        assert_eq!(all["nextPageToken"].as_str().unwrap_or(""), "", "{query}");
+    }
+    let (_, first) = app.call(Method::GET, &format!("{trials}?pageSize=100"), None).await;
+    assert_eq!(first["trials"].as_array().unwrap().len(), 100);
+    let token = first["nextPageToken"].as_str().unwrap();
+    let (_, rest) = app.call(Method::GET, &format!("{trials}?pageSize=100&pageToken={token}"), None).await;
+    assert_eq!(rest["trials"].as_array().unwrap().len(), 20);
+    // A page size past the most a page holds is refused, as before.
+    let (status, error) = app.call(Method::GET, &format!("{trials}?pageSize=1001"), None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+}
+
 /// `studies:overview` lists each study with its counts by state and its best value.
 #[tokio::test]
 async fn the_overview_counts_each_studys_trials() {

@@ -21,7 +21,7 @@ use bo_core::Limit;
 
 use super::error::{ApiError, ErrorBodyW, over_limit};
 use super::extract::{AppJson, RawBody, parse_body, parse_id};
-use super::page::{Page, PageParams};
+use super::page::{Page, TrialPageParams};
 use super::state::AppState;
 use super::studies::{StudyPath, load_study, state_to_wire, study_name};
 use super::wire::format_time;
@@ -184,15 +184,19 @@ pub async fn get_trial(State(state): State<AppState>, Path(path): Path<TrialPath
 
 /// ListTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/list>.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials", tag = "trials",
-    params(StudyPath, PageParams), responses((status = 200, description = "success", body = ListTrialsResponseW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
+    params(StudyPath, TrialPageParams), responses((status = 200, description = "success", body = ListTrialsResponseW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn list_trials(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Result<Json<ListTrialsResponseW>, ApiError> {
-    let page = Page::from_query(&query)?;
+    // Without a page size, every trial (as Vertex answers, and as Google's high-level SDK, which
+    // reads one page, expects), within bounds.
+    let sized = query.get("pageSize").or_else(|| query.get("page_size")).is_some_and(|s| s != "0");
+    let page = Page::from_query_or(&query, UNSIZED_TRIALS)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let (mut trials, cut) = state.store.list_trials(study.id, page.after_id, page.size + 1, PAGE_BYTES).await?;
+    let budget = if sized { PAGE_BYTES } else { UNSIZED_BYTES };
+    let (mut trials, cut) = state.store.list_trials(study.id, page.after_id, page.size + 1, budget).await?;
     // A page cut short by its size budget goes on after its last trial.
     let next_page_token = match trials.last() {
         Some(last) if cut => page.token_after(last.id),
@@ -214,6 +218,10 @@ pub async fn delete_trial(State(state): State<AppState>, Path(path): Path<TrialP
 /// The most stored bytes of trials (parameters, measurements) one page of ListTrials holds: a
 /// page stops early, with a `nextPageToken`, rather than pass it (it always holds one trial).
 pub const PAGE_BYTES: usize = 4 << 20;
+/// Trials one ListTrials page holds without a `pageSize`: every trial of a study up to this.
+pub const UNSIZED_TRIALS: i64 = 10_000;
+/// The stored bytes such a page holds at most (it goes on with a `nextPageToken`).
+pub const UNSIZED_BYTES: usize = 32 << 20;
 
 /// The most trials ListOptimalTrials returns: a Pareto front larger than this (many metrics,
 /// many trials) is cut to its best by the first metric.
