@@ -573,6 +573,13 @@ fn the_dashboard_reads_are_bounded() {
         let history = s.ok_get(&format!("/studies/{study}/trials:history?maxPoints=7"));
         assert!(history["firstIds"].as_array().unwrap().len() <= 7, "{history}");
         assert_eq!(s.ok_get(&format!("/studies/{study}/trials:curves?limit=500"))["curves"].as_array().unwrap().len(), 0);
+        // ListTrials without a page size: every trial (bounded by 10,000 and 32 MiB a page).
+        let listed = s.ok_get(&format!("/studies/{study}/trials"));
+        assert_eq!(listed["trials"].as_array().unwrap().len(), 30, "on {}", db.name);
+        assert_eq!(listed["nextPageToken"].as_str().unwrap_or(""), "", "on {}", db.name);
+        let (status, v) = s.get(&format!("/studies/{study}/trials?pageSize=1001"));
+        assert_eq!(status.as_u16(), 400, "{v}");
+        assert!(message(&v).contains("pageSize") && message(&v).contains("1000"), "{v}");
         watch.finish(db.name);
     }
 }

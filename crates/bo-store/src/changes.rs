@@ -75,10 +75,9 @@ impl Store {
         // one at a time from SQLite's worker thread cost more than all the SQL and JSON): the
         // page's size, where its byte budget cuts it if it does, and its trials packed PACK to a
         // row.
-        let after_from = "study_id = $1 AND (change_seq > $2 OR (change_seq = $2 AND id > $3))";
         let size = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT COUNT(*) AS found, COALESCE(SUM(bytes), 0) AS bytes FROM \
-             (SELECT {BYTES} AS bytes FROM trials WHERE {after_from} ORDER BY change_seq, id LIMIT $4) AS page"
+             (SELECT {BYTES} AS bytes FROM trials WHERE {AFTER_CURSOR} ORDER BY change_seq, id LIMIT $4) AS page"
         )))
         .bind(study_id)
         .bind(from.seq)
@@ -93,7 +92,7 @@ impl Store {
         let cut = if bytes > budget {
             let cut = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "SELECT change_seq, id FROM (SELECT change_seq, id, ROW_NUMBER() OVER w AS rn, SUM(bytes) OVER w AS upto FROM \
-                 (SELECT change_seq, id, {BYTES} AS bytes FROM trials WHERE {after_from} ORDER BY change_seq, id LIMIT $4) AS page \
+                 (SELECT change_seq, id, {BYTES} AS bytes FROM trials WHERE {AFTER_CURSOR} ORDER BY change_seq, id LIMIT $4) AS page \
                  WINDOW w AS (ORDER BY change_seq, id ROWS UNBOUNDED PRECEDING)) AS running \
                  WHERE rn > 1 AND upto > $5 ORDER BY change_seq, id LIMIT 1"
             )))
@@ -153,6 +152,9 @@ impl Store {
     }
 }
 
+/// A study's (`$1`) trials written after the cursor `($2, $3)`.
+const AFTER_CURSOR: &str = "study_id = $1 AND (change_seq > $2 OR (change_seq = $2 AND id > $3))";
+
 /// A trial's stored bytes, as the byte budget counts them.
 const BYTES: &str = "LENGTH(parameters) + COALESCE(LENGTH(final_measurement), 0)";
 
@@ -175,7 +177,7 @@ fn packed_changes_sql(backend: Backend) -> String {
     );
     format!(
         "SELECT COUNT(*) AS n, {pack}({line}, '\n') AS lines FROM \
-         (SELECT * FROM trials WHERE study_id = $1 AND (change_seq > $2 OR (change_seq = $2 AND id > $3)) \
+         (SELECT * FROM trials WHERE {AFTER_CURSOR} \
           AND (change_seq < $5 OR (change_seq = $5 AND id < $6)) ORDER BY change_seq, id LIMIT $4) AS page \
          GROUP BY id / {PACK}"
     )

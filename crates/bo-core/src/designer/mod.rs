@@ -185,6 +185,12 @@ pub trait Model: Send + Sync {
         None
     }
 
+    /// Where [`Model::predict`] answers, for a model that predicts only at some points of the
+    /// space (said to a user whose points lie elsewhere); `None`: wherever it predicts at all.
+    fn predicts_only(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The posterior mean of each additive term of the model at `points` (by the term's name,
     /// in standardised units: what matters is how much each varies), for a model whose kernel
     /// is a sum of terms over groups of parameters (seed 004 eq. 5, seed 000's per-vertex

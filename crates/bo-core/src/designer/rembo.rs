@@ -305,6 +305,10 @@ impl Model for LowDimModel {
         Ok(out)
     }
 
+    fn predicts_only(&self) -> Option<&'static str> {
+        Some("at points of its random embeddings (its own suggestions): each embedding's GP lives in that embedding")
+    }
+
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
         let embedded = &self.fit.embedded;
         points

@@ -103,20 +103,18 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
         .map(|(i, p)| assignment_from_wire(p.parameters, &study.spec.space).map_err(|e| ApiError::from(e.under(&format!("trials[{i}]")))))
         .collect::<Result<Vec<_>, _>>()?;
     let entry = state.engine.model(&study).await?;
+    let only = entry.model.predicts_only();
     // The posterior at up to a thousand points: model work, off the runtime.
     let predicted = tokio::task::spawn_blocking(move || entry.model.predict(&points))
         .await
         .map_err(|e| ApiError::new(super::error::Code::Internal, format!("the model panicked while predicting: {e}")))?;
     let Some(predictions) = predicted else {
-        return Err(ApiError::precondition(if study.spec.algorithm == "REMBO" {
-            "the study's model does not predict at these points: REMBO's GPs live in its random embeddings and predict only at points \
-             of them (its own suggestions), or none is fitted yet"
-                .to_owned()
-        } else {
-            format!(
+        return Err(ApiError::precondition(match only {
+            Some(only) => format!("the study's model does not predict at these points: {} predicts only {only}", study.spec.algorithm),
+            None => format!(
                 "the study's model does not predict: {} studies have no predictive model, or the study is still in its initial design (the GP designers predict once it is complete)",
                 study.spec.algorithm
-            )
+            ),
         }));
     };
     Ok(Json(PredictResponseW { predictions: predictions.into_iter().map(|p| PredictionW { mean: p.mean, stddev: p.stddev }).collect() }))

@@ -45,6 +45,8 @@ pub struct Page {
     pub after_id: i64,
     /// Items wanted.
     pub size: i64,
+    /// Whether the client asked for a size (a `pageSize` above 0).
+    pub sized: bool,
 }
 
 impl Page {
@@ -57,11 +59,11 @@ impl Page {
     /// As [`Page::from_query`], with `default` items when `pageSize` is 0 or absent.
     pub fn from_query_or(query: &BTreeMap<String, String>, default: i64) -> Result<Page, ApiError> {
         let get = |camel: &str, snake: &str| query.get(camel).or_else(|| query.get(snake));
-        let size = match get("pageSize", "page_size") {
-            None => default,
+        let (size, sized) = match get("pageSize", "page_size") {
+            None => (default, false),
             Some(raw) => match raw.parse::<i64>() {
-                Ok(0) => default,
-                Ok(n) if (1..=MAX_PAGE_SIZE).contains(&n) => n,
+                Ok(0) => (default, false),
+                Ok(n) if (1..=MAX_PAGE_SIZE).contains(&n) => (n, true),
                 _ => return Err(ApiError::invalid(format!("pageSize: must be 0 to {MAX_PAGE_SIZE}, got {raw:?}"))),
             },
         };
@@ -73,7 +75,7 @@ impl Page {
                 .filter(|n| *n >= 0)
                 .ok_or_else(|| ApiError::invalid(format!("pageToken: {token:?} is not a token this service issued")))?,
         };
-        Ok(Page { after_id, size })
+        Ok(Page { after_id, size, sized })
     }
 
     /// The token of the page that starts after `id`.

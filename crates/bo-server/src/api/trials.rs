@@ -192,10 +192,9 @@ pub async fn list_trials(
 ) -> Result<Json<ListTrialsResponseW>, ApiError> {
     // Without a page size, every trial (as Vertex answers, and as Google's high-level SDK, which
     // reads one page, expects), within bounds.
-    let sized = query.get("pageSize").or_else(|| query.get("page_size")).is_some_and(|s| s != "0");
     let page = Page::from_query_or(&query, UNSIZED_TRIALS)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let budget = if sized { PAGE_BYTES } else { UNSIZED_BYTES };
+    let budget = if page.sized { PAGE_BYTES } else { UNSIZED_BYTES };
     let (mut trials, cut) = state.store.list_trials(study.id, page.after_id, page.size + 1, budget).await?;
     // A page cut short by its size budget goes on after its last trial.
     let next_page_token = match trials.last() {
