@@ -152,9 +152,15 @@ fn report(study: &StudyRecord, data_version: i64, trials: &[Trial], model: Optio
             let mean = |points: &[Assignment]| model.predict(points).map(|p| p.into_iter().map(|p| p.mean).collect());
             match sobol_indices(&study.spec.space, base, study_seed(study), mean) {
                 Some(s) => (Some((s, base)), None),
-                None => {
-                    (None, Some("the model does not predict yet (random or grid search, or a GP still in its initial design)".to_owned()))
-                }
+                None => match model.predicts_only() {
+                    Some(only) => {
+                        (None, Some(format!("{} predicts only {only}, and Sobol indices need it across the space", study.spec.algorithm)))
+                    }
+                    None => (
+                        None,
+                        Some("the model does not predict yet (random or grid search, or a GP still in its initial design)".to_owned()),
+                    ),
+                },
             }
         }
     };
