@@ -1,0 +1,435 @@
+"""Studies and trials as a Vizier user knows them, over bo's REST API.
+
+    client = Client("http://127.0.0.1:8080", project="demo")
+    study = client.create_study("mnist", space, metrics={"accuracy": "MAXIMIZE"})
+    for trial in study.suggest(count=2, client_id="worker-1"):
+        trial.add_measurement({"accuracy": 0.91}, step=100)
+        if not trial.should_stop():
+            trial.complete({"accuracy": 0.94})
+
+Every call is one request (or a page loop, or an operation poll); objects hold what the server
+last said and :meth:`Trial.refresh` reads it again. The loop over a function is
+:meth:`Study.optimize` (``optimize.py``)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
+
+from ._http import ApiError, RetryPolicy, Transport
+from .space import SearchSpace, Value
+
+if TYPE_CHECKING:
+    from .optimize import Objective, OptimizeResult
+
+__all__ = ["Client", "Measurement", "Prediction", "Study", "Trial", "Metrics"]
+
+#: Metric values by metric id.
+Metrics = Mapping[str, float]
+
+Json = Any
+
+
+def _quote(segment: str) -> str:
+    return urllib.parse.quote(segment, safe="")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A measurement: metric values, and when (training step, elapsed seconds)."""
+
+    metrics: Dict[str, float]
+    step: Optional[int] = None
+    elapsed_seconds: Optional[float] = None
+
+    @classmethod
+    def from_vertex(cls, m: Json) -> "Measurement":
+        step = m.get("stepCount")
+        elapsed = m.get("elapsedDuration")
+        return cls(
+            {x["metricId"]: float(x.get("value", 0.0)) for x in m.get("metrics", [])},
+            None if step is None else int(step),
+            float(elapsed.rstrip("s")) if elapsed else None,
+        )
+
+    def to_vertex(self) -> Json:
+        out: Dict[str, Any] = {"metrics": [{"metricId": k, "value": float(v)} for k, v in self.metrics.items()]}
+        if self.step is not None:
+            out["stepCount"] = str(int(self.step))
+        if self.elapsed_seconds is not None:
+            out["elapsedDuration"] = f"{self.elapsed_seconds:.9f}".rstrip("0").rstrip(".") + "s"
+        return out
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The model's posterior at a point: mean and standard deviation of the objective."""
+
+    mean: float
+    stddev: float
+
+
+@dataclass
+class Trial:
+    """A trial as the server last described it, with the verbs of its life."""
+
+    study: "Study" = field(repr=False)
+    id: int
+    state: str
+    #: The active parameters, by id.
+    parameters: Dict[str, Value]
+    client_id: str = ""
+    final_measurement: Optional[Measurement] = None
+    measurements: List[Measurement] = field(default_factory=list)
+    infeasible_reason: str = ""
+    start_time: str = ""
+    end_time: str = ""
+
+    @classmethod
+    def _from_vertex(cls, study: "Study", t: Json) -> "Trial":
+        fm = t.get("finalMeasurement")
+        return cls(
+            study,
+            int(t["id"]),
+            t.get("state", "STATE_UNSPECIFIED"),
+            {p["parameterId"]: p["value"] for p in t.get("parameters", [])},
+            t.get("clientId", ""),
+            Measurement.from_vertex(fm) if fm else None,
+            [Measurement.from_vertex(m) for m in t.get("measurements", [])],
+            t.get("infeasibleReason", ""),
+            t.get("startTime", ""),
+            t.get("endTime", ""),
+        )
+
+    def _update(self, t: Json) -> "Trial":
+        fresh = Trial._from_vertex(self.study, t)
+        self.__dict__.update({k: v for k, v in fresh.__dict__.items() if k != "study"})
+        return self
+
+    @property
+    def name(self) -> str:
+        return f"{self.study.name}/trials/{self.id}"
+
+    @property
+    def _path(self) -> str:
+        return f"{self.study._path}/trials/{self.id}"
+
+    def __getitem__(self, parameter: str) -> Value:
+        return self.parameters[parameter]
+
+    def get(self, parameter: str, default: Optional[Value] = None) -> Optional[Value]:
+        """The parameter's value, or ``default`` when it is inactive in this trial."""
+        return self.parameters.get(parameter, default)
+
+    @property
+    def value(self) -> Optional[float]:
+        """The objective's final value (the study's first metric), when completed."""
+        if self.final_measurement is None:
+            return None
+        return self.final_measurement.metrics.get(self.study.metric_ids[0])
+
+    @property
+    def done(self) -> bool:
+        return self.state in ("SUCCEEDED", "INFEASIBLE")
+
+    def refresh(self) -> "Trial":
+        """Reads the trial again."""
+        return self._update(self.study._client._t.request("GET", self._path))
+
+    def add_measurement(self, metrics: Union[float, Metrics], *, step: Optional[int] = None, elapsed_seconds: Optional[float] = None) -> "Trial":
+        """Reports an intermediate measurement (a float means the study's one objective)."""
+        m = Measurement(self.study._metrics(metrics), step, elapsed_seconds).to_vertex()
+        count = len(self.measurements)
+
+        def already_there() -> Tuple[bool, Json]:
+            t = self.study._client._t.request("GET", self._path)
+            ms = t.get("measurements", [])
+            return (len(ms) > count and _same_measurement(ms[-1], m), t)
+
+        return self._update(
+            self.study._client._t.request("POST", f"{self._path}:addTrialMeasurement", {"measurement": m}, on_ambiguous=already_there)
+        )
+
+    def should_stop(self) -> bool:
+        """Asks the study's early-stopping rule whether to stop this trial now."""
+        op = self.study._client._t.request("POST", f"{self._path}:checkTrialEarlyStoppingState", {})
+        op = self.study._client._wait(op)
+        return bool(op.get("response", {}).get("shouldStop", False))
+
+    def complete(
+        self,
+        value: Union[None, float, Metrics] = None,
+        *,
+        infeasible: Optional[str] = None,
+        step: Optional[int] = None,
+        elapsed_seconds: Optional[float] = None,
+    ) -> "Trial":
+        """Completes the trial: with its final value (a float for the one objective, or metric
+        values by id), or without one (the study picks among its intermediate measurements), or
+        ``infeasible="why"`` when it could not be evaluated."""
+        body: Dict[str, Any]
+        if infeasible is not None:
+            if value is not None:
+                raise ValueError("give a value or infeasible=, not both")
+            body = {"trialInfeasible": True, "infeasibleReason": str(infeasible)[:1000]}
+        elif value is None:
+            body = {}
+        else:
+            body = {"finalMeasurement": Measurement(self.study._metrics(value), step, elapsed_seconds).to_vertex()}
+
+        def already_there() -> Tuple[bool, Json]:
+            t = self.study._client._t.request("GET", self._path)
+            return (t.get("state") in ("SUCCEEDED", "INFEASIBLE"), t)
+
+        return self._update(self.study._client._t.request("POST", f"{self._path}:complete", body, on_ambiguous=already_there))
+
+    def stop(self) -> "Trial":
+        """Asks the trial's worker to stop (STOPPING); it still completes it."""
+        return self._update(self.study._client._t.request("POST", f"{self._path}:stop", {}))
+
+    def delete(self) -> None:
+        self.study._client._t.request("DELETE", self._path)
+
+
+def _same_measurement(a: Json, b: Json) -> bool:
+    def key(m: Json) -> Tuple[Any, ...]:
+        return (
+            str(m.get("stepCount", "0")),
+            sorted((x["metricId"], float(x.get("value", 0.0))) for x in m.get("metrics", [])),
+        )
+
+    return key(a) == key(b)
+
+
+class Study:
+    """A study as the server last described it."""
+
+    def __init__(self, client: "Client", raw: Json) -> None:
+        self._client = client
+        self._update(raw)
+
+    def _update(self, raw: Json) -> None:
+        self.raw = raw
+        #: ``projects/…/locations/…/studies/{n}``.
+        self.name: str = raw["name"]
+        self.display_name: str = raw.get("displayName", "")
+        self.state: str = raw.get("state", "STATE_UNSPECIFIED")
+        self.spec: Json = raw.get("studySpec", {})
+        self.metric_ids: List[str] = [m["metricId"] for m in self.spec.get("metrics", [])]
+        self.goals: Dict[str, str] = {m["metricId"]: m.get("goal", "MAXIMIZE") for m in self.spec.get("metrics", [])}
+
+    def __repr__(self) -> str:
+        return f"Study({self.name!r}, display_name={self.display_name!r}, state={self.state!r})"
+
+    @property
+    def id(self) -> int:
+        return int(self.name.rsplit("/", 1)[1])
+
+    @property
+    def _path(self) -> str:
+        return "/v1/" + "/".join(_quote(s) for s in self.name.split("/"))
+
+    @property
+    def search_space(self) -> SearchSpace:
+        return SearchSpace.from_vertex(self.spec.get("parameters", []))
+
+    def _metrics(self, value: Union[float, Metrics]) -> Dict[str, float]:
+        if isinstance(value, Mapping):
+            return {str(k): float(v) for k, v in value.items()}
+        if len(self.metric_ids) != 1:
+            raise ValueError(f"the study has metrics {self.metric_ids}: give their values as a dict")
+        return {self.metric_ids[0]: float(value)}
+
+    def refresh(self) -> "Study":
+        self._update(self._client._t.request("GET", self._path))
+        return self
+
+    def suggest(self, count: int = 1, client_id: Optional[str] = None) -> List[Trial]:
+        """Asks for ``count`` trials for ``client_id`` (default: this host and process). The same
+        client asking again while its trials are ACTIVE gets the same trials back, so a worker that
+        restarts with its id resumes where it was. Waits for the operation when the model is still
+        fitting. An empty list means the study has nothing more to try (a finished grid, a
+        stopped study)."""
+        op = self._client._t.request(
+            "POST", f"{self._path}/trials:suggest", {"suggestionCount": int(count), "clientId": client_id or default_client_id()}
+        )
+        op = self._client._wait(op)
+        return [Trial._from_vertex(self, t) for t in op.get("response", {}).get("trials", [])]
+
+    def trial(self, trial_id: int) -> Trial:
+        return Trial._from_vertex(self, self._client._t.request("GET", f"{self._path}/trials/{int(trial_id)}"))
+
+    def trials(self, *, page_size: Optional[int] = None) -> Iterator[Trial]:
+        """Every trial, in id order, a page at a time."""
+        token: Optional[str] = None
+        while True:
+            query: Dict[str, str] = {}
+            if page_size is not None:
+                query["pageSize"] = str(page_size)
+            if token:
+                query["pageToken"] = token
+            page = self._client._t.request("GET", f"{self._path}/trials", query=query)
+            for t in page.get("trials", []):
+                yield Trial._from_vertex(self, t)
+            token = page.get("nextPageToken")
+            if not token:
+                return
+
+    def add_trial(self, parameters: Mapping[str, Value], value: Union[None, float, Metrics] = None, *, infeasible: Optional[str] = None) -> Trial:
+        """Adds a trial evaluated elsewhere (completed, or REQUESTED when given no result)."""
+        body: Dict[str, Any] = {"parameters": [{"parameterId": k, "value": v} for k, v in parameters.items()]}
+        if infeasible is not None:
+            body.update(state="INFEASIBLE", infeasibleReason=infeasible)
+        elif value is not None:
+            body["finalMeasurement"] = Measurement(self._metrics(value)).to_vertex()
+        return Trial._from_vertex(self, self._client._t.request("POST", f"{self._path}/trials", body))
+
+    def optimal_trials(self) -> List[Trial]:
+        """The best trial (one metric) or the Pareto-optimal trials (several)."""
+        out = self._client._t.request("POST", f"{self._path}/trials:listOptimalTrials", {})
+        return [Trial._from_vertex(self, t) for t in out.get("optimalTrials", [])]
+
+    def best_trial(self) -> Optional[Trial]:
+        """The best completed trial by the first metric (None before any)."""
+        best = self.optimal_trials()
+        if len(self.metric_ids) == 1 or not best:
+            return best[0] if best else None
+        sign = 1.0 if self.goals[self.metric_ids[0]] == "MAXIMIZE" else -1.0
+        return max(best, key=lambda t: sign * (t.value or 0.0))
+
+    def model(self) -> Json:
+        """What the study's model learned (``GET …/model``)."""
+        return self._client._t.request("GET", f"{self._path}/model")
+
+    def importance(self) -> Json:
+        """Parameter importance (``GET …/importance``)."""
+        return self._client._t.request("GET", f"{self._path}/importance")
+
+    def predict(self, points: Sequence[Mapping[str, Value]]) -> List[Prediction]:
+        """The model's posterior at each point (each a dict of its active parameters)."""
+        body = {"trials": [{"parameters": [{"parameterId": k, "value": v} for k, v in p.items()]} for p in points]}
+        out = self._client._t.request("POST", f"{self._path}:predict", body)
+        return [Prediction(float(p["mean"]), float(p["stddev"])) for p in out.get("predictions", [])]
+
+    def delete(self) -> None:
+        self._client._t.request("DELETE", self._path)
+
+    def optimize(
+        self,
+        objective: "Objective",
+        n_trials: int,
+        *,
+        n_workers: int = 1,
+        client_id: Optional[str] = None,
+        progress: Optional[bool] = None,
+        catch: Tuple[Type[BaseException], ...] = (Exception,),
+    ) -> "OptimizeResult":
+        """Runs ``objective(trial)`` on ``n_trials`` trials with ``n_workers`` threads; see
+        :func:`bo_client.optimize.optimize`."""
+        from .optimize import optimize
+
+        return optimize(self, objective, n_trials, n_workers=n_workers, client_id=client_id, progress=progress, catch=catch)
+
+
+def default_client_id() -> str:
+    """This host and process: a worker restarted under the same id gets its ACTIVE trials back."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class Client:
+    """One bo server, one project and location.
+
+    ``url`` is the server (``http://127.0.0.1:8080``); ``api_key`` is sent as a bearer token;
+    ``retry`` says how long a request keeps trying through 429s, 503s and dropped connections."""
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8080",
+        *,
+        project: str = "default",
+        location: str = "local",
+        api_key: Optional[str] = None,
+        timeout: float = 90.0,
+        retry: RetryPolicy = RetryPolicy(),
+    ) -> None:
+        self._t = Transport(url, api_key, timeout=timeout, retry=retry)
+        self.project = project
+        self.location = location
+
+    @property
+    def transport(self) -> Transport:
+        return self._t
+
+    @property
+    def _path(self) -> str:
+        return f"/v1/projects/{_quote(self.project)}/locations/{_quote(self.location)}"
+
+    def create_study(
+        self,
+        display_name: str,
+        space: Union[SearchSpace, Sequence[Json]],
+        metrics: Union[Mapping[str, str], Sequence[Json]],
+        *,
+        algorithm: Optional[str] = None,
+        algorithm_config: Optional[Mapping[str, Any]] = None,
+        measurement_selection: Optional[str] = None,
+        median_stopping: bool = False,
+        observation_noise: Optional[str] = None,
+    ) -> Study:
+        """Creates the study, or loads it when one of that name has the same spec (a different
+        spec under the name is an :class:`ApiError` 409). ``metrics`` maps metric ids to
+        ``"MAXIMIZE"``/``"MINIMIZE"``; ``algorithm`` is one of bo's names (default ``AUTO``)."""
+        spec: Dict[str, Any] = {
+            "metrics": [{"metricId": k, "goal": g.upper()} for k, g in metrics.items()] if isinstance(metrics, Mapping) else list(metrics),
+            "parameters": space.to_vertex() if isinstance(space, SearchSpace) else list(space),
+        }
+        if algorithm is not None and algorithm.upper() != "AUTO":
+            spec["algorithm"] = algorithm.upper()
+        if algorithm_config:
+            spec["algorithmConfig"] = dict(algorithm_config)
+        if measurement_selection is not None:
+            spec["measurementSelectionType"] = measurement_selection
+        if median_stopping:
+            spec["medianAutomatedStoppingSpec"] = {}
+        if observation_noise is not None:
+            spec["observationNoise"] = observation_noise
+        return Study(self, self._t.request("POST", f"{self._path}/studies", {"displayName": display_name, "studySpec": spec}))
+
+    def load_study(self, display_name: str) -> Study:
+        """The study of that name (:class:`ApiError` 404 when there is none)."""
+        return Study(self, self._t.request("POST", f"{self._path}/studies:lookup", {"displayName": display_name}))
+
+    def study(self, study_id: int) -> Study:
+        """The study of that number."""
+        return Study(self, self._t.request("GET", f"{self._path}/studies/{int(study_id)}"))
+
+    def studies(self) -> Iterator[Study]:
+        """Every study of the project and location."""
+        token: Optional[str] = None
+        while True:
+            page = self._t.request("GET", f"{self._path}/studies", query={"pageToken": token} if token else None)
+            for s in page.get("studies", []):
+                yield Study(self, s)
+            token = page.get("nextPageToken")
+            if not token:
+                return
+
+    def _wait(self, op: Json, *, timeout: float = 3600.0) -> Json:
+        """Polls a long-running operation until it is done; raises its error."""
+        deadline = time.monotonic() + timeout
+        wait = 0.05
+        while not op.get("done"):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"operation {op.get('name')} not done after {timeout:.0f} s")
+            time.sleep(wait)
+            wait = min(wait * 1.5, 2.0)
+            op = self._t.request("GET", "/v1/" + "/".join(_quote(s) for s in op["name"].split("/")))
+        if op.get("error"):
+            err = op["error"]
+            raise ApiError(200, str(err.get("status", err.get("code", ""))), str(err.get("message", "")))
+        return op
+

@@ -1,0 +1,188 @@
+"""``study.optimize(objective, n_trials, n_workers)``: the loop most users need.
+
+Each worker is a thread with its own ``clientId`` (``{client_id}-{i}``): it asks for one trial,
+calls ``objective(trial)``, and completes the trial with what it returned —
+
+- a float: the study's one objective; a dict: metric values by id;
+- ``None``: the trial's own measurements decide (``trial.add_measurement`` was called), as
+  ``:complete`` without a final measurement does;
+- an exception of a ``catch`` class: the trial is INFEASIBLE with the exception's message, and
+  the loop goes on; :class:`Infeasible` says so on purpose.
+
+Ctrl-C (or any other exception) stops the loop: every trial still running is marked INFEASIBLE
+("interrupted: KeyboardInterrupt"), so none is left ACTIVE, and the exception is raised again.
+The loop ends early when the study has nothing more to suggest. In a terminal a progress line
+shows trials done, the best value and the time per trial."""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, TextIO, Tuple, Type, Union
+
+from ._http import ApiError
+from .client import Trial, default_client_id
+
+if TYPE_CHECKING:
+    from .client import Study
+
+__all__ = ["Infeasible", "Objective", "OptimizeResult", "optimize"]
+
+#: What an objective returns.
+Result = Union[None, float, Mapping[str, float]]
+Objective = Callable[[Trial], Result]
+
+
+class Infeasible(Exception):
+    """Raise it from an objective to mark the trial INFEASIBLE with this reason."""
+
+
+@dataclass
+class OptimizeResult:
+    """What a run of :func:`optimize` did."""
+
+    #: Trials completed by this run, in the order they finished.
+    trials: List[Trial] = field(default_factory=list)
+    #: Of those, the ones marked INFEASIBLE.
+    infeasible: int = 0
+    #: Why the run ended: ``"n_trials"``, ``"exhausted"`` (the study suggested nothing more).
+    reason: str = "n_trials"
+
+
+class _Progress:
+    """One line in a terminal, redrawn as trials finish."""
+
+    def __init__(self, total: int, out: TextIO, enabled: bool, maximize: bool) -> None:
+        self.total, self.out, self.enabled, self.maximize = total, out, enabled, maximize
+        self.done = 0
+        self.best: Optional[float] = None
+        self.start = time.monotonic()
+
+    def update(self, value: Optional[float]) -> None:
+        self.done += 1
+        if value is not None and math.isfinite(value):
+            if self.best is None or (value > self.best if self.maximize else value < self.best):
+                self.best = value
+        if not self.enabled:
+            return
+        width = 24
+        filled = int(width * self.done / max(self.total, 1))
+        per = (time.monotonic() - self.start) / self.done
+        best = "-" if self.best is None else f"{self.best:.6g}"
+        self.out.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} best {best} {per:.2f} s/trial ")
+        self.out.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.out.write("\n")
+            self.out.flush()
+
+
+def optimize(
+    study: "Study",
+    objective: Objective,
+    n_trials: int,
+    *,
+    n_workers: int = 1,
+    client_id: Optional[str] = None,
+    progress: Optional[bool] = None,
+    catch: Tuple[Type[BaseException], ...] = (Exception,),
+) -> OptimizeResult:
+    """Runs ``objective`` on ``n_trials`` trials of ``study`` with ``n_workers`` threads."""
+    if n_trials < 1 or n_workers < 1:
+        raise ValueError(f"n_trials and n_workers must be at least 1, got {n_trials} and {n_workers}")
+    prefix = client_id or default_client_id()
+    objective_id = study.metric_ids[0]
+    bar = _Progress(
+        n_trials, sys.stderr, sys.stderr.isatty() if progress is None else progress, study.goals.get(objective_id) != "MINIMIZE"
+    )
+    result = OptimizeResult()
+    lock = threading.Lock()
+    claimed = 0
+    stop = threading.Event()
+    running: Dict[int, Trial] = {}
+    failures: List[BaseException] = []
+
+    def claim() -> bool:
+        nonlocal claimed
+        with lock:
+            if stop.is_set() or claimed >= n_trials:
+                return False
+            claimed += 1
+            return True
+
+    def finish(trial: Trial) -> None:
+        with lock:
+            running.pop(trial.id, None)
+            result.trials.append(trial)
+            if trial.state == "INFEASIBLE":
+                result.infeasible += 1
+            bar.update(trial.value if trial.state == "SUCCEEDED" else None)
+
+    def worker(i: int) -> None:
+        me = f"{prefix}-{i}"
+        try:
+            while claim():
+                trials = study.suggest(1, me)
+                if not trials:
+                    with lock:
+                        result.reason = "exhausted"
+                    stop.set()
+                    return
+                trial = trials[0]
+                with lock:
+                    running[trial.id] = trial
+                try:
+                    returned = objective(trial)
+                except Infeasible as e:
+                    finish(_complete(trial, infeasible=str(e) or "infeasible"))
+                    continue
+                except catch as e:
+                    finish(_complete(trial, infeasible=f"{type(e).__name__}: {e}"))
+                    continue
+                if stop.is_set() and trial.id not in running:
+                    return  # interrupted meanwhile: already marked
+                finish(_complete(trial, value=returned))
+        except BaseException as e:  # noqa: BLE001 - handed to the main thread, which re-raises
+            with lock:
+                failures.append(e)
+            stop.set()
+
+    threads = [threading.Thread(target=worker, args=(i,), name=f"bo-optimize-{i}", daemon=True) for i in range(n_workers)]
+    for t in threads:
+        t.start()
+    try:
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(timeout=0.1)
+            if failures:
+                raise failures[0]
+    except BaseException as e:
+        stop.set()
+        with lock:
+            left = list(running.values())
+            running.clear()
+        for trial in left:
+            _complete(trial, infeasible=f"interrupted: {type(e).__name__}", quiet=True)
+        bar.close()
+        raise
+    bar.close()
+    return result
+
+
+def _complete(trial: Trial, *, value: Result = None, infeasible: Optional[str] = None, quiet: bool = False) -> Trial:
+    try:
+        if infeasible is not None:
+            return trial.complete(infeasible=infeasible)
+        return trial.complete(value)
+    except ApiError as e:
+        if e.code == "FAILED_PRECONDITION":
+            # Completed meanwhile (by the interrupt, or by another worker of this client after a
+            # lease): the trial's stored state stands.
+            return trial.refresh()
+        if quiet:
+            return trial
+        raise
