@@ -10,16 +10,16 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, os.environ.get("BO_PYCLIENT_DIR", str(ROOT / "target" / "pyclient")))
 
-from bo_client import Client  # noqa: E402
-from bo_client.api.studies import create_study, delete_study, get_study  # noqa: E402
-from bo_client.api.trials import (  # noqa: E402
+from bo_openapi import Client  # noqa: E402
+from bo_openapi.api.studies import create_study, delete_study, get_study  # noqa: E402
+from bo_openapi.api.trials import (  # noqa: E402
     add_trial_measurement,
     complete_trial,
     list_optimal_trials,
     list_trials,
     suggest_trials,
 )
-from bo_client.models import (  # noqa: E402
+from bo_openapi.models import (  # noqa: E402
     AddTrialMeasurementRequest,
     CompleteTrialRequest,
     EmptyRequest,

@@ -12,6 +12,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
+# The package's source, not whatever is installed (test_wheel.py tests the built wheel).
+sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
 import bo_server  # noqa: E402
 
 BINARY = os.environ.get("BO_SERVER_BIN", str(ROOT / "target" / "debug" / "bo-server"))

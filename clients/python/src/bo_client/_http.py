@@ -85,6 +85,17 @@ class Transport:
         self.retries: Dict[str, int] = {}
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> Dict[str, Any]:
+        # Picklable (Ray ships a searcher to its workers): connections and locks stay behind.
+        state = dict(self.__dict__)
+        del state["_local"], state["_lock"]
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
     def _connection(self) -> http.client.HTTPConnection:
         conn: Optional[http.client.HTTPConnection] = getattr(self._local, "conn", None)
         if conn is None:

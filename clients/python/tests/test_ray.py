@@ -1,0 +1,115 @@
+"""bo_client.ray under a real Ray Tune run (Ray from PyPI, in its own venv: `pytest -m ray`)."""
+import math
+
+import pytest
+
+import bo_client as bo
+from conftest import Server
+
+pytestmark = pytest.mark.ray
+
+ITERATIONS = 8
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():  # type: ignore[no-untyped-def]
+    import os
+    import pathlib
+
+    import ray
+
+    # Ray's workers import this module to run `train`.
+    here = pathlib.Path(__file__).resolve().parent
+    path = os.pathsep.join([str(here), str(here.parent / "src"), os.environ.get("PYTHONPATH", "")])
+    ray.init(
+        num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
+    yield
+    ray.shutdown()
+
+
+def test_tune_s_search_space_maps_onto_bo() -> None:
+    from ray import tune
+
+    from bo_client.ray import space_from_tune
+
+    space, back = space_from_tune(
+        {
+            "lr": tune.loguniform(1e-5, 1e-1),
+            "layers": tune.randint(1, 9),
+            "dropout": tune.quniform(0.0, 0.5, 0.1),
+            "opt": {"name": tune.choice(["sgd", "adam"]), "nesterov": tune.choice([True, False])},
+            "batch": tune.choice([32, 64, 128]),
+            "epochs": 10,
+        }
+    )
+    specs = {s["parameterId"]: s for s in space.to_vertex()}
+    assert set(specs) == {"lr", "layers", "dropout", "opt/name", "opt/nesterov", "batch"}
+    assert specs["lr"]["scaleType"] == "UNIT_LOG_SCALE"
+    assert specs["layers"]["integerValueSpec"] == {"minValue": "1", "maxValue": "8"}
+    assert specs["dropout"]["discreteValueSpec"]["values"] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+    assert specs["opt/nesterov"]["categoricalValueSpec"]["values"] == ["True", "False"]
+    assert back["opt/nesterov"]["True"] is True and back["batch"][repr(64.0)] == 64
+    with pytest.raises(ValueError, match="normal sampler"):
+        space_from_tune({"w": tune.randn(0, 1)})
+    with pytest.raises(ValueError, match="grid_search"):
+        space_from_tune({"w": tune.grid_search([1, 2])})
+
+
+def train(config):  # type: ignore[no-untyped-def]
+    from ray import tune
+
+    if config["opt"]["name"] == "sgd" and config["opt"]["momentum"] > 0.95:
+        raise RuntimeError("diverged")
+    level = -((math.log10(config["lr"]) + 2.5) ** 2) - 0.1 * abs(config["layers"] - 4)
+    for i in range(1, ITERATIONS + 1):
+        tune.report({"score": level * (1 - 0.5 ** i), "checked": sorted(config) + sorted(config["opt"])})
+
+
+def test_a_tune_run_drives_a_conditional_study(server: Server, ray_cluster) -> None:  # type: ignore[no-untyped-def]
+    from ray import tune
+
+    from bo_client.ray import BoSearch
+
+    space = bo.SearchSpace()
+    name = space.categorical("opt/name", ["sgd", "adam"])
+    name.when("sgd").float("opt/momentum", 0.0, 0.99)
+    name.when("adam").float("opt/beta1", 0.8, 0.999)
+    space.float("lr", 1e-5, 1e-1, log=True)
+    space.integer("layers", 1, 8)
+    search = BoSearch(space, metric="score", mode="max", url=server.url, project="demo", study="tune")
+    tuner = tune.Tuner(
+        train,
+        tune_config=tune.TuneConfig(search_alg=search, num_samples=16, max_concurrent_trials=2),
+        run_config=tune.RunConfig(stop=search.stopper(), verbose=0, storage_path=str(server.db.parent / "ray")),
+    )
+    results = tuner.fit()
+    assert len(results) == 16
+
+    study = bo.Client(server.url, project="demo").load_study("tune")
+    trials = list(study.trials())
+    assert len(trials) == 16 and all(t.done for t in trials)
+    by_config = {}
+    for r in results:
+        cfg = r.config
+        key = (cfg["lr"], cfg["layers"])
+        by_config[key] = r
+        # Only the active child reached the trainable.
+        assert set(cfg["opt"]) == {"name", "momentum" if cfg["opt"]["name"] == "sgd" else "beta1"}
+    for t in trials:
+        r = by_config[(t["lr"], t["layers"])]
+        if r.error is not None:
+            assert t.state == "INFEASIBLE" and "error" in t.infeasible_reason
+            continue
+        assert t.state == "SUCCEEDED"
+        # Reported results are measurements in order; the last one completes the trial (Tune
+        # hands a result that stops a trial to on_trial_complete only).
+        last = r.metrics["training_iteration"]
+        assert [m.step for m in t.measurements] in (list(range(1, last)), list(range(1, last + 1)))
+        assert t.final_measurement is not None and t.final_measurement.step == last
+        assert t.value == pytest.approx(r.metrics["score"])
+    stopped = [t for t in trials if t.state == "SUCCEEDED" and len(t.measurements) < ITERATIONS]
+    assert stopped, "the study's median rule stopped no trial"
+    best = study.best_trial()
+    assert best is not None and best.value == max(t.value for t in trials if t.value is not None)
