@@ -22,6 +22,7 @@ mod overview;
 mod studies;
 mod suggest;
 pub mod testing;
+mod transfer;
 mod trials;
 
 use std::sync::Arc;
@@ -39,6 +40,7 @@ pub use operations::{Operation, OperationKind};
 pub use overview::StudyOverview;
 pub use studies::{StudyRecord, StudyState};
 pub use suggest::{Opened, SuggestOutcome, SuggestRequest, SuggestTx};
+pub use transfer::StudyDump;
 pub use trials::{Basis, NewTrial};
 
 /// Which database a store talks to.
