@@ -19,13 +19,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(*extra):
-    """Starts bo-server with `extra` arguments; yields its base URL; stops it."""
-    binary = os.environ.get("BO_SERVER_BIN", str(ROOT / "target" / "debug" / "bo-server"))
+def binary() -> str:
+    return os.environ.get("BO_SERVER_BIN", str(ROOT / "target" / "debug" / "bo-server"))
+
+
+def serve(*extra, database_url=None):
+    """Starts bo-server with `extra` arguments on `database_url` (default: a fresh SQLite file);
+    yields its base URL; stops it."""
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.Popen(
-            [binary, "--listen", f"127.0.0.1:{port}", "--database-url", f"sqlite://{tmp}/bo.db", "--log", "warn", *extra],
+            [binary(), "--listen", f"127.0.0.1:{port}", "--database-url", database_url or f"sqlite://{tmp}/bo.db", "--log", "warn", *extra],
         )
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30

@@ -14,8 +14,12 @@ pub struct Config {
     pub listen: SocketAddr,
 
     /// Database: `sqlite://FILE` (created if missing) or `postgres://USER@HOST:PORT/DB`.
-    #[arg(long, env = "BO_DATABASE_URL", default_value = "sqlite://bo.db")]
+    #[arg(long, env = "BO_DATABASE_URL", default_value = "sqlite://bo.db", global = true)]
     pub database_url: String,
+
+    /// A tool to run on the database instead of serving (`studies`, `export`, `import`).
+    #[command(subcommand)]
+    pub command: Option<crate::cli::Command>,
 
     /// Most database connections held at once.
     #[arg(long, env = "BO_MAX_CONNECTIONS", default_value_t = 16)]

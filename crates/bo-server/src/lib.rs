@@ -3,6 +3,7 @@
 //! importing axum), `bo-store` keeps the data.
 
 pub mod api;
+pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod listener;

@@ -7,6 +7,12 @@ use tracing_subscriber::EnvFilter;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config = bo_server::Config::parse();
+    if let Some(command) = config.command.clone() {
+        // A tool's output is its standard output; its warnings go to standard error.
+        let filter = EnvFilter::try_new("warn").unwrap_or_else(|_| EnvFilter::new("warn"));
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+        return bo_server::cli::run(command, &config).await;
+    }
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
     match config.log_format {
         LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),

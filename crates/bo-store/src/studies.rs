@@ -63,7 +63,8 @@ pub struct StudyRecord {
     pub data_version: i64,
 }
 
-pub(crate) const STUDY_COLUMNS: &str = "id, number, project, location, display_name, spec, state, inactive_reason, create_time_ms, data_version";
+pub(crate) const STUDY_COLUMNS: &str =
+    "id, number, project, location, display_name, spec, state, inactive_reason, create_time_ms, data_version";
 
 pub(crate) fn study_from_row(row: &AnyRow) -> Result<StudyRecord, StoreError> {
     let spec: String = row.try_get("spec")?;

@@ -30,14 +30,12 @@ impl Store {
     /// Reads the study `study_id` whole, in one snapshot.
     pub async fn dump_study(&self, study_id: i64) -> Result<StudyDump, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {}, next_trial_id FROM studies WHERE id = $1",
-            crate::studies::STUDY_COLUMNS
-        )))
-        .bind(study_id)
-        .fetch_optional(&mut *tx)
-        .await?
-        .ok_or(StoreError::NotFound(Entity::Study))?;
+        let row =
+            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {}, next_trial_id FROM studies WHERE id = $1", crate::studies::STUDY_COLUMNS)))
+                .bind(study_id)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or(StoreError::NotFound(Entity::Study))?;
         let study = crate::studies::study_from_row(&row)?;
         let next_trial_id: i64 = row.try_get("next_trial_id")?;
         let trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::Full).await?;

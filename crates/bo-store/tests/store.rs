@@ -891,13 +891,17 @@ async fn a_study_moves_between_databases_whole() {
         (dump.study.spec.clone(), dump.study.state, dump.study.create_time_ms, dump.study.data_version)
     );
     // The restored study goes on where it was: the next trial is number 6.
-    let added = target.create_trial(moved.id, NewTrial {
-        state: TrialState::Requested,
-        assignment: point(9),
-        measurements: vec![],
-        final_measurement: None,
-        infeasible_reason: String::new(),
-    }, 9_000);
+    let added = target.create_trial(
+        moved.id,
+        NewTrial {
+            state: TrialState::Requested,
+            assignment: point(9),
+            measurements: vec![],
+            final_measurement: None,
+            infeasible_reason: String::new(),
+        },
+        9_000,
+    );
     assert_eq!(added.await.unwrap().id, 6);
 
     // Back into the first database, beside the original: a taken name is refused whole.

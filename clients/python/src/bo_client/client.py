@@ -50,10 +50,11 @@ class Measurement:
     def from_vertex(cls, m: Json) -> "Measurement":
         step = m.get("stepCount")
         elapsed = m.get("elapsedDuration")
+        # Vertex leaves out zeros: an absent step or duration is 0.
         return cls(
             {x["metricId"]: float(x.get("value", 0.0)) for x in m.get("metrics", [])},
-            None if step is None else int(step),
-            float(elapsed.rstrip("s")) if elapsed else None,
+            0 if step is None else int(step),
+            float(elapsed.rstrip("s")) if elapsed else 0.0,
         )
 
     def to_vertex(self) -> Json:

@@ -1,0 +1,192 @@
+//! The export document: a study whole as Vertex-shaped JSON — the `Study` as `GET` returns it,
+//! every `Trial` as `ListTrials` returns it, plus what only the database knows (the next trial
+//! id, the data version, the model's fitted state). Reading one back checks it as the API checks
+//! a request (the spec against the server's limits, each trial's parameters against the space,
+//! each measurement against the metrics) and names the first bad field.
+
+use bo_core::{Limits, Measurement, ModelState, Trial, TrialState};
+use bo_store::{StoredModel, StudyDump, StudyRecord, StudyState};
+use chrono::DateTime;
+use serde::{Deserialize, Serialize};
+
+use crate::api::studies::study_to_wire;
+use crate::api::wire::measurement::{MeasurementW, measurement_from_wire};
+use crate::api::wire::study::{StudyStateW, StudyW};
+use crate::api::wire::trial::{TrialStateW, TrialW, assignment_from_wire};
+use crate::api::wire::{format_time, int64};
+
+/// The version of the format; a reader refuses any other.
+pub const FORMAT: i64 = 1;
+
+/// A study, exported.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StudyExport {
+    /// [`FORMAT`].
+    pub bo_export_format: i64,
+    /// When it was written, RFC 3339.
+    pub export_time: String,
+    /// The study, as `GET …/studies/{study}` returns it.
+    pub study: StudyW,
+    /// Every trial in id order, as `ListTrials` returns them.
+    pub trials: Vec<TrialW>,
+    /// The next trial id (ids of deleted trials are never reused).
+    #[serde(with = "int64")]
+    pub next_trial_id: i64,
+    /// The study's data version (the model's `dataVersion` is compared with it).
+    #[serde(with = "int64")]
+    pub data_version: i64,
+    /// The model's fitted state, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelExport>,
+}
+
+/// A model's fitted state, as the designer stored it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelExport {
+    /// The study's data version it was fitted on.
+    #[serde(with = "int64")]
+    pub data_version: i64,
+    /// When, RFC 3339.
+    pub fit_time: String,
+    /// The designer's state (hyperparameters, learned structure), opaque here.
+    pub state: serde_json::Value,
+}
+
+/// Why a document cannot be imported: the field and the reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct DocumentError {
+    /// Where, e.g. `trials[3].parameters[0].value`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn bad(path: impl Into<String>, message: impl Into<String>) -> DocumentError {
+    DocumentError { path: path.into(), message: message.into() }
+}
+
+impl StudyExport {
+    /// The document of a dumped study.
+    pub fn new(dump: &StudyDump, now_ms: i64) -> StudyExport {
+        let study = study_to_wire(&dump.study);
+        let trials = dump.trials.iter().map(|t| TrialW::from_domain(t, &study.name, &dump.study.spec.space)).collect();
+        StudyExport {
+            bo_export_format: FORMAT,
+            export_time: format_time(now_ms),
+            study,
+            trials,
+            next_trial_id: dump.next_trial_id,
+            data_version: dump.study.data_version,
+            model: dump.model.as_ref().map(|m| ModelExport {
+                data_version: m.data_version,
+                fit_time: format_time(m.fitted_at_ms),
+                state: m.state.0.clone(),
+            }),
+        }
+    }
+
+    /// The study this document describes, checked; its `id` and `number` are left 0 (the
+    /// database gives new ones).
+    pub fn into_dump(self, limits: &Limits) -> Result<StudyDump, DocumentError> {
+        if self.bo_export_format != FORMAT {
+            return Err(bad("boExportFormat", format!("this bo reads format {FORMAT}, the file is format {}", self.bo_export_format)));
+        }
+        let (project, location) = parse_name(&self.study.name)?;
+        let spec = self.study.study_spec.into_domain(limits).map_err(|e| bad(format!("study.{}", e.path), e.reason))?;
+        let state = match self.study.state {
+            StudyStateW::INACTIVE => StudyState::Inactive,
+            StudyStateW::COMPLETED => StudyState::Completed,
+            _ => StudyState::Active,
+        };
+        let create_time_ms = parse_time(&self.study.create_time, "study.createTime")?;
+        let mut trials: Vec<Trial> = Vec::with_capacity(self.trials.len());
+        for (i, t) in self.trials.into_iter().enumerate() {
+            let at = format!("trials[{i}]");
+            let id: i64 = t.id.parse().map_err(|_| bad(format!("{at}.id"), format!("{:?} is not a trial number", t.id)))?;
+            if id < 1 || trials.last().is_some_and(|p| p.id >= id) {
+                return Err(bad(format!("{at}.id"), format!("trial ids must be positive and increasing, got {id}")));
+            }
+            let state = match t.state {
+                TrialStateW::REQUESTED => TrialState::Requested,
+                TrialStateW::ACTIVE => TrialState::Active,
+                TrialStateW::STOPPING => TrialState::Stopping,
+                TrialStateW::SUCCEEDED => TrialState::Succeeded,
+                TrialStateW::INFEASIBLE => TrialState::Infeasible,
+                TrialStateW::STATE_UNSPECIFIED => return Err(bad(format!("{at}.state"), "required")),
+            };
+            let assignment = assignment_from_wire(t.parameters, &spec.space).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
+            let measurements = t
+                .measurements
+                .into_iter()
+                .enumerate()
+                .map(|(k, m)| measurement(m, &spec, &format!("{at}.measurements[{k}]"), false))
+                .collect::<Result<Vec<_>, _>>()?;
+            let final_measurement =
+                t.final_measurement.map(|m| measurement(m, &spec, &format!("{at}.finalMeasurement"), true)).transpose()?;
+            if state == TrialState::Succeeded && final_measurement.is_none() {
+                return Err(bad(format!("{at}.finalMeasurement"), "a SUCCEEDED trial needs its final measurement"));
+            }
+            limits.check_text(&t.client_id, bo_core::limits::Text::Id).map_err(|e| bad(format!("{at}.clientId"), e.to_string()))?;
+            limits
+                .check_text(&t.infeasible_reason, bo_core::limits::Text::Free)
+                .map_err(|e| bad(format!("{at}.infeasibleReason"), e.to_string()))?;
+            trials.push(Trial {
+                id,
+                state,
+                assignment,
+                measurements,
+                final_measurement,
+                client_id: t.client_id,
+                infeasible_reason: t.infeasible_reason,
+                start_time_ms: parse_time(&t.start_time, &format!("{at}.startTime"))?,
+                end_time_ms: if t.end_time.is_empty() { None } else { Some(parse_time(&t.end_time, &format!("{at}.endTime"))?) },
+            });
+        }
+        let model = match self.model {
+            None => None,
+            Some(m) => {
+                if !m.state.is_object() {
+                    return Err(bad("model.state", "must be the JSON object the designer stored"));
+                }
+                Some(StoredModel {
+                    data_version: m.data_version,
+                    state: ModelState(m.state),
+                    fitted_at_ms: parse_time(&m.fit_time, "model.fitTime")?,
+                })
+            }
+        };
+        let study = StudyRecord {
+            id: 0,
+            number: 0,
+            project,
+            location,
+            display_name: self.study.display_name,
+            spec,
+            state,
+            inactive_reason: self.study.inactive_reason,
+            create_time_ms,
+            data_version: self.data_version,
+        };
+        Ok(StudyDump { study, trials, next_trial_id: self.next_trial_id, model })
+    }
+}
+
+fn measurement(m: MeasurementW, spec: &bo_core::StudySpec, path: &str, complete: bool) -> Result<Measurement, DocumentError> {
+    measurement_from_wire(m, spec, path, complete).map_err(|e| bad(e.path, e.reason))
+}
+
+/// `projects/P/locations/L/studies/N` → (P, L).
+fn parse_name(name: &str) -> Result<(String, String), DocumentError> {
+    match name.split('/').collect::<Vec<_>>().as_slice() {
+        ["projects", p, "locations", l, "studies", _] if !p.is_empty() && !l.is_empty() => Ok(((*p).to_owned(), (*l).to_owned())),
+        _ => Err(bad("study.name", format!("{name:?} is not projects/P/locations/L/studies/N"))),
+    }
+}
+
+/// RFC 3339 → milliseconds since the epoch.
+pub fn parse_time(s: &str, path: &str) -> Result<i64, DocumentError> {
+    DateTime::parse_from_rfc3339(s).map(|t| t.timestamp_millis()).map_err(|e| bad(path, format!("{s:?} is not an RFC 3339 time: {e}")))
+}

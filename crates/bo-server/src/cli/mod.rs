@@ -1,0 +1,246 @@
+//! `bo-server studies | export | import`: an operator's tools on the database itself (like
+//! `pg_dump`), beside the service: list the studies, write one out (bo's Vertex-shaped JSON with
+//! the model state, CSV, or Optuna's journal), read one in (JSON, or an Optuna journal with the
+//! search space supplied). They share `--database-url` with the server; on SQLite they may run
+//! while it serves.
+
+pub mod csv;
+pub mod document;
+pub mod optuna;
+
+use std::io::{BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use bo_store::{Store, StoreOptions, StudyRecord};
+
+use crate::api::studies::study_name;
+use crate::api::wire::study::{StudySpecW, StudyW};
+use crate::config::Config;
+use document::StudyExport;
+
+/// The tools.
+#[derive(Clone, Debug, clap::Subcommand)]
+pub enum Command {
+    /// Lists the studies: name, display name, state, algorithm, trials (succeeded / all), best.
+    Studies {
+        /// Only this project.
+        #[arg(long)]
+        project: Option<String>,
+        /// Only this location.
+        #[arg(long)]
+        location: Option<String>,
+    },
+    /// Writes a study out: `projects/P/locations/L/studies/N` (or the display name in place of N).
+    Export {
+        /// The study.
+        study: String,
+        /// `json`: the whole study, trials and model state, for `import`; `csv`: one row per
+        /// trial; `optuna-journal`: for optuna.load_study and optuna-dashboard.
+        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        format: ExportFormat,
+        /// The file to write (default: standard output).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Reads a study in as a new study (`-` reads standard input); prints its name.
+    Import {
+        /// The file.
+        file: PathBuf,
+        /// `json` (from `export`) or `optuna-journal` (needs --spec).
+        #[arg(long, value_enum, default_value_t = ImportFormat::Json)]
+        format: ImportFormat,
+        /// The project to import into (default: the exported study's).
+        #[arg(long)]
+        project: Option<String>,
+        /// The location to import into (default: the exported study's).
+        #[arg(long)]
+        location: Option<String>,
+        /// The new study's display name (default: the exported study's or the Optuna study's).
+        #[arg(long)]
+        display_name: Option<String>,
+        /// optuna-journal: the search space and metrics, as a Vertex `StudySpec` or a whole
+        /// `Study` (JSON file); its metrics are Optuna's objectives in order.
+        #[arg(long)]
+        spec: Option<PathBuf>,
+        /// optuna-journal: which study of the journal (default: its only one).
+        #[arg(long)]
+        optuna_study: Option<String>,
+    },
+}
+
+/// What `export` writes.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// bo's export document.
+    Json,
+    /// The trials as CSV.
+    Csv,
+    /// Optuna's journal.
+    OptunaJournal,
+}
+
+/// What `import` reads.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ImportFormat {
+    /// bo's export document.
+    Json,
+    /// Optuna's journal.
+    OptunaJournal,
+}
+
+/// Runs one tool against `config`'s database.
+pub async fn run(command: Command, config: &Config) -> anyhow::Result<()> {
+    let options = StoreOptions { max_connections: 2, acquire_timeout: Duration::from_secs_f64(config.database_timeout) };
+    let store = Store::connect(&config.database_url, &options).await.context("opening the database")?;
+    let result = match command {
+        Command::Studies { project, location } => studies(&store, project.as_deref(), location.as_deref()).await,
+        Command::Export { study, format, output } => export(&store, &study, format, output).await,
+        Command::Import { file, format, project, location, display_name, spec, optuna_study } => {
+            let text = read(&file)?;
+            let limits = config.limits.limits();
+            let now = chrono::Utc::now().timestamp_millis();
+            let dump = match format {
+                ImportFormat::Json => {
+                    let doc: StudyExport = serde_json::from_str(&text).with_context(|| format!("{} is not a bo export", file.display()))?;
+                    doc.into_dump(&limits).with_context(|| format!("{} cannot be imported", file.display()))?
+                }
+                ImportFormat::OptunaJournal => {
+                    let Some(spec_file) = spec else {
+                        bail!("--format optuna-journal needs --spec FILE: the study's search space and metrics")
+                    };
+                    let spec = read_spec(&spec_file, &limits)?;
+                    let imported = optuna::import(
+                        &text,
+                        optuna_study.as_deref(),
+                        spec,
+                        optuna::Target {
+                            project: project.as_deref().unwrap_or("default"),
+                            location: location.as_deref().unwrap_or("local"),
+                            display_name: display_name.as_deref(),
+                        },
+                        now,
+                        &limits,
+                    )
+                    .with_context(|| format!("{} cannot be imported", file.display()))?;
+                    if imported.unfinished > 0 {
+                        eprintln!("left out {} trial(s) that had not finished in Optuna (RUNNING or WAITING)", imported.unfinished);
+                    }
+                    imported.dump
+                }
+            };
+            let project = project.unwrap_or_else(|| dump.study.project.clone());
+            let location = location.unwrap_or_else(|| dump.study.location.clone());
+            let name = display_name.unwrap_or_else(|| dump.study.display_name.clone());
+            let study = store.restore_study(&project, &location, &name, &dump).await?;
+            println!("{}", study_name(&study));
+            eprintln!("imported {} trial(s){}", dump.trials.len(), if dump.model.is_some() { " and the model state" } else { "" });
+            Ok(())
+        }
+    };
+    store.close().await;
+    // `bo-server export … | head` is not an error.
+    match result {
+        Err(e) if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) => {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+fn read(file: &PathBuf) -> anyhow::Result<String> {
+    let mut text = String::new();
+    if file.as_os_str() == "-" {
+        std::io::stdin().read_to_string(&mut text).context("reading standard input")?;
+    } else {
+        text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    }
+    Ok(text)
+}
+
+/// A `StudySpec`, or the `studySpec` of a `Study`, from a JSON file.
+fn read_spec(file: &PathBuf, limits: &bo_core::Limits) -> anyhow::Result<bo_core::StudySpec> {
+    let text = read(file)?;
+    let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    let spec: StudySpecW = if value.get("studySpec").is_some() {
+        serde_json::from_value::<StudyW>(value).with_context(|| format!("{} is not a Vertex Study", file.display()))?.study_spec
+    } else {
+        serde_json::from_value(value).with_context(|| format!("{} is not a Vertex StudySpec", file.display()))?
+    };
+    spec.into_domain(limits).map_err(|e| anyhow::anyhow!("{}: {}: {}", file.display(), e.path, e.reason))
+}
+
+/// `projects/P/locations/L/studies/N-or-display-name` → the study.
+async fn find(store: &Store, name: &str) -> anyhow::Result<StudyRecord> {
+    let parts: Vec<&str> = name.splitn(6, '/').collect();
+    let ["projects", project, "locations", location, "studies", study] = parts.as_slice() else {
+        bail!("{name:?} is not projects/P/locations/L/studies/N (N a number or a display name)");
+    };
+    let found = match study.parse::<i64>() {
+        Ok(n) => store.get_study(project, location, n).await,
+        Err(_) => store.lookup_study(project, location, study).await,
+    };
+    found.with_context(|| format!("study {name}"))
+}
+
+async fn export(store: &Store, name: &str, format: ExportFormat, output: Option<PathBuf>) -> anyhow::Result<()> {
+    let study = find(store, name).await?;
+    let dump = store.dump_study(study.id).await?;
+    let mut out: Box<dyn Write> = match &output {
+        Some(path) => Box::new(BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?)),
+        None => Box::new(BufWriter::new(std::io::stdout().lock())),
+    };
+    match format {
+        ExportFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &StudyExport::new(&dump, chrono::Utc::now().timestamp_millis()))?;
+            out.write_all(b"\n")?;
+        }
+        ExportFormat::Csv => csv::write(&dump, &mut out)?,
+        ExportFormat::OptunaJournal => {
+            for line in optuna::export(&dump) {
+                serde_json::to_writer(&mut out, &line)?;
+                out.write_all(b"\n")?;
+            }
+        }
+    }
+    out.flush()?;
+    if output.is_some() {
+        eprintln!("exported {} trial(s) of {}", dump.trials.len(), study_name(&study));
+    }
+    Ok(())
+}
+
+async fn studies(store: &Store, project: Option<&str>, location: Option<&str>) -> anyhow::Result<()> {
+    let filter = project.map(|p| vec![p.to_owned()]);
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    writeln!(out, "NAME\tDISPLAY NAME\tSTATE\tALGORITHM\tSUCCEEDED/TRIALS\tBEST")?;
+    for (p, l, _) in store.locations(filter.as_deref(), i64::MAX).await? {
+        if location.is_some_and(|want| want != l) {
+            continue;
+        }
+        let mut after = 0;
+        loop {
+            let page = store.study_overview(&p, &l, after, 500).await?;
+            for s in &page {
+                let total: i64 = s.counts.iter().sum();
+                let succeeded = s.counts[bo_core::TrialState::ALL.iter().position(|x| *x == bo_core::TrialState::Succeeded).unwrap_or(3)];
+                let best = s.best.map(|b| format!("{b}")).unwrap_or_else(|| "-".into());
+                let algorithm = &s.study.spec.algorithm;
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{algorithm}\t{succeeded}/{total}\t{best}",
+                    study_name(&s.study),
+                    s.study.display_name,
+                    s.study.state.as_str()
+                )?;
+            }
+            match page.last() {
+                Some(last) if page.len() == 500 => after = last.study.number,
+                _ => break,
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
