@@ -37,3 +37,16 @@ def test_the_readme_shows_the_quickstart_whole() -> None:
     section = readme.split("## From Python\n", 1)[1]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert QUICKSTART.read_text() in blocks
+
+
+def test_the_readme_s_own_loop_runs(server: Server) -> None:
+    """The README's loop of Vizier verbs, run as it is on the quickstart's study."""
+    assert run("--url", server.url).returncode == 0
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme.split("## From Python\n", 1)[1], re.S)
+    loop = next(b for b in blocks if b.startswith("for trial in study.suggest("))
+    import bo_client as bo
+
+    study = bo.Client(server.url, project="demo").load_study("quickstart")
+    exec(compile(loop, "README.md", "exec"), {"study": study})
+    assert len(list(study.trials())) == 32

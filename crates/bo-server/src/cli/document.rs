@@ -118,6 +118,9 @@ impl StudyExport {
                 TrialStateW::STATE_UNSPECIFIED => return Err(bad(format!("{at}.state"), "required")),
             };
             let assignment = assignment_from_wire(t.parameters, &spec.space).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
+            limits
+                .check(bo_core::Limit::Measurements, t.measurements.len())
+                .map_err(|e| bad(format!("{at}.measurements"), e.to_string()))?;
             let measurements = t
                 .measurements
                 .into_iter()

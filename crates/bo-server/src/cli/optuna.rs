@@ -316,6 +316,7 @@ pub fn import(
             .iter()
             .map(|(step, v)| Measurement { step_count: *step, elapsed_secs: 0.0, metrics: BTreeMap::from([(objective.clone(), *v)]) })
             .collect();
+        limits.check(bo_core::Limit::Measurements, measurements.len()).map_err(|e| at(format!("intermediate values: {e}")))?;
         let last_step = t.intermediate.keys().last().copied().unwrap_or(0);
         let (state, final_measurement, reason) = match t.state {
             COMPLETE => {
