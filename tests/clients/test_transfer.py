@@ -170,6 +170,30 @@ def test_optuna_opens_the_exported_journal(source, tmp_path) -> None:
     # Optuna's own analysis runs on it.
     importance = optuna.importance.get_param_importances(loaded)
     assert set(importance) <= {"optimizer", "momentum", "beta1", "learning_rate", "layers"}
+    # And optuna-dashboard serves it.
+    port = bo_server.free_port()
+    dashboard = subprocess.Popen(
+        [str(pathlib.Path(sys.executable).parent / "optuna-dashboard"), str(journal), "--port", str(port), "--host", "127.0.0.1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        import time
+        import urllib.request
+
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/studies/0?after=0") as r:
+                    served = json.load(r)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and dashboard.poll() is None, "optuna-dashboard did not serve the journal"
+                time.sleep(0.2)
+        assert len(served["trials"]) == len(ours)
+        assert served["best_trials"][0]["values"] == [loaded.best_value]
+    finally:
+        dashboard.terminate()
+        dashboard.wait(timeout=30)
 
 
 def test_a_study_run_in_optuna_continues_in_bo(tmp_path) -> None:
