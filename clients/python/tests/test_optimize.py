@@ -31,6 +31,8 @@ def test_parallel_workers_run_exactly_n_trials(server: Server) -> None:
         seen.add(trial.client_id)
         if trial["kind"] == "b" and trial["n"] == 4:
             raise RuntimeError("n=4 diverged")
+        if trial["kind"] == "b" and trial["n"] == 3:
+            return float("nan")
         time.sleep(0.02)
         return float(trial["x"]) ** 2
 
@@ -41,7 +43,9 @@ def test_parallel_workers_run_exactly_n_trials(server: Server) -> None:
     assert seen == {"job-0", "job-1", "job-2"}
     failed = [t for t in trials if t.state == "INFEASIBLE"]
     assert result.infeasible == len(failed)
-    assert all(t.infeasible_reason == "RuntimeError: n=4 diverged" and t["n"] == 4 for t in failed)
+    assert all(t.infeasible_reason == "RuntimeError: n=4 diverged" for t in failed if t["n"] == 4)
+    assert all(t.infeasible_reason == "the objective returned nan, not finite numbers" for t in failed if t["n"] == 3)
+    assert {t["n"] for t in failed} <= {3, 4}
     best = study.best_trial()
     assert best is not None and best.value == min(t.value for t in trials if t.value is not None)
 
@@ -55,15 +59,19 @@ def test_infeasible_and_measurements_and_the_end_of_a_grid(server: Server, capsy
     def objective(trial: bo.Trial) -> None:
         if trial["c"] == "c":
             raise bo.Infeasible("c is not allowed")
+        if trial["c"] == "b" and trial["d"] == 2.0:
+            return float("inf")  # type: ignore[return-value]
         trial.add_measurement({"m": float(trial["d"])}, step=1)
         # None: the trial's last measurement completes it.
 
     result = study.optimize(objective, n_trials=50, progress=True)
     assert result.reason == "exhausted" and len(result.trials) == 6
-    assert sorted(t.state for t in study.trials()) == ["INFEASIBLE"] * 2 + ["SUCCEEDED"] * 4
-    assert {t.infeasible_reason for t in study.trials() if t.state == "INFEASIBLE"} == {"c is not allowed"}
+    assert sorted(t.state for t in study.trials()) == ["INFEASIBLE"] * 3 + ["SUCCEEDED"] * 3
+    assert {t.infeasible_reason for t in study.trials() if t.state == "INFEASIBLE"} == {
+        "c is not allowed", "the objective returned inf, not finite numbers"}
     err = capsys.readouterr().err
     assert "6/50" in err and "best 2" in err
+    assert result.infeasible == 3
 
 
 CTRL_C = textwrap.dedent(

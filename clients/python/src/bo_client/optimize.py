@@ -6,6 +6,7 @@ calls ``objective(trial)``, and completes the trial with what it returned —
 - a float: the study's one objective; a dict: metric values by id;
 - ``None``: the trial's own measurements decide (``trial.add_measurement`` was called), as
   ``:complete`` without a final measurement does;
+- NaN, infinity, or ``None`` without a measurement: the trial is INFEASIBLE, saying so;
 - an exception of a ``catch`` class: the trial is INFEASIBLE with the exception's message, and
   the loop goes on; :class:`Infeasible` says so on purpose.
 
@@ -145,7 +146,11 @@ def optimize(
                     continue
                 if stop.is_set() and trial.id not in running:
                     return  # interrupted meanwhile: already marked
-                finish(_complete(trial, value=returned))
+                problem = _unusable(returned, trial)
+                if problem is not None:
+                    finish(_complete(trial, infeasible=problem))
+                else:
+                    finish(_complete(trial, value=returned))
         except BaseException as e:  # noqa: BLE001 - handed to the main thread, which re-raises
             with lock:
                 failures.append(e)
@@ -171,6 +176,18 @@ def optimize(
         raise
     bar.close()
     return result
+
+
+def _unusable(returned: Result, trial: Trial) -> Optional[str]:
+    """Why a returned value cannot complete the trial (as Optuna fails a trial that returns NaN),
+    or None."""
+    if returned is None:
+        return None if trial.measurements else "the objective returned None and reported no measurement"
+    values = returned.values() if isinstance(returned, Mapping) else [returned]
+    for v in values:
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            return f"the objective returned {returned!r}, not finite numbers"
+    return None
 
 
 def _complete(trial: Trial, *, value: Result = None, infeasible: Optional[str] = None, quiet: bool = False) -> Trial:
