@@ -11,7 +11,12 @@ async fn main() -> anyhow::Result<()> {
         // A tool's output is its standard output; its warnings go to standard error.
         let filter = EnvFilter::try_new("warn").unwrap_or_else(|_| EnvFilter::new("warn"));
         tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
-        return bo_server::cli::run(command, &config).await;
+        if let Err(e) = bo_server::cli::run(command, &config).await {
+            // The message and its causes on one line; a tool's user needs no backtrace.
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
+        return Ok(());
     }
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
     match config.log_format {

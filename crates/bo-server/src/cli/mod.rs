@@ -133,6 +133,13 @@ pub async fn run(command: Command, config: &Config) -> anyhow::Result<()> {
             let project = project.unwrap_or_else(|| dump.study.project.clone());
             let location = location.unwrap_or_else(|| dump.study.location.clone());
             let name = display_name.unwrap_or_else(|| dump.study.display_name.clone());
+            // The same rules as the API's names: length and no control characters.
+            for (what, value) in [("project", &project), ("location", &location), ("display name", &name)] {
+                if value.trim().is_empty() {
+                    bail!("the {what} must not be empty");
+                }
+                limits.check_text(value, bo_core::limits::Text::Id).map_err(|e| anyhow::anyhow!("the {what}: {e}"))?;
+            }
             let study = store.restore_study(&project, &location, &name, &dump).await?;
             println!("{}", study_name(&study));
             eprintln!("imported {} trial(s){}", dump.trials.len(), if dump.model.is_some() { " and the model state" } else { "" });
