@@ -14,6 +14,7 @@ pub mod acquisition;
 pub mod designer;
 pub mod embedding;
 pub mod gp;
+pub mod hypervolume;
 pub mod importance;
 pub mod kernel;
 pub mod lifecycle;

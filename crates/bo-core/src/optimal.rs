@@ -7,12 +7,15 @@ use crate::trial::{Measurement, Trial, TrialState};
 
 /// The ids of the optimal trials among `finals` (each SUCCEEDED trial's id and final
 /// measurement), in id order, at most `cap` of them: the best trial for one metric; for several,
-/// the Pareto front — the first `cap` of it in order of the first metric, best first, when it
-/// is larger.
+/// the Pareto front. A front larger than `cap` keeps the `cap` trials that add the most
+/// hypervolume (each one's exclusive contribution, against a reference point from the front:
+/// see [`crate::hypervolume`]), so what is kept spreads along the front; for three metrics or
+/// more and a front above [`EXACT_CUT_LIMIT`] trials, where that costs too much, the first
+/// `cap` in order of the first metric.
 ///
-/// Time O(n log n + n·f·m) for n trials, a front of f ≤ `cap` and m metrics: the trials are
-/// sorted best first on the metrics in turn, so a trial is dominated only by one before it, and
-/// only the front found so far need be checked.
+/// Time O(n log n + n·f·m) for n trials, a front of f and m metrics: the trials are sorted best
+/// first on the metrics in turn, so a trial is dominated only by one before it, and only the
+/// front found so far need be checked.
 pub fn optimal_ids(metrics: &[MetricSpec], finals: &[(i64, &Measurement)], cap: usize) -> Vec<i64> {
     let scored: Vec<(i64, Vec<f64>)> = finals
         .iter()
@@ -35,18 +38,69 @@ pub fn optimal_ids(metrics: &[MetricSpec], finals: &[(i64, &Measurement)], cap: 
     });
     let dominates = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x >= y) && a.iter().zip(b).any(|(x, y)| x > y);
     let mut front: Vec<(i64, Vec<f64>)> = Vec::new();
-    for (id, v) in order {
-        if front.len() >= cap {
-            break;
+    if metrics.len() == 2 {
+        // Sorted by the first metric, then the second: a trial is dominated exactly when an
+        // earlier one is higher on the second, or as high with a larger first (not a copy).
+        let (mut top, mut top_first) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for (id, v) in order {
+            if v[1] > top {
+                (top, top_first) = (v[1], v[0]);
+                front.push((id, v));
+            } else if v[1] == top && v[0] == top_first {
+                front.push((id, v));
+            }
         }
-        if !front.iter().any(|(_, w)| dominates(w, &v)) {
-            front.push((id, v));
+    } else {
+        for (id, v) in order {
+            if front.len() > cap.max(EXACT_CUT_LIMIT) {
+                break;
+            }
+            if !front.iter().any(|(_, w)| dominates(w, &v)) {
+                front.push((id, v));
+            }
+        }
+    }
+    if front.len() > cap {
+        // Copies of a point share its contribution (counted once, it would be 0 for each).
+        let mut points: Vec<Vec<f64>> = front.iter().map(|(_, v)| v.clone()).collect();
+        points.sort_by(|a, b| lex(a, b));
+        points.dedup();
+        if let Some(reference) = crate::hypervolume::reference_point(&points)
+            && (metrics.len() == 2 || front.len() <= EXACT_CUT_LIMIT)
+        {
+            let distinct = crate::hypervolume::contributions(&points, &reference);
+            // Each trial: its point's contribution, and which copy of the point it is (0 for
+            // the lowest id): every distinct point is kept before a second copy of any.
+            let mut copies = vec![0usize; points.len()];
+            let mut by_id: Vec<usize> = (0..front.len()).collect();
+            by_id.sort_by_key(|&i| front[i].0);
+            let mut key = vec![(0usize, 0.0f64); front.len()];
+            for i in by_id {
+                let k = points.binary_search_by(|p| lex(p, &front[i].1)).unwrap_or(0);
+                key[i] = (copies[k], distinct[k]);
+                copies[k] += 1;
+            }
+            let mut ranked: Vec<usize> = (0..front.len()).collect();
+            ranked.sort_by(|&a, &b| key[a].0.cmp(&key[b].0).then(key[b].1.total_cmp(&key[a].1)).then(front[a].0.cmp(&front[b].0)));
+            ranked.truncate(cap);
+            ranked.sort_unstable();
+            front = ranked.into_iter().map(|i| front[i].clone()).collect();
+        } else {
+            front.truncate(cap);
         }
     }
     let mut ids: Vec<i64> = front.into_iter().map(|(id, _)| id).collect();
     ids.sort_unstable();
     ids
 }
+
+fn lex(a: &[f64], b: &[f64]) -> std::cmp::Ordering {
+    a.iter().zip(b).map(|(x, y)| x.total_cmp(y)).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal)
+}
+
+/// The largest front of three or more metrics whose cut is chosen by hypervolume contribution
+/// (one hypervolume per trial); beyond it the first metric decides.
+pub const EXACT_CUT_LIMIT: usize = 2_000;
 
 /// The optimal trials among `trials`, in the order given (see [`optimal_ids`]; no cap).
 pub fn optimal_trials<'a>(metrics: &[MetricSpec], trials: &'a [Trial]) -> Vec<&'a Trial> {
@@ -105,7 +159,7 @@ mod tests {
     }
 
     /// The sorted sweep finds exactly the front that comparing every pair finds, and a cap keeps
-    /// the front's best by the first metric.
+    /// the trials that add the most hypervolume.
     #[test]
     fn the_sweep_equals_all_pairs_and_the_cap_keeps_the_best() {
         use rand::{RngExt, SeedableRng};
@@ -137,8 +191,54 @@ mod tests {
         let finals: Vec<(i64, &Measurement)> = trials.iter().map(|t| (t.id, t.final_measurement.as_ref().unwrap())).collect();
         let capped = optimal_ids(&metrics, &finals, 3);
         assert_eq!(capped.len(), 3);
-        let best_a = trials.iter().filter(|t| brute.contains(&t.id)).map(|t| value(t, "a")).fold(f64::NEG_INFINITY, f64::max);
-        assert!(capped.iter().all(|id| value(&trials[*id as usize - 1], "a") == best_a || brute.contains(id)));
         assert!(capped.iter().all(|id| brute.contains(id)));
+        // The cap keeps the three that add the most hypervolume to the front.
+        let oriented = |t: &Trial| vec![value(t, "a"), -value(t, "b"), value(t, "c")];
+        let points: Vec<Vec<f64>> = brute.iter().map(|id| oriented(&trials[*id as usize - 1])).collect();
+        let gains = crate::hypervolume::contributions(&points, &crate::hypervolume::reference_point(&points).unwrap());
+        let mut sorted = gains.clone();
+        sorted.sort_by(|a, b| b.total_cmp(a));
+        let kept: Vec<f64> = capped.iter().map(|id| gains[brute.iter().position(|b| b == id).unwrap()]).collect();
+        assert!(kept.iter().all(|g| *g >= sorted[2]), "kept {kept:?}, the largest are {:?}", &sorted[..3]);
+    }
+
+    /// Two metrics: the staircase finds the front that comparing every pair finds (ties and
+    /// copies included), and a cap keeps the trials that add the most hypervolume.
+    #[test]
+    fn two_metrics_sweep_and_cut_by_hypervolume() {
+        use rand::{RngExt, SeedableRng};
+        let metrics = [MetricSpec { id: "a".into(), goal: Goal::Maximize }, MetricSpec { id: "b".into(), goal: Goal::Minimize }];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let trials: Vec<Trial> = (1..=400)
+            .map(|id| {
+                let a = (rng.random::<f64>() * 20.0).floor();
+                let b = (a * a / 20.0 + rng.random::<f64>() * 3.0).floor();
+                done(id, &[("a", a), ("b", b)])
+            })
+            .collect();
+        let value = |t: &Trial, k: &str| t.final_measurement.as_ref().unwrap().metrics[k];
+        let dominates = |x: &Trial, y: &Trial| {
+            value(x, "a") >= value(y, "a")
+                && value(x, "b") <= value(y, "b")
+                && (value(x, "a") > value(y, "a") || value(x, "b") < value(y, "b"))
+        };
+        let brute: Vec<i64> = trials.iter().filter(|t| !trials.iter().any(|o| dominates(o, t))).map(|t| t.id).collect();
+        assert_eq!(optimal_trials(&metrics, &trials).iter().map(|t| t.id).collect::<Vec<_>>(), brute);
+        let finals: Vec<(i64, &Measurement)> = trials.iter().map(|t| (t.id, t.final_measurement.as_ref().unwrap())).collect();
+        let capped = optimal_ids(&metrics, &finals, 4);
+        assert_eq!(capped.len(), 4);
+        // Four distinct points (the front has copies), those adding the most hypervolume.
+        let oriented = |id: &i64| vec![value(&trials[*id as usize - 1], "a"), -value(&trials[*id as usize - 1], "b")];
+        let mut distinct: Vec<Vec<f64>> = brute.iter().map(oriented).collect();
+        distinct.sort_by(|a, b| lex(a, b));
+        distinct.dedup();
+        let gains = crate::hypervolume::contributions(&distinct, &crate::hypervolume::reference_point(&distinct).unwrap());
+        let mut sorted = gains.clone();
+        sorted.sort_by(|a, b| b.total_cmp(a));
+        let mut kept: Vec<Vec<f64>> = capped.iter().map(oriented).collect();
+        kept.sort_by(|a, b| lex(a, b));
+        kept.dedup();
+        assert_eq!(kept.len(), 4, "{kept:?}");
+        assert!(kept.iter().all(|p| gains[distinct.iter().position(|d| d == p).unwrap()] >= sorted[3]), "{kept:?}");
     }
 }

@@ -223,12 +223,12 @@ pub const UNSIZED_TRIALS: i64 = 10_000;
 pub const UNSIZED_BYTES: usize = 32 << 20;
 
 /// The most trials ListOptimalTrials returns: a Pareto front larger than this (many metrics,
-/// many trials) is cut to its best by the first metric.
+/// many trials) keeps the trials that add the most hypervolume (`bo_core::optimal`).
 pub const MAX_OPTIMAL_TRIALS: usize = 1000;
 
 /// ListOptimalTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/listOptimalTrials>.
-/// The best SUCCEEDED trial for a single metric; the Pareto front for several (at most 1,000
-/// trials, the front's best by the first metric when it is larger). The trials carry their
+/// The best SUCCEEDED trial for a single metric; the Pareto front for several, in id order (at
+/// most 1,000 trials: a larger front keeps those that add the most hypervolume). The trials carry their
 /// final measurement; their intermediate measurements are read with GetTrial or ListTrials.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:listOptimalTrials", tag = "trials",
     params(StudyPath), request_body = EmptyRequestW,
