@@ -223,3 +223,28 @@ def test_an_api_key_is_sent_as_the_clients_bearer_token(keyed_server):
         urllib.request.urlopen(f"{keyed_server}/v1/{study.name}")
     assert refused.value.code == 401
     assert json.load(refused.value)["error"]["status"] == "UNAUTHENTICATED"
+
+
+def test_study_stopping_config_through_googles_client(server):
+    """StudyStoppingConfig sent by Google's client (Int32Value and Duration wrappers): the study
+    stops at its trial budget, says why, and tells its running trial to stop."""
+    client = _client(server)
+    spec = _study_spec()
+    spec.study_stopping_config = v.StudySpec.StudyStoppingConfig(
+        should_stop_asap=True, min_num_trials=1, max_num_trials=3, max_duration_no_progress={"seconds": 3600},
+        maximum_runtime_constraint=v.StudyTimeConstraint(max_duration={"seconds": 86400}),
+    )
+    study = client.create_study(parent="projects/demo/locations/local", study=v.Study(display_name="budget", study_spec=spec))
+    got = client.get_study(name=study.name).study_spec.study_stopping_config
+    assert (got.max_num_trials, got.min_num_trials, got.should_stop_asap) == (3, 1, True)
+    assert got.max_duration_no_progress.total_seconds() == 3600
+    trials = client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=3, client_id="w")).result(timeout=10).trials
+    assert len(trials) == 3
+    client.complete_trial(request=v.CompleteTrialRequest(name=trials[0].name, final_measurement=v.Measurement(
+        metrics=[v.Measurement.Metric(metric_id="accuracy", value=0.5)])))
+    done = client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=1, client_id="late")).result(timeout=10)
+    assert list(done.trials) == [] and done.study_state == v.Study.State.COMPLETED
+    stopped = client.get_study(name=study.name)
+    assert stopped.state == v.Study.State.COMPLETED and "maxNumTrials" in stopped.inactive_reason
+    check = client.check_trial_early_stopping_state(request=v.CheckTrialEarlyStoppingStateRequest(trial_name=trials[1].name)).result(timeout=10)
+    assert check.should_stop is True

@@ -166,6 +166,64 @@ fn grid_search_covers_the_tree_then_completes_the_study() {
     }
 }
 
+/// `studyStoppingConfig` as the proto says: the rules checked before each suggestion, top to
+/// bottom; a stopped study is COMPLETED, names the rule, suggests nothing, and with
+/// `shouldStopAsap` tells its running trials to stop.
+#[test]
+fn study_stopping_config_completes_the_study() {
+    for db in databases("study_stopping_config") {
+        let s = Server::start(&db);
+        let mut spec = conditional_study("budget", "RANDOM_SEARCH");
+        let rules =
+            json!({"shouldStopAsap": true, "maximumRuntimeConstraint": {"maxDuration": "86400s"}, "minNumTrials": 2, "maxNumTrials": 4});
+        spec["studySpec"]["studyStoppingConfig"] = rules.clone();
+        let study = s.create_study(spec);
+        assert_eq!(s.ok_get(&format!("/studies/{study}"))["studySpec"]["studyStoppingConfig"], rules);
+
+        let held = s.suggest(&study, 3, "c0");
+        assert_eq!(held.len(), 3);
+        s.complete(&study, &id(&held[0]), "accuracy", 0.5);
+        s.complete(&study, &id(&held[1]), "accuracy", 0.6);
+        assert_eq!(s.suggest(&study, 1, "c1").len(), 1, "3 trials of at most 4");
+        let op = s.ok_post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "c2"}));
+        assert_eq!(op["response"]["studyState"], "COMPLETED", "{op}");
+        assert!(op["response"].get("trials").is_none());
+        let got = s.ok_get(&format!("/studies/{study}"));
+        assert_eq!(got["state"], "COMPLETED");
+        assert!(got["inactiveReason"].as_str().unwrap().contains("maxNumTrials: the study has 4 trials"), "{got}");
+        // shouldStopAsap: the trial still running is asked to stop; a completed one is not.
+        let check = |t: &Value| s.ok_post(&format!("/studies/{study}/trials/{}:checkTrialEarlyStoppingState", id(t)), json!({}));
+        assert_eq!(check(&held[2])["response"]["shouldStop"], true);
+
+        // No progress: the best trial stays the first; three completed after it stop the study.
+        let mut spec = conditional_study("plateau", "RANDOM_SEARCH");
+        spec["studySpec"]["studyStoppingConfig"] = json!({"maxNumTrialsNoProgress": 3});
+        let study = s.create_study(spec);
+        for (k, v) in [0.9, 0.5, 0.6, 0.7].iter().enumerate() {
+            let t = &s.suggest(&study, 1, &format!("w{k}"))[0];
+            s.complete(&study, &id(t), "accuracy", *v);
+        }
+        let op = s.ok_post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "late"}));
+        assert_eq!(op["response"]["studyState"], "COMPLETED", "{op}");
+        assert!(s.ok_get(&format!("/studies/{study}"))["inactiveReason"].as_str().unwrap().contains("maxNumTrialsNoProgress"));
+
+        // Bad rules are refused, naming the field.
+        for (rules, field) in [
+            (json!({"maxNumTrials": -1}), "studySpec.studyStoppingConfig.maxNumTrials"),
+            (json!({"maxNumTrials": 3_000_000_000_i64}), "studySpec.studyStoppingConfig.maxNumTrials"),
+            (json!({"minimumRuntimeConstraint": {"maxDuration": "1s", "endTime": "2030-01-01T00:00:00Z"}}), "minimumRuntimeConstraint"),
+            (json!({"maximumRuntimeConstraint": {"endTime": "tomorrow"}}), "maximumRuntimeConstraint.endTime"),
+            (json!({"maxDurationNoProgress": "an hour"}), "maxDurationNoProgress"),
+        ] {
+            let mut spec = conditional_study("bad-rules", "RANDOM_SEARCH");
+            spec["studySpec"]["studyStoppingConfig"] = rules.clone();
+            let (status, body) = s.post("/studies", spec);
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{rules}: {body}");
+            assert!(body["error"]["message"].as_str().unwrap().contains(field), "{rules}: {body}");
+        }
+    }
+}
+
 #[test]
 fn median_rule_stops_a_lagging_trial() {
     for db in databases("median_rule") {

@@ -26,6 +26,7 @@ pub mod space;
 pub mod stopping;
 pub mod structure;
 pub mod study;
+pub mod study_stopping;
 pub mod trial;
 
 pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};

@@ -92,6 +92,9 @@ pub struct StudySpec {
     /// Early stopping, if any.
     #[serde(default)]
     pub stopping: Option<StoppingSpec>,
+    /// When the whole study stops, if ever (`studyStoppingConfig`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study_stopping: Option<crate::study_stopping::StudyStoppingConfig>,
     /// Seconds an ACTIVE trial's client may go unseen before the trial is handed to another
     /// client (`algorithmConfig.trialLease` on the wire; 0: never). `None`: the server's setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,6 +116,7 @@ impl StudySpec {
             observation_noise: ObservationNoise::default(),
             measurement_selection: MeasurementSelection::default(),
             stopping: None,
+            study_stopping: None,
         }
     }
 

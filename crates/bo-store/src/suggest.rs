@@ -10,8 +10,9 @@
 //! Owns the bookkeeping of one suggest; never decides what to propose (the engine does, from
 //! what it computed before opening the transaction).
 
+use bo_core::study_stopping::{Best, Progress};
 use bo_core::{Assignment, Trial, TrialState};
-use sqlx::{Any, Transaction};
+use sqlx::{Any, Row, Transaction};
 use tokio::sync::OwnedMutexGuard;
 
 use crate::Store;
@@ -68,6 +69,8 @@ pub struct SuggestTx {
     next_id: i64,
     handed: Vec<Trial>,
     exhausted: bool,
+    /// Why the study completes in this transaction, when a stopping rule (not the space) ends it.
+    stop_reason: Option<String>,
 }
 
 impl Store {
@@ -115,6 +118,7 @@ impl Store {
             next_id,
             handed: Vec::new(),
             exhausted: false,
+            stop_reason: None,
         }))
     }
 }
@@ -128,6 +132,52 @@ impl SuggestTx {
     /// Whether the study is COMPLETED: it hands out nothing new.
     pub fn study_completed(&self) -> bool {
         self.locked.state == StudyState::Completed
+    }
+
+    /// Where the study stands for its stopping rules (bo-core's `study_stopping`), counted in
+    /// SQL inside the transaction: its trials, the COMPLETED ones, and the best SUCCEEDED trial
+    /// by the objective (`maximize` says which way) with the trials completed after it.
+    pub async fn progress(&mut self, created_ms: i64, maximize: bool) -> Result<Progress, StoreError> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN state IN ('SUCCEEDED', 'INFEASIBLE') THEN 1 ELSE 0 END), 0) AS done \
+             FROM trials WHERE study_id = $1",
+        )
+        .bind(self.study_id)
+        .fetch_one(&mut *self.tx)
+        .await?;
+        let (trials, completed): (i64, i64) = (row.try_get("n")?, row.try_get("done")?);
+        let order = if maximize { "DESC" } else { "ASC" };
+        let best = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT id, end_time_ms FROM trials WHERE study_id = $1 AND state = 'SUCCEEDED' AND objective IS NOT NULL \
+             ORDER BY objective {order}, end_time_ms, id LIMIT 1"
+        )))
+        .bind(self.study_id)
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        let best = match best {
+            None => None,
+            Some(row) => {
+                let (id, end_ms): (i64, i64) = (row.try_get("id")?, row.try_get::<Option<i64>, _>("end_time_ms")?.unwrap_or(0));
+                let since = sqlx::query(
+                    "SELECT COUNT(*) AS n FROM trials WHERE study_id = $1 AND state IN ('SUCCEEDED', 'INFEASIBLE') \
+                     AND (end_time_ms > $2 OR (end_time_ms = $2 AND id > $3))",
+                )
+                .bind(self.study_id)
+                .bind(end_ms)
+                .bind(id)
+                .fetch_one(&mut *self.tx)
+                .await?;
+                Some(Best { end_ms, completed_since: since.try_get("n")? })
+            }
+        };
+        Ok(Progress { created_ms, now_ms: self.now_ms, trials, completed, best })
+    }
+
+    /// Completes the study in this transaction (a stopping rule decided it): it hands out
+    /// nothing, and its `inactiveReason` is `reason`.
+    pub fn stop_study(&mut self, reason: String) {
+        self.exhausted = true;
+        self.stop_reason = Some(reason);
     }
 
     /// Hands the client the ACTIVE trials it already holds, whole (a held trial may have
@@ -197,8 +247,9 @@ impl SuggestTx {
     pub async fn commit(mut self) -> Result<SuggestOutcome, StoreError> {
         let study_id = self.study_id;
         if self.exhausted {
+            let reason = self.stop_reason.take();
             sqlx::query("UPDATE studies SET state = 'COMPLETED', inactive_reason = $1 WHERE id = $2")
-                .bind("the algorithm has no more points to suggest: its search space is exhausted")
+                .bind(reason.as_deref().unwrap_or("the algorithm has no more points to suggest: its search space is exhausted"))
                 .bind(study_id)
                 .execute(&mut *self.tx)
                 .await?;

@@ -375,6 +375,11 @@ pub async fn check_trial_early_stopping_state(
             stopping::median_decision(spec.objective(), at, best, averages).should_stop
         }
     };
+    // A study stopped by its rules with shouldStopAsap interrupts its running trials.
+    let asap = study.state == bo_store::StudyState::Completed
+        && spec.study_stopping.as_ref().is_some_and(|c| c.should_stop_asap)
+        && !trial.state.is_completed();
+    let decision = decision || asap;
     let (op_id, should_stop) = state.store.record_early_stopping(study.id, id, now, decision).await.map_err(|e| match e {
         StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
         e => e.into(),

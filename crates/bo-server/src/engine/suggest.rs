@@ -181,6 +181,15 @@ impl Engine {
             Opened::Open(tx) => tx,
         };
         if !tx.hand_back_held().await? && !tx.study_completed() {
+            // The study's stopping rules, before anything new is handed out.
+            if let Some(rules) = &study.spec.study_stopping {
+                let maximize = study.spec.objective().goal == bo_core::Goal::Maximize;
+                let progress = tx.progress(study.create_time_ms, maximize).await?;
+                if let Some(reason) = bo_core::study_stopping::decide(rules, &progress, study.spec.metrics.len() == 1) {
+                    tx.stop_study(reason);
+                    return Ok(Attempt::Done(tx.commit().await?));
+                }
+            }
             let wanted = tx.hand_out_requested(count).await?;
             if wanted > 0 {
                 let newer = match newer_than {

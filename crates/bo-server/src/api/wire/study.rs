@@ -9,6 +9,7 @@ use super::parameter::{ParameterSpecW, param_from_wire, param_to_wire};
 use super::{is_default, wire_enum};
 use bo_core::Limits;
 use bo_core::limits::Text;
+use bo_core::study_stopping::{StudyStoppingConfig, TimeConstraint};
 
 wire_enum! {
     /// `Study.State`.
@@ -114,9 +115,10 @@ pub struct StudySpecW {
     /// Not supported: rejected with a 400.
     #[serde(skip_serializing)]
     pub convex_stop_config: Option<serde_json::Value>,
-    /// Not supported: rejected with a 400.
-    #[serde(skip_serializing)]
-    pub study_stopping_config: Option<serde_json::Value>,
+    /// When the whole study stops: its rules are checked before each suggestion; a stopped
+    /// study is COMPLETED (its `inactiveReason` names the rule) and suggests nothing more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub study_stopping_config: Option<StudyStoppingConfigW>,
 }
 
 fn algorithm_is_default(a: &AlgorithmW) -> bool {
@@ -131,6 +133,116 @@ pub struct MedianAutomatedStoppingSpecW {
     /// Compare trials at equal elapsed time rather than equal step count.
     #[serde(skip_serializing_if = "is_default")]
     pub use_elapsed_duration: bool,
+}
+
+/// `StudySpec.StudyStoppingConfig`: the rules are read top to bottom before each suggestion and
+/// the first that holds decides (see bo-core's `study_stopping`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = StudyStoppingConfig)]
+pub struct StudyStoppingConfigW {
+    /// Once the study stops, every trial's early-stopping check answers `shouldStop: true`.
+    #[serde(skip_serializing_if = "is_default")]
+    pub should_stop_asap: bool,
+    /// Before this the study does not stop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minimum_runtime_constraint: Option<StudyTimeConstraintW>,
+    /// After this the study stops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maximum_runtime_constraint: Option<StudyTimeConstraintW>,
+    /// With fewer COMPLETED trials the study does not stop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 2147483647)]
+    pub min_num_trials: Option<i64>,
+    /// At this many trials the study stops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 2147483647)]
+    pub max_num_trials: Option<i64>,
+    /// After this many completed trials without a better objective the study stops (one
+    /// metric only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 0, maximum = 2147483647)]
+    pub max_num_trials_no_progress: Option<i64>,
+    /// After this long without a better objective the study stops (one metric only), e.g.
+    /// `"3600s"`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub max_duration_no_progress: String,
+}
+
+/// `StudyTimeConstraint`: exactly one of a duration since the study's creation and a moment.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = StudyTimeConstraint)]
+pub struct StudyTimeConstraintW {
+    /// E.g. `"86400s"`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub max_duration: String,
+    /// RFC 3339.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub end_time: String,
+}
+
+impl StudyStoppingConfigW {
+    fn into_domain(self, path: &str) -> Result<StudyStoppingConfig, SpaceError> {
+        let count = |v: Option<i64>, field: &str| -> Result<Option<i64>, SpaceError> {
+            match v {
+                Some(n) if !(0..=i64::from(i32::MAX)).contains(&n) => {
+                    Err(SpaceError::new(format!("{path}.{field}"), format!("must be 0 to 2147483647 (an Int32Value), got {n}")))
+                }
+                other => Ok(other),
+            }
+        };
+        let duration = |text: &str, field: &str| -> Result<Option<f64>, SpaceError> {
+            if text.is_empty() {
+                return Ok(None);
+            }
+            match super::parse_duration(text) {
+                Some(s) if s >= 0.0 => Ok(Some(s)),
+                _ => Err(SpaceError::new(format!("{path}.{field}"), format!("{} is not a duration like \"3600s\"", super::shown(text)))),
+            }
+        };
+        let constraint = |c: Option<StudyTimeConstraintW>, field: &str| -> Result<Option<TimeConstraint>, SpaceError> {
+            let Some(c) = c else { return Ok(None) };
+            match (c.max_duration.is_empty(), c.end_time.is_empty()) {
+                (false, true) => Ok(duration(&c.max_duration, &format!("{field}.maxDuration"))?.map(TimeConstraint::MaxDurationSecs)),
+                (true, false) => chrono::DateTime::parse_from_rfc3339(&c.end_time)
+                    .map(|t| Some(TimeConstraint::EndTimeMs(t.timestamp_millis())))
+                    .map_err(|_| {
+                        SpaceError::new(format!("{path}.{field}.endTime"), format!("{} is not an RFC 3339 time", super::shown(&c.end_time)))
+                    }),
+                _ => Err(SpaceError::new(format!("{path}.{field}"), "give exactly one of maxDuration and endTime")),
+            }
+        };
+        Ok(StudyStoppingConfig {
+            should_stop_asap: self.should_stop_asap,
+            minimum_runtime: constraint(self.minimum_runtime_constraint, "minimumRuntimeConstraint")?,
+            maximum_runtime: constraint(self.maximum_runtime_constraint, "maximumRuntimeConstraint")?,
+            min_num_trials: count(self.min_num_trials, "minNumTrials")?,
+            max_num_trials: count(self.max_num_trials, "maxNumTrials")?,
+            max_num_trials_no_progress: count(self.max_num_trials_no_progress, "maxNumTrialsNoProgress")?,
+            max_duration_no_progress_secs: duration(&self.max_duration_no_progress, "maxDurationNoProgress")?,
+        })
+    }
+
+    fn from_domain(c: &StudyStoppingConfig) -> StudyStoppingConfigW {
+        let constraint = |t: Option<TimeConstraint>| {
+            t.map(|t| match t {
+                TimeConstraint::MaxDurationSecs(s) => {
+                    StudyTimeConstraintW { max_duration: super::format_duration(s), end_time: String::new() }
+                }
+                TimeConstraint::EndTimeMs(ms) => StudyTimeConstraintW { max_duration: String::new(), end_time: super::format_time(ms) },
+            })
+        };
+        StudyStoppingConfigW {
+            should_stop_asap: c.should_stop_asap,
+            minimum_runtime_constraint: constraint(c.minimum_runtime),
+            maximum_runtime_constraint: constraint(c.maximum_runtime),
+            min_num_trials: c.min_num_trials,
+            max_num_trials: c.max_num_trials,
+            max_num_trials_no_progress: c.max_num_trials_no_progress,
+            max_duration_no_progress: c.max_duration_no_progress_secs.map(super::format_duration).unwrap_or_default(),
+        }
+    }
 }
 
 /// `StudySpec.MetricSpec`.
@@ -151,9 +263,7 @@ pub struct MetricSpecW {
 fn unsupported(path: &str, what: &str) -> SpaceError {
     SpaceError::new(
         path,
-        format!(
-            "{what} is not supported; bo supports medianAutomatedStoppingSpec for automated stopping and stops a study when its search space is exhausted"
-        ),
+        format!("{what} is not supported; bo supports medianAutomatedStoppingSpec for automated stopping, and studyStoppingConfig"),
     )
 }
 
@@ -215,7 +325,6 @@ impl StudySpecW {
             (self.decay_curve_stopping_spec.is_some(), "decayCurveStoppingSpec"),
             (self.convex_automated_stopping_spec.is_some(), "convexAutomatedStoppingSpec"),
             (self.convex_stop_config.is_some(), "convexStopConfig"),
-            (self.study_stopping_config.is_some(), "studyStoppingConfig"),
         ] {
             if present {
                 return Err(unsupported(&format!("studySpec.{field}"), field));
@@ -258,6 +367,7 @@ impl StudySpecW {
                 _ => MeasurementSelection::Last,
             },
             stopping: self.median_automated_stopping_spec.map(|m| StoppingSpec::Median { use_elapsed_duration: m.use_elapsed_duration }),
+            study_stopping: self.study_stopping_config.map(|c| c.into_domain("studySpec.studyStoppingConfig")).transpose()?,
         })
     }
 
@@ -288,6 +398,7 @@ impl StudySpecW {
                 MeasurementSelection::Best => MeasurementSelectionTypeW::BEST_MEASUREMENT,
                 MeasurementSelection::Last => MeasurementSelectionTypeW::LAST_MEASUREMENT,
             },
+            study_stopping_config: spec.study_stopping.as_ref().map(StudyStoppingConfigW::from_domain),
             median_automated_stopping_spec: spec.stopping.map(|s| match s {
                 StoppingSpec::Median { use_elapsed_duration } => MedianAutomatedStoppingSpecW { use_elapsed_duration },
             }),
