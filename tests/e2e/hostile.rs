@@ -474,7 +474,7 @@ fn bad_designer_settings_are_refused_and_errors_name_the_algorithm() {
 }
 
 /// The counts bo bounds without refusing: a trial at its measurement limit takes no more, and a
-/// Pareto front larger than 1,000 trials is cut to its best by the first metric.
+/// Pareto front larger than 1,000 trials is cut to the trials adding the most hypervolume.
 #[test]
 fn bounded_counts_stay_bounded() {
     for db in databases("hostile_bounded") {
@@ -503,7 +503,10 @@ fn bounded_counts_stay_bounded() {
         let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
         let front = optimal["optimalTrials"].as_array().unwrap();
         assert_eq!(front.len(), 1000, "on {}", db.name);
-        assert!(front.iter().all(|t| t["finalMeasurement"]["metrics"][0]["value"].as_f64().unwrap() >= 1.0), "the best by m are kept");
+        // On this straight front every inner trial adds as much as any other; the two ends add
+        // the most (against a reference beyond the worst of each metric) and are kept.
+        let m: Vec<f64> = front.iter().map(|t| t["finalMeasurement"]["metrics"][0]["value"].as_f64().unwrap()).collect();
+        assert!(m.contains(&0.0) && m.contains(&1000.0), "the ends of the front are kept");
         watch.finish(db.name);
     }
 }

@@ -82,6 +82,31 @@ impl SearchSpace {
         out
     }
 
+    /// Whether any parameter has a `defaultValue`.
+    pub fn has_defaults(&self) -> bool {
+        self.params().iter().any(|p| p.default.is_some())
+    }
+
+    /// The study's starting point: each active parameter at its `defaultValue`, or at the
+    /// centre of its range in its own scale (the middle value of a DISCRETE or CATEGORICAL
+    /// one); a default parent value chooses the children that are active.
+    pub fn starting_point(&self) -> Assignment {
+        fn walk(p: &ParamSpec, out: &mut Assignment) {
+            let value = p.default.clone().unwrap_or_else(|| p.from_unit(0.5));
+            for c in &p.children {
+                if c.parent_values.matches(&value) {
+                    walk(&c.spec, out);
+                }
+            }
+            out.0.insert(p.id.clone(), value);
+        }
+        let mut out = Assignment::default();
+        for p in self.roots() {
+            walk(p, &mut out);
+        }
+        out
+    }
+
     /// The point of the cube of `assignment`: its active parameters' coordinates, and
     /// [`INACTIVE`] for the others (and for a value not of its parameter's type).
     pub fn encode(&self, assignment: &Assignment) -> Vec<f64> {
