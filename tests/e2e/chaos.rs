@@ -188,6 +188,7 @@ fn check_stored(cluster: &Cluster, plan: &[(String, usize, usize)], acked: &BTre
 /// and restarted each time.
 #[test]
 fn replicas_killed_20_times_under_load_lose_nothing_acknowledged() {
+    let _machine = crate::harness::machine_to_myself();
     let Some(db) = databases("replica_kills").into_iter().find(|d| d.name == "postgres") else {
         eprintln!("skipped: replicas need Postgres (set BO_TEST_POSTGRES_URL)");
         return;
@@ -248,6 +249,7 @@ fn replicas_killed_20_times_under_load_lose_nothing_acknowledged() {
 /// with 503, and both serve again when it is back, with nothing acknowledged lost.
 #[test]
 fn a_database_outage_under_load_is_fast_503s_then_recovery() {
+    let _machine = crate::harness::machine_to_myself();
     let Some(pg) = databases("replica_outage").into_iter().find(|d| d.name == "postgres") else {
         eprintln!("skipped: replicas need Postgres (set BO_TEST_POSTGRES_URL)");
         return;

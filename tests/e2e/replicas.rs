@@ -65,6 +65,7 @@ fn study(name: &str, algorithm: &str) -> Value {
 /// handed out once, every completion is stored with the value sent, and the counts are exact.
 #[test]
 fn two_replicas_hand_out_every_trial_once_under_64_workers() {
+    let _machine = crate::harness::machine_to_myself();
     let Some(db) = databases("two_replicas").into_iter().find(|d| d.name == "postgres") else {
         eprintln!("skipped: replicas need Postgres (set BO_TEST_POSTGRES_URL)");
         return;
