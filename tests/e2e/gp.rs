@@ -222,3 +222,35 @@ fn precomputed_suggestions_are_handed_out_and_refilled() {
     s.complete(&study, id, "loss", bowl(&trials[0]));
     wait_for("refitted and refilled", &|m| m["fittedDataVersion"] == m["dataVersion"] && m["precomputedSuggestions"] == 3);
 }
+
+/// `observationNoise: HIGH`: the optimal trial is the one the model predicts best, not the
+/// luckiest observation. Four trials at x = 0.05 measured -0.9 and one 1.0 (noise); a smooth
+/// bowl peaks at 0 at x = 0.5. Without HIGH the lucky 1.0 is optimal.
+#[test]
+fn high_observation_noise_ranks_the_optimal_trial_by_the_model() {
+    for db in databases("high_noise_optimal") {
+        let s = Server::start(&db);
+        for (name, noise) in [("noisy", "HIGH"), ("plain", "OBSERVATION_NOISE_UNSPECIFIED")] {
+            let study = s.create_study(json!({"displayName": name, "studySpec": {
+                "metrics": [{"metricId": "m", "goal": "MAXIMIZE"}], "algorithm": "GP_BANDIT", "observationNoise": noise,
+                "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}}));
+            let mut points: Vec<(f64, f64)> = (0..15).map(|k| k as f64 / 14.0).map(|x| (x, -4.0 * (x - 0.5) * (x - 0.5))).collect();
+            points.extend([(0.05, -0.9), (0.05, -0.9), (0.05, 1.0), (0.05, -0.9), (0.05, -0.9)]);
+            for (x, v) in points {
+                s.ok_post(
+                    &format!("/studies/{study}/trials"),
+                    json!({"parameters": [{"parameterId": "x", "value": x}], "finalMeasurement": {"metrics": [{"metricId": "m", "value": v}]}}),
+                );
+            }
+            let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
+            let [best] = optimal["optimalTrials"].as_array().unwrap().as_slice() else { panic!("{optimal}") };
+            let x = best["parameters"][0]["value"].as_f64().unwrap();
+            let value = best["finalMeasurement"]["metrics"][0]["value"].as_f64().unwrap();
+            if noise == "HIGH" {
+                assert!((x - 0.5).abs() < 0.2 && value > -0.2, "{name} on {}: {best}", db.name);
+            } else {
+                assert_eq!((x, value), (0.05, 1.0), "{name} on {}", db.name);
+            }
+        }
+    }
+}
