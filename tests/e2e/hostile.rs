@@ -250,6 +250,22 @@ fn ids_texts_and_counts_are_bounded() {
                 "conditionalParameterSpecs": [{"parentCategoricalValues": {"values": ["a"]}, "parameterSpec": deep}]});
         }
         refused(&s, "/studies", &study_of("deep", "RANDOM_SEARCH", vec![deep], Value::Null), &["--max-tree-depth"]);
+        // studyStoppingConfig: counts within Int32, durations and times that parse, one of
+        // maxDuration and endTime; a value near the text limit is refused without being echoed.
+        for (rules, needles) in [
+            (json!({"maxNumTrials": 4_294_967_296_i64}), ["studyStoppingConfig.maxNumTrials", "2147483647"]),
+            (json!({"minNumTrials": -1}), ["studyStoppingConfig.minNumTrials", "2147483647"]),
+            (json!({"maxNumTrialsNoProgress": 1e300}), ["maxNumTrialsNoProgress", ""]),
+            (json!({"maxDurationNoProgress": format!("{}s", "9".repeat(900))}), ["maxDurationNoProgress", "duration"]),
+            (json!({"maximumRuntimeConstraint": {"endTime": "x".repeat(900)}}), ["maximumRuntimeConstraint.endTime", "RFC 3339"]),
+            (json!({"minimumRuntimeConstraint": {}}), ["minimumRuntimeConstraint", "exactly one"]),
+        ] {
+            let mut spec = study_of("stopping", "RANDOM_SEARCH", doubles(1), Value::Null);
+            spec["studySpec"]["studyStoppingConfig"] = rules;
+            refused(&s, "/studies", &spec, &needles);
+            let (_, v) = s.post("/studies", spec);
+            assert!(message(&v).len() < 400, "echoed: {}", message(&v));
+        }
         assert_eq!(study_count(&s), 0);
         let study = s.create_study(study_of("ok", "RANDOM_SEARCH", doubles(2), Value::Null));
         refused(

@@ -23,6 +23,23 @@ def binary() -> str:
     return os.environ.get("BO_SERVER_BIN", str(ROOT / "target" / "debug" / "bo-server"))
 
 
+def wait_ready(base, proc, timeout=30.0):
+    """Waits until the server at `base` answers /readyz; kills `proc` and raises if it exits or
+    `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/readyz") as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            raise RuntimeError("bo-server did not become ready")
+        time.sleep(0.05)
+
+
 def serve(*extra, database_url=None):
     """Starts bo-server with `extra` arguments on `database_url` (default: a fresh SQLite file);
     yields its base URL; stops it."""
@@ -32,18 +49,7 @@ def serve(*extra, database_url=None):
             [binary(), "--listen", f"127.0.0.1:{port}", "--database-url", database_url or f"sqlite://{tmp}/bo.db", "--log", "warn", *extra],
         )
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/readyz") as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError("bo-server did not become ready")
-            time.sleep(0.05)
+        wait_ready(base, proc)
         try:
             yield base
         finally:

@@ -4,8 +4,6 @@ import os
 import pathlib
 import subprocess
 import sys
-import time
-import urllib.request
 from typing import Iterator, List
 
 import pytest
@@ -16,7 +14,7 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
 import bo_server  # noqa: E402
 
-BINARY = os.environ.get("BO_SERVER_BIN", str(ROOT / "target" / "debug" / "bo-server"))
+BINARY = bo_server.binary()
 
 
 class Server:
@@ -37,18 +35,8 @@ class Server:
             self.wait_ready()
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.url}/readyz") as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                pass
-            assert self.proc is not None
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise RuntimeError("bo-server did not become ready")
-            time.sleep(0.05)
+        assert self.proc is not None
+        bo_server.wait_ready(self.url, self.proc)
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

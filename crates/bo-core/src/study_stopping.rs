@@ -85,6 +85,25 @@ pub struct Best {
     pub completed_since: i64,
 }
 
+/// What [`decide`] reads of a study's [`Progress`] for these rules, so a store counts only that.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// The trials and the COMPLETED ones.
+    pub counts: bool,
+    /// The best trial and what came after it.
+    pub best: bool,
+}
+
+impl StudyStoppingConfig {
+    /// What deciding needs for a study with `single_objective` or not.
+    pub fn needs(&self, single_objective: bool) -> Needs {
+        Needs {
+            counts: self.min_num_trials.is_some() || self.max_num_trials.is_some(),
+            best: single_objective && (self.max_num_trials_no_progress.is_some() || self.max_duration_no_progress_secs.is_some()),
+        }
+    }
+}
+
 /// Whether the study stops now, and why (the rule that decided, for `inactiveReason`).
 pub fn decide(config: &StudyStoppingConfig, progress: &Progress, single_objective: bool) -> Option<String> {
     let Progress { created_ms, now_ms, trials, completed, best } = *progress;
@@ -164,6 +183,8 @@ mod tests {
         assert!(decide(&config, &at(120, 10, 9, Some((100, 4))), true).unwrap().contains("maxNumTrialsNoProgress"));
         assert_eq!(decide(&config, &at(120, 10, 9, Some((100, 3))), true), None);
         assert!(decide(&config, &at(700, 10, 9, Some((100, 0))), true).unwrap().contains("maxDurationNoProgress"));
+        assert_eq!(config.needs(true), Needs { counts: true, best: true });
+        assert_eq!(config.needs(false), Needs { counts: true, best: false });
         // The no-progress rules are for one objective only, and need a best trial.
         assert_eq!(decide(&config, &at(700, 10, 9, Some((100, 9))), false), None);
         assert_eq!(decide(&config, &at(700, 10, 9, None), true), None);

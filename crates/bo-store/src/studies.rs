@@ -66,6 +66,20 @@ pub struct StudyRecord {
 pub(crate) const STUDY_COLUMNS: &str =
     "id, number, project, location, display_name, spec, state, inactive_reason, create_time_ms, data_version";
 
+/// Takes the next study number of `project`/`location` in `conn`'s transaction (rolled back with
+/// it, the number is not used up).
+pub(crate) async fn take_study_number(conn: &mut sqlx::AnyConnection, project: &str, location: &str) -> Result<i64, sqlx::Error> {
+    let row = sqlx::query(
+        "INSERT INTO locations (project, location, next_study) VALUES ($1, $2, 2) \
+         ON CONFLICT (project, location) DO UPDATE SET next_study = locations.next_study + 1 RETURNING next_study - 1 AS n",
+    )
+    .bind(project)
+    .bind(location)
+    .fetch_one(&mut *conn)
+    .await?;
+    row.try_get("n")
+}
+
 pub(crate) fn study_from_row(row: &AnyRow) -> Result<StudyRecord, StoreError> {
     let spec: String = row.try_get("spec")?;
     let state: String = row.try_get("state")?;
@@ -99,15 +113,7 @@ impl Store {
         let inserted = {
             let _turn = self.write_turn().await;
             let mut tx = self.pool.begin().await?;
-            let row = sqlx::query(
-                "INSERT INTO locations (project, location, next_study) VALUES ($1, $2, 2) \
-                 ON CONFLICT (project, location) DO UPDATE SET next_study = locations.next_study + 1 RETURNING next_study - 1 AS n",
-            )
-            .bind(project)
-            .bind(location)
-            .fetch_one(&mut *tx)
-            .await?;
-            let number: i64 = row.try_get("n")?;
+            let number = take_study_number(&mut tx, project, location).await?;
             let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms, number, objective_metric) \
                  VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7) RETURNING {STUDY_COLUMNS}"

@@ -10,7 +10,7 @@
 //! Owns the bookkeeping of one suggest; never decides what to propose (the engine does, from
 //! what it computed before opening the transaction).
 
-use bo_core::study_stopping::{Best, Progress};
+use bo_core::study_stopping::{Best, Needs, Progress};
 use bo_core::{Assignment, Trial, TrialState};
 use sqlx::{Any, Row, Transaction};
 use tokio::sync::OwnedMutexGuard;
@@ -135,9 +135,21 @@ impl SuggestTx {
     }
 
     /// Where the study stands for its stopping rules (bo-core's `study_stopping`), counted in
-    /// SQL inside the transaction: its trials, the COMPLETED ones, and the best SUCCEEDED trial
-    /// by the objective (`maximize` says which way) with the trials completed after it.
-    pub async fn progress(&mut self, created_ms: i64, maximize: bool) -> Result<Progress, StoreError> {
+    /// SQL inside the transaction, only what `needs` asks (each suggest pays for its study's
+    /// rules only): its trials and the COMPLETED ones, and the best SUCCEEDED trial by the
+    /// objective (`maximize` says which way) with the trials completed after it.
+    pub async fn progress(&mut self, created_ms: i64, maximize: bool, needs: Needs) -> Result<Progress, StoreError> {
+        let mut progress = Progress { created_ms, now_ms: self.now_ms, ..Progress::default() };
+        if needs.counts {
+            (progress.trials, progress.completed) = self.counts().await?;
+        }
+        if needs.best {
+            progress.best = self.best(maximize).await?;
+        }
+        Ok(progress)
+    }
+
+    async fn counts(&mut self) -> Result<(i64, i64), StoreError> {
         let row = sqlx::query(
             "SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN state IN ('SUCCEEDED', 'INFEASIBLE') THEN 1 ELSE 0 END), 0) AS done \
              FROM trials WHERE study_id = $1",
@@ -145,7 +157,10 @@ impl SuggestTx {
         .bind(self.study_id)
         .fetch_one(&mut *self.tx)
         .await?;
-        let (trials, completed): (i64, i64) = (row.try_get("n")?, row.try_get("done")?);
+        Ok((row.try_get("n")?, row.try_get("done")?))
+    }
+
+    async fn best(&mut self, maximize: bool) -> Result<Option<Best>, StoreError> {
         let order = if maximize { "DESC" } else { "ASC" };
         let best = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT id, end_time_ms FROM trials WHERE study_id = $1 AND state = 'SUCCEEDED' AND objective IS NOT NULL \
@@ -154,7 +169,7 @@ impl SuggestTx {
         .bind(self.study_id)
         .fetch_optional(&mut *self.tx)
         .await?;
-        let best = match best {
+        Ok(match best {
             None => None,
             Some(row) => {
                 let (id, end_ms): (i64, i64) = (row.try_get("id")?, row.try_get::<Option<i64>, _>("end_time_ms")?.unwrap_or(0));
@@ -169,8 +184,7 @@ impl SuggestTx {
                 .await?;
                 Some(Best { end_ms, completed_since: since.try_get("n")? })
             }
-        };
-        Ok(Progress { created_ms, now_ms: self.now_ms, trials, completed, best })
+        })
     }
 
     /// Completes the study in this transaction (a stopping rule decided it): it hands out

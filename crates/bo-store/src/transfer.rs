@@ -71,15 +71,7 @@ impl Store {
         let next_trial_id = dump.trials.iter().map(|t| t.id + 1).max().unwrap_or(1).max(dump.next_trial_id);
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
-        let row = sqlx::query(
-            "INSERT INTO locations (project, location, next_study) VALUES ($1, $2, 2) \
-             ON CONFLICT (project, location) DO UPDATE SET next_study = locations.next_study + 1 RETURNING next_study - 1 AS n",
-        )
-        .bind(project)
-        .bind(location)
-        .fetch_one(&mut *tx)
-        .await?;
-        let number: i64 = row.try_get("n")?;
+        let number = crate::studies::take_study_number(&mut tx, project, location).await?;
         let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
              next_trial_id, data_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {}",

@@ -19,11 +19,11 @@ pub fn write(dump: &StudyDump, out: &mut impl Write) -> std::io::Result<()> {
     header.extend(["measurements", "start_time", "end_time", "client_id", "infeasible_reason"].map(String::from));
     line(out, &header)?;
     for t in &dump.trials {
-        let active = spec.space.active_ids(&t.assignment);
+        let active: std::collections::HashSet<&str> = spec.space.active_ids(&t.assignment).into_iter().collect();
         let mut row: Vec<String> = vec![t.id.to_string(), t.state.as_str().to_owned()];
         for p in &params {
             row.push(match t.assignment.get(&p.id) {
-                Some(v) if active.contains(&p.id.as_str()) => value(v),
+                Some(v) if active.contains(p.id.as_str()) => value(v),
                 _ => String::new(),
             });
         }
