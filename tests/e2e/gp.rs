@@ -254,3 +254,52 @@ fn high_observation_noise_ranks_the_optimal_trial_by_the_model() {
         }
     }
 }
+
+/// A study of two metrics models both: its suggestions come from one GP per metric and an
+/// acquisition over them (not the first metric alone), `:predict` answers every metric, and the
+/// model's description names each objective's GP.
+#[test]
+fn two_metric_studies_model_every_metric() {
+    for db in databases("two_metrics") {
+        let s = Server::start(&db);
+        let study = s.create_study(json!({"displayName": "trade-off", "studySpec": {
+            "metrics": [{"metricId": "error", "goal": "MINIMIZE"}, {"metricId": "cost", "goal": "MINIMIZE"}], "algorithm": "GP_BANDIT",
+            "parameters": [{"parameterId": "x0", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}},
+                           {"parameterId": "x1", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}}));
+        let measure =
+            |x0: f64, x1: f64| json!({"metrics": [{"metricId": "error", "value": x0}, {"metricId": "cost", "value": 1.0 - x0 + x1 * x1}]});
+        for k in 0..12 {
+            let (x0, x1) = ((k as f64 * 0.618).fract(), (k as f64 * 0.382).fract());
+            s.ok_post(
+                &format!("/studies/{study}/trials"),
+                json!({"parameters": [{"parameterId": "x0", "value": x0}, {"parameterId": "x1", "value": x1}], "finalMeasurement": measure(x0, x1)}),
+            );
+        }
+        for _ in 0..3 {
+            for t in s.suggest(&study, 2, "w") {
+                let value = |id: &str| {
+                    t["parameters"].as_array().unwrap().iter().find(|p| p["parameterId"] == id).unwrap()["value"].as_f64().unwrap()
+                };
+                let id = t["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+                s.ok_post(
+                    &format!("/studies/{study}/trials/{id}:complete"),
+                    json!({"finalMeasurement": measure(value("x0"), value("x1"))}),
+                );
+            }
+        }
+        let model = s.ok_get(&format!("/studies/{study}/model"));
+        let objectives = model["model"]["objectives"].as_object().unwrap_or_else(|| panic!("{model}"));
+        assert!(objectives.contains_key("error") && objectives.contains_key("cost"), "{model}");
+        let predicted = s.ok_post(
+            &format!("/studies/{study}:predict"),
+            json!({"trials": [{"parameters": [
+            {"parameterId": "x0", "value": 0.5}, {"parameterId": "x1", "value": 0.0}]}]}),
+        );
+        let p = &predicted["predictions"][0];
+        let (error, cost) = (p["metrics"]["error"]["mean"].as_f64().unwrap(), p["metrics"]["cost"]["mean"].as_f64().unwrap());
+        assert!((error - 0.5).abs() < 0.15 && (cost - 0.5).abs() < 0.15, "{} on {}: {predicted}", "trade-off", db.name);
+        assert_eq!(p["mean"], p["metrics"]["error"]["mean"], "the first metric is the top-level answer");
+        let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
+        assert!(optimal["optimalTrials"].as_array().unwrap().len() >= 3, "a front, not one best trial: {optimal}");
+    }
+}

@@ -5,6 +5,7 @@
 mod embedded;
 mod harness;
 mod load;
+mod multi;
 mod problems;
 mod recovery;
 mod regression;
@@ -82,6 +83,23 @@ enum Command {
     },
     /// Lists the problems with their dimension and optimum.
     List,
+    /// Runs a designer on the multi-objective problems (studies of 2 or 3 minimised metrics) and
+    /// prints one row per problem: median hypervolume regret after 25, 50 and the whole budget,
+    /// and the median time of one step. `--list` prints each problem's reference point and true
+    /// hypervolume (what the peers' script is given).
+    Multi {
+        #[command(flatten)]
+        design: Design,
+        /// Problems, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        problems: Vec<String>,
+        /// List the problems instead.
+        #[arg(long)]
+        list: bool,
+        /// A directory to write each problem's JSON into (as the peers' script writes it).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Seed 000 Fig. 4b: median log10 test MSE of Add-Tree against independent per-leaf GPs.
     Regression {
         /// Problem name (a conditional one).
@@ -237,6 +255,49 @@ fn main() -> Result<()> {
                         runs,
                     };
                     let path = dir.join(format!("{}.json", p.name()));
+                    std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
+                }
+            }
+        }
+        Command::Multi { design: Design { algorithm, budget, seeds, config, .. }, problems: names, list, out } => {
+            let all = multi::problems();
+            let chosen: Vec<&multi::MoProblem> = if names.is_empty() {
+                all.iter().collect()
+            } else {
+                names
+                    .iter()
+                    .map(|n| all.iter().find(|p| p.name == n).with_context(|| format!("no multi-objective problem {n:?}")))
+                    .collect::<Result<_>>()?
+            };
+            if list {
+                for p in chosen {
+                    let reference: Vec<String> = p.reference.iter().map(f64::to_string).collect();
+                    println!("{} {} {}", p.name, reference.join(","), (p.max_hv)());
+                }
+                return Ok(());
+            }
+            let config = parse_config(config)?;
+            if let Some(dir) = &out {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            let (early, mid) = ((budget / 4).max(1), (budget / 2).max(1));
+            println!("{algorithm}, {seeds} seeds, budget {budget}: median hypervolume regret");
+            println!(
+                "{:<14} {:>10} {:>10} {:>10} {:>9}",
+                "problem",
+                format!("@{early}"),
+                format!("@{mid}"),
+                format!("@{budget}"),
+                "step ms"
+            );
+            for p in chosen {
+                let runs = (0..seeds).map(|seed| multi::run(p, &algorithm, config.clone(), budget, seed)).collect::<Result<Vec<_>>>()?;
+                let at = |t: usize| median(runs.iter().map(|r| r.hv_regret[t - 1]).collect());
+                let times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
+                println!("{:<14} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.1}", p.name, at(early), at(mid), at(budget), 1e3 * median(times));
+                if let Some(dir) = &out {
+                    let report = serde_json::json!({ "problem": p.name, "algorithm": algorithm, "budget": budget, "runs": runs });
+                    let path = dir.join(format!("{}.json", p.name));
                     std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
                 }
             }

@@ -13,6 +13,7 @@ mod config;
 pub(crate) mod gp;
 mod gp_bandit;
 mod grid;
+mod multi_objective;
 mod overlap_add_gp;
 mod quasi_random;
 mod random;
@@ -191,6 +192,13 @@ pub trait Model: Send + Sync {
         None
     }
 
+    /// For a model of several objectives: each one's posterior mean and deviation at `points`,
+    /// by metric id, in the study's metric order; `None` for a model of one objective (its
+    /// [`Model::predict`] is the whole answer).
+    fn predict_metrics(&self, _points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
+        None
+    }
+
     /// The posterior mean of each additive term of the model at `points` (by the term's name,
     /// in standardised units: what matters is how much each varies), for a model whose kernel
     /// is a sum of terms over groups of parameters (seed 004 eq. 5, seed 000's per-vertex
@@ -271,6 +279,16 @@ pub enum FitError {
 /// The designer for `spec.algorithm`, its `algorithmConfig` checked (each designer's
 /// [`config::FromConfig`]).
 pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
+    let designer = designer_of(spec)?;
+    // Several metrics: one model per metric of the study's own designer, and an acquisition over
+    // them. Designers that learn nothing propose the same whatever the metrics.
+    if spec.metrics.len() > 1 && designer.learns() {
+        return Ok(multi_objective::MultiObjective::wrap(designer));
+    }
+    Ok(designer)
+}
+
+fn designer_of(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
     match spec.algorithm.as_str() {
         "RANDOM_SEARCH" => build::<RandomSearch>(spec),
         "QUASI_RANDOM_SEARCH" => build::<QuasiRandomSearch>(spec),

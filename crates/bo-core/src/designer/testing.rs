@@ -97,8 +97,12 @@ pub mod fixtures {
     }
 }
 
-fn spec_for(space: SearchSpace, algorithm: &str) -> StudySpec {
-    study(space, algorithm, serde_json::Value::Null)
+fn spec_for(space: SearchSpace, algorithm: &str, objectives: usize) -> StudySpec {
+    let mut spec = study(space, algorithm, serde_json::Value::Null);
+    if objectives == 2 {
+        spec.metrics.push(crate::study::MetricSpec { id: "accuracy".into(), goal: Goal::Maximize });
+    }
+    spec
 }
 
 /// A study minimising `loss` over `space` with `algorithm` and its `config`.
@@ -106,13 +110,16 @@ pub fn study(space: SearchSpace, algorithm: &str, config: serde_json::Value) -> 
     StudySpec::new("loss", Goal::Minimize, space, algorithm).with_config(config)
 }
 
-/// A made-up but deterministic outcome: every fourth trial infeasible, else a sum of encodings.
+/// A made-up but deterministic outcome: every fourth trial infeasible, else a sum of encodings
+/// (`loss`) and, for a second objective that trades off against it, `accuracy`.
 fn observe(space: &SearchSpace, i: usize, a: Assignment) -> Observation {
     let outcome = if i % 4 == 3 {
         Outcome::Infeasible
     } else {
-        let loss: f64 = space.encode(&a).iter().enumerate().map(|(k, u)| (u - 0.3).powi(2) * (k + 1) as f64).sum();
-        Outcome::Measured(BTreeMap::from([("loss".to_owned(), loss)]))
+        let u = space.encode(&a);
+        let loss: f64 = u.iter().enumerate().map(|(k, u)| (u - 0.3).powi(2) * (k + 1) as f64).sum();
+        let accuracy: f64 = (-u.iter().map(|u| (u - 0.7).powi(2)).sum::<f64>()).exp();
+        Outcome::Measured(BTreeMap::from([("loss".to_owned(), loss), ("accuracy".to_owned(), accuracy)]))
     };
     Observation { assignment: a, outcome }
 }
@@ -126,8 +133,13 @@ fn suggest(problem: &Problem, history: &[Observation], pending: &[Assignment], c
 
 /// Runs the conformance checks for `algorithm` on every fixture space it accepts (a designer
 /// may refuse a space with a configuration error naming what it supports; it must accept at
-/// least one); panics on the first failure, naming it.
+/// least one), for a study of one metric and of two; panics on the first failure, naming it.
 pub fn conformance(algorithm: &str) {
+    conformance_of(algorithm, 1);
+    conformance_of(algorithm, 2);
+}
+
+fn conformance_of(algorithm: &str, objectives: usize) {
     let mut accepted = 0;
     let spaces = [
         ("all_types", fixtures::all_types()),
@@ -135,7 +147,7 @@ pub fn conformance(algorithm: &str) {
         ("conditional_three_levels", fixtures::conditional_three_levels()),
     ];
     for (name, space) in spaces {
-        let problem = Problem { spec: spec_for(space.clone(), algorithm), seed: 42 };
+        let problem = Problem { spec: spec_for(space.clone(), algorithm, objectives), seed: 42 };
         if let Err(e) = designer_for(&problem.spec) {
             assert!(matches!(e, ConfigError::Invalid { .. }), "{algorithm} on {name}: {e}");
             continue;
@@ -150,7 +162,7 @@ pub fn conformance(algorithm: &str) {
             let pending = suggest(&problem, &history, &[], 2, 7);
             let count = 3;
             let got = suggest(&problem, &history, &pending, count, 9);
-            let context = format!("{algorithm} on {name} after {n_history} trials");
+            let context = format!("{algorithm} ({objectives} objectives) on {name} after {n_history} trials");
             assert_eq!(got.len(), count, "{context}: asked for {count} suggestions");
             for a in &got {
                 space.check(a).unwrap_or_else(|e| panic!("{context}: infeasible suggestion {a:?}: {e}"));

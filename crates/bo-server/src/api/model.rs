@@ -10,7 +10,9 @@ use super::error::{ApiError, ErrorBodyW};
 use super::extract::{RawBody, parse_body};
 use super::state::AppState;
 use super::studies::{StudyPath, load_study};
-use super::wire::model::{ImportanceW, ModelSummaryW, ParameterImportanceW, PredictRequestW, PredictResponseW, PredictionW, TermShareW};
+use super::wire::model::{
+    ImportanceW, MetricPredictionW, ModelSummaryW, ParameterImportanceW, PredictRequestW, PredictResponseW, PredictionW, TermShareW,
+};
 use super::wire::trial::assignment_from_wire;
 use crate::engine::ImportanceAnswer;
 
@@ -105,10 +107,10 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
     let entry = state.engine.model(&study).await?;
     let only = entry.model.predicts_only();
     // The posterior at up to a thousand points: model work, off the runtime.
-    let predicted = tokio::task::spawn_blocking(move || entry.model.predict(&points))
+    let predicted = tokio::task::spawn_blocking(move || Some((entry.model.predict(&points)?, entry.model.predict_metrics(&points))))
         .await
         .map_err(|e| ApiError::new(super::error::Code::Internal, format!("the model panicked while predicting: {e}")))?;
-    let Some(predictions) = predicted else {
+    let Some((predictions, per_metric)) = predicted else {
         return Err(ApiError::precondition(match only {
             Some(only) => format!("the study's model does not predict at these points: {} predicts only {only}", study.spec.algorithm),
             None => format!(
@@ -117,7 +119,18 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
             ),
         }));
     };
-    Ok(Json(PredictResponseW { predictions: predictions.into_iter().map(|p| PredictionW { mean: p.mean, stddev: p.stddev }).collect() }))
+    let metrics_at = |i: usize| {
+        per_metric
+            .as_ref()
+            .map(|m| m.iter().map(|(id, p)| (id.clone(), MetricPredictionW { mean: p[i].mean, stddev: p[i].stddev })).collect())
+    };
+    Ok(Json(PredictResponseW {
+        predictions: predictions
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| PredictionW { mean: p.mean, stddev: p.stddev, metrics: metrics_at(i) })
+            .collect(),
+    }))
 }
 
 /// `POST …/studies/{study}:{verb}`: the study methods with a verb (`:predict`).

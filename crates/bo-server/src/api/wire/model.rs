@@ -60,6 +60,19 @@ pub struct PredictionW {
     pub mean: f64,
     /// Posterior standard deviation.
     pub stddev: f64,
+    /// For a study of several metrics, once each has a model: every metric's posterior mean and
+    /// standard deviation by metric id (the first is `mean` and `stddev` again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<std::collections::BTreeMap<String, MetricPredictionW>>,
+}
+
+/// One metric's prediction at a point.
+#[derive(Serialize, ToSchema)]
+pub struct MetricPredictionW {
+    /// Posterior mean, in the metric's units.
+    pub mean: f64,
+    /// Posterior standard deviation.
+    pub stddev: f64,
 }
 
 /// Which parameters matter (bo extension).
