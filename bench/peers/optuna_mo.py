@@ -117,7 +117,7 @@ def main():
     runs = []
     for seed in range(args.seeds):
         if args.sampler == "gp":
-            sampler = optuna.samplers.GPSampler(seed=seed)
+            sampler = optuna.samplers.GPSampler(seed=seed, warn_independent_sampling=False)
         elif args.sampler == "nsga2":
             sampler = optuna.samplers.NSGAIISampler(seed=seed)
         else:
