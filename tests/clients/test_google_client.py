@@ -248,3 +248,28 @@ def test_study_stopping_config_through_googles_client(server):
     assert stopped.state == v.Study.State.COMPLETED and "maxNumTrials" in stopped.inactive_reason
     check = client.check_trial_early_stopping_state(request=v.CheckTrialEarlyStoppingStateRequest(trial_name=trials[1].name)).result(timeout=10)
     assert check.should_stop is True
+
+
+def test_a_two_metric_study_through_googles_client(server):
+    """Two metrics sent by Google's client: GP_BANDIT suggests from a model of each (trading one
+    off against the other), and list_optimal_trials returns the Pareto front."""
+    client = _client(server)
+    Metric = v.StudySpec.MetricSpec
+    spec = v.StudySpec(
+        metrics=[Metric(metric_id="error", goal=Metric.GoalType.MINIMIZE), Metric(metric_id="latency", goal=Metric.GoalType.MINIMIZE)],
+        algorithm=v.StudySpec.Algorithm.ALGORITHM_UNSPECIFIED,  # AUTO: GP_BANDIT on this flat space
+        parameters=[PS(parameter_id="size", double_value_spec=PS.DoubleValueSpec(min_value=0.0, max_value=1.0)),
+                    PS(parameter_id="waste", double_value_spec=PS.DoubleValueSpec(min_value=0.0, max_value=1.0))],
+    )
+    study = client.create_study(parent="projects/demo/locations/local", study=v.Study(display_name="trade-off", study_spec=spec))
+    assert [m.metric_id for m in client.get_study(name=study.name).study_spec.metrics] == ["error", "latency"]
+    for k in range(24):
+        trial = client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=1, client_id="w")).result(timeout=30).trials[0]
+        x = {p.parameter_id: p.value for p in trial.parameters}
+        client.complete_trial(request=v.CompleteTrialRequest(name=trial.name, final_measurement=v.Measurement(metrics=[
+            v.Measurement.Metric(metric_id="error", value=1 - x["size"] + x["waste"] ** 2),
+            v.Measurement.Metric(metric_id="latency", value=x["size"] + x["waste"] ** 2)])))
+    front = client.list_optimal_trials(request=v.ListOptimalTrialsRequest(parent=study.name)).optimal_trials
+    assert len(front) >= 4, front
+    sizes = sorted({p.parameter_id: p.value for p in t.parameters}["size"] for t in front)
+    assert sizes[-1] - sizes[0] > 0.5, f"the front spans the trade-off: {sizes}"

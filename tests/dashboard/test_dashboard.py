@@ -1,5 +1,6 @@
 """Each dashboard page loads against a real server with real studies, draws its charts, logs no
 error and talks to nobody but the server."""
+import math
 import re
 import time
 
@@ -190,6 +191,21 @@ def test_two_metrics_show_their_pareto_front(page, server):
     assert "Pareto-optimal" in text and "accuracy" in text
     rows = page.page.locator("#best tbody tr").count()
     assert f"{rows} Pareto-optimal" in text
+    caption = page.page.locator("#hypervolume-caption").inner_text()
+    assert caption.startswith("Hypervolume of the front after each succeeded trial") and "reference point" in caption, caption
+    # The volume the page computed is the fixture's, computed here independently: the 30 trials
+    # oriented (accuracy up, latency negated), the reference each's worst less 10 % of its range.
+    volume = float(caption.split(": ")[1].split(" now")[0])
+    points = []
+    for i in range(30):
+        width, dropout = 16 + (i * 97) % 497, (i * 0.137) % 0.5
+        points.append((1 - 1 / math.sqrt(width) - 0.1 * dropout, -(width / 100 + 0.1 * (i % 3))))
+    ref = [min(p[j] for p in points) - 0.1 * (max(p[j] for p in points) - min(p[j] for p in points)) for j in (0, 1)]
+    area, top = 0.0, ref[1]
+    for x, y in sorted(points, key=lambda p: (-p[0], -p[1])):
+        if y > top:
+            area, top = area + (x - ref[0]) * (y - top), y
+    assert abs(volume - area) <= 1e-3 * area, (volume, area)
     page.page.locator("#pareto").screenshot(path=str(__import__("conftest").SHOTS / "pareto.png"))
     page.clean()
 

@@ -1,5 +1,8 @@
 // Two metrics against each other: every succeeded trial, the Pareto-optimal ones (from
-// `listOptimalTrials`) highlighted and joined along the front. Drawn on a canvas.
+// `listOptimalTrials`) highlighted and joined along the front; below it, the hypervolume of the
+// front after each trial (against a reference point from the data: each metric's worst value
+// moved 10 % of its range outward, as bo's own `hypervolume::reference_point`). Drawn on
+// canvases.
 
 import { drawAxes, extent } from "./axes.js";
 import { el } from "./format.js";
@@ -12,9 +15,15 @@ export function paretoChart(box, trials, spec, optimalIds) {
     if (trials.states[r] === "SUCCEEDED" && a[r] !== null && b[r] !== null) points.push([a[r], b[r], optimalIds.has(trials.ids[r])]);
   }
   const canvas = el("canvas", { width: Math.max(320, box.clientWidth || 560), height: 340, id: "pareto-canvas" });
+  const growth = el("canvas", { width: canvas.width, height: 180, id: "hypervolume-canvas" });
+  const history = hypervolumeHistory(points, [m1, m2]);
   box.replaceChildren(canvas, el("p", { class: "muted" },
     `${m1.metricId} (${m1.goal === "MINIMIZE" ? "lower" : "higher"} is better) across, ${m2.metricId} (${m2.goal === "MINIMIZE" ? "lower" : "higher"} is better) up; `,
-    `${optimalIds.size} Pareto-optimal trials in green.`));
+    `${optimalIds.size} Pareto-optimal trials in green.`),
+    growth, el("p", { class: "muted", id: "hypervolume-caption" },
+      history.length ? `Hypervolume of the front after each succeeded trial: ${fmt(history[history.length - 1][1])} now, against the reference point (${history.reference.map(fmt).join(", ")}).`
+        : "Hypervolume: no succeeded trial yet."));
+  drawGrowth(growth, history);
   const g = canvas.getContext("2d");
   const [x0, x1] = widen(extent(points.map((p) => p[0]))), [y0, y1] = widen(extent(points.map((p) => p[1])));
   const frame = { l: 64, t: 10, w: canvas.width - 64 - 14, h: canvas.height - 10 - 44 };
@@ -34,6 +43,64 @@ export function paretoChart(box, trials, spec, optimalIds) {
     g.fill();
   }
   box.dataset.drawn = "true";
+}
+
+/** The hypervolume of the front of `points` ([m1, m2, …] in trial order) after each of up to
+ * 300 evenly spaced prefixes, as [[trials, volume], …] with the reference point attached. */
+export function hypervolumeHistory(points, metrics) {
+  const oriented = points.map((p) => metrics.map((m, j) => (m.goal === "MINIMIZE" ? -p[j] : p[j])));
+  const out = [];
+  if (!oriented.length) return Object.assign(out, { reference: [] });
+  const reference = [0, 1].map((j) => {
+    const vs = oriented.map((p) => p[j]);
+    const lo = Math.min(...vs), hi = Math.max(...vs);
+    return lo - (hi > lo ? 0.1 * (hi - lo) : lo !== 0 ? 0.01 * Math.abs(lo) : 1);
+  });
+  const steps = Math.min(300, oriented.length);
+  for (let s = 1; s <= steps; s++) {
+    const n = Math.round((s * oriented.length) / steps);
+    out.push([n, volume2d(oriented.slice(0, n), reference)]);
+  }
+  // Shown in the metrics' own direction.
+  out.reference = reference.map((r, j) => (metrics[j].goal === "MINIMIZE" ? -r : r));
+  return out;
+}
+
+/** The area dominated by oriented (larger is better) 2-D points above `r`: sort by the first
+ * coordinate, best first, and sweep the staircase. */
+function volume2d(points, r) {
+  const kept = points.filter((p) => p[0] > r[0] && p[1] > r[1]).sort((p, q) => q[0] - p[0] || q[1] - p[1]);
+  let area = 0, top = r[1];
+  for (const [x, y] of kept) {
+    if (y > top) {
+      area += (x - r[0]) * (y - top);
+      top = y;
+    }
+  }
+  return area;
+}
+
+function drawGrowth(canvas, history) {
+  if (!history.length) return;
+  const g = canvas.getContext("2d");
+  const frame = { l: 64, t: 10, w: canvas.width - 64 - 14, h: canvas.height - 10 - 40 };
+  const top = history[history.length - 1][1] || 1;
+  const { fx, fy } = drawAxes(g, frame, { lo: 0, hi: history[history.length - 1][0], title: "succeeded trials" }, { lo: 0, hi: top * 1.05, title: "hypervolume" });
+  g.strokeStyle = "#1f8a4c";
+  g.lineWidth = 1.5;
+  g.beginPath();
+  let last = 0;
+  history.forEach(([n, v], k) => {
+    if (k) g.lineTo(fx(n), fy(last));
+    else g.moveTo(fx(0), fy(0));
+    g.lineTo(fx(n), fy(v));
+    last = v;
+  });
+  g.stroke();
+}
+
+function fmt(v) {
+  return Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(3) : Number(v.toPrecision(4)).toString();
 }
 
 /** A range with a margin, so the points at its ends are not drawn on the frame. */
