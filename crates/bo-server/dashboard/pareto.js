@@ -89,13 +89,13 @@ function drawGrowth(canvas, history) {
   g.strokeStyle = "#1f8a4c";
   g.lineWidth = 1.5;
   g.beginPath();
+  g.moveTo(fx(0), fy(0));
   let last = 0;
-  history.forEach(([n, v], k) => {
-    if (k) g.lineTo(fx(n), fy(last));
-    else g.moveTo(fx(0), fy(0));
+  for (const [n, v] of history) {
+    g.lineTo(fx(n), fy(last));
     g.lineTo(fx(n), fy(v));
     last = v;
-  });
+  }
   g.stroke();
 }
 
