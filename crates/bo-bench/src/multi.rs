@@ -231,9 +231,9 @@ pub fn run(problem: &MoProblem, algorithm: &str, config: serde_json::Value, budg
         trace.suggest_seconds.push(start.elapsed().as_secs_f64());
         warm = Some(fitted.state);
         let y = (problem.eval)(&a);
-        trace.hv_regret.push((max_hv - hv(&[seen.clone(), vec![y.clone()]].concat(), problem.reference)).max(0.0));
         let metrics = y.iter().enumerate().map(|(i, v)| (format!("f{}", i + 1), *v)).collect();
         seen.push(y);
+        trace.hv_regret.push((max_hv - hv(&seen, problem.reference)).max(0.0));
         history.push(Observation { assignment: a, outcome: Outcome::Measured(metrics) });
     }
     Ok(trace)

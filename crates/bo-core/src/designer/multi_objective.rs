@@ -154,39 +154,36 @@ struct ObjectivesModel {
     points: Vec<Point>,
 }
 
+/// `o` as the acquisition sees it under `metrics`.
+fn point(metrics: &[MetricSpec], o: &Observation) -> Point {
+    let values = match &o.outcome {
+        Outcome::Measured(m) => metrics.iter().map(|s| m.get(&s.id).map(|v| sign(s.goal) * v)).collect(),
+        Outcome::Infeasible => None,
+    };
+    Point { assignment: o.assignment.clone(), values }
+}
+
 fn sign(goal: Goal) -> f64 {
     if goal == Goal::Minimize { -1.0 } else { 1.0 }
 }
 
 impl ObjectivesModel {
     fn new(space: SearchSpace, metrics: Vec<MetricSpec>, models: Vec<Arc<dyn Model>>, history: &[Observation]) -> ObjectivesModel {
-        let mut model = ObjectivesModel { space, metrics, models, points: Vec::with_capacity(history.len()) };
-        model.points = history.iter().map(|o| model.point(o)).collect();
-        model
+        let points = history.iter().map(|o| point(&metrics, o)).collect();
+        ObjectivesModel { space, metrics, models, points }
     }
 
-    fn point(&self, o: &Observation) -> Point {
-        let values = match &o.outcome {
-            Outcome::Measured(m) => self.metrics.iter().map(|s| m.get(&s.id).map(|v| sign(s.goal) * v)).collect(),
-            Outcome::Infeasible => None,
-        };
-        Point { assignment: o.assignment.clone(), values }
-    }
-
-    /// Each objective's reference (worst seen less 10 % of the range) and range, from the
-    /// values measured for it.
+    /// Each objective's reference (worst seen less 10 % of the range) and range, from the trials
+    /// that measured every objective; (0, 1) before there are any.
     fn scales(&self) -> Vec<(f64, f64)> {
-        let columns: Vec<Vec<f64>> =
-            (0..self.metrics.len()).map(|i| self.points.iter().filter_map(|p| p.values.as_ref().map(|v| v[i])).collect()).collect();
-        columns
+        let values: Vec<Vec<f64>> = self.points.iter().filter_map(|p| p.values.clone()).collect();
+        let Some(reference) = reference_point(&values) else { return vec![(0.0, 1.0); self.metrics.len()] };
+        reference
             .iter()
-            .map(|c| {
-                let hi = c.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let pts: Vec<Vec<f64>> = c.iter().map(|&v| vec![v]).collect();
-                match reference_point(&pts) {
-                    Some(r) if hi > r[0] => (r[0], hi - r[0]),
-                    _ => (0.0, 1.0),
-                }
+            .enumerate()
+            .map(|(i, &r)| {
+                let hi = values.iter().map(|v| v[i]).fold(f64::NEG_INFINITY, f64::max);
+                if hi > r { (r, hi - r) } else { (0.0, 1.0) }
             })
             .collect()
     }
@@ -340,6 +337,7 @@ impl ObjectivesModel {
         acquisition: &Scalarised,
         taken: &HashSet<String>,
         pending: &[Assignment],
+        front: &[usize],
         rng: &mut dyn Rng,
     ) -> Result<Option<Assignment>, FitError> {
         let d = self.space.n_params();
@@ -347,9 +345,7 @@ impl ObjectivesModel {
         let offset: u64 = rng.random_range(0..1 << 15);
         let mut candidates: Vec<Assignment> =
             (0..SOBOL_CANDIDATES as u64).map(|i| self.space.decode(&sobol_point(offset + i, d, seed))).collect();
-        let measured: Vec<(usize, &Vec<f64>)> =
-            self.points.iter().enumerate().filter_map(|(i, p)| p.values.as_ref().map(|v| (i, v))).collect();
-        let mut anchors = front(&measured);
+        let mut anchors = front.to_vec();
         if anchors.len() > ANCHORS {
             // A random share of a large front, so every part of it is explored over a study.
             for i in 0..ANCHORS {
@@ -397,7 +393,13 @@ impl ObjectivesModel {
         candidates: Vec<Assignment>,
     ) -> Result<Vec<(f64, Assignment)>, FitError> {
         let mut seen = HashSet::with_capacity(candidates.len());
-        let fresh: Vec<Assignment> = candidates.into_iter().filter(|a| !taken.contains(&a.key()) && seen.insert(a.key())).collect();
+        let fresh: Vec<Assignment> = candidates
+            .into_iter()
+            .filter(|a| {
+                let key = a.key();
+                !taken.contains(&key) && seen.insert(key)
+            })
+            .collect();
         if fresh.is_empty() {
             return Ok(Vec::new());
         }
@@ -429,9 +431,13 @@ impl Model for ObjectivesModel {
         let mut taken: HashSet<String> =
             self.points.iter().map(|p| p.assignment.key()).chain(pending.iter().map(Assignment::key)).collect();
         let mut in_flight = pending.to_vec();
+        // The data's front, once: the members explore around it.
+        let measured: Vec<(usize, &Vec<f64>)> =
+            self.points.iter().enumerate().filter_map(|(i, p)| p.values.as_ref().map(|v| (i, v))).collect();
+        let front_trials = front(&measured);
         let mut out = Vec::with_capacity(count);
         for k in 0..count {
-            let Some(a) = self.member(&models, &acquisition, &taken, &in_flight, rng)? else { break };
+            let Some(a) = self.member(&models, &acquisition, &taken, &in_flight, &front_trials, rng)? else { break };
             taken.insert(a.key());
             if k + 1 < count {
                 let (next, values) = self.with_fantasies(&models, std::slice::from_ref(&a))?;
@@ -447,7 +453,7 @@ impl Model for ObjectivesModel {
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
         let models = self.models.iter().map(|m| m.observe(new)).collect::<Option<Vec<_>>>()?;
         let mut points = self.points.clone();
-        points.extend(new.iter().map(|o| self.point(o)));
+        points.extend(new.iter().map(|o| point(&self.metrics, o)));
         Some(Arc::new(ObjectivesModel { space: self.space.clone(), metrics: self.metrics.clone(), models, points }))
     }
 
