@@ -216,7 +216,7 @@ pub struct MoTrace {
 pub fn run(problem: &MoProblem, algorithm: &str, config: serde_json::Value, budget: usize, seed: u64) -> Result<MoTrace> {
     let k = problem.reference.len();
     let mut spec = StudySpec::new("f1", Goal::Minimize, (problem.space)(), algorithm).with_config(config);
-    spec.metrics.extend((2..=k).map(|i| MetricSpec { id: format!("f{i}"), goal: Goal::Minimize }));
+    spec.metrics.extend((2..=k).map(|i| MetricSpec::objective(&format!("f{i}"), Goal::Minimize)));
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
     let study = bo_core::Problem { spec, seed };
     let max_hv = (problem.max_hv)();

@@ -1,6 +1,8 @@
 //! The optimal trials of a study: the best succeeded trial for one metric, the Pareto front for
 //! several (a trial is on the front when no other trial is at least as good on every metric and
-//! strictly better on one). Trials whose final measurement lacks a metric take no part.
+//! strictly better on one). Trials whose final measurement lacks a metric take no part, and
+//! neither do unsafe ones (a safety metric on the wrong side of its threshold): safety metrics
+//! are constraints, not objectives.
 
 use crate::study::MetricSpec;
 use crate::trial::{Measurement, Trial, TrialState};
@@ -16,14 +18,21 @@ use crate::trial::{Measurement, Trial, TrialState};
 /// Time O(n log n + n·f·m) for n trials, a front of f and m metrics: the trials are sorted best
 /// first on the metrics in turn, so a trial is dominated only by one before it, and only the
 /// front found so far need be checked.
-pub fn optimal_ids(metrics: &[MetricSpec], finals: &[(i64, &Measurement)], cap: usize) -> Vec<i64> {
+pub fn optimal_ids(all_metrics: &[MetricSpec], finals: &[(i64, &Measurement)], cap: usize) -> Vec<i64> {
+    let metrics: Vec<MetricSpec> = all_metrics.iter().filter(|m| m.safety.is_none()).cloned().collect();
+    let metrics = &metrics[..];
+    let safe = |m: &Measurement| all_metrics.iter().all(|s| m.metrics.get(&s.id).is_none_or(|&v| s.is_safe(v)));
     let scored: Vec<(i64, Vec<f64>)> = finals
         .iter()
+        .filter(|(_, m)| safe(m))
         .filter_map(|(id, m)| {
             let values: Option<Vec<f64>> = metrics.iter().map(|spec| m.metrics.get(&spec.id).copied()).collect();
             Some((*id, values?))
         })
         .collect();
+    if metrics.is_empty() {
+        return Vec::new();
+    }
     if metrics.len() == 1 {
         let goal = metrics[0].goal;
         let best = scored.iter().reduce(|a, b| if goal.better(b.1[0], a.1[0]) { b } else { a });
@@ -138,15 +147,37 @@ mod tests {
     #[test]
     fn single_metric_picks_the_best_by_goal() {
         let trials = vec![done(1, &[("a", 1.0)]), done(2, &[("a", 3.0)]), done(3, &[("a", 2.0)])];
-        let max = [MetricSpec { id: "a".into(), goal: Goal::Maximize }];
+        let max = [MetricSpec::objective("a", Goal::Maximize)];
         assert_eq!(optimal_trials(&max, &trials)[0].id, 2);
-        let min = [MetricSpec { id: "a".into(), goal: Goal::Minimize }];
+        let min = [MetricSpec::objective("a", Goal::Minimize)];
         assert_eq!(optimal_trials(&min, &trials)[0].id, 1);
+    }
+
+    /// A safety metric is a constraint: unsafe trials are never optimal, trials that do not report
+    /// it are safe (as OSS Vizier counts them), and it takes no part in the front.
+    #[test]
+    fn unsafe_trials_are_left_out_and_safety_is_no_objective() {
+        let safety = |goal| MetricSpec {
+            safety: Some(crate::study::Safety { threshold: 1.0, desired_min_safe_fraction: 0.0 }),
+            ..MetricSpec::objective("cost", goal)
+        };
+        let trials = vec![
+            done(1, &[("a", 5.0), ("cost", 2.0)]),
+            done(2, &[("a", 3.0), ("cost", 0.5)]),
+            done(3, &[("a", 2.0), ("cost", 0.1)]),
+            done(4, &[("a", 4.0)]),
+        ];
+        let capped = [MetricSpec::objective("a", Goal::Maximize), safety(Goal::Minimize)];
+        assert_eq!(optimal_trials(&capped, &trials).iter().map(|t| t.id).collect::<Vec<_>>(), [4], "trial 1 is unsafe; 4 counts as safe");
+        let floored = [safety(Goal::Maximize), MetricSpec::objective("a", Goal::Maximize)];
+        assert_eq!(optimal_trials(&floored, &trials).iter().map(|t| t.id).collect::<Vec<_>>(), [1], "cost ≥ 1 is safe now");
+        let two = [MetricSpec::objective("a", Goal::Maximize), MetricSpec::objective("b", Goal::Maximize), safety(Goal::Minimize)];
+        assert!(optimal_trials(&two, &trials).is_empty(), "no trial reports b");
     }
 
     #[test]
     fn several_metrics_give_the_pareto_front() {
-        let metrics = [MetricSpec { id: "acc".into(), goal: Goal::Maximize }, MetricSpec { id: "latency".into(), goal: Goal::Minimize }];
+        let metrics = [MetricSpec::objective("acc", Goal::Maximize), MetricSpec::objective("latency", Goal::Minimize)];
         let trials = vec![
             done(1, &[("acc", 0.9), ("latency", 10.0)]),
             done(2, &[("acc", 0.8), ("latency", 5.0)]),
@@ -164,9 +195,9 @@ mod tests {
     fn the_sweep_equals_all_pairs_and_the_cap_keeps_the_best() {
         use rand::{RngExt, SeedableRng};
         let metrics = [
-            MetricSpec { id: "a".into(), goal: Goal::Maximize },
-            MetricSpec { id: "b".into(), goal: Goal::Minimize },
-            MetricSpec { id: "c".into(), goal: Goal::Maximize },
+            MetricSpec::objective("a", Goal::Maximize),
+            MetricSpec::objective("b", Goal::Minimize),
+            MetricSpec::objective("c", Goal::Maximize),
         ];
         let mut rng = rand::rngs::StdRng::seed_from_u64(5);
         let trials: Vec<Trial> = (1..=300)
@@ -207,7 +238,7 @@ mod tests {
     #[test]
     fn two_metrics_sweep_and_cut_by_hypervolume() {
         use rand::{RngExt, SeedableRng};
-        let metrics = [MetricSpec { id: "a".into(), goal: Goal::Maximize }, MetricSpec { id: "b".into(), goal: Goal::Minimize }];
+        let metrics = [MetricSpec::objective("a", Goal::Maximize), MetricSpec::objective("b", Goal::Minimize)];
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let trials: Vec<Trial> = (1..=400)
             .map(|id| {

@@ -153,7 +153,7 @@ mod tests {
     }
 
     fn acc(goal: Goal) -> MetricSpec {
-        MetricSpec { id: "acc".into(), goal }
+        MetricSpec::objective("acc", goal)
     }
 
     fn completed() -> Vec<Trial> {

@@ -27,13 +27,49 @@ impl Goal {
     }
 }
 
-/// One metric the study measures.
+/// One metric the study measures: an objective, or with [`Safety`] a safety metric.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetricSpec {
     /// Its id, unique in the study.
     pub id: String,
-    /// Its direction.
+    /// Its direction; for a safety metric, the safe side of its threshold.
     pub goal: Goal,
+    /// The constraint, for a safety metric (`metrics[].safetyConfig`): not optimised, kept on
+    /// the safe side of its threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety: Option<Safety>,
+}
+
+/// A safety metric's constraint, as Vertex's `SafetyMetricConfig` says: a trial is safe when the
+/// metric is at least `threshold` (MAXIMIZE) or at most `threshold` (MINIMIZE); a final
+/// measurement without the metric counts as safe, as in OSS Vizier.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Safety {
+    /// The boundary between safe and unsafe (0 when the client leaves it unset).
+    pub threshold: f64,
+    /// The fraction of trials, from 0 to 1, the designer should keep safe at any time in the
+    /// study, best effort; 0: no target (unsafe trials are avoided only as far as they cost the
+    /// objective).
+    #[serde(default)]
+    pub desired_min_safe_fraction: f64,
+}
+
+impl MetricSpec {
+    /// An objective `id` towards `goal`.
+    pub fn objective(id: &str, goal: Goal) -> MetricSpec {
+        MetricSpec { id: id.into(), goal, safety: None }
+    }
+
+    /// Whether `value` of this metric is safe (always, for an objective).
+    pub fn is_safe(&self, value: f64) -> bool {
+        match self.safety {
+            None => true,
+            Some(s) => match self.goal {
+                Goal::Maximize => value >= s.threshold,
+                Goal::Minimize => value <= s.threshold,
+            },
+        }
+    }
 }
 
 /// How noisy the user says the objective is.
@@ -74,7 +110,8 @@ pub enum StoppingSpec {
 /// A study's whole configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudySpec {
-    /// The metrics; the first is the objective the single-objective designers optimise.
+    /// The metrics; the first without a safety constraint is the objective the single-objective
+    /// designers optimise.
     pub metrics: Vec<MetricSpec>,
     /// The parameters.
     pub space: SearchSpace,
@@ -109,7 +146,7 @@ impl StudySpec {
     pub fn new(metric: &str, goal: Goal, space: SearchSpace, algorithm: &str) -> StudySpec {
         StudySpec {
             trial_lease_secs: None,
-            metrics: vec![MetricSpec { id: metric.into(), goal }],
+            metrics: vec![MetricSpec::objective(metric, goal)],
             space,
             algorithm: algorithm.into(),
             algorithm_config: serde_json::Value::Null,
@@ -126,10 +163,15 @@ impl StudySpec {
     }
 
     /// Checks what the space does not: at least one metric and at most `limits.metrics`, metric
-    /// ids valid (tokens within the id length) and unique.
+    /// ids valid (tokens within the id length) and unique, at least one objective (a metric
+    /// without a safety constraint), and each safety constraint a finite threshold with a target
+    /// fraction from 0 to 1.
     pub fn validate_metrics(metrics: &[MetricSpec], limits: &Limits) -> Result<(), SpaceError> {
         if metrics.is_empty() {
             return Err(SpaceError::new("metrics", "a study needs at least one metric"));
+        }
+        if metrics.iter().all(|m| m.safety.is_some()) {
+            return Err(SpaceError::new("metrics", "a study needs at least one objective: a metric without safetyConfig"));
         }
         limits.check(Limit::Metrics, metrics.len()).map_err(|o| SpaceError::over("metrics", o))?;
         let mut seen = std::collections::HashSet::with_capacity(metrics.len());
@@ -142,8 +184,35 @@ impl StudySpec {
             if !seen.insert(m.id.as_str()) {
                 return Err(SpaceError::new(path, format!("metric id {:?} appears twice", m.id)));
             }
+            if let Some(s) = m.safety {
+                if !s.threshold.is_finite() {
+                    return Err(SpaceError::new(format!("metrics[{i}].safetyConfig.safetyThreshold"), "must be a finite number"));
+                }
+                if !(0.0..=1.0).contains(&s.desired_min_safe_fraction) {
+                    return Err(SpaceError::new(
+                        format!("metrics[{i}].safetyConfig.desiredMinSafeTrialsFraction"),
+                        format!("{} is not a fraction from 0 to 1", s.desired_min_safe_fraction),
+                    ));
+                }
+            }
         }
         Ok(())
+    }
+
+    /// The metrics to optimise: those without a safety constraint, in the study's order.
+    pub fn objectives(&self) -> impl Iterator<Item = &MetricSpec> {
+        self.metrics.iter().filter(|m| m.safety.is_none())
+    }
+
+    /// The safety metrics, in the study's order.
+    pub fn safety_metrics(&self) -> impl Iterator<Item = &MetricSpec> {
+        self.metrics.iter().filter(|m| m.safety.is_some())
+    }
+
+    /// Whether a trial whose final measurement holds `metrics` is safe: every safety metric it
+    /// reports is on the safe side of its threshold (one it does not report counts as safe).
+    pub fn is_safe(&self, metrics: &std::collections::BTreeMap<String, f64>) -> bool {
+        self.safety_metrics().all(|m| metrics.get(&m.id).is_none_or(|&v| m.is_safe(v)))
     }
 
     /// The metric spec with id `id`.
@@ -151,9 +220,9 @@ impl StudySpec {
         self.metrics.iter().find(|m| m.id == id)
     }
 
-    /// The objective: the first metric.
+    /// The objective: the first metric without a safety constraint (validation guarantees one).
     pub fn objective(&self) -> &MetricSpec {
-        &self.metrics[0]
+        self.objectives().next().unwrap_or(&self.metrics[0])
     }
 
     /// The measurement that completes a trial with no final measurement given, per
@@ -206,7 +275,7 @@ mod tests {
 
     #[test]
     fn metrics_need_unique_ids_without_whitespace() {
-        let m = |id: &str| MetricSpec { id: id.into(), goal: Goal::Maximize };
+        let m = |id: &str| MetricSpec::objective(id, Goal::Maximize);
         let limits = Limits { metrics: 2, ..Limits::default() };
         assert!(StudySpec::validate_metrics(&[], &limits).is_err());
         assert!(StudySpec::validate_metrics(&[m("a b")], &limits).is_err());

@@ -50,7 +50,7 @@ impl Store {
             let study_id: i64 = row.try_get("study_id")?;
             let state: String = row.try_get("state")?;
             let state = TrialState::parse(&state).ok_or_else(|| StoreError::Internal(format!("unknown stored trial state {state:?}")))?;
-            let goal = studies.iter().find(|s| s.id == study_id).map_or(Goal::Maximize, |s| s.spec.metrics[0].goal);
+            let goal = studies.iter().find(|s| s.id == study_id).map_or(Goal::Maximize, |s| s.spec.objective().goal);
             let entry = by_study.entry(study_id).or_default();
             entry.0[TrialState::ALL.iter().position(|s| *s == state).unwrap_or(0)] = row.try_get("n")?;
             if state == TrialState::Succeeded {

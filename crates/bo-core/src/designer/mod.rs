@@ -13,11 +13,11 @@ mod config;
 pub(crate) mod gp;
 mod gp_bandit;
 mod grid;
-mod multi_objective;
 mod overlap_add_gp;
 mod quasi_random;
 mod random;
 mod rembo;
+mod several_metrics;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -283,7 +283,7 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
     // Several metrics: one model per metric of the study's own designer, and an acquisition over
     // them. Designers that learn nothing propose the same whatever the metrics.
     if spec.metrics.len() > 1 && designer.learns() {
-        return Ok(multi_objective::MultiObjective::wrap(designer));
+        return Ok(several_metrics::SeveralMetrics::wrap(designer));
     }
     Ok(designer)
 }

@@ -97,10 +97,25 @@ pub mod fixtures {
     }
 }
 
-fn spec_for(space: SearchSpace, algorithm: &str, objectives: usize) -> StudySpec {
+/// The metrics of a conformance study: `loss` alone, or with `accuracy` as a second objective or
+/// as a safety metric.
+#[derive(Clone, Copy, Debug)]
+enum Metrics {
+    One,
+    TwoObjectives,
+    ObjectiveAndSafety,
+}
+
+fn spec_for(space: SearchSpace, algorithm: &str, metrics: Metrics) -> StudySpec {
     let mut spec = study(space, algorithm, serde_json::Value::Null);
-    if objectives == 2 {
-        spec.metrics.push(crate::study::MetricSpec { id: "accuracy".into(), goal: Goal::Maximize });
+    let accuracy = crate::study::MetricSpec::objective("accuracy", Goal::Maximize);
+    match metrics {
+        Metrics::One => {}
+        Metrics::TwoObjectives => spec.metrics.push(accuracy),
+        Metrics::ObjectiveAndSafety => spec.metrics.push(crate::study::MetricSpec {
+            safety: Some(crate::study::Safety { threshold: 0.5, desired_min_safe_fraction: 0.6 }),
+            ..accuracy
+        }),
     }
     spec
 }
@@ -133,13 +148,15 @@ fn suggest(problem: &Problem, history: &[Observation], pending: &[Assignment], c
 
 /// Runs the conformance checks for `algorithm` on every fixture space it accepts (a designer
 /// may refuse a space with a configuration error naming what it supports; it must accept at
-/// least one), for a study of one metric and of two; panics on the first failure, naming it.
+/// least one), for a study of one metric, of two objectives, and of an objective and a safety
+/// metric; panics on the first failure, naming it.
 pub fn conformance(algorithm: &str) {
-    conformance_of(algorithm, 1);
-    conformance_of(algorithm, 2);
+    conformance_of(algorithm, Metrics::One);
+    conformance_of(algorithm, Metrics::TwoObjectives);
+    conformance_of(algorithm, Metrics::ObjectiveAndSafety);
 }
 
-fn conformance_of(algorithm: &str, objectives: usize) {
+fn conformance_of(algorithm: &str, objectives: Metrics) {
     let mut accepted = 0;
     let spaces = [
         ("all_types", fixtures::all_types()),
@@ -162,7 +179,7 @@ fn conformance_of(algorithm: &str, objectives: usize) {
             let pending = suggest(&problem, &history, &[], 2, 7);
             let count = 3;
             let got = suggest(&problem, &history, &pending, count, 9);
-            let context = format!("{algorithm} ({objectives} objectives) on {name} after {n_history} trials");
+            let context = format!("{algorithm} ({objectives:?}) on {name} after {n_history} trials");
             assert_eq!(got.len(), count, "{context}: asked for {count} suggestions");
             for a in &got {
                 space.check(a).unwrap_or_else(|e| panic!("{context}: infeasible suggestion {a:?}: {e}"));

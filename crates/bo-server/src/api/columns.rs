@@ -145,7 +145,7 @@ pub async fn trial_history(
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let (width, buckets) = state.store.history(study.id, max_points).await?;
     Ok(Json(TrialHistoryW {
-        metric_id: study.spec.metrics[0].id.clone(),
+        metric_id: study.spec.objective().id.clone(),
         bucket_width: width,
         first_ids: buckets.iter().map(|b| b.first_id).collect(),
         last_ids: buckets.iter().map(|b| b.last_id).collect(),
@@ -210,7 +210,7 @@ pub async fn trial_curves(
     let limit = count("limit", query.get("limit"), DEFAULT_CURVES, MAX_CURVES)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let metric = match query.get("metric") {
-        None => study.spec.metrics[0].id.clone(),
+        None => study.spec.objective().id.clone(),
         Some(m) if study.spec.metrics.iter().any(|s| &s.id == m) => m.clone(),
         Some(m) => return Err(ApiError::invalid(format!("metric: {} is not a metric of the study", shown(m)))),
     };

@@ -69,7 +69,7 @@ pub async fn get_importance(State(state): State<AppState>, Path(path): Path<Stud
         data_version: study.data_version,
         computed_data_version: report.as_ref().map(|r| r.data_version),
         computing,
-        metric_id: study.spec.metrics[0].id.clone(),
+        metric_id: study.spec.objective().id.clone(),
         trials: report.as_ref().map_or(0, |r| r.trials),
         sobol_base_points: report.as_ref().and_then(|r| r.sobol.as_ref()).map(|(_, n)| *n),
         sobol_absent: report.as_ref().and_then(|r| r.sobol_absent.clone()),

@@ -241,7 +241,7 @@ pub async fn list_optimal_trials(
 ) -> Result<Json<ListOptimalTrialsResponseW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     if study.spec.observation_noise == bo_core::ObservationNoise::High
-        && study.spec.metrics.len() == 1
+        && study.spec.objectives().count() == 1
         && let Some(id) = best_by_the_model(&state, &study).await?
     {
         let trials = state.store.trials_by_id(study.id, &[id]).await?;
@@ -262,7 +262,7 @@ pub async fn list_optimal_trials(
 
 /// With `observationNoise: HIGH` a single observation says little: the best trial is the
 /// SUCCEEDED one whose *predicted* objective (the model's posterior mean at its parameters) is
-/// best. `None` when the study's model does not predict yet (its initial design), and the
+/// best, among the safe ones. `None` when the study's model does not predict yet (its initial design), and the
 /// observed best stands.
 async fn best_by_the_model(state: &AppState, study: &StudyRecord) -> Result<Option<i64>, ApiError> {
     let entry = state.engine.model(study).await?;
@@ -271,7 +271,8 @@ async fn best_by_the_model(state: &AppState, study: &StudyRecord) -> Result<Opti
     let done: Vec<(i64, bo_core::Assignment)> = trials
         .into_iter()
         .filter(|t| {
-            t.state == bo_core::TrialState::Succeeded && t.final_measurement.as_ref().is_some_and(|m| m.metrics.contains_key(&objective.id))
+            t.state == bo_core::TrialState::Succeeded
+                && t.final_measurement.as_ref().is_some_and(|m| m.metrics.contains_key(&objective.id) && study.spec.is_safe(&m.metrics))
         })
         .map(|t| (t.id, t.assignment))
         .collect();

@@ -132,7 +132,7 @@ impl Engine {
 
 /// The report: CPU work, on a blocking thread.
 fn report(study: &StudyRecord, data_version: i64, trials: &[Trial], model: Option<(Arc<dyn bo_core::Model>, usize)>) -> Report {
-    let metric = study.spec.metrics[0].clone();
+    let metric = study.spec.objective().clone();
     let observed: Vec<(&Assignment, f64)> = trials
         .iter()
         .filter_map(|t| match Observation::from_trial(t)?.outcome {

@@ -184,7 +184,7 @@ impl Engine {
             // The study's stopping rules, before anything new is handed out.
             if let Some(rules) = &study.spec.study_stopping {
                 let maximize = study.spec.objective().goal == bo_core::Goal::Maximize;
-                let single = study.spec.metrics.len() == 1;
+                let single = study.spec.objectives().count() == 1;
                 let progress = tx.progress(study.create_time_ms, maximize, rules.needs(single)).await?;
                 if let Some(reason) = bo_core::study_stopping::decide(rules, &progress, single) {
                     tx.stop_study(reason);

@@ -1,7 +1,7 @@
 //! Wire shapes of `Study`, `StudySpec` and `MetricSpec`, with their conversions to bo-core's
 //! `StudySpec` (the parameter tree is `parameter.rs`'s).
 
-use bo_core::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, SearchSpace, SpaceError, StoppingSpec, StudySpec};
+use bo_core::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, SpaceError, StoppingSpec, StudySpec};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -255,9 +255,24 @@ pub struct MetricSpecW {
     pub metric_id: String,
     /// MAXIMIZE or MINIMIZE.
     pub goal: GoalTypeW,
-    /// Not supported: rejected with a 400.
-    #[serde(skip_serializing)]
-    pub safety_config: Option<serde_json::Value>,
+    /// Makes this a safety metric: not optimised, kept on the safe side of its threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safety_config: Option<SafetyConfigW>,
+}
+
+/// `StudySpec.MetricSpec.SafetyMetricConfig`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[schema(as = SafetyMetricConfig)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct SafetyConfigW {
+    /// The boundary between safe and unsafe: a trial is safe when the metric is at least this
+    /// (goal MAXIMIZE) or at most this (MINIMIZE). Unset: 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safety_threshold: Option<f64>,
+    /// The fraction of trials, from 0 to 1, the designer keeps safe at any time in the study
+    /// (best effort). Unset or 0: no target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desired_min_safe_trials_fraction: Option<f64>,
 }
 
 fn unsupported(path: &str, what: &str) -> SpaceError {
@@ -333,12 +348,13 @@ impl StudySpecW {
         let mut algorithm_config = self.algorithm_config.unwrap_or(serde_json::Value::Null);
         let trial_lease_secs = take_trial_lease(&mut algorithm_config)?;
         let mut metrics = Vec::with_capacity(self.metrics.len());
-        for (i, m) in self.metrics.into_iter().enumerate() {
-            if m.safety_config.is_some() {
-                return Err(SpaceError::new(format!("studySpec.metrics[{i}].safetyConfig"), "safety constraints are not supported yet"));
-            }
+        for m in self.metrics {
             let goal = if m.goal == GoalTypeW::MINIMIZE { Goal::Minimize } else { Goal::Maximize };
-            metrics.push(MetricSpec { id: m.metric_id, goal });
+            let safety = m.safety_config.map(|c| Safety {
+                threshold: c.safety_threshold.unwrap_or(0.0),
+                desired_min_safe_fraction: c.desired_min_safe_trials_fraction.unwrap_or(0.0),
+            });
+            metrics.push(MetricSpec { id: m.metric_id, goal, safety });
         }
         StudySpec::validate_metrics(&metrics, limits).map_err(at)?;
         let roots = self
@@ -383,7 +399,10 @@ impl StudySpecW {
                         Goal::Maximize => GoalTypeW::MAXIMIZE,
                         Goal::Minimize => GoalTypeW::MINIMIZE,
                     },
-                    safety_config: None,
+                    safety_config: m.safety.map(|s| SafetyConfigW {
+                        safety_threshold: Some(s.threshold),
+                        desired_min_safe_trials_fraction: (s.desired_min_safe_fraction > 0.0).then_some(s.desired_min_safe_fraction),
+                    }),
                 })
                 .collect(),
             parameters: spec.space.roots().iter().map(param_to_wire).collect(),

@@ -1,32 +1,45 @@
-//! Several objectives for every learning designer: one model per objective metric, each of the
-//! study's own designer fitted as if that metric were the study's only one, and an acquisition
-//! over them — the mean over random hypervolume scalarisations (Golovin & Zhang 2020, "Random
-//! hypervolume scalarizations for provable multi-objective black box optimization", Thm. 4) of
-//! each model's upper confidence bound, floored by the best scalarised value already observed,
-//! as OSS Vizier's GP bandit does for multi-metric studies.
+//! Studies of several metrics, for every learning designer: one model per metric — objectives and
+//! safety metrics alike — each of the study's own designer fitted as if that metric were the
+//! study's only one, and one acquisition over them, searched without gradients.
 //!
-//! - **Scale.** Each objective is oriented to be maximised and measured from its reference
-//!   point — the worst value seen less 10 % of its range ([`crate::hypervolume::reference_point`])
-//!   — in units of its range, so no metric outweighs another by its units.
-//! - **Acquisition.** For a weight `w` drawn uniformly from the positive unit sphere,
-//!   `s_w(z) = min_i (max(z_i, 0) / w_i)^k` over `k` objectives; `E_w[s_w]` over the data's
-//!   front is proportional to its hypervolume. A candidate scores
+//! - **Several objectives.** The mean over random hypervolume scalarisations (Golovin & Zhang
+//!   2020, "Random hypervolume scalarizations for provable multi-objective black box
+//!   optimization", Thm. 4) of each model's upper confidence bound, floored by the best
+//!   scalarised value already observed, as OSS Vizier's GP bandit does for multi-metric studies.
+//!   Each objective is oriented to be maximised and measured from its reference point — the worst
+//!   value seen less 10 % of its range ([`crate::hypervolume::reference_point`]) — in units of
+//!   its range, so no metric outweighs another by its units. For a weight `w` drawn uniformly
+//!   from the positive unit sphere, `s_w(z) = min_i (max(z_i, 0) / w_i)^k` over `k` objectives;
+//!   `E_w[s_w]` over the data's front is proportional to its hypervolume. A candidate gains
 //!   `mean_w max(s_w(UCB(x)) − max_data s_w(y), 0)`: how much hypervolume its optimistic value
 //!   would add, averaged over directions. [`WEIGHTS`] directions, drawn per suggestion; the
 //!   UCB's coefficient is [`UCB_COEFFICIENT`], measured.
+//! - **One objective** (a study with safety metrics): expected improvement over the best safe
+//!   value observed, or, before any trial is safe, a constant — the search then looks for
+//!   safety alone (Gardner et al. 2014, "Bayesian optimization with inequality constraints",
+//!   §3).
+//! - **Safety metrics** (Vertex's `safetyConfig`). The gain is multiplied by each safety model's
+//!   probability that the metric lands on the safe side of its threshold (constrained EI,
+//!   Gardner et al. 2014, eq. 4; the same weight on the hypervolume gain). While the observed
+//!   fraction of safe trials for a metric is below its `desiredMinSafeTrialsFraction`, the
+//!   constraint is hard: a candidate must be safe with at least that probability (at most
+//!   [`MAX_REQUIRED_SAFETY`]), and where none is, the most probably safe candidate is proposed.
+//!   Unsafe trials inform every model; only safe ones raise the floor.
 //! - **Search.** Gradient-free, as OSS Vizier's evolutionary acquisition optimiser: quasi-random
-//!   points of the space, perturbations of the front's trials, each objective model's own
-//!   proposal (its designer's search, which knows the model's structure), then two rounds of
-//!   finer perturbations around the best, with coordinates near a bound also moved onto it (a
-//!   gradient search lands on a bound; a perturbation rarely does: on ZDT1, whose front lies on
-//!   five bounds at once, this halved the regret at 25 evaluations).
+//!   points of the space, perturbations of the front's trials, each model's own proposal (its
+//!   designer's search, which knows the model's structure: an objective's optimum, a safety
+//!   metric's safest point), then two rounds of finer perturbations around the best, with
+//!   coordinates near a bound also moved onto it (a gradient search lands on a bound; a
+//!   perturbation rarely does: on ZDT1, whose front lies on five bounds at once, this halved the
+//!   regret at 25 evaluations).
 //! - **Batches.** Pending trials and the members chosen so far are fantasies: each model
-//!   observes them at its own posterior mean (the kriging believer), and their predicted values
-//!   join the scalarisations' floor, so the next member looks for other hypervolume.
+//!   observes them at its own posterior mean (the kriging believer), and their predicted values,
+//!   where predicted safe, join the floor, so the next member looks for other gains.
 //!
 //! A model that does not predict yet (a designer still in its initial design, or a metric
-//! nobody reports) takes no part: with one predicting model left the study is optimised on it,
-//! with none the first metric's designer (its initial design) answers.
+//! nobody reports) takes no part: with one predicting objective and no predicting safety metric
+//! the study is optimised on that objective by its own designer, with no predicting objective
+//! the first objective's designer (its initial design) answers.
 //!
 //! Must not: know which designer it wraps, or read anything of the study but its metrics and
 //! space.
@@ -38,6 +51,7 @@ use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
 use super::{Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, Work};
+use crate::acquisition::{log_h, log_ndtr};
 use crate::hypervolume::reference_point;
 use crate::optimize::mixed::standard_normal;
 use crate::optimize::sobol::sobol_point;
@@ -53,6 +67,9 @@ const WEIGHTS: usize = 1000;
 /// mean alone) was within seed spread of 0.1 (docs/benchmarks.md, "Several objectives"). The
 /// scalarisations' floor and the fantasies already spread a batch.
 const UCB_COEFFICIENT: f64 = 0.1;
+/// The highest probability of safety a hard constraint asks of a candidate (a target of 1 asks
+/// for this: a posterior is never certain).
+const MAX_REQUIRED_SAFETY: f64 = 0.99;
 /// Quasi-random candidates per batch member.
 const SOBOL_CANDIDATES: usize = 1000;
 /// Front trials explored around, and perturbations of each.
@@ -65,20 +82,20 @@ const REFINE_PER: usize = 24;
 const REFINE_SCALES: [f64; 2] = [0.02, 0.005];
 
 /// Wraps a learning designer for studies with two or more metrics.
-pub(crate) struct MultiObjective {
+pub(crate) struct SeveralMetrics {
     inner: Box<dyn Designer>,
 }
 
-/// What is stored: each objective model's own state, in the study's metric order.
+/// What is stored: each metric's model state, in the study's metric order.
 #[derive(Serialize, Deserialize)]
 struct State {
     objectives: Vec<ModelState>,
 }
 
-impl MultiObjective {
+impl SeveralMetrics {
     /// `inner`, fitted once per metric of the studies it is asked about.
     pub fn wrap(inner: Box<dyn Designer>) -> Box<dyn Designer> {
-        Box::new(MultiObjective { inner })
+        Box::new(SeveralMetrics { inner })
     }
 
     fn fit_each(
@@ -94,8 +111,10 @@ impl MultiObjective {
         let metrics = &problem.spec.metrics;
         let mut fitted = Vec::with_capacity(metrics.len());
         for (i, metric) in metrics.iter().enumerate() {
+            // Each metric as the one objective of its own study (a safety metric's model
+            // predicts the metric itself; the threshold is the acquisition's business).
             let mut spec = problem.spec.clone();
-            spec.metrics = vec![metric.clone()];
+            spec.metrics = vec![MetricSpec { safety: None, ..metric.clone() }];
             let one = Problem { spec, seed: problem.seed };
             let warm = stored.get(i);
             let f = match warm {
@@ -106,20 +125,30 @@ impl MultiObjective {
         }
         let state =
             ModelState(serde_json::to_value(State { objectives: fitted.iter().map(|f| f.state.clone()).collect() }).unwrap_or_default());
-        let (predicting, waiting): (Vec<_>, Vec<_>) = fitted.into_iter().zip(metrics).partition(|(f, _)| f.model.predict(&[]).is_some());
-        let model = match predicting.len() {
-            0 => waiting.into_iter().next().map(|(f, _)| f.model).ok_or_else(|| FitError::Numerical("a study without metrics".into()))?,
-            1 => predicting.into_iter().next().map(|(f, _)| f.model).expect("one"),
+        let mut waiting = None;
+        let (mut objectives, mut safety) = (Vec::new(), Vec::new());
+        for (f, m) in fitted.into_iter().zip(metrics) {
+            let predicts = f.model.predict(&[]).is_some();
+            match (m.safety.is_some(), predicts) {
+                (false, true) => objectives.push((f.model, m.clone())),
+                (false, false) if waiting.is_none() => waiting = Some(f.model),
+                (true, true) => safety.push((f.model, m.clone())),
+                _ => {}
+            }
+        }
+        let model = match (objectives.len(), safety.len()) {
+            (0, _) => waiting.ok_or_else(|| FitError::Numerical("a study without objectives".into()))?,
+            (1, 0) => objectives.pop().map(|(m, _)| m).expect("one"),
             _ => {
-                let (models, metrics): (Vec<_>, Vec<_>) = predicting.into_iter().map(|(f, m)| (f.model, m.clone())).unzip();
-                Arc::new(ObjectivesModel::new(problem.spec.space.clone(), metrics, models, history))
+                let (models, metrics): (Vec<_>, Vec<_>) = objectives.into_iter().chain(safety).unzip();
+                Arc::new(MetricsModel::new(problem.spec.space.clone(), metrics, models, history))
             }
         };
         Ok(Fitted { model, state })
     }
 }
 
-impl Designer for MultiObjective {
+impl Designer for SeveralMetrics {
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         self.fit_each(problem, history, warm, false, rng)
     }
@@ -138,46 +167,63 @@ impl Designer for MultiObjective {
 }
 
 /// One trial as the acquisition sees it: its objective values, oriented to be maximised, where
-/// all were measured.
+/// all were measured, and for each safety metric whether it was safe (`None`: not reported;
+/// `false` for an infeasible trial).
 #[derive(Clone)]
 struct Point {
     assignment: Assignment,
     values: Option<Vec<f64>>,
+    safe: Vec<Option<bool>>,
 }
 
-/// The models of two or more objectives and the data their acquisition reads.
-struct ObjectivesModel {
+impl Point {
+    /// Safe on every safety metric it reports (an infeasible trial is not).
+    fn is_safe(&self) -> bool {
+        self.safe.iter().all(|s| s.unwrap_or(true))
+    }
+}
+
+/// The models of a study's metrics and the data their acquisition reads.
+struct MetricsModel {
     space: SearchSpace,
+    /// Objectives first, then safety metrics; `models` in the same order.
     metrics: Vec<MetricSpec>,
     models: Vec<Arc<dyn Model>>,
+    /// How many of `metrics` are objectives.
+    k: usize,
     /// The completed trials (infeasible ones without values).
     points: Vec<Point>,
 }
 
-/// `o` as the acquisition sees it under `metrics`.
-fn point(metrics: &[MetricSpec], o: &Observation) -> Point {
-    let values = match &o.outcome {
-        Outcome::Measured(m) => metrics.iter().map(|s| m.get(&s.id).map(|v| sign(s.goal) * v)).collect(),
-        Outcome::Infeasible => None,
+/// `o` as the acquisition sees it under `metrics` (objectives first, `k` of them).
+fn point(metrics: &[MetricSpec], k: usize, o: &Observation) -> Point {
+    let (values, safe) = match &o.outcome {
+        Outcome::Measured(m) => (
+            metrics[..k].iter().map(|s| m.get(&s.id).map(|v| sign(s.goal) * v)).collect(),
+            metrics[k..].iter().map(|s| m.get(&s.id).map(|&v| s.is_safe(v))).collect(),
+        ),
+        // Not a safe trial: it counts against the safe fraction.
+        Outcome::Infeasible => (None, vec![Some(false); metrics.len() - k]),
     };
-    Point { assignment: o.assignment.clone(), values }
+    Point { assignment: o.assignment.clone(), values, safe }
 }
 
 fn sign(goal: Goal) -> f64 {
     if goal == Goal::Minimize { -1.0 } else { 1.0 }
 }
 
-impl ObjectivesModel {
-    fn new(space: SearchSpace, metrics: Vec<MetricSpec>, models: Vec<Arc<dyn Model>>, history: &[Observation]) -> ObjectivesModel {
-        let points = history.iter().map(|o| point(&metrics, o)).collect();
-        ObjectivesModel { space, metrics, models, points }
+impl MetricsModel {
+    fn new(space: SearchSpace, metrics: Vec<MetricSpec>, models: Vec<Arc<dyn Model>>, history: &[Observation]) -> MetricsModel {
+        let k = metrics.iter().filter(|m| m.safety.is_none()).count();
+        let points = history.iter().map(|o| point(&metrics, k, o)).collect();
+        MetricsModel { space, metrics, models, k, points }
     }
 
     /// Each objective's reference (worst seen less 10 % of the range) and range, from the trials
     /// that measured every objective; (0, 1) before there are any.
     fn scales(&self) -> Vec<(f64, f64)> {
         let values: Vec<Vec<f64>> = self.points.iter().filter_map(|p| p.values.clone()).collect();
-        let Some(reference) = reference_point(&values) else { return vec![(0.0, 1.0); self.metrics.len()] };
+        let Some(reference) = reference_point(&values) else { return vec![(0.0, 1.0); self.k] };
         reference
             .iter()
             .enumerate()
@@ -188,7 +234,7 @@ impl ObjectivesModel {
             .collect()
     }
 
-    /// Oriented predictions (mean, deviation) of every objective at `points`: `[objective][point]`.
+    /// Oriented predictions (mean, deviation) of every metric at `points`: `[metric][point]`.
     fn oriented(models: &[Arc<dyn Model>], metrics: &[MetricSpec], points: &[Assignment]) -> Result<Vec<Vec<(f64, f64)>>, FitError> {
         models
             .iter()
@@ -198,6 +244,112 @@ impl ObjectivesModel {
                 Ok(p.into_iter().map(|p| (sign(spec.goal) * p.mean, p.stddev)).collect())
             })
             .collect()
+    }
+
+    /// The acquisition of the next member: its gain (hypervolume for several objectives,
+    /// improvement for one) floored by the safe trials, and each safety metric's oriented
+    /// threshold with the probability a hard constraint asks (while the metric's observed safe
+    /// fraction is below its target).
+    fn acquisition(&self, rng: &mut dyn Rng) -> Acquisition {
+        let mut gain = if self.k > 1 {
+            Gain::Hypervolume(Scalarised::new(self.k, self.scales(), rng))
+        } else {
+            let (r, s) = self.scales()[0];
+            Gain::Improvement { best: None, scale: s, reference: r }
+        };
+        for p in self.points.iter().filter(|p| p.is_safe()) {
+            if let Some(v) = &p.values {
+                gain.raise_floor(v);
+            }
+        }
+        Acquisition { gain, safety: self.constraints() }
+    }
+
+    /// Each safety metric's oriented threshold and, while its observed safe fraction is below
+    /// its target, the probability of safety a candidate needs.
+    fn constraints(&self) -> Vec<(f64, Option<f64>)> {
+        self.metrics[self.k..]
+            .iter()
+            .enumerate()
+            .map(|(j, m)| {
+                let s = m.safety.expect("a safety metric");
+                let (safe, judged) = self.safe_count(j);
+                let hard = judged > 0 && s.desired_min_safe_fraction > 0.0 && (safe as f64) < s.desired_min_safe_fraction * judged as f64;
+                (sign(m.goal) * s.threshold, hard.then(|| s.desired_min_safe_fraction.min(MAX_REQUIRED_SAFETY)))
+            })
+            .collect()
+    }
+
+    /// Safety metric `j`'s safe trials and the trials judged on it.
+    fn safe_count(&self, j: usize) -> (usize, usize) {
+        let seen = self.points.iter().filter_map(|p| p.safe[j]);
+        seen.fold((0, 0), |(safe, judged), s| (safe + usize::from(s), judged + 1))
+    }
+}
+
+/// What a batch member is chosen by.
+struct Acquisition {
+    gain: Gain,
+    /// Per safety metric: its threshold (oriented: safe above it) and, while the constraint is
+    /// hard, the probability of safety a candidate needs.
+    safety: Vec<(f64, Option<f64>)>,
+}
+
+/// The gain of a candidate's objectives.
+enum Gain {
+    /// Several objectives: hypervolume scalarisations of the UCB.
+    Hypervolume(Scalarised),
+    /// One objective: expected improvement over the best safe value (`None`: no safe trial yet,
+    /// every candidate gains alike), in units of the objective's observed range.
+    Improvement { best: Option<f64>, scale: f64, reference: f64 },
+}
+
+impl Gain {
+    /// Raises the floor to the (safe) oriented objective values `y`.
+    fn raise_floor(&mut self, y: &[f64]) {
+        match self {
+            Gain::Hypervolume(s) => s.raise_floor(y),
+            Gain::Improvement { best, .. } => *best = Some(best.map_or(y[0], |b: f64| b.max(y[0]))),
+        }
+    }
+
+    /// log of the gain at the objectives' oriented predictions (mean, deviation).
+    fn log_gain(&self, objectives: &[(f64, f64)]) -> f64 {
+        match self {
+            Gain::Hypervolume(s) => {
+                let ucb: Vec<f64> = objectives.iter().map(|(m, sd)| m + UCB_COEFFICIENT * sd).collect();
+                s.score(&ucb).max(f64::MIN_POSITIVE).ln()
+            }
+            Gain::Improvement { best: None, .. } => 0.0,
+            Gain::Improvement { best: Some(best), scale, reference } => {
+                let (mean, sd) = ((objectives[0].0 - reference) / scale, (objectives[0].1 / scale).max(1e-12));
+                let z = (mean - (best - reference) / scale) / sd;
+                sd.ln() + log_h(z)
+            }
+        }
+    }
+}
+
+impl Acquisition {
+    /// A candidate's score from every metric's oriented prediction (objectives first): whether
+    /// it meets the hard constraints, then the log of its gain times its probability of safety
+    /// — or, failing a hard constraint, that log probability alone.
+    fn score(&self, predicted: &[(f64, f64)], k: usize) -> (bool, f64) {
+        let mut log_safe = 0.0;
+        let mut meets = true;
+        for ((threshold, required), (mean, sd)) in self.safety.iter().zip(&predicted[k..]) {
+            let lp = log_ndtr((mean - threshold) / sd.max(1e-12));
+            log_safe += lp;
+            if required.is_some_and(|r| lp < r.ln()) {
+                meets = false;
+            }
+        }
+        if meets { (true, self.gain.log_gain(&predicted[..k]) + log_safe) } else { (false, log_safe) }
+    }
+
+    /// Whether the oriented predictions `predicted` are on the safe side of every threshold.
+    fn predicted_safe(&self, predicted: &[f64], k: usize) -> bool {
+        self.safety.iter().zip(&predicted[k..]).all(|((t, _), v)| v >= t)
     }
 }
 
@@ -302,9 +454,16 @@ fn front(values: &[(usize, &Vec<f64>)]) -> Vec<usize> {
     out.into_iter().map(|(i, _)| i).collect()
 }
 
-impl ObjectivesModel {
+/// A candidate's score: whether it meets the hard safety constraints, then its log acquisition.
+type Score = (bool, f64);
+
+fn better(a: &Score, b: &Score) -> bool {
+    (a.0, a.1) > (b.0, b.1)
+}
+
+impl MetricsModel {
     /// The models with `points` observed at their own posterior means (fantasies), or unchanged
-    /// where a model cannot observe.
+    /// where a model cannot observe, and each point's oriented predictions `[point][metric]`.
     fn with_fantasies(&self, models: &[Arc<dyn Model>], points: &[Assignment]) -> Result<(Vec<Arc<dyn Model>>, Vec<Vec<f64>>), FitError> {
         if points.is_empty() {
             return Ok((models.to_vec(), Vec::new()));
@@ -330,11 +489,34 @@ impl ObjectivesModel {
         Ok((updated, values))
     }
 
+    /// Raises the floor to fantasised values predicted safe.
+    fn raise_floor(&self, acquisition: &mut Acquisition, predicted: &[Vec<f64>]) {
+        for v in predicted {
+            if acquisition.predicted_safe(v, self.k) {
+                acquisition.gain.raise_floor(&v[..self.k]);
+            }
+        }
+    }
+
+    /// The trials explored around: the front of the safe trials (of all, before any is safe).
+    fn anchors(&self) -> Vec<usize> {
+        let measured = |safe_only: bool| -> Vec<(usize, &Vec<f64>)> {
+            self.points
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !safe_only || p.is_safe())
+                .filter_map(|(i, p)| p.values.as_ref().map(|v| (i, v)))
+                .collect()
+        };
+        let safe = measured(true);
+        if safe.is_empty() { front(&measured(false)) } else { front(&safe) }
+    }
+
     /// One batch member: the best-scoring new assignment over the candidate rounds.
     fn member(
         &self,
         models: &[Arc<dyn Model>],
-        acquisition: &Scalarised,
+        acquisition: &Acquisition,
         taken: &HashSet<String>,
         pending: &[Assignment],
         front: &[usize],
@@ -358,16 +540,17 @@ impl ObjectivesModel {
             candidates.extend(perturb(&self.space, &self.points[i].assignment, PER_ANCHOR / 2, 0.05, rng));
             candidates.extend(perturb(&self.space, &self.points[i].assignment, PER_ANCHOR / 2, 0.15, rng));
         }
-        // Each objective's own designer, searching its model (with the in-flight trials as its
-        // own fantasies) for that objective alone: the front's ends, found by its optimiser.
+        // Each metric's own designer, searching its model (with the in-flight trials as its own
+        // fantasies) for that metric alone: an objective's optimum (the front's ends), a safety
+        // metric's safest point.
         for m in &self.models {
             candidates.extend(m.suggest(pending, 1, rng)?);
         }
-        let mut best: Option<(f64, Assignment)> = None;
+        let mut best: Option<(Score, Assignment)> = None;
         let mut scored = self.score(models, acquisition, taken, candidates)?;
         for sd in REFINE_SCALES {
             if let Some(top) = scored.first() {
-                if best.as_ref().is_none_or(|(s, _)| top.0 > *s) {
+                if best.as_ref().is_none_or(|(s, _)| better(&top.0, s)) {
                     best = Some(top.clone());
                 }
             }
@@ -377,7 +560,7 @@ impl ObjectivesModel {
             scored = self.score(models, acquisition, taken, around)?;
         }
         if let Some(top) = scored.into_iter().next() {
-            if best.as_ref().is_none_or(|(s, _)| top.0 > *s) {
+            if best.as_ref().is_none_or(|(s, _)| better(&top.0, s)) {
                 best = Some(top);
             }
         }
@@ -388,10 +571,10 @@ impl ObjectivesModel {
     fn score(
         &self,
         models: &[Arc<dyn Model>],
-        acquisition: &Scalarised,
+        acquisition: &Acquisition,
         taken: &HashSet<String>,
         candidates: Vec<Assignment>,
-    ) -> Result<Vec<(f64, Assignment)>, FitError> {
+    ) -> Result<Vec<(Score, Assignment)>, FitError> {
         let mut seen = HashSet::with_capacity(candidates.len());
         let fresh: Vec<Assignment> = candidates
             .into_iter()
@@ -404,45 +587,44 @@ impl ObjectivesModel {
             return Ok(Vec::new());
         }
         let predicted = Self::oriented(models, &self.metrics, &fresh)?;
-        let mut scored: Vec<(f64, Assignment)> = fresh
+        let mut row = Vec::with_capacity(self.metrics.len());
+        let mut scored: Vec<(Score, Assignment)> = fresh
             .into_iter()
             .enumerate()
             .map(|(j, a)| {
-                let ucb: Vec<f64> = predicted.iter().map(|p| p[j].0 + UCB_COEFFICIENT * p[j].1).collect();
-                (acquisition.score(&ucb), a)
+                row.clear();
+                row.extend(predicted.iter().map(|p| p[j]));
+                (acquisition.score(&row, self.k), a)
             })
-            .filter(|(s, _)| s.is_finite())
+            .filter(|(s, _)| !s.1.is_nan())
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored.sort_by(|a, b| b.0.0.cmp(&a.0.0).then(b.0.1.total_cmp(&a.0.1)));
         Ok(scored)
+    }
+
+    fn with_models(&self, models: Vec<Arc<dyn Model>>, points: Vec<Point>) -> Arc<dyn Model> {
+        Arc::new(MetricsModel { space: self.space.clone(), metrics: self.metrics.clone(), models, k: self.k, points })
     }
 }
 
-impl Model for ObjectivesModel {
+impl Model for MetricsModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        let mut acquisition = Scalarised::new(self.metrics.len(), self.scales(), rng);
-        for v in self.points.iter().filter_map(|p| p.values.as_ref()) {
-            acquisition.raise_floor(v);
-        }
+        let mut acquisition = self.acquisition(rng);
         let (mut models, fantasised) = self.with_fantasies(&self.models, pending)?;
-        for v in &fantasised {
-            acquisition.raise_floor(v);
-        }
+        self.raise_floor(&mut acquisition, &fantasised);
         let mut taken: HashSet<String> =
             self.points.iter().map(|p| p.assignment.key()).chain(pending.iter().map(Assignment::key)).collect();
         let mut in_flight = pending.to_vec();
         // The data's front, once: the members explore around it.
-        let measured: Vec<(usize, &Vec<f64>)> =
-            self.points.iter().enumerate().filter_map(|(i, p)| p.values.as_ref().map(|v| (i, v))).collect();
-        let front_trials = front(&measured);
+        let anchors = self.anchors();
         let mut out = Vec::with_capacity(count);
         for k in 0..count {
-            let Some(a) = self.member(&models, &acquisition, &taken, &in_flight, &front_trials, rng)? else { break };
+            let Some(a) = self.member(&models, &acquisition, &taken, &in_flight, &anchors, rng)? else { break };
             taken.insert(a.key());
             if k + 1 < count {
                 let (next, values) = self.with_fantasies(&models, std::slice::from_ref(&a))?;
                 models = next;
-                values.iter().for_each(|v| acquisition.raise_floor(v));
+                self.raise_floor(&mut acquisition, &values);
             }
             in_flight.push(a.clone());
             out.push(a);
@@ -453,32 +635,59 @@ impl Model for ObjectivesModel {
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
         let models = self.models.iter().map(|m| m.observe(new)).collect::<Option<Vec<_>>>()?;
         let mut points = self.points.clone();
-        points.extend(new.iter().map(|o| point(&self.metrics, o)));
-        Some(Arc::new(ObjectivesModel { space: self.space.clone(), metrics: self.metrics.clone(), models, points }))
+        points.extend(new.iter().map(|o| point(&self.metrics, self.k, o)));
+        Some(self.with_models(models, points))
     }
 
     fn refactored(&self) -> Option<Arc<dyn Model>> {
         let models = self.models.iter().map(|m| m.refactored()).collect::<Option<Vec<_>>>()?;
-        Some(Arc::new(ObjectivesModel { space: self.space.clone(), metrics: self.metrics.clone(), models, points: self.points.clone() }))
+        Some(self.with_models(models, self.points.clone()))
     }
 
-    /// The first objective's prediction (what a one-metric caller reads); every objective's is
+    /// The first objective's prediction (what a one-metric caller reads); every metric's is
     /// [`Model::predict_metrics`].
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
         self.models[0].predict(points)
     }
 
+    /// Every metric's prediction: the objectives, then the safety metrics.
     fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
         self.models.iter().zip(&self.metrics).map(|(m, s)| Some((s.id.clone(), m.predict(points)?))).collect()
     }
 
     fn describe(&self) -> serde_json::Value {
-        let objectives: serde_json::Map<String, serde_json::Value> =
-            self.models.iter().zip(&self.metrics).map(|(m, s)| (s.id.clone(), m.describe())).collect();
-        serde_json::json!({
-            "acquisition": format!("mean of {WEIGHTS} random hypervolume scalarisations of UCB (coefficient {UCB_COEFFICIENT}), floored by the data"),
-            "objectives": objectives,
-        })
+        let described = |range: std::ops::Range<usize>| -> serde_json::Map<String, serde_json::Value> {
+            range.map(|i| (self.metrics[i].id.clone(), self.models[i].describe())).collect()
+        };
+        let gain = if self.k > 1 {
+            format!(
+                "mean of {WEIGHTS} random hypervolume scalarisations of UCB (coefficient {UCB_COEFFICIENT}), floored by the safe trials"
+            )
+        } else {
+            "expected improvement over the best safe trial".to_owned()
+        };
+        let mut out = serde_json::json!({ "acquisition": gain, "objectives": described(0..self.k) });
+        if self.metrics.len() > self.k {
+            let constraints: Vec<serde_json::Value> = self.metrics[self.k..]
+                .iter()
+                .zip(self.constraints())
+                .enumerate()
+                .map(|(j, (m, (_, required)))| {
+                    let (safe, judged) = self.safe_count(j);
+                    serde_json::json!({
+                        "metricId": m.id,
+                        "safeTrials": safe,
+                        "judgedTrials": judged,
+                        "hard": required.is_some(),
+                        "requiredProbability": required,
+                    })
+                })
+                .collect();
+            out["acquisition"] = serde_json::Value::String(format!("{gain}, times the probability that every safety metric is safe"));
+            out["safety"] = serde_json::Value::Object(described(self.k..self.metrics.len()));
+            out["constraints"] = serde_json::Value::Array(constraints);
+        }
+        out
     }
 
     fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
@@ -509,7 +718,7 @@ mod tests {
             children: vec![],
         };
         let mut spec = StudySpec::new("f1", Goal::Minimize, SearchSpace::new(vec![x("x0"), x("x1")]).unwrap(), algorithm);
-        spec.metrics.push(MetricSpec { id: "f2".into(), goal: Goal::Minimize });
+        spec.metrics.push(MetricSpec::objective("f2", Goal::Minimize));
         spec
     }
 
@@ -581,6 +790,105 @@ mod tests {
         let batch = fitted.model.suggest(&[], 4, &mut rng).unwrap();
         let keys: HashSet<String> = batch.iter().map(Assignment::key).collect();
         assert_eq!(keys.len(), 4, "a batch has distinct members");
+    }
+
+    /// Maximise f = x0 + x1 with the safety metric g = x0² + x1² at most 0.5: the unconstrained
+    /// optimum (1, 1) is unsafe, the safe one is (0.5, 0.5) with f = 1.
+    fn safe_spec(desired: f64) -> StudySpec {
+        let x = |id: &str| ParamSpec {
+            id: id.into(),
+            domain: Domain::Double { min: 0.0, max: 1.0 },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
+        let mut spec = StudySpec::new("f", Goal::Maximize, SearchSpace::new(vec![x("x0"), x("x1")]).unwrap(), "GP_BANDIT");
+        spec.metrics.push(MetricSpec {
+            safety: Some(crate::study::Safety { threshold: 0.5, desired_min_safe_fraction: desired }),
+            ..MetricSpec::objective("g", Goal::Minimize)
+        });
+        spec
+    }
+
+    fn constrained(a: &Assignment) -> Outcome {
+        let v = |id: &str| match a.get(id) {
+            Some(crate::trial::ParamValue::Float(x)) => *x,
+            _ => panic!("{id} missing"),
+        };
+        let (x0, x1) = (v("x0"), v("x1"));
+        Outcome::Measured(BTreeMap::from([("f".into(), x0 + x1), ("g".into(), x0 * x0 + x1 * x1)]))
+    }
+
+    /// Runs a sequential study of `n` trials; returns the history and the last fitted model.
+    fn run(spec: StudySpec, n: usize, seed: u64) -> (Vec<Observation>, Arc<dyn Model>) {
+        let designer = designer_for(&spec).unwrap();
+        let problem = Problem { spec, seed };
+        let mut rng = StdRng::seed_from_u64(seed);
+        let (mut history, mut warm) = (Vec::new(), None);
+        loop {
+            let fitted = designer.fit(&problem, &history, warm.as_ref(), &mut rng).unwrap();
+            if history.len() == n {
+                return (history, fitted.model);
+            }
+            warm = Some(fitted.state);
+            let a = fitted.model.suggest(&[], 1, &mut rng).unwrap().remove(0);
+            history.push(Observation { outcome: constrained(&a), assignment: a });
+        }
+    }
+
+    fn values(o: &Observation) -> (f64, f64) {
+        match &o.outcome {
+            Outcome::Measured(m) => (m["f"], m["g"]),
+            Outcome::Infeasible => unreachable!(),
+        }
+    }
+
+    /// Constrained expected improvement finds the safe optimum (the first objective alone would
+    /// climb to the unsafe corner) and then samples both sides of the constraint's boundary; a
+    /// target fraction of safe trials keeps it on the safe side.
+    #[test]
+    fn a_safety_metric_keeps_the_search_safe() {
+        let safe_late = |history: &[Observation]| history[20..].iter().filter(|o| values(o).1 <= 0.5).count();
+        let (free, model) = run(safe_spec(0.0), 40, 5);
+        let best_safe = free.iter().map(values).filter(|(_, g)| *g <= 0.5).map(|(f, _)| f).fold(f64::NEG_INFINITY, f64::max);
+        assert!(best_safe > 0.97, "the safe optimum is f = 1: best safe {best_safe}");
+        let at_the_boundary = free[20..].iter().filter(|o| (values(o).1 - 0.5).abs() < 0.05).count();
+        assert!(at_the_boundary >= 15, "without a target the search hugs the constraint's boundary: {at_the_boundary} of 20");
+        let described = model.describe();
+        assert_eq!(described["constraints"][0]["metricId"], "g", "{described}");
+        assert!(described["safety"]["g"].is_object(), "the safety metric's own model is described: {described}");
+        let predicted = model.predict_metrics(&[free[0].assignment.clone()]).unwrap();
+        assert_eq!(predicted.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["f", "g"]);
+        let (careful, _) = run(safe_spec(0.95), 40, 5);
+        let best_careful = careful.iter().map(values).filter(|(_, g)| *g <= 0.5).map(|(f, _)| f).fold(f64::NEG_INFINITY, f64::max);
+        assert!(
+            safe_late(&careful) >= 15 && safe_late(&careful) > safe_late(&free),
+            "a target of 95 % safe trials keeps most late trials safe: {} of 20, against {} without one",
+            safe_late(&careful),
+            safe_late(&free)
+        );
+        assert!(best_careful > 0.95, "and still gets close to the safe optimum: {best_careful}");
+    }
+
+    /// Before any trial is safe the search looks for safety alone: with every initial trial
+    /// unsafe (a threshold only a corner meets), the next suggestions move towards it.
+    #[test]
+    fn without_a_safe_trial_the_search_seeks_safety() {
+        let mut spec = safe_spec(0.0);
+        spec.metrics[1].safety = Some(crate::study::Safety { threshold: 0.02, desired_min_safe_fraction: 0.0 });
+        let designer = designer_for(&spec).unwrap();
+        let problem = Problem { spec, seed: 1 };
+        let mut rng = StdRng::seed_from_u64(1);
+        let history: Vec<Observation> = (0..12)
+            .map(|i| problem.spec.space.decode(&sobol_point(i, 2, 3)))
+            .filter(|a| values(&Observation { outcome: constrained(a), assignment: a.clone() }).1 > 0.02)
+            .map(|a| Observation { outcome: constrained(&a), assignment: a })
+            .collect();
+        let fitted = designer.fit(&problem, &history, None, &mut rng).unwrap();
+        let next = fitted.model.suggest(&[], 1, &mut rng).unwrap().remove(0);
+        let (_, g) = values(&Observation { outcome: constrained(&next), assignment: next.clone() });
+        let nearest = history.iter().map(|o| values(o).1).fold(f64::INFINITY, f64::min);
+        assert!(g < nearest, "the suggestion ({next:?}, g = {g}) is safer than every trial so far (g ≥ {nearest})");
     }
 
     /// A metric that no trial reports does not hold the study in its initial design: the study
