@@ -79,3 +79,17 @@ def test_readme_walkthrough_with_the_generated_client(server):
     delete_study.sync(P, L, sid, client=client)
     missing = get_study.sync(P, L, sid, client=client)
     assert isinstance(missing, ErrorBody) and missing.error.status == "NOT_FOUND"
+
+
+def test_a_safety_metric_with_the_generated_client(server):
+    """The generated client knows ``safetyConfig``: it sends one and reads it back typed."""
+    client = Client(base_url=server, raise_on_unexpected_status=True)
+    body = Study.from_dict({"displayName": "safe", "studySpec": {
+        "metrics": [{"metricId": "reward", "goal": "MAXIMIZE"},
+                    {"metricId": "risk", "goal": "MINIMIZE", "safetyConfig": {"safetyThreshold": 0.25}}],
+        "parameters": [{"parameterId": "a", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]}})
+    study = create_study.sync(P, L, client=client, body=body)
+    assert isinstance(study, Study), study
+    risk = study.study_spec.metrics[1]
+    assert risk.safety_config.safety_threshold == 0.25, risk
+    delete_study.sync(P, L, study.name.rsplit("/", 1)[1], client=client)

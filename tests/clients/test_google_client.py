@@ -273,3 +273,31 @@ def test_a_two_metric_study_through_googles_client(server):
     assert len(front) >= 4, front
     sizes = sorted({p.parameter_id: p.value for p in t.parameters}["size"] for t in front)
     assert sizes[-1] - sizes[0] > 0.5, f"the front spans the trade-off: {sizes}"
+
+
+def test_a_safety_metric_through_googles_client(server):
+    """A safety metric sent by Google's client (``safety_config``) comes back as sent, and the best
+    trial list_optimal_trials returns is a safe one near the constrained optimum."""
+    client = _client(server)
+    Metric = v.StudySpec.MetricSpec
+    safety = Metric.SafetyMetricConfig(safety_threshold=0.5, desired_min_safe_trials_fraction=0.8)
+    spec = v.StudySpec(
+        metrics=[Metric(metric_id="reward", goal=Metric.GoalType.MAXIMIZE),
+                 Metric(metric_id="risk", goal=Metric.GoalType.MINIMIZE, safety_config=safety)],
+        parameters=[PS(parameter_id="a", double_value_spec=PS.DoubleValueSpec(min_value=0.0, max_value=1.0)),
+                    PS(parameter_id="b", double_value_spec=PS.DoubleValueSpec(min_value=0.0, max_value=1.0))],
+    )
+    study = client.create_study(parent="projects/demo/locations/local", study=v.Study(display_name="safe", study_spec=spec))
+    echoed = client.get_study(name=study.name).study_spec.metrics[1]
+    assert echoed.safety_config.safety_threshold == 0.5 and echoed.safety_config.desired_min_safe_trials_fraction == 0.8, echoed
+    for _ in range(24):
+        trial = client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=1, client_id="w")).result(timeout=30).trials[0]
+        x = {p.parameter_id: p.value for p in trial.parameters}
+        client.complete_trial(request=v.CompleteTrialRequest(name=trial.name, final_measurement=v.Measurement(metrics=[
+            v.Measurement.Metric(metric_id="reward", value=x["a"] + x["b"]),
+            v.Measurement.Metric(metric_id="risk", value=x["a"] ** 2 + x["b"] ** 2)])))
+    best = client.list_optimal_trials(request=v.ListOptimalTrialsRequest(parent=study.name)).optimal_trials
+    assert len(best) == 1, best
+    values = {m.metric_id: m.value for m in best[0].final_measurement.metrics}
+    assert values["risk"] <= 0.5, f"the best trial is safe: {values}"
+    assert values["reward"] > 0.9, f"and near the safe optimum (reward 1): {values}"

@@ -303,3 +303,72 @@ fn two_metric_studies_model_every_metric() {
         assert!(optimal["optimalTrials"].as_array().unwrap().len() >= 3, "a front, not one best trial: {optimal}");
     }
 }
+
+/// A safety metric is a constraint (Vertex's `safetyConfig`): echoed back as given, checked
+/// (a fraction above 1 or a study of safety metrics alone is a 400 naming the field), modelled
+/// beside the objective — the model names its safety GP and the constraint's state — and never
+/// optimal when unsafe.
+#[test]
+fn safety_metrics_constrain_the_study() {
+    let parameters = json!([{"parameterId": "x0", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}},
+                            {"parameterId": "x1", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]);
+    for db in databases("safety") {
+        let s = Server::start(&db);
+        for (metrics, field) in [
+            (
+                json!([{"metricId": "f", "goal": "MAXIMIZE"}, {"metricId": "g", "goal": "MINIMIZE", "safetyConfig": {"desiredMinSafeTrialsFraction": 1.5}}]),
+                "studySpec.metrics[1].safetyConfig.desiredMinSafeTrialsFraction",
+            ),
+            (json!([{"metricId": "g", "goal": "MINIMIZE", "safetyConfig": {"safetyThreshold": 0.5}}]), "studySpec.metrics"),
+            (json!([{"metricId": "f", "goal": "MAXIMIZE"}, {"metricId": "g", "safetyConfig": {"threshold": 0.5}}]), "threshold"),
+        ] {
+            let (status, body) =
+                s.post("/studies", json!({"displayName": "bad", "studySpec": {"metrics": metrics, "parameters": parameters}}));
+            assert_eq!(status, 400, "{metrics} on {}: {body}", db.name);
+            assert!(body.to_string().contains(field), "{metrics}: the error names {field}: {body}");
+        }
+        let metrics = json!([{"metricId": "f", "goal": "MAXIMIZE"},
+                             {"metricId": "g", "goal": "MINIMIZE", "safetyConfig": {"safetyThreshold": 0.5, "desiredMinSafeTrialsFraction": 0.9}}]);
+        let study = s.create_study(
+            json!({"displayName": "safe", "studySpec": {"metrics": metrics, "algorithm": "GP_BANDIT", "parameters": parameters}}),
+        );
+        let got = s.ok_get(&format!("/studies/{study}"));
+        assert_eq!(got["studySpec"]["metrics"], metrics, "the safety config is echoed as given: {got}");
+        let measure =
+            |x0: f64, x1: f64| json!({"metrics": [{"metricId": "f", "value": x0 + x1}, {"metricId": "g", "value": x0 * x0 + x1 * x1}]});
+        for k in 0..10 {
+            let (x0, x1) = ((k as f64 * 0.618).fract(), (k as f64 * 0.382).fract());
+            s.ok_post(
+                &format!("/studies/{study}/trials"),
+                json!({"parameters": [{"parameterId": "x0", "value": x0}, {"parameterId": "x1", "value": x1}], "finalMeasurement": measure(x0, x1)}),
+            );
+        }
+        for _ in 0..8 {
+            for t in s.suggest(&study, 1, "w") {
+                let value = |id: &str| {
+                    t["parameters"].as_array().unwrap().iter().find(|p| p["parameterId"] == id).unwrap()["value"].as_f64().unwrap()
+                };
+                let id = t["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+                s.ok_post(
+                    &format!("/studies/{study}/trials/{id}:complete"),
+                    json!({"finalMeasurement": measure(value("x0"), value("x1"))}),
+                );
+            }
+        }
+        let model = s.ok_get(&format!("/studies/{study}/model"));
+        assert!(model["model"]["safety"]["g"].is_object(), "the safety metric's GP is described: {model}");
+        assert_eq!(model["model"]["constraints"][0]["metricId"], "g", "{model}");
+        assert!(model["model"]["constraints"][0]["judgedTrials"].as_u64().unwrap() >= 10, "{model}");
+        let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
+        let optimal = optimal["optimalTrials"].as_array().unwrap();
+        assert_eq!(optimal.len(), 1, "one objective: one best trial");
+        let g = optimal[0]["finalMeasurement"]["metrics"].as_array().unwrap().iter().find(|m| m["metricId"] == "g").unwrap()["value"]
+            .as_f64()
+            .unwrap();
+        let f = optimal[0]["finalMeasurement"]["metrics"].as_array().unwrap().iter().find(|m| m["metricId"] == "f").unwrap()["value"]
+            .as_f64()
+            .unwrap();
+        assert!(g <= 0.5, "the best trial is a safe one: {optimal:?}");
+        assert!(f > 0.9, "and close to the safe optimum f = 1 after 18 trials: {optimal:?}");
+    }
+}

@@ -9,6 +9,7 @@ mod multi;
 mod problems;
 mod recovery;
 mod regression;
+mod safety;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -96,6 +97,23 @@ enum Command {
         /// List the problems instead.
         #[arg(long)]
         list: bool,
+        /// A directory to write each problem's JSON into (as the peers' script writes it).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Runs a designer on the constrained problems (a minimised objective `f` and safety metrics
+    /// `c1`, … safe at or below 0) and prints one row per problem: the median regret of the best
+    /// safe trial after 25, 50 and the whole budget, the fraction of trials that were safe, and
+    /// the median time of one step.
+    Safe {
+        #[command(flatten)]
+        design: Design,
+        /// Problems, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        problems: Vec<String>,
+        /// Every safety metric's desiredMinSafeTrialsFraction.
+        #[arg(long, default_value_t = 0.0)]
+        desired: f64,
         /// A directory to write each problem's JSON into (as the peers' script writes it).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -297,6 +315,54 @@ fn main() -> Result<()> {
                 println!("{:<14} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.1}", p.name, at(early), at(mid), at(budget), 1e3 * median(times));
                 if let Some(dir) = &out {
                     let report = serde_json::json!({ "problem": p.name, "algorithm": algorithm, "budget": budget, "runs": runs });
+                    let path = dir.join(format!("{}.json", p.name));
+                    std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
+                }
+            }
+        }
+        Command::Safe { design: Design { algorithm, budget, seeds, config, .. }, problems: names, desired, out } => {
+            let all = safety::problems();
+            let chosen: Vec<&safety::SafeProblem> = if names.is_empty() {
+                all.iter().collect()
+            } else {
+                names
+                    .iter()
+                    .map(|n| all.iter().find(|p| p.name == n).with_context(|| format!("no constrained problem {n:?}")))
+                    .collect::<Result<_>>()?
+            };
+            let config = parse_config(config)?;
+            if let Some(dir) = &out {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            let (early, mid) = ((budget / 4).max(1), (budget / 2).max(1));
+            println!("{algorithm}, {seeds} seeds, budget {budget}, desired safe fraction {desired}: median regret of the best safe trial");
+            println!(
+                "{:<14} {:>10} {:>10} {:>10} {:>6} {:>9}",
+                "problem",
+                format!("@{early}"),
+                format!("@{mid}"),
+                format!("@{budget}"),
+                "safe",
+                "step ms"
+            );
+            for p in chosen {
+                let runs =
+                    (0..seeds).map(|seed| safety::run(p, &algorithm, config.clone(), desired, budget, seed)).collect::<Result<Vec<_>>>()?;
+                // Before a safe trial the regret is infinite (a median may still be finite).
+                let at = |t: usize| median(runs.iter().map(|r| r.regret[t - 1].unwrap_or(f64::INFINITY)).collect());
+                let safe = runs.iter().flat_map(|r| &r.safe).filter(|s| **s).count() as f64 / (seeds as usize * budget).max(1) as f64;
+                let times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
+                println!(
+                    "{:<14} {:>10.3e} {:>10.3e} {:>10.3e} {:>6.2} {:>9.1}",
+                    p.name,
+                    at(early),
+                    at(mid),
+                    at(budget),
+                    safe,
+                    1e3 * median(times)
+                );
+                if let Some(dir) = &out {
+                    let report = serde_json::json!({ "problem": p.name, "algorithm": algorithm, "desired": desired, "budget": budget, "runs": runs });
                     let path = dir.join(format!("{}.json", p.name));
                     std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
                 }

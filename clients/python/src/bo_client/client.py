@@ -128,10 +128,10 @@ class Trial:
 
     @property
     def value(self) -> Optional[float]:
-        """The objective's final value (the study's first metric), when completed."""
-        if self.final_measurement is None:
+        """The objective's final value (the study's first objective), when completed."""
+        if self.final_measurement is None or not self.study.objective_ids:
             return None
-        return self.final_measurement.metrics.get(self.study.metric_ids[0])
+        return self.final_measurement.metrics.get(self.study.objective_ids[0])
 
     @property
     def done(self) -> bool:
@@ -222,6 +222,8 @@ class Study:
         self.spec: Json = raw.get("studySpec", {})
         self.metric_ids: List[str] = [m["metricId"] for m in self.spec.get("metrics", [])]
         self.goals: Dict[str, str] = {m["metricId"]: m.get("goal", "MAXIMIZE") for m in self.spec.get("metrics", [])}
+        #: The metrics optimised: those without a ``safetyConfig`` (safety metrics are constraints).
+        self.objective_ids: List[str] = [m["metricId"] for m in self.spec.get("metrics", []) if "safetyConfig" not in m]
 
     def __repr__(self) -> str:
         return f"Study({self.name!r}, display_name={self.display_name!r}, state={self.state!r})"
@@ -295,12 +297,13 @@ class Study:
         return [Trial._from_vertex(self, t) for t in out.get("optimalTrials", [])]
 
     def best_trial(self) -> Optional[Trial]:
-        """The best completed trial by the first metric (None before any)."""
+        """The best completed safe trial by the first objective (None before any)."""
         best = self.optimal_trials()
-        if len(self.metric_ids) == 1 or not best:
+        if len(self.objective_ids) == 1 or not best:
             return best[0] if best else None
-        sign = 1.0 if self.goals[self.metric_ids[0]] == "MAXIMIZE" else -1.0
-        return max(best, key=lambda t: sign * (t.value or 0.0))
+        first = self.objective_ids[0]
+        sign = 1.0 if self.goals[first] == "MAXIMIZE" else -1.0
+        return max(best, key=lambda t: sign * (t.value if t.value is not None else -sign * float("inf")))
 
     def model(self) -> Json:
         """What the study's model learned (``GET …/model``)."""

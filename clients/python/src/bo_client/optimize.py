@@ -96,7 +96,7 @@ def optimize(
     if n_trials < 1 or n_workers < 1:
         raise ValueError(f"n_trials and n_workers must be at least 1, got {n_trials} and {n_workers}")
     prefix = client_id or default_client_id()
-    objective_id = study.metric_ids[0]
+    objective_id = study.objective_ids[0]
     bar = _Progress(
         n_trials, sys.stderr, sys.stderr.isatty() if progress is None else progress, study.goals.get(objective_id) != "MINIMIZE"
     )
