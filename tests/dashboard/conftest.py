@@ -73,9 +73,20 @@ def _trial(s: Server, study: str, params: dict, metrics=None, infeasible=None, m
     return trial
 
 
+def SAFE_TRIAL(i):
+    """The parameters of the safety study's trial `i`."""
+    return 16 + (i * 131) % 497, (i * 0.293) % 0.5
+
+
+def SAFE_METRICS(width, dropout, i):
+    """The safety study's metrics: memory grows with width, so the widest trials are unsafe."""
+    return {"accuracy": 1 - 1 / math.sqrt(width) - 0.1 * dropout, "latency": width / 100 + 0.1 * (i % 3), "memory": width / 100 - dropout}
+
+
 def seed(s: Server) -> dict:
     """Studies of every kind the pages show: a conditional ADD_TREE study, a REMBO study, a
-    two-metric study, and one with intermediate measurements of running trials."""
+    two-metric study, one with a safety metric, and one with intermediate measurements of
+    running trials."""
     tree = {
         "metrics": [{"metricId": "accuracy", "goal": "MAXIMIZE"}],
         "algorithm": "ADD_TREE",
@@ -114,6 +125,15 @@ def seed(s: Server) -> dict:
     for i in range(30):
         width, dropout = 16 + (i * 97) % 497, (i * 0.137) % 0.5
         _trial(s, ids["two"], {"width": width, "dropout": dropout}, {"accuracy": 1 - 1 / math.sqrt(width) - 0.1 * dropout, "latency": width / 100 + 0.1 * (i % 3)})
+
+    # Two objectives and a safety metric: memory at most 3.5 (a target of 80 % safe trials).
+    safe = {"metrics": [{"metricId": "accuracy", "goal": "MAXIMIZE"}, {"metricId": "latency", "goal": "MINIMIZE"},
+                        {"metricId": "memory", "goal": "MINIMIZE", "safetyConfig": {"safetyThreshold": 3.5, "desiredMinSafeTrialsFraction": 0.8}}],
+            "algorithm": "GP_BANDIT", "parameters": two["parameters"]}
+    ids["safe"] = _create(s, safe, "safe-accuracy-vs-latency")
+    for i in range(30):
+        width, dropout = SAFE_TRIAL(i)
+        _trial(s, ids["safe"], {"width": width, "dropout": dropout}, SAFE_METRICS(width, dropout, i))
 
     curves = {"metrics": [{"metricId": "loss", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH",
               "medianAutomatedStoppingSpec": {"useElapsedDuration": False},

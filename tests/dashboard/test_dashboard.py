@@ -33,9 +33,9 @@ def test_studies_page_lists_every_study_with_its_counts(page, server):
     page.page.goto(f"{server.base}/dashboard/")
     rows = page.page.locator("#studies tbody tr")
     rows.first.wait_for()
-    assert rows.count() == 4
+    assert rows.count() == 5
     text = page.page.locator("#studies").inner_text()
-    for name in ["conditional-add-tree", "rembo-d12", "accuracy-vs-latency", "learning-curves"]:
+    for name in ["conditional-add-tree", "rembo-d12", "accuracy-vs-latency", "safe-accuracy-vs-latency", "learning-curves"]:
         assert name in text
     assert "INFEASIBLE" in text
     page.page.fill("input[type=search]", "rembo")
@@ -207,6 +207,33 @@ def test_two_metrics_show_their_pareto_front(page, server):
             area, top = area + (x - ref[0]) * (y - top), y
     assert abs(volume - area) <= 1e-3 * area, (volume, area)
     page.page.locator("#pareto").screenshot(path=str(__import__("conftest").SHOTS / "pareto.png"))
+    page.clean()
+
+
+def test_a_safety_metric_marks_unsafe_trials(page, server):
+    """A study with a safety metric: the facts count its safe trials against the target, the
+    Pareto chart draws unsafe trials apart (and the front is of safe trials only), and the table
+    marks each unsafe value."""
+    from conftest import SAFE_METRICS, SAFE_TRIAL
+    memory = [SAFE_METRICS(*SAFE_TRIAL(i), i)["memory"] for i in range(30)]
+    unsafe = sum(m > 3.5 for m in memory)
+    assert 0 < unsafe < 30, "the fixture has safe and unsafe trials"
+    page.page.goto(f"{server.base}/dashboard/#/studies/{server.ids['safe']}")
+    page.page.wait_for_selector("#pareto[data-drawn=true]")
+    facts = page.page.locator(".facts").inner_text()
+    assert "safety: memory ≤ 3.5" in facts and f"{30 - unsafe} of 30 safe (target 80 %)" in facts, facts
+    assert "memory" not in page.page.locator(".facts div").nth(1).inner_text(), "memory is no objective"
+    text = page.page.locator("#pareto").inner_text()
+    assert f"{unsafe} unsafe trials as red crosses" in text, text
+    assert "Best trial" not in page.page.content() and "Pareto-optimal trials (safe only)" in page.page.content()
+    best_memory = [float(v) for v in page.page.locator("#best tbody tr td:nth-child(4)").all_inner_texts()]
+    assert best_memory and all(m <= 3.5 for m in best_memory), best_memory
+    marked = page.page.locator("#trials td.unsafe")
+    shown = [float(v) for v in marked.all_inner_texts()]
+    assert shown and all(m > 3.5 for m in shown), shown
+    assert marked.first.get_attribute("title") == "unsafe: memory should be ≤ 3.5"
+    page.page.locator("#pareto").screenshot(path=str(__import__("conftest").SHOTS / "pareto-safety.png"))
+    page.shot("study-safety")
     page.clean()
 
 

@@ -22,7 +22,7 @@ export async function modelPage(main, where, number, studyPath) {
   const spec = study.studySpec;
   const trials = new Trials(studyPath);
   await trials.refresh();
-  const metric = spec.metrics[0];
+  const metric = spec.metrics.find((m) => !m.safetyConfig) || spec.metrics[0];
   const best = (optimal.optimalTrials || [])[0];
   const slices = el("div", { id: "slices", class: "slices" });
   const map = el("div", { id: "map" });

@@ -1,35 +1,49 @@
 // Two metrics against each other: every succeeded trial, the Pareto-optimal ones (from
-// `listOptimalTrials`) highlighted and joined along the front; below it, the hypervolume of the
+// `listOptimalTrials`) highlighted and joined along the front, unsafe ones (a safety metric on
+// the wrong side of its threshold) as red crosses; below it, the hypervolume of the safe trials'
 // front after each trial (against a reference point from the data: each metric's worst value
 // moved 10 % of its range outward, as bo's own `hypervolume::reference_point`). Drawn on
 // canvases.
 
 import { drawAxes, extent } from "./axes.js";
 import { el } from "./format.js";
+import { objectivesOf, safeRow, safetyOf } from "./safety.js";
 
 export function paretoChart(box, trials, spec, optimalIds) {
-  const [m1, m2] = spec.metrics;
+  const [m1, m2] = objectivesOf(spec);
+  const safety = safetyOf(spec);
   const a = trials.metrics.get(m1.metricId) || [], b = trials.metrics.get(m2.metricId) || [];
-  const points = [];
+  const points = [], unsafe = [];
   for (let r = 0; r < trials.ids.length; r++) {
-    if (trials.states[r] === "SUCCEEDED" && a[r] !== null && b[r] !== null) points.push([a[r], b[r], optimalIds.has(trials.ids[r])]);
+    if (trials.states[r] !== "SUCCEEDED" || a[r] === null || b[r] === null) continue;
+    if (safeRow(trials, safety, r)) points.push([a[r], b[r], optimalIds.has(trials.ids[r])]);
+    else unsafe.push([a[r], b[r]]);
   }
   const canvas = el("canvas", { width: Math.max(320, box.clientWidth || 560), height: 340, id: "pareto-canvas" });
   const growth = el("canvas", { width: canvas.width, height: 180, id: "hypervolume-canvas" });
   const history = hypervolumeHistory(points, [m1, m2]);
   box.replaceChildren(canvas, el("p", { class: "muted" },
     `${m1.metricId} (${m1.goal === "MINIMIZE" ? "lower" : "higher"} is better) across, ${m2.metricId} (${m2.goal === "MINIMIZE" ? "lower" : "higher"} is better) up; `,
-    `${optimalIds.size} Pareto-optimal trials in green.`),
+    `${optimalIds.size} Pareto-optimal trials in green`, unsafe.length ? `, ${unsafe.length} unsafe trials as red crosses.` : "."),
     growth, el("p", { class: "muted", id: "hypervolume-caption" },
       history.length ? `Hypervolume of the front after each succeeded trial: ${fmt(history[history.length - 1][1])} now, against the reference point (${history.reference.map(fmt).join(", ")}).`
         : "Hypervolume: no succeeded trial yet."));
   drawGrowth(growth, history);
   const g = canvas.getContext("2d");
-  const [x0, x1] = widen(extent(points.map((p) => p[0]))), [y0, y1] = widen(extent(points.map((p) => p[1])));
+  const all = points.concat(unsafe);
+  const [x0, x1] = widen(extent(all.map((p) => p[0]))), [y0, y1] = widen(extent(all.map((p) => p[1])));
   const frame = { l: 64, t: 10, w: canvas.width - 64 - 14, h: canvas.height - 10 - 44 };
   const { fx, fy } = drawAxes(g, frame, { lo: x0, hi: x1, title: m1.metricId }, { lo: y0, hi: y1, title: m2.metricId });
   g.fillStyle = "rgba(106,115,133,0.45)";
   for (const [x, y, front] of points) if (!front) g.fillRect(fx(x) - 2, fy(y) - 2, 4, 4);
+  g.strokeStyle = "#b3261e";
+  g.lineWidth = 1.2;
+  for (const [x, y] of unsafe) {
+    g.beginPath();
+    g.moveTo(fx(x) - 3, fy(y) - 3); g.lineTo(fx(x) + 3, fy(y) + 3);
+    g.moveTo(fx(x) - 3, fy(y) + 3); g.lineTo(fx(x) + 3, fy(y) - 3);
+    g.stroke();
+  }
   const front = points.filter((p) => p[2]).sort((p, q) => p[0] - q[0]);
   g.strokeStyle = "#1f8a4c";
   g.lineWidth = 1.5;

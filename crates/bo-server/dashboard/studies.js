@@ -40,7 +40,7 @@ function row(s) {
   const number = s.study.name.split("/").pop();
   const counts = s.trialCounts;
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
-  const metric = s.study.studySpec.metrics[0];
+  const metric = s.study.studySpec.metrics.find((m) => !m.safetyConfig) || s.study.studySpec.metrics[0];
   const more = s.study.studySpec.metrics.length > 1 ? ` (+${s.study.studySpec.metrics.length - 1})` : "";
   return el("tr", {},
     el("td", { class: "num" }, number),

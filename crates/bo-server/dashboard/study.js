@@ -9,6 +9,7 @@ import { curvesChart, readCurves } from "./curves.js";
 import { renderImportance } from "./importance.js";
 import { ParallelCoordinates } from "./parcoords.js";
 import { paretoChart } from "./pareto.js";
+import { objectivesOf, safeSide, safeValue, safetyOf } from "./safety.js";
 import { Trials } from "./trials.js";
 
 const POLL_MS = 2000;
@@ -17,7 +18,8 @@ export async function studyPage(main, where, number) {
   const studyPath = `${locationPath(where.project, where.location)}/studies/${number}`;
   const study = await call("GET", studyPath);
   const spec = study.studySpec;
-  const metric = spec.metrics[0];
+  const objectives = objectivesOf(spec);
+  const metric = objectives[0];
   const trials = new Trials(studyPath);
 
   const facts = el("div", { class: "facts" });
@@ -26,7 +28,7 @@ export async function studyPage(main, where, number) {
   const live = el("span", { class: "live on", id: "live" }, "live");
   const best = el("div", { id: "best" });
   const importance = el("div", { id: "importance" });
-  const pareto = spec.metrics.length > 1 ? el("div", { id: "pareto" }) : null;
+  const pareto = objectives.length > 1 ? el("div", { id: "pareto" }) : null;
   const table = new TrialTable(trials, spec);
   const parcoords = new ParallelCoordinates(trials, spec, () => table.refresh());
   table.keep = (row) => parcoords.keeps(row);
@@ -48,9 +50,9 @@ export async function studyPage(main, where, number) {
       el("section", { class: "card wide" },
         el("div", { class: "toolbar" }, el("h2", {}, "Optimisation history"), el("label", {}, logToggle, " log scale"), live),
         historyBox),
-      pareto ? el("section", { class: "card wide" }, el("h2", {}, `${spec.metrics[0].metricId} against ${spec.metrics[1].metricId}`), pareto) : "",
+      pareto ? el("section", { class: "card wide" }, el("h2", {}, `${objectives[0].metricId} against ${objectives[1].metricId}`), pareto) : "",
       curvesCard,
-      el("section", { class: "card" }, el("h2", {}, spec.metrics.length > 1 ? "Pareto-optimal trials" : "Best trial"), best),
+      el("section", { class: "card" }, el("h2", {}, (objectives.length > 1 ? "Pareto-optimal trials" : "Best trial") + (safetyOf(spec).length ? " (safe only)" : "")), best),
       el("section", { class: "card" }, el("h2", {}, "Search space"), space(spec.parameters)),
       el("section", { class: "card" }, el("h2", {}, "Parameter importance"), importance),
       el("section", { class: "card wide" },
@@ -141,11 +143,26 @@ function renderFacts(facts, study, trials) {
   const fact = (label, ...value) => el("div", {}, el("span", {}, label), ...value);
   facts.replaceChildren(
     fact("algorithm", spec.algorithm || "ALGORITHM_UNSPECIFIED"),
-    fact("metrics", spec.metrics.map((m) => `${m.metricId} ${m.goal === "MINIMIZE" ? "↓" : "↑"}`).join(", ")),
+    fact("metrics", objectivesOf(spec).map((m) => `${m.metricId} ${m.goal === "MINIMIZE" ? "↓" : "↑"}`).join(", ")),
+    ...safetyOf(spec).map((s) => fact(`safety: ${s.metricId} ${safeSide(s)}`, safetyFact(s, trials))),
     fact("parameters", String(countParameters(spec.parameters))),
     fact("trials", trials.ids.length.toLocaleString("en")),
     ...Object.entries(counts).map(([s, n]) => fact(s.toLowerCase(), n.toLocaleString("en"))),
   );
+}
+
+/** "14 of 18 safe (target 90 %)": the succeeded trials that reported safety metric `s`. */
+function safetyFact(s, trials) {
+  const values = trials.metrics.get(s.metricId) || [];
+  let judged = 0, safe = 0;
+  for (let r = 0; r < trials.ids.length; r++) {
+    const v = values[r];
+    if (trials.states[r] !== "SUCCEEDED" || v === null || v === undefined) continue;
+    judged += 1;
+    safe += safeValue(s, v) ? 1 : 0;
+  }
+  const target = s.target > 0 ? ` (target ${Math.round(100 * s.target)} %)` : "";
+  return el("span", { class: "safety-fact", "data-metric": s.metricId }, `${safe} of ${judged} safe${target}`);
 }
 
 function countParameters(params) {

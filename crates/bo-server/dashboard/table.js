@@ -3,6 +3,7 @@
 // and by text, download the rows shown as CSV.
 
 import { el, num } from "./format.js";
+import { safeSide, safeValue, safetyOf } from "./safety.js";
 
 const ROW = 28;
 const SHOWN = 16;
@@ -11,6 +12,7 @@ export class TrialTable {
   constructor(trials, spec) {
     this.trials = trials;
     this.metricIds = spec.metrics.map((m) => m.metricId);
+    this.safety = new Map(safetyOf(spec).map((s) => [s.metricId, s]));
     this.sort = { key: "id", up: true };
     this.state = "";
     this.query = "";
@@ -35,7 +37,7 @@ export class TrialTable {
     return [
       { key: "id", label: "trial", num: true, get: (r) => t.ids[r] },
       { key: "state", label: "state", get: (r) => t.states[r] },
-      ...this.metricIds.map((m) => ({ key: `m:${m}`, label: m, num: true, get: (r) => t.metrics.get(m)?.[r] ?? null })),
+      ...this.metricIds.map((m) => ({ key: `m:${m}`, label: m, num: true, get: (r) => t.metrics.get(m)?.[r] ?? null, safety: this.safety.get(m) })),
       ...[...t.parameters.keys()].map((p) => ({ key: `p:${p}`, label: p, num: false, get: (r) => t.parameters.get(p)[r] })),
     ];
   }
@@ -75,6 +77,10 @@ export class TrialTable {
     this.spacerBottom.firstChild.style.height = `${(this.rows.length - last) * ROW}px`;
     const cell = (c, r) => {
       const v = c.get(r);
+      // A safety metric's value on the wrong side of its threshold is marked.
+      if (c.safety && !safeValue(c.safety, v)) {
+        return el("td", { class: "num unsafe", title: `unsafe: ${c.label} should be ${safeSide(c.safety)}` }, num(v));
+      }
       return el("td", { class: c.num ? "num" : undefined }, typeof v === "number" ? num(v) : v ?? "—");
     };
     const shown = this.rows.slice(first, last).map((r) => {
