@@ -114,6 +114,10 @@ enum Command {
         /// Every safety metric's desiredMinSafeTrialsFraction.
         #[arg(long, default_value_t = 0.0)]
         desired: f64,
+        /// Tell the designer nothing of the constraints but that unsafe trials are infeasible
+        /// (no safety metrics; what `algorithmConfig.infeasibleTrials` decides).
+        #[arg(long)]
+        infeasible: bool,
         /// A directory to write each problem's JSON into (as the peers' script writes it).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -320,7 +324,8 @@ fn main() -> Result<()> {
                 }
             }
         }
-        Command::Safe { design: Design { algorithm, budget, seeds, config, .. }, problems: names, desired, out } => {
+        Command::Safe { design: Design { algorithm, budget, seeds, config, .. }, problems: names, desired, infeasible, out } => {
+            let constraints = if infeasible { safety::Constraints::Infeasible } else { safety::Constraints::Safety(desired) };
             let all = safety::problems();
             let chosen: Vec<&safety::SafeProblem> = if names.is_empty() {
                 all.iter().collect()
@@ -335,7 +340,7 @@ fn main() -> Result<()> {
                 std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             }
             let (early, mid) = ((budget / 4).max(1), (budget / 2).max(1));
-            println!("{algorithm}, {seeds} seeds, budget {budget}, desired safe fraction {desired}: median regret of the best safe trial");
+            println!("{algorithm}, {seeds} seeds, budget {budget}, {constraints:?}: median regret of the best safe trial");
             println!(
                 "{:<14} {:>10} {:>10} {:>10} {:>6} {:>9}",
                 "problem",
@@ -346,8 +351,9 @@ fn main() -> Result<()> {
                 "step ms"
             );
             for p in chosen {
-                let runs =
-                    (0..seeds).map(|seed| safety::run(p, &algorithm, config.clone(), desired, budget, seed)).collect::<Result<Vec<_>>>()?;
+                let runs = (0..seeds)
+                    .map(|seed| safety::run(p, &algorithm, config.clone(), constraints, budget, seed))
+                    .collect::<Result<Vec<_>>>()?;
                 // Before a safe trial the regret is infinite (a median may still be finite).
                 let at = |t: usize| median(runs.iter().map(|r| r.regret[t - 1].unwrap_or(f64::INFINITY)).collect());
                 let safe = runs.iter().flat_map(|r| &r.safe).filter(|s| **s).count() as f64 / (seeds as usize * budget).max(1) as f64;

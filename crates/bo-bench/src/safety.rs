@@ -118,18 +118,35 @@ pub struct SafeTrace {
     pub suggest_seconds: Vec<f64>,
 }
 
+/// How a run tells the designer about the constraints.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Constraints {
+    /// As safety metrics (MINIMIZE, threshold 0) whose desired safe fraction is this.
+    Safety(f64),
+    /// Only as infeasible trials: an unsafe point's trial fails, with no values.
+    Infeasible,
+}
+
 /// Runs `algorithm` on `problem` for `budget` evaluations with `seed`, as a study minimising `f`
-/// with each constraint a safety metric (MINIMIZE, threshold 0) whose desired safe fraction is
-/// `desired`.
-pub fn run(problem: &SafeProblem, algorithm: &str, config: serde_json::Value, desired: f64, budget: usize, seed: u64) -> Result<SafeTrace> {
+/// told of the constraints as `constraints` says.
+pub fn run(
+    problem: &SafeProblem,
+    algorithm: &str,
+    config: serde_json::Value,
+    constraints: Constraints,
+    budget: usize,
+    seed: u64,
+) -> Result<SafeTrace> {
     let space = (problem.space)();
     let d = space.n_params();
     let n_constraints = (problem.eval)(&vec![0.0; d]).1.len();
     let mut spec = StudySpec::new("f", Goal::Minimize, space, algorithm).with_config(config);
-    spec.metrics.extend((1..=n_constraints).map(|i| MetricSpec {
-        safety: Some(Safety { threshold: 0.0, desired_min_safe_fraction: desired }),
-        ..MetricSpec::objective(&format!("c{i}"), Goal::Minimize)
-    }));
+    if let Constraints::Safety(desired) = constraints {
+        spec.metrics.extend((1..=n_constraints).map(|i| MetricSpec {
+            safety: Some(Safety { threshold: 0.0, desired_min_safe_fraction: desired }),
+            ..MetricSpec::objective(&format!("c{i}"), Goal::Minimize)
+        }));
+    }
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
     let study = bo_core::Problem { spec, seed };
     let mut rng = StdRng::seed_from_u64(seed);
@@ -152,7 +169,8 @@ pub fn run(problem: &SafeProblem, algorithm: &str, config: serde_json::Value, de
         trace.regret.push(best.map(|b| (b - problem.optimum).max(0.0)));
         let mut metrics: std::collections::BTreeMap<String, f64> = c.iter().enumerate().map(|(i, v)| (format!("c{}", i + 1), *v)).collect();
         metrics.insert("f".into(), f);
-        history.push(Observation { assignment: a, outcome: Outcome::Measured(metrics) });
+        let outcome = if constraints == Constraints::Infeasible && !safe { Outcome::Infeasible } else { Outcome::Measured(metrics) };
+        history.push(Observation { assignment: a, outcome });
     }
     Ok(trace)
 }

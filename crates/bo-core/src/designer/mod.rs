@@ -279,11 +279,20 @@ pub enum FitError {
 /// The designer for `spec.algorithm`, its `algorithmConfig` checked (each designer's
 /// [`config::FromConfig`]).
 pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
-    let designer = designer_of(spec)?;
-    // Several metrics: one model per metric of the study's own designer, and an acquisition over
-    // them. Designers that learn nothing propose the same whatever the metrics.
-    if spec.metrics.len() > 1 && designer.learns() {
-        return Ok(several_metrics::SeveralMetrics::wrap(designer));
+    let (spec, infeasible) = several_metrics::take_infeasible_trials(spec)?;
+    let designer = designer_of(&spec)?;
+    if infeasible.is_some() && !designer.learns() {
+        return Err(ConfigError::Invalid {
+            field: several_metrics::INFEASIBLE_TRIALS_KEY.into(),
+            reason: format!("{} learns nothing from trials; the setting is for the designers that model them", spec.algorithm),
+        });
+    }
+    // Several metrics (or infeasible trials modelled by a classifier): one model per metric of
+    // the study's own designer, and an acquisition over them. Designers that learn nothing
+    // propose the same whatever the metrics.
+    let classify = infeasible == Some(several_metrics::InfeasibleTrials::Classifier);
+    if (spec.metrics.len() > 1 || classify) && designer.learns() {
+        return Ok(several_metrics::SeveralMetrics::wrap(designer, classify));
     }
     Ok(designer)
 }

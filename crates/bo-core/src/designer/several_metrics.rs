@@ -36,6 +36,13 @@
 //!   observes them at its own posterior mean (the kriging believer), and their predicted values,
 //!   where predicted safe, join the floor, so the next member looks for other gains.
 //!
+//! - **Infeasible trials** (with `algorithmConfig.infeasibleTrials: "CLASSIFIER"`): instead of
+//!   the penalty every GP designer gives them (the worst feasible value), a model of the
+//!   designer's own kind learns feasibility as a 0/1 label of every trial (regression on the
+//!   labels, a cheap stand-in for a GP classifier), the objectives learn from feasible trials
+//!   only, and feasibility is one more safety metric, safe above ½ (Gardner et al. 2014, §3:
+//!   constraints observed only as satisfied or not).
+//!
 //! A model that does not predict yet (a designer still in its initial design, or a metric
 //! nobody reports) takes no part: with one predicting objective and no predicting safety metric
 //! the study is optimised on that objective by its own designer, with no predicting objective
@@ -50,13 +57,13 @@ use std::sync::Arc;
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
-use super::{Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, Work};
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem, Work};
 use crate::acquisition::{log_h, log_ndtr};
 use crate::hypervolume::reference_point;
 use crate::optimize::mixed::standard_normal;
 use crate::optimize::sobol::sobol_point;
 use crate::space::SearchSpace;
-use crate::study::{Goal, MetricSpec};
+use crate::study::{Goal, MetricSpec, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome};
 
 /// Random scalarisation directions per suggestion (OSS Vizier uses 1,000).
@@ -81,9 +88,64 @@ const REFINE_TOP: usize = 8;
 const REFINE_PER: usize = 24;
 const REFINE_SCALES: [f64; 2] = [0.02, 0.005];
 
-/// Wraps a learning designer for studies with two or more metrics.
+/// Wraps a learning designer for studies with two or more metrics, or whose infeasible trials
+/// a classifier models.
 pub(crate) struct SeveralMetrics {
     inner: Box<dyn Designer>,
+    classify_infeasible: bool,
+}
+
+/// The key of `algorithmConfig` that says how the learning designers treat infeasible trials;
+/// the wrapper's, taken out before the designer's own settings are checked.
+pub(crate) const INFEASIBLE_TRIALS_KEY: &str = "infeasibleTrials";
+
+/// How infeasible trials inform a learning designer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum InfeasibleTrials {
+    /// At the worst feasible value of the objective (the default).
+    Penalty,
+    /// By a feasibility model, the objectives learning from feasible trials only.
+    Classifier,
+}
+
+/// `spec` without `algorithmConfig.infeasibleTrials`, and its value (`None` when absent).
+pub(crate) fn take_infeasible_trials(spec: &StudySpec) -> Result<(std::borrow::Cow<'_, StudySpec>, Option<InfeasibleTrials>), ConfigError> {
+    let Some(raw) = spec.algorithm_config.get(INFEASIBLE_TRIALS_KEY) else { return Ok((std::borrow::Cow::Borrowed(spec), None)) };
+    let mode = match raw.as_str() {
+        Some("PENALTY") => InfeasibleTrials::Penalty,
+        Some("CLASSIFIER") => InfeasibleTrials::Classifier,
+        _ => {
+            return Err(ConfigError::Invalid {
+                field: INFEASIBLE_TRIALS_KEY.into(),
+                reason: format!("{raw} is not one of \"PENALTY\" (the default) and \"CLASSIFIER\""),
+            });
+        }
+    };
+    let mut owned = spec.clone();
+    if let Some(map) = owned.algorithm_config.as_object_mut() {
+        map.remove(INFEASIBLE_TRIALS_KEY);
+        if map.is_empty() {
+            owned.algorithm_config = serde_json::Value::Null;
+        }
+    }
+    Ok((std::borrow::Cow::Owned(owned), Some(mode)))
+}
+
+/// The id of the feasibility model's metric: not a token, so no study's metric can share it.
+const FEASIBILITY: &str = "trial feasibility";
+
+/// `o` with its feasibility as a metric: 1 with its measurements, or 0 alone for an infeasible
+/// trial (which the objectives' models then skip).
+fn labelled(o: &Observation) -> Observation {
+    let metrics = match &o.outcome {
+        Outcome::Measured(m) => {
+            let mut m = m.clone();
+            m.insert(FEASIBILITY.into(), 1.0);
+            m
+        }
+        Outcome::Infeasible => BTreeMap::from([(FEASIBILITY.to_owned(), 0.0)]),
+    };
+    Observation { assignment: o.assignment.clone(), outcome: Outcome::Measured(metrics) }
 }
 
 /// What is stored: each metric's model state, in the study's metric order.
@@ -94,8 +156,8 @@ struct State {
 
 impl SeveralMetrics {
     /// `inner`, fitted once per metric of the studies it is asked about.
-    pub fn wrap(inner: Box<dyn Designer>) -> Box<dyn Designer> {
-        Box::new(SeveralMetrics { inner })
+    pub fn wrap(inner: Box<dyn Designer>, classify_infeasible: bool) -> Box<dyn Designer> {
+        Box::new(SeveralMetrics { inner, classify_infeasible })
     }
 
     fn fit_each(
@@ -108,7 +170,24 @@ impl SeveralMetrics {
     ) -> Result<Fitted, FitError> {
         let stored: Vec<ModelState> =
             stored.and_then(|s| serde_json::from_value::<State>(s.0.clone()).ok()).map(|s| s.objectives).unwrap_or_default();
-        let metrics = &problem.spec.metrics;
+        // Infeasible trials to classify: feasibility becomes one more (safety) metric.
+        let classify = self.classify_infeasible && history.iter().any(|o| matches!(o.outcome, Outcome::Infeasible));
+        let labelled_history: Vec<Observation>;
+        let history = if classify {
+            labelled_history = history.iter().map(labelled).collect();
+            &labelled_history[..]
+        } else {
+            history
+        };
+        let mut all_metrics = problem.spec.metrics.clone();
+        if classify {
+            all_metrics.push(MetricSpec {
+                id: FEASIBILITY.into(),
+                goal: Goal::Maximize,
+                safety: Some(crate::study::Safety { threshold: 0.5, desired_min_safe_fraction: 0.0 }),
+            });
+        }
+        let metrics = &all_metrics;
         let mut fitted = Vec::with_capacity(metrics.len());
         for (i, metric) in metrics.iter().enumerate() {
             // Each metric as the one objective of its own study (a safety metric's model
@@ -141,7 +220,7 @@ impl SeveralMetrics {
             (1, 0) => objectives.pop().map(|(m, _)| m).expect("one"),
             _ => {
                 let (models, metrics): (Vec<_>, Vec<_>) = objectives.into_iter().chain(safety).unzip();
-                Arc::new(MetricsModel::new(problem.spec.space.clone(), metrics, models, history))
+                Arc::new(MetricsModel::new(problem.spec.space.clone(), metrics, models, history, classify))
             }
         };
         Ok(Fitted { model, state })
@@ -193,6 +272,8 @@ struct MetricsModel {
     k: usize,
     /// The completed trials (infeasible ones without values).
     points: Vec<Point>,
+    /// Whether feasibility is a metric (the last), so new observations are [`labelled`].
+    classify: bool,
 }
 
 /// `o` as the acquisition sees it under `metrics` (objectives first, `k` of them).
@@ -213,10 +294,16 @@ fn sign(goal: Goal) -> f64 {
 }
 
 impl MetricsModel {
-    fn new(space: SearchSpace, metrics: Vec<MetricSpec>, models: Vec<Arc<dyn Model>>, history: &[Observation]) -> MetricsModel {
+    fn new(
+        space: SearchSpace,
+        metrics: Vec<MetricSpec>,
+        models: Vec<Arc<dyn Model>>,
+        history: &[Observation],
+        classify: bool,
+    ) -> MetricsModel {
         let k = metrics.iter().filter(|m| m.safety.is_none()).count();
         let points = history.iter().map(|o| point(&metrics, k, o)).collect();
-        MetricsModel { space, metrics, models, k, points }
+        MetricsModel { space, metrics, models, k, points, classify }
     }
 
     /// Each objective's reference (worst seen less 10 % of the range) and range, from the trials
@@ -603,7 +690,14 @@ impl MetricsModel {
     }
 
     fn with_models(&self, models: Vec<Arc<dyn Model>>, points: Vec<Point>) -> Arc<dyn Model> {
-        Arc::new(MetricsModel { space: self.space.clone(), metrics: self.metrics.clone(), models, k: self.k, points })
+        Arc::new(MetricsModel {
+            space: self.space.clone(),
+            metrics: self.metrics.clone(),
+            models,
+            k: self.k,
+            points,
+            classify: self.classify,
+        })
     }
 }
 
@@ -633,6 +727,13 @@ impl Model for MetricsModel {
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
+        let labelled_new: Vec<Observation>;
+        let new = if self.classify {
+            labelled_new = new.iter().map(labelled).collect();
+            &labelled_new[..]
+        } else {
+            new
+        };
         let models = self.models.iter().map(|m| m.observe(new)).collect::<Option<Vec<_>>>()?;
         let mut points = self.points.clone();
         points.extend(new.iter().map(|o| point(&self.metrics, self.k, o)));
@@ -889,6 +990,58 @@ mod tests {
         let (_, g) = values(&Observation { outcome: constrained(&next), assignment: next.clone() });
         let nearest = history.iter().map(|o| values(o).1).fold(f64::INFINITY, f64::min);
         assert!(g < nearest, "the suggestion ({next:?}, g = {g}) is safer than every trial so far (g ≥ {nearest})");
+    }
+
+    /// `infeasibleTrials`: PENALTY or CLASSIFIER, refused otherwise and for designers that learn
+    /// nothing; with CLASSIFIER, a study whose trials outside the disk x0² + x1² ≤ 0.5 fail
+    /// finds the best feasible point (f = x0 + x1 = 1), and its model describes the classifier.
+    #[test]
+    fn a_classifier_models_infeasible_trials() {
+        let with = |algorithm: &str, mode: serde_json::Value| {
+            let mut spec = safe_spec(0.0);
+            spec.metrics.truncate(1);
+            spec.algorithm = algorithm.into();
+            spec.with_config(serde_json::json!({ "infeasibleTrials": mode }))
+        };
+        assert!(designer_for(&with("GP_BANDIT", "PENALTY".into())).is_ok());
+        let e = designer_for(&with("GP_BANDIT", "SOMETIMES".into())).err().unwrap().to_string();
+        assert!(e.contains("infeasibleTrials") && e.contains("CLASSIFIER"), "{e}");
+        let e = designer_for(&with("RANDOM_SEARCH", "CLASSIFIER".into())).err().unwrap().to_string();
+        assert!(e.contains("learns nothing"), "{e}");
+        // The best feasible value after 40 trials, and the last model.
+        let best_of = |mode: &str| {
+            let spec = with("GP_BANDIT", mode.into());
+            let designer = designer_for(&spec).unwrap();
+            let problem = Problem { spec, seed: 2 };
+            let mut rng = StdRng::seed_from_u64(2);
+            let (mut history, mut warm): (Vec<Observation>, _) = (Vec::new(), None);
+            let mut model = None;
+            while history.len() < 40 {
+                let fitted = designer.fit(&problem, &history, warm.as_ref(), &mut rng).unwrap();
+                warm = Some(fitted.state);
+                let a = fitted.model.suggest(&[], 1, &mut rng).unwrap().remove(0);
+                let (f, g) = values(&Observation { outcome: constrained(&a), assignment: a.clone() });
+                let outcome = if g <= 0.5 { Outcome::Measured(BTreeMap::from([("f".into(), f)])) } else { Outcome::Infeasible };
+                history.push(Observation { assignment: a, outcome });
+                model = Some(fitted.model);
+            }
+            let best = history
+                .iter()
+                .filter_map(|o| match &o.outcome {
+                    Outcome::Measured(m) => Some(m["f"]),
+                    Outcome::Infeasible => None,
+                })
+                .fold(f64::NEG_INFINITY, f64::max);
+            (best, model.unwrap())
+        };
+        let (classified, model) = best_of("CLASSIFIER");
+        let (penalised, _) = best_of("PENALTY");
+        assert!(
+            classified > 0.95 && classified >= penalised,
+            "the best feasible point is f = 1: {classified} (with the penalty {penalised})"
+        );
+        let described = model.describe();
+        assert!(described["safety"][FEASIBILITY].is_object(), "{described}");
     }
 
     /// A metric that no trial reports does not hold the study in its initial design: the study

@@ -104,6 +104,8 @@ enum Metrics {
     One,
     TwoObjectives,
     ObjectiveAndSafety,
+    /// `loss` alone, its infeasible trials modelled by a classifier (learning designers only).
+    OneWithClassifier,
 }
 
 fn spec_for(space: SearchSpace, algorithm: &str, metrics: Metrics) -> StudySpec {
@@ -116,6 +118,7 @@ fn spec_for(space: SearchSpace, algorithm: &str, metrics: Metrics) -> StudySpec 
             safety: Some(crate::study::Safety { threshold: 0.5, desired_min_safe_fraction: 0.6 }),
             ..accuracy
         }),
+        Metrics::OneWithClassifier => spec.algorithm_config = serde_json::json!({"infeasibleTrials": "CLASSIFIER"}),
     }
     spec
 }
@@ -148,12 +151,17 @@ fn suggest(problem: &Problem, history: &[Observation], pending: &[Assignment], c
 
 /// Runs the conformance checks for `algorithm` on every fixture space it accepts (a designer
 /// may refuse a space with a configuration error naming what it supports; it must accept at
-/// least one), for a study of one metric, of two objectives, and of an objective and a safety
-/// metric; panics on the first failure, naming it.
+/// least one), for a study of one metric, of two objectives, of an objective and a safety
+/// metric, and (for the designers that learn) of one metric whose infeasible trials a classifier
+/// models; panics on the first failure, naming it.
 pub fn conformance(algorithm: &str) {
     conformance_of(algorithm, Metrics::One);
     conformance_of(algorithm, Metrics::TwoObjectives);
     conformance_of(algorithm, Metrics::ObjectiveAndSafety);
+    let learns = designer_for(&study(fixtures::all_types(), algorithm, serde_json::Value::Null)).is_ok_and(|d| d.learns());
+    if learns {
+        conformance_of(algorithm, Metrics::OneWithClassifier);
+    }
 }
 
 fn conformance_of(algorithm: &str, objectives: Metrics) {
