@@ -327,6 +327,16 @@ fn safety_metrics_constrain_the_study() {
             assert_eq!(status, 400, "{metrics} on {}: {body}", db.name);
             assert!(body.to_string().contains(field), "{metrics}: the error names {field}: {body}");
         }
+        // How infeasible trials are modelled is checked too: a 400 names the setting and its values.
+        let (status, body) = s.post(
+            "/studies",
+            json!({"displayName": "bad", "studySpec": {"metrics": [{"metricId": "f"}],
+            "algorithm": "GP_BANDIT", "algorithmConfig": {"infeasibleTrials": "IGNORE"}, "parameters": parameters}}),
+        );
+        assert!(status == 400 && body.to_string().contains("infeasibleTrials") && body.to_string().contains("CLASSIFIER"), "{body}");
+        let classified = s.create_study(json!({"displayName": "classified", "studySpec": {"metrics": [{"metricId": "f"}],
+            "algorithm": "GP_BANDIT", "algorithmConfig": {"infeasibleTrials": "CLASSIFIER"}, "parameters": parameters}}));
+        assert_eq!(s.ok_get(&format!("/studies/{classified}"))["studySpec"]["algorithmConfig"]["infeasibleTrials"], "CLASSIFIER");
         let metrics = json!([{"metricId": "f", "goal": "MAXIMIZE"},
                              {"metricId": "g", "goal": "MINIMIZE", "safetyConfig": {"safetyThreshold": 0.5, "desiredMinSafeTrialsFraction": 0.9}}]);
         let study = s.create_study(
