@@ -380,5 +380,21 @@ fn safety_metrics_constrain_the_study() {
             .unwrap();
         assert!(g <= 0.5, "the best trial is a safe one: {optimal:?}");
         assert!(f > 0.9, "and close to the safe optimum f = 1 after 18 trials: {optimal:?}");
+        // The history's best so far may only be safe: its safe maximum is the optimal trial's.
+        let history = s.ok_get(&format!("/studies/{study}/trials:history"));
+        let safe_max = history["safeMax"].as_array().unwrap().iter().filter_map(|v| v.as_f64()).fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(safe_max, f, "{history}");
+        let unsafe_trials: i64 = history["unsafeTrials"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).sum();
+        let measured_unsafe = (1..=18)
+            .filter(|id| {
+                let t = s.ok_get(&format!("/studies/{study}/trials/{id}"));
+                t["finalMeasurement"]["metrics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|m| m["metricId"] == "g" && m["value"].as_f64().unwrap() > 0.5)
+            })
+            .count() as i64;
+        assert_eq!(unsafe_trials, measured_unsafe, "{history}");
     }
 }

@@ -1,8 +1,8 @@
 // The optimisation history, from the server's bucketed history (`trials:history`): every trial
 // when the study is small, else the best and worst value of each bucket of consecutive trials;
-// the best so far as a step line; infeasible trials marked along the bottom, trials asked to
-// stop (by the early-stopping rule or their client) ringed; a log scale when every value is
-// positive. Drawn with uPlot; the container says `data-drawn` once a frame is on screen.
+// the best so far as a step line (of safe trials only, when the study has safety metrics);
+// infeasible trials marked along the bottom, unsafe ones crossed, trials asked to stop (by the
+// early-stopping rule or their client) ringed; a log scale when every value is positive. Drawn with uPlot; the container says `data-drawn` once a frame is on screen.
 
 import uPlot from "./vendor/uPlot.esm.js";
 import { call } from "./api.js";
@@ -24,6 +24,7 @@ export function historyData(h, goal) {
   const best = new Array(n).fill(null);
   const infeasible = new Array(n).fill(null);
   const stopped = new Array(n).fill(null);
+  const unsafe = new Array(n).fill(null);
   let incumbent = null;
   let low = Infinity;
   for (let k = 0; k < n; k++) {
@@ -33,17 +34,20 @@ export function historyData(h, goal) {
       better[k] = b;
       if (h.bucketWidth > 1) worse[k] = w;
       low = Math.min(low, h.min[k]);
-      if (incumbent === null || (minimise ? b < incumbent : b > incumbent)) incumbent = b;
     }
+    // The best so far: of the safe trials, where the study has safety metrics.
+    const safe = h.safeMin ? (minimise ? h.safeMin[k] : h.safeMax[k]) : b;
+    if (safe !== null && (incumbent === null || (minimise ? safe < incumbent : safe > incumbent))) incumbent = safe;
     best[k] = incumbent;
   }
   for (let k = 0; k < n; k++) {
     const base = Number.isFinite(low) ? low : 0;
     if (h.infeasible[k] > 0) infeasible[k] = base;
     if (h.stopped[k] > 0) stopped[k] = better[k] ?? base;
+    if (h.unsafeTrials?.[k] > 0) unsafe[k] = minimise ? h.max[k] : h.min[k];
   }
   const positive = h.min.every((v) => v === null || v > 0);
-  return { data: [xs, better, worse, best, infeasible, stopped], positive, bucketWidth: h.bucketWidth };
+  return { data: [xs, better, worse, best, infeasible, stopped, unsafe], positive, bucketWidth: h.bucketWidth };
 }
 
 export function historyChart(container, { data, bucketWidth }, { log, metricId }) {
@@ -61,6 +65,7 @@ export function historyChart(container, { data, bucketWidth }, { log, metricId }
       { label: "best so far", stroke: "#1f8a4c", width: 2, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } },
       { label: "infeasible", stroke: "#c8372d", paths: () => null, points: { show: true, size: 7, fill: "#c8372d", stroke: "#c8372d" } },
       { label: "asked to stop", stroke: "#b7791f", paths: () => null, points: { show: true, size: 11, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b7791f" } },
+      { label: "unsafe", stroke: "#b3261e", paths: () => null, points: { show: true, size: 9, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b3261e" } },
     ],
     hooks: { draw: [() => { container.dataset.drawn = "true"; }] },
   };

@@ -1,6 +1,7 @@
 //! A study's optimisation history at a bounded size: the trials in id order cut into buckets of
 //! consecutive ids, each with the lowest and highest final objective of its SUCCEEDED trials and
-//! its counts — aggregated in SQL, so a chart of a study of any size costs at most a few
+//! its counts, and the same extremes among its safe trials (what a best so far may be) —
+//! aggregated in SQL, so a chart of a study of any size costs at most a few
 //! thousand rows. With no more trials than buckets, each bucket is one trial. A plain read.
 
 use sqlx::Row;
@@ -25,6 +26,12 @@ pub struct HistoryBucket {
     pub infeasible: i64,
     /// Its trials that were asked to stop.
     pub stopped: i64,
+    /// Its SUCCEEDED trials that are unsafe (a safety metric on the wrong side of its threshold).
+    pub unsafe_trials: i64,
+    /// The lowest final objective among its safe SUCCEEDED trials.
+    pub safe_min: Option<f64>,
+    /// The highest.
+    pub safe_max: Option<f64>,
 }
 
 impl Store {
@@ -45,7 +52,10 @@ impl Store {
              MIN(CASE WHEN state = 'SUCCEEDED' THEN objective END) AS lo, MAX(CASE WHEN state = 'SUCCEEDED' THEN objective END) AS hi, \
              SUM(CASE WHEN state = 'SUCCEEDED' AND objective IS NOT NULL THEN 1 ELSE 0 END) AS succeeded, \
              SUM(CASE WHEN state = 'INFEASIBLE' THEN 1 ELSE 0 END) AS infeasible, \
-             SUM(CASE WHEN stopped_ms IS NOT NULL THEN 1 ELSE 0 END) AS stopped \
+             SUM(CASE WHEN stopped_ms IS NOT NULL THEN 1 ELSE 0 END) AS stopped, \
+             SUM(CASE WHEN state = 'SUCCEEDED' AND is_unsafe = 1 THEN 1 ELSE 0 END) AS unsafe_trials, \
+             MIN(CASE WHEN state = 'SUCCEEDED' AND is_unsafe = 0 THEN objective END) AS safe_lo, \
+             MAX(CASE WHEN state = 'SUCCEEDED' AND is_unsafe = 0 THEN objective END) AS safe_hi \
              FROM trials WHERE study_id = $1 GROUP BY (id - 1) / $2 ORDER BY bucket",
         )
         .bind(study_id)
@@ -63,6 +73,9 @@ impl Store {
                     succeeded: r.try_get("succeeded")?,
                     infeasible: r.try_get("infeasible")?,
                     stopped: r.try_get("stopped")?,
+                    unsafe_trials: r.try_get("unsafe_trials")?,
+                    safe_min: r.try_get("safe_lo")?,
+                    safe_max: r.try_get("safe_hi")?,
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;

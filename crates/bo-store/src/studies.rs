@@ -115,8 +115,8 @@ impl Store {
             let mut tx = self.pool.begin().await?;
             let number = take_study_number(&mut tx, project, location).await?;
             let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms, number, objective_metric) \
-                 VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7) RETURNING {STUDY_COLUMNS}"
+                "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms, number, objective_metric, safety_metrics) \
+                 VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $8) RETURNING {STUDY_COLUMNS}"
             )))
             .bind(project)
             .bind(location)
@@ -125,6 +125,7 @@ impl Store {
             .bind(now_ms)
             .bind(number)
             .bind(&spec.objective().id)
+            .bind(crate::trials::Apart::safety_json(spec)?)
             .fetch_one(&mut *tx)
             .await;
             match inserted {

@@ -164,7 +164,7 @@ impl SuggestTx {
         let order = if maximize { "DESC" } else { "ASC" };
         let best = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT id, end_time_ms FROM trials WHERE study_id = $1 AND state = 'SUCCEEDED' AND objective IS NOT NULL \
-             ORDER BY objective {order}, end_time_ms, id LIMIT 1"
+             AND is_unsafe = 0 ORDER BY objective {order}, end_time_ms, id LIMIT 1"
         )))
         .bind(self.study_id)
         .fetch_optional(&mut *self.tx)

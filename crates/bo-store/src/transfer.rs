@@ -67,14 +67,14 @@ impl Store {
         dump: &StudyDump,
     ) -> Result<StudyRecord, StoreError> {
         let spec = &dump.study.spec;
-        let objective = spec.objective().id.clone();
+        let apart = crate::trials::Apart::of(spec);
         let next_trial_id = dump.trials.iter().map(|t| t.id + 1).max().unwrap_or(1).max(dump.next_trial_id);
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let number = crate::studies::take_study_number(&mut tx, project, location).await?;
         let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
-             next_trial_id, data_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {}",
+             next_trial_id, data_version, safety_metrics) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING {}",
             crate::studies::STUDY_COLUMNS
         )))
         .bind(project)
@@ -85,9 +85,10 @@ impl Store {
         .bind(&dump.study.inactive_reason)
         .bind(dump.study.create_time_ms)
         .bind(number)
-        .bind(&objective)
+        .bind(&apart.metric)
         .bind(next_trial_id)
         .bind(dump.study.data_version)
+        .bind(crate::trials::Apart::safety_json(spec)?)
         .fetch_one(&mut *tx)
         .await;
         let row = match inserted {
@@ -101,7 +102,7 @@ impl Store {
         };
         let study = crate::studies::study_from_row(&row)?;
         for trial in &dump.trials {
-            insert_trial(&mut tx, study.id, trial, &objective).await?;
+            insert_trial(&mut tx, study.id, trial, &apart).await?;
         }
         if let Some(model) = &dump.model {
             sqlx::query("INSERT INTO models (study_id, data_version, state, fitted_at_ms) VALUES ($1, $2, $3, $4)")

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use bo_core::{Assignment, Completion, Limits, Measurement, StudySpec, Trial, TrialError, TrialState};
+use bo_core::{Assignment, Completion, Limits, Measurement, MetricSpec, StudySpec, Trial, TrialError, TrialState};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
@@ -121,8 +121,34 @@ pub(crate) async fn load_trials(
 pub(crate) struct Locked {
     pub basis: Basis,
     pub state: StudyState,
-    /// The study's objective metric (its first), which every measurement also stores apart.
-    pub objective: String,
+    /// What a trial row stores apart from its measurements.
+    pub objective: Apart,
+}
+
+/// What a trial row (and each measurement) stores apart from its JSON, for SQL to read: the
+/// study's objective metric's value, and whether the trial is unsafe under its safety metrics.
+pub(crate) struct Apart {
+    /// The study's objective metric (its first without a safety constraint).
+    pub metric: String,
+    /// Its safety metrics.
+    pub safety: Vec<MetricSpec>,
+}
+
+impl Apart {
+    /// What the trial rows of a study of `spec` store apart.
+    pub fn of(spec: &StudySpec) -> Apart {
+        Apart { metric: spec.objective().id.clone(), safety: spec.safety_metrics().cloned().collect() }
+    }
+
+    /// The study's safety metrics as stored in `studies.safety_metrics`.
+    pub fn safety_json(spec: &StudySpec) -> Result<String, StoreError> {
+        Ok(serde_json::to_string(&spec.safety_metrics().collect::<Vec<_>>())?)
+    }
+
+    /// Whether `trial`'s final measurement is on the wrong side of a safety threshold.
+    fn is_unsafe(&self, trial: &Trial) -> bool {
+        trial.final_measurement.as_ref().is_some_and(|m| self.safety.iter().any(|s| m.metrics.get(&s.id).is_some_and(|&v| !s.is_safe(v))))
+    }
 }
 
 /// Takes the study's write lock for the rest of the transaction (an update: SQLite takes its
@@ -131,7 +157,7 @@ pub(crate) struct Locked {
 /// it: see `changes.rs`). Returns the study's basis, state and objective metric.
 pub(crate) async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<Locked, StoreError> {
     let row = sqlx::query(
-        "UPDATE studies SET change_seq = change_seq + 1 WHERE id = $1 RETURNING next_trial_id, data_version, state, objective_metric",
+        "UPDATE studies SET change_seq = change_seq + 1 WHERE id = $1 RETURNING next_trial_id, data_version, state, objective_metric, safety_metrics",
     )
     .bind(study_id)
     .fetch_optional(&mut *conn)
@@ -146,7 +172,10 @@ pub(crate) async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Resul
     Ok(Locked {
         basis: Basis { data_version: row.try_get("data_version")?, next_trial_id: row.try_get("next_trial_id")? },
         state,
-        objective: row.try_get("objective_metric")?,
+        objective: Apart {
+            metric: row.try_get("objective_metric")?,
+            safety: serde_json::from_str(&row.try_get::<String, _>("safety_metrics")?)?,
+        },
     })
 }
 
@@ -222,10 +251,12 @@ async fn insert_measurements(
     Ok(())
 }
 
-pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial, objective: &str) -> Result<(), StoreError> {
+pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial: &Trial, apart: &Apart) -> Result<(), StoreError> {
+    let objective = apart.metric.as_str();
     sqlx::query(
         "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, \
-         objective, change_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $11 = 1 THEN $10 END, (SELECT change_seq FROM studies WHERE id = $1))",
+         objective, is_unsafe, change_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $11 = 1 THEN $10 END, $12, \
+         (SELECT change_seq FROM studies WHERE id = $1))",
     )
     .bind(study_id)
     .bind(trial.id)
@@ -238,6 +269,7 @@ pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial:
     .bind(trial.end_time_ms)
     .bind(final_objective(trial, objective).unwrap_or(0.0))
     .bind(i64::from(final_objective(trial, objective).is_some()))
+    .bind(i64::from(apart.is_unsafe(trial)))
     .execute(&mut *conn)
     .await?;
     insert_measurements(conn, study_id, trial.id, 0, &trial.measurements, objective).await
@@ -259,12 +291,13 @@ pub(crate) async fn write_trial(
     conn: &mut AnyConnection,
     study_id: i64,
     trial: &Trial,
-    objective: &str,
+    apart: &Apart,
     now_ms: i64,
 ) -> Result<(), StoreError> {
+    let objective = apart.metric.as_str();
     sqlx::query(
         "UPDATE trials SET state = $1, final_measurement = $2, client_id = $3, infeasible_reason = $4, end_time_ms = $5, \
-         last_seen_ms = $8, objective = CASE WHEN $10 = 1 THEN $9 END, stopped_ms = CASE WHEN $1 = 'STOPPING' THEN COALESCE(stopped_ms, $8) ELSE stopped_ms END, change_seq = (SELECT change_seq FROM studies WHERE id = $6) WHERE study_id = $6 AND id = $7",
+         last_seen_ms = $8, objective = CASE WHEN $10 = 1 THEN $9 END, is_unsafe = $11, stopped_ms = CASE WHEN $1 = 'STOPPING' THEN COALESCE(stopped_ms, $8) ELSE stopped_ms END, change_seq = (SELECT change_seq FROM studies WHERE id = $6) WHERE study_id = $6 AND id = $7",
     )
     .bind(trial.state.as_str())
     .bind(trial.final_measurement.as_ref().map(serde_json::to_string).transpose()?)
@@ -276,6 +309,7 @@ pub(crate) async fn write_trial(
     .bind(now_ms)
     .bind(final_objective(trial, objective).unwrap_or(0.0))
     .bind(i64::from(final_objective(trial, objective).is_some()))
+    .bind(i64::from(apart.is_unsafe(trial)))
     .execute(&mut *conn)
     .await?;
     Ok(())
@@ -468,7 +502,8 @@ impl Store {
         let (was_completed, n_measurements) = (trial.state.is_completed(), trial.measurements.len());
         change(&mut trial)?;
         write_trial(&mut tx, study_id, &trial, &locked.objective, now_ms).await?;
-        insert_measurements(&mut tx, study_id, trial_id, n_measurements, &trial.measurements[n_measurements..], &locked.objective).await?;
+        insert_measurements(&mut tx, study_id, trial_id, n_measurements, &trial.measurements[n_measurements..], &locked.objective.metric)
+            .await?;
         if trial.state.is_completed() && !was_completed {
             bump_data_version(&mut tx, study_id).await?;
         }

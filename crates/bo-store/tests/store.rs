@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use bo_core::designer::testing::fixtures;
-use bo_core::{Assignment, Completion, Goal, Limits, Measurement, ParamValue, StudySpec, TrialState};
+use bo_core::{Assignment, Completion, Goal, Limits, Measurement, MetricSpec, ParamValue, Safety, StudySpec, TrialState};
 use bo_store::{
     Basis, Entity, NewTrial, Opened, Operation, Store, StoreError, StoreOptions, StudyState, SuggestOutcome, SuggestRequest, testing,
 };
@@ -842,6 +842,55 @@ async fn the_history_is_aggregated_in_buckets() {
         let (width, exact) = store.history(study.id, 1000).await.unwrap();
         assert_eq!((width, exact.len()), (1, 10));
         assert_eq!(exact[0].min, Some(0.1));
+    }
+}
+
+/// A trial on the wrong side of a safety threshold is never a study's best: not in the
+/// overview, not in the history's safe extremes (it still counts as unsafe there), not for the
+/// no-progress rule — also after it is completed through the write path, and after the study
+/// moves between databases.
+#[tokio::test]
+async fn unsafe_trials_are_never_the_best() {
+    for store in stores("unsafe").await {
+        let mut safe_spec = spec();
+        safe_spec.metrics.push(MetricSpec {
+            safety: Some(Safety { threshold: 1.0, desired_min_safe_fraction: 0.0 }),
+            ..MetricSpec::objective("memory", Goal::Minimize)
+        });
+        let (study, _) = store.create_study("p", "l", "safe", &safe_spec, 1).await.unwrap();
+        let m = |acc: f64, memory: f64| Measurement {
+            step_count: 1,
+            elapsed_secs: 0.0,
+            metrics: BTreeMap::from([("acc".into(), acc), ("memory".into(), memory)]),
+        };
+        for (i, acc, memory) in [(1, 0.5, 0.5), (2, 0.9, 2.0), (3, 0.7, 1.0)] {
+            let new = NewTrial {
+                assignment: point(i),
+                state: TrialState::Succeeded,
+                measurements: vec![],
+                final_measurement: Some(m(acc, memory)),
+                infeasible_reason: String::new(),
+            };
+            store.create_trial(study.id, new, 10 + i).await.unwrap();
+        }
+        // One more through completion: the best accuracy, and unsafe.
+        let running = NewTrial {
+            assignment: point(4),
+            state: TrialState::Requested,
+            measurements: vec![],
+            final_measurement: None,
+            infeasible_reason: String::new(),
+        };
+        store.create_trial(study.id, running, 20).await.unwrap();
+        store.complete_trial(study.id, 4, &safe_spec, Completion::Measured(m(0.95, 3.0)), 21).await.unwrap();
+        let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+        assert_eq!(overview[0].best, Some(0.7), "the best safe accuracy");
+        let (_, buckets) = store.history(study.id, 1).await.unwrap();
+        assert_eq!((buckets[0].max, buckets[0].safe_max, buckets[0].unsafe_trials), (Some(0.95), Some(0.7), 2));
+        let dump = store.dump_study(study.id).await.unwrap();
+        let moved = store.restore_study("p", "l", "moved", &dump).await.unwrap();
+        let (_, buckets) = store.history(moved.id, 1).await.unwrap();
+        assert_eq!((buckets[0].safe_max, buckets[0].unsafe_trials), (Some(0.7), 2), "restored trials are marked too");
     }
 }
 

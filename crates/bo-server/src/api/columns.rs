@@ -144,6 +144,7 @@ pub async fn trial_history(
     let max_points = count("maxPoints", raw, DEFAULT_HISTORY_POINTS, MAX_HISTORY_POINTS)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let (width, buckets) = state.store.history(study.id, max_points).await?;
+    let safety = study.spec.safety_metrics().next().is_some();
     Ok(Json(TrialHistoryW {
         metric_id: study.spec.objective().id.clone(),
         bucket_width: width,
@@ -154,6 +155,9 @@ pub async fn trial_history(
         succeeded: buckets.iter().map(|b| b.succeeded).collect(),
         infeasible: buckets.iter().map(|b| b.infeasible).collect(),
         stopped: buckets.iter().map(|b| b.stopped).collect(),
+        unsafe_trials: safety.then(|| buckets.iter().map(|b| b.unsafe_trials).collect()),
+        safe_min: safety.then(|| buckets.iter().map(|b| b.safe_min).collect()),
+        safe_max: safety.then(|| buckets.iter().map(|b| b.safe_max).collect()),
     }))
 }
 

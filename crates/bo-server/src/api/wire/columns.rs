@@ -187,7 +187,7 @@ impl CurveW {
 #[serde(rename_all = "camelCase")]
 #[schema(as = TrialHistory)]
 pub struct TrialHistoryW {
-    /// The metric (the study's first).
+    /// The metric (the study's objective: its first metric without a safety constraint).
     pub metric_id: String,
     /// Trial ids per bucket (1: every trial is its own).
     pub bucket_width: i64,
@@ -205,4 +205,14 @@ pub struct TrialHistoryW {
     pub infeasible: Vec<i64>,
     /// Trials asked to stop per bucket.
     pub stopped: Vec<i64>,
+    /// For a study with safety metrics: unsafe SUCCEEDED trials per bucket.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsafe_trials: Option<Vec<i64>>,
+    /// For a study with safety metrics: the lowest final value among each bucket's safe
+    /// SUCCEEDED trials (what a best so far may be; null with none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safe_min: Option<Vec<Option<f64>>>,
+    /// The highest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safe_max: Option<Vec<Option<f64>>>,
 }
