@@ -301,3 +301,31 @@ def test_a_safety_metric_through_googles_client(server):
     values = {m.metric_id: m.value for m in best[0].final_measurement.metrics}
     assert values["risk"] <= 0.5, f"the best trial is safe: {values}"
     assert values["reward"] > 0.9, f"and near the safe optimum (reward 1): {values}"
+
+
+def test_googles_v1beta1_client(server):
+    """Google's v1beta1 client: /v1beta1 is an alias of /v1, and the operations it polls (under
+    /ui/) name v1beta1's messages, so it unpacks the suggestions and the early-stopping answer."""
+    from google.cloud import aiplatform_v1beta1 as b
+
+    client = b.VizierServiceClient(transport="rest", credentials=AnonymousCredentials(), client_options={"api_endpoint": server})
+    BPS = b.StudySpec.ParameterSpec
+    spec = b.StudySpec(
+        metrics=[b.StudySpec.MetricSpec(metric_id="m", goal=b.StudySpec.MetricSpec.GoalType.MINIMIZE)],
+        algorithm=b.StudySpec.Algorithm.RANDOM_SEARCH,
+        median_automated_stopping_spec=b.StudySpec.MedianAutomatedStoppingSpec(),
+        parameters=[BPS(parameter_id="x", double_value_spec=BPS.DoubleValueSpec(min_value=-1.0, max_value=1.0))],
+    )
+    study = client.create_study(parent="projects/demo/locations/local", study=b.Study(display_name="beta", study_spec=spec))
+    assert client.get_study(name=study.name).display_name == "beta"
+    trials = client.suggest_trials(request=b.SuggestTrialsRequest(parent=study.name, suggestion_count=2, client_id="w")).result(timeout=30).trials
+    assert len(trials) == 2 and all(-1 <= t.parameters[0].value <= 1 for t in trials)
+    client.add_trial_measurement(request=b.AddTrialMeasurementRequest(
+        trial_name=trials[0].name, measurement=b.Measurement(step_count=1, metrics=[b.Measurement.Metric(metric_id="m", value=0.5)])))
+    check = client.check_trial_early_stopping_state(request=b.CheckTrialEarlyStoppingStateRequest(trial_name=trials[0].name)).result(timeout=30)
+    assert check.should_stop is False
+    done = client.complete_trial(request=b.CompleteTrialRequest(
+        name=trials[0].name, final_measurement=b.Measurement(metrics=[b.Measurement.Metric(metric_id="m", value=0.25)])))
+    assert done.state == b.Trial.State.SUCCEEDED
+    best = client.list_optimal_trials(request=b.ListOptimalTrialsRequest(parent=study.name)).optimal_trials
+    assert [t.name for t in best] == [trials[0].name]

@@ -516,3 +516,57 @@ fn health_docs_and_openapi_are_served() {
     let init = reqwest::blocking::get(format!("{}/docs/swagger-initializer.js", s.base)).unwrap().text().unwrap();
     assert!(init.contains("/openapi.json") && !init.contains("https://"), "{init}");
 }
+
+/// `/v1beta1/…` serves the same API as `/v1/…`, and an Operation names the message types of
+/// the version it was asked through — also when Google's clients poll it under `/ui/`, where the
+/// path names no version — so a v1beta1 client can unpack it.
+#[test]
+fn v1beta1_is_an_alias_whose_operations_name_their_version() {
+    for db in databases("v1beta1") {
+        let s = Server::start(&db);
+        let beta = |path: &str| format!("{}/v1beta1/projects/demo/locations/local{path}", s.base);
+        let ui = |path: &str| format!("{}/ui/projects/demo/locations/local{path}", s.base);
+        let spec = json!({"displayName": "beta", "studySpec": {"metrics": [{"metricId": "m", "goal": "MAXIMIZE"}],
+            "algorithm": "RANDOM_SEARCH", "medianAutomatedStoppingSpec": {},
+            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}});
+        let (status, study) = s.raw("POST", &beta("/studies"), Some(spec.to_string()));
+        assert_eq!(status, 200, "{study}");
+        let number = study["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+        assert_eq!(s.ok_get(&format!("/studies/{number}"))["name"], study["name"], "one study, seen from either version");
+        let suggest = json!({"suggestionCount": 1, "clientId": "w"}).to_string();
+        let (status, op) = s.raw("POST", &beta(&format!("/studies/{number}/trials:suggest")), Some(suggest.clone()));
+        assert_eq!(status, 200, "{op}");
+        let types =
+            |op: &Value| (op["metadata"]["@type"].as_str().unwrap().to_owned(), op["response"]["@type"].as_str().unwrap().to_owned());
+        let beta_types = (
+            "type.googleapis.com/google.cloud.aiplatform.v1beta1.SuggestTrialsMetadata".to_owned(),
+            "type.googleapis.com/google.cloud.aiplatform.v1beta1.SuggestTrialsResponse".to_owned(),
+        );
+        assert_eq!(types(&op), beta_types, "{op}");
+        let op_path = format!("/studies/{number}/operations/{}", op["name"].as_str().unwrap().rsplit('/').next().unwrap());
+        let (_, polled) = s.raw("GET", &ui(&op_path), None);
+        assert_eq!(types(&polled), beta_types, "polled under /ui/: the version it was asked through: {polled}");
+        let v1 = s.ok_get(&op_path);
+        assert_eq!(types(&v1).1, "type.googleapis.com/google.cloud.aiplatform.v1.SuggestTrialsResponse", "under /v1/: v1's");
+        // Asked through v1, polled under /ui/: v1's.
+        let v1_op = s.ok_post(&format!("/studies/{number}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "v"}));
+        let v1_path = format!("/studies/{number}/operations/{}", v1_op["name"].as_str().unwrap().rsplit('/').next().unwrap());
+        let (_, polled) = s.raw("GET", &ui(&v1_path), None);
+        assert_eq!(types(&polled).1, "type.googleapis.com/google.cloud.aiplatform.v1.SuggestTrialsResponse", "{polled}");
+        // The early-stopping check, too.
+        let trial = op["response"]["trials"][0]["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+        let (status, check) =
+            s.raw("POST", &beta(&format!("/studies/{number}/trials/{trial}:checkTrialEarlyStoppingState")), Some("{}".into()));
+        assert_eq!(status, 200, "{check}");
+        assert_eq!(check["response"]["@type"], "type.googleapis.com/google.cloud.aiplatform.v1beta1.CheckTrialEarlyStoppingStateResponse");
+        let check_path =
+            format!("/studies/{number}/trials/{trial}/operations/{}", check["name"].as_str().unwrap().rsplit('/').next().unwrap());
+        let (_, polled) = s.raw("GET", &ui(&check_path), None);
+        assert_eq!(
+            polled["metadata"]["@type"],
+            "type.googleapis.com/google.cloud.aiplatform.v1beta1.CheckTrialEarlyStoppingStateMetatdata"
+        );
+        let (status, listed) = s.raw("GET", &format!("{}/v1beta1/locations", s.base), None);
+        assert_eq!(status, 200, "{listed}");
+    }
+}

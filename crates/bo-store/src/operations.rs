@@ -49,9 +49,12 @@ pub struct Operation {
     pub create_time_ms: i64,
     /// When it last changed (finished), milliseconds since the epoch.
     pub update_time_ms: i64,
+    /// The API version it was asked through (an opaque label the server gives, `v1` by default):
+    /// what its rendering names, wherever it is polled from.
+    pub api_version: String,
 }
 
-const OPERATION_COLUMNS: &str = "number, study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, error_message, update_time_ms";
+const OPERATION_COLUMNS: &str = "number, study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, error_message, update_time_ms, api_version";
 
 fn operation_from_row(row: &sqlx::any::AnyRow) -> Result<Operation, StoreError> {
     let kind_name: String = row.try_get("kind")?;
@@ -80,6 +83,7 @@ fn operation_from_row(row: &sqlx::any::AnyRow) -> Result<Operation, StoreError> 
         suggestion_count: row.try_get("suggestion_count")?,
         create_time_ms,
         update_time_ms: row.try_get::<Option<i64>, _>("update_time_ms")?.unwrap_or(create_time_ms),
+        api_version: row.try_get("api_version")?,
     })
 }
 
@@ -88,9 +92,10 @@ pub(crate) async fn insert_operation(
     conn: &mut AnyConnection,
     study_id: i64,
     kind: &OperationKind,
+    api_version: &str,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
-    insert(conn, study_id, kind, true, 0, now_ms).await
+    insert(conn, study_id, kind, true, 0, api_version, now_ms).await
 }
 
 /// Records a suggest operation that is not finished yet.
@@ -99,10 +104,11 @@ pub(crate) async fn insert_pending_suggest(
     study_id: i64,
     client_id: &str,
     count: usize,
+    api_version: &str,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let kind = OperationKind::Suggest { client_id: client_id.to_owned(), trial_ids: vec![], study_completed: false };
-    insert(conn, study_id, &kind, false, count, now_ms).await
+    insert(conn, study_id, &kind, false, count, api_version, now_ms).await
 }
 
 /// The pending suggest operation of a client, if any.
@@ -156,6 +162,7 @@ async fn insert(
     kind: &OperationKind,
     done: bool,
     count: usize,
+    api_version: &str,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let (name, client_id, trial_ids, trial_id, should_stop, completed) = match kind {
@@ -173,8 +180,8 @@ async fn insert(
         .await?
         .try_get("n")?;
     sqlx::query(
-        "INSERT INTO operations (study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, update_time_ms, number) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $8, $11)",
+        "INSERT INTO operations (study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, update_time_ms, number, api_version) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $8, $11, $12)",
     )
     .bind(study_id)
     .bind(trial_id)
@@ -187,6 +194,7 @@ async fn insert(
     .bind(i64::from(done))
     .bind(count as i64)
     .bind(number)
+    .bind(api_version)
     .execute(&mut *conn)
     .await?;
     Ok(number)

@@ -35,6 +35,9 @@ pub struct SuggestRequest<'a> {
     /// The trial lease: an ACTIVE trial whose client has not been seen for this long goes back
     /// to REQUESTED first, to be handed out again. `None`: trials are never taken back.
     pub trial_lease_ms: Option<i64>,
+    /// The API version the call came through, recorded on the operation (see
+    /// [`crate::Operation::api_version`]).
+    pub api_version: &'a str,
 }
 
 /// What a suggest handed out.
@@ -63,6 +66,7 @@ pub struct SuggestTx {
     _turn: Option<OwnedMutexGuard<()>>,
     study_id: i64,
     client_id: String,
+    api_version: String,
     now_ms: i64,
     finishing: Option<i64>,
     locked: Locked,
@@ -78,7 +82,7 @@ impl Store {
     /// lease), and finds a client already waiting on a pending suggest (or the operation being
     /// finished done elsewhere).
     pub async fn open_suggest(&self, request: SuggestRequest<'_>) -> Result<Opened, StoreError> {
-        let SuggestRequest { study_id, client_id, now_ms, finishing, trial_lease_ms } = request;
+        let SuggestRequest { study_id, client_id, now_ms, finishing, trial_lease_ms, api_version } = request;
         let turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let locked = lock_study(&mut tx, study_id).await?;
@@ -112,6 +116,7 @@ impl Store {
             _turn: turn,
             study_id,
             client_id: client_id.to_owned(),
+            api_version: api_version.to_owned(),
             now_ms,
             finishing,
             locked,
@@ -277,7 +282,7 @@ impl SuggestTx {
             }
             None => {
                 let kind = OperationKind::Suggest { client_id: self.client_id.clone(), trial_ids, study_completed };
-                insert_operation(&mut self.tx, study_id, &kind, self.now_ms).await?
+                insert_operation(&mut self.tx, study_id, &kind, &self.api_version, self.now_ms).await?
             }
         };
         self.tx.commit().await?;

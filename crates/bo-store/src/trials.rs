@@ -529,14 +529,21 @@ impl Store {
 
     /// Records a suggest of `count` trials for `client_id` that will be finished later (see
     /// [`SuggestRequest::finishing`]); a client already waiting gets its pending operation back.
-    pub async fn begin_pending_suggest(&self, study_id: i64, client_id: &str, count: usize, now_ms: i64) -> Result<Operation, StoreError> {
+    pub async fn begin_pending_suggest(
+        &self,
+        study_id: i64,
+        client_id: &str,
+        count: usize,
+        api_version: &str,
+        now_ms: i64,
+    ) -> Result<Operation, StoreError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         lock_study(&mut tx, study_id).await?;
         if let Some(op) = pending_suggest(&mut tx, study_id, client_id).await? {
             return Ok(op);
         }
-        let id = insert_pending_suggest(&mut tx, study_id, client_id, count, now_ms).await?;
+        let id = insert_pending_suggest(&mut tx, study_id, client_id, count, api_version, now_ms).await?;
         let op = operation_in(&mut tx, study_id, id).await?;
         tx.commit().await?;
         Ok(op)
@@ -572,6 +579,7 @@ impl Store {
         trial_id: i64,
         now_ms: i64,
         should_stop: bool,
+        api_version: &str,
     ) -> Result<(i64, bool), StoreError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
@@ -587,7 +595,7 @@ impl Store {
             write_trial(&mut tx, study_id, &trial, &locked.objective, now_ms).await?;
         }
         let kind = OperationKind::EarlyStopping { trial_id, should_stop };
-        let id = insert_operation(&mut tx, study_id, &kind, now_ms).await?;
+        let id = insert_operation(&mut tx, study_id, &kind, api_version, now_ms).await?;
         tx.commit().await?;
         Ok((id, should_stop))
     }

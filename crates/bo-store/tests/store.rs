@@ -50,7 +50,11 @@ struct Call<'a> {
 }
 
 fn request(study_id: i64, client_id: &str, count: usize, now_ms: i64) -> Call<'_> {
-    Call { request: SuggestRequest { study_id, client_id, now_ms, finishing: None, trial_lease_ms: None }, count, newer_than: None }
+    Call {
+        request: SuggestRequest { study_id, client_id, now_ms, finishing: None, trial_lease_ms: None, api_version: "v1" },
+        count,
+        newer_than: None,
+    }
 }
 
 /// A planner's answer, as the engine's.
@@ -322,9 +326,9 @@ async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit() {
 async fn a_pending_suggest_is_shared_by_its_client_and_finished_once() {
     for store in stores("pending_suggest").await {
         let (study, _) = store.create_study("p", "l", "pending", &spec(), 1).await.unwrap();
-        let op = store.begin_pending_suggest(study.id, "w", 2, 10).await.unwrap();
+        let op = store.begin_pending_suggest(study.id, "w", 2, "v1", 10).await.unwrap();
         assert!(!op.done && op.suggestion_count == 2);
-        assert_eq!(store.begin_pending_suggest(study.id, "w", 5, 11).await.unwrap().id, op.id, "one pending suggest per client");
+        assert_eq!(store.begin_pending_suggest(study.id, "w", 5, "v1", 11).await.unwrap().id, op.id, "one pending suggest per client");
         let waiting =
             suggest(&store, request(study.id, "w", 1, 12), |_, _, _| -> Result<Plan, StoreError> { panic!("not planned") }).await.unwrap();
         assert!(matches!(waiting, Suggested::Waiting(ref o) if o.id == op.id), "{waiting:?}");
@@ -343,7 +347,7 @@ async fn a_pending_suggest_is_shared_by_its_client_and_finished_once() {
         let again = suggest(&store, finishing, |_, _, _| -> Result<Plan, StoreError> { panic!("finished already") }).await.unwrap();
         assert!(matches!(again, Suggested::Waiting(o) if o.done), "finishing twice changes nothing");
         // A failed one reports its error.
-        let other = store.begin_pending_suggest(study.id, "v", 1, 20).await.unwrap();
+        let other = store.begin_pending_suggest(study.id, "v", 1, "v1", 20).await.unwrap();
         assert!(store.fail_operation(study.id, other.id, "the designer failed", 21).await.unwrap());
         assert!(!store.fail_operation(study.id, other.id, "again", 22).await.unwrap());
         let failed = store.get_operation(study.id, other.id).await.unwrap();
@@ -437,7 +441,7 @@ async fn numbers_are_per_tenant_and_never_reused() {
         let mut counter = 0;
         let first = done(suggest(&store, request(a1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
         let other = done(suggest(&store, request(b1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
-        let second = store.record_early_stopping(a1.id, 1, 6, false).await.unwrap().0;
+        let second = store.record_early_stopping(a1.id, 1, 6, false, "v1").await.unwrap().0;
         assert_eq!((first.operation_id, other.operation_id, second), (1, 1, 2));
         assert_eq!(store.get_operation(a1.id, 2).await.unwrap().id, 2);
     }
@@ -452,7 +456,7 @@ async fn finished_operations_expire() {
         for t in 0..3 {
             done(suggest(&store, request(study.id, &format!("w{t}"), 1, 100 + t), new_points(&mut counter)).await.unwrap());
         }
-        let pending = store.begin_pending_suggest(study.id, "slow", 1, 50).await.unwrap();
+        let pending = store.begin_pending_suggest(study.id, "slow", 1, "v1", 50).await.unwrap();
         assert_eq!(store.delete_finished_operations(102, 10).await.unwrap(), 2, "the two before 102");
         assert!(store.get_operation(study.id, 1).await.is_err() && store.get_operation(study.id, 3).await.is_ok());
         assert_eq!(store.delete_finished_operations(1_000, 10).await.unwrap(), 1);
@@ -489,8 +493,9 @@ async fn running_averages_are_aggregated_in_sql() {
         assert!((averages[0] - 0.3).abs() < 1e-12 && (averages[1] - 0.7).abs() < 1e-12, "{averages:?}");
         let by_time = store.running_averages(study.id, running.id, 0.15, true).await.unwrap();
         assert_eq!(by_time.len(), 2);
-        let (op, stop) = store.record_early_stopping(study.id, running.id, 2, true).await.unwrap();
+        let (op, stop) = store.record_early_stopping(study.id, running.id, 2, true, "v1beta1").await.unwrap();
         assert!(stop && op == 1);
+        assert_eq!(store.get_operation(study.id, op).await.unwrap().api_version, "v1beta1", "the version it was asked through is kept");
         assert_eq!(
             store.get_trial(study.id, running.id).await.unwrap().state,
             TrialState::Requested,

@@ -5,7 +5,7 @@
 //! hex SHA-256 of the key, the projects it grants, `*` for all of them), from a file
 //! (`--api-keys-file`) or from `--api-keys`/`BO_API_KEYS` (lines or `;`-separated). The server
 //! never sees a key in the clear except in the request that presents it. With keys configured
-//! every request under `/v1/` and `/ui/` needs `Authorization: Bearer KEY`, and a project the key
+//! every request under `/v1/`, `/v1beta1/` and `/ui/` needs `Authorization: Bearer KEY`, and a project the key
 //! does not grant answers exactly what a path that exists nowhere answers — a 404 that does not
 //! depend on what the project holds, so names do not leak. Health, metrics and the API document
 //! stay open. Without keys every request is allowed and `run` listens on loopback only.
@@ -240,11 +240,12 @@ impl Access {
     }
 }
 
-/// The project a path names, percent-decoded: `Some("p")` for `/v1/projects/p/…` or
-/// `/ui/projects/p/…`; `None` for paths outside a project (health, metrics, docs).
+/// The project a path names, percent-decoded: `Some("p")` for `/v1/projects/p/…`,
+/// `/v1beta1/projects/p/…` or `/ui/projects/p/…`; `None` for paths outside a project (health,
+/// metrics, docs).
 pub fn project_of(path: &str) -> Option<String> {
     let mut parts = path.trim_start_matches('/').split('/');
-    let (Some("v1" | "ui"), Some("projects"), Some(project)) = (parts.next(), parts.next(), parts.next()) else {
+    let (Some("v1" | "v1beta1" | "ui"), Some("projects"), Some(project)) = (parts.next(), parts.next(), parts.next()) else {
         return None;
     };
     Some(percent_decode(project))
@@ -275,7 +276,7 @@ fn bad_segment(path: &str, limits: &Limits) -> Option<ApiError> {
 
 /// Whether a path is one of the API's (and so needs a key when keys are configured).
 fn is_api_path(path: &str) -> bool {
-    path.starts_with("/v1/") || path.starts_with("/ui/")
+    path.starts_with("/v1/") || path.starts_with("/v1beta1/") || path.starts_with("/ui/")
 }
 
 fn percent_decode(text: &str) -> String {
@@ -426,6 +427,7 @@ mod tests {
         assert_eq!(project_of("/v1/projects/demo/locations/l/studies").as_deref(), Some("demo"));
         assert_eq!(project_of("/ui/projects/a%20b/locations/l/studies/1/operations/2").as_deref(), Some("a b"));
         assert_eq!(project_of("/healthz"), None);
+        assert_eq!(project_of("/v1beta1/projects/demo/locations/l/studies").as_deref(), Some("demo"));
         assert_eq!(project_of("/v1/other"), None);
         assert_eq!(location_of("/v1/projects/demo/locations/l%00/studies").as_deref(), Some("l\0"));
         assert_eq!(location_of("/v1/projects/demo"), None);

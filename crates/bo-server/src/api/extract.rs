@@ -13,6 +13,7 @@ use super::access::BodyLimit;
 use super::error::ApiError;
 use super::state::AppState;
 use super::wire::normalize_keys;
+use super::wire::operation::ApiVersion;
 
 /// A JSON body of type `T`, errors as [`ApiError`].
 pub struct AppJson<T>(pub T);
@@ -183,5 +184,20 @@ mod tests {
         for bad in ["+1", "01", "0", "-1", "1 ", "", "1e3", "99999999999999999999"] {
             assert!(super::parse_id("trial", bad).is_err(), "{bad:?}");
         }
+    }
+}
+
+/// The API version the request's path names (`/v1/…` or `/v1beta1/…`), `None` under `/ui/…`:
+/// what an Operation answered to it names (see [`ApiVersion`]).
+pub struct PathVersion(pub Option<ApiVersion>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for PathVersion {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, Self::Rejection> {
+        // Nested routers see their path with the prefix taken off; the original keeps it.
+        let path =
+            parts.extensions.get::<axum::extract::OriginalUri>().map_or_else(|| parts.uri.path().to_owned(), |u| u.0.path().to_owned());
+        Ok(PathVersion(ApiVersion::of_path(&path)))
     }
 }

@@ -8,12 +8,13 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::error::{ApiError, Code, ErrorBodyW};
-use super::extract::parse_id;
+use super::extract::{PathVersion, parse_id};
 use super::state::AppState;
 use super::studies::{load_study, study_name};
 use super::wire::format_time;
 use super::wire::operation::{
-    OperationW, StatusW, early_stopping_operation, failed_suggest_operation, finished_suggest_operation, pending_suggest_operation,
+    ApiVersion, OperationW, StatusW, early_stopping_operation, failed_suggest_operation, finished_suggest_operation,
+    pending_suggest_operation,
 };
 use super::wire::study::StudyStateW;
 use super::wire::trial::TrialW;
@@ -51,8 +52,12 @@ pub struct TrialOperationPath {
 /// GetOperation (google.longrunning) for a suggest.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/operations/{operation}", tag = "operations",
     params(OperationPath), responses((status = 200, description = "success", body = OperationW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
-pub async fn get_operation(State(state): State<AppState>, Path(path): Path<OperationPath>) -> Result<Json<OperationW>, ApiError> {
-    operation(&state, &path.project, &path.location, &path.study, None, &path.operation).await
+pub async fn get_operation(
+    State(state): State<AppState>,
+    PathVersion(version): PathVersion,
+    Path(path): Path<OperationPath>,
+) -> Result<Json<OperationW>, ApiError> {
+    operation(&state, version, &path.project, &path.location, &path.study, None, &path.operation).await
 }
 
 /// GetOperation (google.longrunning) for an early-stopping check.
@@ -60,13 +65,17 @@ pub async fn get_operation(State(state): State<AppState>, Path(path): Path<Opera
     params(TrialOperationPath), responses((status = 200, description = "success", body = OperationW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn get_trial_operation(
     State(state): State<AppState>,
+    PathVersion(version): PathVersion,
     Path(path): Path<TrialOperationPath>,
 ) -> Result<Json<OperationW>, ApiError> {
-    operation(&state, &path.project, &path.location, &path.study, Some(&path.trial), &path.operation).await
+    operation(&state, version, &path.project, &path.location, &path.study, Some(&path.trial), &path.operation).await
 }
 
+/// The operation, naming the messages of the version its path names — or, polled under `/ui/`,
+/// of the version it was asked through.
 async fn operation(
     state: &AppState,
+    version: Option<ApiVersion>,
     project: &str,
     location: &str,
     study: &str,
@@ -81,12 +90,14 @@ async fn operation(
         StoreError::NotFound(_) => missing(),
         e => e.into(),
     })?;
+    let version = version.unwrap_or_else(|| ApiVersion::parse(&op.api_version));
     match (&op.kind, trial) {
-        (OperationKind::Suggest { .. }, None) => Ok(Json(operation_to_wire(state, &study, op).await?)),
+        (OperationKind::Suggest { .. }, None) => Ok(Json(operation_to_wire(state, &study, op).await?.in_version(version))),
         (OperationKind::EarlyStopping { trial_id, should_stop }, Some(raw_trial)) if raw_trial == trial_id.to_string() => {
             let trial_name = format!("{sname}/trials/{trial_id}");
             let time = format_time(op.create_time_ms);
-            Ok(Json(early_stopping_operation(format!("{trial_name}/operations/{op_id}"), &sname, &trial_name, &time, *should_stop)))
+            let answer = early_stopping_operation(format!("{trial_name}/operations/{op_id}"), &sname, &trial_name, &time, *should_stop);
+            Ok(Json(answer.in_version(version)))
         }
         _ => Err(missing()),
     }

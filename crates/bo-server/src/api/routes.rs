@@ -15,6 +15,10 @@ use super::{columns, dashboard, health, model, operations, studies, trials};
 /// Studies, trials and operations of one project and location.
 const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
 
+/// The same under Vertex's `v1beta1`, an alias: the handlers are v1's, and an Operation names
+/// the version it was asked through (see `wire::operation::ApiVersion`).
+const BETA_LOCATION: &str = "/v1beta1/projects/{project}/locations/{location}";
+
 /// Where Google's long-running-operations client polls: its REST transport takes the first of
 /// Vertex's HTTP rules for `GetOperation`, which is under `/ui/`, not `/v1/`.
 const UI_LOCATION: &str = "/ui/projects/{project}/locations/{location}";
@@ -84,5 +88,10 @@ api! {
 
 /// Every route of the list, each scope at its prefix.
 pub fn routes() -> Router<AppState> {
-    Router::new().nest(LOCATION, scoped("v1")).nest(UI_LOCATION, scoped("ui")).merge(scoped("root"))
+    Router::new()
+        .nest(LOCATION, scoped("v1"))
+        .nest(BETA_LOCATION, scoped("v1"))
+        .nest(UI_LOCATION, scoped("ui"))
+        .merge(scoped("root"))
+        .route("/v1beta1/locations", axum::routing::get(studies::list_locations))
 }

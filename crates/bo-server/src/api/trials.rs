@@ -20,13 +20,14 @@ use utoipa::IntoParams;
 use bo_core::Limit;
 
 use super::error::{ApiError, ErrorBodyW, over_limit};
+use super::extract::PathVersion;
 use super::extract::{AppJson, RawBody, parse_body, parse_id};
 use super::page::{Page, TrialPageParams};
 use super::state::AppState;
 use super::studies::{StudyPath, load_study, state_to_wire, study_name};
 use super::wire::format_time;
 use super::wire::measurement::measurement_from_wire;
-use super::wire::operation::{OperationW, early_stopping_operation, suggest_operation};
+use super::wire::operation::{ApiVersion, OperationW, early_stopping_operation, suggest_operation};
 use super::wire::request::{
     AddTrialMeasurementRequestW, CompleteTrialRequestW, EmptyRequestW, ListOptimalTrialsResponseW, ListTrialsResponseW,
     SuggestTrialsRequestW,
@@ -82,9 +83,11 @@ async fn load(state: &AppState, path: &TrialPath) -> Result<(StudyRecord, i64), 
               (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn suggest_trials(
     State(state): State<AppState>,
+    PathVersion(version): PathVersion,
     Path(path): Path<StudyPath>,
     AppJson(body): AppJson<SuggestTrialsRequestW>,
 ) -> Result<Json<OperationW>, ApiError> {
+    let version = version.unwrap_or(ApiVersion::V1);
     let limits = &state.access.limits;
     if body.suggestion_count < 1 {
         return Err(ApiError::invalid(format!("suggestionCount: must be at least 1, got {}", body.suggestion_count)));
@@ -98,7 +101,7 @@ pub async fn suggest_trials(
     }
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let name = |id: i64| format!("{}/operations/{id}", study_name(&study));
-    match state.engine.suggest(&study, &body.client_id, body.suggestion_count as usize).await? {
+    match state.engine.suggest(&study, &body.client_id, body.suggestion_count as usize, version.as_str()).await? {
         SuggestReply::Done(outcome) => {
             let study_state = if outcome.exhausted { StudyStateW::COMPLETED } else { state_to_wire(study.state) };
             if outcome.exhausted {
@@ -106,9 +109,9 @@ pub async fn suggest_trials(
             }
             let trials: Vec<TrialW> = outcome.trials.iter().map(|t| trial_to_wire(&study, t)).collect();
             let now = format_time(crate::now_ms());
-            Ok(Json(suggest_operation(name(outcome.operation_id), &body.client_id, &now, trials, study_state)))
+            Ok(Json(suggest_operation(name(outcome.operation_id), &body.client_id, &now, trials, study_state).in_version(version)))
         }
-        SuggestReply::Pending(op) => Ok(Json(super::operations::operation_to_wire(&state, &study, op).await?)),
+        SuggestReply::Pending(op) => Ok(Json(super::operations::operation_to_wire(&state, &study, op).await?.in_version(version))),
     }
 }
 
@@ -294,9 +297,11 @@ async fn best_by_the_model(state: &AppState, study: &StudyRecord) -> Result<Opti
 /// after the colon (axum cannot route a suffix after a parameter in one segment).
 pub async fn post_trial_verb(
     State(state): State<AppState>,
+    PathVersion(version): PathVersion,
     Path((project, location, study, trial_verb)): Path<(String, String, String, String)>,
     RawBody(body): RawBody,
 ) -> Result<Json<serde_json::Value>, ApiError> {
+    let version = version.unwrap_or(ApiVersion::V1);
     let Some((trial, verb)) = trial_verb.split_once(':') else {
         return Err(ApiError::not_found(format!(
             "POST {} is not a method; trial methods are :complete, :addTrialMeasurement, :stop and :checkTrialEarlyStoppingState",
@@ -311,7 +316,7 @@ pub async fn post_trial_verb(
         "addTrialMeasurement" => json(add_trial_measurement(state, path, parse_body(body, &limits).await?).await),
         "stop" => json(stop_trial(state, path, parse_body(body, &limits).await?).await),
         "checkTrialEarlyStoppingState" => {
-            let op = check_trial_early_stopping_state(state, path, parse_body(body, &limits).await?).await?;
+            let op = check_trial_early_stopping_state(state, path, version, parse_body(body, &limits).await?).await?;
             Ok(Json(serde_json::to_value(op.0).unwrap_or_default()))
         }
         other => Err(ApiError::not_found(format!(
@@ -398,6 +403,7 @@ pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequestW) 
 pub async fn check_trial_early_stopping_state(
     state: AppState,
     path: TrialPath,
+    version: ApiVersion,
     _body: EmptyRequestW,
 ) -> Result<Json<OperationW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
@@ -418,11 +424,12 @@ pub async fn check_trial_early_stopping_state(
         && spec.study_stopping.as_ref().is_some_and(|c| c.should_stop_asap)
         && !trial.state.is_completed();
     let decision = decision || asap;
-    let (op_id, should_stop) = state.store.record_early_stopping(study.id, id, now, decision).await.map_err(|e| match e {
-        StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
-        e => e.into(),
-    })?;
+    let (op_id, should_stop) =
+        state.store.record_early_stopping(study.id, id, now, decision, version.as_str()).await.map_err(|e| match e {
+            StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
+            e => e.into(),
+        })?;
     let trial_name = format!("{}/trials/{id}", study_name(&study));
     let name = format!("{trial_name}/operations/{op_id}");
-    Ok(Json(early_stopping_operation(name, &study_name(&study), &trial_name, &format_time(now), should_stop)))
+    Ok(Json(early_stopping_operation(name, &study_name(&study), &trial_name, &format_time(now), should_stop).in_version(version)))
 }

@@ -28,7 +28,7 @@ impl Engine {
     async fn finish(&self, study: &StudyRecord, op: &Operation, task: Option<Compute>) -> Result<(), EngineError> {
         let OperationKind::Suggest { client_id, .. } = &op.kind else { return Ok(()) };
         let count = op.suggestion_count.max(1) as usize;
-        match self.suggest_loop(study, client_id, count, Some(op.id), task, None).await? {
+        match self.suggest_loop(study, client_id, count, &op.api_version, Some(op.id), task, None).await? {
             Ended::Done { .. } => tracing::info!(study = study.id, operation = op.id, "pending suggest finished"),
             Ended::Waiting(_) => {} // finished elsewhere
             Ended::TimedOut(_) => unreachable!("finishing waits without a deadline"),

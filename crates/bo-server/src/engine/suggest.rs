@@ -82,12 +82,19 @@ pub(super) enum Ended {
 }
 
 impl Engine {
-    /// Hands `count` trials to `client_id` (see the module docs).
-    pub async fn suggest(&self, study: &StudyRecord, client_id: &str, count: usize) -> Result<SuggestReply, EngineError> {
+    /// Hands `count` trials to `client_id`, asking through API version `api_version` (what its
+    /// operation records; see the module docs).
+    pub async fn suggest(
+        &self,
+        study: &StudyRecord,
+        client_id: &str,
+        count: usize,
+        api_version: &str,
+    ) -> Result<SuggestReply, EngineError> {
         let started = Instant::now();
         let deadline = started + self.inner.config.max_suggest_wait;
         let record = |path: SuggestPath| self.inner.metrics.suggest(path, started.elapsed().as_secs_f64());
-        match self.suggest_loop(study, client_id, count, None, None, Some(deadline)).await? {
+        match self.suggest_loop(study, client_id, count, api_version, None, None, Some(deadline)).await? {
             Ended::Done { outcome, computed, fitted } => {
                 record(match (computed, fitted) {
                     (_, true) => SuggestPath::Fit,
@@ -102,7 +109,7 @@ impl Engine {
             }
             Ended::TimedOut(task) => {
                 record(SuggestPath::Pending);
-                let op = self.inner.store.begin_pending_suggest(study.id, client_id, count, crate::now_ms()).await?;
+                let op = self.inner.store.begin_pending_suggest(study.id, client_id, count, api_version, crate::now_ms()).await?;
                 tracing::info!(study = study.id, operation = op.id, "suggest answered as a pending operation");
                 self.spawn_finisher(study.clone(), op.clone(), Some(task));
                 Ok(SuggestReply::Pending(op))
@@ -119,6 +126,7 @@ impl Engine {
         study: &StudyRecord,
         client_id: &str,
         count: usize,
+        api_version: &str,
         finishing: Option<i64>,
         mut task: Option<Compute>,
         deadline: Option<Instant>,
@@ -140,7 +148,7 @@ impl Engine {
                 fitted |= c.fitted;
                 computed = Some(c);
             }
-            match self.attempt(study, client_id, count, finishing, attempt, computed.take()).await? {
+            match self.attempt(study, client_id, count, api_version, finishing, attempt, computed.take()).await? {
                 Attempt::Done(outcome) => {
                     if self.inner.config.prefetch > 0 {
                         // Top the queue up if it is short.
@@ -162,6 +170,7 @@ impl Engine {
         study: &StudyRecord,
         client_id: &str,
         count: usize,
+        api_version: &str,
         finishing: Option<i64>,
         attempt: usize,
         offered: Option<Computed>,
@@ -175,6 +184,7 @@ impl Engine {
             now_ms: crate::now_ms(),
             finishing,
             trial_lease_ms: self.trial_lease_ms(study),
+            api_version,
         };
         let mut tx = match self.inner.store.open_suggest(request).await? {
             Opened::Waiting(op) => return Ok(Attempt::Waiting(op)),
@@ -332,7 +342,7 @@ mod tests {
         }
         engine.notify_changed(&study);
         assert_eq!(reached.recv().await, Some(Point::Refit));
-        match engine.suggest(&study, "w", 1).await.unwrap() {
+        match engine.suggest(&study, "w", 1, "v1").await.unwrap() {
             SuggestReply::Pending(op) => assert!(!op.done, "{op:?}"),
             SuggestReply::Done(outcome) => panic!("answered from the initial design's model: {outcome:?}"),
         }

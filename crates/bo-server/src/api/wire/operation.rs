@@ -27,6 +27,60 @@ pub struct OperationW {
     pub error: Option<StatusW>,
 }
 
+/// The Vertex API version a call came through: an Operation names that version's message types
+/// (`google.cloud.aiplatform.v1beta1.SuggestTrialsResponse`), which a client unpacks only from its
+/// own version's. bo serves `/v1beta1/…` as an alias of `/v1/…`; the messages it uses are the
+/// same in both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApiVersion {
+    /// `v1`.
+    V1,
+    /// `v1beta1`.
+    V1beta1,
+}
+
+impl ApiVersion {
+    /// Its name in paths and type names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiVersion::V1 => "v1",
+            ApiVersion::V1beta1 => "v1beta1",
+        }
+    }
+
+    /// The version a stored label names (`v1` for anything else: the default).
+    pub fn parse(label: &str) -> ApiVersion {
+        if label == "v1beta1" { ApiVersion::V1beta1 } else { ApiVersion::V1 }
+    }
+
+    /// The version a request path names (`/v1/…`, `/v1beta1/…`); `None` for another path, such
+    /// as `/ui/…`, where Google's clients of either version poll operations.
+    pub fn of_path(path: &str) -> Option<ApiVersion> {
+        if path.starts_with("/v1beta1/") {
+            Some(ApiVersion::V1beta1)
+        } else if path.starts_with("/v1/") {
+            Some(ApiVersion::V1)
+        } else {
+            None
+        }
+    }
+}
+
+impl OperationW {
+    /// The operation as `version` names its messages (they are made as v1's).
+    pub fn in_version(mut self, version: ApiVersion) -> OperationW {
+        if version != ApiVersion::V1 {
+            let to = format!("type.googleapis.com/google.cloud.aiplatform.{}.", version.as_str());
+            for value in [Some(&mut self.metadata), self.response.as_mut()].into_iter().flatten() {
+                if let Some(serde_json::Value::String(t)) = value.get_mut("@type") {
+                    *t = t.replace(TYPE_PREFIX, &to);
+                }
+            }
+        }
+        self
+    }
+}
+
 /// google.rpc.Status: the error of a failed operation.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = Status)]
