@@ -329,3 +329,29 @@ def test_googles_v1beta1_client(server):
     assert done.state == b.Trial.State.SUCCEEDED
     best = client.list_optimal_trials(request=b.ListOptimalTrialsRequest(parent=study.name)).optimal_trials
     assert [t.name for t in best] == [trials[0].name]
+
+
+def test_contexts_through_googles_client(server):
+    """SuggestTrials with contexts from Google's client: one trial per context, in their order,
+    each taking the context's values; a context naming no parameter of the study is a 400."""
+    client = _client(server)
+    spec = v.StudySpec(
+        metrics=[v.StudySpec.MetricSpec(metric_id="loss", goal=v.StudySpec.MetricSpec.GoalType.MINIMIZE)],
+        algorithm=v.StudySpec.Algorithm.ALGORITHM_UNSPECIFIED,
+        parameters=[PS(parameter_id="day", categorical_value_spec=PS.CategoricalValueSpec(values=["mon", "tue", "wed"])),
+                    PS(parameter_id="x", double_value_spec=PS.DoubleValueSpec(min_value=0.0, max_value=1.0))],
+    )
+    study = client.create_study(parent="projects/demo/locations/local", study=v.Study(display_name="contexts", study_spec=spec))
+    P = v.Trial.Parameter
+    contexts = [v.TrialContext(description=d, parameters=[P(parameter_id="day", value=d)]) for d in ["tue", "mon", "tue"]]
+    for _ in range(4):
+        trials = client.suggest_trials(request=v.SuggestTrialsRequest(
+            parent=study.name, suggestion_count=3, client_id="w", contexts=contexts)).result(timeout=30).trials
+        assert [{p.parameter_id: p.value for p in t.parameters}["day"] for t in trials] == ["tue", "mon", "tue"]
+        for t in trials:
+            x = {p.parameter_id: p.value for p in t.parameters}
+            client.complete_trial(request=v.CompleteTrialRequest(name=t.name, final_measurement=v.Measurement(
+                metrics=[v.Measurement.Metric(metric_id="loss", value=(x["x"] - 0.5) ** 2)])))
+    bad = [v.TrialContext(parameters=[P(parameter_id="week", value=1)])]
+    with pytest.raises(exceptions.BadRequest, match="contexts"):
+        client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=1, client_id="v", contexts=bad)).result(timeout=30)

@@ -461,7 +461,7 @@ fn bad_input_is_rejected_and_changes_nothing() {
                 format!("/studies/{study}/trials"),
                 json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "lr", "value": 5}, {"parameterId": "beta", "value": 0.9}]}),
                 StatusCode::BAD_REQUEST,
-                "not in its DOUBLE domain",
+                "parameters[1].value: 5 is outside the DOUBLE domain",
             ),
         ];
         for (what, path, body, status, fragment) in trial_cases {
@@ -568,5 +568,85 @@ fn v1beta1_is_an_alias_whose_operations_name_their_version() {
         );
         let (status, listed) = s.raw("GET", &format!("{}/v1beta1/locations", s.base), None);
         assert_eq!(status, 200, "{listed}");
+    }
+}
+
+/// `contexts` in SuggestTrials: one trial per context, in their order, each taking every value
+/// its context fixes — a REQUESTED trial within the context first, else the model's search of
+/// the slice (a fixed parent selects its subtree) — and a clear 400 for a context that is no
+/// slice of the space, a count that does not match, or a study of several metrics.
+#[test]
+fn contexts_fix_what_they_name() {
+    for db in databases("contexts") {
+        let s = Server::start(&db);
+        let p = |id: &str| json!({"parameterId": id, "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}});
+        let study = s.create_study(json!({"displayName": "ctx", "studySpec": {"metrics": [{"metricId": "loss", "goal": "MINIMIZE"}],
+            "algorithm": "GP_BANDIT", "parameters": [p("c"), p("x"), p("y")]}}));
+        let loss = |c: f64, x: f64, y: f64| (x - c).powi(2) + (y - 0.3).powi(2);
+        for k in 0..16 {
+            let (c, x, y) = ((k as f64 * 0.618).fract(), (k as f64 * 0.382).fract(), (k as f64 * 0.771).fract());
+            s.ok_post(
+                &format!("/studies/{study}/trials"),
+                json!({
+                "parameters": [{"parameterId": "c", "value": c}, {"parameterId": "x", "value": x}, {"parameterId": "y", "value": y}],
+                "finalMeasurement": {"metrics": [{"metricId": "loss", "value": loss(c, x, y)}]}}),
+            );
+        }
+        let ctx = |c: f64| json!({"description": format!("c = {c}"), "parameters": [{"parameterId": "c", "value": c}]});
+        let op = s.ok_post(
+            &format!("/studies/{study}/trials:suggest"),
+            json!({"suggestionCount": 2, "clientId": "a", "contexts": [ctx(0.2), ctx(0.7)]}),
+        );
+        let trials = op["response"]["trials"].as_array().unwrap_or_else(|| panic!("{op}"));
+        let value = |t: &Value, id: &str| {
+            t["parameters"].as_array().unwrap().iter().find(|p| p["parameterId"] == id).unwrap()["value"].as_f64().unwrap()
+        };
+        assert_eq!((value(&trials[0], "c"), value(&trials[1], "c")), (0.2, 0.7), "each context's value, in order: {op}");
+        // A REQUESTED trial within a context is handed out for it.
+        let requested = s.ok_post(
+            &format!("/studies/{study}/trials"),
+            json!({
+            "parameters": [{"parameterId": "c", "value": 0.5}, {"parameterId": "x", "value": 0.5}, {"parameterId": "y", "value": 0.3}]}),
+        );
+        let op =
+            s.ok_post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "b", "contexts": [ctx(0.5)]}));
+        assert_eq!(op["response"]["trials"][0]["id"], requested["id"], "{op}");
+        for (body, says) in [
+            (json!({"suggestionCount": 2, "clientId": "e", "contexts": [ctx(0.1)]}), "one per suggestion"),
+            (
+                json!({"suggestionCount": 1, "clientId": "e", "contexts": [{"parameters": [{"parameterId": "z", "value": 1}]}]}),
+                "contexts[0].parameters[0].parameterId",
+            ),
+            (
+                json!({"suggestionCount": 1, "clientId": "e", "contexts": [{"parameters": [{"parameterId": "c", "value": 2.0}]}]}),
+                "contexts[0].parameters[0].value",
+            ),
+        ] {
+            let (status, error) = s.post(&format!("/studies/{study}/trials:suggest"), body.clone());
+            assert_eq!(status, 400, "{body}: {error}");
+            assert!(error.to_string().contains(says), "{body}: {error} names {says}");
+        }
+        // A conditional space: a fixed parent selects its subtree; a child needs its parent.
+        let tree = s.create_study(crate::conditional_study("tree-ctx", "ADD_TREE"));
+        let op = s.ok_post(
+            &format!("/studies/{tree}/trials:suggest"),
+            json!({"suggestionCount": 1, "clientId": "t",
+            "contexts": [{"parameters": [{"parameterId": "model", "value": "mlp"}]}]}),
+        );
+        let t = &op["response"]["trials"][0];
+        let ids: Vec<&str> = t["parameters"].as_array().unwrap().iter().map(|p| p["parameterId"].as_str().unwrap()).collect();
+        assert!(ids.contains(&"hidden") && !ids.contains(&"conv_layers"), "mlp's subtree: {t}");
+        let (status, error) = s.post(
+            &format!("/studies/{tree}/trials:suggest"),
+            json!({"suggestionCount": 1, "clientId": "t2",
+            "contexts": [{"parameters": [{"parameterId": "hidden", "value": 64}]}]}),
+        );
+        assert!(status == 400 && error.to_string().contains("conditional on"), "{error}");
+        let two = s.create_study(
+            json!({"displayName": "two", "studySpec": {"metrics": [{"metricId": "a"}, {"metricId": "b"}], "parameters": [p("c")]}}),
+        );
+        let (status, error) =
+            s.post(&format!("/studies/{two}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "m", "contexts": [ctx(0.3)]}));
+        assert!(status == 400 && error.to_string().contains("one metric"), "{error}");
     }
 }

@@ -123,3 +123,14 @@ def test_api_keys(keyed_server: Server) -> None:
     with pytest.raises(bo.ApiError) as e:
         list(bo.Client(keyed_server.url, project="team-b", api_key=API_KEY).studies())
     assert e.value.status == 404
+
+
+def test_suggest_within_contexts(server: Server) -> None:
+    """``contexts`` fixes parameters per trial; a fixed parent brings its own children."""
+    client = bo.Client(server.url, project="demo")
+    study = client.create_study("contexts", space(), metrics={"score": "MAXIMIZE"}, algorithm="ADD_TREE")
+    trials = study.suggest(2, "ctx", contexts=[{"optimizer": "adam"}, {"optimizer": "sgd", "layers": 3}])
+    assert [t["optimizer"] for t in trials] == ["adam", "sgd"]
+    assert "beta1" in trials[0].parameters and trials[1]["layers"] == 3 and "momentum" in trials[1].parameters
+    with pytest.raises(bo.ApiError, match="contexts"):
+        study.suggest(1, "bad", contexts=[{"momentum": 0.5}])

@@ -27,6 +27,8 @@ pub enum SuggestPath {
     Fit,
     /// Not ready in time: answered with a pending operation.
     Pending,
+    /// Searched within the request's contexts.
+    Contexts,
 }
 
 /// How a refit ended.
@@ -179,6 +181,7 @@ impl Metrics {
             SuggestPath::Cached => "cached",
             SuggestPath::Fit => "fit",
             SuggestPath::Pending => "pending",
+            SuggestPath::Contexts => "contexts",
         };
         self.suggest_seconds.get_or_create(&SuggestLabels { path }).observe(seconds);
     }

@@ -238,21 +238,50 @@ impl SuggestTx {
     pub async fn hand_out_new(&mut self, points: Vec<Assignment>, wanted: usize) -> Result<(), StoreError> {
         self.exhausted = points.is_empty() && self.handed.is_empty();
         for assignment in points.into_iter().take(wanted) {
-            let trial = Trial {
-                id: self.next_id,
-                state: TrialState::Active,
-                assignment,
-                measurements: vec![],
-                final_measurement: None,
-                client_id: self.client_id.clone(),
-                infeasible_reason: String::new(),
-                start_time_ms: self.now_ms,
-                end_time_ms: None,
-            };
-            insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
-            self.next_id += 1;
-            self.handed.push(trial);
+            self.insert_new(assignment).await?;
         }
+        self.save_next_id().await
+    }
+
+    /// One trial per context, in the contexts' order: the oldest REQUESTED trial within the
+    /// context (one that takes every value it fixes) not handed out already, else a new ACTIVE
+    /// trial of the proposal made for it.
+    pub async fn hand_out_in_contexts(&mut self, wanted: Vec<(Assignment, Assignment)>) -> Result<(), StoreError> {
+        let mut requested = trials_in_state(&mut self.tx, self.study_id, TrialState::Requested, None, i64::MAX).await?;
+        for (context, proposal) in wanted {
+            match requested.iter().position(|t| t.assignment.within(&context)) {
+                Some(k) => {
+                    let mut t = requested.remove(k);
+                    t.state = TrialState::Active;
+                    t.client_id.clone_from(&self.client_id);
+                    write_trial(&mut self.tx, self.study_id, &t, &self.locked.objective, self.now_ms).await?;
+                    self.handed.push(t);
+                }
+                None => self.insert_new(proposal).await?,
+            }
+        }
+        self.save_next_id().await
+    }
+
+    async fn insert_new(&mut self, assignment: Assignment) -> Result<(), StoreError> {
+        let trial = Trial {
+            id: self.next_id,
+            state: TrialState::Active,
+            assignment,
+            measurements: vec![],
+            final_measurement: None,
+            client_id: self.client_id.clone(),
+            infeasible_reason: String::new(),
+            start_time_ms: self.now_ms,
+            end_time_ms: None,
+        };
+        insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
+        self.next_id += 1;
+        self.handed.push(trial);
+        Ok(())
+    }
+
+    async fn save_next_id(&mut self) -> Result<(), StoreError> {
         sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2")
             .bind(self.next_id)
             .bind(self.study_id)

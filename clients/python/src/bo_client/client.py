@@ -251,15 +251,21 @@ class Study:
         self._update(self._client._t.request("GET", self._path))
         return self
 
-    def suggest(self, count: int = 1, client_id: Optional[str] = None) -> List[Trial]:
+    def suggest(
+        self, count: int = 1, client_id: Optional[str] = None, *, contexts: Optional[Sequence[Mapping[str, Value]]] = None
+    ) -> List[Trial]:
         """Asks for ``count`` trials for ``client_id`` (default: this host and process). The same
         client asking again while its trials are ACTIVE gets the same trials back, so a worker that
         restarts with its id resumes where it was. Waits for the operation when the model is still
         fitting. An empty list means the study has nothing more to try (a finished grid, a
-        stopped study)."""
-        op = self._client._t.request(
-            "POST", f"{self._path}/trials:suggest", {"suggestionCount": int(count), "clientId": client_id or default_client_id()}
-        )
+        stopped study).
+
+        ``contexts`` (one per trial, e.g. ``[{"day": "tue"}]``) fixes parameters: each trial takes
+        its context's values and the model chooses the rest (a study of one metric)."""
+        body: Dict[str, Any] = {"suggestionCount": int(count), "clientId": client_id or default_client_id()}
+        if contexts is not None:
+            body["contexts"] = [{"parameters": [{"parameterId": k, "value": v} for k, v in c.items()]} for c in contexts]
+        op = self._client._t.request("POST", f"{self._path}/trials:suggest", body)
         op = self._client._wait(op)
         return [Trial._from_vertex(self, t) for t in op.get("response", {}).get("trials", [])]
 

@@ -10,6 +10,7 @@ mod add_gp_ucb;
 mod add_tree;
 mod branching_nested;
 mod config;
+pub mod context;
 pub(crate) mod gp;
 mod gp_bandit;
 mod grid;

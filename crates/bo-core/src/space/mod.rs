@@ -12,6 +12,7 @@
 //! its size; a space read back from storage (serde) is trusted and only indexed, so a parameter
 //! is found by id in O(depth) however large the tree.
 
+mod context;
 pub mod encode;
 pub mod features;
 #[cfg(test)]

@@ -30,10 +30,10 @@ use super::wire::measurement::measurement_from_wire;
 use super::wire::operation::{ApiVersion, OperationW, early_stopping_operation, suggest_operation};
 use super::wire::request::{
     AddTrialMeasurementRequestW, CompleteTrialRequestW, EmptyRequestW, ListOptimalTrialsResponseW, ListTrialsResponseW,
-    SuggestTrialsRequestW,
+    SuggestTrialsRequestW, TrialContextW,
 };
 use super::wire::study::StudyStateW;
-use super::wire::trial::{TrialStateW, TrialW, assignment_from_wire};
+use super::wire::trial::{TrialStateW, TrialW, assignment_from_wire, context_from_wire};
 use crate::engine::SuggestReply;
 
 /// A trial: `projects/{project}/locations/{location}/studies/{study}/trials/{trial}`.
@@ -96,12 +96,15 @@ pub async fn suggest_trials(
     if body.client_id.is_empty() {
         return Err(ApiError::invalid("clientId: required; the same clientId gets its pending trials back"));
     }
-    if !body.contexts.is_empty() {
-        return Err(ApiError::invalid("contexts: suggestion contexts are not supported; send an empty list"));
-    }
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let name = |id: i64| format!("{}/operations/{id}", study_name(&study));
-    match state.engine.suggest(&study, &body.client_id, body.suggestion_count as usize, version.as_str()).await? {
+    let reply = if body.contexts.is_empty() {
+        state.engine.suggest(&study, &body.client_id, body.suggestion_count as usize, version.as_str()).await?
+    } else {
+        let contexts = contexts_from_wire(body.contexts, body.suggestion_count, &study)?;
+        state.engine.suggest_in_contexts(&study, &body.client_id, contexts, version.as_str()).await?
+    };
+    match reply {
         SuggestReply::Done(outcome) => {
             let study_state = if outcome.exhausted { StudyStateW::COMPLETED } else { state_to_wire(study.state) };
             if outcome.exhausted {
@@ -113,6 +116,28 @@ pub async fn suggest_trials(
         }
         SuggestReply::Pending(op) => Ok(Json(super::operations::operation_to_wire(&state, &study, op).await?.in_version(version))),
     }
+}
+
+/// A suggest's contexts, checked: one per suggestion, each a slice of the study's space, and a
+/// study of one objective (a study of several metrics searches with its own acquisition, which
+/// contexts do not restrict yet).
+fn contexts_from_wire(contexts: Vec<TrialContextW>, count: i64, study: &StudyRecord) -> Result<Vec<bo_core::Assignment>, ApiError> {
+    if contexts.len() as i64 != count {
+        return Err(ApiError::invalid(format!(
+            "contexts: give none or one per suggestion; suggestionCount is {count} and there are {} contexts",
+            contexts.len()
+        )));
+    }
+    if study.spec.metrics.len() > 1 {
+        return Err(ApiError::invalid(
+            "contexts: supported for studies of one metric; this study has several (objectives or safety metrics), whose suggestions contexts do not restrict yet",
+        ));
+    }
+    contexts
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| context_from_wire(c.parameters, &study.spec.space).map_err(|e| ApiError::from(e.under(&format!("contexts[{i}]")))))
+        .collect()
 }
 
 /// CreateTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/create>.

@@ -54,3 +54,42 @@ pub struct Proposals {
     /// Why the designer's own proposal failed, if it did.
     pub failed: Option<bo_core::FitError>,
 }
+
+/// One new assignment per context for `study` from `entry`'s model, given all its `trials`
+/// (unseen completions observed, the rest in flight as [`propose`] treats them): each context
+/// searched by `bo_core::designer::context::suggest_in`, the earlier contexts' proposals in
+/// flight for the later ones. Call it on a blocking thread.
+pub fn propose_in_contexts(
+    study: &StudyRecord,
+    entry: &Entry,
+    trials: &[Trial],
+    contexts: &[Assignment],
+) -> Result<Vec<Assignment>, EngineError> {
+    use bo_core::designer::context::{Slice, suggest_in};
+    let mut rng = StdRng::seed_from_u64(study_seed(study) ^ (trials.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xc0_47e7);
+    let unseen: Vec<Observation> =
+        trials.iter().filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id)).filter_map(Observation::from_trial).collect();
+    let updated = if unseen.is_empty() { None } else { entry.model.observe(&unseen) };
+    let model = updated.as_ref().unwrap_or(&entry.model);
+    let mut pending: Vec<Assignment> = trials
+        .iter()
+        .filter(|t| !t.state.is_completed() || (updated.is_none() && !entry.trial_ids.contains(&t.id)))
+        .map(|t| t.assignment.clone())
+        .collect();
+    let objective = study.spec.objective();
+    let best = trials
+        .iter()
+        .filter(|t| t.state == bo_core::TrialState::Succeeded)
+        .filter_map(|t| t.final_measurement.as_ref()?.metrics.get(&objective.id).copied())
+        .reduce(|a, b| if objective.goal.better(b, a) { b } else { a });
+    let mut taken: std::collections::HashSet<String> = trials.iter().map(|t| t.assignment.key()).collect();
+    let mut out = Vec::with_capacity(contexts.len());
+    for context in contexts {
+        let slice = Slice { space: &study.spec.space, goal: objective.goal, best, taken: &taken };
+        let a = super::refit::guarded(|| suggest_in(model.as_ref(), &slice, context, &pending, &mut rng))?;
+        taken.insert(a.key());
+        pending.push(a.clone());
+        out.push(a);
+    }
+    Ok(out)
+}

@@ -81,7 +81,63 @@ pub(super) enum Ended {
     TimedOut(Compute),
 }
 
+/// The study's stopping rules, read before anything new is handed out: whether they stopped it
+/// (in `tx`, which the caller commits).
+async fn stopped_by_its_rules(study: &StudyRecord, tx: &mut bo_store::SuggestTx) -> Result<bool, EngineError> {
+    let Some(rules) = &study.spec.study_stopping else { return Ok(false) };
+    let maximize = study.spec.objective().goal == bo_core::Goal::Maximize;
+    let single = study.spec.objectives().count() == 1;
+    let progress = tx.progress(study.create_time_ms, maximize, rules.needs(single)).await?;
+    match bo_core::study_stopping::decide(rules, &progress, single) {
+        Some(reason) => {
+            tx.stop_study(reason);
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
 impl Engine {
+    /// Hands `client_id` one trial within each of `contexts` (partial assignments the caller
+    /// has checked), in their order: a REQUESTED trial within the context first, else one the
+    /// study's model proposes within it (`bo_core::designer::context`). Computed before the
+    /// study's transaction, from the model as it stands; never queued or answered pending. A
+    /// client holding ACTIVE trials gets them back, as any suggest does.
+    pub async fn suggest_in_contexts(
+        &self,
+        study: &StudyRecord,
+        client_id: &str,
+        contexts: Vec<Assignment>,
+        api_version: &str,
+    ) -> Result<SuggestReply, EngineError> {
+        let started = Instant::now();
+        let entry = self.model(study).await?;
+        let (_, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        let (owned_study, owned_contexts) = (study.clone(), contexts.clone());
+        let proposals =
+            tokio::task::spawn_blocking(move || super::propose::propose_in_contexts(&owned_study, &entry, &trials, &owned_contexts))
+                .await
+                .map_err(panicked)??;
+        let request = SuggestRequest {
+            study_id: study.id,
+            client_id,
+            now_ms: crate::now_ms(),
+            finishing: None,
+            trial_lease_ms: self.trial_lease_ms(study),
+            api_version,
+        };
+        let mut tx = match self.inner.store.open_suggest(request).await? {
+            Opened::Waiting(op) => return Ok(SuggestReply::Pending(op)),
+            Opened::Open(tx) => tx,
+        };
+        if !tx.hand_back_held().await? && !tx.study_completed() && !stopped_by_its_rules(study, &mut tx).await? {
+            tx.hand_out_in_contexts(contexts.into_iter().zip(proposals).collect()).await?;
+        }
+        let outcome = tx.commit().await?;
+        self.inner.metrics.suggest(SuggestPath::Contexts, started.elapsed().as_secs_f64());
+        Ok(SuggestReply::Done(outcome))
+    }
+
     /// Hands `count` trials to `client_id`, asking through API version `api_version` (what its
     /// operation records; see the module docs).
     pub async fn suggest(
@@ -191,15 +247,8 @@ impl Engine {
             Opened::Open(tx) => tx,
         };
         if !tx.hand_back_held().await? && !tx.study_completed() {
-            // The study's stopping rules, before anything new is handed out.
-            if let Some(rules) = &study.spec.study_stopping {
-                let maximize = study.spec.objective().goal == bo_core::Goal::Maximize;
-                let single = study.spec.objectives().count() == 1;
-                let progress = tx.progress(study.create_time_ms, maximize, rules.needs(single)).await?;
-                if let Some(reason) = bo_core::study_stopping::decide(rules, &progress, single) {
-                    tx.stop_study(reason);
-                    return Ok(Attempt::Done(tx.commit().await?));
-                }
+            if stopped_by_its_rules(study, &mut tx).await? {
+                return Ok(Attempt::Done(tx.commit().await?));
             }
             let wanted = tx.hand_out_requested(count).await?;
             if wanted > 0 {

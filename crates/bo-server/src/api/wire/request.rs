@@ -22,12 +22,25 @@ pub struct SuggestTrialsRequestW {
     /// gets the same trials back.
     #[schema(min_length = 1, required = true)]
     pub client_id: String,
-    /// Not supported: must be empty.
-    #[schema(max_items = 0)]
-    pub contexts: Vec<serde_json::Value>,
+    /// None, or one per suggestion: each suggestion lies within its context (takes every value
+    /// the context fixes), in the contexts' order. Studies of one objective only.
+    #[schema(max_items = 100)]
+    pub contexts: Vec<TrialContextW>,
     /// Ignored (Google's client may repeat the study's name).
     #[schema(ignore)]
     pub parent: String,
+}
+
+/// `TrialContext`: a slice of the search space a suggestion must lie in.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = TrialContext)]
+pub struct TrialContextW {
+    /// Free text, for the caller (not stored).
+    pub description: String,
+    /// The parameters the suggestion must take, with their values; a conditional parameter
+    /// with its parent at a value that activates it.
+    pub parameters: Vec<super::trial::ParameterW>,
 }
 
 /// `CompleteTrialRequest`.

@@ -143,6 +143,21 @@ impl TrialW {
 /// Reads trial parameters against `space`: each id once, each value of its parameter's type,
 /// and together exactly the active parameters of a feasible point.
 pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, SpaceError> {
+    let a = parameters_from_wire(params, space)?;
+    space.check(&a)?;
+    Ok(a)
+}
+
+/// Reads a context's parameters against `space`: each id once, each value of its parameter's
+/// type, and a conditional parameter only under its parent's activating value
+/// ([`SearchSpace::check_context`]).
+pub fn context_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, SpaceError> {
+    let a = parameters_from_wire(params, space)?;
+    space.check_context(&a)?;
+    Ok(a)
+}
+
+fn parameters_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, SpaceError> {
     let mut a = Assignment::default();
     for (i, p) in params.into_iter().enumerate() {
         let path = format!("parameters[{i}]");
@@ -168,10 +183,15 @@ pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Res
                 ),
             ));
         };
+        if !spec.domain.contains(&value) {
+            return Err(SpaceError::new(
+                format!("{path}.value"),
+                format!("{value} is outside the {} domain of parameter {:?}", spec.domain.type_name(), p.parameter_id),
+            ));
+        }
         if a.0.insert(p.parameter_id.clone(), value).is_some() {
             return Err(SpaceError::new(format!("{path}.parameterId"), format!("parameter {:?} is given twice", p.parameter_id)));
         }
     }
-    space.check(&a)?;
     Ok(a)
 }
