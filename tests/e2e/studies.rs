@@ -574,7 +574,8 @@ fn v1beta1_is_an_alias_whose_operations_name_their_version() {
 /// `contexts` in SuggestTrials: one trial per context, in their order, each taking every value
 /// its context fixes — a REQUESTED trial within the context first, else the model's search of
 /// the slice (a fixed parent selects its subtree) — and a clear 400 for a context that is no
-/// slice of the space, a count that does not match, or a study of several metrics.
+/// slice of the space or a count that does not match; a study of several metrics searches the
+/// slice with its own acquisition.
 #[test]
 fn contexts_fix_what_they_name() {
     for db in databases("contexts") {
@@ -642,11 +643,20 @@ fn contexts_fix_what_they_name() {
             "contexts": [{"parameters": [{"parameterId": "hidden", "value": 64}]}]}),
         );
         assert!(status == 400 && error.to_string().contains("conditional on"), "{error}");
-        let two = s.create_study(
-            json!({"displayName": "two", "studySpec": {"metrics": [{"metricId": "a"}, {"metricId": "b"}], "parameters": [p("c")]}}),
-        );
-        let (status, error) =
-            s.post(&format!("/studies/{two}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "m", "contexts": [ctx(0.3)]}));
-        assert!(status == 400 && error.to_string().contains("one metric"), "{error}");
+        // A study of two metrics searches the context with its own acquisition.
+        let two = s.create_study(json!({"displayName": "two", "studySpec": {"metrics": [{"metricId": "a"}, {"metricId": "b"}],
+            "algorithm": "GP_BANDIT", "parameters": [p("c"), p("x")]}}));
+        for k in 0..12 {
+            let (c, x) = ((k as f64 * 0.618).fract(), (k as f64 * 0.382).fract());
+            s.ok_post(
+                &format!("/studies/{two}/trials"),
+                json!({
+                "parameters": [{"parameterId": "c", "value": c}, {"parameterId": "x", "value": x}],
+                "finalMeasurement": {"metrics": [{"metricId": "a", "value": x + c}, {"metricId": "b", "value": 1.0 - x}]}}),
+            );
+        }
+        let op =
+            s.ok_post(&format!("/studies/{two}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "m", "contexts": [ctx(0.3)]}));
+        assert_eq!(value(&op["response"]["trials"][0], "c"), 0.3, "{op}");
     }
 }

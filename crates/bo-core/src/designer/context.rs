@@ -9,8 +9,9 @@
 //! - A model that does not (random, quasi-random or grid search; an initial design): its own
 //!   next proposal, moved into the slice.
 //!
-//! Within a context a study is optimised on its objective; studies of several metrics are
-//! refused contexts by the service (their acquisition is the several-metrics model's).
+//! A model whose acquisition is its own (several objectives, safety metrics: the several-metrics
+//! model) searches the context itself ([`Model::suggest_in_context`]); this search is for the
+//! others.
 //!
 //! Must not: know which designer made the model.
 
@@ -58,6 +59,9 @@ pub fn suggest_in(
     pending: &[Assignment],
     rng: &mut dyn Rng,
 ) -> Result<Assignment, FitError> {
+    if let Some(own) = model.suggest_in_context(context, pending, rng) {
+        return own;
+    }
     let space = slice.space;
     let d = space.n_params();
     // The model's own proposal, moved into the slice: where it would go without the context.

@@ -181,6 +181,19 @@ pub trait Model: Send + Sync {
         None
     }
 
+    /// A suggestion within `context` (a checked partial assignment: see
+    /// [`context::suggest_in`]) by the model's own acquisition, for a model whose acquisition
+    /// the generic search within a context would not reproduce (several metrics, safety);
+    /// `None`: the generic search decides.
+    fn suggest_in_context(
+        &self,
+        _context: &Assignment,
+        _pending: &[Assignment],
+        _rng: &mut dyn Rng,
+    ) -> Option<Result<Assignment, FitError>> {
+        None
+    }
+
     /// The posterior mean and standard deviation of the objective at `points` (in the
     /// objective's own units and direction), for models that have one.
     fn predict(&self, _points: &[Assignment]) -> Option<Vec<Prediction>> {

@@ -497,20 +497,22 @@ impl Scalarised {
     }
 }
 
-/// `n` Gaussian perturbations of `a` in the unit cube (deviation `sd`), decoded.
-fn perturb(space: &SearchSpace, a: &Assignment, n: usize, sd: f64, rng: &mut dyn Rng) -> Vec<Assignment> {
+/// `n` Gaussian perturbations of `a` in the unit cube (deviation `sd`), decoded with `fixed`'s
+/// values (a context; empty for none).
+fn perturb(space: &SearchSpace, a: &Assignment, n: usize, sd: f64, fixed: &Assignment, rng: &mut dyn Rng) -> Vec<Assignment> {
     let u0 = space.encode(a);
     (0..n)
         .map(|_| {
             let u: Vec<f64> = u0.iter().map(|v| (v + sd * standard_normal(rng)).clamp(0.0, 1.0)).collect();
-            space.decode(&u)
+            space.decode_fixed(&u, fixed)
         })
         .collect()
 }
 
 /// `n` copies of `a` with a random half of its coordinates within 0.1 of a bound of the unit
-/// cube moved onto it (optima on a bound are common: no dropout, the smallest size), decoded.
-fn snap(space: &SearchSpace, a: &Assignment, n: usize, rng: &mut dyn Rng) -> Vec<Assignment> {
+/// cube moved onto it (optima on a bound are common: no dropout, the smallest size), decoded
+/// with `fixed`'s values.
+fn snap(space: &SearchSpace, a: &Assignment, n: usize, fixed: &Assignment, rng: &mut dyn Rng) -> Vec<Assignment> {
     let u0 = space.encode(a);
     (0..n)
         .map(|_| {
@@ -522,7 +524,7 @@ fn snap(space: &SearchSpace, a: &Assignment, n: usize, rng: &mut dyn Rng) -> Vec
                     v => v,
                 })
                 .collect();
-            space.decode(&u)
+            space.decode_fixed(&u, fixed)
         })
         .collect()
 }
@@ -599,7 +601,9 @@ impl MetricsModel {
         if safe.is_empty() { front(&measured(false)) } else { front(&safe) }
     }
 
-    /// One batch member: the best-scoring new assignment over the candidate rounds.
+    /// One batch member: the best-scoring new assignment over the candidate rounds, within
+    /// `context` (every candidate takes its values; empty for none).
+    #[allow(clippy::too_many_arguments)]
     fn member(
         &self,
         models: &[Arc<dyn Model>],
@@ -607,13 +611,14 @@ impl MetricsModel {
         taken: &HashSet<String>,
         pending: &[Assignment],
         front: &[usize],
+        context: &Assignment,
         rng: &mut dyn Rng,
     ) -> Result<Option<Assignment>, FitError> {
         let d = self.space.n_params();
         let seed: u64 = rng.random();
         let offset: u64 = rng.random_range(0..1 << 15);
         let mut candidates: Vec<Assignment> =
-            (0..SOBOL_CANDIDATES as u64).map(|i| self.space.decode(&sobol_point(offset + i, d, seed))).collect();
+            (0..SOBOL_CANDIDATES as u64).map(|i| self.space.decode_fixed(&sobol_point(offset + i, d, seed), context)).collect();
         let mut anchors = front.to_vec();
         if anchors.len() > ANCHORS {
             // A random share of a large front, so every part of it is explored over a study.
@@ -624,14 +629,19 @@ impl MetricsModel {
             anchors.truncate(ANCHORS);
         }
         for &i in &anchors {
-            candidates.extend(perturb(&self.space, &self.points[i].assignment, PER_ANCHOR / 2, 0.05, rng));
-            candidates.extend(perturb(&self.space, &self.points[i].assignment, PER_ANCHOR / 2, 0.15, rng));
+            candidates.extend(perturb(&self.space, &self.points[i].assignment, PER_ANCHOR / 2, 0.05, context, rng));
+            candidates.extend(perturb(&self.space, &self.points[i].assignment, PER_ANCHOR / 2, 0.15, context, rng));
         }
         // Each metric's own designer, searching its model (with the in-flight trials as its own
         // fantasies) for that metric alone: an objective's optimum (the front's ends), a safety
         // metric's safest point.
         for m in &self.models {
-            candidates.extend(m.suggest(pending, 1, rng)?);
+            let own = m.suggest(pending, 1, rng)?;
+            if context.0.is_empty() {
+                candidates.extend(own);
+            } else {
+                candidates.extend(own.iter().map(|a| self.space.decode_fixed(&self.space.encode(a), context)));
+            }
         }
         let mut best: Option<(Score, Assignment)> = None;
         let mut scored = self.score(models, acquisition, taken, candidates)?;
@@ -642,8 +652,8 @@ impl MetricsModel {
                 }
             }
             let mut around: Vec<Assignment> =
-                scored.iter().take(REFINE_TOP).flat_map(|(_, a)| perturb(&self.space, a, REFINE_PER, sd, rng)).collect();
-            around.extend(scored.iter().take(REFINE_TOP).flat_map(|(_, a)| snap(&self.space, a, REFINE_PER / 2, rng)));
+                scored.iter().take(REFINE_TOP).flat_map(|(_, a)| perturb(&self.space, a, REFINE_PER, sd, context, rng)).collect();
+            around.extend(scored.iter().take(REFINE_TOP).flat_map(|(_, a)| snap(&self.space, a, REFINE_PER / 2, context, rng)));
             scored = self.score(models, acquisition, taken, around)?;
         }
         if let Some(top) = scored.into_iter().next() {
@@ -701,8 +711,15 @@ impl MetricsModel {
     }
 }
 
-impl Model for MetricsModel {
-    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+impl MetricsModel {
+    /// Up to `count` members within `context` (empty: the whole space).
+    fn suggest_within(
+        &self,
+        pending: &[Assignment],
+        count: usize,
+        context: &Assignment,
+        rng: &mut dyn Rng,
+    ) -> Result<Vec<Assignment>, FitError> {
         let mut acquisition = self.acquisition(rng);
         let (mut models, fantasised) = self.with_fantasies(&self.models, pending)?;
         self.raise_floor(&mut acquisition, &fantasised);
@@ -713,7 +730,7 @@ impl Model for MetricsModel {
         let anchors = self.anchors();
         let mut out = Vec::with_capacity(count);
         for k in 0..count {
-            let Some(a) = self.member(&models, &acquisition, &taken, &in_flight, &anchors, rng)? else { break };
+            let Some(a) = self.member(&models, &acquisition, &taken, &in_flight, &anchors, context, rng)? else { break };
             taken.insert(a.key());
             if k + 1 < count {
                 let (next, values) = self.with_fantasies(&models, std::slice::from_ref(&a))?;
@@ -724,6 +741,22 @@ impl Model for MetricsModel {
             out.push(a);
         }
         Ok(out)
+    }
+}
+
+impl Model for MetricsModel {
+    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+        self.suggest_within(pending, count, &Assignment::default(), rng)
+    }
+
+    /// Its own acquisition (hypervolume, safety), searched within the context.
+    fn suggest_in_context(&self, context: &Assignment, pending: &[Assignment], rng: &mut dyn Rng) -> Option<Result<Assignment, FitError>> {
+        let found = self.suggest_within(pending, 1, context, rng).map(|mut v| v.pop());
+        match found {
+            Ok(Some(a)) => Some(Ok(a)),
+            Ok(None) => None, // every candidate taken: the generic search decides
+            Err(e) => Some(Err(e)),
+        }
     }
 
     fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
@@ -891,6 +924,10 @@ mod tests {
         let batch = fitted.model.suggest(&[], 4, &mut rng).unwrap();
         let keys: HashSet<String> = batch.iter().map(Assignment::key).collect();
         assert_eq!(keys.len(), 4, "a batch has distinct members");
+        // Within a context the model's own acquisition answers, and keeps the fixed value.
+        let context = Assignment(BTreeMap::from([("x1".to_owned(), crate::trial::ParamValue::Float(0.25))]));
+        let within = fitted.model.suggest_in_context(&context, &[], &mut rng).expect("its own search").unwrap();
+        assert_eq!(within.get("x1"), Some(&crate::trial::ParamValue::Float(0.25)), "{within:?}");
     }
 
     /// Maximise f = x0 + x1 with the safety metric g = x0² + x1² at most 0.5: the unconstrained

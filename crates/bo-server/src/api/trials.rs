@@ -118,20 +118,13 @@ pub async fn suggest_trials(
     }
 }
 
-/// A suggest's contexts, checked: one per suggestion, each a slice of the study's space, and a
-/// study of one objective (a study of several metrics searches with its own acquisition, which
-/// contexts do not restrict yet).
+/// A suggest's contexts, checked: one per suggestion, each a slice of the study's space.
 fn contexts_from_wire(contexts: Vec<TrialContextW>, count: i64, study: &StudyRecord) -> Result<Vec<bo_core::Assignment>, ApiError> {
     if contexts.len() as i64 != count {
         return Err(ApiError::invalid(format!(
             "contexts: give none or one per suggestion; suggestionCount is {count} and there are {} contexts",
             contexts.len()
         )));
-    }
-    if study.spec.metrics.len() > 1 {
-        return Err(ApiError::invalid(
-            "contexts: supported for studies of one metric; this study has several (objectives or safety metrics), whose suggestions contexts do not restrict yet",
-        ));
     }
     contexts
         .into_iter()
