@@ -237,6 +237,27 @@ def test_a_safety_metric_marks_unsafe_trials(page, server):
     page.clean()
 
 
+def test_a_model_of_several_metrics_shows_each_and_its_constraints(page, server):
+    """The safety study's model page: one row per metric's own model with its role, the
+    acquisition, and the safety constraint's count of safe trials, as the fixture has them."""
+    from conftest import SAFE_METRICS, SAFE_TRIAL
+    safe = sum(SAFE_METRICS(*SAFE_TRIAL(i), i)["memory"] <= 3.5 for i in range(30))
+    page.page.goto(f"{server.base}/dashboard/#/studies/{server.ids['safe']}/model")
+    page.page.wait_for_selector("#slices[data-drawn=true]", timeout=20000)
+    rows = page.page.locator("#metric-models tbody tr").all_inner_texts()
+    assert [r.split("\t")[:2] for r in rows] == [["accuracy", "objective"], ["latency", "objective"], ["memory", "safety"]], rows
+    assert "length scale" in rows[0], rows
+    constraint = page.page.locator("#constraints tbody tr").inner_text()
+    counted = re.search(r"(\d+) of (\d+)", constraint)
+    assert constraint.startswith("memory") and counted, constraint
+    # The model may be fitted on fewer trials than the study has; on all 30, the fixture's count.
+    n_safe, judged = int(counted.group(1)), int(counted.group(2))
+    assert n_safe <= judged <= 30 and (judged < 30 or n_safe == safe), (constraint, safe)
+    assert "hypervolume" in page.page.locator("#hyperparameters").inner_text()
+    page.shot("model-several-metrics")
+    page.clean()
+
+
 def test_a_rembo_model_shows_its_embeddings(page, server):
     page.page.goto(f"{server.base}/dashboard/#/studies/{server.ids['rembo']}/model")
     page.page.wait_for_selector("#slices[data-drawn=true]", timeout=30000)

@@ -70,12 +70,35 @@ function describe(summary, trials, metric) {
     ...rows.map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, String(v)))),
     ...Object.entries(hyper).map(([k, v]) => el("tr", {}, el("th", {}, label(k)), el("td", { class: "num" }, typeof v === "number" ? num(v) : JSON.stringify(v)))),
   ));
-  const rest = Object.fromEntries(Object.entries(model).filter(([k]) => !["hyperparameters", "tree", "embeddings", "groups", "cliques"].includes(k)));
-  return el("div", {}, table, model.tree ? tree(model.tree, trials, metric) : "",
+  if (model.acquisition) table.tBodies[0].append(el("tr", {}, el("th", {}, "acquisition"), el("td", {}, model.acquisition)));
+  const shown = ["hyperparameters", "tree", "embeddings", "groups", "cliques", "objectives", "safety", "constraints", "acquisition"];
+  const rest = Object.fromEntries(Object.entries(model).filter(([k]) => !shown.includes(k)));
+  return el("div", {}, table, model.objectives ? metricModels(model) : "", model.tree ? tree(model.tree, trials, metric) : "",
     model.groups || model.cliques ? groups(model.groups || model.cliques, model.groups ? "group" : "clique") : "",
     Array.isArray(model.embeddings) ? embeddings(model) : "",
     el("p", { class: "muted" }, "Length scales are how far a parameter must move (in the unit interval, or log space for log-scaled ones) to change the objective much: a short one means the model is sensitive to it. They are not importances — see the study's importance."),
     Object.keys(rest).length ? el("details", {}, el("summary", {}, "everything the designer reports"), el("pre", {}, JSON.stringify(rest, null, 2))) : "");
+}
+
+/** A model of several metrics: each metric's own model (its role, and the hyperparameters its
+ * designer reports), and each safety constraint's state — its safe trials and whether it is
+ * hard (the observed safe fraction below its target) and so how probably safe a suggestion
+ * must be. */
+function metricModels(model) {
+  const rows = [
+    ...Object.entries(model.objectives || {}).map(([id, m]) => [id, "objective", m]),
+    ...Object.entries(model.safety || {}).map(([id, m]) => [id, "safety", m]),
+  ];
+  const hyper = (m) => Object.entries(m.hyperparameters || {}).map(([k, x]) => el("div", {}, `${label(k)} ${typeof x === "number" ? num(x) : JSON.stringify(x)}`));
+  const models = el("table", { id: "metric-models" },
+    el("thead", {}, el("tr", {}, el("th", {}, "metric"), el("th", {}, "role"), el("th", {}, "its model"))),
+    el("tbody", {}, ...rows.map(([id, role, m]) => el("tr", {}, el("td", {}, id), el("td", {}, role), el("td", { class: "muted hyper" }, ...hyper(m))))));
+  const constraints = (model.constraints || []).length ? el("table", { id: "constraints" },
+    el("thead", {}, el("tr", {}, el("th", {}, "constraint"), el("th", { class: "num" }, "safe trials"), el("th", {}, "now"))),
+    el("tbody", {}, ...model.constraints.map((c) => el("tr", {}, el("td", {}, c.metricId),
+      el("td", { class: "num" }, `${c.safeTrials} of ${c.judgedTrials}`),
+      el("td", {}, c.hard ? `hard: a suggestion must be safe with probability ${num(c.requiredProbability)}` : "soft: the gain is weighted by the probability of being safe"))))) : "";
+  return el("div", {}, models, constraints);
 }
 
 /** An Add-Tree model's vertices: the parameters each holds, the trials on its branch (where
