@@ -27,12 +27,12 @@ use crate::space::SearchSpace;
 use crate::study::Goal;
 use crate::trial::Assignment;
 
-/// Quasi-random candidates in the slice.
-const CANDIDATES: usize = 1000;
-/// Refinement: the best candidates explored around, perturbations of each, and their deviation
-/// (unit cube) in each round.
+/// Quasi-random candidates in the slice, at most (a request of many contexts shares a budget:
+/// see [`Slice::candidates`]).
+pub const CANDIDATES: usize = 1000;
+/// Refinement: the best candidates explored around, and their perturbations' deviation (unit
+/// cube) in each round; each round scores a quarter as many points as the first.
 const TOP: usize = 8;
-const PER: usize = 24;
 const SCALES: [f64; 2] = [0.05, 0.01];
 /// The multiplier of σ in the bound used before any value is observed.
 const UCB_SIGMA: f64 = 2.0;
@@ -48,6 +48,9 @@ pub struct Slice<'a> {
     /// Keys of the assignments already tried or in flight (not proposed again where the slice
     /// has others).
     pub taken: &'a HashSet<String>,
+    /// Quasi-random candidates to score (at most [`CANDIDATES`]); the refinement scores half as
+    /// many again.
+    pub candidates: usize,
 }
 
 /// The model's suggestion within `context` (a partial assignment the caller has checked with
@@ -75,7 +78,9 @@ pub fn suggest_in(
         return Ok(space.decode_fixed(&u, context));
     }
     let seed: u64 = rng.random();
-    let mut candidates: Vec<Assignment> = (0..CANDIDATES as u64).map(|i| space.decode_fixed(&sobol_point(i, d, seed), context)).collect();
+    let budget = slice.candidates.clamp(TOP, CANDIDATES);
+    let per = (budget / (4 * TOP)).max(1);
+    let mut candidates: Vec<Assignment> = (0..budget as u64).map(|i| space.decode_fixed(&sobol_point(i, d, seed), context)).collect();
     candidates.extend(own);
     let mut best: Option<(f64, Assignment)> = None;
     let mut scored = score(model, slice, candidates)?;
@@ -90,7 +95,7 @@ pub fn suggest_in(
             .take(TOP)
             .flat_map(|(_, a)| {
                 let u0 = space.encode(a);
-                (0..PER)
+                (0..per)
                     .map(|_| {
                         let u: Vec<f64> = u0.iter().map(|v| (v + sd * standard_normal(rng)).clamp(0.0, 1.0)).collect();
                         space.decode_fixed(&u, context)
@@ -192,7 +197,7 @@ mod tests {
             let fitted = designer.fit(&problem, &history, None, &mut rng).unwrap();
             let taken: HashSet<String> = history.iter().map(|o| o.assignment.key()).collect();
             let best = history.iter().map(|o| f(&o.assignment)).fold(f64::INFINITY, f64::min);
-            let slice = Slice { space: &space, goal: Goal::Minimize, best: Some(best), taken: &taken };
+            let slice = Slice { space: &space, goal: Goal::Minimize, best: Some(best), taken: &taken, candidates: CANDIDATES };
             for c in [0.1, 0.8] {
                 let context = Assignment(BTreeMap::from([("c".to_owned(), ParamValue::Float(c))]));
                 let a = suggest_in(fitted.model.as_ref(), &slice, &context, &[], &mut rng).unwrap();

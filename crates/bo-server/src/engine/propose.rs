@@ -65,7 +65,7 @@ pub fn propose_in_contexts(
     trials: &[Trial],
     contexts: &[Assignment],
 ) -> Result<Vec<Assignment>, EngineError> {
-    use bo_core::designer::context::{Slice, suggest_in};
+    use bo_core::designer::context::{CANDIDATES, Slice, suggest_in};
     let mut rng = StdRng::seed_from_u64(study_seed(study) ^ (trials.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xc0_47e7);
     let unseen: Vec<Observation> =
         trials.iter().filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id)).filter_map(Observation::from_trial).collect();
@@ -83,9 +83,12 @@ pub fn propose_in_contexts(
         .filter_map(|t| t.final_measurement.as_ref()?.metrics.get(&objective.id).copied())
         .reduce(|a, b| if objective.goal.better(b, a) { b } else { a });
     let mut taken: std::collections::HashSet<String> = trials.iter().map(|t| t.assignment.key()).collect();
+    // The search's work grows with the contexts only up to twice one context's: a request of
+    // many shares the candidates (at least 100 each).
+    let candidates = (2 * CANDIDATES / contexts.len().max(1)).clamp(100, CANDIDATES);
     let mut out = Vec::with_capacity(contexts.len());
     for context in contexts {
-        let slice = Slice { space: &study.spec.space, goal: objective.goal, best, taken: &taken };
+        let slice = Slice { space: &study.spec.space, goal: objective.goal, best, taken: &taken, candidates };
         let a = super::refit::guarded(|| suggest_in(model.as_ref(), &slice, context, &pending, &mut rng))?;
         taken.insert(a.key());
         pending.push(a.clone());
