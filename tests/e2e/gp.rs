@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::{Server, databases};
 
@@ -268,25 +268,7 @@ fn two_metric_studies_model_every_metric() {
                            {"parameterId": "x1", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}}));
         let measure =
             |x0: f64, x1: f64| json!({"metrics": [{"metricId": "error", "value": x0}, {"metricId": "cost", "value": 1.0 - x0 + x1 * x1}]});
-        for k in 0..12 {
-            let (x0, x1) = ((k as f64 * 0.618).fract(), (k as f64 * 0.382).fract());
-            s.ok_post(
-                &format!("/studies/{study}/trials"),
-                json!({"parameters": [{"parameterId": "x0", "value": x0}, {"parameterId": "x1", "value": x1}], "finalMeasurement": measure(x0, x1)}),
-            );
-        }
-        for _ in 0..3 {
-            for t in s.suggest(&study, 2, "w") {
-                let value = |id: &str| {
-                    t["parameters"].as_array().unwrap().iter().find(|p| p["parameterId"] == id).unwrap()["value"].as_f64().unwrap()
-                };
-                let id = t["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
-                s.ok_post(
-                    &format!("/studies/{study}/trials/{id}:complete"),
-                    json!({"finalMeasurement": measure(value("x0"), value("x1"))}),
-                );
-            }
-        }
+        square_loop(&s, &study, 12, 3, 2, measure);
         let model = s.ok_get(&format!("/studies/{study}/model"));
         let objectives = model["model"]["objectives"].as_object().unwrap_or_else(|| panic!("{model}"));
         assert!(objectives.contains_key("error") && objectives.contains_key("cost"), "{model}");
@@ -346,25 +328,7 @@ fn safety_metrics_constrain_the_study() {
         assert_eq!(got["studySpec"]["metrics"], metrics, "the safety config is echoed as given: {got}");
         let measure =
             |x0: f64, x1: f64| json!({"metrics": [{"metricId": "f", "value": x0 + x1}, {"metricId": "g", "value": x0 * x0 + x1 * x1}]});
-        for k in 0..10 {
-            let (x0, x1) = ((k as f64 * 0.618).fract(), (k as f64 * 0.382).fract());
-            s.ok_post(
-                &format!("/studies/{study}/trials"),
-                json!({"parameters": [{"parameterId": "x0", "value": x0}, {"parameterId": "x1", "value": x1}], "finalMeasurement": measure(x0, x1)}),
-            );
-        }
-        for _ in 0..8 {
-            for t in s.suggest(&study, 1, "w") {
-                let value = |id: &str| {
-                    t["parameters"].as_array().unwrap().iter().find(|p| p["parameterId"] == id).unwrap()["value"].as_f64().unwrap()
-                };
-                let id = t["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
-                s.ok_post(
-                    &format!("/studies/{study}/trials/{id}:complete"),
-                    json!({"finalMeasurement": measure(value("x0"), value("x1"))}),
-                );
-            }
-        }
+        square_loop(&s, &study, 10, 8, 1, measure);
         let model = s.ok_get(&format!("/studies/{study}/model"));
         assert!(model["model"]["safety"]["g"].is_object(), "the safety metric's GP is described: {model}");
         assert_eq!(model["model"]["constraints"][0]["metricId"], "g", "{model}");
@@ -396,5 +360,25 @@ fn safety_metrics_constrain_the_study() {
             })
             .count() as i64;
         assert_eq!(unsafe_trials, measured_unsafe, "{history}");
+    }
+}
+
+/// A study of `x0`, `x1` in the unit square: `seeded` trials added at golden-ratio points, then
+/// `rounds` suggests of `batch` trials, every trial completed with `measure(x0, x1)`.
+fn square_loop(s: &Server, study: &str, seeded: usize, rounds: usize, batch: i64, measure: impl Fn(f64, f64) -> Value) {
+    for k in 0..seeded {
+        let (x0, x1) = ((k as f64 * 0.618).fract(), (k as f64 * 0.382).fract());
+        s.ok_post(
+            &format!("/studies/{study}/trials"),
+            json!({"parameters": [{"parameterId": "x0", "value": x0}, {"parameterId": "x1", "value": x1}], "finalMeasurement": measure(x0, x1)}),
+        );
+    }
+    for _ in 0..rounds {
+        for t in s.suggest(study, batch, "w") {
+            let value =
+                |id: &str| t["parameters"].as_array().unwrap().iter().find(|p| p["parameterId"] == id).unwrap()["value"].as_f64().unwrap();
+            let id = t["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+            s.ok_post(&format!("/studies/{study}/trials/{id}:complete"), json!({"finalMeasurement": measure(value("x0"), value("x1"))}));
+        }
     }
 }

@@ -843,7 +843,8 @@ mod tests {
     use crate::space::{Domain, ParamSpec, Scale};
     use crate::study::StudySpec;
 
-    fn two_metric_spec(algorithm: &str) -> StudySpec {
+    /// The unit square, x0 and x1.
+    fn unit_square() -> SearchSpace {
         let x = |id: &str| ParamSpec {
             id: id.into(),
             domain: Domain::Double { min: 0.0, max: 1.0 },
@@ -851,7 +852,11 @@ mod tests {
             default: None,
             children: vec![],
         };
-        let mut spec = StudySpec::new("f1", Goal::Minimize, SearchSpace::new(vec![x("x0"), x("x1")]).unwrap(), algorithm);
+        SearchSpace::new(vec![x("x0"), x("x1")]).unwrap()
+    }
+
+    fn two_metric_spec(algorithm: &str) -> StudySpec {
+        let mut spec = StudySpec::new("f1", Goal::Minimize, unit_square(), algorithm);
         spec.metrics.push(MetricSpec::objective("f2", Goal::Minimize));
         spec
     }
@@ -933,14 +938,7 @@ mod tests {
     /// Maximise f = x0 + x1 with the safety metric g = x0² + x1² at most 0.5: the unconstrained
     /// optimum (1, 1) is unsafe, the safe one is (0.5, 0.5) with f = 1.
     fn safe_spec(desired: f64) -> StudySpec {
-        let x = |id: &str| ParamSpec {
-            id: id.into(),
-            domain: Domain::Double { min: 0.0, max: 1.0 },
-            scale: Scale::Linear,
-            default: None,
-            children: vec![],
-        };
-        let mut spec = StudySpec::new("f", Goal::Maximize, SearchSpace::new(vec![x("x0"), x("x1")]).unwrap(), "GP_BANDIT");
+        let mut spec = StudySpec::new("f", Goal::Maximize, unit_square(), "GP_BANDIT");
         spec.metrics.push(MetricSpec {
             safety: Some(crate::study::Safety { threshold: 0.5, desired_min_safe_fraction: desired }),
             ..MetricSpec::objective("g", Goal::Minimize)

@@ -9,7 +9,9 @@
 //! proposal comes after, so a precomputed k-th item equals what a suggest after k more trials
 //! would have computed from the same model. Call it on a blocking thread.
 
-use bo_core::{Assignment, Observation, Trial};
+use std::sync::Arc;
+
+use bo_core::{Assignment, Model, Observation, Trial};
 use bo_store::StudyRecord;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -22,15 +24,7 @@ use super::{EngineError, study_seed};
 pub fn propose(study: &StudyRecord, entry: &Entry, trials: &[Trial], extra: &[Assignment], count: usize) -> Result<Proposals, EngineError> {
     let after = (trials.len() + extra.len()) as u64;
     let mut rng = StdRng::seed_from_u64(study_seed(study) ^ after.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let unseen: Vec<Observation> =
-        trials.iter().filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id)).filter_map(Observation::from_trial).collect();
-    let updated = if unseen.is_empty() { None } else { entry.model.observe(&unseen) };
-    let model = updated.as_ref().unwrap_or(&entry.model);
-    let mut pending: Vec<Assignment> = trials
-        .iter()
-        .filter(|t| !t.state.is_completed() || (updated.is_none() && !entry.trial_ids.contains(&t.id)))
-        .map(|t| t.assignment.clone())
-        .collect();
+    let (model, mut pending) = up_to_date(entry, trials);
     pending.extend(extra.iter().cloned());
     match super::refit::guarded(|| model.suggest(&pending, count, &mut rng)) {
         Ok(points) => Ok(Proposals { points, failed: None }),
@@ -44,6 +38,21 @@ pub fn propose(study: &StudyRecord, entry: &Entry, trials: &[Trial], extra: &[As
             Ok(Proposals { points, failed: Some(e) })
         }
     }
+}
+
+/// `entry`'s model brought up to `trials`: the completions it has not seen observed (a GP
+/// conditions on their values), and the points in flight for it — the running trials, and the
+/// unseen completions of a model that cannot observe them.
+fn up_to_date(entry: &Entry, trials: &[Trial]) -> (Arc<dyn Model>, Vec<Assignment>) {
+    let unseen: Vec<Observation> =
+        trials.iter().filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id)).filter_map(Observation::from_trial).collect();
+    let updated = if unseen.is_empty() { None } else { entry.model.observe(&unseen) };
+    let pending = trials
+        .iter()
+        .filter(|t| !t.state.is_completed() || (updated.is_none() && !entry.trial_ids.contains(&t.id)))
+        .map(|t| t.assignment.clone())
+        .collect();
+    (updated.unwrap_or_else(|| entry.model.clone()), pending)
 }
 
 /// What [`propose`] gives: the points, and the designer's failure when quasi-random proposals
@@ -67,15 +76,7 @@ pub fn propose_in_contexts(
 ) -> Result<Vec<Assignment>, EngineError> {
     use bo_core::designer::context::{CANDIDATES, Slice, suggest_in};
     let mut rng = StdRng::seed_from_u64(study_seed(study) ^ (trials.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xc0_47e7);
-    let unseen: Vec<Observation> =
-        trials.iter().filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id)).filter_map(Observation::from_trial).collect();
-    let updated = if unseen.is_empty() { None } else { entry.model.observe(&unseen) };
-    let model = updated.as_ref().unwrap_or(&entry.model);
-    let mut pending: Vec<Assignment> = trials
-        .iter()
-        .filter(|t| !t.state.is_completed() || (updated.is_none() && !entry.trial_ids.contains(&t.id)))
-        .map(|t| t.assignment.clone())
-        .collect();
+    let (model, mut pending) = up_to_date(entry, trials);
     let objective = study.spec.objective();
     let best = trials
         .iter()
