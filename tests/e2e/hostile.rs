@@ -709,3 +709,99 @@ fn the_largest_allowed_study_works_quickly() {
         watch.finish(db.name);
     }
 }
+
+/// This inputs, hostile: more contexts than a suggest may ask for, a count that does not
+/// match, a parameter named twice or a 10 KB id in a context, a value outside its domain; a
+/// safety fraction outside [0, 1], a threshold no double holds, a study of safety metrics alone, an
+/// unknown key in a safetyConfig; a 10 KB `infeasibleTrials`. Each a fast 400 naming the field
+/// (never echoing the 10 KB), storing nothing, the service answering throughout.
+#[test]
+fn contexts_and_safety_configs_are_bounded() {
+    for db in databases("hostile_contexts") {
+        let s = Server::start(&db);
+        let watch = HealthWatch::start(&s);
+        let study = s.create_study(study_of("ctx", "GP_BANDIT", doubles(2), Value::Null));
+        let ctx = |pairs: Value| json!({"parameters": pairs});
+        let x0 = |v: f64| json!([{"parameterId": "x0", "value": v}]);
+        let long = "p".repeat(10_000);
+        let path = format!("/studies/{study}/trials:suggest");
+        let many: Vec<Value> = (0..101).map(|_| ctx(x0(0.5))).collect();
+        refused(
+            &s,
+            &path,
+            &json!({"suggestionCount": 101, "clientId": "h", "contexts": many}),
+            &["suggestionCount", "--max-suggestion-count"],
+        );
+        refused(
+            &s,
+            &path,
+            &json!({"suggestionCount": 2, "clientId": "h", "contexts": [ctx(x0(0.5))]}),
+            &["contexts", "one per suggestion"],
+        );
+        let twice = json!([{"parameterId": "x0", "value": 0.1}, {"parameterId": "x0", "value": 0.2}]);
+        refused(
+            &s,
+            &path,
+            &json!({"suggestionCount": 1, "clientId": "h", "contexts": [ctx(twice)]}),
+            &["contexts[0].parameters[1]", "twice"],
+        );
+        let named = json!([{"parameterId": long, "value": 0.1}]);
+        refused(
+            &s,
+            &path,
+            &json!({"suggestionCount": 1, "clientId": "h", "contexts": [ctx(named)]}),
+            &["contexts[0].parameters[0].parameterId"],
+        );
+        refused(
+            &s,
+            &path,
+            &json!({"suggestionCount": 1, "clientId": "h", "contexts": [ctx(x0(1e308))]}),
+            &["contexts[0].parameters[0].value"],
+        );
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials"))["trials"].as_array().map_or(0, Vec::len), 0, "nothing stored");
+
+        let before = study_count(&s);
+        let with_metrics = |metrics: Value| {
+            let mut spec = study_of("safe", "GP_BANDIT", doubles(1), Value::Null);
+            spec["studySpec"]["metrics"] = metrics;
+            spec
+        };
+        let objective = json!({"metricId": "m", "goal": "MAXIMIZE"});
+        for (safety, needles) in [
+            (json!({"desiredMinSafeTrialsFraction": -0.1}), vec!["metrics[1].safetyConfig.desiredMinSafeTrialsFraction", "0 to 1"]),
+            (json!({"desiredMinSafeTrialsFraction": 1.5}), vec!["desiredMinSafeTrialsFraction"]),
+            (json!({"safetyThreshold": 0.5, "limit": 3}), vec!["limit"]),
+        ] {
+            let metrics = json!([objective, {"metricId": "g", "goal": "MINIMIZE", "safetyConfig": safety}]);
+            refused(&s, "/studies", &with_metrics(metrics), &needles);
+        }
+        // A threshold beyond a double's range is no JSON number bo reads.
+        let (status, body) = s.raw(
+            "POST",
+            &s.url("/studies"),
+            Some(
+                with_metrics(json!([objective, {"metricId": "g", "safetyConfig": {}}]))
+                    .to_string()
+                    .replace("{}", "{\"safetyThreshold\": 1e999}"),
+            ),
+        );
+        assert_eq!(status, 400, "{body}");
+        refused(
+            &s,
+            "/studies",
+            &with_metrics(json!([{"metricId": "g", "safetyConfig": {"safetyThreshold": 1}}])),
+            &["studySpec.metrics", "objective"],
+        );
+        let mut spec = study_of("classify", "GP_BANDIT", doubles(1), json!({"infeasibleTrials": long}));
+        spec["displayName"] = json!("classify");
+        let (status, body) = s.post("/studies", spec);
+        assert_eq!(status, 400, "{body}");
+        assert!(
+            message(&body).contains("infeasibleTrials") && message(&body).len() < 500,
+            "the message names the field, not the value: {}",
+            message(&body).len()
+        );
+        assert_eq!(study_count(&s), before, "nothing stored");
+        watch.finish(db.name);
+    }
+}

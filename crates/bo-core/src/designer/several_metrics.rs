@@ -120,7 +120,7 @@ pub(crate) fn take_infeasible_trials(spec: &StudySpec) -> Result<(std::borrow::C
         _ => {
             return Err(ConfigError::Invalid {
                 field: INFEASIBLE_TRIALS_KEY.into(),
-                reason: format!("{raw} is not one of \"PENALTY\" (the default) and \"CLASSIFIER\""),
+                reason: "must be \"PENALTY\" (the default) or \"CLASSIFIER\"".into(),
             });
         }
     };

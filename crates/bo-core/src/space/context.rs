@@ -50,20 +50,19 @@ impl SearchSpace {
     /// fixed parent activates the children its value selects, whose own values come from `u`
     /// unless fixed too). `fixed` must pass [`SearchSpace::check_context`].
     pub fn decode_fixed(&self, u: &[f64], fixed: &Assignment) -> Assignment {
-        let mut out = self.decode(u);
         if fixed.0.is_empty() {
-            return out;
+            return self.decode(u);
         }
-        // Decode again from the cube point with each fixed coordinate moved to its value's, so
-        // the tree below a fixed parent follows it; then set the fixed values exactly (a
-        // coordinate does not round-trip a DOUBLE to the last bit).
+        // The cube point with each fixed coordinate moved to its value's, so the tree below a
+        // fixed parent follows it; then the fixed values set exactly (a coordinate does not
+        // round-trip a DOUBLE to the last bit).
         let mut moved = u.to_vec();
         for (k, p) in self.params().iter().enumerate() {
             if let Some(v) = fixed.get(&p.id).and_then(|v| p.to_unit(v)) {
                 moved[k] = v;
             }
         }
-        out = self.decode(&moved);
+        let mut out = self.decode(&moved);
         for (id, v) in &fixed.0 {
             out.0.insert(id.clone(), v.clone());
         }
