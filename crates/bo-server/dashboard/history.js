@@ -47,10 +47,10 @@ export function historyData(h, goal) {
     if (h.unsafeTrials?.[k] > 0) unsafe[k] = minimise ? h.max[k] : h.min[k];
   }
   const positive = h.min.every((v) => v === null || v > 0);
-  return { data: [xs, better, worse, best, infeasible, stopped, unsafe], positive, bucketWidth: h.bucketWidth };
+  return { data: [xs, better, worse, best, infeasible, stopped, unsafe], positive, bucketWidth: h.bucketWidth, safety: Boolean(h.unsafeTrials) };
 }
 
-export function historyChart(container, { data, bucketWidth }, { log, metricId }) {
+export function historyChart(container, { data, bucketWidth, safety }, { log, metricId }) {
   const width = Math.max(320, container.clientWidth || 800);
   const bucketed = bucketWidth > 1;
   const opts = {
@@ -65,7 +65,7 @@ export function historyChart(container, { data, bucketWidth }, { log, metricId }
       { label: "best so far", stroke: "#1f8a4c", width: 2, paths: uPlot.paths.stepped({ align: 1 }), points: { show: false } },
       { label: "infeasible", stroke: "#c8372d", paths: () => null, points: { show: true, size: 7, fill: "#c8372d", stroke: "#c8372d" } },
       { label: "asked to stop", stroke: "#b7791f", paths: () => null, points: { show: true, size: 11, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b7791f" } },
-      { label: "unsafe", stroke: "#b3261e", paths: () => null, points: { show: true, size: 9, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b3261e" } },
+      { label: "unsafe", show: safety, stroke: "#b3261e", paths: () => null, points: { show: true, size: 9, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b3261e" } },
     ],
     hooks: { draw: [() => { container.dataset.drawn = "true"; }] },
   };
