@@ -264,6 +264,69 @@ fn median_rule_stops_a_lagging_trial() {
     }
 }
 
+/// The curve rules on the real server: eight trials finish curves rising to `1 − (x − 0.7)²`
+/// over 20 steps; a trial at x = 0.05, heading far below the best, is stopped after 8 steps, one
+/// at the optimum is not — by the decay-curve GP, and by the convex rule, which also appends its
+/// prediction at step 20, which then completes the trial.
+#[test]
+fn curve_rules_stop_hopeless_trials() {
+    for db in databases("curve_rules") {
+        let s = Server::start(&db);
+        for (name, rule) in [
+            ("decayCurveStoppingSpec", json!({})),
+            ("convexAutomatedStoppingSpec", json!({"maxStepCount": "20", "minMeasurementCount": "3"})),
+        ] {
+            let spec = json!({"displayName": name, "studySpec": {
+                "metrics": [{"metricId": "accuracy", "goal": "MAXIMIZE"}], "algorithm": "RANDOM_SEARCH", name: rule,
+                "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}});
+            let study = s.create_study(spec);
+            let measure = |trial: &str, level: f64, steps: usize| {
+                for step in 1..=steps {
+                    let v = level * (1.0 - (-(step as f64) / 4.0).exp());
+                    s.ok_post(
+                        &format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
+                        json!({"measurement": {"stepCount": step, "metrics": [{"metricId": "accuracy", "value": v}]}}),
+                    );
+                }
+            };
+            let level = |x: f64| 1.0 - (x - 0.7).powi(2);
+            // A trial at `x`, created and handed out.
+            let trial_at = |x: f64, client: &str| {
+                s.ok_post(&format!("/studies/{study}/trials"), json!({"parameters": [{"parameterId": "x", "value": x}]}));
+                id(&s.suggest(&study, 1, client)[0])
+            };
+            for (k, x) in [0.0, 0.1, 0.2, 0.3, 0.45, 0.55, 0.85, 1.0].into_iter().enumerate() {
+                let t = trial_at(x, &format!("done-{k}"));
+                measure(&t, level(x), 20);
+                s.ok_post(&format!("/studies/{study}/trials/{t}:complete"), json!({}));
+            }
+            let good = trial_at(0.7, "good");
+            let bad = trial_at(0.05, "bad");
+            measure(&good, level(0.7), 8);
+            measure(&bad, level(0.05), 8);
+            let check = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:checkTrialEarlyStoppingState"), json!({}));
+            assert!(check(&good)["response"].get("shouldStop").is_none(), "{name}: a trial heading above the best goes on");
+            assert_eq!(check(&bad)["response"]["shouldStop"], true, "{name}: a trial far below the best stops");
+            let stopped = s.ok_get(&format!("/studies/{study}/trials/{bad}"));
+            assert_eq!(stopped["state"], "STOPPING");
+            let measurements = stopped["measurements"].as_array().unwrap();
+            if name == "convexAutomatedStoppingSpec" {
+                let last = measurements.last().unwrap();
+                assert_eq!((measurements.len(), &last["stepCount"]), (9, &json!("20")), "{stopped}");
+                let predicted = last["metrics"][0]["value"].as_f64().unwrap();
+                assert!((predicted - level(0.05)).abs() < 0.1, "the prediction at step 20 is near the curve's level: {predicted}");
+                let done = s.ok_post(&format!("/studies/{study}/trials/{bad}:complete"), json!({}));
+                assert_eq!(done["finalMeasurement"]["metrics"][0]["value"].as_f64(), Some(predicted), "{done}");
+            } else {
+                assert_eq!(measurements.len(), 8, "the decay-curve rule adds nothing");
+            }
+            // The rule is echoed as it was given.
+            let got = s.ok_get(&format!("/studies/{study}"));
+            assert!(got["studySpec"].get(name).is_some(), "{got}");
+        }
+    }
+}
+
 /// Each bad request: a 4xx naming what is wrong, and nothing stored changes.
 #[test]
 fn bad_input_is_rejected_and_changes_nothing() {
@@ -354,11 +417,11 @@ fn bad_input_is_rejected_and_changes_nothing() {
             ),
             ("no display name", "/studies", with("/displayName", json!("")), StatusCode::BAD_REQUEST, "displayName"),
             (
-                "unsupported stopping",
+                "unsupported stopping flag",
                 "/studies",
-                with("/studySpec/decayCurveStoppingSpec", json!({})),
+                with("/studySpec/convexAutomatedStoppingSpec", json!({"updateAllStoppedTrials": true})),
                 StatusCode::BAD_REQUEST,
-                "decayCurveStoppingSpec is not supported",
+                "updateAllStoppedTrials: is not supported",
             ),
             ("not json", "/studies", json!("{"), StatusCode::BAD_REQUEST, "invalid"),
         ];

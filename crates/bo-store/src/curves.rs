@@ -1,9 +1,10 @@
 //! Learning curves: the intermediate measurements of a study's trials, for a view that draws
-//! them — the running trials first, then the most recent others, at most a given number. A
-//! plain read: no lock.
+//! them — the running trials first, then the most recent others, at most a given number — and,
+//! thinned in SQL, for the curve-based early-stopping rules. Plain reads: no lock.
 
 use std::collections::BTreeMap;
 
+use bo_core::stopping::curves::{CURVE_POINTS, Curve as FinishedCurve, Finished, MAX_CURVES};
 use bo_core::{Measurement, TrialState};
 use sqlx::Row;
 
@@ -76,5 +77,77 @@ impl Store {
             c.measurements = by_trial.remove(&c.trial_id).unwrap_or_default();
         }
         Ok(curves)
+    }
+}
+
+impl Store {
+    /// What the curve-based stopping rules read of a study's finished trials but `except`
+    /// ([`Finished`]): the curves of the [`MAX_CURVES`] most recent SUCCEEDED trials with
+    /// measurements of the objective, each thinned in SQL to [`CURVE_POINTS`] points as
+    /// [`bo_core::stopping::curves::thin`] thins, positions in steps or elapsed seconds
+    /// (`by_elapsed`); how many such trials there are; and the best safe final value of all
+    /// SUCCEEDED trials (`maximize` says which is best). Plain reads, no lock.
+    pub async fn finished_curves(&self, study_id: i64, except: i64, by_elapsed: bool, maximize: bool) -> Result<Finished, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let best = if maximize { "MAX(objective)" } else { "MIN(objective)" };
+        let best: Option<f64> = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {best} AS best FROM trials WHERE study_id = $1 AND id <> $2 AND state = 'SUCCEEDED' AND is_unsafe = 0"
+        )))
+        .bind(study_id)
+        .bind(except)
+        .fetch_one(&mut *conn)
+        .await?
+        .try_get("best")?;
+        let with_curve = "FROM trials t WHERE t.study_id = $1 AND t.id <> $2 AND t.state = 'SUCCEEDED' AND t.objective IS NOT NULL \
+             AND EXISTS (SELECT 1 FROM measurements m WHERE m.study_id = t.study_id AND m.trial_id = t.id AND m.objective IS NOT NULL)";
+        let count: i64 = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) AS n {with_curve}")))
+            .bind(study_id)
+            .bind(except)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get("n")?;
+        let rows =
+            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT t.id, t.parameters, t.objective {with_curve} ORDER BY t.id DESC LIMIT $3")))
+                .bind(study_id)
+                .bind(except)
+                .bind(MAX_CURVES as i64)
+                .fetch_all(&mut *conn)
+                .await?;
+        let mut curves = Vec::with_capacity(rows.len());
+        let mut ids = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let parameters: String = row.try_get("parameters")?;
+            ids.push(row.try_get::<i64, _>("id")?);
+            curves.push(FinishedCurve {
+                assignment: serde_json::from_str(&parameters)?,
+                points: Vec::new(),
+                final_value: row.try_get("objective")?,
+            });
+        }
+        if !ids.is_empty() {
+            let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+            let placeholders: Vec<String> = (0..ids.len()).map(|k| format!("${}", k + 3)).collect();
+            // The k-th of n points (by position, then arrival) is kept when ⌊k·max/n⌋ > ⌊(k−1)·max/n⌋.
+            let sql = format!(
+                "SELECT trial_id, pos, objective FROM (SELECT m.trial_id, CAST({position} AS DOUBLE PRECISION) AS pos, m.objective, \
+                 ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY {position}, m.seq) AS k, \
+                 COUNT(*) OVER (PARTITION BY m.trial_id) AS n \
+                 FROM measurements m WHERE m.study_id = $1 AND m.objective IS NOT NULL AND m.trial_id IN ({})) s \
+                 WHERE (k * $2) / n > ((k - 1) * $2) / n ORDER BY trial_id, k",
+                placeholders.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(study_id).bind(CURVE_POINTS as i64);
+            for id in &ids {
+                query = query.bind(*id);
+            }
+            let mut by_trial: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
+            for row in query.fetch_all(&mut *conn).await? {
+                by_trial.entry(row.try_get("trial_id")?).or_default().push((row.try_get("pos")?, row.try_get("objective")?));
+            }
+            for (curve, id) in curves.iter_mut().zip(&ids) {
+                curve.points = by_trial.remove(id).unwrap_or_default();
+            }
+        }
+        Ok(Finished { curves, count: usize::try_from(count).unwrap_or(0), best })
     }
 }

@@ -570,29 +570,37 @@ impl Store {
     }
 
     /// Records an early-stopping check of a trial decided outside the lock (`should_stop`): a
-    /// trial still ACTIVE that should stop becomes STOPPING; its client counts as seen. A trial
-    /// completed meanwhile is not told to stop. Returns the operation's number and the decision
-    /// as recorded.
+    /// trial still ACTIVE that should stop becomes STOPPING and gets `last_measurement`, if the
+    /// rule made one (the convex rule's prediction) and `limits` leave room for it; its client
+    /// counts as seen. A trial completed meanwhile is not told to stop. Returns the operation's
+    /// number and the decision as recorded.
     pub async fn record_early_stopping(
         &self,
         study_id: i64,
         trial_id: i64,
         now_ms: i64,
-        should_stop: bool,
+        decision: bo_core::stopping::StoppingDecision,
+        limits: &Limits,
         api_version: &str,
     ) -> Result<(i64, bool), StoreError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let locked = lock_study(&mut tx, study_id).await?;
-        let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::NoMeasurements)
-            .await?
-            .pop()
-            .ok_or(StoreError::NotFound(Entity::Trial))?;
-        let should_stop = should_stop && !trial.state.is_completed();
+        let load = if decision.last_measurement.is_some() { Load::Full } else { Load::NoMeasurements };
+        let mut trial =
+            load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, load).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))?;
+        let should_stop = decision.should_stop && !trial.state.is_completed();
         touch(&mut tx, study_id, trial_id, now_ms).await?;
         if should_stop && trial.state == TrialState::Active {
             trial.state = TrialState::Stopping;
+            let before = trial.measurements.len();
+            if let Some(m) = decision.last_measurement
+                && let Err(e) = trial.add_measurement(m, limits)
+            {
+                tracing::info!(study = study_id, trial = trial_id, error = %e, "the predicted last measurement was not added");
+            }
             write_trial(&mut tx, study_id, &trial, &locked.objective, now_ms).await?;
+            insert_measurements(&mut tx, study_id, trial_id, before, &trial.measurements[before..], &locked.objective.metric).await?;
         }
         let kind = OperationKind::EarlyStopping { trial_id, should_stop };
         let id = insert_operation(&mut tx, study_id, &kind, api_version, now_ms).await?;

@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use bo_core::designer::testing::fixtures;
+use bo_core::stopping::StoppingDecision;
+use bo_core::stopping::curves::{CURVE_POINTS, Finished, MAX_CURVES};
 use bo_core::{Assignment, Completion, Goal, Limits, Measurement, MetricSpec, ParamValue, Safety, StudySpec, TrialState};
 use bo_store::{
     Basis, Entity, NewTrial, Opened, Operation, Store, StoreError, StoreOptions, StudyState, SuggestOutcome, SuggestRequest, testing,
@@ -34,6 +36,10 @@ fn new_points(counter: &mut i64) -> impl FnMut(Basis, Option<&[bo_core::Trial]>,
                 .collect(),
         ))
     }
+}
+
+fn decided(should_stop: bool) -> StoppingDecision {
+    StoppingDecision { should_stop, reason: String::new(), last_measurement: None }
 }
 
 fn options() -> StoreOptions {
@@ -441,7 +447,7 @@ async fn numbers_are_per_tenant_and_never_reused() {
         let mut counter = 0;
         let first = done(suggest(&store, request(a1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
         let other = done(suggest(&store, request(b1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
-        let second = store.record_early_stopping(a1.id, 1, 6, false, "v1").await.unwrap().0;
+        let second = store.record_early_stopping(a1.id, 1, 6, decided(false), &Limits::default(), "v1").await.unwrap().0;
         assert_eq!((first.operation_id, other.operation_id, second), (1, 1, 2));
         assert_eq!(store.get_operation(a1.id, 2).await.unwrap().id, 2);
     }
@@ -493,7 +499,7 @@ async fn running_averages_are_aggregated_in_sql() {
         assert!((averages[0] - 0.3).abs() < 1e-12 && (averages[1] - 0.7).abs() < 1e-12, "{averages:?}");
         let by_time = store.running_averages(study.id, running.id, 0.15, true).await.unwrap();
         assert_eq!(by_time.len(), 2);
-        let (op, stop) = store.record_early_stopping(study.id, running.id, 2, true, "v1beta1").await.unwrap();
+        let (op, stop) = store.record_early_stopping(study.id, running.id, 2, decided(true), &Limits::default(), "v1beta1").await.unwrap();
         assert!(stop && op == 1);
         assert_eq!(store.get_operation(study.id, op).await.unwrap().api_version, "v1beta1", "the version it was asked through is kept");
         assert_eq!(
@@ -791,6 +797,59 @@ async fn curves_put_running_trials_first_and_remember_a_stop() {
         assert_eq!(curves[2].stopped_ms, None);
         assert_eq!(curves[0].measurements.iter().map(|m| m.step_count).collect::<Vec<_>>(), vec![1, 2]);
         assert_eq!(store.curves(study.id, 1).await.unwrap().len(), 1);
+    }
+}
+
+/// The curve rules read from SQL what `Finished::from_trials` reads from trials in memory: the
+/// most recent finished curves thinned alike, their count, the best safe final value; a stop
+/// with a predicted last measurement appends it to the trial.
+#[tokio::test]
+async fn finished_curves_are_thinned_in_sql_as_in_memory() {
+    for store in stores("finished_curves").await {
+        let (study, _) = store.create_study("p", "l", "finished", &spec(), 1).await.unwrap();
+        let m = |step: i64, v: f64| Measurement {
+            step_count: step,
+            elapsed_secs: 0.5 * step as f64,
+            metrics: BTreeMap::from([("acc".into(), v)]),
+        };
+        let total = MAX_CURVES as i64 + 3;
+        for i in 1..=total {
+            // Curves of 1 to 30 points, arriving out of order once (step 2 after step 3).
+            let mut ms: Vec<Measurement> = (1..=(i % 30) + 1).map(|s| m(s, (i * 7 + s) as f64 / 1000.0)).collect();
+            if ms.len() >= 3 {
+                ms.swap(1, 2);
+            }
+            let new = NewTrial {
+                assignment: point(i),
+                state: TrialState::Requested,
+                measurements: ms,
+                final_measurement: None,
+                infeasible_reason: String::new(),
+            };
+            store.create_trial(study.id, new, 10).await.unwrap();
+            if i != total {
+                store.complete_trial(study.id, i, &spec(), Completion::Measured(m(99, i as f64 / 100.0)), 20).await.unwrap();
+            }
+        }
+        for by_elapsed in [false, true] {
+            let from_sql = store.finished_curves(study.id, 0, by_elapsed, true).await.unwrap();
+            let trials = store.all_trials(study.id).await.unwrap();
+            let in_memory = Finished::from_trials(&spec(), &trials, 0, by_elapsed);
+            assert_eq!(from_sql, in_memory, "by_elapsed {by_elapsed}");
+            assert_eq!(from_sql.curves.len(), MAX_CURVES);
+            assert_eq!(from_sql.count, total as usize - 1);
+            assert!(from_sql.curves.iter().all(|c| c.points.len() <= CURVE_POINTS));
+            assert_eq!(from_sql.best, Some((total - 1) as f64 / 100.0));
+        }
+        let minimum = store.finished_curves(study.id, 0, false, false).await.unwrap();
+        assert_eq!(minimum.best, Some(0.01));
+        // The running trial stops with the rule's predicted last measurement.
+        suggest(&store, request(study.id, "w", 1, 30), |_, _, _| Ok::<_, StoreError>(Plan::Miss)).await.unwrap();
+        let decision = StoppingDecision { last_measurement: Some(m(50, 0.123)), ..decided(true) };
+        let (_, stop) = store.record_early_stopping(study.id, total, 40, decision, &Limits::default(), "v1").await.unwrap();
+        let trial = store.get_trial(study.id, total).await.unwrap();
+        assert!(stop && trial.state == TrialState::Stopping, "{:?}", trial.state);
+        assert_eq!(trial.measurements.last(), Some(&m(50, 0.123)));
     }
 }
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use bo_core::optimal::optimal_ids;
-use bo_core::stopping;
+use bo_core::stopping::StoppingDecision;
 use bo_core::{Completion, Trial, TrialState};
 use bo_store::{NewTrial, StoreError, StudyRecord};
 use serde::Deserialize;
@@ -411,9 +411,10 @@ pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequestW) 
 }
 
 /// CheckTrialEarlyStoppingState — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/checkTrialEarlyStoppingState>.
-/// Applies the study's `medianAutomatedStoppingSpec` (the median stopping rule) to the trial's
-/// latest measurement; a study without a stopping spec never stops a trial. A trial told to stop
-/// becomes STOPPING.
+/// Applies the study's automated stopping rule to the trial's latest measurement: the median
+/// rule, the decay-curve rule or the convex rule (which also appends its prediction of the
+/// trial's last measurement to a trial it stops); a study without one never stops a trial. A
+/// trial told to stop becomes STOPPING.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:checkTrialEarlyStoppingState", tag = "trials",
     params(TrialPath), request_body = EmptyRequestW,
     responses((status = 200, description = "a done Operation whose response says shouldStop", body = OperationW),
@@ -430,23 +431,19 @@ pub async fn check_trial_early_stopping_state(
     // Decided outside any transaction from what the rule needs: the trial itself and one running
     // average per completed trial, aggregated by the database.
     let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
-    let decision = match stopping::check(spec.stopping.as_ref(), spec.objective(), &trial) {
-        stopping::Check::Decided(decision) => decision.should_stop,
-        stopping::Check::Median { at, best, use_elapsed } => {
-            let averages = state.store.running_averages(study.id, id, at, use_elapsed).await?;
-            stopping::median_decision(spec.objective(), at, best, averages).should_stop
-        }
-    };
+    let decision = state.engine.early_stopping(&study, trial.clone()).await?;
     // A study stopped by its rules with shouldStopAsap interrupts its running trials.
     let asap = study.state == bo_store::StudyState::Completed
         && spec.study_stopping.as_ref().is_some_and(|c| c.should_stop_asap)
         && !trial.state.is_completed();
-    let decision = decision || asap;
+    let decision = if asap { StoppingDecision { should_stop: true, ..decision } } else { decision };
     let (op_id, should_stop) =
-        state.store.record_early_stopping(study.id, id, now, decision, version.as_str()).await.map_err(|e| match e {
-            StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
-            e => e.into(),
-        })?;
+        state.store.record_early_stopping(study.id, id, now, decision, &state.access.limits, version.as_str()).await.map_err(
+            |e| match e {
+                StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
+                e => e.into(),
+            },
+        )?;
     let trial_name = format!("{}/trials/{id}", study_name(&study));
     let name = format!("{trial_name}/operations/{op_id}");
     Ok(Json(early_stopping_operation(name, &study_name(&study), &trial_name, &format_time(now), should_stop).in_version(version)))

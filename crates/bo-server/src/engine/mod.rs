@@ -39,6 +39,7 @@ mod propose;
 mod queue;
 mod refit;
 mod slot;
+mod stopping;
 mod suggest;
 #[cfg(test)]
 mod testing;

@@ -1,12 +1,16 @@
 //! The engine's per-study slot: everything it keeps for a study besides its cached model (which
 //! lives in the memory-budgeted [`ModelCache`](super::ModelCache)) — the background job's
 //! outstanding work, the lock that makes a study's proposals one at a time, the change counter a
-//! refill watches, and the queue of precomputed suggestions. One map, one lock, taken only to
+//! refill watches, the queue of precomputed suggestions, the last importance report and the
+//! decay-curve stopping model. One map, one lock, taken only to
 //! find a slot; each slot's parts lock on their own and never while another is held.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
+
+use bo_core::gp::Hyperparameters;
+use bo_core::stopping::decay_curve::DecayCurveModel;
 
 use super::importance::Report;
 use super::queue::Queue;
@@ -42,6 +46,22 @@ pub struct Slot {
     pub queue: Queue,
     /// The last parameter-importance report.
     pub importance: Mutex<Option<Arc<Report>>>,
+    /// The decay-curve stopping rule's model of the finished trials; held while it is fitted,
+    /// so concurrent checks of one study fit it once.
+    pub decay_curve: tokio::sync::Mutex<Option<CurveFit>>,
+}
+
+/// The decay-curve model fitted at a data version (`None` while too few trials finished), and
+/// the last θ fitted, to warm-start the next fit.
+pub struct CurveFit {
+    /// The study's data version when its curves were read.
+    pub data_version: i64,
+    /// The model; `None` with too few finished curves (`reason` says so).
+    pub model: Option<Arc<DecayCurveModel>>,
+    /// Why there is no model.
+    pub reason: String,
+    /// The last θ fitted.
+    pub warm: Option<Hyperparameters>,
 }
 
 impl Slot {

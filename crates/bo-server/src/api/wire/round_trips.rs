@@ -87,6 +87,48 @@ fn enums_and_int64_are_read_in_every_proto3_form_and_written_canonically() {
     assert_eq!(out, full_spec());
 }
 
+/// Each automated stopping rule round-trips; v1beta1's `convexStopConfig` is read as
+/// `convexAutomatedStoppingSpec` and echoed as that; two rules, an unsupported flag or a
+/// learning rate that is not a DOUBLE parameter are refused naming the field.
+#[test]
+fn every_stopping_rule_round_trips_and_the_convex_alias_is_read() {
+    let with = |rule: &str, value: Value| {
+        let mut spec = full_spec();
+        spec.as_object_mut().unwrap().remove("medianAutomatedStoppingSpec");
+        spec[rule] = value;
+        spec
+    };
+    let convex = json!({"maxStepCount": "1000", "minStepCount": "100", "minMeasurementCount": "4",
+        "learningRateParameterName": "lr", "useElapsedDuration": true});
+    for (rule, value) in [("decayCurveStoppingSpec", json!({"useElapsedDuration": true})), ("convexAutomatedStoppingSpec", convex.clone())]
+    {
+        let out = serde_json::to_value(StudySpecW::from_domain(&domain(with(rule, value.clone())))).unwrap();
+        assert_eq!(out, with(rule, value), "{rule}");
+    }
+    let alias = with(
+        "convexStopConfig",
+        json!({"maxNumSteps": 1000, "minNumSteps": "100", "autoregressiveOrder": "4", "learningRateParameterName": "lr", "useSeconds": true}),
+    );
+    let out = serde_json::to_value(StudySpecW::from_domain(&domain(alias))).unwrap();
+    assert_eq!(out, with("convexAutomatedStoppingSpec", convex.clone()));
+    let refused = |spec: Value| {
+        let wire: StudySpecW = serde_json::from_value(spec).expect("parses");
+        wire.into_domain(&Limits::default()).expect_err("refused").to_string()
+    };
+    let mut two = with("convexAutomatedStoppingSpec", convex.clone());
+    two["decayCurveStoppingSpec"] = json!({});
+    assert!(refused(two).contains("studySpec.convexAutomatedStoppingSpec"));
+    let mut all = convex.clone();
+    all["updateAllStoppedTrials"] = json!(true);
+    assert!(refused(with("convexAutomatedStoppingSpec", all)).contains("convexAutomatedStoppingSpec.updateAllStoppedTrials"));
+    let mut not_double = convex.clone();
+    not_double["learningRateParameterName"] = json!("batch");
+    assert!(refused(with("convexAutomatedStoppingSpec", not_double)).contains("learningRateParameterName"));
+    let mut zero = convex;
+    zero["minMeasurementCount"] = json!("0");
+    assert!(refused(with("convexAutomatedStoppingSpec", zero)).contains("minMeasurementCount"));
+}
+
 fn assignment() -> Assignment {
     Assignment(BTreeMap::from([
         ("lr".to_owned(), ParamValue::Float(0.01)),

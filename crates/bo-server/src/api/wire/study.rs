@@ -1,12 +1,15 @@
 //! Wire shapes of `Study`, `StudySpec` and `MetricSpec`, with their conversions to bo-core's
 //! `StudySpec` (the parameter tree is `parameter.rs`'s).
 
-use bo_core::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, SpaceError, StoppingSpec, StudySpec};
+use bo_core::stopping::convex;
+use bo_core::{
+    ConvexStopping, Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, SpaceError, StoppingSpec, StudySpec,
+};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::parameter::{ParameterSpecW, param_from_wire, param_to_wire};
-use super::{is_default, wire_enum};
+use super::{is_default, opt_int64, wire_enum};
 use bo_core::Limits;
 use bo_core::limits::Text;
 use bo_core::study_stopping::{StudyStoppingConfig, TimeConstraint};
@@ -106,15 +109,16 @@ pub struct StudySpecW {
     /// The median stopping rule.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub median_automated_stopping_spec: Option<MedianAutomatedStoppingSpecW>,
-    /// Not supported: rejected with a 400.
+    /// The decay-curve rule: a GP over parameters and steps predicts each trial's final value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decay_curve_stopping_spec: Option<DecayCurveAutomatedStoppingSpecW>,
+    /// The convex rule: the curve's extrapolation against the best, with a predicted last
+    /// measurement for a stopped trial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convex_automated_stopping_spec: Option<ConvexAutomatedStoppingSpecW>,
+    /// v1beta1's deprecated form of `convexAutomatedStoppingSpec`; accepted, and echoed as that.
     #[serde(skip_serializing)]
-    pub decay_curve_stopping_spec: Option<serde_json::Value>,
-    /// Not supported: rejected with a 400.
-    #[serde(skip_serializing)]
-    pub convex_automated_stopping_spec: Option<serde_json::Value>,
-    /// Not supported: rejected with a 400.
-    #[serde(skip_serializing)]
-    pub convex_stop_config: Option<serde_json::Value>,
+    pub convex_stop_config: Option<ConvexStopConfigW>,
     /// When the whole study stops: its rules are checked before each suggestion; a stopped
     /// study is COMPLETED (its `inactiveReason` names the rule) and suggests nothing more.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -133,6 +137,125 @@ pub struct MedianAutomatedStoppingSpecW {
     /// Compare trials at equal elapsed time rather than equal step count.
     #[serde(skip_serializing_if = "is_default")]
     pub use_elapsed_duration: bool,
+}
+
+/// `StudySpec.DecayCurveAutomatedStoppingSpec`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = DecayCurveAutomatedStoppingSpec)]
+pub struct DecayCurveAutomatedStoppingSpecW {
+    /// Curves over elapsed time rather than step count.
+    #[serde(skip_serializing_if = "is_default")]
+    pub use_elapsed_duration: bool,
+}
+
+/// `StudySpec.ConvexAutomatedStoppingSpec`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = ConvexAutomatedStoppingSpec)]
+pub struct ConvexAutomatedStoppingSpecW {
+    /// The position a trial's final value is predicted at (seconds with `useElapsedDuration`);
+    /// unset: the furthest a completed trial reached.
+    #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = super::opt_int64_schema)]
+    pub max_step_count: Option<i64>,
+    /// Trials are judged only past this position; unset: a tenth of the maximum.
+    #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = super::opt_int64_schema)]
+    pub min_step_count: Option<i64>,
+    /// Measurements a trial needs before it is judged; the rule also waits for one more completed
+    /// trial than this. Unset: 5.
+    #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = super::opt_int64_schema)]
+    pub min_measurement_count: Option<i64>,
+    /// The DOUBLE parameter that is the learning rate, used by the prediction.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub learning_rate_parameter_name: String,
+    /// Positions are elapsed seconds rather than steps.
+    #[serde(skip_serializing_if = "is_default")]
+    pub use_elapsed_duration: bool,
+    /// Not supported: `true` is refused with a 400.
+    #[serde(skip_serializing_if = "is_default")]
+    pub update_all_stopped_trials: bool,
+}
+
+/// v1beta1's deprecated `StudySpec.ConvexStopConfig`: `convexAutomatedStoppingSpec` under older
+/// names (`autoregressiveOrder` is `minMeasurementCount`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = ConvexStopConfig)]
+pub struct ConvexStopConfigW {
+    /// `maxStepCount`.
+    #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = super::opt_int64_schema)]
+    pub max_num_steps: Option<i64>,
+    /// `minStepCount`.
+    #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = super::opt_int64_schema)]
+    pub min_num_steps: Option<i64>,
+    /// `minMeasurementCount`.
+    #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = super::opt_int64_schema)]
+    pub autoregressive_order: Option<i64>,
+    /// `learningRateParameterName`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub learning_rate_parameter_name: String,
+    /// `useElapsedDuration`.
+    #[serde(skip_serializing_if = "is_default")]
+    pub use_seconds: bool,
+}
+
+impl From<ConvexStopConfigW> for ConvexAutomatedStoppingSpecW {
+    fn from(c: ConvexStopConfigW) -> Self {
+        ConvexAutomatedStoppingSpecW {
+            max_step_count: c.max_num_steps,
+            min_step_count: c.min_num_steps,
+            min_measurement_count: c.autoregressive_order,
+            learning_rate_parameter_name: c.learning_rate_parameter_name,
+            use_elapsed_duration: c.use_seconds,
+            update_all_stopped_trials: false,
+        }
+    }
+}
+
+impl ConvexAutomatedStoppingSpecW {
+    /// The domain settings, checked against `space`; errors name fields under `path`.
+    fn into_domain(self, space: &SearchSpace, path: &str) -> Result<ConvexStopping, SpaceError> {
+        if self.update_all_stopped_trials {
+            return Err(SpaceError::new(
+                format!("{path}.updateAllStoppedTrials"),
+                "is not supported: bo predicts the last measurement of each trial once, when it stops; leave it false",
+            ));
+        }
+        if let Some(k) = self.min_measurement_count
+            && !(1..=i64::from(convex::MAX_MIN_MEASUREMENTS)).contains(&k)
+        {
+            return Err(SpaceError::new(
+                format!("{path}.minMeasurementCount"),
+                format!("must be from 1 to {}, got {k}", convex::MAX_MIN_MEASUREMENTS),
+            ));
+        }
+        let spec = ConvexStopping {
+            max_step_count: self.max_step_count.map(|v| v as f64),
+            min_step_count: self.min_step_count.map(|v| v as f64),
+            min_measurement_count: self.min_measurement_count.map(|k| k as u32),
+            learning_rate_parameter_name: (!self.learning_rate_parameter_name.is_empty()).then_some(self.learning_rate_parameter_name),
+            use_elapsed_duration: self.use_elapsed_duration,
+        };
+        spec.check(space, path)?;
+        Ok(spec)
+    }
+
+    fn from_domain(c: &ConvexStopping) -> ConvexAutomatedStoppingSpecW {
+        ConvexAutomatedStoppingSpecW {
+            max_step_count: c.max_step_count.map(|v| v.round() as i64),
+            min_step_count: c.min_step_count.map(|v| v.round() as i64),
+            min_measurement_count: c.min_measurement_count.map(i64::from),
+            learning_rate_parameter_name: c.learning_rate_parameter_name.clone().unwrap_or_default(),
+            use_elapsed_duration: c.use_elapsed_duration,
+            update_all_stopped_trials: false,
+        }
+    }
 }
 
 /// `StudySpec.StudyStoppingConfig`: the rules are read top to bottom before each suggestion and
@@ -275,13 +398,6 @@ pub struct SafetyConfigW {
     pub desired_min_safe_trials_fraction: Option<f64>,
 }
 
-fn unsupported(path: &str, what: &str) -> SpaceError {
-    SpaceError::new(
-        path,
-        format!("{what} is not supported; bo supports medianAutomatedStoppingSpec for automated stopping, and studyStoppingConfig"),
-    )
-}
-
 /// The key of `algorithmConfig` that is the service's, not the designer's: seconds an ACTIVE
 /// trial's client may go unseen before the trial goes to another client.
 pub const TRIAL_LEASE_KEY: &str = "trialLease";
@@ -336,14 +452,20 @@ impl StudySpecW {
     /// The domain spec, validated. Errors are paths under `studySpec`.
     pub fn into_domain(self, limits: &Limits) -> Result<StudySpec, SpaceError> {
         let at = |e: SpaceError| e.under("studySpec");
-        for (present, field) in [
+        let rules: Vec<&str> = [
+            (self.median_automated_stopping_spec.is_some(), "medianAutomatedStoppingSpec"),
             (self.decay_curve_stopping_spec.is_some(), "decayCurveStoppingSpec"),
             (self.convex_automated_stopping_spec.is_some(), "convexAutomatedStoppingSpec"),
             (self.convex_stop_config.is_some(), "convexStopConfig"),
-        ] {
-            if present {
-                return Err(unsupported(&format!("studySpec.{field}"), field));
-            }
+        ]
+        .into_iter()
+        .filter_map(|(present, field)| present.then_some(field))
+        .collect();
+        if rules.len() > 1 {
+            return Err(SpaceError::new(
+                format!("studySpec.{}", rules[1]),
+                format!("a study has one automated stopping rule (a oneof); {} is set too", rules[0]),
+            ));
         }
         let mut algorithm_config = self.algorithm_config.unwrap_or(serde_json::Value::Null);
         let trial_lease_secs = take_trial_lease(&mut algorithm_config)?;
@@ -365,6 +487,17 @@ impl StudySpecW {
             .collect::<Result<Vec<_>, _>>()
             .map_err(at)?;
         let space = SearchSpace::with_limits(roots, limits).map_err(at)?;
+        let stopping = if let Some(m) = self.median_automated_stopping_spec {
+            Some(StoppingSpec::Median { use_elapsed_duration: m.use_elapsed_duration })
+        } else if let Some(d) = self.decay_curve_stopping_spec {
+            Some(StoppingSpec::DecayCurve { use_elapsed_duration: d.use_elapsed_duration })
+        } else if let Some(c) = self.convex_automated_stopping_spec {
+            Some(StoppingSpec::Convex(c.into_domain(&space, "studySpec.convexAutomatedStoppingSpec")?))
+        } else if let Some(c) = self.convex_stop_config {
+            Some(StoppingSpec::Convex(ConvexAutomatedStoppingSpecW::from(c).into_domain(&space, "studySpec.convexStopConfig")?))
+        } else {
+            None
+        };
         limits.check_text(&self.algorithm.0, Text::Token).map_err(|e| SpaceError::text("studySpec.algorithm", e))?;
         let algorithm = if self.algorithm.0.is_empty() { "ALGORITHM_UNSPECIFIED".to_owned() } else { self.algorithm.0 };
         Ok(StudySpec {
@@ -382,7 +515,7 @@ impl StudySpecW {
                 MeasurementSelectionTypeW::BEST_MEASUREMENT => MeasurementSelection::Best,
                 _ => MeasurementSelection::Last,
             },
-            stopping: self.median_automated_stopping_spec.map(|m| StoppingSpec::Median { use_elapsed_duration: m.use_elapsed_duration }),
+            stopping,
             study_stopping: self.study_stopping_config.map(|c| c.into_domain("studySpec.studyStoppingConfig")).transpose()?,
         })
     }
@@ -418,9 +551,18 @@ impl StudySpecW {
                 MeasurementSelection::Last => MeasurementSelectionTypeW::LAST_MEASUREMENT,
             },
             study_stopping_config: spec.study_stopping.as_ref().map(StudyStoppingConfigW::from_domain),
-            median_automated_stopping_spec: spec.stopping.map(|s| match s {
-                StoppingSpec::Median { use_elapsed_duration } => MedianAutomatedStoppingSpecW { use_elapsed_duration },
-            }),
+            median_automated_stopping_spec: match spec.stopping {
+                Some(StoppingSpec::Median { use_elapsed_duration }) => Some(MedianAutomatedStoppingSpecW { use_elapsed_duration }),
+                _ => None,
+            },
+            decay_curve_stopping_spec: match spec.stopping {
+                Some(StoppingSpec::DecayCurve { use_elapsed_duration }) => Some(DecayCurveAutomatedStoppingSpecW { use_elapsed_duration }),
+                _ => None,
+            },
+            convex_automated_stopping_spec: match &spec.stopping {
+                Some(StoppingSpec::Convex(c)) => Some(ConvexAutomatedStoppingSpecW::from_domain(c)),
+                _ => None,
+            },
             ..Default::default()
         }
     }

@@ -1,5 +1,5 @@
-//! Automated early stopping: the median stopping rule of Golovin et al., "Google Vizier: A
-//! Service for Black-Box Optimization" (KDD 2017, §3.2.2).
+//! The median stopping rule of Golovin et al., "Google Vizier: A Service for Black-Box
+//! Optimization" (KDD 2017, §3.2.2).
 //!
 //! A running trial is stopped at step `s` (its latest measurement) when its best objective value
 //! up to `s` is strictly worse than the median, over the completed trials, of each one's running
@@ -7,86 +7,19 @@
 //! before `s` take part, and the rule waits for [`MIN_COMPLETED`] of them. With
 //! `use_elapsed_duration` the same comparison is made on elapsed seconds instead of steps.
 
-use crate::study::{MetricSpec, StoppingSpec};
-use crate::trial::{Measurement, Trial, TrialState};
+use super::{StoppingDecision, position, progress};
+use crate::study::MetricSpec;
+use crate::trial::{Trial, TrialState};
 
 /// The number of comparable completed trials the rule needs before it stops anything.
 pub const MIN_COMPLETED: usize = 3;
-
-/// The decision for one trial, with why.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StoppingDecision {
-    /// Whether the trial should stop.
-    pub should_stop: bool,
-    /// Why, in a sentence, for logs.
-    pub reason: String,
-}
-
-/// What deciding on a trial needs of the study's other trials ([`check`]).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Check {
-    /// Decided without them.
-    Decided(StoppingDecision),
-    /// The median rule: the running averages, up to `at`, of the completed trials (see
-    /// [`running_average`]; a service aggregates them in its database), for [`median_decision`]
-    /// against the trial's `best`.
-    Median {
-        /// The trial's position: steps, or seconds with `use_elapsed`.
-        at: f64,
-        /// Its best objective value so far.
-        best: f64,
-        /// Positions are elapsed seconds rather than steps.
-        use_elapsed: bool,
-    },
-}
-
-/// Applies `spec` to `trial` as far as the trial alone allows: a completed trial, a study without
-/// a stopping spec or a trial without a measurement of the objective is decided; otherwise the
-/// rule needs the completed trials' running averages.
-pub fn check(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial) -> Check {
-    let not = |reason: &str| Check::Decided(StoppingDecision { should_stop: false, reason: reason.into() });
-    match spec {
-        None => not("the study has no automated stopping spec"),
-        Some(_) if trial.state.is_completed() => not("the trial is completed"),
-        Some(StoppingSpec::Median { use_elapsed_duration }) => match progress(objective, trial, *use_elapsed_duration) {
-            None => not("the trial has no measurement of the objective yet"),
-            Some((at, best)) => Check::Median { at, best, use_elapsed: *use_elapsed_duration },
-        },
-    }
-}
-
-/// Applies `spec` to `trial` given the study's other trials whole.
-pub fn decide(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial, others: &[Trial]) -> StoppingDecision {
-    match check(spec, objective, trial) {
-        Check::Decided(decision) => decision,
-        Check::Median { use_elapsed, .. } => median_rule(objective, trial, others, use_elapsed),
-    }
-}
-
-fn position(m: &Measurement, use_elapsed: bool) -> f64 {
-    if use_elapsed { m.elapsed_secs } else { m.step_count as f64 }
-}
-
-/// Where the trial being checked stands: the position of its latest measurement of the
-/// objective (steps, or seconds with `use_elapsed`) and its best value so far; `None` before it
-/// has one.
-pub fn progress(objective: &MetricSpec, trial: &Trial, use_elapsed: bool) -> Option<(f64, f64)> {
-    let own: Vec<(f64, f64)> =
-        trial.measurements.iter().filter_map(|m| m.metrics.get(&objective.id).map(|v| (position(m, use_elapsed), *v))).collect();
-    let s = own.iter().map(|(p, _)| *p).reduce(f64::max)?;
-    let best = own.iter().map(|(_, v)| *v).reduce(|a, b| if objective.goal.better(b, a) { b } else { a })?;
-    Some((s, best))
-}
 
 /// The median stopping rule for a trial at position `s` with best value `best`, given the
 /// running averages (up to `s`) of the completed trials that reached it: stop when `best` is
 /// strictly worse than their median. Linear in the number of averages.
 pub fn median_decision(objective: &MetricSpec, s: f64, best: f64, mut averages: Vec<f64>) -> StoppingDecision {
     if averages.len() < MIN_COMPLETED {
-        return StoppingDecision {
-            should_stop: false,
-            reason: format!("{} completed trials reached this point, the rule needs {MIN_COMPLETED}", averages.len()),
-        };
+        return StoppingDecision::go_on(format!("{} completed trials reached this point, the rule needs {MIN_COMPLETED}", averages.len()));
     }
     let n = averages.len();
     let (_, upper, _) = averages.select_nth_unstable_by(n / 2, f64::total_cmp);
@@ -98,7 +31,11 @@ pub fn median_decision(objective: &MetricSpec, s: f64, best: f64, mut averages: 
         0.5 * (lower + upper)
     };
     let should_stop = objective.goal.better(median, best);
-    StoppingDecision { should_stop, reason: format!("best {best} at {s} against median running average {median} of {n} completed trials") }
+    StoppingDecision {
+        should_stop,
+        reason: format!("best {best} at {s} against median running average {median} of {n} completed trials"),
+        last_measurement: None,
+    }
 }
 
 /// The running average of `other`'s objective over its measurements at or before `s`, if it has
@@ -113,7 +50,7 @@ pub fn running_average(objective: &MetricSpec, other: &Trial, s: f64, use_elapse
 /// running averages in its database instead and calls [`median_decision`]).
 pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_elapsed: bool) -> StoppingDecision {
     let Some((s, best)) = progress(objective, trial, use_elapsed) else {
-        return StoppingDecision { should_stop: false, reason: "the trial has no measurement of the objective yet".into() };
+        return StoppingDecision::go_on("the trial has no measurement of the objective yet");
     };
     let averages: Vec<f64> = others
         .iter()
@@ -127,9 +64,13 @@ pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_
 mod tests {
     use std::collections::BTreeMap;
 
+    use rand::SeedableRng;
+
     use super::*;
-    use crate::study::Goal;
+    use crate::stopping::{Check, check, decide};
+    use crate::study::{Goal, StoppingSpec};
     use crate::trial::Assignment;
+    use crate::trial::Measurement;
 
     fn trial(id: i64, state: TrialState, curve: &[(i64, f64)]) -> Trial {
         Trial {
@@ -150,6 +91,12 @@ mod tests {
             start_time_ms: 0,
             end_time_ms: None,
         }
+    }
+
+    fn study(rule: StoppingSpec) -> crate::StudySpec {
+        let mut s = crate::StudySpec::new("acc", Goal::Maximize, crate::designer::testing::fixtures::unit_cube(1), "RANDOM_SEARCH");
+        s.stopping = Some(rule);
+        s
     }
 
     fn acc(goal: Goal) -> MetricSpec {
@@ -185,7 +132,7 @@ mod tests {
         let averages: Vec<f64> = completed().iter().filter_map(|o| running_average(&acc(Goal::Maximize), o, at, false)).collect();
         assert_eq!(
             median_decision(&acc(Goal::Maximize), at, best, averages),
-            decide(Some(&spec), &acc(Goal::Maximize), &bad, &completed())
+            decide(&study(spec.clone()), &bad, &completed(), &mut rand::rngs::StdRng::seed_from_u64(0))
         );
         assert!(median_decision(&acc(Goal::Maximize), 2.0, 0.64, vec![0.6, 0.9, 0.5, 0.7]).should_stop, "median 0.65");
         assert!(!median_decision(&acc(Goal::Maximize), 2.0, 0.66, vec![0.6, 0.9, 0.5, 0.7]).should_stop);
