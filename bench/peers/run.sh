@@ -2,6 +2,7 @@
 # Runs Optuna's samplers on bo-bench's problems, writing JSON in bo-bench's shape.
 #   bash bench/peers/run.sh --problem branin --sampler gp --budget 100 --seeds 5 --out gp.json
 #   bash bench/peers/run.sh --safe --problem gramacy --sampler gp --budget 50 --out safe.json
+#   bash bench/peers/run.sh --curves --problem lc_a --pruner hyperband --budget 2000 --out curves.json
 #   bash bench/peers/run.sh --mo --problem zdt1 --sampler gp --reference 11,11 --max-hv 120.667 --out mo.json
 # Installs Optuna (and torch, which its GPSampler needs) into target/peers/venv on first use.
 set -euo pipefail
@@ -14,6 +15,10 @@ fi
 if [ "${1:-}" = "--safe" ]; then
     shift
     exec "$venv/bin/python" bench/peers/optuna_safe.py "$@"
+fi
+if [ "${1:-}" = "--curves" ]; then
+    shift
+    exec "$venv/bin/python" bench/peers/optuna_curves.py "$@"
 fi
 if [ "${1:-}" = "--mo" ]; then
     shift

@@ -355,3 +355,72 @@ def test_contexts_through_googles_client(server):
     bad = [v.TrialContext(parameters=[P(parameter_id="week", value=1)])]
     with pytest.raises(exceptions.BadRequest, match="contexts"):
         client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=1, client_id="v", contexts=bad)).result(timeout=30)
+
+
+def _curve_study(client, name, **rule):
+    """A study of one DOUBLE ``x`` whose trials at x0, x1, … are created, measured along curves
+    rising to ``1 − (x − 0.7)²`` over 20 steps and completed; returns the study and a function
+    that creates a running trial at ``x`` measured for ``steps`` steps."""
+    spec = v.StudySpec(
+        metrics=[v.StudySpec.MetricSpec(metric_id="acc", goal=v.StudySpec.MetricSpec.GoalType.MAXIMIZE)],
+        algorithm=v.StudySpec.Algorithm.RANDOM_SEARCH,
+        parameters=[PS(parameter_id="lr", double_value_spec=PS.DoubleValueSpec(min_value=0.0, max_value=1.0))],
+        **rule,
+    )
+    study = client.create_study(parent="projects/demo/locations/local", study=v.Study(display_name=name, study_spec=spec))
+
+    def running(x, steps, client_id):
+        client.create_trial(parent=study.name, trial=v.Trial(parameters=[v.Trial.Parameter(parameter_id="lr", value=x)]))
+        trial = client.suggest_trials(request=v.SuggestTrialsRequest(parent=study.name, suggestion_count=1, client_id=client_id)).result(timeout=30).trials[0]
+        for step in range(1, steps + 1):
+            value = (1 - (x - 0.7) ** 2) * (1 - 2.718281828 ** (-step / 4))
+            client.add_trial_measurement(request=v.AddTrialMeasurementRequest(trial_name=trial.name, measurement=v.Measurement(
+                step_count=step, metrics=[v.Measurement.Metric(metric_id="acc", value=value)])))
+        return trial
+
+    for k, x in enumerate([0.0, 0.1, 0.2, 0.3, 0.45, 0.55, 0.85, 1.0]):
+        client.complete_trial(request=v.CompleteTrialRequest(name=running(x, 20, f"done-{k}").name))
+    return study, running
+
+
+def test_curve_stopping_rules_through_googles_client(server):
+    """decayCurveStoppingSpec and convexAutomatedStoppingSpec sent by Google's client: a trial
+    heading far below the best is told to stop, one at the optimum is not; the convex rule
+    appends its predicted last measurement at maxStepCount."""
+    client = _client(server)
+    rules = {
+        "decay": {"decay_curve_stopping_spec": v.StudySpec.DecayCurveAutomatedStoppingSpec()},
+        "convex": {"convex_automated_stopping_spec": v.StudySpec.ConvexAutomatedStoppingSpec(
+            max_step_count=20, min_measurement_count=3, learning_rate_parameter_name="lr")},
+    }
+    for name, rule in rules.items():
+        study, running = _curve_study(client, name, **rule)
+        good, bad = running(0.7, 8, "good"), running(0.05, 8, "bad")
+        check = lambda t: client.check_trial_early_stopping_state(request=v.CheckTrialEarlyStoppingStateRequest(trial_name=t.name)).result(timeout=30)
+        assert check(good).should_stop is False, name
+        assert check(bad).should_stop is True, name
+        stopped = client.get_trial(name=bad.name)
+        assert stopped.state == v.Trial.State.STOPPING
+        if name == "convex":
+            assert client.get_study(name=study.name).study_spec.convex_automated_stopping_spec.max_step_count == 20
+            assert len(stopped.measurements) == 9 and stopped.measurements[-1].step_count == 20, stopped.measurements
+        else:
+            assert len(stopped.measurements) == 8
+
+
+def test_v1beta1_convex_stop_config_is_read_as_the_convex_rule(server):
+    """v1beta1's deprecated convexStopConfig, sent by Google's v1beta1 client, is the convex rule:
+    echoed as convexAutomatedStoppingSpec."""
+    from google.cloud import aiplatform_v1beta1 as b
+
+    client = b.VizierServiceClient(transport="rest", credentials=AnonymousCredentials(), client_options={"api_endpoint": server})
+    BPS = b.StudySpec.ParameterSpec
+    spec = b.StudySpec(
+        metrics=[b.StudySpec.MetricSpec(metric_id="m", goal=b.StudySpec.MetricSpec.GoalType.MAXIMIZE)],
+        convex_stop_config=b.StudySpec.ConvexStopConfig(max_num_steps=100, min_num_steps=10, autoregressive_order=4, use_seconds=True),
+        parameters=[BPS(parameter_id="x", double_value_spec=BPS.DoubleValueSpec(min_value=0.0, max_value=1.0))],
+    )
+    study = client.create_study(parent="projects/demo/locations/local", study=b.Study(display_name="convex-beta", study_spec=spec))
+    got = client.get_study(name=study.name).study_spec
+    rule = got.convex_automated_stopping_spec
+    assert (rule.max_step_count, rule.min_step_count, rule.min_measurement_count, rule.use_elapsed_duration) == (100, 10, 4, True), got

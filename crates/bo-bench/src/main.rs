@@ -2,6 +2,7 @@
 //! ones — sample efficiency (`run`) and speed (`latency`). Numbers go to docs/benchmarks.md with
 //! the command that produced them; tests never assert them.
 
+mod curves;
 mod embedded;
 mod harness;
 mod load;
@@ -119,6 +120,33 @@ enum Command {
         #[arg(long)]
         infeasible: bool,
         /// A directory to write each problem's JSON into (as the peers' script writes it).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Runs a designer with each early-stopping rule on the learning-curve problems until a budget
+    /// of epochs is spent; prints, per problem and rule, the median regret of the fully trained
+    /// incumbent at a quarter, half and all of the budget, trials run, the share of them trained
+    /// fully, and the rule's time per trial.
+    Curves {
+        /// Algorithm name, as in a study's `algorithm`.
+        #[arg(long, default_value = "GP_BANDIT")]
+        algorithm: String,
+        /// `algorithmConfig` as JSON.
+        #[arg(long)]
+        config: Option<String>,
+        /// Epochs per seed (a full training is 50).
+        #[arg(long, default_value_t = 2000)]
+        budget: usize,
+        /// Number of seeds (0, 1, …).
+        #[arg(long, default_value_t = 10)]
+        seeds: u64,
+        /// Problems, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        problems: Vec<String>,
+        /// Rules, comma-separated: none, median, decay, convex.
+        #[arg(long, value_delimiter = ',', default_value = "none,median,decay,convex")]
+        rules: Vec<String>,
+        /// A directory to write each problem and rule's JSON into (as the peers' script writes it).
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -321,6 +349,59 @@ fn main() -> Result<()> {
                     let report = serde_json::json!({ "problem": p.name, "algorithm": algorithm, "budget": budget, "runs": runs });
                     let path = dir.join(format!("{}.json", p.name));
                     std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
+                }
+            }
+        }
+        Command::Curves { algorithm, config, budget, seeds, problems: names, rules, out } => {
+            let config = parse_config(config)?;
+            let rules =
+                rules.iter().map(|r| curves::Rule::parse(r).with_context(|| format!("no rule {r:?}"))).collect::<Result<Vec<_>>>()?;
+            let chosen: Vec<curves::CurveProblem> =
+                curves::problems().into_iter().filter(|p| names.is_empty() || names.iter().any(|n| n == p.name)).collect();
+            if let Some(dir) = &out {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            let marks = [budget / 4, budget / 2, budget];
+            println!("{algorithm}, {seeds} seeds, {budget} epochs: median regret of the fully trained incumbent");
+            println!(
+                "{:<6} {:<7} {:>9} {:>9} {:>9} {:>7} {:>6} {:>12}",
+                "problem",
+                "rule",
+                format!("@{}", marks[0]),
+                format!("@{}", marks[1]),
+                format!("@{}", marks[2]),
+                "trials",
+                "full",
+                "rule ms/trial"
+            );
+            for p in &chosen {
+                let optimum = p.optimum();
+                for &rule in &rules {
+                    let runs = (0..seeds)
+                        .map(|seed| curves::run(p, &algorithm, config.clone(), rule, budget, seed))
+                        .collect::<Result<Vec<_>>>()?;
+                    let at =
+                        |e: usize| median(runs.iter().map(|r| curves::at_epochs(r, e).map_or(f64::INFINITY, |v| optimum - v)).collect());
+                    let trials: Vec<f64> = runs.iter().map(|r| r.spent.len() as f64).collect();
+                    let full = runs.iter().map(|r| r.full as f64).sum::<f64>() / trials.iter().sum::<f64>().max(1.0);
+                    let rule_ms = 1e3 * runs.iter().map(|r| r.rule_seconds).sum::<f64>() / trials.iter().sum::<f64>().max(1.0);
+                    println!(
+                        "{:<6} {:<7} {:>9.4} {:>9.4} {:>9.4} {:>7.0} {:>6.2} {:>12.1}",
+                        p.name,
+                        rule.name(),
+                        at(marks[0]),
+                        at(marks[1]),
+                        at(marks[2]),
+                        median(trials),
+                        full,
+                        rule_ms
+                    );
+                    if let Some(dir) = &out {
+                        let report = serde_json::json!({ "problem": p.name, "optimizer": format!("bo {algorithm}"), "rule": rule.name(),
+                            "budget": budget, "optimum": optimum, "runs": runs });
+                        let path = dir.join(format!("{}-bo-{}.json", p.name, rule.name()));
+                        std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
+                    }
                 }
             }
         }

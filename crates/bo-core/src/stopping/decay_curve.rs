@@ -9,8 +9,9 @@
 //! the furthest position `P` any finished trial reached, so early steps, where curves move most,
 //! are as far apart as late ones — with an ARD Matérn-5/2 kernel (times the exchangeable kernel
 //! for categorical parameters), fitted by maximum a-posteriori like the designers' GPs. It learns
-//! from the finished trials' thinned curves, each ending at its final value; a trial is judged
-//! by conditioning the fitted GP on its own thinned curve (no refit: O(n²)) and predicting its
+//! from the finished trials' thinned curves, each ending at its final value, as residuals from
+//! their mean curve over `u` (so an unexplored configuration is expected to end as an average
+//! finished trial does, not at the average of all positions); a trial is judged by conditioning the fitted GP on its own thinned curve (no refit: O(n²)) and predicting its
 //! value at `u = 1`. It stops when the probability of beating the best safe final value is below
 //! [`STOP_BELOW`], and never once it has reached `P`.
 //!
@@ -49,6 +50,8 @@ pub struct DecayCurveModel {
     /// `ln(1 + P)`, P the furthest position of a finished trial.
     log_horizon: f64,
     horizon: f64,
+    /// The mean curve the GP models residuals from.
+    trend: Trend,
     best: Option<f64>,
     goal: Goal,
     use_elapsed: bool,
@@ -82,6 +85,8 @@ impl DecayCurveModel {
                 y.push(v);
             }
         }
+        let trend = Trend::of(&x, &y);
+        let y: Vec<f64> = x.iter().zip(&y).map(|(x, v)| v - trend.at(x[x.len() - 1])).collect();
         let kernel = kernel_for(&features);
         let config = FitConfig {
             noise: NoiseBounds::DEFAULT,
@@ -91,7 +96,16 @@ impl DecayCurveModel {
             ..FitConfig::default()
         };
         let gp = fit(kernel, x, &y, &config, warm, rng)?;
-        Ok(Some(DecayCurveModel { gp, features, log_horizon, horizon, best: finished.best, goal: study.objective().goal, use_elapsed }))
+        Ok(Some(DecayCurveModel {
+            gp,
+            features,
+            log_horizon,
+            horizon,
+            trend,
+            best: finished.best,
+            goal: study.objective().goal,
+            use_elapsed,
+        }))
     }
 
     /// The fitted hyperparameters, to warm-start the next fit.
@@ -105,12 +119,13 @@ impl DecayCurveModel {
         let base = self.features.encode(assignment);
         let points = thin(points, CURVE_POINTS);
         let mut gp = self.gp.with_room(points.len());
-        let xs = points.iter().map(|&(p, _)| at(&base, p, self.log_horizon)).collect();
-        let ys = points.iter().map(|&(_, v)| gp.standardize_value(v)).collect();
+        let xs: Vec<Vec<f64>> = points.iter().map(|&(p, _)| at(&base, p, self.log_horizon)).collect();
+        let ys = xs.iter().zip(&points).map(|(x, &(_, v))| gp.standardize_value(v - self.trend.at(x[x.len() - 1]))).collect();
         gp.condition_on(xs, ys, None)?;
         let (mean, var) = gp.predict(&[at(&base, self.horizon, self.log_horizon)])[0];
         let noise = self.gp.hyperparameters().log_noise.exp();
-        Ok(gp.unstandardize_sd(mean, var + noise))
+        let (mean, sd) = gp.unstandardize_sd(mean, var + noise);
+        Ok((mean + self.trend.at(1.0), sd))
     }
 
     /// The rule's decision on `trial` (running, with a measurement of `objective`).
@@ -136,6 +151,40 @@ impl DecayCurveModel {
             should_stop,
             reason: format!("predicted final value {mean:.6} ± {sd:.6} at {}: chance {chance:.4} of beating the best {best}", self.horizon),
             last_measurement: None,
+        }
+    }
+}
+
+/// The mean curve of the finished trials over `u`: the mean value in each of [`TREND_BINS`]
+/// equal bins of `u` ∈ [0, 1], interpolated linearly between the bins' mean positions and flat
+/// beyond. The GP models each point's residual from it, so an unexplored configuration is
+/// predicted to end as an average finished trial ends, not at the average of all positions.
+#[derive(Clone, Debug)]
+struct Trend(Vec<(f64, f64)>);
+
+/// Bins of the mean curve.
+const TREND_BINS: usize = 8;
+
+impl Trend {
+    fn of(x: &[Vec<f64>], y: &[f64]) -> Trend {
+        let mut bins = vec![(0.0, 0.0, 0usize); TREND_BINS];
+        for (x, v) in x.iter().zip(y) {
+            let u = x[x.len() - 1].clamp(0.0, 1.0);
+            let b = &mut bins[((u * TREND_BINS as f64) as usize).min(TREND_BINS - 1)];
+            *b = (b.0 + u, b.1 + v, b.2 + 1);
+        }
+        Trend(bins.into_iter().filter(|b| b.2 > 0).map(|(u, v, n)| (u / n as f64, v / n as f64)).collect())
+    }
+
+    fn at(&self, u: f64) -> f64 {
+        let p = &self.0;
+        match p.iter().position(|&(c, _)| c >= u) {
+            None => p.last().map_or(0.0, |l| l.1),
+            Some(0) => p[0].1,
+            Some(i) => {
+                let ((u0, v0), (u1, v1)) = (p[i - 1], p[i]);
+                v0 + (v1 - v0) * (u - u0) / (u1 - u0).max(f64::MIN_POSITIVE)
+            }
         }
     }
 }

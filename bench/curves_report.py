@@ -1,0 +1,44 @@
+"""The table of bench/curves.sh: per learning-curve problem, optimiser and early-stopping rule, the
+median regret (best final accuracy of any configuration less the true final accuracy of the fully
+trained incumbent) once a quarter, half and all of the epoch budget is spent (inf: the median run
+had no fully trained trial yet), the median number of trials run, the share of trials trained
+fully, and the rule's milliseconds per trial."""
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+
+out = sys.argv[1]
+reports = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(out, "*.json")))]
+optimum = {r["problem"]: r["optimum"] for r in reports if "optimum" in r}
+rules = ["none", "median", "hyperband", "decay", "convex"]
+reports.sort(key=lambda r: (r["problem"], r["optimizer"], rules.index(r["rule"])))
+budget = reports[0]["budget"]
+marks = [budget // 4, budget // 2, budget]
+
+
+def at(run, epochs):
+    value = None
+    for spent, incumbent in zip(run["spent"], run["incumbent"]):
+        if spent > epochs:
+            break
+        if incumbent is not None:
+            value = incumbent
+    return value
+
+
+print(f"| problem | optimiser | rule | {' | '.join(f'@{m} epochs' for m in marks)} | trials | trained fully | rule ms / trial |")
+print("| --- | --- | --- | " + "---: | " * len(marks) + "---: | ---: | ---: |")
+for r in reports:
+    best = optimum[r["problem"]]
+    runs = r["runs"]
+    regret = lambda e: statistics.median(math.inf if at(run, e) is None else best - at(run, e) for run in runs)
+    trials = sum(len(run["spent"]) for run in runs)
+    full = sum(run["full"] for run in runs) / max(trials, 1)
+    rule_ms = 1e3 * sum(run["rule_seconds"] for run in runs) / max(trials, 1)
+    print(
+        f"| {r['problem']} | {r['optimizer']} | {r['rule']} | {' | '.join(f'{regret(m):.4f}' for m in marks)} "
+        f"| {statistics.median(len(run['spent']) for run in runs):.0f} | {full:.2f} | {rule_ms:.1f} |"
+    )
