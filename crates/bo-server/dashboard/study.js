@@ -145,6 +145,7 @@ function renderFacts(facts, study, trials) {
     fact("algorithm", spec.algorithm || "ALGORITHM_UNSPECIFIED"),
     fact("metrics", objectivesOf(spec).map((m) => `${m.metricId} ${m.goal === "MINIMIZE" ? "↓" : "↑"}`).join(", ")),
     ...safetyOf(spec).map((s) => fact(`safety: ${s.metricId} ${safeSide(s)}`, safetyFact(s, trials))),
+    ...stoppingRule(spec).map((rule) => fact("early stopping", rule)),
     fact("parameters", String(countParameters(spec.parameters))),
     fact("trials", trials.ids.length.toLocaleString("en")),
     ...Object.entries(counts).map(([s, n]) => fact(s.toLowerCase(), n.toLocaleString("en"))),
@@ -163,6 +164,16 @@ function safetyFact(s, trials) {
   }
   const target = s.target > 0 ? ` (target ${Math.round(100 * s.target)} %)` : "";
   return el("span", { class: "safety-fact", "data-metric": s.metricId }, `${safe} of ${judged} safe${target}`);
+}
+
+/** The study's automated stopping rule in words, if it has one. */
+function stoppingRule(spec) {
+  const by = (r) => (r.useElapsedDuration ? " (by elapsed time)" : "");
+  if (spec.medianAutomatedStoppingSpec) return [`median rule${by(spec.medianAutomatedStoppingSpec)}`];
+  if (spec.decayCurveStoppingSpec) return [`decay curve (GP)${by(spec.decayCurveStoppingSpec)}`];
+  const convex = spec.convexAutomatedStoppingSpec;
+  if (convex) return [`convex extrapolation${convex.maxStepCount ? ` to ${convex.maxStepCount}` : ""}${by(convex)}`];
+  return [];
 }
 
 function countParameters(params) {
