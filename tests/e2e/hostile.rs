@@ -801,6 +801,28 @@ fn contexts_and_safety_configs_are_bounded() {
             "the message names the field, not the value: {}",
             message(&body).len()
         );
+        // Stopping rules: one at a time, bounded counts and names, no unsupported flag.
+        let with_rule = |rule: &str, value: Value| {
+            let mut spec = study_of("rule", "GP_BANDIT", doubles(1), Value::Null);
+            spec["studySpec"][rule] = value;
+            spec
+        };
+        let mut two = with_rule("decayCurveStoppingSpec", json!({}));
+        two["studySpec"]["medianAutomatedStoppingSpec"] = json!({});
+        refused(&s, "/studies", &two, &["one automated stopping rule"]);
+        for (value, needles) in [
+            (json!({"minMeasurementCount": "99999999999"}), vec!["minMeasurementCount", "1 to 1000"]),
+            (json!({"maxStepCount": "-5"}), vec!["maxStepCount"]),
+            (json!({"maxStepCount": "10", "minStepCount": "10"}), vec!["minStepCount"]),
+            (json!({"maxStepCount": "1e400"}), vec!["maxStepCount"]),
+            (json!({"learningRateParameterName": long}), vec!["learningRateParameterName"]),
+            (json!({"learningRateParameterName": "nope"}), vec!["learningRateParameterName", "not a parameter"]),
+            (json!({"updateAllStoppedTrials": true}), vec!["updateAllStoppedTrials"]),
+        ] {
+            let (status, body) = s.post("/studies", with_rule("convexAutomatedStoppingSpec", value.clone()));
+            assert_eq!(status, 400, "{value}: {body}");
+            assert!(needles.iter().all(|n| message(&body).contains(n)) && message(&body).len() < 500, "{value}: {body}");
+        }
         assert_eq!(study_count(&s), before, "nothing stored");
         watch.finish(db.name);
     }

@@ -220,7 +220,10 @@ impl From<ConvexStopConfigW> for ConvexAutomatedStoppingSpecW {
 
 impl ConvexAutomatedStoppingSpecW {
     /// The domain settings, checked against `space`; errors name fields under `path`.
-    fn into_domain(self, space: &SearchSpace, path: &str) -> Result<ConvexStopping, SpaceError> {
+    fn into_domain(self, space: &SearchSpace, limits: &Limits, path: &str) -> Result<ConvexStopping, SpaceError> {
+        limits
+            .check_text(&self.learning_rate_parameter_name, Text::Id)
+            .map_err(|e| SpaceError::text(format!("{path}.learningRateParameterName"), e))?;
         if self.update_all_stopped_trials {
             return Err(SpaceError::new(
                 format!("{path}.updateAllStoppedTrials"),
@@ -492,9 +495,9 @@ impl StudySpecW {
         } else if let Some(d) = self.decay_curve_stopping_spec {
             Some(StoppingSpec::DecayCurve { use_elapsed_duration: d.use_elapsed_duration })
         } else if let Some(c) = self.convex_automated_stopping_spec {
-            Some(StoppingSpec::Convex(c.into_domain(&space, "studySpec.convexAutomatedStoppingSpec")?))
+            Some(StoppingSpec::Convex(c.into_domain(&space, limits, "studySpec.convexAutomatedStoppingSpec")?))
         } else if let Some(c) = self.convex_stop_config {
-            Some(StoppingSpec::Convex(ConvexAutomatedStoppingSpecW::from(c).into_domain(&space, "studySpec.convexStopConfig")?))
+            Some(StoppingSpec::Convex(ConvexAutomatedStoppingSpecW::from(c).into_domain(&space, limits, "studySpec.convexStopConfig")?))
         } else {
             None
         };
