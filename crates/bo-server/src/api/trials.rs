@@ -428,15 +428,18 @@ pub async fn check_trial_early_stopping_state(
     let (study, id) = load(&state, &path).await?;
     let now = crate::now_ms();
     let spec = &study.spec;
-    // Decided outside any transaction from what the rule needs: the trial itself and one running
-    // average per completed trial, aggregated by the database.
+    // Decided outside any transaction from what the rule needs (the trial itself, and what the
+    // database aggregates of the others); a study stopped by its rules with shouldStopAsap
+    // interrupts its running trials without asking the rule.
     let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
-    let decision = state.engine.early_stopping(&study, trial.clone()).await?;
-    // A study stopped by its rules with shouldStopAsap interrupts its running trials.
     let asap = study.state == bo_store::StudyState::Completed
         && spec.study_stopping.as_ref().is_some_and(|c| c.should_stop_asap)
         && !trial.state.is_completed();
-    let decision = if asap { StoppingDecision { should_stop: true, ..decision } } else { decision };
+    let decision = if asap {
+        StoppingDecision { should_stop: true, reason: "the study stopped with shouldStopAsap".into(), last_measurement: None }
+    } else {
+        state.engine.early_stopping(&study, trial).await?
+    };
     let (op_id, should_stop) =
         state.store.record_early_stopping(study.id, id, now, decision, &state.access.limits, version.as_str()).await.map_err(
             |e| match e {

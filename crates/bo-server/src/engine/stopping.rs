@@ -34,10 +34,8 @@ impl Engine {
                     let (rule, spec) = (rule.clone(), spec.clone());
                     return tokio::task::spawn_blocking(move || convex::decide(&rule, &spec, &finished, &trial)).await.map_err(panicked);
                 }
-                let fit = self.decay_curve_model(study, use_elapsed, maximize).await?;
-                let Some(model) = fit else { return Ok(StoppingDecision::go_on("too few finished trials have curves")) };
                 let objective = objective.clone();
-                match model {
+                match self.decay_curve_model(study, use_elapsed, maximize).await? {
                     Ok(model) => tokio::task::spawn_blocking(move || model.decide(&objective, &trial)).await.map_err(panicked),
                     Err(reason) => Ok(StoppingDecision::go_on(reason)),
                 }
@@ -52,11 +50,11 @@ impl Engine {
         study: &StudyRecord,
         use_elapsed: bool,
         maximize: bool,
-    ) -> Result<Option<Result<Arc<DecayCurveModel>, String>>, EngineError> {
+    ) -> Result<Result<Arc<DecayCurveModel>, String>, EngineError> {
         let slot = self.inner.slots.get(study.id);
         let mut kept = slot.decay_curve.lock().await;
         if let Some(fit) = kept.as_ref().filter(|f| f.data_version == study.data_version) {
-            return Ok(Some(fit.model.clone().ok_or_else(|| fit.reason.clone())));
+            return Ok(fit.model.clone().ok_or_else(|| fit.reason.clone()));
         }
         // Trial ids start at 1: nothing is left out.
         let finished = self.inner.store.finished_curves(study.id, 0, use_elapsed, maximize).await?;
@@ -75,6 +73,6 @@ impl Engine {
         .map_err(panicked)?;
         let warm = model.as_ref().map(|m| m.hyperparameters()).or_else(|| kept.as_ref().and_then(|f| f.warm.clone()));
         *kept = Some(CurveFit { data_version: study.data_version, model: model.clone(), reason: reason.clone(), warm });
-        Ok(Some(model.ok_or(reason)))
+        Ok(model.ok_or(reason))
     }
 }
