@@ -723,3 +723,109 @@ fn contexts_fix_what_they_name() {
         assert_eq!(value(&op["response"]["trials"][0], "c"), 0.3, "{op}");
     }
 }
+
+/// Transfer learning: a study stands on the COMPLETED studies of its location with the same
+/// parameters and objective (echoed in `transferLearningConfig.priorStudyNames`), unless
+/// disabled, or on those `algorithmConfig.priorStudies` names; its model proposes near the
+/// prior's optimum after two trials of its own; every bad request is refused naming the field.
+#[test]
+fn prior_studies_inform_a_new_study() {
+    for db in databases("prior_studies") {
+        let s = Server::start(&db);
+        let peak = |x: f64, y: f64| -((x - 0.7).powi(2) + (y - 0.25).powi(2));
+        let plane = |name: &str, algorithm: &str| {
+            json!({"displayName": name, "studySpec": {
+                "metrics": [{"metricId": "m", "goal": "MAXIMIZE"}], "algorithm": algorithm,
+                "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}},
+                               {"parameterId": "y", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}})
+        };
+        let value = |t: &Value, p: usize| t["parameters"][p]["value"].as_f64().unwrap();
+        let run = |study: &str, client: &str| -> Option<(f64, f64)> {
+            let t = s.suggest(study, 1, client).pop()?;
+            let (x, y) = (value(&t, 0), value(&t, 1));
+            s.complete(study, &id(&t), "m", peak(x, y));
+            Some((x, y))
+        };
+        // Nothing COMPLETED yet: no priors.
+        let first = s.ok_get(&format!("/studies/{}", s.create_study(plane("before", "GP_BANDIT"))));
+        assert!(first["studySpec"].get("transferLearningConfig").is_none(), "{first}");
+
+        let mut spec = plane("prior", "RANDOM_SEARCH");
+        spec["studySpec"]["studyStoppingConfig"] = json!({"maxNumTrials": 30});
+        let prior = s.create_study(spec);
+        while run(&prior, "p").is_some() {}
+        let prior_name = s.ok_get(&format!("/studies/{prior}"))["name"].as_str().unwrap().to_owned();
+        assert_eq!(s.ok_get(&format!("/studies/{prior}"))["state"], "COMPLETED");
+
+        // Chosen by the service.
+        let body = plane("warm", "GP_BANDIT");
+        let warm = s.create_study(body.clone());
+        let got = s.ok_get(&format!("/studies/{warm}"));
+        assert_eq!(got["studySpec"]["transferLearningConfig"], json!({"priorStudyNames": [prior_name]}), "{got}");
+        assert!(got["studySpec"].get("algorithmConfig").is_none(), "chosen, not named: {got}");
+        let again = s.ok_post("/studies", body);
+        assert!(again["name"].as_str().unwrap().ends_with(&format!("/studies/{warm}")), "the same request is the same study");
+        // Two trials of the initial design (not a whole one: the prior stands in), then the model.
+        run(&warm, "w").unwrap();
+        run(&warm, "w").unwrap();
+        // The model at these two trials (once the background refit has caught up) stands on the
+        // prior and proposes near its optimum.
+        let model = (0..300)
+            .map(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                s.ok_get(&format!("/studies/{warm}/model"))
+            })
+            .find(|m| m["fittedDataVersion"] == m["dataVersion"])
+            .expect("the background refit catches up");
+        assert!(model.to_string().contains(&prior_name), "the model names its prior: {model}");
+        let (x, y) = run(&warm, "w").unwrap();
+        assert!(peak(x, y) > -0.01, "the third trial is near the prior's optimum (0.7, 0.25): ({x}, {y})");
+
+        // Disabled: none. Named: exactly those, echoed where they were asked.
+        let mut spec = plane("cold", "GP_BANDIT");
+        spec["studySpec"]["transferLearningConfig"] = json!({"disableTransferLearning": true, "priorStudyNames": ["ignored"]});
+        let cold = s.ok_get(&format!("/studies/{}", s.create_study(spec)));
+        assert_eq!(cold["studySpec"]["transferLearningConfig"], json!({"disableTransferLearning": true}), "{cold}");
+        let mut spec = plane("named", "AUTO");
+        spec["studySpec"]["algorithmConfig"] = json!({"priorStudies": [prior_name]});
+        let named = s.ok_get(&format!("/studies/{}", s.create_study(spec)));
+        assert_eq!(named["studySpec"]["algorithmConfig"], json!({"priorStudies": [prior_name]}), "{named}");
+        assert_eq!(named["studySpec"]["transferLearningConfig"]["priorStudyNames"], json!([prior_name]));
+
+        // Refused, naming the field; nothing created.
+        let before = s.ok_get("/studies")["studies"].as_array().unwrap().len();
+        let other = "projects/other/locations/local/studies/1";
+        let missing = "projects/demo/locations/local/studies/999";
+        let mut conditional = crate::conditional_study("tree", "GP_BANDIT");
+        conditional["studySpec"]["algorithmConfig"] = json!({"priorStudies": [prior_name]});
+        conditional["studySpec"]["metrics"][0]["metricId"] = json!("m");
+        let mut both = plane("both", "GP_BANDIT");
+        both["studySpec"]["transferLearningConfig"] = json!({"disableTransferLearning": true});
+        both["studySpec"]["algorithmConfig"] = json!({"priorStudies": [prior_name]});
+        let with = |algorithm: &str, priors: Value| {
+            let mut spec = plane("refused", algorithm);
+            spec["studySpec"]["algorithmConfig"] = json!({"priorStudies": priors});
+            spec
+        };
+        for (body, needles) in [
+            (with("GP_BANDIT", json!([missing])), vec!["algorithmConfig.priorStudies[0]", "no study"]),
+            (with("GP_BANDIT", json!([other])), vec!["algorithmConfig.priorStudies[0]", "no study"]),
+            (with("GP_BANDIT", json!(["studies/1"])), vec!["priorStudies[0]", "not a study name"]),
+            (with("GP_BANDIT", json!(prior_name.clone())), vec!["priorStudies", "list"]),
+            (with("GP_BANDIT", json!([prior_name, prior_name])), vec!["priorStudies[1]", "twice"]),
+            (with("GP_BANDIT", json!(vec![missing; 6])), vec!["priorStudies", "from 1 to 5"]),
+            (with("GP_BANDIT", json!(["x".repeat(100_000)])), vec!["priorStudies[0]"]),
+            (with("GP_BANDIT", json!([first["name"]])), vec!["priorStudies[0]", "needs 2"]),
+            (with("RANDOM_SEARCH", json!([prior_name])), vec!["priorStudies", "RANDOM_SEARCH", "GP_BANDIT"]),
+            (conditional, vec!["priorStudies[0]", "parameters differ"]),
+            (both, vec!["disableTransferLearning", "one or the other"]),
+        ] {
+            let (status, v) = s.post("/studies", body);
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+            for needle in needles {
+                assert!(message(&v).contains(needle), "{needle:?} in {}", message(&v));
+            }
+        }
+        assert_eq!(s.ok_get("/studies")["studies"].as_array().unwrap().len(), before, "nothing created");
+    }
+}

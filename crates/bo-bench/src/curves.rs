@@ -219,7 +219,7 @@ pub fn run(problem: &CurveProblem, algorithm: &str, config: serde_json::Value, r
     let mut spec = StudySpec::new("accuracy", Goal::Maximize, space(), algorithm).with_config(config);
     spec.stopping = rule.spec();
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
-    let study = bo_core::Problem { spec: spec.clone(), seed };
+    let study = bo_core::Problem { spec: spec.clone(), seed, priors: Vec::new() };
     let mut rng = StdRng::seed_from_u64(seed);
     let mut noise = StdRng::seed_from_u64(seed ^ 0x5eed_c0de);
     let objective = spec.objective().clone();

@@ -51,7 +51,7 @@ pub fn spec_with_space(space: SearchSpace, algorithm: &str, config: serde_json::
 pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget: usize, seed: u64) -> Result<RunTrace> {
     let spec = spec_for(problem, algorithm, config);
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
-    let study = bo_core::Problem { spec, seed };
+    let study = bo_core::Problem { spec, seed, priors: Vec::new() };
     let mut rng = StdRng::seed_from_u64(seed);
     let mut history: Vec<Observation> = Vec::with_capacity(budget);
     let mut warm = None;

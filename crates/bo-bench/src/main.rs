@@ -604,7 +604,7 @@ fn latency(algorithm: &str, config: serde_json::Value, ns: &[usize], ds: &[usize
     for &d in ds {
         let spec = harness::spec_with_space(problems::unit_box(d), algorithm, config.clone());
         let designer = designer_for(&spec)?;
-        let study = bo_core::Problem { spec, seed: 0 };
+        let study = bo_core::Problem { spec, seed: 0, priors: Vec::new() };
         for &n in ns {
             let mut rng = StdRng::seed_from_u64(n as u64 * 31 + d as u64);
             let history: Vec<Observation> = (0..=n)

@@ -218,7 +218,7 @@ pub fn run(problem: &MoProblem, algorithm: &str, config: serde_json::Value, budg
     let mut spec = StudySpec::new("f1", Goal::Minimize, (problem.space)(), algorithm).with_config(config);
     spec.metrics.extend((2..=k).map(|i| MetricSpec::objective(&format!("f{i}"), Goal::Minimize)));
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
-    let study = bo_core::Problem { spec, seed };
+    let study = bo_core::Problem { spec, seed, priors: Vec::new() };
     let max_hv = (problem.max_hv)();
     let mut rng = StdRng::seed_from_u64(seed);
     let (mut history, mut seen): (Vec<Observation>, Vec<Vec<f64>>) = (Vec::new(), Vec::new());

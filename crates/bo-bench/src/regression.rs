@@ -49,7 +49,7 @@ fn means(
     config["initialDesignSize"] = serde_json::json!(1);
     let spec = spec_with_space((problem.space)(), algorithm, config);
     let designer = designer_for(&spec)?;
-    let fitted = designer.fit(&bo_core::Problem { spec, seed: 0 }, train, None, rng)?;
+    let fitted = designer.fit(&bo_core::Problem { spec, seed: 0, priors: Vec::new() }, train, None, rng)?;
     Ok(fitted.model.predict(test).context("a GP predicts")?.into_iter().map(|p| p.mean).collect())
 }
 

@@ -148,7 +148,7 @@ pub fn run(
         }));
     }
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
-    let study = bo_core::Problem { spec, seed };
+    let study = bo_core::Problem { spec, seed, priors: Vec::new() };
     let mut rng = StdRng::seed_from_u64(seed);
     let mut history: Vec<Observation> = Vec::new();
     let mut warm = None;

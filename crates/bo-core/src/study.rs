@@ -187,6 +187,32 @@ pub struct StudySpec {
     /// client (`algorithmConfig.trialLease` on the wire; 0: never). `None`: the server's setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trial_lease_secs: Option<f64>,
+    /// Transfer learning: the prior studies the model stands on.
+    #[serde(default, skip_serializing_if = "Transfer::is_default")]
+    pub transfer: Transfer,
+}
+
+/// Transfer learning (`transferLearningConfig`, `algorithmConfig.priorStudies`): which earlier
+/// studies inform this one's model (see `designer::transfer`). The service fills `priors` when
+/// the study is created and never changes them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transfer {
+    /// `disableTransferLearning`: the service chooses no prior study.
+    #[serde(default)]
+    pub disabled: bool,
+    /// Whether the client named the priors (`algorithmConfig.priorStudies`) rather than the
+    /// service choosing them.
+    #[serde(default)]
+    pub explicit: bool,
+    /// The prior studies' resource names, the base of the stack first.
+    #[serde(default)]
+    pub priors: Vec<String>,
+}
+
+impl Transfer {
+    fn is_default(&self) -> bool {
+        *self == Transfer::default()
+    }
 }
 
 impl StudySpec {
@@ -205,7 +231,21 @@ impl StudySpec {
             measurement_selection: MeasurementSelection::default(),
             stopping: None,
             study_stopping: None,
+            transfer: Transfer::default(),
         }
+    }
+
+    /// Whether `other` asks for the same study as this one: equal but for the prior studies the
+    /// service chose (which depend on when it was asked).
+    pub fn same_request(&self, other: &StudySpec) -> bool {
+        let asked = |s: &StudySpec| {
+            let mut s = s.clone();
+            if !s.transfer.explicit {
+                s.transfer.priors.clear();
+            }
+            s
+        };
+        asked(self) == asked(other)
     }
 
     /// The same study with `algorithmConfig` `config`.

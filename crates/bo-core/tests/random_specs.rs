@@ -120,7 +120,7 @@ fn every_designer_suggests(space: &SearchSpace, seed: u64, fit: bool) -> Result<
         };
         let study = study(space.clone(), algorithm, config);
         let Ok(designer) = designer_for(&study) else { continue };
-        let problem = Problem { spec: study, seed };
+        let problem = Problem { spec: study, seed, priors: Vec::new() };
         let history: Vec<Observation> = if fit {
             (0..4)
                 .map(|k| {

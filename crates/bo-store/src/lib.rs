@@ -19,6 +19,7 @@ mod history;
 mod models;
 mod operations;
 mod overview;
+mod priors;
 mod studies;
 mod suggest;
 pub mod testing;

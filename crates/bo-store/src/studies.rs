@@ -140,7 +140,7 @@ impl Store {
             Ok(row) => Ok((study_from_row(&row)?, true)),
             Err(e) if is_unique_violation(&e) => {
                 let existing = self.lookup_study(project, location, display_name).await?;
-                if existing.spec == *spec {
+                if existing.spec.same_request(spec) {
                     Ok((existing, false))
                 } else {
                     Err(StoreError::AlreadyExists(format!(

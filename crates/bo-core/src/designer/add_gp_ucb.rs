@@ -714,7 +714,7 @@ mod tests {
         // Under either kind of length scale (per-parameter ones search under a shared one).
         for length_scales in ["SHARED", "PER_PARAMETER"] {
             let config = serde_json::json!({"groupSize": 2, "numPartitions": 200, "lengthScales": length_scales});
-            let problem = Problem { spec: spec(6, config), seed: 1 };
+            let problem = Problem { spec: spec(6, config), seed: 1, priors: Vec::new() };
             let designer = designer_for(&problem.spec).unwrap();
             let fitted = designer.fit(&problem, &history(6, 60, f), None, &mut StdRng::seed_from_u64(1)).unwrap();
             let groups = fitted.model.describe()["groups"].clone();
@@ -732,7 +732,7 @@ mod tests {
         // The reading's §7 item 5, on the fitted model's GP.
         let f = |x: &[f64]| (4.0 * x[0]).sin() + x[1] * x[2] + (3.0 * x[3]).cos();
         let spec = spec(4, serde_json::json!({"groups": [["x0", "x1"], ["x2", "x3"]]}));
-        let problem = Problem { spec, seed: 1 };
+        let problem = Problem { spec, seed: 1, priors: Vec::new() };
         let designer = AddGpUcb::new(serde_json::from_value(problem.spec.algorithm_config.clone()).unwrap(), &problem.spec.space).unwrap();
         let fitted = designer.fit(&problem, &history(4, 30, f), None, &mut StdRng::seed_from_u64(1)).unwrap();
         let state = fitted.state.clone();
@@ -766,7 +766,7 @@ mod tests {
         // posterior mean's maximiser, found group by group near (0.3, 0.7 | 0.6, 0.2).
         let f = |x: &[f64]| -((x[0] - 0.3).powi(2) + (x[1] - 0.7).powi(2)) * 4.0 - ((x[2] - 0.6).powi(2) + (x[3] - 0.2).powi(2)) * 4.0;
         let spec = spec(4, serde_json::json!({"groups": [["x0", "x1"], ["x2", "x3"]], "ucbBeta": 1e-6}));
-        let problem = Problem { spec, seed: 1 };
+        let problem = Problem { spec, seed: 1, priors: Vec::new() };
         let designer = designer_for(&problem.spec).unwrap();
         let mut rng = StdRng::seed_from_u64(3);
         let model = designer.fit(&problem, &history(4, 60, f), None, &mut rng).unwrap().model;
@@ -784,7 +784,7 @@ mod tests {
         let values: Vec<f64> = data.iter().map(|o| if let Outcome::Measured(m) = &o.outcome { m["f"] } else { f64::NAN }).collect();
         let (lowest, mean) = (values.iter().copied().fold(f64::INFINITY, f64::min), values.iter().sum::<f64>() / values.len() as f64);
         for (config, want) in [(serde_json::json!({}), lowest), (serde_json::json!({"priorMean": "MEAN"}), mean)] {
-            let problem = Problem { spec: spec(2, config), seed: 1 };
+            let problem = Problem { spec: spec(2, config), seed: 1, priors: Vec::new() };
             let designer = designer_for(&problem.spec).unwrap();
             let model = designer.fit(&problem, &data, None, &mut StdRng::seed_from_u64(1)).unwrap().model;
             let got = model.describe()["priorMean"].as_f64().unwrap();

@@ -662,7 +662,7 @@ mod tests {
     #[test]
     fn restoring_a_stored_fit_keeps_its_hyperparameters() {
         let mut rng = StdRng::seed_from_u64(4);
-        let problem = Problem { spec: spec(serde_json::Value::Null), seed: 4 };
+        let problem = Problem { spec: spec(serde_json::Value::Null), seed: 4, priors: Vec::new() };
         let points = random_points(&problem.spec.space, 30, &mut rng);
         let history: Vec<Observation> = points.iter().cloned().map(observed).collect();
         let designer = designer_for(&problem.spec).unwrap();
@@ -725,7 +725,7 @@ mod tests {
         for config in [serde_json::json!({"mode": "PAPER"}), serde_json::json!({})] {
             let spec = spec(config.clone());
             let designer = designer_for(&spec).unwrap();
-            let problem = Problem { spec, seed: 3 };
+            let problem = Problem { spec, seed: 3, priors: Vec::new() };
             let mut rng = StdRng::seed_from_u64(3);
             let mut history: Vec<Observation> = Vec::new();
             let mut warm = None;

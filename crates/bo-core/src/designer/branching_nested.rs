@@ -85,6 +85,10 @@ impl Designer for BranchingNested {
         self.0.work(space)
     }
 
+    fn takes_priors(&self) -> bool {
+        self.0.takes_priors()
+    }
+
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         self.0.fit(problem, history, warm, rng)
     }
@@ -201,7 +205,7 @@ mod tests {
             })
             .collect();
         let designer = designer_for(&spec).unwrap();
-        let fitted = designer.fit(&Problem { spec, seed: 0 }, &history, None, &mut rng).unwrap();
+        let fitted = designer.fit(&Problem { spec, seed: 0, priors: Vec::new() }, &history, None, &mut rng).unwrap();
         let d = fitted.model.describe();
         assert_eq!(d["model"], "branching-and-nested GP", "{d}");
         assert!(d["structure"]["gamma"]["z"].as_f64().is_some_and(|g| g > 0.0), "{d}");

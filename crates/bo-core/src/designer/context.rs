@@ -186,7 +186,7 @@ mod tests {
         for algorithm in ["GP_BANDIT", "RANDOM_SEARCH"] {
             let spec = StudySpec::new("loss", Goal::Minimize, space.clone(), algorithm);
             let designer = designer_for(&spec).unwrap();
-            let problem = Problem { spec, seed: 1 };
+            let problem = Problem { spec, seed: 1, priors: Vec::new() };
             let mut rng = StdRng::seed_from_u64(1);
             let history: Vec<Observation> = (0..40u64)
                 .map(|i| {

@@ -41,7 +41,7 @@ use serde::Deserialize;
 
 use super::config::{FromConfig, check_beta, check_range};
 use super::gp::{GpModel, Member, Posterior, Proposer, Start, Training, fit_gp};
-use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch, transfer};
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::Gp;
 use crate::kernel::{Categorical, Kernel, LengthScalePrior, Product, matern52, squared_exp};
@@ -161,7 +161,7 @@ impl GpBandit {
 /// Length-scale bounds on the unit cube.
 const LENGTH_SCALE_BOUNDS: (f64, f64) = (0.01, 20.0);
 
-fn kernel_for(features: &Features, params: &GpBanditParams) -> Box<dyn Kernel> {
+pub(super) fn kernel_for(features: &Features, params: &GpBanditParams) -> Box<dyn Kernel> {
     let numeric = features.numeric_dims();
     let categorical = features.categorical_dims();
     let prior = params.length_scale_prior;
@@ -192,6 +192,10 @@ impl Designer for GpBandit {
         super::Work { candidates: self.params.num_candidates, structure_evaluations: 0 }
     }
 
+    fn takes_priors(&self) -> bool {
+        true
+    }
+
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         self.fit_from(problem, history, warm.into(), rng)
     }
@@ -207,12 +211,25 @@ impl GpBandit {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);
         let encode = |a: &Assignment| features.encode(a);
-        let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, self.initial_design_size(features.dim()))
-        else {
+        // Prior studies (transfer learning) stand in for most of the initial design.
+        let stack = transfer::fit_stack(spec, &problem.priors, &features, start, rng)?;
+        let initial = match (&stack, self.params.initial_design_size) {
+            (Some(_), None) => transfer::INITIAL_DESIGN_WITH_PRIORS,
+            _ => self.initial_design_size(features.dim()),
+        };
+        let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, initial) else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let kernel = (self.variant.kernel)(&features, &self.params);
-        let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, start, rng)?;
+        let (gp, state) = match &stack {
+            None => fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, start, rng)?,
+            Some(stack) => {
+                let n = x.len();
+                let residuals = stack.residuals(&x, &y);
+                let (gp, state) = fit_gp(kernel, x, &residuals, spec.observation_noise, self.params.num_restarts, start, rng)?;
+                (gp.on_base(stack.gp.clone(), n), stack.keep_in(state))
+            }
+        };
         let t = ranked.len() + 1;
         let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
         let best = if self.variant.plug_in_best {
@@ -229,6 +246,7 @@ impl GpBandit {
         let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
         let proposer = GpBanditProposer {
             name: self.variant.name,
+            priors: stack.map(|s| s.names).unwrap_or_default(),
             features,
             acquisition,
             anchors,
@@ -250,6 +268,8 @@ impl GpBandit {
 /// `optimize::mixed`, batch members after the first by GP-UCB-PE under UCB.
 struct GpBanditProposer {
     name: &'static str,
+    /// The prior studies the model stands on, the base first.
+    priors: Vec<String>,
     features: Features,
     acquisition: Acquisition,
     anchors: Vec<Assignment>,
@@ -345,14 +365,20 @@ impl Proposer for GpBanditProposer {
 
     fn describe(&self, post: &Posterior) -> serde_json::Value {
         let h = post.gp.hyperparameters();
-        serde_json::json!({
+        let mut described = serde_json::json!({
             "model": self.name,
             "trials": post.gp.n(),
             "hyperparameters": post.hyperparameter_map(),
             "structure": post.gp.kernel().summary(),
             "logNoiseVariance": h.log_noise,
             "acquisition": format!("{:?}", self.acquisition),
-        })
+        });
+        if !self.priors.is_empty() {
+            // α: how much of the model's deviation is its own rather than the priors'.
+            described["priorStudies"] = serde_json::json!(self.priors);
+            described["ownDeviationWeight"] = serde_json::json!(post.gp.stack_weight());
+        }
+        described
     }
 
     fn width(&self) -> usize {
@@ -403,7 +429,7 @@ mod tests {
     #[test]
     fn an_extreme_but_finite_value_keeps_the_model_working() {
         let spec = unit_spec(&["a", "b"], Goal::Maximize, serde_json::json!({"initialDesignSize": 5}));
-        let problem = Problem { spec, seed: 3 };
+        let problem = Problem { spec, seed: 3, priors: Vec::new() };
         let mut rng = StdRng::seed_from_u64(3);
         let history = spread_observations(8, |i, a, b| if i == 6 { 5e307 } else { a + b });
         let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut rng).unwrap().model;
@@ -415,7 +441,7 @@ mod tests {
     #[test]
     fn a_batch_is_distinct_and_spread_out() {
         let spec = unit_spec(&["a", "b"], Goal::Maximize, serde_json::Value::Null);
-        let problem = Problem { spec, seed: 1 };
+        let problem = Problem { spec, seed: 1, priors: Vec::new() };
         let mut rng = StdRng::seed_from_u64(1);
         // Six observations of a multimodal function: the model is unsure, so the batch should
         // explore rather than pile up in one place.
@@ -441,7 +467,7 @@ mod tests {
     #[test]
     fn restoring_a_stored_fit_keeps_its_hyperparameters() {
         let spec = unit_spec(&["a", "b"], Goal::Minimize, serde_json::json!({"initialDesignSize": 3}));
-        let problem = Problem { spec, seed: 5 };
+        let problem = Problem { spec, seed: 5, priors: Vec::new() };
         let history: Vec<Observation> = (0..12)
             .map(|i| {
                 let (a, b) = ((0.13 + i as f64 * 0.37) % 1.0, (0.29 + i as f64 * 0.61) % 1.0);
@@ -470,7 +496,7 @@ mod tests {
             assignment: Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a))])),
             outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (a - 0.4).powi(2))])),
         };
-        let problem = Problem { spec, seed: 3 };
+        let problem = Problem { spec, seed: 3, priors: Vec::new() };
         let mut rng = StdRng::seed_from_u64(3);
         let designer = designer_for(&problem.spec).unwrap();
         let model = designer.fit(&problem, &[obs(0.1), obs(0.5), obs(0.9)], None, &mut rng).unwrap().model;

@@ -21,6 +21,7 @@ mod rembo;
 mod several_metrics;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod transfer;
 
 use std::sync::Arc;
 
@@ -44,6 +45,7 @@ pub use overlap_add_gp::{OverlapAddGp, OverlapAddGpParams};
 pub use quasi_random::QuasiRandomSearch;
 pub use random::RandomSearch;
 pub use rembo::{Rembo, RemboKernel, RemboParams};
+pub use transfer::PriorStudy;
 
 /// The algorithm names a study may use. `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`, its
 /// synonym) picks the best designer bo has for the space: `ADD_TREE` for a conditional space
@@ -74,6 +76,10 @@ pub struct Problem {
     /// A seed constant over the study's life (for scrambles and anything that must not change
     /// from one suggestion to the next).
     pub seed: u64,
+    /// The prior studies whose trials inform the model (transfer learning), the base of the
+    /// stack first; empty for a study without. Only designers whose
+    /// [`Designer::takes_priors`] read them.
+    pub priors: Vec<PriorStudy>,
 }
 
 /// What a designer learned that is worth keeping across restarts: opaque JSON that the store
@@ -108,6 +114,13 @@ pub trait Designer: Send + Sync {
     /// grid), which a service need not refit when trials complete.
     fn learns(&self) -> bool {
         true
+    }
+
+    /// Whether the model stands on the prior studies of [`Problem::priors`] (see
+    /// [`transfer`]); false for a designer that would ignore them, which a service must not
+    /// give any.
+    fn takes_priors(&self) -> bool {
+        false
     }
 
     /// The search work its settings ask for on `space` (for the service's limits): candidates
@@ -374,7 +387,7 @@ mod tests {
             spec.space = continuous.clone();
             let designer = designer_for(&spec).unwrap();
             assert!(!designer.learns());
-            let problem = Problem { spec: spec.clone(), seed: 7 };
+            let problem = Problem { spec: spec.clone(), seed: 7, priors: Vec::new() };
             let mut rng = rand::rngs::StdRng::seed_from_u64(0);
             let model = designer.fit(&problem, &[], None, &mut rng).unwrap().model;
             let points = model.suggest_indexed(5, 3).expect("answers by position");
@@ -390,7 +403,8 @@ mod tests {
                 assert_eq!(model.suggest(&earlier, 1, &mut rng).unwrap()[0], points[0], "the sequence's point 5");
             }
             spec.space = finite.clone();
-            let model = designer_for(&spec).unwrap().fit(&Problem { spec, seed: 7 }, &[], None, &mut rng).unwrap().model;
+            let model =
+                designer_for(&spec).unwrap().fit(&Problem { spec, seed: 7, priors: Vec::new() }, &[], None, &mut rng).unwrap().model;
             assert!(model.suggest_indexed(0, 1).is_none(), "{algorithm}: a finite space needs the other trials");
         }
         let mut gp = testing_spec();

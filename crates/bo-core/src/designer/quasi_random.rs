@@ -108,7 +108,7 @@ mod tests {
     use crate::trial::ParamValue;
 
     fn first_two(space: SearchSpace) -> (Vec<Assignment>, Option<Vec<Assignment>>) {
-        let problem = Problem { spec: StudySpec::new("m", Goal::Maximize, space, "QUASI_RANDOM_SEARCH"), seed: 7 };
+        let problem = Problem { spec: StudySpec::new("m", Goal::Maximize, space, "QUASI_RANDOM_SEARCH"), seed: 7, priors: Vec::new() };
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
         let fitted = QuasiRandomSearch.fit(&problem, &[], None, &mut rng).unwrap();
         (fitted.model.suggest(&[], 2, &mut rng).unwrap(), fitted.model.suggest_indexed(0, 2))

@@ -531,7 +531,7 @@ mod tests {
 
     #[test]
     fn its_own_trials_are_recovered_and_spread_over_the_embeddings() {
-        let problem = Problem { spec: spec(12, serde_json::json!({"d": 2, "k": 3})), seed: 4 };
+        let problem = Problem { spec: spec(12, serde_json::json!({"d": 2, "k": 3})), seed: 4, priors: Vec::new() };
         let designer = designer_for(&problem.spec).unwrap();
         let mut rng = StdRng::seed_from_u64(1);
         let mut history = Vec::new();

@@ -197,7 +197,7 @@ impl SeveralMetrics {
             // predicts the metric itself; the threshold is the acquisition's business).
             let mut spec = problem.spec.clone();
             spec.metrics = vec![MetricSpec { safety: None, ..metric.clone() }];
-            let one = Problem { spec, seed: problem.seed };
+            let one = Problem { spec, seed: problem.seed, priors: Vec::new() };
             let warm = stored.get(i);
             let f = match warm {
                 Some(s) if restore => self.inner.restore(&one, history, s, rng)?,
@@ -904,7 +904,7 @@ mod tests {
     fn two_objectives_are_both_optimised() {
         let spec = two_metric_spec("GP_BANDIT");
         let designer = designer_for(&spec).unwrap();
-        let problem = Problem { spec, seed: 3 };
+        let problem = Problem { spec, seed: 3, priors: Vec::new() };
         let mut rng = StdRng::seed_from_u64(3);
         let mut history: Vec<Observation> = Vec::new();
         let mut warm = None;
@@ -961,7 +961,7 @@ mod tests {
     /// Runs a sequential study of `n` trials; returns the history and the last fitted model.
     fn run(spec: StudySpec, n: usize, seed: u64) -> (Vec<Observation>, Arc<dyn Model>) {
         let designer = designer_for(&spec).unwrap();
-        let problem = Problem { spec, seed };
+        let problem = Problem { spec, seed, priors: Vec::new() };
         let mut rng = StdRng::seed_from_u64(seed);
         let (mut history, mut warm) = (Vec::new(), None);
         loop {
@@ -1016,7 +1016,7 @@ mod tests {
         let mut spec = safe_spec(0.0);
         spec.metrics[1].safety = Some(crate::study::Safety { threshold: 0.02, desired_min_safe_fraction: 0.0 });
         let designer = designer_for(&spec).unwrap();
-        let problem = Problem { spec, seed: 1 };
+        let problem = Problem { spec, seed: 1, priors: Vec::new() };
         let mut rng = StdRng::seed_from_u64(1);
         let history: Vec<Observation> = (0..12)
             .map(|i| problem.spec.space.decode(&sobol_point(i, 2, 3)))
@@ -1050,7 +1050,7 @@ mod tests {
         let best_of = |mode: &str| {
             let spec = with("GP_BANDIT", mode.into());
             let designer = designer_for(&spec).unwrap();
-            let problem = Problem { spec, seed: 2 };
+            let problem = Problem { spec, seed: 2, priors: Vec::new() };
             let mut rng = StdRng::seed_from_u64(2);
             let (mut history, mut warm): (Vec<Observation>, _) = (Vec::new(), None);
             let mut model = None;
@@ -1088,7 +1088,7 @@ mod tests {
     fn an_unreported_metric_leaves_the_others_optimised() {
         let spec = two_metric_spec("GP_BANDIT");
         let designer = designer_for(&spec).unwrap();
-        let problem = Problem { spec, seed: 3 };
+        let problem = Problem { spec, seed: 3, priors: Vec::new() };
         let mut rng = StdRng::seed_from_u64(4);
         let history: Vec<Observation> = (0..20)
             .map(|i| {

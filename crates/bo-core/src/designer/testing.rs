@@ -172,7 +172,7 @@ fn conformance_of(algorithm: &str, objectives: Metrics) {
         ("conditional_three_levels", fixtures::conditional_three_levels()),
     ];
     for (name, space) in spaces {
-        let problem = Problem { spec: spec_for(space.clone(), algorithm, objectives), seed: 42 };
+        let problem = Problem { spec: spec_for(space.clone(), algorithm, objectives), seed: 42, priors: Vec::new() };
         if let Err(e) = designer_for(&problem.spec) {
             assert!(matches!(e, ConfigError::Invalid { .. }), "{algorithm} on {name}: {e}");
             continue;

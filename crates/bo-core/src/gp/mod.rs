@@ -4,9 +4,18 @@
 //! factor — which is how pending trials and batch members become fantasies; and, in [`fit`], the
 //! log marginal likelihood with its analytic gradient, maximised by multi-start L-BFGS.
 //!
+//! A GP may stand on a *base*: another GP fitted before on other data (a prior study), whose
+//! posterior is this one's prior mean (OSS Vizier's stacked residual GP, `set_priors`). It is
+//! fitted on the residuals `y − μ_base(x)`; it predicts the sum of the two means and, for the
+//! deviation, their weighted geometric mean `σ_top^α σ_base^(1−α)`, with α from the two models'
+//! degrees of freedom (Vizier's `combine_predictions_with_aux`): little data of its own, and the
+//! base's deviation dominates.
+//!
 //! Must not know about search spaces, trials or acquisitions.
 
 pub mod fit;
+
+use std::sync::Arc;
 
 use faer::Mat;
 use serde::{Deserialize, Serialize};
@@ -41,8 +50,41 @@ pub struct Gp {
     y_mean: f64,
     y_std: f64,
     chol: Cholesky,
-    /// `(K + σ²I)⁻¹ y`.
+    /// `(K + σ²I)⁻¹ (y − offsets)`.
     alpha: Vec<f64>,
+    /// The GP this one stands on, if any.
+    base: Option<Base>,
+}
+
+/// The base a GP stands on: its posterior mean is the GP's prior mean.
+#[derive(Clone, Debug)]
+struct Base {
+    gp: Arc<Gp>,
+    /// The base's mean at each point, in this GP's standardised units: `y − offsets` are the
+    /// residuals the GP is conditioned on.
+    offsets: Vec<f64>,
+    /// α, the weight of this GP's own deviation in the geometric mean with the base's.
+    weight: f64,
+}
+
+/// The expected RMS fractional mismatch between a base's deviation and a top model's
+/// (Vizier's `expected_base_stddev_mismatch`, its default).
+const BASE_STDDEV_MISMATCH: f64 = 1.0;
+
+/// The degrees of freedom of a model of `n` points and `p` hyperparameters (Vizier's
+/// `_compute_dof`).
+fn degrees_of_freedom(n: usize, p: usize) -> f64 {
+    let (n, p) = (n as f64, p as f64);
+    (n - p).max(n / (1.0 + p))
+}
+
+/// α of the geometric mean of a top model's deviation with its base's: near 0 while the top
+/// has few points beside the base, near 1 once it has many.
+pub fn stack_weight(top: (usize, usize), base: (usize, usize)) -> f64 {
+    let dof_top = degrees_of_freedom(top.0, top.1);
+    let dof_base = degrees_of_freedom(base.0, base.1).max(f64::MIN_POSITIVE);
+    let beta_sq = dof_top / dof_base * (1.0 + dof_base + BASE_STDDEV_MISMATCH.powi(2));
+    beta_sq / (1.0 + beta_sq)
 }
 
 /// Mean and variance with their gradients in x, standardised units.
@@ -84,7 +126,50 @@ impl Gp {
         let k = gram(kernel.as_ref(), &x, log_noise.exp());
         let chol = Cholesky::new(&k)?;
         let alpha = chol.solve(&y);
-        Ok(Gp { kernel, log_noise, x, y, y_mean, y_std, chol, alpha })
+        Ok(Gp { kernel, log_noise, x, y, y_mean, y_std, chol, alpha, base: None })
+    }
+
+    /// This GP, fitted on the residuals of `base` over its points, standing on `base`: its targets
+    /// become the observations themselves (residual + the base's mean), its predictions the
+    /// stack's. `fitted_on` is the number of points its θ was fitted to (its degrees of freedom).
+    pub fn on_base(mut self, base: Arc<Gp>, fitted_on: usize) -> Gp {
+        let offsets: Vec<f64> = base.predict_original(&self.x).into_iter().map(|(m, _)| m / self.y_std).collect();
+        self.y.iter_mut().zip(&offsets).for_each(|(y, o)| *y += o);
+        let weight = stack_weight((fitted_on, self.kernel.n_params() + 1), (base.n(), base.kernel.n_params() + 1));
+        self.base = Some(Base { gp: base, offsets, weight });
+        self
+    }
+
+    /// The base's mean at `xs`, in the original units (0 without a base): what a GP to stand on
+    /// it is fitted on the residuals of.
+    pub fn base_means(base: Option<&Gp>, xs: &[Vec<f64>]) -> Vec<f64> {
+        match base {
+            Some(b) => b.predict_original(xs).into_iter().map(|(m, _)| m).collect(),
+            None => vec![0.0; xs.len()],
+        }
+    }
+
+    /// Posterior mean and variance at `xs` in the original units (the stack's, with a base).
+    pub fn predict_original(&self, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+        self.predict(xs).into_iter().map(|(m, v)| self.unstandardize(m, v)).collect()
+    }
+
+    /// The weight of this GP's own deviation against its base's (1 without a base).
+    pub fn stack_weight(&self) -> f64 {
+        self.base.as_ref().map_or(1.0, |b| b.weight)
+    }
+
+    /// The number of GPs under this one.
+    pub fn stack_depth(&self) -> usize {
+        self.base.as_ref().map_or(0, |b| 1 + b.gp.stack_depth())
+    }
+
+    /// The residual targets the factor solves for.
+    fn residuals(&self) -> Vec<f64> {
+        match &self.base {
+            Some(b) => self.y.iter().zip(&b.offsets).map(|(y, o)| y - o).collect(),
+            None => self.y.clone(),
+        }
     }
 
     /// The number of points conditioned on (fantasies included).
@@ -131,7 +216,16 @@ impl Gp {
     /// Posterior mean and variance of the latent f at each of `xs`, standardised units.
     /// `xs`: m points; O(n² m).
     pub fn predict(&self, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
-        self.predict_component(self.kernel.as_ref(), xs)
+        let own = self.predict_component(self.kernel.as_ref(), xs);
+        let Some(base) = &self.base else { return own };
+        let (s2, a) = (self.y_std * self.y_std, base.weight);
+        own.into_iter()
+            .zip(base.gp.predict_original(xs))
+            .map(|((m, v), (bm, bv))| {
+                let bv = (bv / s2).max(MIN_VARIANCE);
+                (m + bm / self.y_std, (v.powf(a) * bv.powf(1.0 - a)).max(MIN_VARIANCE))
+            })
+            .collect()
     }
 
     /// The posterior of one additive component `f_c` of the latent function when the kernel
@@ -162,10 +256,31 @@ impl Gp {
     /// [`Gp::predict_with_grad`] at each of `xs`, solving for all of them at once (one pass
     /// over the factor for the batch instead of one per point).
     pub fn predict_with_grad_batch(&self, xs: &[Vec<f64>]) -> Vec<PosteriorGrad> {
+        let own = self.predict_own_with_grad_batch(xs);
+        let Some(base) = &self.base else { return own };
+        let (s, a) = (self.y_std, base.weight);
+        // The base's posterior in this GP's units: mean μ_b/s, variance v_b/s² (its own units
+        // scaled by its s_b). v = v_t^α v_b^(1−α), so ∂v/∂x = v (α ∂v_t/v_t + (1−α) ∂v_b/v_b).
+        let (bs, bm) = (base.gp.y_std / s, base.gp.y_mean / s);
+        own.into_iter()
+            .zip(base.gp.predict_with_grad_batch(xs))
+            .map(|(t, b)| {
+                let b_var = (b.var * bs * bs).max(MIN_VARIANCE);
+                let var = (t.var.powf(a) * b_var.powf(1.0 - a)).max(MIN_VARIANCE);
+                let d_var =
+                    t.d_var.iter().zip(&b.d_var).map(|(dt, db)| var * (a * dt / t.var + (1.0 - a) * db * bs * bs / b_var)).collect();
+                let d_mean = t.d_mean.iter().zip(&b.d_mean).map(|(dt, db)| dt + db * bs).collect();
+                PosteriorGrad { mean: t.mean + b.mean * bs + bm, var, d_mean, d_var }
+            })
+            .collect()
+    }
+
+    /// [`Gp::predict_with_grad`] of this GP alone (without its base), in batch.
+    fn predict_own_with_grad_batch(&self, xs: &[Vec<f64>]) -> Vec<PosteriorGrad> {
         self.predict_component_with_grad(self.kernel.as_ref(), xs)
     }
 
-    /// [`Gp::predict_component`] with gradients in x, in batch.
+    /// [`Gp::predict_component`] with gradients in x, in batch; of this GP alone (without a base).
     pub fn predict_component_with_grad(&self, component: &dyn Kernel, xs: &[Vec<f64>]) -> Vec<PosteriorGrad> {
         if xs.is_empty() {
             return Vec::new();
@@ -203,13 +318,17 @@ impl Gp {
             y_std: self.y_std,
             chol: self.chol.with_room(extra),
             alpha: self.alpha.clone(),
+            base: self.base.clone(),
         }
     }
 
     /// The same posterior from a fresh factorisation of all its points at the same θ and
     /// standardisation: what conditioning by factor extension must equal.
     pub fn refactored(&self) -> Result<Gp, LinalgError> {
-        Gp::new(self.kernel.clone(), self.log_noise, self.x.clone(), self.y.clone(), self.y_mean, self.y_std)
+        let mut gp = Gp::new(self.kernel.clone(), self.log_noise, self.x.clone(), self.residuals(), self.y_mean, self.y_std)?;
+        gp.y = self.y.clone();
+        gp.base = self.base.clone();
+        Ok(gp)
     }
 
     /// Moves the constant prior mean to `level` (standardised units; 0 is the data's mean, where
@@ -219,7 +338,7 @@ impl Gp {
     pub fn set_prior_mean(&mut self, level: f64) {
         self.y.iter_mut().for_each(|v| *v -= level);
         self.y_mean += level * self.y_std;
-        self.alpha = self.chol.solve(&self.y);
+        self.alpha = self.chol.solve(&self.residuals());
     }
 
     /// Conditions the GP in place on points `xs` with standardised targets `ys`, each observed
@@ -235,9 +354,12 @@ impl Gp {
         let b = self.kernel.cross(&self.x, &xs);
         let c = gram(self.kernel.as_ref(), &xs, noise.unwrap_or_else(|| self.log_noise.exp()));
         self.chol.extend(b.as_ref(), c.as_ref())?;
+        if let Some(base) = &mut self.base {
+            base.offsets.extend(base.gp.predict_original(&xs).into_iter().map(|(m, _)| m / self.y_std));
+        }
         self.x.extend(xs);
         self.y.extend(ys);
-        self.alpha = self.chol.solve(&self.y);
+        self.alpha = self.chol.solve(&self.residuals());
         Ok(())
     }
 }

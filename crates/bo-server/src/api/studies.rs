@@ -112,7 +112,10 @@ pub async fn create_study(
     })
     .await
     .map_err(|e| ApiError::new(super::error::Code::Internal, format!("validating a study panicked: {e}")))??;
-    let (study, created) = state.store.create_study(&path.project, &path.location, &body.display_name, &spec, crate::now_ms()).await?;
+    let mut spec = spec;
+    let now = crate::now_ms();
+    engine::transfer::choose_priors(&state.store, &path.project, &path.location, &mut spec, now).await?;
+    let (study, created) = state.store.create_study(&path.project, &path.location, &body.display_name, &spec, now).await?;
     if created {
         tracing::info!(study = %study_name(&study), algorithm = %study.spec.algorithm, "study created");
     }

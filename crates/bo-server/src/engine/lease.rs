@@ -67,7 +67,7 @@ impl Engine {
             {
                 let _permit = self.inner.workers.acquire().await;
                 let (basis, trials) = store.suggest_snapshot(study.id).await?;
-                let entry = refit::restore_on_blocking_thread(study, basis.data_version, trials, stored.state).await?;
+                let entry = refit::restore_on_blocking_thread(store, study, basis.data_version, trials, stored.state).await?;
                 self.inner.cache.insert(study.id, entry);
                 return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
             }

@@ -13,6 +13,8 @@
 //! - `refit.rs` — fitting, restoring and keeping models; the quasi-random stand-in when a
 //!   designer fails. `propose.rs` — proposals from a fitted model, as a plain function.
 //! - `importance.rs` — parameter importance, kept per study by data version.
+//! - `transfer.rs` — a new study's prior studies (transfer learning), chosen or checked at
+//!   creation, and their trials loaded for each fit.
 //! - `cache.rs` — the memory-budgeted model cache; `slot.rs` — everything else the engine keeps
 //!   per study (job, proposal lock, change counter, `queue.rs`'s precomputed suggestions);
 //!   `hooks.rs` — named points where tests hold or fail the background work.
@@ -43,6 +45,7 @@ mod stopping;
 mod suggest;
 #[cfg(test)]
 mod testing;
+pub mod transfer;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use bo_core::designer::PriorStudy;
 use bo_core::designer::QuasiRandomSearch;
 use bo_core::designer::designer_for;
 use bo_core::{Designer, ModelState, Observation, Problem, Trial};
@@ -39,13 +40,14 @@ pub enum RefitOutcome {
 /// returning the cache entry. Pure CPU work: call it on a blocking thread.
 #[cfg(test)]
 pub fn fit_entry(study: &StudyRecord, data_version: i64, trials: &[Trial], warm: Option<&ModelState>) -> Result<Entry, EngineError> {
-    build_entry(study, data_version, trials, warm, false)
+    build_entry(study, data_version, trials, Vec::new(), warm, false)
 }
 
 fn build_entry(
     study: &StudyRecord,
     data_version: i64,
     trials: &[Trial],
+    priors: Vec<PriorStudy>,
     warm: Option<&ModelState>,
     restore: bool,
 ) -> Result<Entry, EngineError> {
@@ -53,7 +55,7 @@ fn build_entry(
     let history: Vec<Observation> = trials.iter().filter_map(Observation::from_trial).collect();
     let seed = study_seed(study);
     let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let problem = Problem { spec: study.spec.clone(), seed };
+    let problem = Problem { spec: study.spec.clone(), seed, priors };
     let fitted = guarded(|| match warm {
         Some(state) if restore => designer.restore(&problem, &history, state, &mut rng),
         _ => designer.fit(&problem, &history, warm, &mut rng),
@@ -70,7 +72,7 @@ fn build_entry(
 /// The stand-in for a designer that failed: the study's initial design (quasi-random, over the
 /// tree), which cannot fail. Pure CPU work, small.
 pub fn fallback_entry(study: &StudyRecord, data_version: i64, trials: &[Trial]) -> Entry {
-    let problem = Problem { spec: study.spec.clone(), seed: study_seed(study) };
+    let problem = Problem { spec: study.spec.clone(), seed: study_seed(study), priors: Vec::new() };
     let history: Vec<Observation> = trials.iter().filter_map(Observation::from_trial).collect();
     let mut rng = StdRng::seed_from_u64(study_seed(study));
     let fitted = QuasiRandomSearch.fit(&problem, &history, None, &mut rng).expect("quasi-random search does not fail");
@@ -93,34 +95,38 @@ pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64)
 
 /// [`fit_entry`] on a blocking thread: fitting is CPU-bound work that would stall the runtime.
 pub(crate) async fn fit_on_blocking_thread(
+    store: &Store,
     study: &StudyRecord,
     data_version: i64,
     trials: Vec<Trial>,
     warm: Option<ModelState>,
 ) -> Result<Arc<Entry>, EngineError> {
-    on_blocking_thread(study, data_version, trials, warm, false).await
+    on_blocking_thread(store, study, data_version, trials, warm, false).await
 }
 
 /// The model another replica's stored fit (`state`) describes, rebuilt on `trials` without a
 /// search ([`bo_core::designer::Designer::restore`]), on a blocking thread.
 pub(crate) async fn restore_on_blocking_thread(
+    store: &Store,
     study: &StudyRecord,
     data_version: i64,
     trials: Vec<Trial>,
     state: ModelState,
 ) -> Result<Arc<Entry>, EngineError> {
-    on_blocking_thread(study, data_version, trials, Some(state), true).await
+    on_blocking_thread(store, study, data_version, trials, Some(state), true).await
 }
 
 async fn on_blocking_thread(
+    store: &Store,
     study: &StudyRecord,
     data_version: i64,
     trials: Vec<Trial>,
     warm: Option<ModelState>,
     restore: bool,
 ) -> Result<Arc<Entry>, EngineError> {
+    let priors = super::transfer::load_priors(store, study).await?;
     let study = study.clone();
-    let entry = tokio::task::spawn_blocking(move || build_entry(&study, data_version, &trials, warm.as_ref(), restore))
+    let entry = tokio::task::spawn_blocking(move || build_entry(&study, data_version, &trials, priors, warm.as_ref(), restore))
         .await
         .map_err(|e| EngineError::Fit(bo_core::FitError::Numerical(format!("the fit panicked: {e}"))))??;
     Ok(Arc::new(entry))
@@ -148,7 +154,7 @@ pub async fn refit_study(store: &Store, cache: &ModelCache, study_id: i64) -> Re
     };
     let (basis, trials) = store.suggest_snapshot(study_id).await?;
     let warm = warm_state(store, cache, study_id).await?;
-    let entry = fit_on_blocking_thread(&study, basis.data_version, trials, warm).await?;
+    let entry = fit_on_blocking_thread(store, &study, basis.data_version, trials, warm).await?;
     keep(store, cache, study_id, entry).await?;
     Ok(RefitOutcome::Fitted { data_version: basis.data_version })
 }

@@ -77,6 +77,29 @@ fn a_study_spec_round_trips_through_the_domain() {
     assert_eq!(domain(out), spec);
 }
 
+/// Transfer learning: named priors are lifted out of `algorithmConfig` (the designer never sees
+/// them) and put back; `priorStudyNames` is output only; `disableTransferLearning` round-trips.
+#[test]
+fn transfer_learning_round_trips_and_prior_names_are_output_only() {
+    let mut named = full_spec();
+    named["algorithmConfig"]["priorStudies"] = json!(["projects/p/locations/l/studies/1", "projects/p/locations/l/studies/2"]);
+    named["transferLearningConfig"] = json!({"priorStudyNames": ["projects/p/locations/l/studies/1", "projects/p/locations/l/studies/2"]});
+    let spec = domain(named.clone());
+    assert_eq!(spec.algorithm_config, json!({"numCandidates": 64}));
+    assert!(spec.transfer.explicit && !spec.transfer.disabled);
+    assert_eq!(spec.transfer.priors.len(), 2);
+    assert_eq!(serde_json::to_value(StudySpecW::from_domain(&spec)).unwrap(), named);
+
+    let mut chosen = full_spec();
+    chosen["transferLearningConfig"] = json!({"priorStudyNames": ["projects/p/locations/l/studies/9"]});
+    assert_eq!(domain(chosen).transfer, bo_core::Transfer::default(), "output only: ignored in a request");
+    let mut disabled = full_spec();
+    disabled["transferLearningConfig"] = json!({"disableTransferLearning": true});
+    let spec = domain(disabled.clone());
+    assert!(spec.transfer.disabled);
+    assert_eq!(serde_json::to_value(StudySpecW::from_domain(&spec)).unwrap(), disabled);
+}
+
 #[test]
 fn enums_and_int64_are_read_in_every_proto3_form_and_written_canonically() {
     let mut spec = full_spec();

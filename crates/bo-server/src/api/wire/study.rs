@@ -4,6 +4,7 @@
 use bo_core::stopping::convex;
 use bo_core::{
     ConvexStopping, Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, SpaceError, StoppingSpec, StudySpec,
+    Transfer,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -11,6 +12,7 @@ use utoipa::ToSchema;
 use super::parameter::{ParameterSpecW, param_from_wire, param_to_wire};
 use super::{is_default, opt_int64, wire_enum};
 use bo_core::Limits;
+use bo_core::designer::transfer::MAX_PRIOR_STUDIES;
 use bo_core::limits::Text;
 use bo_core::study_stopping::{StudyStoppingConfig, TimeConstraint};
 
@@ -123,6 +125,26 @@ pub struct StudySpecW {
     /// study is COMPLETED (its `inactiveReason` names the rule) and suggests nothing more.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub study_stopping_config: Option<StudyStoppingConfigW>,
+    /// Transfer learning (v1beta1's field, read on both routes): unless disabled, the service
+    /// stands the new study's model on the COMPLETED studies of its location with the same
+    /// parameters and objective (the most recent 3), or on those `algorithmConfig.priorStudies`
+    /// names; `priorStudyNames` says which (output only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transfer_learning_config: Option<TransferLearningConfigW>,
+}
+
+/// `StudySpec.TransferLearningConfig` (v1beta1).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = TransferLearningConfig)]
+pub struct TransferLearningConfigW {
+    /// No prior study is chosen for the study.
+    #[serde(skip_serializing_if = "is_default")]
+    pub disable_transfer_learning: bool,
+    /// Output only: the prior studies the study's model stands on, the base of the stack first
+    /// (ignored in a request, as output-only fields are).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prior_study_names: Vec<String>,
 }
 
 fn algorithm_is_default(a: &AlgorithmW) -> bool {
@@ -437,16 +459,54 @@ fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, Space
     }
 }
 
-/// The wire `algorithmConfig`: the designer's settings with the trial lease put back.
+/// The key of `algorithmConfig` that names the prior studies (transfer learning), the service's.
+pub const PRIOR_STUDIES_KEY: &str = "priorStudies";
+
+/// Lifts `priorStudies` (study names, the base of the stack first) out of the algorithm's
+/// settings: 1 to [`MAX_PRIOR_STUDIES`] distinct names, each an id within the limits.
+fn take_prior_studies(config: &mut serde_json::Value, limits: &Limits) -> Result<Option<Vec<String>>, SpaceError> {
+    let Some(object) = config.as_object_mut() else { return Ok(None) };
+    let Some(raw) = object.remove(PRIOR_STUDIES_KEY) else { return Ok(None) };
+    if object.is_empty() {
+        *config = serde_json::Value::Null;
+    }
+    let field = format!("studySpec.algorithmConfig.{PRIOR_STUDIES_KEY}");
+    let serde_json::Value::Array(items) = raw else {
+        return Err(SpaceError::new(field, "must be a list of study names (\"projects/…/locations/…/studies/…\")"));
+    };
+    if items.is_empty() || items.len() > MAX_PRIOR_STUDIES {
+        return Err(SpaceError::new(field, format!("{} names; from 1 to {MAX_PRIOR_STUDIES} prior studies", items.len())));
+    }
+    let mut names = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        let serde_json::Value::String(name) = item else { return Err(SpaceError::new(at, "must be a study name (a string)")) };
+        limits.check_text(&name, Text::Id).map_err(|e| SpaceError::text(&at, e))?;
+        if names.contains(&name) {
+            return Err(SpaceError::new(at, format!("{} is named twice", super::shown(&name))));
+        }
+        names.push(name);
+    }
+    Ok(Some(names))
+}
+
+/// The wire `algorithmConfig`: the designer's settings with the trial lease and the named prior
+/// studies put back.
 fn config_with_trial_lease(spec: &StudySpec) -> Option<serde_json::Value> {
     let mut config = spec.algorithm_config.clone();
-    if let Some(secs) = spec.trial_lease_secs {
+    let mut put = |key: &str, value: serde_json::Value| {
         if !config.is_object() {
             config = serde_json::Value::Object(Default::default());
         }
         if let Some(object) = config.as_object_mut() {
-            object.insert(TRIAL_LEASE_KEY.to_owned(), serde_json::Value::String(super::format_duration(secs)));
+            object.insert(key.to_owned(), value);
         }
+    };
+    if let Some(secs) = spec.trial_lease_secs {
+        put(TRIAL_LEASE_KEY, serde_json::Value::String(super::format_duration(secs)));
+    }
+    if spec.transfer.explicit {
+        put(PRIOR_STUDIES_KEY, serde_json::json!(spec.transfer.priors));
     }
     (!config.is_null()).then_some(config)
 }
@@ -472,6 +532,17 @@ impl StudySpecW {
         }
         let mut algorithm_config = self.algorithm_config.unwrap_or(serde_json::Value::Null);
         let trial_lease_secs = take_trial_lease(&mut algorithm_config)?;
+        let named_priors = take_prior_studies(&mut algorithm_config, limits)?;
+        let disabled = self.transfer_learning_config.as_ref().is_some_and(|c| c.disable_transfer_learning);
+        if disabled && named_priors.is_some() {
+            return Err(SpaceError::new(
+                "studySpec.transferLearningConfig.disableTransferLearning",
+                format!(
+                    "transfer learning is disabled, yet algorithmConfig.{PRIOR_STUDIES_KEY} names prior studies; ask for one or the other"
+                ),
+            ));
+        }
+        let transfer = Transfer { disabled, explicit: named_priors.is_some(), priors: named_priors.unwrap_or_default() };
         let mut metrics = Vec::with_capacity(self.metrics.len());
         for m in self.metrics {
             let goal = if m.goal == GoalTypeW::MINIMIZE { Goal::Minimize } else { Goal::Maximize };
@@ -520,6 +591,7 @@ impl StudySpecW {
             },
             stopping,
             study_stopping: self.study_stopping_config.map(|c| c.into_domain("studySpec.studyStoppingConfig")).transpose()?,
+            transfer,
         })
     }
 
@@ -566,6 +638,10 @@ impl StudySpecW {
                 Some(StoppingSpec::Convex(c)) => Some(ConvexAutomatedStoppingSpecW::from_domain(c)),
                 _ => None,
             },
+            transfer_learning_config: (spec.transfer != Transfer::default()).then(|| TransferLearningConfigW {
+                disable_transfer_learning: spec.transfer.disabled,
+                prior_study_names: spec.transfer.priors.clone(),
+            }),
             ..Default::default()
         }
     }
