@@ -11,6 +11,7 @@ mod problems;
 mod recovery;
 mod regression;
 mod safety;
+mod transfer;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -147,6 +148,22 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "none,median,decay,convex")]
         rules: Vec<String>,
         /// A directory to write each problem and rule's JSON into (as the peers' script writes it).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// GP_BANDIT warm-started from a related prior study (transfer learning) against the same
+    /// study cold: median regret of the best trial after 1, 5, 10, 20 and the whole budget.
+    Transfer {
+        /// Evaluations of the new study.
+        #[arg(long, default_value_t = 30)]
+        budget: usize,
+        /// Trials of the prior study (GP_BANDIT on the prior problem).
+        #[arg(long, default_value_t = 40)]
+        prior_budget: usize,
+        /// Number of seeds (0, 1, …).
+        #[arg(long, default_value_t = 10)]
+        seeds: u64,
+        /// A directory to write each problem's JSON into.
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -349,6 +366,39 @@ fn main() -> Result<()> {
                     let report = serde_json::json!({ "problem": p.name, "algorithm": algorithm, "budget": budget, "runs": runs });
                     let path = dir.join(format!("{}.json", p.name));
                     std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
+                }
+            }
+        }
+        Command::Transfer { budget, prior_budget, seeds, out } => {
+            if let Some(dir) = &out {
+                std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            }
+            let mut marks: Vec<usize> = [1, 5, 10, 20, budget].into_iter().filter(|m| *m <= budget).collect();
+            marks.dedup();
+            println!("GP_BANDIT, {seeds} seeds, budget {budget}, prior study of {prior_budget} trials: median regret of the best trial");
+            print!("{:<22} {:<5}", "problem", "start");
+            marks.iter().for_each(|m| print!(" {:>10}", format!("@{m}")));
+            println!();
+            for p in transfer::problems() {
+                let mut report = serde_json::Map::new();
+                for arm in ["cold", "warm"] {
+                    let runs = (0..seeds)
+                        .map(|seed| {
+                            let prior = (arm == "warm").then(|| transfer::prior_study(&p, prior_budget, seed)).transpose()?;
+                            transfer::run(&p, prior, budget, seed)
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    print!("{:<22} {:<5}", p.name, arm);
+                    for m in &marks {
+                        print!(" {:>10.3e}", median(runs.iter().map(|r| r.regret[m - 1]).collect()));
+                    }
+                    println!();
+                    report.insert(arm.into(), serde_json::to_value(&runs)?);
+                }
+                if let Some(dir) = &out {
+                    let json = serde_json::json!({ "problem": p.name, "budget": budget, "priorBudget": prior_budget, "runs": report });
+                    let path = dir.join(format!("{}.json", p.name));
+                    std::fs::write(&path, serde_json::to_string(&json)?).with_context(|| format!("writing {}", path.display()))?;
                 }
             }
         }

@@ -34,7 +34,7 @@ pub struct SafeProblem {
     pub optimum: f64,
 }
 
-fn box_space(bounds: &[(f64, f64)]) -> SearchSpace {
+pub(crate) fn box_space(bounds: &[(f64, f64)]) -> SearchSpace {
     let param = |i: usize, (min, max): (f64, f64)| ParamSpec {
         id: format!("x{i}"),
         domain: Domain::Double { min, max },
@@ -45,7 +45,7 @@ fn box_space(bounds: &[(f64, f64)]) -> SearchSpace {
     SearchSpace::new(bounds.iter().enumerate().map(|(i, b)| param(i, *b)).collect()).expect("valid")
 }
 
-fn values(a: &Assignment, d: usize) -> Vec<f64> {
+pub(crate) fn values(a: &Assignment, d: usize) -> Vec<f64> {
     (0..d)
         .map(|i| match a.get(&format!("x{i}")) {
             Some(ParamValue::Float(x)) => *x,

@@ -21,10 +21,14 @@ pub fn branin_of(x: &[f64]) -> f64 {
 const HARTMANN_ALPHA: [f64; 4] = [1.0, 1.2, 3.0, 3.2];
 
 fn hartmann(x: &[f64], a: &[&[f64]], p: &[&[f64]]) -> f64 {
+    hartmann_with(x, a, p, &HARTMANN_ALPHA)
+}
+
+fn hartmann_with(x: &[f64], a: &[&[f64]], p: &[&[f64]], alpha: &[f64; 4]) -> f64 {
     -(0..4)
         .map(|i| {
             let inner: f64 = x.iter().enumerate().map(|(j, xj)| a[i][j] * (xj - p[i][j]).powi(2)).sum();
-            HARTMANN_ALPHA[i] * (-inner).exp()
+            alpha[i] * (-inner).exp()
         })
         .sum::<f64>()
 }
@@ -46,6 +50,12 @@ fn hartmann6(a: &Assignment) -> f64 {
 
 /// Hartmann-6 at `x ∈ [0, 1]⁶`.
 pub fn hartmann6_of(x: &[f64]) -> f64 {
+    hartmann6_with(x, &HARTMANN_ALPHA)
+}
+
+/// Hartmann-6 with the weights `alpha` of its four bumps instead of the standard ones (a related
+/// problem with the same bumps, for transfer learning).
+pub fn hartmann6_with(x: &[f64], alpha: &[f64; 4]) -> f64 {
     let am: [&[f64]; 4] = [
         &[10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
         &[0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
@@ -58,7 +68,7 @@ pub fn hartmann6_of(x: &[f64]) -> f64 {
         &[0.2348, 0.1451, 0.3522, 0.2883, 0.3047, 0.6650],
         &[0.4047, 0.8828, 0.8732, 0.5743, 0.1091, 0.0381],
     ];
-    hartmann(x, &am, &pm)
+    hartmann_with(x, &am, &pm, alpha)
 }
 
 fn ackley(x: &[f64]) -> f64 {
