@@ -424,3 +424,42 @@ def test_v1beta1_convex_stop_config_is_read_as_the_convex_rule(server):
     got = client.get_study(name=study.name).study_spec
     rule = got.convex_automated_stopping_spec
     assert (rule.max_step_count, rule.min_step_count, rule.min_measurement_count, rule.use_elapsed_duration) == (100, 10, 4, True), got
+
+
+def test_transfer_learning_through_googles_v1beta1_client(server):
+    """v1beta1's TransferLearningConfig: a new study of the same parameters and objective stands
+    on the COMPLETED study before it and names it in prior_study_names (output only); with
+    disable_transfer_learning it stands on nothing."""
+    from google.cloud import aiplatform_v1beta1 as b
+
+    client = b.VizierServiceClient(transport="rest", credentials=AnonymousCredentials(), client_options={"api_endpoint": server})
+    BPS = b.StudySpec.ParameterSpec
+    parent = "projects/demo/locations/transfer"
+
+    def spec(algorithm, **extra):
+        return b.StudySpec(
+            metrics=[b.StudySpec.MetricSpec(metric_id="loss", goal=b.StudySpec.MetricSpec.GoalType.MINIMIZE)],
+            algorithm=algorithm,
+            parameters=[BPS(parameter_id="x", double_value_spec=BPS.DoubleValueSpec(min_value=-1.0, max_value=1.0)),
+                        BPS(parameter_id="y", double_value_spec=BPS.DoubleValueSpec(min_value=-1.0, max_value=1.0))],
+            **extra,
+        )
+
+    budget = b.StudySpec.StudyStoppingConfig(max_num_trials=8)
+    prior = client.create_study(parent=parent, study=b.Study(display_name="prior", study_spec=spec(b.StudySpec.Algorithm.RANDOM_SEARCH, study_stopping_config=budget)))
+    while True:
+        got = client.suggest_trials(request=b.SuggestTrialsRequest(parent=prior.name, suggestion_count=1, client_id="w")).result(timeout=30)
+        if not got.trials:
+            break
+        t = got.trials[0]
+        x, y = (p.value for p in t.parameters)
+        client.complete_trial(request=b.CompleteTrialRequest(
+            name=t.name, final_measurement=b.Measurement(metrics=[b.Measurement.Metric(metric_id="loss", value=(x - 0.3) ** 2 + y * y)])))
+    assert client.get_study(name=prior.name).state == b.Study.State.COMPLETED
+
+    warm = client.create_study(parent=parent, study=b.Study(display_name="warm", study_spec=spec(b.StudySpec.Algorithm.ALGORITHM_UNSPECIFIED)))
+    assert list(client.get_study(name=warm.name).study_spec.transfer_learning_config.prior_study_names) == [prior.name]
+    cold = client.create_study(parent=parent, study=b.Study(display_name="cold", study_spec=spec(
+        b.StudySpec.Algorithm.ALGORITHM_UNSPECIFIED, transfer_learning_config=b.StudySpec.TransferLearningConfig(disable_transfer_learning=True))))
+    config = client.get_study(name=cold.name).study_spec.transfer_learning_config
+    assert config.disable_transfer_learning is True and list(config.prior_study_names) == []
