@@ -79,9 +79,10 @@ pub enum ObservationNoise {
     /// Not said.
     #[default]
     Unspecified,
-    /// Nearly deterministic.
+    /// Nearly deterministic: the noise bounded low, and a measured point never proposed again.
     Low,
-    /// Noisy.
+    /// Noisy: the noise at least 1 % of the variance, a measured point may be proposed again,
+    /// EI improves on the best posterior mean, and optimal trials are ranked by the model.
     High,
 }
 

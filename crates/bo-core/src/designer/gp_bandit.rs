@@ -48,6 +48,7 @@ use crate::kernel::{Categorical, Kernel, LengthScalePrior, Product, matern52, sq
 use crate::optimize::mixed::{MixedConfig, maximize};
 use crate::space::SearchSpace;
 use crate::space::features::Features;
+use crate::study::ObservationNoise;
 use crate::trial::{Assignment, Observation};
 
 /// Which acquisition function.
@@ -232,7 +233,10 @@ impl GpBandit {
         };
         let t = ranked.len() + 1;
         let beta = self.params.ucb_beta.unwrap_or_else(|| BetaSchedule::Kandasamy.beta(features.dim(), t));
-        let best = if self.variant.plug_in_best {
+        // Noisy observations overstate the best one: under HIGH noise EI improves on the best
+        // posterior mean instead.
+        let plug_in_best = self.variant.plug_in_best || spec.observation_noise == ObservationNoise::High;
+        let best = if plug_in_best {
             gp.predict(gp.x()).into_iter().map(|(m, _)| m).fold(f64::NEG_INFINITY, f64::max)
         } else {
             gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max)
@@ -421,6 +425,44 @@ mod tests {
                 Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f(i, a, b))])) }
             })
             .collect()
+    }
+
+    /// Under `observationNoise: HIGH` a measured point may be proposed again: in a space of three
+    /// points, all measured, the model measures the best-looking one again; otherwise it has
+    /// nothing new to propose (the space is used up), and never repeats a point.
+    #[test]
+    fn only_high_noise_measures_a_point_again() {
+        let space = SearchSpace::new(vec![ParamSpec {
+            id: "c".into(),
+            domain: Domain::Categorical { values: vec!["a".into(), "b".into(), "c".into()] },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        }])
+        .unwrap();
+        let history: Vec<Observation> = [("a", 0.1), ("b", 0.9), ("c", 0.2), ("a", 0.15), ("b", 0.7), ("c", 0.25)]
+            .iter()
+            .map(|(c, f)| Observation {
+                assignment: Assignment(BTreeMap::from([("c".to_owned(), ParamValue::Categorical((*c).into()))])),
+                outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), *f)])),
+            })
+            .collect();
+        for (noise, repeats) in [(ObservationNoise::High, true), (ObservationNoise::Low, false), (ObservationNoise::Unspecified, false)] {
+            let mut spec =
+                StudySpec::new("f", Goal::Maximize, space.clone(), "GP_BANDIT").with_config(serde_json::json!({"initialDesignSize": 3}));
+            spec.observation_noise = noise;
+            let problem = Problem { spec, seed: 3, priors: Vec::new() };
+            let mut rng = StdRng::seed_from_u64(3);
+            let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut rng).unwrap().model;
+            let got = model.suggest(&[], 1, &mut rng).unwrap();
+            if repeats {
+                assert_eq!(got.len(), 1, "{noise:?}: a repeat");
+                assert_eq!(got[0].get("c"), Some(&ParamValue::Categorical("b".into())), "{noise:?}: the best-looking point again");
+                assert!(model.suggest(&got, 1, &mut rng).unwrap().iter().all(|a| a != &got[0]), "{noise:?}: never what is in flight");
+            } else {
+                assert!(got.is_empty(), "{noise:?}: nothing new to propose, never a repeat: {got:?}");
+            }
+        }
     }
 
     /// One best value near the largest double (a user's bug, or a sentinel) leaves the model

@@ -94,7 +94,13 @@ pub fn maximize(
     let offset: u64 = rng.random_range(0..1 << 15);
     let local = around(features, anchors, config.n_local, rng);
     // Decoded as they are scored, a chunk at a time: numCandidates × D never sits in memory.
-    let candidates = (0..config.n_candidates as u64).map(|i| space.decode(&sobol_point(offset + i, d, seed))).chain(local).map(|a| (a, 0));
+    // The anchors themselves too: a model that may measure a point again can choose one (for
+    // the others they are taken).
+    let candidates = (0..config.n_candidates as u64)
+        .map(|i| space.decode(&sobol_point(offset + i, d, seed)))
+        .chain(local)
+        .chain(anchors.iter().cloned())
+        .map(|a| (a, 0));
     let encode = |a: &Assignment| features.encode(a);
     let objective = Objective { features, encode: &encode, score_batch, score_grad, taken };
     refine(&objective, candidates, config.n_starts, config)

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::designer::{FitError, Prediction};
 use crate::gp::Gp;
-use crate::study::StudySpec;
+use crate::study::{ObservationNoise, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome};
 
 /// The noise variance of a fantasy observation (standardised units): as if measured exactly.
@@ -64,15 +64,22 @@ pub(crate) struct Posterior {
     pub objective: String,
     /// The worst feasible value seen at the fit (`sign`-adjusted): infeasible trials' penalty.
     pub worst: f64,
-    /// Keys of the assignments in the data.
+    /// Keys of the assignments in the data (none when points may be measured again).
     pub taken: HashSet<String>,
+    /// Whether the data's points may be proposed again (`observationNoise: HIGH`).
+    pub repeats: bool,
 }
 
 impl Posterior {
     /// The posterior of `gp` fitted to `spec`'s objective (`sign`-adjusted, infeasible trials at
     /// `worst`) over `history`.
     pub fn new(gp: Gp, sign: f64, worst: f64, spec: &StudySpec, history: &[Observation]) -> Posterior {
-        Posterior { gp, sign, objective: spec.objective().id.clone(), worst, taken: history.iter().map(|o| o.assignment.key()).collect() }
+        // Under `observationNoise: HIGH` a point may be measured again (a repeat tells the
+        // model about the noise there, and a small discrete space is not used up by one look at
+        // each point); otherwise the data's points are never proposed again.
+        let repeats = spec.observation_noise == ObservationNoise::High;
+        let taken = if repeats { HashSet::new() } else { history.iter().map(|o| o.assignment.key()).collect() };
+        Posterior { gp, sign, objective: spec.objective().id.clone(), worst, taken, repeats }
     }
 
     /// The posterior conditioned on `new` completed trials (without refitting θ); `None` when
@@ -89,16 +96,25 @@ impl Posterior {
             };
             xs.push(encode(&o.assignment));
             ys.push(gp.standardize_value(y));
-            taken.insert(o.assignment.key());
+            if !self.repeats {
+                taken.insert(o.assignment.key());
+            }
         }
         gp.condition_on(xs, ys, None).ok()?;
-        Some(Posterior { gp, sign: self.sign, objective: self.objective.clone(), worst: self.worst, taken })
+        Some(Posterior { gp, sign: self.sign, objective: self.objective.clone(), worst: self.worst, taken, repeats: self.repeats })
     }
 
     /// The same posterior from a fresh factorisation at the same θ (see [`Gp::refactored`]).
     pub fn refactored(&self) -> Option<Posterior> {
         let gp = self.gp.refactored().ok()?;
-        Some(Posterior { gp, sign: self.sign, objective: self.objective.clone(), worst: self.worst, taken: self.taken.clone() })
+        Some(Posterior {
+            gp,
+            sign: self.sign,
+            objective: self.objective.clone(),
+            worst: self.worst,
+            taken: self.taken.clone(),
+            repeats: self.repeats,
+        })
     }
 
     /// Up to `count` new assignments chosen one at a time by the kriging believer (Ginsbourger
