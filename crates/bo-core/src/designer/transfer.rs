@@ -17,12 +17,12 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use super::gp::{Start, objective_values};
+use super::gp::{Start, noise_bounds, objective_values};
 use super::{FitError, GpBanditParams, ModelState};
-use crate::gp::{self, FitConfig, Gp, Hyperparameters, NoiseBounds, Search};
+use crate::gp::{self, FitConfig, Gp, Hyperparameters, Search};
 use crate::space::ParamSpec;
 use crate::space::features::Features;
-use crate::study::{ObservationNoise, StudySpec};
+use crate::study::StudySpec;
 use crate::trial::Observation;
 
 /// The most prior studies a study may stand on.
@@ -114,11 +114,7 @@ pub(crate) fn fit_stack(
 ) -> Result<Option<Stack>, FitError> {
     let kept: Vec<Hyperparameters> =
         start.state().and_then(|s| s.0.get(STATE_KEY)).and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
-    let noise = match spec.observation_noise {
-        ObservationNoise::Low => NoiseBounds::LOW,
-        ObservationNoise::High => NoiseBounds::HIGH,
-        ObservationNoise::Unspecified => NoiseBounds::DEFAULT,
-    };
+    let noise = noise_bounds(spec.observation_noise);
     let mut top: Option<Arc<Gp>> = None;
     let (mut names, mut thetas) = (Vec::new(), Vec::new());
     for prior in priors.iter().take(MAX_PRIOR_STUDIES) {

@@ -14,5 +14,5 @@ pub(crate) mod training;
 pub(crate) use model::{GpModel, Member, Proposer};
 pub use posterior::PriorMean;
 pub(crate) use posterior::{Posterior, add_fantasies};
-pub(crate) use schedule::{Start, fit_gp, warm_start};
+pub(crate) use schedule::{Start, fit_gp, noise_bounds, warm_start};
 pub(crate) use training::{Training, objective_values};

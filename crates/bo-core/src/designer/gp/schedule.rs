@@ -94,6 +94,15 @@ const FULL_FIT_GROWTH: f64 = 1.2;
 /// Branin and Jenatton regret (docs/benchmarks.md).
 const WARM_REFIT_GROWTH: f64 = 0.05;
 
+/// The noise bounds of a study's `observationNoise`.
+pub(crate) fn noise_bounds(noise: ObservationNoise) -> NoiseBounds {
+    match noise {
+        ObservationNoise::Low => NoiseBounds::LOW,
+        ObservationNoise::High => NoiseBounds::HIGH,
+        ObservationNoise::Unspecified => NoiseBounds::DEFAULT,
+    }
+}
+
 /// The mode of a fit on `n` observations after a fit that left `last`.
 fn mode(n: usize, last: Option<&State>, restore: bool) -> Mode {
     let Some(state) = last else { return Mode::Fit };
@@ -122,11 +131,7 @@ pub(crate) fn fit_gp(
     start: Start<'_>,
     rng: &mut dyn Rng,
 ) -> Result<(Gp, ModelState), FitError> {
-    let noise = match noise {
-        ObservationNoise::Low => NoiseBounds::LOW,
-        ObservationNoise::High => NoiseBounds::HIGH,
-        ObservationNoise::Unspecified => NoiseBounds::DEFAULT,
-    };
+    let noise = noise_bounds(noise);
     let (stored, restore) = match start {
         Start::Cold => (None, false),
         Start::Last(s) => (Some(s), false),
