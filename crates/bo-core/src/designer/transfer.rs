@@ -99,7 +99,7 @@ impl Stack {
 
     /// The residuals of observations `y` at points `x` (model features) from the stack's mean.
     pub fn residuals(&self, x: &[Vec<f64>], y: &[f64]) -> Vec<f64> {
-        y.iter().zip(Gp::base_means(Some(&self.gp), x)).map(|(y, m)| y - m).collect()
+        y.iter().zip(self.gp.mean_original(x)).map(|(y, m)| y - m).collect()
     }
 }
 
@@ -125,7 +125,8 @@ pub(crate) fn fit_stack(
         if x.len() < MIN_PRIOR_TRIALS {
             continue;
         }
-        let residuals: Vec<f64> = y.iter().zip(Gp::base_means(top.as_deref(), &x)).map(|(y, m)| y - m).collect();
+        let below = top.as_ref().map_or_else(|| vec![0.0; x.len()], |b| b.mean_original(&x));
+        let residuals: Vec<f64> = y.iter().zip(below).map(|(y, m)| y - m).collect();
         let warm = kept.get(thetas.len());
         let search = if warm.is_some() { Search::Reuse } else { Search::Full };
         let config = FitConfig { noise, search, ..FitConfig::default() };
@@ -205,7 +206,9 @@ mod tests {
         let probe: Vec<(f64, f64)> = grid(20, 9);
         let encode = |&(x, y): &(f64, f64)| vec![x, y];
         let xs: Vec<Vec<f64>> = probe.iter().map(encode).collect();
-        for ((m, _), p) in stack.gp.predict_original(&xs).into_iter().zip(&probe) {
+        let means = stack.gp.mean_original(&xs);
+        for (((m, _), p), quick) in stack.gp.predict_original(&xs).into_iter().zip(&probe).zip(&means) {
+            assert!((m - quick).abs() < 1e-9 * (1.0 + m.abs()), "the mean alone is the prediction's mean");
             assert!((m - prior_f(p.0, p.1)).abs() < 0.15, "the prior's mean at {p:?}: {m} against {}", prior_f(p.0, p.1));
         }
 
