@@ -1,8 +1,9 @@
 //! What transfer learning reads: the COMPLETED studies of a location (the candidates for a new
-//! study's priors, most recent first) and a prior study's trials completed before a time (what a
-//! study standing on it is fitted with). Which of them fit a study is bo-core's to decide.
+//! study's priors, most recent first), how many trials a study had measured by a time, and a
+//! prior study's trials completed before a time (what a study standing on it is fitted with). Which of them fit a study is bo-core's to decide.
 
 use bo_core::{Trial, TrialState};
+use sqlx::Row;
 
 use crate::Store;
 use crate::error::StoreError;
@@ -22,6 +23,18 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         rows.iter().map(study_from_row).collect()
+    }
+
+    /// How many trials of `study_id` had succeeded with its objective measured by `before_ms`.
+    pub async fn measured_before(&self, study_id: i64, before_ms: i64) -> Result<i64, StoreError> {
+        let row = sqlx::query(
+            "SELECT COUNT(*) AS n FROM trials WHERE study_id = $1 AND state = 'SUCCEEDED' AND objective IS NOT NULL AND end_time_ms <= $2",
+        )
+        .bind(study_id)
+        .bind(before_ms)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.try_get("n")?)
     }
 
     /// The last `limit` trials of `study_id` that had succeeded or been found infeasible by

@@ -37,13 +37,6 @@ fn name_of(study: &StudyRecord) -> String {
     format!("projects/{}/locations/{}/studies/{}", study.project, study.location, study.number)
 }
 
-/// How many of `study`'s trials completed by `before_ms` measured its objective.
-async fn measured(store: &Store, study: &StudyRecord, before_ms: i64) -> Result<usize, StoreError> {
-    let trials = store.trials_completed_before(study.id, before_ms, MAX_PRIOR_TRIALS as i64).await?;
-    let objective = &study.spec.objective().id;
-    Ok(trials.iter().filter(|t| t.final_measurement.as_ref().is_some_and(|m| m.metrics.contains_key(objective))).count())
-}
-
 /// Fills `spec.transfer.priors` for a study about to be created in `project`/`location` at
 /// `now_ms`: the named priors checked (a refusal names `algorithmConfig.priorStudies[i]`), else
 /// the ones chosen. A designer that cannot stand on priors is refused when they are named, and
@@ -75,8 +68,8 @@ pub async fn choose_priors(store: &Store, project: &str, location: &str, spec: &
                 Err(e) => return Err(e.into()),
             };
             transfer::compatible(spec, &prior.spec).map_err(|why| invalid(field.clone(), format!("{shown}: {why}")))?;
-            let n = measured(store, &prior, now_ms).await?;
-            if n < MIN_PRIOR_TRIALS {
+            let n = store.measured_before(prior.id, now_ms).await?;
+            if n < MIN_PRIOR_TRIALS as i64 {
                 return Err(invalid(
                     field,
                     format!("{shown} has {n} trials that measured its objective; a prior study needs {MIN_PRIOR_TRIALS}"),
@@ -94,7 +87,9 @@ pub async fn choose_priors(store: &Store, project: &str, location: &str, spec: &
         if chosen.len() == AUTOMATIC_PRIORS {
             break;
         }
-        if transfer::compatible(spec, &candidate.spec).is_ok() && measured(store, &candidate, now_ms).await? >= MIN_PRIOR_TRIALS {
+        if transfer::compatible(spec, &candidate.spec).is_ok()
+            && store.measured_before(candidate.id, now_ms).await? >= MIN_PRIOR_TRIALS as i64
+        {
             chosen.push(name_of(&candidate));
         }
     }
