@@ -193,6 +193,16 @@ impl FromConfig for AddTree {
     }
 }
 
+/// `initialDesignSize`'s default on `space`: two trials per path of the tree, within [5, 20]
+/// (§A9.9).
+pub(super) fn default_initial_design(space: &SearchSpace) -> usize {
+    initial_design_for(&Layout::new(Features::new(space)))
+}
+
+fn initial_design_for(layout: &Layout) -> usize {
+    (2 * layout.n_paths()).clamp(5, 20)
+}
+
 /// The model's view of a space: its features, tree and patterns.
 #[derive(Clone, Debug)]
 struct Layout {
@@ -279,7 +289,7 @@ impl AddTree {
         let spec = &problem.spec;
         let layout = Layout::new(Features::new(&spec.space));
         let encode = |a: &Assignment| layout.encode(a);
-        let initial = self.params.initial_design_size.unwrap_or((2 * layout.n_paths()).clamp(5, 20));
+        let initial = self.params.initial_design_size.unwrap_or_else(|| initial_design_for(&layout));
         let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, initial) else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
         };

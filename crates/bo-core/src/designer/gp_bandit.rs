@@ -264,8 +264,13 @@ impl GpBandit {
         // of 5 seeds and one Branin seed stalled on the boundary; with 10, 2 and 0 of 5; with
         // 2d + 2 = 14, Hartmann-6 1 of 5 (median 7.2e-5). Capped so that a high-dimensional
         // study does not spend its budget on the design.
-        self.params.initial_design_size.unwrap_or((2 * d + 2).clamp(10, 30))
+        self.params.initial_design_size.unwrap_or(default_initial_design(d))
     }
+}
+
+/// `initialDesignSize`'s default for a space of `d` features: 2d + 2 within [10, 30].
+pub(super) fn default_initial_design(d: usize) -> usize {
+    (2 * d + 2).clamp(10, 30)
 }
 
 /// GP_BANDIT's search: the acquisition maximised over the whole (flattened) space by

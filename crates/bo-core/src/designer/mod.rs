@@ -8,6 +8,7 @@
 
 mod add_gp_ucb;
 mod add_tree;
+mod auto;
 mod branching_nested;
 mod config;
 pub mod context;
@@ -37,6 +38,7 @@ use config::build;
 
 pub use add_gp_ucb::{AddGpUcb, AddGpUcbParams};
 pub use add_tree::{AddTree, AddTreeParams};
+pub use auto::{Auto, AutoParams, Candidate};
 pub use branching_nested::{BranchingNested, BranchingNestedParams};
 pub use gp::PriorMean;
 pub use gp_bandit::{GpBandit, GpBanditParams};
@@ -48,12 +50,9 @@ pub use rembo::{Rembo, RemboKernel, RemboParams};
 pub use transfer::PriorStudy;
 
 /// The algorithm names a study may use. `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`, its
-/// synonym) picks the best designer bo has for the space: `ADD_TREE` for a conditional space
-/// (measured ahead of `GP_BANDIT` on the flattened space on all 5 bo-bench tree problems,
-/// docs/benchmarks.md), `GP_BANDIT` otherwise (both start with a quasi-random design). On the
-/// high-dimensional bo-bench problems `GP_BANDIT` with EI was ahead of `ADD_GP_UCB` and `REMBO`
-/// unless they were told the structure (true groups, REMBO's d), so `AUTO` does not pick them
-/// (docs/benchmarks.md, "High-dimensional designers").
+/// synonym) chooses from the study's data: it fits `GP_BANDIT` under two length-scale priors,
+/// `ADD_GP_UCB` with learned groups and, on a conditional space, `ADD_TREE`, and proposes from
+/// the one that predicts the trials best (see [`auto`]).
 pub const ALGORITHMS: &[&str] = &[
     "AUTO",
     "ALGORITHM_UNSPECIFIED",
@@ -234,6 +233,14 @@ pub trait Model: Send + Sync {
         None
     }
 
+    /// How well the model predicts its own training data: the mean leave-one-out log predictive
+    /// density per observation, in the objective's units (see [`crate::gp::Gp::loo_log_predictive`]),
+    /// for a model with one GP over every completed trial; `None` otherwise. How `AUTO` compares
+    /// candidate models of the same trials.
+    fn loo_log_predictive(&self) -> Option<f64> {
+        None
+    }
+
     /// What the model learned, as JSON for `GET …/model` (hyperparameters, structure).
     fn describe(&self) -> serde_json::Value {
         serde_json::json!({})
@@ -328,8 +335,7 @@ fn designer_of(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
     match spec.algorithm.as_str() {
         "RANDOM_SEARCH" => build::<RandomSearch>(spec),
         "QUASI_RANDOM_SEARCH" => build::<QuasiRandomSearch>(spec),
-        "AUTO" | "ALGORITHM_UNSPECIFIED" if spec.space.params().iter().any(|p| !p.children.is_empty()) => build::<AddTree>(spec),
-        "AUTO" | "ALGORITHM_UNSPECIFIED" => build::<GpBandit>(spec),
+        "AUTO" | "ALGORITHM_UNSPECIFIED" => build::<Auto>(spec),
         "GRID_SEARCH" => build::<GridSearch>(spec),
         "GP_BANDIT" => build::<GpBandit>(spec),
         "ADD_TREE" => build::<AddTree>(spec),
@@ -513,16 +519,19 @@ mod tests {
     }
 
     #[test]
-    fn auto_is_add_tree_on_a_conditional_space_and_gp_bandit_otherwise() {
-        // Told apart by the settings each accepts: `exploreEvery` is ADD_TREE's.
+    fn auto_compares_add_tree_on_a_conditional_space_and_the_additive_model_on_a_wide_one() {
+        // Told apart by the candidates each accepts.
         let mut spec = testing_spec();
         spec.algorithm = "AUTO".into();
-        spec.algorithm_config = serde_json::json!({"exploreEvery": 3});
+        spec.algorithm_config = serde_json::json!({"models": ["ADD_TREE", "GP_BANDIT"]});
         assert!(spec.space.params().iter().any(|p| !p.children.is_empty()), "the fixture is conditional");
         assert!(designer_for(&spec).is_ok());
-        spec.space = testing::fixtures::all_types();
-        assert!(spec.space.params().iter().all(|p| p.children.is_empty()));
-        assert!(designer_for(&spec).is_err(), "GP_BANDIT has no exploreEvery");
+        spec.algorithm_config = serde_json::json!({"models": ["ADD_GP_UCB"]});
+        assert!(designer_for(&spec).is_err(), "no additive model of a conditional space");
+        spec.space = testing::fixtures::unit_cube(8);
+        assert!(designer_for(&spec).is_ok());
+        spec.algorithm_config = serde_json::json!({"models": ["ADD_TREE"]});
+        assert!(designer_for(&spec).is_err(), "no tree model of a flat space");
     }
 
     fn testing_spec() -> StudySpec {

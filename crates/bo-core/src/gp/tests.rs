@@ -242,3 +242,35 @@ fn huge_targets_standardise_to_finite_numbers() {
     assert_eq!((mean, std), (2.0, (2.0f64 / 3.0).sqrt()));
     assert_eq!(ys[1], 0.0);
 }
+
+/// The closed-form leave-one-out density equals refitting without each point at the same θ.
+#[test]
+fn leave_one_out_matches_refitting_without_each_point() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let x: Vec<Vec<f64>> = (0..12).map(|_| (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let y: Vec<f64> = x.iter().map(|p| 10.0 * (4.0 * p[0]).sin() + 3.0 * p[1]).collect();
+    let (ys, m, s) = standardize(&y);
+    let kernel = matern52(vec![0, 1], 0.3, B);
+    let log_noise = (0.05f64).ln();
+    let gp = Gp::new(Box::new(kernel.clone()), log_noise, x.clone(), ys.clone(), m, s).unwrap();
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        let keep: Vec<usize> = (0..x.len()).filter(|&j| j != i).collect();
+        let without = Gp::new(
+            Box::new(kernel.clone()),
+            log_noise,
+            keep.iter().map(|&j| x[j].clone()).collect(),
+            keep.iter().map(|&j| ys[j]).collect(),
+            m,
+            s,
+        )
+        .unwrap();
+        let (mean, var) = without.predict(std::slice::from_ref(&x[i]))[0];
+        let var = var + log_noise.exp();
+        // In the objective's units: the density of y_i under N(mean·s + m, var·s²).
+        total += -0.5 * ((2.0 * std::f64::consts::PI * var).ln() + (ys[i] - mean).powi(2) / var) - s.ln();
+    }
+    let expected = total / x.len() as f64;
+    let got = gp.loo_log_predictive();
+    assert!((got - expected).abs() < 1e-8, "{got} vs {expected}");
+}

@@ -101,6 +101,10 @@ impl<P: Proposer> Model for GpModel<P> {
         self.proposer.describe(&self.post)
     }
 
+    fn loo_log_predictive(&self) -> Option<f64> {
+        Some(self.post.gp.loo_log_predictive())
+    }
+
     fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
         let terms = self.proposer.terms();
         if terms.is_empty() {

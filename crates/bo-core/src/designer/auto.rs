@@ -1,0 +1,508 @@
+//! `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`): the designer chosen from the study's data.
+//!
+//! No rule on the space alone says when an additive model or a long-length-scale prior helps
+//! (docs/benchmarks.md, "High-dimensional designers"), so `AUTO` fits several candidate models of
+//! the same trials and proposes from the one that predicts them best:
+//!
+//! - **Candidates** ([`Candidate`]): `GP_BANDIT` with the weak length-scale prior (the default
+//!   where scores tie), `GP_BANDIT` with the dimension-scaled prior (Hvarfner et al. 2024: long
+//!   length scales, for many parameters of which few matter), `ADD_GP_UCB` with learned groups
+//!   (seed 004; spaces of [`MIN_ADDITIVE_PARAMS`] parameters or more, without conditions) and,
+//!   for a conditional space, `ADD_TREE` (seed 000) against the flat GP. All share one
+//!   quasi-random initial design (the default designer's size), so they fit the same trials.
+//!   `REMBO` is no candidate: its GPs model only trials in its embeddings' image, so it cannot
+//!   be scored on trials another designer chose.
+//! - **Criterion**: the leave-one-out log predictive density per trial at each model's fitted θ
+//!   (Rasmussen & Williams 2006, eq. 5.10–5.12; [`Model::loo_log_predictive`]) — closed form from
+//!   the factor each fit computes anyway, comparable across kernels, and unlike the marginal
+//!   likelihood not biased towards the model with the fewest hyperparameters' worth of fit. The
+//!   current choice is kept unless another beats it by [`SWITCH_MARGIN`].
+//! - **Schedule**: every candidate is fitted at the first fit after the design and again each
+//!   time the data has grown by [`REEXAMINE_GROWTH`] (O(log n) examinations over a study); in
+//!   between only the chosen one is, each warm-started from its own stored state. It all runs
+//!   in the fit (the service's background refit), never on a suggestion's path.
+//! - **Priors** (transfer learning): a study standing on prior studies compares only the
+//!   candidates that stand on them (the two flat GPs).
+//!
+//! `GET …/model` shows the chosen model's description with an `auto` object: the choice, the
+//! scores of the last examination and when the next one is due.
+//!
+//! | Name | Default | Purpose | Range |
+//! | --- | --- | --- | --- |
+//! | `models` | every candidate that applies | the candidates compared: `GP_BANDIT`, `GP_BANDIT_DIMENSION_SCALED`, `ADD_GP_UCB`, `ADD_TREE` | non-empty |
+//! | `initialDesignSize` | the default designer's (`ADD_TREE`'s on a conditional space, else `GP_BANDIT`'s) | quasi-random trials first | 1 – 1,000 |
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::config::{FromConfig, check_range};
+use super::gp::objective_values;
+use super::{
+    AddGpUcb, AddTree, ConfigError, Designer, FitError, Fitted, GpBandit, Model, ModelState, Prediction, Problem, Work, add_tree,
+    config::build, gp_bandit,
+};
+use crate::space::SearchSpace;
+use crate::space::features::Features;
+use crate::study::StudySpec;
+use crate::trial::{Assignment, Observation};
+
+/// Fewest parameters for which the additive model is a candidate: below, groups of 3 make one
+/// or two groups, a model the flat GP already contains.
+pub const MIN_ADDITIVE_PARAMS: usize = 6;
+
+/// The models are compared again once the data has grown by this factor since the last
+/// comparison: at 10, 13, 17, 22, 28, 36, … trials.
+const REEXAMINE_GROWTH: f64 = 1.25;
+
+/// Nats per trial by which another candidate must beat the current choice to replace it, so a
+/// tie does not flip the model from one examination to the next (and the first candidate, the
+/// default, wins ties).
+const SWITCH_MARGIN: f64 = 0.02;
+
+/// A model `AUTO` may choose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Candidate {
+    /// `GP_BANDIT`, weak length-scale prior.
+    GpBandit,
+    /// `GP_BANDIT` with `lengthScalePrior: DIMENSION_SCALED`.
+    GpBanditDimensionScaled,
+    /// `ADD_GP_UCB`, groups learned.
+    AddGpUcb,
+    /// `ADD_TREE`.
+    AddTree,
+}
+
+impl Candidate {
+    const ALL: [Candidate; 4] = [Candidate::GpBandit, Candidate::GpBanditDimensionScaled, Candidate::AddGpUcb, Candidate::AddTree];
+
+    /// The name `algorithmConfig.models` and `GET …/model` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Candidate::GpBandit => "GP_BANDIT",
+            Candidate::GpBanditDimensionScaled => "GP_BANDIT_DIMENSION_SCALED",
+            Candidate::AddGpUcb => "ADD_GP_UCB",
+            Candidate::AddTree => "ADD_TREE",
+        }
+    }
+
+    /// Whether it models `space`: the tree model only conditional spaces, the additive model only
+    /// unconditional ones of [`MIN_ADDITIVE_PARAMS`] parameters or more.
+    fn applies(self, space: &SearchSpace) -> bool {
+        let conditional = space.params().iter().any(|p| !p.children.is_empty());
+        match self {
+            Candidate::GpBandit | Candidate::GpBanditDimensionScaled => true,
+            Candidate::AddGpUcb => !conditional && space.n_params() >= MIN_ADDITIVE_PARAMS,
+            Candidate::AddTree => conditional,
+        }
+    }
+
+    /// Whether it stands on prior studies.
+    fn takes_priors(self) -> bool {
+        matches!(self, Candidate::GpBandit | Candidate::GpBanditDimensionScaled)
+    }
+
+    /// The designer, with `initial` quasi-random trials first (`None`: its own default).
+    fn designer(self, spec: &StudySpec, initial: Option<usize>) -> Result<Box<dyn Designer>, ConfigError> {
+        let mut config = serde_json::Map::new();
+        if let Some(n) = initial {
+            config.insert("initialDesignSize".into(), json!(n));
+        }
+        if self == Candidate::GpBanditDimensionScaled {
+            config.insert("lengthScalePrior".into(), json!("DIMENSION_SCALED"));
+        }
+        let spec = StudySpec { algorithm_config: serde_json::Value::Object(config), ..spec.clone() };
+        match self {
+            Candidate::GpBandit | Candidate::GpBanditDimensionScaled => build::<GpBandit>(&spec),
+            Candidate::AddGpUcb => build::<AddGpUcb>(&spec),
+            Candidate::AddTree => build::<AddTree>(&spec),
+        }
+    }
+}
+
+/// `algorithmConfig` of `AUTO` (the table above).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct AutoParams {
+    /// The candidates compared; `None`: every one that applies.
+    pub models: Option<Vec<Candidate>>,
+    /// Quasi-random trials before any model.
+    pub initial_design_size: Option<usize>,
+}
+
+/// The `AUTO` designer: candidate designers and which of them a study's data favours.
+pub struct Auto {
+    /// The candidates, the default first.
+    candidates: Vec<(Candidate, Box<dyn Designer>)>,
+    /// The same without the initial design fixed, for a study on prior studies (whose designers
+    /// shorten the design themselves): the candidates that stand on priors.
+    with_priors: Vec<(Candidate, Box<dyn Designer>)>,
+}
+
+impl FromConfig for Auto {
+    type Params = AutoParams;
+
+    fn new(params: AutoParams, space: &SearchSpace) -> Result<Auto, ConfigError> {
+        // A designer needs only the space to be built; the spec's other fields are the fit's.
+        let spec = StudySpec::new("objective", crate::study::Goal::Maximize, space.clone(), "AUTO");
+        let conditional = space.params().iter().any(|p| !p.children.is_empty());
+        let chosen: Vec<Candidate> = match params.models {
+            None => Candidate::ALL.into_iter().filter(|c| c.applies(space)).collect(),
+            Some(models) => {
+                if models.is_empty() {
+                    return Err(ConfigError::Invalid { field: "models".into(), reason: "name at least one candidate model".into() });
+                }
+                for m in &models {
+                    if !m.applies(space) {
+                        return Err(ConfigError::Invalid {
+                            field: "models".into(),
+                            reason: format!(
+                                "{} does not model this space; {}",
+                                m.name(),
+                                match m {
+                                    Candidate::AddTree => "ADD_TREE is for conditional spaces".to_owned(),
+                                    _ =>
+                                        format!("ADD_GP_UCB is for spaces without conditions of at least {MIN_ADDITIVE_PARAMS} parameters"),
+                                }
+                            ),
+                        });
+                    }
+                }
+                let mut unique = models;
+                unique.sort();
+                unique.dedup();
+                unique
+            }
+        };
+        let initial = match params.initial_design_size {
+            Some(n) => {
+                check_range("initialDesignSize", n, 1, 1000)?;
+                n
+            }
+            None if conditional => add_tree::default_initial_design(space),
+            None => gp_bandit::default_initial_design(Features::new(space).dim()),
+        };
+        let build_all = |initial: Option<usize>, keep: &dyn Fn(Candidate) -> bool| {
+            chosen.iter().filter(|c| keep(**c)).map(|&c| Ok((c, c.designer(&spec, initial)?))).collect::<Result<Vec<_>, ConfigError>>()
+        };
+        let candidates = build_all(Some(initial), &|_| true)?;
+        let with_priors = build_all(params.initial_design_size, &Candidate::takes_priors)?;
+        Ok(Auto { candidates, with_priors })
+    }
+}
+
+/// What is stored between fits.
+#[derive(Default, Serialize, Deserialize)]
+struct State {
+    /// The model proposing, once one has been fitted.
+    chosen: Option<Candidate>,
+    /// Trials at the last examination.
+    examined_at: usize,
+    /// Each candidate's score at the last examination (`None`: it could not be fitted).
+    scores: BTreeMap<Candidate, Option<f64>>,
+    /// Each candidate's own stored state.
+    states: BTreeMap<Candidate, ModelState>,
+}
+
+impl Auto {
+    fn candidates(&self, problem: &Problem) -> &[(Candidate, Box<dyn Designer>)] {
+        if problem.priors.is_empty() || self.with_priors.is_empty() { &self.candidates } else { &self.with_priors }
+    }
+
+    fn fit_from(
+        &self,
+        problem: &Problem,
+        history: &[Observation],
+        warm: Option<&ModelState>,
+        restore: bool,
+        rng: &mut dyn Rng,
+    ) -> Result<Fitted, FitError> {
+        let candidates = self.candidates(problem);
+        let mut state: State = warm.and_then(|s| serde_json::from_value(s.0.clone()).ok()).unwrap_or_default();
+        let n = objective_values(&problem.spec, history).1.iter().flatten().count();
+        let current = state.chosen.and_then(|c| candidates.iter().find(|(k, _)| *k == c));
+        let due = n < state.examined_at || n as f64 >= REEXAMINE_GROWTH * state.examined_at as f64;
+        // Between examinations (and to take up a stored fit) only the chosen model is fitted.
+        if let Some((chosen, designer)) = current
+            && (restore || !due)
+        {
+            let own = state.states.get(chosen).cloned();
+            let fitted = match (&own, restore) {
+                (Some(s), true) => designer.restore(problem, history, s, rng)?,
+                _ => designer.fit(problem, history, own.as_ref(), rng)?,
+            };
+            state.states.insert(*chosen, fitted.state);
+            return Ok(self.wrap(fitted.model, state));
+        }
+        // An examination: every candidate fitted and scored.
+        let mut fits = Vec::with_capacity(candidates.len());
+        let mut scores = BTreeMap::new();
+        for (candidate, designer) in candidates {
+            let own = state.states.get(candidate);
+            match designer.fit(problem, history, own, rng) {
+                Ok(fitted) => {
+                    let score = fitted.model.loo_log_predictive().filter(|s| s.is_finite());
+                    scores.insert(*candidate, score);
+                    state.states.insert(*candidate, fitted.state);
+                    fits.push((*candidate, fitted.model, score));
+                }
+                Err(_) => {
+                    scores.insert(*candidate, None);
+                }
+            }
+        }
+        let best = fits.iter().filter_map(|(c, _, s)| s.map(|s| (*c, s))).fold(None::<(Candidate, f64)>, |best, (c, s)| match best {
+            Some((_, b)) if s <= b + SWITCH_MARGIN => best,
+            _ => Some((c, s)),
+        });
+        let Some((best, best_score)) = best else {
+            // No model yet (the initial design), or none could be fitted: the default's answer.
+            let Some((_, model, _)) = fits.into_iter().next() else {
+                return Err(FitError::Numerical("no candidate model of AUTO could be fitted".into()));
+            };
+            return Ok(Fitted { model, state: ModelState(serde_json::to_value(&state).unwrap_or_default()) });
+        };
+        // The current choice stays unless beaten by the margin.
+        let keep = state.chosen.filter(|c| scores.get(c).copied().flatten().is_some_and(|s| s + SWITCH_MARGIN >= best_score));
+        let chosen = keep.unwrap_or(best);
+        state.chosen = Some(chosen);
+        state.examined_at = n;
+        state.scores = scores;
+        let model = fits.into_iter().find(|(c, _, _)| *c == chosen).map(|(_, m, _)| m).expect("the chosen candidate was fitted");
+        Ok(self.wrap(model, state))
+    }
+
+    fn wrap(&self, inner: Arc<dyn Model>, state: State) -> Fitted {
+        let chosen = state.chosen.map(Candidate::name);
+        let about = json!({
+            "chosen": chosen,
+            "criterion": "leave-one-out log predictive density per trial",
+            "scores": state.scores.iter().map(|(c, s)| (c.name().to_owned(), json!(s))).collect::<serde_json::Map<_, _>>(),
+            "examinedAt": state.examined_at,
+            "nextExamination": (REEXAMINE_GROWTH * state.examined_at as f64).ceil() as usize,
+        });
+        Fitted {
+            model: Arc::new(AutoModel { inner, about: Arc::new(about) }),
+            state: ModelState(serde_json::to_value(&state).unwrap_or_default()),
+        }
+    }
+}
+
+impl Designer for Auto {
+    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_from(problem, history, warm, false, rng)
+    }
+
+    /// The chosen model at its stored state; no examination.
+    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
+        self.fit_from(problem, history, Some(state), true, rng)
+    }
+
+    fn takes_priors(&self) -> bool {
+        !self.with_priors.is_empty()
+    }
+
+    fn work(&self, space: &SearchSpace) -> Work {
+        self.candidates.iter().fold(Work::default(), |w, (_, d)| {
+            let o = d.work(space);
+            Work { candidates: w.candidates.max(o.candidates), structure_evaluations: w.structure_evaluations.max(o.structure_evaluations) }
+        })
+    }
+}
+
+/// The chosen candidate's model, its description saying why it was chosen.
+struct AutoModel {
+    inner: Arc<dyn Model>,
+    about: Arc<serde_json::Value>,
+}
+
+impl AutoModel {
+    fn rewrap(&self, inner: Arc<dyn Model>) -> Arc<dyn Model> {
+        Arc::new(AutoModel { inner, about: self.about.clone() })
+    }
+}
+
+impl Model for AutoModel {
+    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+        self.inner.suggest(pending, count, rng)
+    }
+
+    fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
+        self.inner.suggest_indexed(first, count)
+    }
+
+    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
+        Some(self.rewrap(self.inner.observe(new)?))
+    }
+
+    fn refactored(&self) -> Option<Arc<dyn Model>> {
+        Some(self.rewrap(self.inner.refactored()?))
+    }
+
+    fn suggest_in_context(&self, context: &Assignment, pending: &[Assignment], rng: &mut dyn Rng) -> Option<Result<Assignment, FitError>> {
+        self.inner.suggest_in_context(context, pending, rng)
+    }
+
+    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+        self.inner.predict(points)
+    }
+
+    fn predicts_only(&self) -> Option<&'static str> {
+        self.inner.predicts_only()
+    }
+
+    fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
+        self.inner.predict_metrics(points)
+    }
+
+    fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
+        self.inner.term_means(points)
+    }
+
+    fn loo_log_predictive(&self) -> Option<f64> {
+        self.inner.loo_log_predictive()
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        let mut out = self.inner.describe();
+        if let serde_json::Value::Object(map) = &mut out {
+            map.insert("auto".into(), (*self.about).clone());
+            out
+        } else {
+            json!({"model": out, "auto": *self.about})
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+    use crate::designer::{designer_for, testing};
+    use crate::space::{Domain, ParamSpec, Scale};
+    use crate::study::Goal;
+    use crate::trial::{Outcome, ParamValue};
+
+    fn box_space(d: usize) -> SearchSpace {
+        SearchSpace::new(
+            (0..d)
+                .map(|i| ParamSpec {
+                    id: format!("x{i}"),
+                    domain: Domain::Double { min: 0.0, max: 1.0 },
+                    scale: Scale::Linear,
+                    default: None,
+                    children: vec![],
+                })
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    fn observe(points: &[Vec<f64>], f: impl Fn(&[f64]) -> f64) -> Vec<Observation> {
+        points
+            .iter()
+            .map(|x| Observation {
+                assignment: Assignment(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect()),
+                outcome: Outcome::Measured([("y".to_owned(), f(x))].into_iter().collect()),
+            })
+            .collect()
+    }
+
+    fn spec(space: SearchSpace, config: serde_json::Value) -> StudySpec {
+        let mut spec = StudySpec::new("y", Goal::Minimize, space, "AUTO");
+        spec.algorithm_config = config;
+        spec
+    }
+
+    #[test]
+    fn auto_conforms() {
+        testing::conformance("AUTO");
+    }
+
+    /// On an additive function of 12 parameters in 4 groups of 3, once the groups can be learned
+    /// (at 60 trials none of the three models predicts much better than another; at 160 the
+    /// additive one is ahead by about a nat per trial), the additive model predicts the trials
+    /// best, and `AUTO` says it chose it and why; the choice survives a restore, and between
+    /// examinations only the chosen model is fitted.
+    #[test]
+    fn auto_chooses_the_model_that_predicts_the_trials() {
+        let d = 12;
+        let mut rng = StdRng::seed_from_u64(5);
+        let points: Vec<Vec<f64>> = (0..160).map(|_| (0..d).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+        let additive = |x: &[f64]| x.chunks(3).map(|g| (6.0 * g[0] * g[1]).sin() + (g[1] - g[2]).powi(2) * 4.0).sum::<f64>();
+        let history = observe(&points, additive);
+        let study = spec(box_space(d), serde_json::Value::Null);
+        let designer = designer_for(&study).unwrap();
+        let problem = Problem { spec: study, seed: 1, priors: Vec::new() };
+        let fitted = designer.fit(&problem, &history, None, &mut rng).unwrap();
+        let about = fitted.model.describe()["auto"].clone();
+        let scores = about["scores"].as_object().unwrap().clone();
+        assert_eq!(scores.len(), 3, "flat (two priors) and additive: {about}");
+        assert!(scores.values().all(|s| s.as_f64().is_some_and(f64::is_finite)), "{about}");
+        assert_eq!(about["chosen"], "ADD_GP_UCB", "{about}");
+        assert_eq!(about["examinedAt"], 160);
+        // Restored on the same trials: the same model, no examination.
+        let restored = designer.restore(&problem, &history, &fitted.state, &mut rng).unwrap();
+        assert_eq!(restored.model.describe()["auto"], about);
+        // One more trial is before the next examination: the chosen model alone is fitted.
+        let more = observe(&[vec![0.5; d]], additive);
+        let longer: Vec<Observation> = history.iter().chain(&more).cloned().collect();
+        let next = designer.fit(&problem, &longer, Some(&fitted.state), &mut rng).unwrap();
+        assert_eq!(next.model.describe()["auto"]["examinedAt"], 160, "not re-examined at 161");
+        let at = |state: &ModelState| serde_json::from_value::<State>(state.0.clone()).unwrap();
+        assert_eq!(
+            at(&next.state).states[&Candidate::GpBandit],
+            at(&fitted.state).states[&Candidate::GpBandit],
+            "the others are not refitted"
+        );
+        // Grown by a quarter: examined again.
+        let grown: Vec<Vec<f64>> = (0..40).map(|_| (0..d).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+        let longer: Vec<Observation> = longer.into_iter().chain(observe(&grown, additive)).collect();
+        let again = designer.fit(&problem, &longer, Some(&next.state), &mut rng).unwrap();
+        assert_eq!(again.model.describe()["auto"]["examinedAt"], 201);
+        assert_eq!(again.model.describe()["auto"]["chosen"], "ADD_GP_UCB");
+    }
+
+    /// On a smooth function of 2 parameters the flat GP is kept: no other candidate applies but
+    /// the dimension-scaled prior, which wins only by the margin.
+    #[test]
+    fn a_low_dimensional_smooth_function_keeps_the_flat_gp() {
+        let mut rng = StdRng::seed_from_u64(2);
+        let points: Vec<Vec<f64>> = (0..25).map(|_| (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+        let history = observe(&points, |x| (5.0 * x[0]).sin() + (3.0 * x[1]).cos());
+        let study = spec(box_space(2), serde_json::Value::Null);
+        let fitted =
+            designer_for(&study).unwrap().fit(&Problem { spec: study, seed: 1, priors: Vec::new() }, &history, None, &mut rng).unwrap();
+        let about = fitted.model.describe()["auto"].clone();
+        assert_eq!(about["scores"].as_object().unwrap().len(), 2, "{about}");
+        assert!(about["chosen"].as_str().unwrap().starts_with("GP_BANDIT"), "{about}");
+    }
+
+    #[test]
+    fn its_settings_are_checked_naming_the_field() {
+        let err = |space: SearchSpace, config| designer_for(&spec(space, config)).err().expect("refused").to_string();
+        let e = err(box_space(3), json!({"models": ["ADD_GP_UCB"]}));
+        assert!(e.contains("models") && e.contains("at least 6"), "{e}");
+        let e = err(box_space(8), json!({"models": ["ADD_TREE"]}));
+        assert!(e.contains("conditional"), "{e}");
+        let e = err(box_space(8), json!({"models": []}));
+        assert!(e.contains("at least one"), "{e}");
+        let e = err(box_space(8), json!({"models": ["REMBO"]}));
+        assert!(e.contains("REMBO"), "{e}");
+        let e = err(box_space(8), json!({"initialDesignSize": 0}));
+        assert!(e.contains("initialDesignSize"), "{e}");
+        let e = err(box_space(8), json!({"numCandidates": 10}));
+        assert!(e.contains("numCandidates"), "{e}");
+        assert!(designer_for(&spec(box_space(8), json!({"models": ["GP_BANDIT", "ADD_GP_UCB"], "initialDesignSize": 12}))).is_ok());
+    }
+}
