@@ -65,6 +65,7 @@ pub fn run(problem: &Lazy, algorithm: &str, config: &serde_json::Value, budget: 
         best_observed: None,
         graph_recovery: None,
         suggestions: Vec::new(),
+        auto_choices: Vec::new(),
     };
     let mut best = f64::INFINITY;
     for _ in 0..budget {

@@ -35,6 +35,9 @@ pub struct RunTrace {
     /// check compares (`tests/same_suggestions.rs`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<bo_core::Assignment>,
+    /// Under `AUTO`: (evaluations, model) each time the chosen model changed.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub auto_choices: Vec<(usize, String)>,
 }
 
 /// A study spec minimising `f` over the problem's space with `algorithm`.
@@ -64,6 +67,7 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         best_observed: (problem.noise_sd > 0.0).then(Vec::new),
         graph_recovery: truth.as_ref().map(|_| Vec::new()),
         suggestions: Vec::with_capacity(budget),
+        auto_choices: Vec::new(),
     };
     let mut best_observed = f64::INFINITY;
     // The noise has its own stream, so a noisy problem's designer sees the same draws of its own.
@@ -79,6 +83,11 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         {
             let (cc, cs) = crate::recovery::recovery(truth, &crate::recovery::described_edges(&fitted.model.describe()));
             log.push((history.len(), cc, cs));
+        }
+        if let Some(chosen) = fitted.model.describe()["auto"]["chosen"].as_str()
+            && trace.auto_choices.last().is_none_or(|(_, last)| last != chosen)
+        {
+            trace.auto_choices.push((history.len(), chosen.to_owned()));
         }
         warm = Some(fitted.state);
         trace.suggestions.push(assignment.clone());

@@ -233,11 +233,11 @@ pub trait Model: Send + Sync {
         None
     }
 
-    /// How well the model predicts its own training data: the mean leave-one-out log predictive
-    /// density per observation, in the objective's units (see [`crate::gp::Gp::loo_log_predictive`]),
-    /// for a model with one GP over every completed trial; `None` otherwise. How `AUTO` compares
-    /// candidate models of the same trials.
-    fn loo_log_predictive(&self) -> Option<f64> {
+    /// How well the model predicts its own training data: the leave-one-out log predictive
+    /// density of each completed trial it was fitted on, in history order and the objective's
+    /// units (see [`crate::gp::Gp::loo_log_predictive`]), for a model with one GP over every
+    /// completed trial; `None` otherwise. How `AUTO` compares candidate models of the same trials.
+    fn loo_log_predictive(&self) -> Option<Vec<f64>> {
         None
     }
 

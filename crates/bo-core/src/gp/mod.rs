@@ -185,35 +185,32 @@ impl Gp {
         self.x.len()
     }
 
-    /// The mean leave-one-out log predictive density of the observations, per observation and in
-    /// the objective's own units (Rasmussen & Williams 2006, eq. 5.10–5.12, at the fitted θ): each
-    /// point predicted by the GP conditioned on all the others, `μ₋ᵢ = yᵢ − αᵢ/[K⁻¹]ᵢᵢ`,
-    /// `σ²₋ᵢ = 1/[K⁻¹]ᵢᵢ` (the noise included), under a constant prior mean at the observations'
-    /// mean (where fitting puts it, whatever [`Gp::set_prior_mean`] moved it to since) or on a
-    /// base's residuals: a score of the kernel. Comparable between models of the same
-    /// observations whatever their kernels; O(n³) for the inverse, about as much as one fit.
-    pub fn loo_log_predictive(&self) -> f64 {
+    /// The leave-one-out log predictive density of each observation, in the objective's own
+    /// units (Rasmussen & Williams 2006, eq. 5.10–5.12, at the fitted θ): each point predicted by
+    /// the GP conditioned on all the others, `μ₋ᵢ = yᵢ − αᵢ/[K⁻¹]ᵢᵢ`, `σ²₋ᵢ = 1/[K⁻¹]ᵢᵢ` (the
+    /// noise included), under a constant prior mean at the observations' mean (where fitting
+    /// puts it, whatever [`Gp::set_prior_mean`] moved it to since) or on a base's residuals: a
+    /// score of the kernel. Comparable point by point between models of the same observations
+    /// whatever their kernels; O(n³) for the inverse, about as much as one fit.
+    pub fn loo_log_predictive(&self) -> Vec<f64> {
         let n = self.n();
-        if n == 0 {
-            return 0.0;
-        }
         let alpha = match &self.base {
             Some(_) => self.alpha.clone(),
             None => {
-                let mean = self.y.iter().sum::<f64>() / n as f64;
+                let mean = self.y.iter().sum::<f64>() / n.max(1) as f64;
                 self.chol.solve(&self.y.iter().map(|v| v - mean).collect::<Vec<f64>>())
             }
         };
         let inverse = self.chol.inverse();
         let ln_2pi = (2.0 * std::f64::consts::PI).ln();
-        let total: f64 = (0..n)
+        let ln_scale = self.y_std.ln();
+        (0..n)
             .map(|i| {
                 let precision = inverse[(i, i)].max(f64::MIN_POSITIVE);
                 let residual = alpha[i] / precision;
-                -0.5 * (ln_2pi - precision.ln() + residual * residual * precision)
+                -0.5 * (ln_2pi - precision.ln() + residual * residual * precision) - ln_scale
             })
-            .sum();
-        total / n as f64 - self.y_std.ln()
+            .collect()
     }
 
     /// The kernel.

@@ -101,7 +101,7 @@ impl<P: Proposer> Model for GpModel<P> {
         self.proposer.describe(&self.post)
     }
 
-    fn loo_log_predictive(&self) -> Option<f64> {
+    fn loo_log_predictive(&self) -> Option<Vec<f64>> {
         Some(self.post.gp.loo_log_predictive())
     }
 
