@@ -1,6 +1,7 @@
-//! The classic problems, all minimised: Branin, Hartmann-3/-6, Ackley, Levy, Rosenbrock and
-//! Styblinski–Tang as in Surjanovic & Bingham's Virtual Library of Simulation Experiments (the
-//! usual BoTorch/Optuna definitions).
+//! The classic problems, all minimised: Branin, Hartmann-3/-6, Ackley, Levy, Rosenbrock,
+//! Styblinski–Tang, Michalewicz and the six-hump camel as in Surjanovic & Bingham's Virtual
+//! Library of Simulation Experiments (the usual BoTorch/Optuna definitions), and Hartmann-6 with
+//! observation noise.
 
 use bo_core::Assignment;
 
@@ -94,7 +95,18 @@ fn rosenbrock(x: &[f64]) -> f64 {
     x.windows(2).map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2)).sum()
 }
 
-fn styblinski_tang(x: &[f64]) -> f64 {
+/// Michalewicz with m = 10 on `[0, π]^d` (separable: each coordinate's minimiser is its own).
+fn michalewicz(x: &[f64]) -> f64 {
+    -x.iter().enumerate().map(|(i, v)| v.sin() * ((i + 1) as f64 * v * v / std::f64::consts::PI).sin().powi(20)).sum::<f64>()
+}
+
+/// The six-hump camel on `[−3, 3] × [−2, 2]`.
+fn six_hump_camel(x: &[f64]) -> f64 {
+    let (a, b) = (x[0], x[1]);
+    (4.0 - 2.1 * a * a + a.powi(4) / 3.0) * a * a + a * b + (-4.0 + 4.0 * b * b) * b * b
+}
+
+pub(super) fn styblinski_tang(x: &[f64]) -> f64 {
     0.5 * x.iter().map(|v| v.powi(4) - 16.0 * v * v + 5.0 * v).sum::<f64>()
 }
 
@@ -158,6 +170,37 @@ pub fn problems() -> Vec<Problem> {
             space: || box_space(&[(-5.0, 10.0); 4]),
             eval: |a| rosenbrock(&coords(a, 4)),
             noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "michalewicz5",
+            dim: 5,
+            optimum: -4.687658179,
+            space: || box_space(&[(0.0, std::f64::consts::PI); 5]),
+            eval: |a| michalewicz(&coords(a, 5)),
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "six_hump_camel",
+            dim: 2,
+            optimum: -1.0316284535,
+            space: || box_space(&[(-3.0, 3.0), (-2.0, 2.0)]),
+            eval: |a| six_hump_camel(&coords(a, 2)),
+            noise_sd: 0.0,
+            graph: None,
+            groups: None,
+        },
+        Problem {
+            name: "hartmann6_noisy",
+            dim: 6,
+            optimum: -3.32237,
+            space: || box_space(&[(0.0, 1.0); 6]),
+            eval: hartmann6,
+            // About 3 % of the function's range over the box.
+            noise_sd: 0.1,
             graph: None,
             groups: None,
         },

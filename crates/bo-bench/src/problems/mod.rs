@@ -1,10 +1,11 @@
 //! Benchmark problems, all minimised, each with its search space and known optimum: one file per
-//! family (`classic`, `trees`, `high_dim`, `graphs`), what a problem is (`problem`), the helpers
+//! family (`classic`, `mixed`, `trees`, `high_dim`, `graphs`), what a problem is (`problem`), the helpers
 //! they share (`space`), and here the registry.
 
 pub mod classic;
 pub mod graphs;
 pub mod high_dim;
+pub mod mixed;
 mod problem;
 pub mod space;
 pub mod trees;
@@ -14,7 +15,7 @@ pub use space::unit_box;
 
 /// Every problem, family by family.
 pub fn all() -> Vec<Problem> {
-    [classic::problems(), trees::problems(), high_dim::problems(), graphs::problems()].into_iter().flatten().collect()
+    [classic::problems(), mixed::problems(), trees::problems(), high_dim::problems(), graphs::problems()].into_iter().flatten().collect()
 }
 
 /// The problem named `name`.
@@ -54,6 +55,18 @@ mod tests {
         check("levy10", box_point(&[1.0; 10]), 1e-12);
         check("rosenbrock4", box_point(&[1.0; 4]), 1e-12);
         check("styblinski_tang8", box_point(&[-2.903534; 8]), 1e-6);
+        check("michalewicz5", box_point(&[2.202906, 1.570796, 1.284992, 1.923058, 1.720470]), 1e-6);
+        check("six_hump_camel", box_point(&[0.0898, -0.7126]), 1e-6);
+        check("hartmann6_noisy", box_point(&[0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573]), 1e-5);
+        let mixed = |values: &[ParamValue]| Assignment(values.iter().enumerate().map(|(i, v)| (format!("x{i}"), v.clone())).collect());
+        let (i, f) = (ParamValue::Int, ParamValue::Float);
+        check("mixed_styblinski_tang8", mixed(&[i(-3), i(-3), i(-3), i(-3), f(-2.903534), f(-2.903534), f(-2.903534), f(-2.903534)]), 1e-6);
+        let mut shift = mixed(&[f(0.85), f(0.15), f(0.35)]);
+        shift.0.insert("c".into(), ParamValue::Categorical("d".into()));
+        check("categorical_shift", shift, 1e-15);
+        let c = |s: &str| ParamValue::Categorical(s.into());
+        check("ackley_categorical", mixed(&[c("0"), c("0"), f(0.0), f(0.0), f(0.0)]), 1e-12);
+        check("integer_rosenbrock", mixed(&[i(1), i(1), i(1), i(1), f(0.3), f(0.6)]), 1e-15);
         let c = |s: &str| ParamValue::Categorical(s.into());
         check("jenatton", at(&[("x1", c("0")), ("x2", c("0")), ("r8", ParamValue::Float(0.0)), ("x4", ParamValue::Float(0.0))]), 1e-15);
         let f = ParamValue::Float;

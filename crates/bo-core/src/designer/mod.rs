@@ -38,7 +38,7 @@ use config::build;
 
 pub use add_gp_ucb::{AddGpUcb, AddGpUcbParams};
 pub use add_tree::{AddTree, AddTreeParams};
-pub use auto::{Auto, AutoParams, Candidate};
+pub use auto::{Auto, AutoParams, Candidate, Criterion};
 pub use branching_nested::{BranchingNested, BranchingNestedParams};
 pub use gp::PriorMean;
 pub use gp_bandit::{GpBandit, GpBanditParams};
@@ -233,11 +233,9 @@ pub trait Model: Send + Sync {
         None
     }
 
-    /// How well the model predicts its own training data: the leave-one-out log predictive
-    /// density of each completed trial it was fitted on, in history order and the objective's
-    /// units (see [`crate::gp::Gp::loo_log_predictive`]), for a model with one GP over every
+    /// How well the model predicts its own training data, for a model with one GP over every
     /// completed trial; `None` otherwise. How `AUTO` compares candidate models of the same trials.
-    fn loo_log_predictive(&self) -> Option<Vec<f64>> {
+    fn self_prediction(&self) -> Option<SelfPrediction> {
         None
     }
 
@@ -250,6 +248,17 @@ pub trait Model: Send + Sync {
     fn memory_bytes(&self) -> usize {
         1024
     }
+}
+
+/// Log predictive densities of a model's own completed trials, one per trial in history order,
+/// in the objective's units (see [`crate::gp::Gp::loo_log_predictive`] and
+/// [`crate::gp::Gp::sequential_log_predictive`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SelfPrediction {
+    /// Each trial predicted from all the others.
+    pub loo: Vec<f64>,
+    /// Each trial predicted from those before it.
+    pub sequential: Vec<f64>,
 }
 
 /// A prediction of the objective at one point.

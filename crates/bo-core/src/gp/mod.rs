@@ -213,6 +213,28 @@ impl Gp {
             .collect()
     }
 
+    /// The sequential log predictive density of each observation given those before it, in
+    /// the order the GP holds them and in the objective's own units, at the fitted θ: the chain
+    /// rule's terms of the log marginal likelihood, `log p(yᵢ | y₁…yᵢ₋₁)`, read off the factor
+    /// (`zᵢ²/2 + ln Lᵢᵢ + ½ ln 2π` with `z = L⁻¹y`), under the same centring as
+    /// [`Gp::loo_log_predictive`]. Summed over the later observations it is the conditional
+    /// marginal likelihood (Lotfi et al. 2022): how well the model would have predicted the
+    /// points a search went on to choose. O(n²).
+    pub fn sequential_log_predictive(&self) -> Vec<f64> {
+        let n = self.n();
+        let centred = match &self.base {
+            Some(_) => self.residuals(),
+            None => {
+                let mean = self.y.iter().sum::<f64>() / n.max(1) as f64;
+                self.y.iter().map(|v| v - mean).collect()
+            }
+        };
+        let z = self.chol.solve_lower(&centred);
+        let l = self.chol.l();
+        let constant = 0.5 * (2.0 * std::f64::consts::PI).ln() + self.y_std.ln();
+        (0..n).map(|i| -0.5 * z[i] * z[i] - l[(i, i)].ln() - constant).collect()
+    }
+
     /// The kernel.
     pub fn kernel(&self) -> &dyn Kernel {
         self.kernel.as_ref()

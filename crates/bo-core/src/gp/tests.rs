@@ -273,3 +273,27 @@ fn leave_one_out_matches_refitting_without_each_point() {
         assert!((got[i] - expected).abs() < 1e-8, "point {i}: {} vs {expected}", got[i]);
     }
 }
+
+/// The sequential density of each point equals the prediction of a GP on the points before it,
+/// and the terms sum to the log marginal likelihood.
+#[test]
+fn sequential_densities_are_the_chain_rule_of_the_marginal_likelihood() {
+    let mut rng = StdRng::seed_from_u64(4);
+    let x: Vec<Vec<f64>> = (0..10).map(|_| (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let y: Vec<f64> = x.iter().map(|p| 5.0 * (3.0 * p[0]).cos() - 2.0 * p[1]).collect();
+    let (ys, m, s) = standardize(&y);
+    let kernel = matern52(vec![0, 1], 0.4, B);
+    let log_noise = (0.02f64).ln();
+    let gp = Gp::new(Box::new(kernel.clone()), log_noise, x.clone(), ys.clone(), m, s).unwrap();
+    let got = gp.sequential_log_predictive();
+    for i in 1..x.len() {
+        let before = Gp::new(Box::new(kernel.clone()), log_noise, x[..i].to_vec(), ys[..i].to_vec(), m, s).unwrap();
+        let (mean, var) = before.predict(std::slice::from_ref(&x[i]))[0];
+        let var = var + log_noise.exp();
+        let expected = -0.5 * ((2.0 * std::f64::consts::PI * var).ln() + (ys[i] - mean).powi(2) / var) - s.ln();
+        assert!((got[i] - expected).abs() < 1e-8, "point {i}: {} vs {expected}", got[i]);
+    }
+    let lml = log_marginal_likelihood(&kernel, &x, &ys, log_noise).unwrap();
+    let total: f64 = got.iter().sum::<f64>() + x.len() as f64 * s.ln();
+    assert!((total - lml).abs() < 1e-8, "{total} vs {lml}");
+}

@@ -1,0 +1,105 @@
+"""The problem-class table of docs/benchmarks.md: each optimiser's median rank and median
+normalised regret per class of problems, and the per-problem table behind it.
+
+    python3 bench/classes.py docs/results/2026-11-25-auto
+
+Reads, for each problem of CLASSES, bo's `<dir>/<run>/<problem>.json` (written by `bo-bench suite
+--out <dir>/<run>`) for each bo run named in BO_RUNS, and the peers' `<dir>/peers/<problem>_<sampler>.json`
+(written by `bench/peers/run.sh --out`), all in `bo-bench run --out`'s shape. A problem is in a
+class's summary only when every optimiser has a result for it. Per problem: the median over seeds
+of the simple regret after the whole budget; the rank of each optimiser by that median (ties share
+the better rank); its normalised regret, that median divided by random search's. Per class: the
+median of those over the class's problems.
+
+Standard library only.
+"""
+import argparse
+import json
+import os
+import statistics
+
+CLASSES = {
+    "1. classic continuous": ["branin", "hartmann3", "hartmann6", "ackley5", "levy10", "rosenbrock4", "styblinski_tang8",
+                              "michalewicz5", "six_hump_camel", "hartmann6_noisy"],
+    "2. mixed and categorical": ["mixed_styblinski_tang8", "categorical_shift", "ackley_categorical", "integer_rosenbrock"],
+    "3. conditional trees": ["jenatton", "jenatton_small", "addtree_toy", "jenatton3", "branching_nested_synthetic", "vgg16_tree"],
+    "4. high-dimensional": ["branin_d25", "branin_d100", "hartmann6_d100", "additive_hartmann3x8_d24", "kandasamy_10_3_3",
+                            "kandasamy_24_11_2", "branin_d25_rotated"],
+}
+
+BO_RUNS = [("bo `AUTO`", "AUTO"), ("bo `GP_BANDIT`", "GP_BANDIT")]
+PEERS = [("Optuna TPE", "tpe"), ("Optuna TPE (multivariate)", "tpe_mv"), ("Optuna `GPSampler`", "gp")]
+RANDOM = ("random", "random")
+
+
+def load(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def final(report):
+    b = report["budget"]
+    return statistics.median(run["regret"][b - 1] for run in report["runs"])
+
+
+def step_ms(report):
+    return 1e3 * statistics.median(s for run in report["runs"] for s in run["suggest_seconds"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    args = ap.parse_args()
+
+    def results(problem):
+        out = [(name, load(f"{args.dir}/{run}/{problem}.json")) for name, run in BO_RUNS]
+        out += [(name, load(f"{args.dir}/peers/{problem}_{s}.json")) for name, s in PEERS]
+        random = load(f"{args.dir}/peers/{problem}_random.json") or load(f"{args.dir}/RANDOM_SEARCH/{problem}.json")
+        out.append((RANDOM[0], random))
+        return out
+
+    names = [n for n, _ in BO_RUNS] + [n for n, _ in PEERS] + [RANDOM[0]]
+    summary = {}
+    details = []
+    for cls, problems in CLASSES.items():
+        ranks = {n: [] for n in names}
+        normalised = {n: [] for n in names}
+        for p in problems:
+            rows = results(p)
+            if any(r is None for _, r in rows):
+                continue
+            values = [final(r) for _, r in rows]
+            random = values[-1]
+            for (name, r), v in zip(rows, values):
+                ranks[name].append(1 + sum(w < v for w in values))
+                normalised[name].append(v / random if random > 0 else (0.0 if v == 0 else float("inf")))
+            best = min(values)
+            cells = [f"**{v:.2e}**" if v == best else f"{v:.2e}" for v in values]
+            seeds = min(len(r["runs"]) for _, r in rows)
+            details.append(f"| {cls.split('.')[0]} | {p} | {rows[0][1]['budget']} | {seeds} | " + " | ".join(cells)
+                           + f" | {step_ms(rows[0][1]):.1f} / {step_ms(rows[4][1]):.0f} ms |")
+        counted = len(ranks[names[0]])
+        if counted:
+            summary[cls] = (counted, {n: (statistics.median(ranks[n]), statistics.median(normalised[n])) for n in names})
+
+    print("| class (problems) | " + " | ".join(names) + " |")
+    print("| --- " * (len(names) + 1) + "|")
+    for cls, (counted, per) in summary.items():
+        cells = []
+        best_rank = min(r for r, _ in per.values())
+        for n in names:
+            rank, norm = per[n]
+            text = f"{rank:g} / {norm:.2g}"
+            cells.append(f"**{text}**" if rank == best_rank else text)
+        print(f"| {cls} ({counted}) | " + " | ".join(cells) + " |")
+    print()
+    print("| class | problem | budget | seeds | " + " | ".join(names) + " | time per step, AUTO / GPSampler |")
+    print("| --- " * (len(names) + 5) + "|")
+    for line in details:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
