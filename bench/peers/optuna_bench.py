@@ -194,7 +194,85 @@ def integer_rosenbrock(t):
     return ros + (1 + abs(v[0])) * ((v[4] - 0.3) ** 2 + (v[5] - 0.6) ** 2)
 
 
+# High-dimensional problems (crates/bo-bench/src/problems/high_dim.rs): which coordinates matter
+# is a fixed SplitMix64 Fisher–Yates permutation, the same as bo-bench's.
+_MASK = (1 << 64) - 1
+
+
+def permutation(n, seed):
+    state = seed
+
+    def nxt():
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & _MASK
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+        return z ^ (z >> 31)
+
+    p = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = nxt() % (i + 1)
+        p[i], p[j] = p[j], p[i]
+    return p
+
+
+def _box(t, d, lo, hi):
+    return [t.suggest_float(f"x{i}", lo, hi) for i in range(d)]
+
+
+def _branin_of(u, v):
+    b, c, r, s, tt = 5.1 / (4 * math.pi**2), 5 / math.pi, 6, 10, 1 / (8 * math.pi)
+    return (v - b * u**2 + c * u - r) ** 2 + s * (1 - tt) * math.cos(u) + s
+
+
+def _branin_embedded(t, d):
+    x, p = _box(t, d, -1, 1), permutation(d, 1)
+    return _branin_of(-5 + 15 * (x[p[0]] + 1) / 2, 15 * (x[p[1]] + 1) / 2)
+
+
+class _Fixed:
+    """A trial stand-in that answers suggest_float from a list (to reuse the classic functions)."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def suggest_float(self, name, lo, hi):
+        return self.values[int(name[1:])]
+
+
+def hartmann6_d100(t):
+    x, p = _box(t, 100, -1, 1), permutation(100, 2)
+    return hartmann6(_Fixed([(x[i] + 1) / 2 for i in p[:6]]))
+
+
+def additive_hartmann3x8_d24(t):
+    x, p = _box(t, 24, 0, 1), permutation(24, 3)
+    return sum(hartmann3(_Fixed([x[i] for i in p[k:k + 3]])) for k in range(0, 24, 3))
+
+
+def _three_modal(z):
+    d = len(z)
+    v = 0.01 * d**0.1
+    centres = [[0.62, -0.38] + [-0.66] * (d - 2), [0.18, 0.58] + [-0.19] * (d - 2), [-0.58, -0.56] + [0.62] * (d - 2)]
+    terms = [math.log(w) - 0.5 * d * math.log(2 * math.pi * v) - sum((a - b) ** 2 for a, b in zip(z, c)) / (2 * v)
+             for c, w in zip(centres, [0.1, 0.8, 0.1])]
+    m = max(terms)
+    return max(m + math.log(sum(math.exp(x - m) for x in terms)), -700.0)
+
+
+def _kandasamy(t, d, dp, m):
+    x, p = _box(t, d, -1, 1), permutation(d, 4)
+    return -sum(_three_modal([x[i] for i in p[k * dp:(k + 1) * dp]]) for k in range(m))
+
+
 PROBLEMS = {
+    "branin_d25": (lambda t: _branin_embedded(t, 25), 0.397887),
+    "branin_d100": (lambda t: _branin_embedded(t, 100), 0.397887),
+    "hartmann6_d100": (hartmann6_d100, -3.32237),
+    "additive_hartmann3x8_d24": (additive_hartmann3x8_d24, -3.86278 * 8),
+    "kandasamy_10_3_3": (lambda t: _kandasamy(t, 10, 3, 3), -11.289013),
+    "kandasamy_24_11_2": (lambda t: _kandasamy(t, 24, 11, 2), -27.356252),
     "michalewicz5": (michalewicz5, -4.687658179),
     "six_hump_camel": (six_hump_camel, -1.0316284535),
     "hartmann6_noisy": (hartmann6, -3.32237),

@@ -1,5 +1,6 @@
 //! The high-dimensional designers over HTTP: an ADD_GP_UCB study shows the groups it learned, an
-//! OVERLAP_ADD_GP study its graph, a REMBO study its embeddings, and settings they cannot honour are refused with a 400 naming
+//! AUTO study which model it chose and the scores why, an OVERLAP_ADD_GP study its graph, a REMBO
+//! study its embeddings, and settings they cannot honour are refused with a 400 naming
 //! what is wrong, creating nothing.
 
 use reqwest::StatusCode;
@@ -61,6 +62,19 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
         assert_eq!(ids, (0..6).map(|i| format!("x{i}")).collect::<Vec<_>>(), "a partition of the parameters: {model}");
         assert!(groups.iter().all(|g| g.len() <= 2), "{model}");
 
+        // AUTO (named by Vertex's synonym, and with a short design) compares the flat and the
+        // additive model and says which it chose and why.
+        let study = s.create_study(box_study("auto", "ALGORITHM_UNSPECIFIED", 6, json!({"initialDesignSize": 8})));
+        run(&s, &study, 12);
+        let model = fitted_model(&s, &study);
+        let auto = &model["model"]["auto"];
+        let chosen = auto["chosen"].as_str().unwrap_or_else(|| panic!("{model}"));
+        assert!(["GP_BANDIT", "ADD_GP_UCB"].contains(&chosen), "{model}");
+        let scores = auto["scores"].as_object().unwrap_or_else(|| panic!("{model}"));
+        assert_eq!(scores.keys().collect::<Vec<_>>(), ["GP_BANDIT", "ADD_GP_UCB"], "the default first: {model}");
+        assert!(scores.values().all(|v| v["mean"].as_f64().is_some_and(f64::is_finite)), "{model}");
+        assert!(auto["examinedAt"].as_u64().is_some_and(|n| (8..=12).contains(&n)), "{model}");
+
         let study = s.create_study(box_study("embedded", "REMBO", 10, json!({"d": 2, "k": 2})));
         run(&s, &study, 10);
         let model = fitted_model(&s, &study);
@@ -86,12 +100,13 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
         for (body, field) in [
             (box_study("too deep", "REMBO", 10, json!({"d": 20})), "d"),
             (box_study("overlap", "ADD_GP_UCB", 4, json!({"groups": [["x0", "x1"], ["x1", "x2"]]})), "groups"),
+            (box_study("narrow auto", "AUTO", 3, json!({"models": ["ADD_GP_UCB"]})), "models"),
         ] {
             let (status, v) = s.post("/studies", body);
             assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
             assert!(message(&v).contains(&format!("algorithmConfig.{field}")), "{v}");
         }
         let (_, list) = s.get("/studies");
-        assert_eq!(list["studies"].as_array().map(Vec::len), Some(3), "the refused studies were not created: {list}");
+        assert_eq!(list["studies"].as_array().map(Vec::len), Some(4), "the refused studies were not created: {list}");
     }
 }
