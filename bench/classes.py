@@ -28,7 +28,9 @@ CLASSES = {
 }
 
 BO_RUNS = [("bo `AUTO`", "AUTO"), ("bo `GP_BANDIT`", "GP_BANDIT")]
-PEERS = [("Optuna TPE", "tpe"), ("Optuna TPE (multivariate)", "tpe_mv"), ("Optuna `GPSampler`", "gp")]
+# Optuna 5's default TPE is multivariate for one objective; `tpe_mv` adds group decomposition,
+# which changes it on conditional spaces only.
+PEERS = [("Optuna TPE (default)", "tpe"), ("Optuna TPE (group)", "tpe_mv"), ("Optuna `GPSampler`", "gp")]
 RANDOM = ("random", "random")
 
 

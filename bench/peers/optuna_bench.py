@@ -303,7 +303,9 @@ def sampler_for(name, seed):
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if name == "tpe_mv":
-        # Multivariate TPE, grouped so that conditional spaces work (Optuna's recommended setting).
+        # Multivariate TPE with group decomposition for conditional spaces (Optuna's documented
+        # setting for them). Optuna 5's default TPE is already multivariate for one objective
+        # (multivariate=None), so on a space without conditions this is the default sampler.
         return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True)
     if name == "gp":
         return optuna.samplers.GPSampler(seed=seed)
