@@ -72,7 +72,7 @@ pub fn hartmann6_with(x: &[f64], alpha: &[f64; 4]) -> f64 {
     hartmann_with(x, &am, &pm, alpha)
 }
 
-fn ackley(x: &[f64]) -> f64 {
+pub(super) fn ackley(x: &[f64]) -> f64 {
     let d = x.len() as f64;
     let tau = std::f64::consts::TAU;
     let s1 = x.iter().map(|v| v * v).sum::<f64>() / d;

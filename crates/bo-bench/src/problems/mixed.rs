@@ -12,7 +12,7 @@
 
 use bo_core::{Assignment, Domain, ParamSpec, ParamValue, Scale, SearchSpace};
 
-use super::classic::styblinski_tang;
+use super::classic::{ackley, styblinski_tang};
 use super::problem::Problem;
 
 fn param(id: String, domain: Domain) -> ParamSpec {
@@ -56,14 +56,6 @@ fn categorical_shift(a: &Assignment) -> f64 {
     let Some(ParamValue::Categorical(c)) = a.get("c") else { panic!("c is missing") };
     let (_, centre, lift) = SHIFTS.iter().find(|(name, _, _)| name == c).expect("a known value");
     lift + 4.0 * (0..3).map(|i| (x(a, i) - centre[i]).powi(2)).sum::<f64>()
-}
-
-fn ackley(x: &[f64]) -> f64 {
-    let d = x.len() as f64;
-    let tau = std::f64::consts::TAU;
-    let s1 = x.iter().map(|v| v * v).sum::<f64>() / d;
-    let s2 = x.iter().map(|v| (tau * v).cos()).sum::<f64>() / d;
-    -20.0 * (-0.2 * s1.sqrt()).exp() - s2.exp() + 20.0 + std::f64::consts::E
 }
 
 fn integer_rosenbrock(a: &Assignment) -> f64 {

@@ -523,23 +523,11 @@ mod tests {
 
     use super::*;
     use crate::designer::{designer_for, testing};
-    use crate::space::{Domain, ParamSpec, Scale};
     use crate::study::Goal;
     use crate::trial::{Outcome, ParamValue};
 
     fn box_space(d: usize) -> SearchSpace {
-        SearchSpace::new(
-            (0..d)
-                .map(|i| ParamSpec {
-                    id: format!("x{i}"),
-                    domain: Domain::Double { min: 0.0, max: 1.0 },
-                    scale: Scale::Linear,
-                    default: None,
-                    children: vec![],
-                })
-                .collect(),
-        )
-        .unwrap()
+        testing::fixtures::unit_cube(d)
     }
 
     fn observe(points: &[Vec<f64>], f: impl Fn(&[f64]) -> f64) -> Vec<Observation> {
