@@ -5,11 +5,11 @@ normalised regret per class of problems, and the per-problem table behind it.
 
 Reads, for each problem of CLASSES, bo's `<dir>/<run>/<problem>.json` (written by `bo-bench suite
 --out <dir>/<run>`) for each bo run named in BO_RUNS, and the peers' `<dir>/peers/<problem>_<sampler>.json`
-(written by `bench/peers/run.sh --out`), all in `bo-bench run --out`'s shape. A problem is in a
-class's summary only when every optimiser has a result for it. Per problem: the median over seeds
+(written by `bench/peers/run.sh --out`), all in `bo-bench run --out`'s shape. Per problem: the median over seeds
 of the simple regret after the whole budget; the rank of each optimiser by that median (ties share
 the better rank); its normalised regret, that median divided by random search's. Per class: the
-median of those over the class's problems.
+median of those over the problems bo and random search were run on, for the optimisers with a
+result on every one of them ("—" for the others).
 
 Standard library only.
 """
@@ -66,25 +66,26 @@ def main():
     summary = {}
     details = []
     for cls, problems in CLASSES.items():
-        ranks = {n: [] for n in names}
-        normalised = {n: [] for n in names}
-        for p in problems:
-            rows = results(p)
-            if any(r is None for _, r in rows):
-                continue
-            values = [final(r) for _, r in rows]
-            random = values[-1]
-            for (name, r), v in zip(rows, values):
-                ranks[name].append(1 + sum(w < v for w in values))
-                normalised[name].append(v / random if random > 0 else (0.0 if v == 0 else float("inf")))
-            best = min(values)
-            cells = [f"**{v:.2e}**" if v == best else f"{v:.2e}" for v in values]
-            seeds = min(len(r["runs"]) for _, r in rows)
-            details.append(f"| {cls.split('.')[0]} | {p} | {rows[0][1]['budget']} | {seeds} | " + " | ".join(cells)
-                           + f" | {step_ms(rows[0][1]):.1f} / {step_ms(rows[4][1]):.0f} ms |")
-        counted = len(ranks[names[0]])
+        table = {p: dict(results(p)) for p in problems}
+        # The problems bo and random search were run on; the optimisers with a result on all of them.
+        counted = [p for p in problems if table[p][names[0]] is not None and table[p][RANDOM[0]] is not None]
+        present = [n for n in names if counted and all(table[p][n] is not None for p in counted)]
+        ranks = {n: [] for n in present}
+        normalised = {n: [] for n in present}
+        for p in counted:
+            values = {n: final(table[p][n]) for n in present}
+            random = values[RANDOM[0]]
+            for n, v in values.items():
+                ranks[n].append(1 + sum(w < v for w in values.values()))
+                normalised[n].append(v / random if random > 0 else (0.0 if v == 0 else float("inf")))
+            best = min(values.values())
+            cells = [("—" if n not in values else f"**{values[n]:.2e}**" if values[n] == best else f"{values[n]:.2e}") for n in names]
+            gp = table[p]["Optuna `GPSampler`"]
+            seeds = min(len(table[p][n]["runs"]) for n in present)
+            details.append(f"| {cls.split('.')[0]} | {p} | {table[p][names[0]]['budget']} | {seeds} | " + " | ".join(cells)
+                           + f" | {step_ms(table[p][names[0]]):.1f}" + (f" / {step_ms(gp):.0f} ms |" if gp else " ms / — |"))
         if counted:
-            summary[cls] = (counted, {n: (statistics.median(ranks[n]), statistics.median(normalised[n])) for n in names})
+            summary[cls] = (len(counted), {n: (statistics.median(ranks[n]), statistics.median(normalised[n])) for n in present})
 
     print("| class (problems) | " + " | ".join(names) + " |")
     print("| --- " * (len(names) + 1) + "|")
@@ -92,6 +93,9 @@ def main():
         cells = []
         best_rank = min(r for r, _ in per.values())
         for n in names:
+            if n not in per:
+                cells.append("—")
+                continue
             rank, norm = per[n]
             text = f"{rank:g} / {norm:.2g}"
             cells.append(f"**{text}**" if rank == best_rank else text)

@@ -26,8 +26,9 @@
 //!   time the data has grown by [`REEXAMINE_GROWTH`] (O(log n) examinations over a study); in
 //!   between only the chosen one is, each warm-started from its own stored state. It all runs
 //!   in the fit (the service's background refit), never on a suggestion's path.
-//! - **Priors** (transfer learning): a study standing on prior studies compares only the
-//!   candidates that stand on them (the flat GPs).
+//! - **Priors** (transfer learning): over a space without conditions, a study standing on prior
+//!   studies compares only the candidates that stand on them (the flat GPs); over a conditional
+//!   space `AUTO` takes none, as `ADD_TREE` does not.
 //!
 //! `GET …/model` shows the chosen model's description with an `auto` object: the choice, the
 //! scores of the last examination and when the next one is due.
@@ -64,15 +65,15 @@ pub const MIN_ADDITIVE_PARAMS: usize = 6;
 /// comparison: at 10, 13, 17, 22, 28, 36, … trials.
 const REEXAMINE_GROWTH: f64 = 1.25;
 
-/// How many standard errors a challenger's gain in leave-one-out density (summed over the trials,
-/// paired trial by trial) must exceed to replace the current model — as model comparisons by
+/// How many standard errors a challenger's gain in log predictive density under the criterion
+/// (summed over the scored trials, paired trial by trial) must exceed to replace the current model — as model comparisons by
 /// expected log predictive density are read (Vehtari, Gelman & Gabry 2017, §5.2). Choosing the
 /// best mean alone flipped `ADD_TREE` and the flat GPs at nearly every examination on
 /// vgg16_tree and did worse than either (docs/benchmarks.md); even with this test they flipped
 /// back and forth, so each change of model doubles the gain the next one needs.
 const SWITCH_Z: f64 = 2.0;
 
-/// The smallest summed gain in leave-one-out density (nats) that replaces the current model,
+/// The smallest summed gain in log predictive density (nats) that replaces the current model,
 /// however consistent: below 4 a difference is small (Sivula, Magnusson & Vehtari 2020), and two
 /// priors on the same kernel differ by tiny amounts on every trial alike — a smooth function of
 /// 2 parameters gave the dimension-scaled prior +0.46 nats over 25 trials at 10 standard errors.
@@ -238,7 +239,8 @@ impl FromConfig for Auto {
             chosen.iter().filter(|c| keep(**c)).map(|&c| Ok((c, c.designer(&spec, initial)?))).collect::<Result<Vec<_>, ConfigError>>()
         };
         let candidates = build_all(Some(initial), &|_| true)?;
-        let with_priors = build_all(params.initial_design_size, &Candidate::takes_priors)?;
+        // On a conditional space `ADD_TREE` leads and stands on no priors: no priors there.
+        let with_priors = if conditional { Vec::new() } else { build_all(params.initial_design_size, &Candidate::takes_priors)? };
         Ok(Auto { criterion: params.criterion, candidates, with_priors })
     }
 }
@@ -635,5 +637,8 @@ mod tests {
         let e = err(box_space(8), json!({"numCandidates": 10}));
         assert!(e.contains("numCandidates"), "{e}");
         assert!(designer_for(&spec(box_space(8), json!({"models": ["GP_BANDIT", "ADD_GP_UCB"], "initialDesignSize": 12}))).is_ok());
+        // Priors: over a flat space (its flat GPs stand on them), not over a conditional one.
+        assert!(designer_for(&spec(box_space(8), serde_json::Value::Null)).unwrap().takes_priors());
+        assert!(!designer_for(&spec(testing::fixtures::optimizer_tree(), serde_json::Value::Null)).unwrap().takes_priors());
     }
 }
