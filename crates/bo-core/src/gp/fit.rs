@@ -74,7 +74,7 @@ pub enum Search {
 /// problems, the noisy ones among them (Michalewicz-5 1.86 against 2.37, Ackley-5 3.7 against
 /// 5.3, noisy Hartmann-6 0.051 against 0.061), higher on Levy-10 and Hartmann-6
 /// (docs/benchmarks.md, "The noise prior").
-const LOG_NOISE_PRIOR: (f64, f64) = (-9.21, 1.5);
+pub(crate) const LOG_NOISE_PRIOR: (f64, f64) = (-9.21, 1.5);
 
 /// The negative log posterior (−LML − log prior) at `theta` and its gradient.
 pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], theta: &[f64]) -> Result<(f64, Vec<f64>), LinalgError> {

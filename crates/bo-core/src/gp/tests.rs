@@ -193,7 +193,8 @@ fn a_block_diagonal_likelihood_is_fitted_block_by_block_with_the_same_value_and_
         - 0.5 * chol.log_det()
         - 0.5 * ys.len() as f64 * (2.0 * std::f64::consts::PI).ln();
     let mut prior = vec![0.0; theta.len()];
-    let lp = k.log_prior(&mut prior[..theta.len() - 1]) + crate::kernel::normal_log_prior(-3.0, -9.21, 3.0).0;
+    let lp = k.log_prior(&mut prior[..theta.len() - 1])
+        + crate::kernel::normal_log_prior(-3.0, fit::LOG_NOISE_PRIOR.0, fit::LOG_NOISE_PRIOR.1).0;
     assert!((f0 + lml + lp).abs() < 1e-9, "block-wise {f0} vs dense {}", -(lml + lp));
     let h = 1e-6;
     for j in 0..theta.len() {
