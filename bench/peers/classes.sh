@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Optuna's samplers on the problems of bench/classes.py, same seeds and budgets as bo-bench there:
 #   bash bench/peers/classes.sh docs/results/2026-11-25-auto/peers
-# Classes 1–3: TPE, multivariate TPE, GPSampler and random, 10 seeds, 100 evaluations. Class 4:
-# 5 seeds, 200 evaluations; GPSampler only up to D = 25 (in D = 100 a study of 200 trials takes it
-# hours on this machine kind). branin_d25_rotated has no Python mirror (its rotation comes from
-# bo-core's generator).
+# Classes 1–3: TPE, TPE with groups, GPSampler and random, 10 seeds, 100 evaluations. Class 4:
+# 5 seeds, 200 evaluations; GPSampler only up to D = 25 (not attempted in D = 100).
+# branin_d25_rotated has no Python mirror (its rotation comes from bo-core's generator).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: classes.sh OUT_DIR}
