@@ -23,10 +23,14 @@ import optuna
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
-def branin(t):
-    x0, x1 = t.suggest_float("x0", -5, 10), t.suggest_float("x1", 0, 15)
+# Each function once, of a vector; the problems below read their trial's values into it.
+def branin_of(u, v):
     b, c, r, s, tt = 5.1 / (4 * math.pi**2), 5 / math.pi, 6, 10, 1 / (8 * math.pi)
-    return (x1 - b * x0**2 + c * x0 - r) ** 2 + s * (1 - tt) * math.cos(x0) + s
+    return (v - b * u**2 + c * u - r) ** 2 + s * (1 - tt) * math.cos(u) + s
+
+
+def branin(t):
+    return branin_of(t.suggest_float("x0", -5, 10), t.suggest_float("x1", 0, 15))
 
 
 def _hartmann(x, a, p):
@@ -34,15 +38,17 @@ def _hartmann(x, a, p):
     return -sum(alpha[i] * math.exp(-sum(a[i][j] * (x[j] - p[i][j]) ** 2 for j in range(len(x)))) for i in range(4))
 
 
-def hartmann3(t):
-    x = [t.suggest_float(f"x{i}", 0, 1) for i in range(3)]
+def hartmann3_of(x):
     a = [[3, 10, 30], [0.1, 10, 35], [3, 10, 30], [0.1, 10, 35]]
     p = [[0.3689, 0.1170, 0.2673], [0.4699, 0.4387, 0.7470], [0.1091, 0.8732, 0.5547], [0.03815, 0.5743, 0.8828]]
     return _hartmann(x, a, p)
 
 
-def hartmann6(t):
-    x = [t.suggest_float(f"x{i}", 0, 1) for i in range(6)]
+def hartmann3(t):
+    return hartmann3_of([t.suggest_float(f"x{i}", 0, 1) for i in range(3)])
+
+
+def hartmann6_of(x):
     a = [[10, 3, 17, 3.5, 1.7, 8], [0.05, 10, 17, 0.1, 8, 14], [3, 3.5, 1.7, 10, 17, 8], [17, 8, 0.05, 10, 0.1, 14]]
     p = [
         [0.1312, 0.1696, 0.5569, 0.0124, 0.8283, 0.5886],
@@ -53,10 +59,17 @@ def hartmann6(t):
     return _hartmann(x, a, p)
 
 
-def ackley5(t):
-    x = [t.suggest_float(f"x{i}", -32.768, 32.768) for i in range(5)]
+def hartmann6(t):
+    return hartmann6_of([t.suggest_float(f"x{i}", 0, 1) for i in range(6)])
+
+
+def ackley_of(x):
     d = len(x)
     return -20 * math.exp(-0.2 * math.sqrt(sum(v * v for v in x) / d)) - math.exp(sum(math.cos(2 * math.pi * v) for v in x) / d) + 20 + math.e
+
+
+def ackley5(t):
+    return ackley_of([t.suggest_float(f"x{i}", -32.768, 32.768) for i in range(5)])
 
 
 def levy10(t):
@@ -67,14 +80,20 @@ def levy10(t):
     return f + (w[-1] - 1) ** 2 * (1 + math.sin(2 * math.pi * w[-1]) ** 2)
 
 
+def rosenbrock_of(x):
+    return sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(len(x) - 1))
+
+
 def rosenbrock4(t):
-    x = [t.suggest_float(f"x{i}", -5, 10) for i in range(4)]
-    return sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (1 - x[i]) ** 2 for i in range(3))
+    return rosenbrock_of([t.suggest_float(f"x{i}", -5, 10) for i in range(4)])
+
+
+def styblinski_of(x):
+    return 0.5 * sum(v**4 - 16 * v * v + 5 * v for v in x)
 
 
 def styblinski_tang8(t):
-    x = [t.suggest_float(f"x{i}", -5, 5) for i in range(8)]
-    return 0.5 * sum(v**4 - 16 * v * v + 5 * v for v in x)
+    return styblinski_of([t.suggest_float(f"x{i}", -5, 5) for i in range(8)])
 
 
 def jenatton(t):
@@ -158,13 +177,9 @@ def six_hump_camel(t):
     return (4 - 2.1 * a * a + a**4 / 3) * a * a + a * b + (-4 + 4 * b * b) * b * b
 
 
-def _styblinski(x):
-    return 0.5 * sum(v**4 - 16 * v * v + 5 * v for v in x)
-
-
 def mixed_styblinski_tang8(t):
     x = [t.suggest_int(f"x{i}", -5, 5) for i in range(4)] + [t.suggest_float(f"x{i}", -5, 5) for i in range(4, 8)]
-    return _styblinski(x)
+    return styblinski_of(x)
 
 
 _SHIFTS = {"a": ([0.2, 0.8, 0.5], 0.6), "b": ([0.7, 0.3, 0.1], 0.3), "c": ([0.5, 0.5, 0.9], 0.15), "d": ([0.85, 0.15, 0.35], 0.0)}
@@ -177,21 +192,15 @@ def categorical_shift(t):
     return lift + 4 * sum((x[i] - centre[i]) ** 2 for i in range(3))
 
 
-def _ackley(x):
-    d = len(x)
-    return -20 * math.exp(-0.2 * math.sqrt(sum(v * v for v in x) / d)) - math.exp(sum(math.cos(2 * math.pi * v) for v in x) / d) + 20 + math.e
-
-
 def ackley_categorical(t):
     x = [float(t.suggest_categorical(f"x{i}", ["-2", "-1", "0", "1", "2"])) for i in range(2)]
     x += [t.suggest_float(f"x{i}", -5, 5) for i in range(2, 5)]
-    return _ackley(x)
+    return ackley_of(x)
 
 
 def integer_rosenbrock(t):
     v = [t.suggest_int(f"x{i}", -5, 10) for i in range(4)] + [t.suggest_float(f"x{i}", 0, 1) for i in range(4, 6)]
-    ros = sum(100 * (v[i + 1] - v[i] ** 2) ** 2 + (1 - v[i]) ** 2 for i in range(3))
-    return ros + (1 + abs(v[0])) * ((v[4] - 0.3) ** 2 + (v[5] - 0.6) ** 2)
+    return rosenbrock_of(v[:4]) + (1 + abs(v[0])) * ((v[4] - 0.3) ** 2 + (v[5] - 0.6) ** 2)
 
 
 # High-dimensional problems (crates/bo-bench/src/problems/high_dim.rs): which coordinates matter
@@ -221,34 +230,19 @@ def _box(t, d, lo, hi):
     return [t.suggest_float(f"x{i}", lo, hi) for i in range(d)]
 
 
-def _branin_of(u, v):
-    b, c, r, s, tt = 5.1 / (4 * math.pi**2), 5 / math.pi, 6, 10, 1 / (8 * math.pi)
-    return (v - b * u**2 + c * u - r) ** 2 + s * (1 - tt) * math.cos(u) + s
-
-
 def _branin_embedded(t, d):
     x, p = _box(t, d, -1, 1), permutation(d, 1)
-    return _branin_of(-5 + 15 * (x[p[0]] + 1) / 2, 15 * (x[p[1]] + 1) / 2)
-
-
-class _Fixed:
-    """A trial stand-in that answers suggest_float from a list (to reuse the classic functions)."""
-
-    def __init__(self, values):
-        self.values = values
-
-    def suggest_float(self, name, lo, hi):
-        return self.values[int(name[1:])]
+    return branin_of(-5 + 15 * (x[p[0]] + 1) / 2, 15 * (x[p[1]] + 1) / 2)
 
 
 def hartmann6_d100(t):
     x, p = _box(t, 100, -1, 1), permutation(100, 2)
-    return hartmann6(_Fixed([(x[i] + 1) / 2 for i in p[:6]]))
+    return hartmann6_of([(x[i] + 1) / 2 for i in p[:6]])
 
 
 def additive_hartmann3x8_d24(t):
     x, p = _box(t, 24, 0, 1), permutation(24, 3)
-    return sum(hartmann3(_Fixed([x[i] for i in p[k:k + 3]])) for k in range(0, 24, 3))
+    return sum(hartmann3_of([x[i] for i in p[k:k + 3]]) for k in range(0, 24, 3))
 
 
 def _three_modal(z):
@@ -276,7 +270,7 @@ PROBLEMS = {
     "michalewicz5": (michalewicz5, -4.687658179),
     "six_hump_camel": (six_hump_camel, -1.0316284535),
     "hartmann6_noisy": (hartmann6, -3.32237),
-    "mixed_styblinski_tang8": (mixed_styblinski_tang8, 4 * _styblinski([-3]) + 4 * -39.16616570377142),
+    "mixed_styblinski_tang8": (mixed_styblinski_tang8, 4 * styblinski_of([-3]) + 4 * -39.16616570377142),
     "categorical_shift": (categorical_shift, 0.0),
     "ackley_categorical": (ackley_categorical, 0.0),
     "integer_rosenbrock": (integer_rosenbrock, 0.0),
