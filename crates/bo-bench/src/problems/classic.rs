@@ -91,7 +91,7 @@ fn levy(x: &[f64]) -> f64 {
     f + (w[d - 1] - 1.0).powi(2) * (1.0 + (2.0 * pi * w[d - 1]).sin().powi(2))
 }
 
-fn rosenbrock(x: &[f64]) -> f64 {
+pub(super) fn rosenbrock(x: &[f64]) -> f64 {
     x.windows(2).map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2)).sum()
 }
 

@@ -12,7 +12,7 @@
 
 use bo_core::{Assignment, Domain, ParamSpec, ParamValue, Scale, SearchSpace};
 
-use super::classic::{ackley, styblinski_tang};
+use super::classic::{ackley, rosenbrock, styblinski_tang};
 use super::problem::Problem;
 
 fn param(id: String, domain: Domain) -> ParamSpec {
@@ -60,8 +60,7 @@ fn categorical_shift(a: &Assignment) -> f64 {
 
 fn integer_rosenbrock(a: &Assignment) -> f64 {
     let v = xs(a, 6);
-    let ros: f64 = v[..4].windows(2).map(|w| 100.0 * (w[1] - w[0] * w[0]).powi(2) + (1.0 - w[0]).powi(2)).sum();
-    ros + (1.0 + v[0].abs()) * ((v[4] - 0.3).powi(2) + (v[5] - 0.6).powi(2))
+    rosenbrock(&v[..4]) + (1.0 + v[0].abs()) * ((v[4] - 0.3).powi(2) + (v[5] - 0.6).powi(2))
 }
 
 /// The problems of this family.

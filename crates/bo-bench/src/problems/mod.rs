@@ -67,7 +67,6 @@ mod tests {
         let c = |s: &str| ParamValue::Categorical(s.into());
         check("ackley_categorical", mixed(&[c("0"), c("0"), f(0.0), f(0.0), f(0.0)]), 1e-12);
         check("integer_rosenbrock", mixed(&[i(1), i(1), i(1), i(1), f(0.3), f(0.6)]), 1e-15);
-        let c = |s: &str| ParamValue::Categorical(s.into());
         check("jenatton", at(&[("x1", c("0")), ("x2", c("0")), ("r8", ParamValue::Float(0.0)), ("x4", ParamValue::Float(0.0))]), 1e-15);
         let f = ParamValue::Float;
         check(
