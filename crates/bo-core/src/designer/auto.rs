@@ -49,8 +49,8 @@ use serde_json::json;
 use super::config::{FromConfig, check_range};
 use super::gp::objective_values;
 use super::{
-    AddGpUcb, AddTree, ConfigError, Designer, FitError, Fitted, GpBandit, Model, ModelState, Prediction, Problem, SelfPrediction, Work,
-    add_tree, config::build, gp_bandit,
+    AddGpUcb, AddTree, ConfigError, Designer, FitError, Fitted, GpBandit, Model, ModelState, Prediction, Problem, Work, add_tree,
+    config::build, gp_bandit,
 };
 use crate::space::SearchSpace;
 use crate::space::features::Features;
@@ -274,7 +274,7 @@ struct State {
     states: BTreeMap<Candidate, ModelState>,
 }
 
-/// A candidate's leave-one-out log predictive density at an examination.
+/// A candidate's log predictive density of the scored trials at an examination.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Score {
@@ -350,16 +350,11 @@ impl Auto {
         for (candidate, designer) in candidates {
             match designer.fit(problem, history, state.states.get(candidate), rng) {
                 Ok(fitted) => {
-                    let loo = fitted
-                        .model
-                        .self_prediction()
-                        .map(|p| match self.criterion {
-                            Criterion::Loo => p.loo,
-                            Criterion::Sequential => p.sequential,
-                        })
-                        .filter(|v| !v.is_empty() && v.iter().all(|x| x.is_finite()));
+                    // One density per trial, in history order, or the model is not comparable.
+                    let densities =
+                        fitted.model.self_prediction(self.criterion).filter(|v| n > 0 && v.len() == n && v.iter().all(|x| x.is_finite()));
                     state.states.insert(*candidate, fitted.state);
-                    fits.push((*candidate, fitted.model, loo));
+                    fits.push((*candidate, fitted.model, densities));
                 }
                 Err(_) => failed.push(*candidate),
             }
@@ -368,8 +363,8 @@ impl Auto {
         // default, where it could be fitted).
         let incumbent = state
             .chosen
-            .and_then(|c| fits.iter().position(|(k, _, loo)| *k == c && loo.is_some()))
-            .or_else(|| fits.iter().position(|(_, _, loo)| loo.is_some()));
+            .and_then(|c| fits.iter().position(|(k, _, densities)| *k == c && densities.is_some()))
+            .or_else(|| fits.iter().position(|(_, _, densities)| densities.is_some()));
         let Some(incumbent) = incumbent else {
             // No model yet (the initial design), or none could be fitted: the default's answer.
             let Some((_, model, _)) = fits.into_iter().next() else {
@@ -382,25 +377,25 @@ impl Auto {
             Criterion::Loo => better_trials(&values),
             Criterion::Sequential => (n / 2..n).collect(),
         };
-        let pick = |loo: &[f64]| -> Vec<f64> { if loo.len() == n { scored.iter().map(|&i| loo[i]).collect() } else { loo.to_vec() } };
+        let pick = |densities: &[f64]| -> Vec<f64> { scored.iter().map(|&i| densities[i]).collect() };
         let base = pick(fits[incumbent].2.as_deref().unwrap_or_default());
         let mut scores: BTreeMap<Candidate, Option<Score>> = failed.into_iter().map(|c| (c, None)).collect();
         let mut chosen = incumbent;
         let mut best_gain = 0.0;
-        for (i, (candidate, _, loo)) in fits.iter().enumerate() {
-            let Some(loo) = loo else {
+        for (i, (candidate, _, densities)) in fits.iter().enumerate() {
+            let Some(densities) = densities else {
                 scores.insert(*candidate, None);
                 continue;
             };
-            let loo = pick(loo);
-            let difference = if i == incumbent { None } else { paired_difference(&loo, &base) };
+            let densities = pick(densities);
+            let difference = if i == incumbent { None } else { paired_difference(&densities, &base) };
             if let Some((gain, se)) = difference
                 && gain > (SWITCH_Z * se).max(MIN_GAIN) * 2f64.powi(state.switches.min(30) as i32)
                 && gain > best_gain
             {
                 (chosen, best_gain) = (i, gain);
             }
-            scores.insert(*candidate, Some(Score { mean: loo.iter().sum::<f64>() / loo.len() as f64, difference }));
+            scores.insert(*candidate, Some(Score { mean: densities.iter().sum::<f64>() / densities.len() as f64, difference }));
         }
         let (candidate, model, _) = fits.swap_remove(chosen);
         if state.chosen.is_some_and(|c| c != candidate) {
@@ -500,8 +495,8 @@ impl Model for AutoModel {
         self.inner.term_means(points)
     }
 
-    fn self_prediction(&self) -> Option<SelfPrediction> {
-        self.inner.self_prediction()
+    fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
+        self.inner.self_prediction(criterion)
     }
 
     fn describe(&self) -> serde_json::Value {

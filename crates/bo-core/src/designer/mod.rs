@@ -233,9 +233,12 @@ pub trait Model: Send + Sync {
         None
     }
 
-    /// How well the model predicts its own training data, for a model with one GP over every
+    /// How well the model predicts its own training data: the log predictive density of each
+    /// completed trial it was fitted on, in history order and the objective's units, as
+    /// `criterion` predicts it (see [`crate::gp::Gp::loo_log_predictive`] and
+    /// [`crate::gp::Gp::sequential_log_predictive`]), for a model with one GP over every
     /// completed trial; `None` otherwise. How `AUTO` compares candidate models of the same trials.
-    fn self_prediction(&self) -> Option<SelfPrediction> {
+    fn self_prediction(&self, _criterion: Criterion) -> Option<Vec<f64>> {
         None
     }
 
@@ -248,17 +251,6 @@ pub trait Model: Send + Sync {
     fn memory_bytes(&self) -> usize {
         1024
     }
-}
-
-/// Log predictive densities of a model's own completed trials, one per trial in history order,
-/// in the objective's units (see [`crate::gp::Gp::loo_log_predictive`] and
-/// [`crate::gp::Gp::sequential_log_predictive`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SelfPrediction {
-    /// Each trial predicted from all the others.
-    pub loo: Vec<f64>,
-    /// Each trial predicted from those before it.
-    pub sequential: Vec<f64>,
 }
 
 /// A prediction of the objective at one point.

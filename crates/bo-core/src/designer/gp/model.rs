@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::posterior::Posterior;
-use crate::designer::{FitError, Fitted, Model, ModelState, Prediction, SelfPrediction};
+use crate::designer::{Criterion, FitError, Fitted, Model, ModelState, Prediction};
 use crate::gp::Gp;
 use crate::kernel::Kernel;
 use crate::trial::{Assignment, Observation};
@@ -101,8 +101,11 @@ impl<P: Proposer> Model for GpModel<P> {
         self.proposer.describe(&self.post)
     }
 
-    fn self_prediction(&self) -> Option<SelfPrediction> {
-        Some(SelfPrediction { loo: self.post.gp.loo_log_predictive(), sequential: self.post.gp.sequential_log_predictive() })
+    fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
+        Some(match criterion {
+            Criterion::Loo => self.post.gp.loo_log_predictive(),
+            Criterion::Sequential => self.post.gp.sequential_log_predictive(),
+        })
     }
 
     fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
