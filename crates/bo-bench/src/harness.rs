@@ -84,7 +84,8 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
             let (cc, cs) = crate::recovery::recovery(truth, &crate::recovery::described_edges(&fitted.model.describe()));
             log.push((history.len(), cc, cs));
         }
-        if let Some(chosen) = fitted.model.describe()["auto"]["chosen"].as_str()
+        if matches!(algorithm, "AUTO" | "ALGORITHM_UNSPECIFIED")
+            && let Some(chosen) = fitted.model.describe()["auto"]["chosen"].as_str()
             && trace.auto_choices.last().is_none_or(|(_, last)| last != chosen)
         {
             trace.auto_choices.push((history.len(), chosen.to_owned()));

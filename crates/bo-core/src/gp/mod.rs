@@ -194,13 +194,7 @@ impl Gp {
     /// whatever their kernels; O(n³) for the inverse, about as much as one fit.
     pub fn loo_log_predictive(&self) -> Vec<f64> {
         let n = self.n();
-        let alpha = match &self.base {
-            Some(_) => self.alpha.clone(),
-            None => {
-                let mean = self.y.iter().sum::<f64>() / n.max(1) as f64;
-                self.chol.solve(&self.y.iter().map(|v| v - mean).collect::<Vec<f64>>())
-            }
-        };
+        let alpha = self.chol.solve(&self.centred_residuals());
         let inverse = self.chol.inverse();
         let ln_2pi = (2.0 * std::f64::consts::PI).ln();
         let ln_scale = self.y_std.ln();
@@ -222,17 +216,20 @@ impl Gp {
     /// points a search went on to choose. O(n²).
     pub fn sequential_log_predictive(&self) -> Vec<f64> {
         let n = self.n();
-        let centred = match &self.base {
-            Some(_) => self.residuals(),
-            None => {
-                let mean = self.y.iter().sum::<f64>() / n.max(1) as f64;
-                self.y.iter().map(|v| v - mean).collect()
-            }
-        };
-        let z = self.chol.solve_lower(&centred);
+        let z = self.chol.solve_lower(&self.centred_residuals());
         let l = self.chol.l();
         let constant = 0.5 * (2.0 * std::f64::consts::PI).ln() + self.y_std.ln();
         (0..n).map(|i| -0.5 * z[i] * z[i] - l[(i, i)].ln() - constant).collect()
+    }
+
+    /// What the self-predictions score: the residuals on a base, else the targets less their
+    /// mean (the constant prior mean a fit puts there, wherever [`Gp::set_prior_mean`] moved it).
+    fn centred_residuals(&self) -> Vec<f64> {
+        if self.base.is_some() {
+            return self.residuals();
+        }
+        let mean = self.y.iter().sum::<f64>() / self.y.len().max(1) as f64;
+        self.y.iter().map(|v| v - mean).collect()
     }
 
     /// The kernel.
