@@ -54,6 +54,7 @@
 //! | `initialDesignSize` | 10 | quasi-random trials before the GP | 1 – 1,000 |
 //! | `numCandidates` | 0.9·min(5000, 100D)/M, within [32, 1000] | Sobol candidates per group | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`) | — |
 
 use std::collections::HashSet;
 
@@ -61,7 +62,7 @@ use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
 use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
-use super::gp::{GpModel, Member, Posterior, PriorMean, Proposer, Start, Training, fit_gp};
+use super::gp::{GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp};
 use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::acquisition::BetaSchedule;
 use crate::gp::{Gp, fit_subset, log_marginal_likelihood};
@@ -101,6 +102,8 @@ pub struct AddGpUcbParams {
     pub num_candidates: Option<usize>,
     /// Random restarts of the hyperparameter fit.
     pub num_restarts: usize,
+    /// The warp of the objective the GP is fitted to.
+    pub output_warping: OutputWarping,
 }
 
 /// How many length scales the additive kernel has.
@@ -140,6 +143,7 @@ impl Default for AddGpUcbParams {
             initial_design_size: 10,
             num_candidates: None,
             num_restarts: 2,
+            output_warping: OutputWarping::None,
         }
     }
 }
@@ -370,7 +374,9 @@ impl AddGpUcb {
         let features = Features::new(&spec.space);
         let d_all = features.dim();
         let encode = |a: &Assignment| features.encode(a);
-        let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, self.params.initial_design_size) else {
+        let Some(Training { sign, worst, ranked, x, y, warp }) =
+            Training::new(spec, history, &encode, self.params.initial_design_size, self.params.output_warping)
+        else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let n = x.len();
@@ -438,7 +444,7 @@ impl AddGpUcb {
             config: SubspaceConfig { n_candidates: per_group, ..SubspaceConfig::default() },
             features,
         };
-        Ok(GpModel::fitted(Posterior::new(gp, sign, worst, spec, history), proposer, state))
+        Ok(GpModel::fitted(Posterior::new(gp, sign, warp, worst, spec, history), proposer, state))
     }
 
     /// The grouping with the largest marginal likelihood at `gp`'s θ found from `current`:

@@ -48,6 +48,7 @@
 //! | `initialDesignSize` | max(5, 2·paths), at most 20 (§A9.9) | quasi-random trials first | 1 – 1,000 |
 //! | `numCandidates` | 512 | quasi-random candidates per suggestion, shared by the paths | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`) | — |
 
 use std::collections::{HashMap, HashSet};
 
@@ -55,7 +56,7 @@ use rand::{Rng, RngExt};
 use serde::Deserialize;
 
 use super::config::{FromConfig, check_range};
-use super::gp::{GpModel, Member, Posterior, Proposer, Start, Training, fit_gp};
+use super::gp::{GpModel, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp};
 use super::gp_bandit::KernelKind;
 use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::acquisition::Acquisition;
@@ -126,6 +127,8 @@ pub struct AddTreeParams {
     pub num_candidates: usize,
     /// Random restarts of the hyperparameter fit.
     pub num_restarts: usize,
+    /// The warp of the objective the GP is fitted to.
+    pub output_warping: OutputWarping,
 }
 
 impl Default for AddTreeParams {
@@ -141,6 +144,7 @@ impl Default for AddTreeParams {
             initial_design_size: None,
             num_candidates: 512,
             num_restarts: 2,
+            output_warping: OutputWarping::None,
         }
     }
 }
@@ -290,7 +294,8 @@ impl AddTree {
         let layout = Layout::new(Features::new(&spec.space));
         let encode = |a: &Assignment| layout.encode(a);
         let initial = self.params.initial_design_size.unwrap_or_else(|| initial_design_for(&layout));
-        let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, initial) else {
+        let Some(Training { sign, worst, ranked, x, y, warp }) = Training::new(spec, history, &encode, initial, self.params.output_warping)
+        else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let kernel = Box::new(layout.kernel(self.params.kernel, self.params.max_length_scale));
@@ -315,7 +320,7 @@ impl AddTree {
             anchors,
             n_candidates: self.params.num_candidates,
         };
-        Ok(GpModel::fitted(Posterior::new(gp, sign, worst, spec, history), proposer, state))
+        Ok(GpModel::fitted(Posterior::new(gp, sign, warp, worst, spec, history), proposer, state))
     }
 }
 

@@ -24,11 +24,13 @@
 //! | `initialDesignSize` | 10 (seed 003) | quasi-random trials first | 1 – 1,000 |
 //! | `numCandidates` | 512 | candidates per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`) | — |
 
 use rand::Rng;
 use serde::Deserialize;
 
 use super::config::FromConfig;
+use super::gp::OutputWarping;
 use super::gp_bandit::{AcquisitionKind, KernelKind, Variant};
 use super::{ConfigError, Designer, FitError, Fitted, GpBandit, GpBanditParams, ModelState, Problem};
 use crate::kernel::{self, Branch, Kernel, LengthScalePrior, Nested, matern52};
@@ -49,11 +51,13 @@ pub struct BranchingNestedParams {
     pub num_candidates: usize,
     /// Random restarts of the hyperparameter fit.
     pub num_restarts: usize,
+    /// The warp of the objective the GP is fitted to.
+    pub output_warping: OutputWarping,
 }
 
 impl Default for BranchingNestedParams {
     fn default() -> Self {
-        BranchingNestedParams { initial_design_size: 10, num_candidates: 512, num_restarts: 2 }
+        BranchingNestedParams { initial_design_size: 10, num_candidates: 512, num_restarts: 2, output_warping: OutputWarping::None }
     }
 }
 
@@ -74,6 +78,9 @@ impl FromConfig for BranchingNested {
             length_scale_prior: LengthScalePrior::Weak,
             num_candidates: params.num_candidates,
             num_restarts: params.num_restarts,
+            input_warping: false,
+            trust_region: false,
+            output_warping: params.output_warping,
         };
         let variant = Variant { name: "branching-and-nested GP", kernel, plug_in_best: true };
         Ok(BranchingNested(GpBandit::with_variant(bandit, variant)?))

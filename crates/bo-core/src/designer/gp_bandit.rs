@@ -35,16 +35,19 @@
 //! | `lengthScalePrior` | `WEAK` | `WEAK` (mode 1) or `DIMENSION_SCALED` (median grows as √D) | — |
 //! | `numCandidates` | 512 | Sobol candidates scored per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//! | `inputWarping` | `false` | warp each numeric coordinate by a learned Kumaraswamy CDF before the kernel (`kernel::InputWarped`) | — |
+//! | `trustRegion` | `false` | a local phase: the acquisition searched in a box around the best trial that grows and shrinks with success, restarting from the whole space when it collapses (`gp::trust_region`, TuRBO-1) | — |
+//! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); none on prior studies | — |
 
 use rand::Rng;
 use serde::Deserialize;
 
 use super::config::{FromConfig, check_beta, check_range};
-use super::gp::{GpModel, Member, Posterior, Proposer, Start, Training, fit_gp};
+use super::gp::{GpModel, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp, objective_values, trust_region};
 use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch, transfer};
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::Gp;
-use crate::kernel::{Categorical, Kernel, LengthScalePrior, Product, matern52, squared_exp};
+use crate::kernel::{Categorical, InputWarped, Kernel, LengthScalePrior, Product, matern52, squared_exp};
 use crate::optimize::mixed::{MixedConfig, maximize};
 use crate::space::SearchSpace;
 use crate::space::features::Features;
@@ -95,6 +98,12 @@ pub struct GpBanditParams {
     pub num_candidates: usize,
     /// Random restarts of the hyperparameter fit.
     pub num_restarts: usize,
+    /// Whether numeric coordinates are warped by a learned Kumaraswamy CDF.
+    pub input_warping: bool,
+    /// Whether the acquisition is searched in a trust region around the best trial.
+    pub trust_region: bool,
+    /// The warp of the objective the GP is fitted to.
+    pub output_warping: OutputWarping,
 }
 
 impl Default for GpBanditParams {
@@ -107,6 +116,9 @@ impl Default for GpBanditParams {
             length_scale_prior: LengthScalePrior::Weak,
             num_candidates: 512,
             num_restarts: 2,
+            input_warping: false,
+            trust_region: false,
+            output_warping: OutputWarping::None,
         }
     }
 }
@@ -175,9 +187,12 @@ pub(super) fn kernel_for(features: &Features, params: &GpBanditParams) -> Box<dy
             (median, (LENGTH_SCALE_BOUNDS.0, LENGTH_SCALE_BOUNDS.1.max(10.0 * median)))
         }
     };
-    let numeric_kernel: Option<Box<dyn Kernel>> = (!numeric.is_empty()).then(|| match params.kernel {
-        KernelKind::Matern52 => Box::new(matern52(numeric, start, bounds).with_prior(prior)) as Box<dyn Kernel>,
-        KernelKind::SquaredExp => Box::new(squared_exp(numeric, start, bounds).with_prior(prior)),
+    let numeric_kernel: Option<Box<dyn Kernel>> = (!numeric.is_empty()).then(|| {
+        let stationary = match params.kernel {
+            KernelKind::Matern52 => Box::new(matern52(numeric.clone(), start, bounds).with_prior(prior)) as Box<dyn Kernel>,
+            KernelKind::SquaredExp => Box::new(squared_exp(numeric.clone(), start, bounds).with_prior(prior)),
+        };
+        if params.input_warping { Box::new(InputWarped::new(stationary, numeric)) as Box<dyn Kernel> } else { stationary }
     });
     let categorical_kernel: Option<Box<dyn Kernel>> =
         (!categorical.is_empty()).then(|| Box::new(Categorical::new(categorical)) as Box<dyn Kernel>);
@@ -218,7 +233,9 @@ impl GpBandit {
             (Some(_), None) => transfer::INITIAL_DESIGN_WITH_PRIORS,
             _ => self.initial_design_size(features.dim()),
         };
-        let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, initial) else {
+        // The prior studies' GPs model the objective's own values: no warp on a stack.
+        let warping = if stack.is_some() { OutputWarping::None } else { self.params.output_warping };
+        let Some(Training { sign, worst, ranked, x, y, warp }) = Training::new(spec, history, &encode, initial, warping) else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let kernel = (self.variant.kernel)(&features, &self.params);
@@ -247,16 +264,23 @@ impl GpBandit {
             AcquisitionKind::Pi => Acquisition::LogPi { best },
         };
         // The best observed points anchor a local search around them.
-        let anchors = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
+        let anchors: Vec<Assignment> = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
+        // The local phase's box around the best trial, replayed from the trials in order.
+        let local = self.params.trust_region.then(|| {
+            let values: Vec<f64> = objective_values(spec, history).1.into_iter().flatten().collect();
+            trust_region::replay(&values, initial, features.numeric_dims().len())
+        });
+        let region = local.as_ref().and_then(|p| p.length).map(|l| trust_region::region(&spec.space.encode(&anchors[0]), l));
         let proposer = GpBanditProposer {
             name: self.variant.name,
             priors: stack.map(|s| s.names).unwrap_or_default(),
             features,
             acquisition,
             anchors,
-            config: MixedConfig { n_candidates: self.params.num_candidates, ..MixedConfig::default() },
+            local,
+            config: MixedConfig { n_candidates: self.params.num_candidates, region, ..MixedConfig::default() },
         };
-        Ok(GpModel::fitted(Posterior::new(gp, sign, worst, spec, history), proposer, state))
+        Ok(GpModel::fitted(Posterior::new(gp, sign, warp, worst, spec, history), proposer, state))
     }
 
     fn initial_design_size(&self, d: usize) -> usize {
@@ -282,6 +306,8 @@ struct GpBanditProposer {
     features: Features,
     acquisition: Acquisition,
     anchors: Vec<Assignment>,
+    /// The local phase, under `trustRegion`.
+    local: Option<trust_region::LocalPhase>,
     config: MixedConfig,
 }
 
@@ -382,6 +408,12 @@ impl Proposer for GpBanditProposer {
             "logNoiseVariance": h.log_noise,
             "acquisition": format!("{:?}", self.acquisition),
         });
+        if !post.warp.is_identity() {
+            described["outputWarp"] = post.warp.describe();
+        }
+        if let Some(local) = &self.local {
+            described["trustRegion"] = serde_json::json!({"side": local.length, "restarts": local.restarts});
+        }
         if !self.priors.is_empty() {
             // α: how much of the model's deviation is its own rather than the priors'.
             described["priorStudies"] = serde_json::json!(self.priors);

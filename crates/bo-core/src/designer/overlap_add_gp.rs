@@ -36,12 +36,13 @@
 //! | `priorMean` | `MEAN` | the GP's constant prior mean: `MEAN` of the observations, or the `WORST` (as `ADD_GP_UCB`) | — |
 //! | `initialDesignSize` | 10 | quasi-random trials before the GP | 1 – 1,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`) | — |
 
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
 use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
-use super::gp::{GpModel, Member, Posterior, PriorMean, Proposer, Start, Training, fit_gp, warm_start};
+use super::gp::{GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp, warm_start};
 use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::gp::{Gp, Hyperparameters, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
@@ -72,6 +73,8 @@ pub struct OverlapAddGpParams {
     pub initial_design_size: usize,
     /// Random restarts of the hyperparameter fit.
     pub num_restarts: usize,
+    /// The warp of the objective the GP is fitted to.
+    pub output_warping: OutputWarping,
 }
 
 impl Default for OverlapAddGpParams {
@@ -86,6 +89,7 @@ impl Default for OverlapAddGpParams {
             prior_mean: PriorMean::default(),
             initial_design_size: 10,
             num_restarts: 2,
+            output_warping: OutputWarping::None,
         }
     }
 }
@@ -316,7 +320,9 @@ impl OverlapAddGp {
         let features = Features::new(&spec.space);
         let d = features.dim();
         let encode = |a: &Assignment| features.encode(a);
-        let Some(Training { sign, worst, ranked, x, y }) = Training::new(spec, history, &encode, self.params.initial_design_size) else {
+        let Some(Training { sign, worst, ranked, x, y, warp }) =
+            Training::new(spec, history, &encode, self.params.initial_design_size, self.params.output_warping)
+        else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let n = x.len();
@@ -376,7 +382,7 @@ impl OverlapAddGp {
             learned_at: if self.known.is_some() { None } else { learned_at },
             gibbs_evaluations,
         };
-        Ok(GpModel::fitted(Posterior::new(gp, sign, worst, spec, history), proposer, state))
+        Ok(GpModel::fitted(Posterior::new(gp, sign, warp, worst, spec, history), proposer, state))
     }
 }
 

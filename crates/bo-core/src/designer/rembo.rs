@@ -48,7 +48,7 @@ use rand::Rng;
 use serde::Deserialize;
 
 use super::config::{FromConfig, check_range, refuse_conditional};
-use super::gp::{Start, Training, add_fantasies, fit_gp, objective_values};
+use super::gp::{OutputWarping, Start, Training, add_fantasies, fit_gp, objective_values};
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedded, EmbeddedFit, Settings, isotropic, recover_from_rows, start};
@@ -239,22 +239,23 @@ impl Rembo {
             RemboKernel::HighDim => {
                 let features = Features::new(&spec.space);
                 let encode = |a: &Assignment| features.encode(a);
-                let gp = match Training::new(spec, history, &encode, self.settings.initial_design_size * self.settings.k) {
-                    Some(Training { x, y, .. }) => {
-                        let kernel = isotropic((0..features.dim()).collect(), &features.categorical_dims(), 0.5, (0.01, 20.0));
-                        let warm = warm.and_then(|s| s.0.get("gp").cloned()).map(ModelState);
-                        Some(fit_gp(
-                            kernel,
-                            x,
-                            &y,
-                            spec.observation_noise,
-                            self.settings.num_restarts,
-                            start(warm.as_ref(), from.is_restore()),
-                            rng,
-                        )?)
-                    }
-                    None => None,
-                };
+                let gp =
+                    match Training::new(spec, history, &encode, self.settings.initial_design_size * self.settings.k, OutputWarping::None) {
+                        Some(Training { x, y, .. }) => {
+                            let kernel = isotropic((0..features.dim()).collect(), &features.categorical_dims(), 0.5, (0.01, 20.0));
+                            let warm = warm.and_then(|s| s.0.get("gp").cloned()).map(ModelState);
+                            Some(fit_gp(
+                                kernel,
+                                x,
+                                &y,
+                                spec.observation_noise,
+                                self.settings.num_restarts,
+                                start(warm.as_ref(), from.is_restore()),
+                                rng,
+                            )?)
+                        }
+                        None => None,
+                    };
                 let state = ModelState(serde_json::json!({ "gp": gp.as_ref().map(|(_, s)| s.clone()) }));
                 let best = history.iter().zip(&values).filter_map(|(o, v)| v.map(|v| (o, v))).max_by(|a, b| a.1.total_cmp(&b.1));
                 let model = HighDimModel {

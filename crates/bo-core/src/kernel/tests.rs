@@ -156,6 +156,26 @@ fn product_of_numeric_and_categorical_conforms() {
 }
 
 #[test]
+fn input_warped_conforms() {
+    // Two of three numeric coordinates warped, inside a product with a categorical kernel.
+    let warped = InputWarped::new(Box::new(matern52(vec![0, 1, 2], 0.4, B)), vec![0, 2]);
+    check_kernel(Box::new(warped.clone()), 3, &[]);
+    let k = Product(vec![
+        Box::new(InputWarped::new(Box::new(matern52(vec![1, 3], 0.4, B)), vec![1, 3])),
+        Box::new(Categorical::new(vec![0, 2])),
+    ]);
+    check_kernel(Box::new(k), 4, &[0, 2]);
+}
+
+#[test]
+fn input_warping_starts_as_the_identity() {
+    let inner = matern52(vec![0, 1], 0.4, B);
+    let warped = InputWarped::new(Box::new(inner.clone()), vec![0, 1]);
+    let (x, y) = ([0.2, 0.9], [0.6, 0.1]);
+    assert!((warped.eval(&x, &y) - inner.eval(&x, &y)).abs() < 1e-9);
+}
+
+#[test]
 fn sum_conforms() {
     let k = Sum(vec![Box::new(matern52(vec![0], 0.4, B)), Box::new(squared_exp(vec![1, 2], 0.3, B))]);
     check_kernel(Box::new(k), 3, &[]);

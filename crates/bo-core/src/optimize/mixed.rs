@@ -21,7 +21,7 @@ use rand::{Rng, RngExt};
 use super::NonFinite;
 use super::lbfgsb::{Lbfgsb, minimize_batch};
 use crate::optimize::sobol::sobol_point;
-use crate::space::features::Features;
+use crate::space::features::{FeatureKind, Features};
 use crate::trial::Assignment;
 
 /// Scores a batch of feature vectors.
@@ -47,6 +47,9 @@ pub struct MixedConfig {
     pub max_iter: usize,
     /// Threads the local optimisations are split over (each runs its share in lock-step).
     pub threads: usize,
+    /// A box the numeric coordinates stay in (a trust region), per parameter in unit-cube
+    /// coordinates; `None`: the whole cube. Categorical coordinates ignore it.
+    pub region: Option<Vec<(f64, f64)>>,
 }
 
 impl Default for MixedConfig {
@@ -54,7 +57,7 @@ impl Default for MixedConfig {
         // Measured with `bo-bench suite`: 8 lock-step starts cost about what 4 did (a round is one
         // pass over the factor) and did better on Ackley, Levy, Rosenbrock and Styblinski–Tang;
         // 30 iterations instead of 60 changed no regret.
-        MixedConfig { n_candidates: 512, n_local: 16, n_starts: 8, max_iter: 30, threads: 1 }
+        MixedConfig { n_candidates: 512, n_local: 16, n_starts: 8, max_iter: 30, threads: 1, region: None }
     }
 }
 
@@ -92,12 +95,36 @@ pub fn maximize(
     let d = space.n_params();
     let seed: u64 = rng.random();
     let offset: u64 = rng.random_range(0..1 << 15);
-    let local = around(features, anchors, config.n_local, rng);
+    // Sobol points of the region (the whole cube without one), and the anchors' neighbours
+    // clamped into it.
+    let into_region = |mut u: Vec<f64>| {
+        if let Some(region) = &config.region {
+            for (i, (lo, hi)) in region.iter().enumerate() {
+                if features.kind(i) == FeatureKind::Numeric {
+                    u[i] = lo + u[i] * (hi - lo);
+                }
+            }
+        }
+        u
+    };
+    let clamp_into_region = |a: Assignment| match &config.region {
+        None => a,
+        Some(region) => {
+            let mut u = space.encode(&a);
+            for (i, (lo, hi)) in region.iter().enumerate() {
+                if features.kind(i) == FeatureKind::Numeric {
+                    u[i] = u[i].clamp(*lo, *hi);
+                }
+            }
+            space.decode(&u)
+        }
+    };
+    let local: Vec<Assignment> = around(features, anchors, config.n_local, rng).into_iter().map(clamp_into_region).collect();
     // Decoded as they are scored, a chunk at a time: numCandidates × D never sits in memory.
     // The anchors themselves too: a model that may measure a point again can choose one (for
     // the others they are taken).
     let candidates = (0..config.n_candidates as u64)
-        .map(|i| space.decode(&sobol_point(offset + i, d, seed)))
+        .map(|i| space.decode(&into_region(sobol_point(offset + i, d, seed))))
         .chain(local)
         .chain(anchors.iter().cloned())
         .map(|a| (a, 0));
@@ -218,11 +245,14 @@ pub fn refine(
         }
         x
     };
+    let bound = |i: usize| config.region.as_ref().map_or((0.0, 1.0), |r| r[i]);
     let runs = starts
         .iter()
         .map(|(start, free)| {
-            let x0: Vec<f64> = free.iter().map(|&i| start.x[i]).collect();
-            Lbfgsb::new(&x0, &vec![0.0; free.len()], &vec![1.0; free.len()], config.max_iter, ACQUISITION_F_TOL)
+            let (lower, upper): (Vec<f64>, Vec<f64>) = free.iter().map(|&i| bound(i)).unzip();
+            // A start outside the box (an anchor's neighbour) is moved into it.
+            let x0: Vec<f64> = free.iter().zip(lower.iter().zip(&upper)).map(|(&i, (l, u))| start.x[i].clamp(*l, *u)).collect();
+            Lbfgsb::new(&x0, &lower, &upper, config.max_iter, ACQUISITION_F_TOL)
         })
         .collect();
     let evaluate = |base: usize, active: &[usize], zs: &[Vec<f64>]| {

@@ -7,11 +7,14 @@
 //! Must not: name a designer, parse `algorithmConfig`, or hold an acquisition rule.
 
 pub(crate) mod model;
+pub mod output_warp;
 pub(crate) mod posterior;
 pub(crate) mod schedule;
 pub(crate) mod training;
+pub(crate) mod trust_region;
 
 pub(crate) use model::{GpModel, Member, Proposer};
+pub use output_warp::OutputWarping;
 pub use posterior::PriorMean;
 pub(crate) use posterior::{Posterior, add_fantasies};
 pub(crate) use schedule::{Start, fit_gp, noise_bounds, warm_start};

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 
+use super::output_warp::Warp;
 use crate::designer::{FitError, Prediction};
 use crate::gp::Gp;
 use crate::study::{ObservationNoise, StudySpec};
@@ -55,11 +56,14 @@ impl PriorMean {
 }
 
 /// A fitted GP on a study's objective and what every GP model keeps with it: the sign that
-/// makes it a maximisation, the infeasible trials' penalty and the trials not to propose again.
+/// makes it a maximisation, the warp of its outputs, the infeasible trials' penalty and the
+/// trials not to propose again.
 pub(crate) struct Posterior {
     pub gp: Gp,
-    /// +1 to maximise the objective, −1 to minimise it (the GP models `sign · objective`).
+    /// +1 to maximise the objective, −1 to minimise it (the GP models `g(sign · objective)`).
     pub sign: f64,
+    /// The output warp `g`, frozen at the fit: new observations go through it too.
+    pub warp: Warp,
     /// The objective's metric id.
     pub objective: String,
     /// The worst feasible value seen at the fit (`sign`-adjusted): infeasible trials' penalty.
@@ -72,14 +76,14 @@ pub(crate) struct Posterior {
 
 impl Posterior {
     /// The posterior of `gp` fitted to `spec`'s objective (`sign`-adjusted, infeasible trials at
-    /// `worst`) over `history`.
-    pub fn new(gp: Gp, sign: f64, worst: f64, spec: &StudySpec, history: &[Observation]) -> Posterior {
+    /// `worst`, then warped by `warp`) over `history`.
+    pub fn new(gp: Gp, sign: f64, warp: Warp, worst: f64, spec: &StudySpec, history: &[Observation]) -> Posterior {
         // Under `observationNoise: HIGH` a point may be measured again (a repeat tells the
         // model about the noise there, and a small discrete space is not used up by one look at
         // each point); otherwise the data's points are never proposed again.
         let repeats = spec.observation_noise == ObservationNoise::High;
         let taken = if repeats { HashSet::new() } else { history.iter().map(|o| o.assignment.key()).collect() };
-        Posterior { gp, sign, objective: spec.objective().id.clone(), worst, taken, repeats }
+        Posterior { gp, sign, warp, objective: spec.objective().id.clone(), worst, taken, repeats }
     }
 
     /// The posterior conditioned on `new` completed trials (without refitting θ); `None` when
@@ -95,13 +99,21 @@ impl Posterior {
                 Outcome::Infeasible => self.worst,
             };
             xs.push(encode(&o.assignment));
-            ys.push(gp.standardize_value(y));
+            ys.push(gp.standardize_value(self.warp.apply(y)));
             if !self.repeats {
                 taken.insert(o.assignment.key());
             }
         }
         gp.condition_on(xs, ys, None).ok()?;
-        Some(Posterior { gp, sign: self.sign, objective: self.objective.clone(), worst: self.worst, taken, repeats: self.repeats })
+        Some(Posterior {
+            gp,
+            sign: self.sign,
+            warp: self.warp.clone(),
+            objective: self.objective.clone(),
+            worst: self.worst,
+            taken,
+            repeats: self.repeats,
+        })
     }
 
     /// The same posterior from a fresh factorisation at the same θ (see [`Gp::refactored`]).
@@ -110,6 +122,7 @@ impl Posterior {
         Some(Posterior {
             gp,
             sign: self.sign,
+            warp: self.warp.clone(),
             objective: self.objective.clone(),
             worst: self.worst,
             taken: self.taken.clone(),
@@ -153,10 +166,12 @@ impl Posterior {
 
     /// The GP's constant prior mean, in the objective's units.
     pub fn prior_mean(&self) -> f64 {
-        self.sign * self.gp.unstandardize(0.0, 0.0).0
+        self.sign * self.warp.invert(self.gp.unstandardize(0.0, 0.0).0)
     }
 
-    /// Posterior mean and deviation of the objective, in its own units and direction.
+    /// Posterior mean and deviation of the objective, in its own units and direction (through a
+    /// warp: the median and the half-width of one deviation either side, see
+    /// [`Warp::unwarp_prediction`]).
     pub fn predictions(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Prediction> {
         let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
         self.gp
@@ -164,6 +179,7 @@ impl Posterior {
             .into_iter()
             .map(|(m, v)| {
                 let (mean, stddev) = self.gp.unstandardize_sd(m, v);
+                let (mean, stddev) = self.warp.unwarp_prediction(mean, stddev);
                 Prediction { mean: self.sign * mean, stddev }
             })
             .collect()

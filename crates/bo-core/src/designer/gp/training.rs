@@ -1,7 +1,9 @@
 //! A study's completed trials as a GP's training data: the objective made a maximisation,
-//! infeasible trials at the worst feasible value (their penalty), the trials ranked. The one
-//! rule every GP designer trains on; it knows nothing of kernels or fits.
+//! infeasible trials at the worst feasible value (their penalty), the trials ranked, the targets
+//! warped as the designer asks ([`super::output_warp`]). The one rule every GP designer trains
+//! on; it knows nothing of kernels or fits.
 
+use super::output_warp::{OutputWarping, Warp};
 use crate::study::{Goal, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome};
 
@@ -16,8 +18,10 @@ pub(crate) struct Training<'h> {
     pub ranked: Vec<(&'h Assignment, f64)>,
     /// Inputs, in the model's features.
     pub x: Vec<Vec<f64>>,
-    /// Outputs, `sign`-adjusted.
+    /// Outputs, `sign`-adjusted and warped.
     pub y: Vec<f64>,
+    /// The warp the outputs went through, fitted to them.
+    pub warp: Warp,
 }
 
 /// Each trial's objective made a maximisation (×`sign`, returned), infeasible trials at the
@@ -42,9 +46,15 @@ pub(crate) fn objective_values(spec: &StudySpec, history: &[Observation]) -> (f6
 }
 
 impl<'h> Training<'h> {
-    /// The training data of `history` under `encode`; `None` with fewer than `min` measured
-    /// trials.
-    pub fn new(spec: &StudySpec, history: &'h [Observation], encode: &dyn Fn(&Assignment) -> Vec<f64>, min: usize) -> Option<Training<'h>> {
+    /// The training data of `history` under `encode`, its outputs warped by a warp of kind
+    /// `warping` fitted to them; `None` with fewer than `min` measured trials.
+    pub fn new(
+        spec: &StudySpec,
+        history: &'h [Observation],
+        encode: &dyn Fn(&Assignment) -> Vec<f64>,
+        min: usize,
+        warping: OutputWarping,
+    ) -> Option<Training<'h>> {
         let (sign, values) = objective_values(spec, history);
         let mut ranked: Vec<(&Assignment, f64)> = history
             .iter()
@@ -57,7 +67,10 @@ impl<'h> Training<'h> {
         }
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         let worst = ranked.iter().map(|(_, y)| *y).fold(f64::INFINITY, f64::min);
-        let (x, y) = history.iter().zip(&values).filter_map(|(o, v)| v.map(|v| (encode(&o.assignment), v))).unzip();
-        Some(Training { sign, worst, ranked, x, y })
+        let (x, y): (Vec<Vec<f64>>, Vec<f64>) =
+            history.iter().zip(&values).filter_map(|(o, v)| v.map(|v| (encode(&o.assignment), v))).unzip();
+        let warp = Warp::fit(warping, &y);
+        let y = if warp.is_identity() { y } else { y.iter().map(|v| warp.apply(*v)).collect() };
+        Some(Training { sign, worst, ranked, x, y, warp })
     }
 }

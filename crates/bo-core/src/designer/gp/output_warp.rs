@@ -1,0 +1,424 @@
+//! Output warping: a monotone map of the objective, fitted to the trials at each fit, in which
+//! the GP is trained. A GP on raw values of a function spanning several orders of magnitude
+//! (Rosenbrock, a validation loss that diverges on some trials) spends its length scales and
+//! its variance on the few worst trials and sees the good region as flat; a monotone warp keeps
+//! the order of the trials — so the argmax, EI's incumbent and the trials not to repeat — and
+//! gives the model values it can fit.
+//!
+//! - [`OutputWarping::YeoJohnson`] (HEBO, Cowen-Rivers et al. 2022, §4.1): the values
+//!   standardised, then Yeo–Johnson's power transform (Yeo & Johnson 2000) with λ by maximum
+//!   likelihood of a normal fit of the result, as `scipy.stats.yeojohnson_normmax`.
+//! - [`OutputWarping::HalfRank`] (OSS Vizier's default output warper, `HalfRankComponent` then
+//!   `LogWarperComponent`): the values below the median replaced by normal quantiles of their
+//!   ranks at the spread of the better half, then a log warp over the range that stretches the
+//!   differences among the best values.
+//!
+//! A warp is fitted once per fit and frozen: a model that conditions on new trials between fits
+//! maps their values through the same warp (a value beyond the fitted range through its linear
+//! extension), so conditioning equals refactoring at the same θ. Predictions are mapped back:
+//! the mean as `g⁻¹(μ)` (the median of the warped normal) and the deviation as half the width of
+//! `g⁻¹(μ ± σ)`.
+//!
+//! Must not: know kernels, fits or acquisitions; it maps numbers.
+
+use serde::Deserialize;
+
+use crate::acquisition::ndtr;
+
+/// Which warp of the objective a GP designer fits (`algorithmConfig.outputWarping`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum OutputWarping {
+    /// The values as they are (standardised by the GP).
+    #[default]
+    None,
+    /// Yeo–Johnson's power transform, λ by maximum likelihood (HEBO).
+    YeoJohnson,
+    /// The worse half to normal quantiles of their ranks, then a log warp (OSS Vizier).
+    HalfRank,
+}
+
+/// A fitted warp `g`: increasing, defined on every finite value.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Warp {
+    /// `g(y) = y`.
+    Identity,
+    /// `g(y) = ψ_λ((y − centre) / scale)`, Yeo–Johnson's ψ.
+    YeoJohnson { centre: f64, scale: f64, lambda: f64 },
+    /// Half-rank then log warp.
+    HalfRank(HalfRank),
+}
+
+/// The range λ is searched over: wide enough for values spanning ten orders of magnitude (λ near
+/// 2 compresses the worse tail like a log), bounded so that ψ stays well conditioned.
+const LAMBDA_RANGE: (f64, f64) = (-3.0, 5.0);
+
+/// Vizier's `LogWarperComponent.offset`.
+const LOG_OFFSET: f64 = 1.5;
+
+impl Warp {
+    /// The warp of `kind` fitted to `y` (finite values, higher is better).
+    pub fn fit(kind: OutputWarping, y: &[f64]) -> Warp {
+        let distinct = y.iter().any(|v| *v != y[0]);
+        if y.len() < 3 || !distinct || y.iter().any(|v| !v.is_finite()) {
+            return Warp::Identity;
+        }
+        match kind {
+            OutputWarping::None => Warp::Identity,
+            OutputWarping::YeoJohnson => {
+                let n = y.len() as f64;
+                let centre = y.iter().sum::<f64>() / n;
+                let scale = (y.iter().map(|v| (v - centre).powi(2)).sum::<f64>() / n).sqrt();
+                if !(scale > 0.0 && scale.is_finite()) {
+                    return Warp::Identity;
+                }
+                let z: Vec<f64> = y.iter().map(|v| (v - centre) / scale).collect();
+                let lambda = golden_max(|l| yeo_johnson_log_likelihood(&z, l), LAMBDA_RANGE.0, LAMBDA_RANGE.1);
+                Warp::YeoJohnson { centre, scale, lambda }
+            }
+            OutputWarping::HalfRank => HalfRank::fit(y).map_or(Warp::Identity, Warp::HalfRank),
+        }
+    }
+
+    /// Whether this is the identity.
+    pub fn is_identity(&self) -> bool {
+        matches!(self, Warp::Identity)
+    }
+
+    /// `g(y)`.
+    pub fn apply(&self, y: f64) -> f64 {
+        match self {
+            Warp::Identity => y,
+            Warp::YeoJohnson { centre, scale, lambda } => yeo_johnson((y - centre) / scale, *lambda),
+            Warp::HalfRank(h) => h.apply(y),
+        }
+    }
+
+    /// `g⁻¹(w)`; a value beyond `g`'s range maps to the end of the domain it approaches.
+    pub fn invert(&self, w: f64) -> f64 {
+        match self {
+            Warp::Identity => w,
+            Warp::YeoJohnson { centre, scale, lambda } => centre + scale * yeo_johnson_inverse(w, *lambda),
+            Warp::HalfRank(h) => h.invert(w),
+        }
+    }
+
+    /// A warped normal prediction (mean, deviation) in the objective's units: the median
+    /// `g⁻¹(μ)` and half the width of `g⁻¹(μ ± σ)`.
+    pub fn unwarp_prediction(&self, mean: f64, sd: f64) -> (f64, f64) {
+        match self {
+            Warp::Identity => (mean, sd),
+            _ => (self.invert(mean), 0.5 * (self.invert(mean + sd) - self.invert(mean - sd)).abs()),
+        }
+    }
+
+    /// What the model's description shows of the warp.
+    pub fn describe(&self) -> serde_json::Value {
+        match self {
+            Warp::Identity => serde_json::Value::Null,
+            Warp::YeoJohnson { lambda, .. } => serde_json::json!({"kind": "YEO_JOHNSON", "lambda": lambda}),
+            Warp::HalfRank(h) => serde_json::json!({"kind": "HALF_RANK", "median": h.median, "goodHalfSpread": h.spread}),
+        }
+    }
+}
+
+/// Yeo–Johnson's ψ_λ(z): `((z+1)^λ − 1)/λ` for z ≥ 0 (log(z+1) at λ = 0), and
+/// `−((1−z)^(2−λ) − 1)/(2−λ)` for z < 0 (−log(1−z) at λ = 2).
+fn yeo_johnson(z: f64, lambda: f64) -> f64 {
+    if z >= 0.0 {
+        if lambda.abs() < 1e-12 { z.ln_1p() } else { ((z.ln_1p() * lambda).exp_m1()) / lambda }
+    } else {
+        let mu = 2.0 - lambda;
+        if mu.abs() < 1e-12 { -(-z).ln_1p() } else { -(((-z).ln_1p() * mu).exp_m1()) / mu }
+    }
+}
+
+/// ψ_λ⁻¹(w), the argument clamped into ψ_λ's range (bounded above for λ < 0, below for λ > 2).
+fn yeo_johnson_inverse(w: f64, lambda: f64) -> f64 {
+    if w >= 0.0 {
+        if lambda.abs() < 1e-12 {
+            w.exp_m1()
+        } else {
+            // (λw + 1)^(1/λ) − 1, with λw + 1 > 0 (for λ < 0, w < −1/λ).
+            let base = (lambda * w + 1.0).max(1e-300);
+            (base.ln() / lambda).exp_m1()
+        }
+    } else {
+        let mu = 2.0 - lambda;
+        if mu.abs() < 1e-12 {
+            -(-w).exp_m1()
+        } else {
+            let base = (1.0 - mu * w).max(1e-300);
+            -(base.ln() / mu).exp_m1()
+        }
+    }
+}
+
+/// The profile log-likelihood of λ for a normal fit of ψ_λ(z): `−n/2 log σ̂²_λ + (λ − 1) Σ
+/// sign(z) log(1 + |z|)` (Yeo & Johnson 2000, eq. 3.1, the mean and variance profiled out).
+fn yeo_johnson_log_likelihood(z: &[f64], lambda: f64) -> f64 {
+    let n = z.len() as f64;
+    let w: Vec<f64> = z.iter().map(|&v| yeo_johnson(v, lambda)).collect();
+    let mean = w.iter().sum::<f64>() / n;
+    let var = w.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    if !(var > 0.0 && var.is_finite()) {
+        return f64::NEG_INFINITY;
+    }
+    let jacobian: f64 = z.iter().map(|v| v.signum() * v.abs().ln_1p()).sum();
+    -0.5 * n * var.ln() + (lambda - 1.0) * jacobian
+}
+
+/// The maximiser of `f` on `[lo, hi]` by golden-section search (to 1e-6 of the range); `f` is
+/// taken to be unimodal there, as the Yeo–Johnson likelihood is in practice.
+fn golden_max(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    let (mut a, mut b) = (lo, hi);
+    let mut c = b - ratio * (b - a);
+    let mut d = a + ratio * (b - a);
+    let (mut fc, mut fd) = (f(c), f(d));
+    while b - a > 1e-6 * (hi - lo) {
+        if fc >= fd {
+            b = d;
+            (d, fd) = (c, fc);
+            c = b - ratio * (b - a);
+            fc = f(c);
+        } else {
+            a = c;
+            (c, fc) = (d, fd);
+            d = a + ratio * (b - a);
+            fd = f(d);
+        }
+    }
+    0.5 * (a + b)
+}
+
+/// Vizier's half-rank warp followed by its log warp, fitted to a set of values.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct HalfRank {
+    /// The median of the values: the half-rank warp is the identity from here up.
+    median: f64,
+    /// The spread of the better half about the median, the scale of the worse half's quantiles.
+    spread: f64,
+    /// The distinct values below the median, ascending, with their half-rank images.
+    knots: Vec<(f64, f64)>,
+    /// The log warp's range (of half-ranked values).
+    low: f64,
+    high: f64,
+}
+
+impl HalfRank {
+    fn fit(y: &[f64]) -> Option<HalfRank> {
+        let mut sorted = y.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let median = if n % 2 == 1 { sorted[n / 2] } else { 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]) };
+        let mut unique = sorted.clone();
+        unique.dedup();
+        // The spread of the better half about the median (Vizier's `_estimate_std_of_good_half`),
+        // falling back to all values' when the better half is one value.
+        let good: Vec<f64> = unique.iter().copied().filter(|v| *v >= median).collect();
+        let rms = |vs: &[f64]| (vs.iter().map(|v| (v - median).powi(2)).sum::<f64>() / vs.len().max(1) as f64).sqrt();
+        let spread = [rms(&good), rms(&unique)].into_iter().find(|s| *s > 0.0 && s.is_finite())?;
+        // Dense ranks among the distinct values; the ones below the median go to normal
+        // quantiles `median + spread · Φ⁻¹(½ (rank − ½) / denominator)`, all below the median.
+        let at_median = unique.partition_point(|v| *v < median);
+        let denominator = at_median as f64 + if unique.get(at_median) == Some(&median) { 0.5 } else { 0.0 };
+        let knots: Vec<(f64, f64)> = unique[..at_median]
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (v, median + spread * normal_quantile(0.5 * (i as f64 + 0.5) / denominator)))
+            .collect();
+        let low = knots.first().map_or(sorted[0], |k| k.1);
+        let high = sorted[n - 1];
+        if !(high > low) {
+            return None;
+        }
+        Some(HalfRank { median, spread, knots, low, high })
+    }
+
+    /// The half-rank image of `y`: the identity from the median up, linear between the knots,
+    /// and below the lowest knot the line through the lowest and the highest.
+    fn half_rank(&self, y: f64) -> f64 {
+        interpolate(&self.knots, self.median, y, |k| k.0, |k| k.1)
+    }
+
+    fn half_rank_inverse(&self, v: f64) -> f64 {
+        interpolate(&self.knots, self.median, v, |k| k.1, |k| k.0)
+    }
+
+    /// The log warp: `½ − log(1 + (offset − 1)(high − v)/(high − low)) / log(offset)`, in
+    /// [−½, ½] over the range; above `high` its tangent there.
+    fn log_warp(&self, v: f64) -> f64 {
+        let range = self.high - self.low;
+        if v > self.high {
+            return 0.5 + (v - self.high) / range * (LOG_OFFSET - 1.0) / LOG_OFFSET.ln();
+        }
+        0.5 - ((self.high - v) / range * (LOG_OFFSET - 1.0)).ln_1p() / LOG_OFFSET.ln()
+    }
+
+    fn log_warp_inverse(&self, w: f64) -> f64 {
+        let range = self.high - self.low;
+        if w > 0.5 {
+            return self.high + (w - 0.5) * range * LOG_OFFSET.ln() / (LOG_OFFSET - 1.0);
+        }
+        self.high - (LOG_OFFSET.ln() * (0.5 - w)).exp_m1() * range / (LOG_OFFSET - 1.0)
+    }
+
+    fn apply(&self, y: f64) -> f64 {
+        self.log_warp(self.half_rank(y))
+    }
+
+    fn invert(&self, w: f64) -> f64 {
+        self.half_rank_inverse(self.log_warp_inverse(w))
+    }
+}
+
+/// The piecewise-linear map through `knots` (ascending in both `from` and `to`) that is the
+/// identity from `median` up; between the last knot and the median the segment joining them;
+/// below the first knot the line through the first knot and the median.
+fn interpolate<K>(knots: &[K], median: f64, v: f64, from: impl Fn(&K) -> f64, to: impl Fn(&K) -> f64) -> f64 {
+    if v >= median || knots.is_empty() {
+        return v;
+    }
+    let i = knots.partition_point(|k| from(k) <= v);
+    let (a, b) = match i {
+        0 => ((from(&knots[0]), to(&knots[0])), (median, median)),
+        i if i == knots.len() => ((from(&knots[i - 1]), to(&knots[i - 1])), (median, median)),
+        i => ((from(&knots[i - 1]), to(&knots[i - 1])), (from(&knots[i]), to(&knots[i]))),
+    };
+    if b.0 <= a.0 {
+        return a.1;
+    }
+    a.1 + (v - a.0) * (b.1 - a.1) / (b.0 - a.0)
+}
+
+/// Φ⁻¹(p) for p in (0, 1): Acklam's rational approximation, refined by one Halley step on Φ
+/// (`erfc`), to about 1e-15.
+pub(crate) fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] =
+        [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.383577518672690e2, -3.066479806614716e1, 2.506628277459239];
+    const B: [f64; 5] = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+    const C: [f64; 6] =
+        [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+    const D: [f64; 4] = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+    let p = p.clamp(1e-300, 1.0 - 1e-16);
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5]) / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    let x = if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    };
+    // Halley's step: e = Φ(x) − p, u = e √(2π) e^{x²/2}.
+    let e = ndtr(x) - p;
+    let u = e * (2.0 * std::f64::consts::PI).sqrt() * (0.5 * x * x).exp();
+    x - u / (1.0 + 0.5 * x * u)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values spanning six orders of magnitude, as a Rosenbrock's are (maximised: negated).
+    fn heavy_tailed() -> Vec<f64> {
+        (0..40).map(|i| -(1.5f64).powi(i % 35) - 0.1 * i as f64).collect()
+    }
+
+    #[test]
+    fn the_normal_quantile_inverts_the_normal_cdf() {
+        for p in [1e-12, 1e-6, 0.01, 0.02425, 0.1, 0.3, 0.5, 0.77, 0.975, 0.999_999] {
+            let x = normal_quantile(p);
+            assert!((ndtr(x) - p).abs() < 1e-14 * p.max(1e-3) / 1e-3, "Φ(Φ⁻¹({p})) = {}", ndtr(x));
+        }
+        assert!((normal_quantile(0.975) - 1.959_963_984_540_054).abs() < 1e-12);
+    }
+
+    #[test]
+    fn every_warp_is_increasing_and_inverts_itself() {
+        let y = heavy_tailed();
+        for kind in [OutputWarping::YeoJohnson, OutputWarping::HalfRank] {
+            let warp = Warp::fit(kind, &y);
+            assert!(!warp.is_identity(), "{kind:?}");
+            // Over and beyond the data: below the worst, between, above the best.
+            let mut probes: Vec<f64> = y.clone();
+            probes.extend([-1e7, -3e6, 0.0, 0.5, 3.0, 50.0]);
+            probes.sort_by(f64::total_cmp);
+            let warped: Vec<f64> = probes.iter().map(|v| warp.apply(*v)).collect();
+            for (w, v) in warped.windows(2).zip(probes.windows(2)) {
+                assert!(w[0].is_finite() && w[1].is_finite(), "{kind:?}: finite at {v:?}");
+                if v[1] > v[0] {
+                    assert!(w[1] > w[0], "{kind:?}: increasing between {} and {}: {} {}", v[0], v[1], w[0], w[1]);
+                }
+            }
+            for (v, w) in probes.iter().zip(&warped) {
+                let back = warp.invert(*w);
+                assert!((back - v).abs() <= 1e-8 * v.abs().max(1.0), "{kind:?}: g⁻¹(g({v})) = {back}");
+            }
+        }
+    }
+
+    #[test]
+    fn yeo_johnson_compresses_the_worse_tail() {
+        let y = heavy_tailed();
+        let Warp::YeoJohnson { lambda, .. } = Warp::fit(OutputWarping::YeoJohnson, &y) else { panic!("a Yeo–Johnson warp") };
+        // A long tail of bad (low) values: λ > 1 pulls it in.
+        assert!(lambda > 1.0, "λ = {lambda}");
+        // And the result is closer to normal: less than half as skewed as the values.
+        let skew = |v: &[f64]| {
+            let n = v.len() as f64;
+            let m = v.iter().sum::<f64>() / n;
+            let s = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n).sqrt();
+            v.iter().map(|x| ((x - m) / s).powi(3)).sum::<f64>() / n
+        };
+        let warp = Warp::fit(OutputWarping::YeoJohnson, &y);
+        let w: Vec<f64> = y.iter().map(|v| warp.apply(*v)).collect();
+        assert!(skew(&w).abs() < skew(&y).abs() / 2.0, "skew {} → {}", skew(&y), skew(&w));
+        // ψ is continuous with a continuous derivative at 0 for every λ.
+        for l in [-2.5, 0.0, 0.7, 1.0, 2.0, 4.5] {
+            let (a, b) = (yeo_johnson(-1e-9, l), yeo_johnson(1e-9, l));
+            assert!((a + 1e-9).abs() < 1e-15 && (b - 1e-9).abs() < 1e-15, "λ = {l}: {a} {b}");
+        }
+    }
+
+    #[test]
+    fn half_rank_keeps_the_better_half_and_spreads_the_worse_as_normal_quantiles() {
+        let y: Vec<f64> = (0..21).map(|i| if i < 10 { -1e6 * (i + 1) as f64 } else { i as f64 }).collect();
+        let Warp::HalfRank(h) = Warp::fit(OutputWarping::HalfRank, &y) else { panic!("a half-rank warp") };
+        assert_eq!(h.median, 10.0);
+        for v in [10.0, 12.5, 20.0] {
+            assert_eq!(h.half_rank(v), v, "the better half is unchanged");
+        }
+        // The worse half lands within a few spreads below the median, not a million below.
+        let lowest = h.half_rank(-1e7);
+        assert!(lowest > h.median - 4.0 * h.spread && lowest < h.median, "{lowest}");
+        // The log warp puts the data within [−½, ½], the best at ½.
+        let w: Vec<f64> = y.iter().map(|v| h.apply(*v)).collect();
+        assert!(w.iter().all(|v| (-0.5 - 1e-12..=0.5 + 1e-12).contains(v)), "{w:?}");
+        assert!((h.apply(20.0) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn too_few_or_equal_values_are_not_warped() {
+        for kind in [OutputWarping::YeoJohnson, OutputWarping::HalfRank] {
+            assert!(Warp::fit(kind, &[1.0, 2.0]).is_identity());
+            assert!(Warp::fit(kind, &[3.0; 10]).is_identity());
+        }
+        assert!(Warp::fit(OutputWarping::None, &heavy_tailed()).is_identity());
+    }
+
+    #[test]
+    fn a_prediction_is_mapped_back_as_its_median_and_half_width() {
+        let warp = Warp::fit(OutputWarping::YeoJohnson, &heavy_tailed());
+        let w = warp.apply(-20.0);
+        let (m, s) = warp.unwarp_prediction(w, 0.01);
+        assert!((m + 20.0).abs() < 1e-9, "{m}");
+        assert!(s > 0.0 && s.is_finite());
+        assert_eq!(Warp::Identity.unwarp_prediction(1.5, 0.2), (1.5, 0.2));
+    }
+}
