@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
-# Runs Optuna's samplers on bo-bench's problems, writing JSON in bo-bench's shape.
-#   bash bench/peers/run.sh --problem branin --sampler gp --budget 100 --seeds 5 --out gp.json
+# Runs the peers (Optuna's samplers, SMAC3, HEBO, random) and bo over HTTP on bo-bench's problems
+# and class 5's, writing JSON in bo-bench's shape:
+#   bash bench/peers/run.sh --problem branin --optimizer gp --budget 100 --seeds 5 --out gp.json
+#   bash bench/peers/run.sh --problem svm_breast_cancer --optimizer bo:AUTO --seeds 10 --budget 50 --out bo.json
 #   bash bench/peers/run.sh --safe --problem gramacy --sampler gp --budget 50 --out safe.json
 #   bash bench/peers/run.sh --curves --problem lc_a --pruner hyperband --budget 2000 --out curves.json
 #   bash bench/peers/run.sh --mo --problem zdt1 --sampler gp --reference 11,11 --max-hv 120.667 --out mo.json
-# Installs Optuna (and torch, which its GPSampler needs) into target/peers/venv on first use.
+# Installs the peers into target/peers/venv on first use (and again when requirements.txt
+# changes), HEBO into target/peers/hebo-venv when it is asked for (hebo-requirements.txt).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+install() { # venv requirements
+    local stamp="$1/.requirements.sha256" want
+    want=$(sha256sum "$2" | cut -d' ' -f1)
+    if [ ! -x "$1/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        rm -rf "$1"
+        python3 -m venv "$1"
+        "$1/bin/pip" install --quiet --disable-pip-version-check --prefer-binary -r "$2"
+        echo "$want" > "$stamp"
+    fi
+}
 venv=target/peers/venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import optuna, torch, greenlet" 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r bench/peers/requirements.txt
-fi
+install "$venv" bench/peers/requirements.txt
+case " $* " in
+    *" hebo "*) install target/peers/hebo-venv bench/peers/hebo-requirements.txt ;;
+esac
 if [ "${1:-}" = "--safe" ]; then
     shift
     exec "$venv/bin/python" bench/peers/optuna_safe.py "$@"
@@ -24,4 +37,4 @@ if [ "${1:-}" = "--mo" ]; then
     shift
     exec "$venv/bin/python" bench/peers/optuna_mo.py "$@"
 fi
-exec "$venv/bin/python" bench/peers/optuna_bench.py "$@"
+exec "$venv/bin/python" bench/peers/bench.py "$@"

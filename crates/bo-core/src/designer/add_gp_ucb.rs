@@ -54,7 +54,7 @@
 //! | `initialDesignSize` | 10 | quasi-random trials before the GP | 1 – 1,000 |
 //! | `numCandidates` | 0.9·min(5000, 100D)/M, within [32, 1000] | Sobol candidates per group | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
-//! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`) | — |
+//! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson lowered the median regret after 200 evaluations on 4 of 5 problems (Branin in D = 25 0.068 → 0.0028, Styblinski–Tang-8 28 → 14; Kandasamy 10-3-3 1.0 → 2.1; docs/benchmarks.md) | — |
 
 use std::collections::HashSet;
 
@@ -143,7 +143,7 @@ impl Default for AddGpUcbParams {
             initial_design_size: 10,
             num_candidates: None,
             num_restarts: 2,
-            output_warping: OutputWarping::None,
+            output_warping: OutputWarping::YeoJohnson,
         }
     }
 }
@@ -789,7 +789,12 @@ mod tests {
         let data = history(2, 20, f);
         let values: Vec<f64> = data.iter().map(|o| if let Outcome::Measured(m) = &o.outcome { m["f"] } else { f64::NAN }).collect();
         let (lowest, mean) = (values.iter().copied().fold(f64::INFINITY, f64::min), values.iter().sum::<f64>() / values.len() as f64);
-        for (config, want) in [(serde_json::json!({}), lowest), (serde_json::json!({"priorMean": "MEAN"}), mean)] {
+        // On the values as they are: a warp's prior mean is the warped values' level, mapped back.
+        let none = |mut c: serde_json::Value| {
+            c["outputWarping"] = serde_json::json!("NONE");
+            c
+        };
+        for (config, want) in [(none(serde_json::json!({})), lowest), (none(serde_json::json!({"priorMean": "MEAN"})), mean)] {
             let problem = Problem { spec: spec(2, config), seed: 1, priors: Vec::new() };
             let designer = designer_for(&problem.spec).unwrap();
             let model = designer.fit(&problem, &data, None, &mut StdRng::seed_from_u64(1)).unwrap().model;

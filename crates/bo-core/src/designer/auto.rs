@@ -38,6 +38,13 @@
 //! | `models` | `ADD_TREE` and `GP_BANDIT` on a conditional space, else `GP_BANDIT` and (from 6 parameters) `ADD_GP_UCB` | the candidates compared, the default first: `GP_BANDIT`, `GP_BANDIT_DIMENSION_SCALED`, `ADD_GP_UCB`, `ADD_TREE` | non-empty |
 //! | `criterion` | `SEQUENTIAL` | `SEQUENTIAL` or `LOO` (above) | — |
 //! | `initialDesignSize` | the default designer's (`ADD_TREE`'s on a conditional space, else `GP_BANDIT`'s) | quasi-random trials first | 1 – 1,000 |
+//! | `outputWarping` | each candidate's own | one warp of the objective for every candidate: `NONE`, `YEO_JOHNSON` or `HALF_RANK` | — |
+//! | `trustRegion` | `GP_BANDIT`'s own | whether the flat GP candidates search a trust region | — |
+//!
+//! Candidates may differ in their output warp (`GP_BANDIT` and `ADD_GP_UCB` warp the objective by
+//! default, `ADD_TREE` does not): each model's densities are of the objective's own values (a
+//! warped model's times the warp's slope, [`Model::self_prediction`]), so they compare whatever
+//! the warp.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -47,7 +54,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::config::{FromConfig, check_range};
-use super::gp::objective_values;
+use super::gp::{OutputWarping, objective_values};
 use super::{
     AddGpUcb, AddTree, ConfigError, Designer, FitError, Fitted, GpBandit, Model, ModelState, Prediction, Problem, Work, add_tree,
     config::build, gp_bandit,
@@ -133,11 +140,20 @@ impl Candidate {
         matches!(self, Candidate::GpBandit | Candidate::GpBanditDimensionScaled)
     }
 
-    /// The designer, with `initial` quasi-random trials first (`None`: its own default).
-    fn designer(self, spec: &StudySpec, initial: Option<usize>) -> Result<Box<dyn Designer>, ConfigError> {
+    /// The designer, with `initial` quasi-random trials first (`None`: its own default) and
+    /// `AUTO`'s settings for every candidate.
+    fn designer(self, spec: &StudySpec, initial: Option<usize>, params: &AutoParams) -> Result<Box<dyn Designer>, ConfigError> {
         let mut config = serde_json::Map::new();
         if let Some(n) = initial {
             config.insert("initialDesignSize".into(), json!(n));
+        }
+        if let Some(w) = params.output_warping {
+            config.insert("outputWarping".into(), serde_json::to_value(w).unwrap_or_default());
+        }
+        if let Some(t) = params.trust_region
+            && matches!(self, Candidate::GpBandit | Candidate::GpBanditDimensionScaled)
+        {
+            config.insert("trustRegion".into(), json!(t));
         }
         if self == Candidate::GpBanditDimensionScaled {
             config.insert("lengthScalePrior".into(), json!("DIMENSION_SCALED"));
@@ -161,6 +177,10 @@ pub struct AutoParams {
     pub initial_design_size: Option<usize>,
     /// How the models are compared.
     pub criterion: Criterion,
+    /// One output warp for every candidate (`None`: each its own default).
+    pub output_warping: Option<OutputWarping>,
+    /// Whether the flat GP candidates search a trust region (`None`: their default).
+    pub trust_region: Option<bool>,
 }
 
 /// How `AUTO` compares its candidate models.
@@ -196,7 +216,7 @@ impl FromConfig for Auto {
         // A designer needs only the space to be built; the spec's other fields are the fit's.
         let spec = StudySpec::new("objective", crate::study::Goal::Maximize, space.clone(), "AUTO");
         let conditional = space.params().iter().any(|p| !p.children.is_empty());
-        let chosen: Vec<Candidate> = match params.models {
+        let chosen: Vec<Candidate> = match params.models.clone() {
             None => Candidate::ALL.into_iter().filter(|c| c.by_default() && c.applies(space)).collect(),
             Some(models) => {
                 if models.is_empty() {
@@ -236,7 +256,7 @@ impl FromConfig for Auto {
             None => gp_bandit::default_initial_design(Features::new(space).dim()),
         };
         let build_all = |initial: Option<usize>, keep: &dyn Fn(Candidate) -> bool| {
-            chosen.iter().filter(|c| keep(**c)).map(|&c| Ok((c, c.designer(&spec, initial)?))).collect::<Result<Vec<_>, ConfigError>>()
+            chosen.iter().filter(|c| keep(**c)).map(|&c| Ok((c, c.designer(&spec, initial, &params)?))).collect::<Result<Vec<_>, ConfigError>>()
         };
         let candidates = build_all(Some(initial), &|_| true)?;
         // On a conditional space `ADD_TREE` leads and stands on no priors: no priors there.

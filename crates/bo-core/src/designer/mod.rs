@@ -327,9 +327,20 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
     // propose the same whatever the metrics.
     let classify = infeasible == Some(several_metrics::InfeasibleTrials::Classifier);
     if (spec.metrics.len() > 1 || classify) && designer.learns() {
+        let single = several_metrics::single_objective_settings(&spec);
+        let designer = if single.is_empty() { designer } else { designer_of(&with_settings(&spec, &single))? };
         return Ok(several_metrics::SeveralMetrics::wrap(designer, classify));
     }
     Ok(designer)
+}
+
+/// `spec` with `settings` added to its `algorithmConfig`.
+fn with_settings(spec: &StudySpec, settings: &[(&str, serde_json::Value)]) -> StudySpec {
+    let mut config = spec.algorithm_config.as_object().cloned().unwrap_or_default();
+    for (key, value) in settings {
+        config.insert((*key).to_owned(), value.clone());
+    }
+    StudySpec { algorithm_config: serde_json::Value::Object(config), ..spec.clone() }
 }
 
 fn designer_of(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {

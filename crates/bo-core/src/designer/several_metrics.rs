@@ -43,6 +43,12 @@
 //!   only, and feasibility is one more safety metric, safe above ½ (Gardner et al. 2014, §3:
 //!   constraints observed only as satisfied or not).
 //!
+//! - **Models of the metrics' own values.** Its acquisition reads each model's predictions in
+//!   the metric's units, so the models are fitted to the values as they are and their designers
+//!   search the whole space: `outputWarping: NONE` and `trustRegion: false` unless the settings
+//!   name them ([`single_objective_settings`]) — the warp and the trust region are defaults
+//!   measured on studies of one objective.
+//!
 //! A model that does not predict yet (a designer still in its initial design, or a metric
 //! nobody reports) takes no part: with one predicting objective and no predicting safety metric
 //! the study is optimised on that objective by its own designer, with no predicting objective
@@ -132,6 +138,29 @@ pub(crate) fn take_infeasible_trials(spec: &StudySpec) -> Result<(std::borrow::C
         }
     }
     Ok((std::borrow::Cow::Owned(owned), Some(mode)))
+}
+
+/// The settings a several-metric study's designer gets unless its `algorithmConfig` names them:
+/// no output warp, no trust region (see the module's header), for the designers that take them.
+pub(crate) fn single_objective_settings(spec: &StudySpec) -> Vec<(&'static str, serde_json::Value)> {
+    let takes = |keys: &[&str]| -> Vec<(&'static str, serde_json::Value)> {
+        let mut out = Vec::new();
+        for key in keys {
+            if spec.algorithm_config.get(*key).is_none() {
+                match *key {
+                    "outputWarping" => out.push(("outputWarping", serde_json::json!("NONE"))),
+                    "trustRegion" => out.push(("trustRegion", serde_json::json!(false))),
+                    _ => {}
+                }
+            }
+        }
+        out
+    };
+    match spec.algorithm.as_str() {
+        "GP_BANDIT" | "AUTO" | "ALGORITHM_UNSPECIFIED" => takes(&["outputWarping", "trustRegion"]),
+        "ADD_GP_UCB" | "ADD_TREE" | "BRANCHING_NESTED" | "OVERLAP_ADD_GP" => takes(&["outputWarping"]),
+        _ => Vec::new(),
+    }
 }
 
 /// The id of the feasibility model's metric: not a token, so no study's metric can share it.
@@ -1030,6 +1059,42 @@ mod tests {
         assert!(g < nearest, "the suggestion ({next:?}, g = {g}) is safer than every trial so far (g ≥ {nearest})");
     }
 
+    /// A several-metric study's models see the metrics' own values and the whole space unless
+    /// its settings say otherwise; AUTO takes the same settings for its candidates.
+    #[test]
+    fn several_metrics_models_are_unwarped_unless_named() {
+        let keys = |spec: &StudySpec| single_objective_settings(spec).into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        let spec = safe_spec(0.0);
+        assert_eq!(keys(&spec), ["outputWarping", "trustRegion"]);
+        let named = spec.clone().with_config(serde_json::json!({"outputWarping": "YEO_JOHNSON"}));
+        assert_eq!(keys(&named), ["trustRegion"]);
+        let tree = StudySpec { algorithm: "ADD_TREE".into(), ..spec.clone() };
+        assert_eq!(keys(&tree), ["outputWarping"]);
+        assert!(keys(&StudySpec { algorithm: "RANDOM_SEARCH".into(), ..spec.clone() }).is_empty());
+        for algorithm in ["GP_BANDIT", "AUTO", "ADD_GP_UCB"] {
+            let spec = StudySpec { algorithm: algorithm.into(), ..safe_spec(0.0) };
+            let designer = designer_for(&spec).unwrap_or_else(|e| panic!("{algorithm}: {e}"));
+            let problem = Problem { spec, seed: 1, priors: Vec::new() };
+            let history: Vec<Observation> = (0..14)
+                .map(|i| {
+                    let a = Assignment(BTreeMap::from([
+                        ("x0".into(), crate::trial::ParamValue::Float((0.13 + 0.37 * i as f64) % 1.0)),
+                        ("x1".into(), crate::trial::ParamValue::Float((0.29 + 0.61 * i as f64) % 1.0)),
+                    ]));
+                    Observation { outcome: constrained(&a), assignment: a }
+                })
+                .collect();
+            let described = designer.fit(&problem, &history, None, &mut StdRng::seed_from_u64(1)).unwrap().model.describe().to_string();
+            assert!(!described.contains("outputWarp") && !described.contains("trustRegion"), "{algorithm}: {described}");
+            // The same study of its first metric alone warps and searches a region.
+            let mut one = problem.spec.clone();
+            one.metrics.truncate(1);
+            let described = designer_for(&one).unwrap().fit(&Problem { spec: one, ..problem }, &history, None, &mut StdRng::seed_from_u64(1));
+            let described = described.unwrap().model.describe().to_string();
+            assert!(described.contains("outputWarp"), "{algorithm}: {described}");
+        }
+    }
+
     /// `infeasibleTrials`: PENALTY or CLASSIFIER, refused otherwise and for designers that learn
     /// nothing; with CLASSIFIER, a study whose trials outside the disk x0² + x1² ≤ 0.5 fail
     /// finds the best feasible point (f = x0 + x1 = 1), and its model describes the classifier.
@@ -1047,8 +1112,12 @@ mod tests {
         let e = designer_for(&with("RANDOM_SEARCH", "CLASSIFIER".into())).err().unwrap().to_string();
         assert!(e.contains("learns nothing"), "{e}");
         // The best feasible value after 40 trials, and the last model.
+        // Both on the values as they are and the whole space (the classifier's models are), so
+        // the comparison is of the two treatments of infeasible trials alone.
         let best_of = |mode: &str| {
-            let spec = with("GP_BANDIT", mode.into());
+            let mut spec = with("GP_BANDIT", mode.into());
+            spec.algorithm_config["outputWarping"] = serde_json::json!("NONE");
+            spec.algorithm_config["trustRegion"] = serde_json::json!(false);
             let designer = designer_for(&spec).unwrap();
             let problem = Problem { spec, seed: 2, priors: Vec::new() };
             let mut rng = StdRng::seed_from_u64(2);

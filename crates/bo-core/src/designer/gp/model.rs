@@ -98,14 +98,27 @@ impl<P: Proposer> Model for GpModel<P> {
     }
 
     fn describe(&self) -> serde_json::Value {
-        self.proposer.describe(&self.post)
+        let mut described = self.proposer.describe(&self.post);
+        if !self.post.warp.is_identity()
+            && let Some(map) = described.as_object_mut()
+        {
+            map.insert("outputWarp".into(), self.post.warp.describe());
+        }
+        described
     }
 
     fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
-        Some(match criterion {
+        let densities = match criterion {
             Criterion::Loo => self.post.gp.loo_log_predictive(),
             Criterion::Sequential => self.post.gp.sequential_log_predictive(),
-        })
+        };
+        // In the objective's own units whatever the warp: each density times the warp's slope
+        // at its observation.
+        if self.post.warp.is_identity() {
+            return Some(densities);
+        }
+        let gp = &self.post.gp;
+        Some(densities.into_iter().zip(gp.y()).map(|(d, y)| d + self.post.warp.log_slope(gp.unstandardize(*y, 0.0).0)).collect())
     }
 
     fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {

@@ -21,12 +21,12 @@
 //!
 //! Must not: know kernels, fits or acquisitions; it maps numbers.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::acquisition::ndtr;
 
 /// Which warp of the objective a GP designer fits (`algorithmConfig.outputWarping`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum OutputWarping {
     /// The values as they are (standardised by the GP).
@@ -100,6 +100,29 @@ impl Warp {
             Warp::Identity => w,
             Warp::YeoJohnson { centre, scale, lambda } => centre + scale * yeo_johnson_inverse(w, *lambda),
             Warp::HalfRank(h) => h.invert(w),
+        }
+    }
+
+    /// `ln g'(y)` at the `y` with `g(y) = w`: what turns a density of warped values into one of
+    /// the objective's own (`p(y) = p_g(g(y)) g'(y)`), so that models fitted under different
+    /// warps are compared on the same footing.
+    pub fn log_slope(&self, w: f64) -> f64 {
+        match self {
+            Warp::Identity => 0.0,
+            Warp::YeoJohnson { scale, lambda, .. } => {
+                // ψ'(z) = (1 + z)^(λ−1) for z ≥ 0 and (1 − z)^(1−λ) below.
+                let z = yeo_johnson_inverse(w, *lambda);
+                let log_psi = if z >= 0.0 { (lambda - 1.0) * z.ln_1p() } else { (1.0 - lambda) * (-z).ln_1p() };
+                log_psi - scale.ln()
+            }
+            Warp::HalfRank(h) => {
+                // Piecewise: the slope of the segment the value is on, by a central difference
+                // well inside it.
+                let y = h.invert(w);
+                let step = 1e-6 * (h.high - h.low);
+                let slope = (h.apply(y + step) - h.apply(y - step)) / (2.0 * step);
+                slope.max(f64::MIN_POSITIVE).ln()
+            }
         }
     }
 
@@ -361,6 +384,21 @@ mod tests {
                 assert!((back - v).abs() <= 1e-8 * v.abs().max(1.0), "{kind:?}: g⁻¹(g({v})) = {back}");
             }
         }
+    }
+
+    #[test]
+    fn the_log_slope_is_the_derivative_of_the_warp() {
+        let y = heavy_tailed();
+        for kind in [OutputWarping::YeoJohnson, OutputWarping::HalfRank] {
+            let warp = Warp::fit(kind, &y);
+            for v in [-3e5f64, -400.0, -12.0, -2.5, -1.2] {
+                let h = 1e-4 * v.abs().max(1.0);
+                let fd = (warp.apply(v + h) - warp.apply(v - h)) / (2.0 * h);
+                let analytic = warp.log_slope(warp.apply(v)).exp();
+                assert!((analytic - fd).abs() < 1e-3 * fd.abs(), "{kind:?} at {v}: {analytic} vs {fd}");
+            }
+        }
+        assert_eq!(Warp::Identity.log_slope(3.0), 0.0);
     }
 
     #[test]

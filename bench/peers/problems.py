@@ -1,26 +1,16 @@
-"""Optuna's samplers (TPE, GPSampler, random) on bo-bench's problems, for comparison.
+"""bo-bench's problems (crates/bo-bench/src/problems/) for the Python peers: each a function of a
+trial with Optuna's `suggest_float` / `suggest_int` / `suggest_categorical`, minimised, with its
+known optimum.
 
-Same problems, budgets and JSON shape as `bo-bench run` (minimised; `regret` is best-so-far
-simple regret after each evaluation; `suggest_seconds` the time of ask + objective + tell, in
-which the objectives' microseconds are negligible):
+Problem definitions mirror crates/bo-bench/src/problems/ (classic.rs, trees.rs, high_dim.rs;
+constants from the Virtual Library of Simulation Experiments; the tree problems from
+../shared/algorithms/conditional.md §A1, §A5, §B5). Conditional problems are written
+define-by-run: a parameter is suggested only on the branch that uses it (space.py reads the tree
+off them for the optimisers that want it declared).
 
-    bash bench/peers/run.sh --problem hartmann6 --sampler gp --budget 100 --seeds 5 --out out.json
-
-Problem definitions mirror crates/bo-bench/src/problems/ (classic.rs, trees.rs; constants from the
-Virtual Library of Simulation Experiments; the tree problems from
-../shared/algorithms/conditional.md §A1, §A5, §B5). Conditional problems use Optuna's native
-define-by-run conditional space: a parameter is suggested only on the branch that uses it.
+Standard library only.
 """
-import argparse
-import json
 import math
-import random
-import statistics
-import time
-
-import optuna
-
-optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
 # Each function once, of a vector; the problems below read their trial's values into it.
@@ -291,62 +281,3 @@ PROBLEMS = {
 
 # Observation noise (sd) of the noisy problems; regret is measured on the noise-free value.
 NOISE = {"branching_nested_synthetic": 0.2, "hartmann6_noisy": 0.1}
-
-
-def sampler_for(name, seed):
-    if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed)
-    if name == "tpe_mv":
-        # Multivariate TPE with group decomposition for conditional spaces (Optuna's documented
-        # setting for them). Optuna 5's default TPE is already multivariate for one objective
-        # (multivariate=None), so on a space without conditions this is the default sampler.
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True)
-    if name == "gp":
-        return optuna.samplers.GPSampler(seed=seed)
-    if name == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    raise SystemExit(f"unknown sampler {name!r}: tpe, tpe_mv, gp, random")
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--problem", required=True, choices=sorted(PROBLEMS))
-    ap.add_argument("--sampler", required=True, choices=["tpe", "tpe_mv", "gp", "random"])
-    ap.add_argument("--budget", type=int, default=100)
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--out")
-    args = ap.parse_args()
-    fn, optimum = PROBLEMS[args.problem]
-    runs = []
-    noise_sd = NOISE.get(args.problem, 0.0)
-    for seed in range(args.seeds):
-        study = optuna.create_study(sampler=sampler_for(args.sampler, seed), direction="minimize")
-        noise = random.Random(seed)
-        best, regret, seconds, best_observed, observed_min = math.inf, [], [], [], math.inf
-        for _ in range(args.budget):
-            start = time.perf_counter()
-            trial = study.ask()
-            value = fn(trial)
-            observed = value + noise_sd * noise.gauss(0, 1) if noise_sd else value
-            study.tell(trial, observed)
-            # The objectives take microseconds: this is the sampler's time.
-            seconds.append(time.perf_counter() - start)
-            best = min(best, value)
-            regret.append(max(best - optimum, 0.0))
-            observed_min = min(observed_min, observed)
-            best_observed.append(observed_min)
-        run = {"seed": seed, "regret": regret, "suggest_seconds": seconds}
-        if noise_sd:
-            run["best_observed"] = best_observed
-        runs.append(run)
-        print(f"seed {seed}: final regret {regret[-1]:.3e}, mean {1e3 * statistics.mean(seconds):.1f} ms per suggestion", flush=True)
-    for at in sorted({a for a in (10, 25, 50, 100, 200, 300) if a <= args.budget} | {args.budget}):
-        print(f"  after {at:>4}: {statistics.median(r['regret'][at - 1] for r in runs):.3e}")
-    report = {"problem": args.problem, "algorithm": f"optuna-{args.sampler}", "budget": args.budget, "optimum": optimum, "runs": runs}
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(report, f)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,253 @@
+"""The peers — Optuna's samplers, SMAC3, HEBO, random search — and bo over HTTP on the same
+problems, seeds and budgets, writing JSON in `bo-bench run --out`'s shape:
+
+    bash bench/peers/run.sh --problem hartmann6 --optimizer gp --budget 100 --seeds 5 --out out.json
+    bash bench/peers/run.sh --problem svm_breast_cancer --optimizer bo:AUTO --budget 50 --seeds 10 --out bo.json
+
+Optimisers: `tpe` (Optuna's default TPE; multivariate for one objective in Optuna 5), `tpe_mv`
+(with group decomposition), `gp` (Optuna's GPSampler), `random` (Optuna's RandomSampler), `smac`
+(SMAC3's hyperparameter-optimisation facade: a random forest with log-EI, conditions declared),
+`hebo` (HEBO 0.3, in its own venv behind hebo_worker.py: no conditions, so a conditional space is
+flattened and the objective reads its active parameters), `bo:ALGORITHM` (the bo server, started
+here on a fresh SQLite file, driven through bo_client as a user would).
+
+The problems are problems.py's (bo-bench's, with known optima) and sklearn_problems.py's (class
+5; no known optimum: `optimum` is null and `regret` holds the best value so far, which
+bench/classes.py turns into regret against the best any optimiser found). `suggest_seconds` is
+the optimiser's time per trial — ask and tell, without the objective.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import problems  # noqa: E402
+import space  # noqa: E402
+
+OPTUNA = ("tpe", "tpe_mv", "gp", "random")
+
+
+def problem(name):
+    """(objective, optimum or None, observation noise sd)."""
+    if name in problems.PROBLEMS:
+        fn, optimum = problems.PROBLEMS[name]
+        return fn, optimum, problems.NOISE.get(name, 0.0)
+    import sklearn_problems
+    if name in sklearn_problems.PROBLEMS:
+        return sklearn_problems.PROBLEMS[name], None, 0.0
+    raise SystemExit(f"unknown problem {name!r}")
+
+
+class OptunaRun:
+    def __init__(self, sampler, seed, fn):
+        import optuna
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        samplers = {
+            "tpe": lambda: optuna.samplers.TPESampler(seed=seed),
+            # Multivariate TPE with group decomposition for conditional spaces (Optuna's
+            # documented setting for them); on a space without conditions it is the default.
+            "tpe_mv": lambda: optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True),
+            "gp": lambda: optuna.samplers.GPSampler(seed=seed),
+            "random": lambda: optuna.samplers.RandomSampler(seed=seed),
+        }
+        self.study = optuna.create_study(sampler=samplers[sampler](), direction="minimize")
+
+    def ask(self):
+        # Optuna's trials are define-by-run: the objective's suggestions are the sampling.
+        trial = self.study.ask()
+        return trial, trial
+
+    def tell(self, handle, value):
+        self.study.tell(handle, value)
+
+
+class SmacRun:
+    def __init__(self, seed, params, budget):
+        from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float, InCondition, Integer
+        from smac import HyperparameterOptimizationFacade, Scenario
+        cs = ConfigurationSpace(seed=seed)
+        hps = {}
+        for p in params:
+            if p.kind == "cat":
+                hps[p.name] = Categorical(p.name, list(p.choices))
+            elif p.kind == "int":
+                hps[p.name] = Integer(p.name, (int(p.low), int(p.high)), log=p.log)
+            else:
+                hps[p.name] = Float(p.name, (p.low, p.high), log=p.log)
+        cs.add(list(hps.values()))
+        for p in params:
+            if p.parent is not None:
+                child, parent = hps[p.name], hps[p.parent]
+                values = list(p.parent_values)
+                cs.add(EqualsCondition(child, parent, values[0]) if len(values) == 1 else InCondition(child, parent, values))
+        self.out = tempfile.mkdtemp(prefix="smac-")
+        scenario = Scenario(cs, deterministic=True, n_trials=budget, seed=seed, output_directory=self.out)
+        self.smac = HyperparameterOptimizationFacade(scenario, lambda config, seed=0: 0.0, overwrite=True, logging_level=40)
+
+    def ask(self):
+        info = self.smac.ask()
+        return info, space.Fixed(dict(info.config))
+
+    def tell(self, handle, value):
+        from smac.runhistory.dataclasses import TrialValue
+        self.smac.tell(handle, TrialValue(cost=value))
+
+
+class HeboRun:
+    """HEBO in its own venv (target/peers/hebo-venv), behind hebo_worker.py."""
+
+    def __init__(self, seed, params):
+        python = os.path.join(ROOT, "target", "peers", "hebo-venv", "bin", "python")
+        if not os.path.exists(python):
+            raise SystemExit("HEBO's venv is missing: bench/peers/run.sh installs it")
+        # Its warnings (old numpy against new torch) are not the run's business.
+        self.proc = subprocess.Popen([python, "-W", "ignore", os.path.join(HERE, "hebo_worker.py")], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        wire = [{"name": p.name, "kind": p.kind, "low": p.low, "high": p.high, "log": p.log, "choices": list(p.choices)} for p in params]
+        self.call({"init": {"params": wire, "seed": seed}})
+
+    def call(self, msg):
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit("HEBO's worker died")
+        return json.loads(line)
+
+    def ask(self):
+        return None, space.Fixed(self.call({"ask": True})["values"])
+
+    def tell(self, handle, value):
+        self.call({"tell": value})
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+class BoServer:
+    """The bo server on a fresh SQLite file and a free port."""
+
+    def __init__(self, binary):
+        self.dir = tempfile.mkdtemp(prefix="bo-bench-")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.proc = subprocess.Popen([binary, "--listen", f"127.0.0.1:{port}", "--database-url", f"sqlite://{self.dir}/bo.db"],
+                                     stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "log"), "w"))
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(self.url + "/readyz", timeout=1)
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise SystemExit("the bo server did not start")
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+class BoRun:
+    def __init__(self, server, algorithm, seed, params, name):
+        sys.path.insert(0, os.path.join(ROOT, "clients", "python", "src"))
+        import bo_client as bo
+        root = bo.SearchSpace()
+        made = {}
+        for p in params:
+            at = root if p.parent is None else made[p.parent].when(*p.parent_values)
+            if p.kind == "cat":
+                made[p.name] = at.categorical(p.name, list(p.choices))
+            elif p.kind == "int":
+                made[p.name] = at.integer(p.name, int(p.low), int(p.high), log=p.log)
+            else:
+                made[p.name] = at.float(p.name, p.low, p.high, log=p.log)
+        client = bo.Client(server.url, project="bench")
+        # The study's name seeds its random stream, as a seed does for the other optimisers.
+        self.study = client.create_study(f"{name}-seed{seed}", root, metrics={"value": "MINIMIZE"}, algorithm=algorithm)
+
+    def ask(self):
+        (trial,) = self.study.suggest(1, client_id="bench")
+        return trial, space.Fixed(dict(trial.parameters))
+
+    def tell(self, handle, value):
+        handle.complete(value)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--problem", required=True)
+    ap.add_argument("--optimizer", "--sampler", dest="optimizer", required=True,
+                    help="tpe, tpe_mv, gp, random, smac, hebo, or bo:ALGORITHM")
+    ap.add_argument("--budget", type=int, default=100)
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--bo-server", default=os.path.join(ROOT, "target", "release", "bo-server"))
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    fn, optimum, noise_sd = problem(args.problem)
+    params = space.discover(fn)
+    server = BoServer(args.bo_server) if args.optimizer.startswith("bo:") else None
+    runs = []
+    try:
+        for seed in range(args.seeds):
+            if args.optimizer in OPTUNA:
+                opt = OptunaRun(args.optimizer, seed, fn)
+            elif args.optimizer == "smac":
+                opt = SmacRun(seed, params, args.budget)
+            elif args.optimizer == "hebo":
+                opt = HeboRun(seed, params)
+            elif server is not None:
+                opt = BoRun(server, args.optimizer[3:], seed, params, args.problem)
+            else:
+                raise SystemExit(f"unknown optimiser {args.optimizer}")
+            noise = random.Random(seed)
+            best, regret, seconds, best_observed, observed_min = math.inf, [], [], [], math.inf
+            for _ in range(args.budget):
+                start = time.perf_counter()
+                handle, trial = opt.ask()
+                asked = time.perf_counter()
+                value = fn(trial)
+                observed = value + noise_sd * noise.gauss(0, 1) if noise_sd else value
+                evaluated = time.perf_counter()
+                opt.tell(handle, observed)
+                # Optuna samples inside the objective (define-by-run): its objective time is the
+                # sampler's too, and the synthetic objectives take microseconds.
+                told = time.perf_counter()
+                seconds.append(told - start if args.optimizer in OPTUNA else (asked - start) + (told - evaluated))
+                best = min(best, value)
+                regret.append(max(best - optimum, 0.0) if optimum is not None else best)
+                observed_min = min(observed_min, observed)
+                best_observed.append(observed_min)
+            if isinstance(opt, HeboRun):
+                opt.close()
+            run = {"seed": seed, "regret": regret, "suggest_seconds": seconds}
+            if noise_sd:
+                run["best_observed"] = best_observed
+            runs.append(run)
+            print(f"seed {seed}: final {regret[-1]:.3e}, mean {1e3 * statistics.mean(seconds):.1f} ms per trial", flush=True)
+    finally:
+        if server is not None:
+            server.close()
+    for at in sorted({a for a in (10, 25, 50, 100, 200, 300) if a <= args.budget} | {args.budget}):
+        print(f"  after {at:>4}: {statistics.median(r['regret'][at - 1] for r in runs):.3e}")
+    report = {"problem": args.problem, "algorithm": args.optimizer, "budget": args.budget, "optimum": optimum, "runs": runs}
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(report, f)
+
+
+if __name__ == "__main__":
+    main()
