@@ -256,7 +256,11 @@ impl FromConfig for Auto {
             None => gp_bandit::default_initial_design(Features::new(space).dim()),
         };
         let build_all = |initial: Option<usize>, keep: &dyn Fn(Candidate) -> bool| {
-            chosen.iter().filter(|c| keep(**c)).map(|&c| Ok((c, c.designer(&spec, initial, &params)?))).collect::<Result<Vec<_>, ConfigError>>()
+            chosen
+                .iter()
+                .filter(|c| keep(**c))
+                .map(|&c| Ok((c, c.designer(&spec, initial, &params)?)))
+                .collect::<Result<Vec<_>, ConfigError>>()
         };
         let candidates = build_all(Some(initial), &|_| true)?;
         // On a conditional space `ADD_TREE` leads and stands on no priors: no priors there.

@@ -37,6 +37,7 @@
 //! | `initialDesignSize` | max(2, d + 1) | Sobol points per embedding | 1 – 1,000 |
 //! | `numCandidates` | 256 | Sobol candidates per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the warp of the objective each GP is fitted to (`gp::output_warp`) | — |
 //!
 //! [`Embedded`] is the algorithm on the embeddings' own coordinates, without a search space: the
 //! designer maps assignments to it, and bo-bench drives it directly on D = 10⁹, where no search
@@ -48,7 +49,7 @@ use rand::Rng;
 use serde::Deserialize;
 
 use super::config::{FromConfig, check_range, refuse_conditional};
-use super::gp::{OutputWarping, Start, Training, add_fantasies, fit_gp, objective_values};
+use super::gp::{OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedded, EmbeddedFit, Settings, isotropic, recover_from_rows, start};
@@ -87,6 +88,8 @@ pub struct RemboParams {
     pub num_candidates: Option<usize>,
     /// Random restarts of the hyperparameter fit.
     pub num_restarts: Option<usize>,
+    /// The warp of the objective the GPs are fitted to.
+    pub output_warping: Option<OutputWarping>,
 }
 
 /// The REMBO designer.
@@ -112,7 +115,8 @@ impl RemboParams {
         check_range("numCandidates", num_candidates, 16, 100_000)?;
         let num_restarts = params.num_restarts.unwrap_or(2);
         check_range("numRestarts", num_restarts, 0, 50)?;
-        Ok(Settings { d, k, initial_design_size, num_candidates, num_restarts })
+        let output_warping = params.output_warping.unwrap_or(OutputWarping::None);
+        Ok(Settings { d, k, initial_design_size, num_candidates, num_restarts, output_warping })
     }
 }
 
@@ -239,31 +243,38 @@ impl Rembo {
             RemboKernel::HighDim => {
                 let features = Features::new(&spec.space);
                 let encode = |a: &Assignment| features.encode(a);
-                let gp =
-                    match Training::new(spec, history, &encode, self.settings.initial_design_size * self.settings.k, OutputWarping::None) {
-                        Some(Training { x, y, .. }) => {
-                            let kernel = isotropic((0..features.dim()).collect(), &features.categorical_dims(), 0.5, (0.01, 20.0));
-                            let warm = warm.and_then(|s| s.0.get("gp").cloned()).map(ModelState);
-                            Some(fit_gp(
-                                kernel,
-                                x,
-                                &y,
-                                spec.observation_noise,
-                                self.settings.num_restarts,
-                                start(warm.as_ref(), from.is_restore()),
-                                rng,
-                            )?)
-                        }
-                        None => None,
-                    };
-                let state = ModelState(serde_json::json!({ "gp": gp.as_ref().map(|(_, s)| s.clone()) }));
+                let gp = match Training::new(
+                    spec,
+                    history,
+                    &encode,
+                    self.settings.initial_design_size * self.settings.k,
+                    self.settings.output_warping,
+                ) {
+                    Some(Training { x, y, warp, .. }) => {
+                        let kernel = isotropic((0..features.dim()).collect(), &features.categorical_dims(), 0.5, (0.01, 20.0));
+                        let warm = warm.and_then(|s| s.0.get("gp").cloned()).map(ModelState);
+                        let (gp, state) = fit_gp(
+                            kernel,
+                            x,
+                            &y,
+                            spec.observation_noise,
+                            self.settings.num_restarts,
+                            start(warm.as_ref(), from.is_restore()),
+                            rng,
+                        )?;
+                        Some((gp, state, warp))
+                    }
+                    None => None,
+                };
+                let state = ModelState(serde_json::json!({ "gp": gp.as_ref().map(|(_, s, _)| s.clone()) }));
                 let best = history.iter().zip(&values).filter_map(|(o, v)| v.map(|v| (o, v))).max_by(|a, b| a.1.total_cmp(&b.1));
                 let model = HighDimModel {
                     anchor: best.and_then(|(o, _)| ambient.locate(&embedded, &o.assignment)),
                     embedded,
                     features,
                     ambient,
-                    gp: gp.map(|(gp, _)| gp),
+                    warp: gp.as_ref().map_or(Warp::Identity, |(_, _, w)| w.clone()),
+                    gp: gp.map(|(gp, _, _)| gp),
                     n: history.len(),
                     sign,
                 };
@@ -316,9 +327,11 @@ impl Model for LowDimModel {
             .iter()
             .map(|a| {
                 let (r, w) = self.ambient.locate(embedded, a)?;
-                let gp = self.fit.runs[r].gp.as_ref()?;
+                let run = &self.fit.runs[r];
+                let gp = run.gp.as_ref()?;
                 let (m, v) = gp.predict(&[w])[0];
                 let (mean, stddev) = gp.unstandardize_sd(m, v);
+                let (mean, stddev) = run.warp.unwarp_prediction(mean, stddev);
                 Some(Prediction { mean, stddev })
             })
             .map(|p| p.map(|p| Prediction { mean: self.sign * p.mean, ..p }))
@@ -351,6 +364,8 @@ struct HighDimModel {
     features: Features,
     ambient: Ambient,
     gp: Option<Gp>,
+    /// The warp the GP's targets went through.
+    warp: Warp,
     sign: f64,
     /// The best trial's embedding and w, if it is REMBO's.
     anchor: Option<(usize, Vec<f64>)>,
@@ -454,6 +469,7 @@ impl Model for HighDimModel {
                 .into_iter()
                 .map(|(m, v)| {
                     let (mean, stddev) = gp.unstandardize_sd(m, v);
+                    let (mean, stddev) = self.warp.unwarp_prediction(mean, stddev);
                     Prediction { mean: self.sign * mean, stddev }
                 })
                 .collect(),

@@ -1089,7 +1089,8 @@ mod tests {
             // The same study of its first metric alone warps and searches a region.
             let mut one = problem.spec.clone();
             one.metrics.truncate(1);
-            let described = designer_for(&one).unwrap().fit(&Problem { spec: one, ..problem }, &history, None, &mut StdRng::seed_from_u64(1));
+            let described =
+                designer_for(&one).unwrap().fit(&Problem { spec: one, ..problem }, &history, None, &mut StdRng::seed_from_u64(1));
             let described = described.unwrap().model.describe().to_string();
             assert!(described.contains("outputWarp"), "{algorithm}: {described}");
         }

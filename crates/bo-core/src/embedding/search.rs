@@ -10,7 +10,7 @@ use rand::Rng;
 
 use super::Embedding;
 use crate::acquisition::Acquisition;
-use crate::designer::gp::{Start, fit_gp};
+use crate::designer::gp::{OutputWarping, Start, Warp, fit_gp};
 use crate::designer::{FitError, ModelState};
 use crate::gp::Gp;
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
@@ -32,6 +32,8 @@ pub struct Settings {
     pub num_candidates: usize,
     /// Random restarts of the hyperparameter fit.
     pub num_restarts: usize,
+    /// The warp of the objective each embedding's GP is fitted to.
+    pub output_warping: OutputWarping,
 }
 
 /// ℓ's bounds in y's units. Seed 001 §3.4 searches [0.01, 50] and shrinks the upper bound
@@ -63,6 +65,8 @@ pub struct Embedded {
 /// One embedding's fitted GP (none during its design).
 pub(crate) struct Run {
     pub(crate) gp: Option<Gp>,
+    /// The warp its GP's targets went through (the identity during the design).
+    pub(crate) warp: Warp,
     /// Its trials (completed).
     pub(crate) n: usize,
     /// The best of them, for local search.
@@ -117,15 +121,17 @@ impl Embedded {
             let trials = data.get(r).map(Vec::as_slice).unwrap_or_default();
             let best = trials.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(w, _)| w.clone());
             if trials.len() < self.settings.initial_design_size.max(2) {
-                runs.push(Run { gp: None, n: trials.len(), best, state: warm.get(r).cloned().flatten() });
+                runs.push(Run { gp: None, warp: Warp::Identity, n: trials.len(), best, state: warm.get(r).cloned().flatten() });
                 continue;
             }
             let x: Vec<Vec<f64>> = trials.iter().map(|(w, _)| w.clone()).collect();
             let y: Vec<f64> = trials.iter().map(|(_, v)| *v).collect();
+            let warp = Warp::fit(self.settings.output_warping, &y);
+            let y: Vec<f64> = y.iter().map(|v| warp.apply(*v)).collect();
             let kernel = isotropic((0..d).collect(), &[], INITIAL_LENGTH_SCALE_Y / scale, bounds);
             let (gp, state) =
                 fit_gp(kernel, x, &y, noise, self.settings.num_restarts, start(warm.get(r).and_then(Option::as_ref), restore), rng)?;
-            runs.push(Run { gp: Some(gp), n: trials.len(), best, state: Some(state) });
+            runs.push(Run { gp: Some(gp), warp, n: trials.len(), best, state: Some(state) });
         }
         Ok(EmbeddedFit { embedded: self.clone(), runs })
     }

@@ -15,6 +15,7 @@ pub(crate) mod trust_region;
 
 pub(crate) use model::{GpModel, Member, Proposer};
 pub use output_warp::OutputWarping;
+pub(crate) use output_warp::Warp;
 pub use posterior::PriorMean;
 pub(crate) use posterior::{Posterior, add_fantasies};
 pub(crate) use schedule::{Start, fit_gp, noise_bounds, warm_start};
