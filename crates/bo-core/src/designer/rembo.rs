@@ -37,6 +37,7 @@
 //! | `initialDesignSize` | max(2, d + 1) | Sobol points per embedding | 1 – 1,000 |
 //! | `numCandidates` | 256 | Sobol candidates per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//! | `boxHalfWidth` | √d (seed 001 §4) | h of the search box `Y = [−h, h]^d` | (0, 100] |
 //! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the warp of the objective each GP is fitted to (`gp::output_warp`) | — |
 //!
 //! [`Embedded`] is the algorithm on the embeddings' own coordinates, without a search space: the
@@ -90,6 +91,8 @@ pub struct RemboParams {
     pub num_restarts: Option<usize>,
     /// The warp of the objective the GPs are fitted to.
     pub output_warping: Option<OutputWarping>,
+    /// The half-width of the search box Y.
+    pub box_half_width: Option<f64>,
 }
 
 /// The REMBO designer.
@@ -116,7 +119,11 @@ impl RemboParams {
         let num_restarts = params.num_restarts.unwrap_or(2);
         check_range("numRestarts", num_restarts, 0, 50)?;
         let output_warping = params.output_warping.unwrap_or(OutputWarping::None);
-        Ok(Settings { d, k, initial_design_size, num_candidates, num_restarts, output_warping })
+        let half_width = params.box_half_width.unwrap_or((d as f64).sqrt());
+        if !(half_width > 0.0 && half_width <= 100.0) {
+            return Err(ConfigError::Invalid { field: "boxHalfWidth".into(), reason: format!("{half_width} is outside (0, 100]") });
+        }
+        Ok(Settings { d, k, initial_design_size, num_candidates, num_restarts, output_warping, half_width })
     }
 }
 
@@ -345,7 +352,7 @@ impl Model for LowDimModel {
             "kernel": "LOW_DIM",
             "d": s.d,
             "k": s.k,
-            "searchBox": [-(s.d as f64).sqrt(), (s.d as f64).sqrt()],
+            "searchBox": [-s.half_width, s.half_width],
             "embeddings": self.fit.describe(),
             "unmatchedTrials": self.unmatched,
         })
@@ -383,7 +390,7 @@ impl HighDimModel {
     /// `∂features/∂w` at y, non-zero for the unclipped DOUBLE coordinates:
     /// `∂u_i/∂w_p = √d A_ip`.
     fn jacobian(&self, r: usize, y: &[f64]) -> Vec<(usize, Vec<f64>)> {
-        let h = (self.embedded.settings.d as f64).sqrt();
+        let h = self.embedded.settings.half_width;
         self.ambient
             .exact
             .iter()
@@ -484,7 +491,7 @@ impl Model for HighDimModel {
             "kernel": "HIGH_DIM",
             "d": s.d,
             "k": s.k,
-            "searchBox": [-(s.d as f64).sqrt(), (s.d as f64).sqrt()],
+            "searchBox": [-s.half_width, s.half_width],
             "embeddings": self.embedded.embeddings.iter().map(|e| serde_json::json!({"seed": e.seed().to_string()})).collect::<Vec<_>>(),
             "trials": self.n,
             "lengthScale": h.as_ref().map(|h| h.kernel[1].exp()),

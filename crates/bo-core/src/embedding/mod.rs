@@ -57,12 +57,6 @@ impl Embedding {
         self.seed
     }
 
-    /// The half-width √d of the search box `Y` (seed 001 §4: "in all our experiments we set Y
-    /// to be [−√d, √d]^d").
-    pub fn half_width(&self) -> f64 {
-        (self.d as f64).sqrt()
-    }
-
     /// Row `i` of `A`: `d` standard normal draws from (seed, i).
     pub fn row(&self, i: u64) -> Vec<f64> {
         let mut state = mix(self.seed ^ mix(i.wrapping_mul(GOLDEN).wrapping_add(GOLDEN)));

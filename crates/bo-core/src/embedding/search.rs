@@ -1,6 +1,6 @@
 //! REMBO's search on the embeddings' own coordinates (seed 001 §3; the reading's
 //! high-dimensional.md §2): a trial of embedding `r` is `w ∈ [0, 1]^d`, the point
-//! `y = √d (2w − 1)` of Y; each embedding has its own GP (the `LOW_DIM` kernel), its own
+//! `y = h (2w − 1)` of Y (`h` = √d by default, seed 001's box); each embedding has its own GP (the `LOW_DIM` kernel), its own
 //! scrambled Sobol design, and log-EI maximised over its box; a suggestion goes to the embedding
 //! with the fewest trials. The designer (`designer::rembo`) maps assignments to and from these
 //! coordinates; bo-bench drives this directly at D = 10⁹, where no search space can list the
@@ -34,6 +34,8 @@ pub struct Settings {
     pub num_restarts: usize,
     /// The warp of the objective each embedding's GP is fitted to.
     pub output_warping: OutputWarping,
+    /// The half-width of the search box `Y = [−h, h]^d`.
+    pub half_width: f64,
 }
 
 /// ℓ's bounds in y's units. Seed 001 §3.4 searches [0.01, 50] and shrinks the upper bound
@@ -55,7 +57,7 @@ pub(crate) fn isotropic(dims: Vec<usize>, categorical: &[usize], length_scale: f
 }
 
 /// REMBO on the embeddings' own coordinates: a trial of embedding `r` is `w ∈ [0, 1]^d`, the
-/// point `y = √d (2w − 1)` of Y, with a value to maximise.
+/// point `y = h (2w − 1)` of Y, with a value to maximise.
 #[derive(Clone, Debug)]
 pub struct Embedded {
     pub(crate) settings: Settings,
@@ -93,13 +95,13 @@ impl Embedded {
 
     /// y of `w`.
     pub fn y_of(&self, w: &[f64]) -> Vec<f64> {
-        let h = (self.settings.d as f64).sqrt();
+        let h = self.settings.half_width;
         w.iter().map(|w| h * (2.0 * w - 1.0)).collect()
     }
 
     /// `w` of y, clamped to the box.
     pub fn w_of(&self, y: &[f64]) -> Vec<f64> {
-        let h = (self.settings.d as f64).sqrt();
+        let h = self.settings.half_width;
         y.iter().map(|y| ((y / h + 1.0) / 2.0).clamp(0.0, 1.0)).collect()
     }
 
@@ -114,7 +116,7 @@ impl Embedded {
         rng: &mut dyn Rng,
     ) -> Result<EmbeddedFit, FitError> {
         let d = self.settings.d;
-        let scale = 2.0 * (d as f64).sqrt();
+        let scale = 2.0 * self.settings.half_width;
         let bounds = (LENGTH_SCALE_BOUNDS_Y.0 / scale, LENGTH_SCALE_BOUNDS_Y.1 / scale);
         let mut runs = Vec::with_capacity(self.settings.k);
         for r in 0..self.settings.k {
@@ -209,7 +211,7 @@ impl EmbeddedFit {
                 serde_json::json!({
                     "seed": e.seed().to_string(),
                     "trials": run.n,
-                    "lengthScaleY": h.as_ref().map(|h| h.kernel[1].exp() * 2.0 * (e.d() as f64).sqrt()),
+                    "lengthScaleY": h.as_ref().map(|h| h.kernel[1].exp() * 2.0 * self.embedded.settings.half_width),
                     "logNoiseVariance": h.as_ref().map(|h| h.log_noise),
                 })
             })
