@@ -1,6 +1,6 @@
 //! REMBO's search on the embeddings' own coordinates (seed 001 §3; the reading's
 //! high-dimensional.md §2): a trial of embedding `r` is `w ∈ [0, 1]^d`, the point
-//! `y = h (2w − 1)` of Y (`h` = √d by default, seed 001's box); each embedding has its own GP (the `LOW_DIM` kernel), its own
+//! `y = h (2w − 1)` of Y (`h` = 1 by default; seed 001's box has √d); each embedding has its own GP (the `LOW_DIM` kernel), its own
 //! scrambled Sobol design, and log-EI maximised over its box; a suggestion goes to the embedding
 //! with the fewest trials. The designer (`designer::rembo`) maps assignments to and from these
 //! coordinates; bo-bench drives this directly at D = 10⁹, where no search space can list the
