@@ -105,7 +105,17 @@ impl Posterior {
             }
         }
         gp.condition_on(xs, ys, None).ok()?;
-        Some(Posterior {
+        Some(self.with(gp, taken))
+    }
+
+    /// The same posterior from a fresh factorisation at the same θ (see [`Gp::refactored`]).
+    pub fn refactored(&self) -> Option<Posterior> {
+        Some(self.with(self.gp.refactored().ok()?, self.taken.clone()))
+    }
+
+    /// This posterior's objective, sign, warp and rules with another GP and trials taken.
+    fn with(&self, gp: Gp, taken: HashSet<String>) -> Posterior {
+        Posterior {
             gp,
             sign: self.sign,
             warp: self.warp.clone(),
@@ -113,21 +123,7 @@ impl Posterior {
             worst: self.worst,
             taken,
             repeats: self.repeats,
-        })
-    }
-
-    /// The same posterior from a fresh factorisation at the same θ (see [`Gp::refactored`]).
-    pub fn refactored(&self) -> Option<Posterior> {
-        let gp = self.gp.refactored().ok()?;
-        Some(Posterior {
-            gp,
-            sign: self.sign,
-            warp: self.warp.clone(),
-            objective: self.objective.clone(),
-            worst: self.worst,
-            taken: self.taken.clone(),
-            repeats: self.repeats,
-        })
+        }
     }
 
     /// Up to `count` new assignments chosen one at a time by the kriging believer (Ginsbourger
