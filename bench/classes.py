@@ -8,7 +8,8 @@ Reads, for each problem of CLASSES, bo's `<dir>/<run>/<problem>.json` (written b
 `<dir>/peers/<problem>_bo-<run>.json` — and the peers' `<dir>/peers/<problem>_<optimiser>.json`
 (written by `bench/peers/run.sh --out`), all in `bo-bench run --out`'s shape. Per problem: the
 median over seeds of the simple regret after the whole budget; the rank of each optimiser by that
-median (ties share the better rank); its normalised regret, that median divided by random
+median (ties share the better rank) — each bo run among the peers alone, the peers among
+themselves and bo's `AUTO`; its normalised regret, that median divided by random
 search's. Per class: the median of those over the problems bo and random search were run on, for
 the optimisers with a result on every one of them ("—" for the others). Class 5's optima are not
 known: its regret is measured from the best value any optimiser found on the problem. Last, the
@@ -100,8 +101,12 @@ def main():
             seen.add(p)
             values = {n: final(table[p][n], known[p]) for n in present}
             random = values[RANDOM[0]]
+            bo = [name for name, _ in BO_RUNS]
             for n, v in values.items():
-                ranks[n].append(1 + sum(w < v for w in values.values()))
+                # Each bo run is ranked against the peers alone (not against bo's other run), the
+                # peers against them and `AUTO`: the targets are `AUTO`'s among the peers.
+                rivals = [w for m, w in values.items() if m != n and (m not in bo or (n not in bo and m == bo[0]))]
+                ranks[n].append(1 + sum(w < v for w in rivals))
                 normalised[n].append(v / random if random > 0 else (0.0 if v == 0 else float("inf")))
             # The per-problem table shows every result there is, the class's optimisers or not.
             every = {n: final(table[p][n], known[p]) for n in names if table[p][n] is not None}
