@@ -36,7 +36,7 @@
 //! | `numCandidates` | 512 | Sobol candidates scored per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 //! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); none on prior studies | — |
-//! | `trustRegion` | `true` | a local phase: the acquisition searched in a box around the best trial that grows after successes and shrinks after failures, restarting from the whole space when it collapses (`gp::trust_region`, TuRBO-1) | — |
+//! | `trustRegion` | `true` | a local phase: the acquisition searched in a box around the best trial that grows after successes and shrinks after failures, restarting from the whole space when it collapses (`gp::trust_region`, TuRBO-1); the whole space is searched too when every point in the box has been tried (a discrete space) | — |
 //! | `inputWarping` | `false` | warp each numeric coordinate by a learned Kumaraswamy CDF before the kernel (`kernel::InputWarped`) | — |
 //!
 //! The robustness defaults, measured with `bo-bench suite` (docs/benchmarks.md, "Robust by
@@ -57,7 +57,7 @@ use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiR
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::Gp;
 use crate::kernel::{Categorical, InputWarped, Kernel, LengthScalePrior, Product, matern52, squared_exp};
-use crate::optimize::mixed::{MixedConfig, maximize};
+use crate::optimize::mixed::{MixedConfig, ScoreBatch, ScoreGrad, maximize};
 use crate::space::SearchSpace;
 use crate::space::features::Features;
 use crate::study::ObservationNoise;
@@ -320,6 +320,26 @@ struct GpBanditProposer {
     config: MixedConfig,
 }
 
+impl GpBanditProposer {
+    /// The acquisition's best new point: in the trust region when there is one, and in the whole
+    /// space when every point of the region has been tried or is in flight (a discrete space's
+    /// small box) — the region being used up is a reason to search globally, never "exhausted".
+    fn maximize(
+        &self,
+        score_batch: ScoreBatch<'_>,
+        score_grad: ScoreGrad<'_>,
+        taken: &std::collections::HashSet<String>,
+        rng: &mut dyn Rng,
+    ) -> Result<Option<(Assignment, f64)>, FitError> {
+        let found = maximize(&self.features, score_batch, score_grad, taken, &self.anchors, &self.config, rng)?;
+        if found.is_some() || self.config.region.is_none() {
+            return Ok(found);
+        }
+        let global = MixedConfig { region: None, ..self.config.clone() };
+        Ok(maximize(&self.features, score_batch, score_grad, taken, &self.anchors, &global, rng)?)
+    }
+}
+
 /// How far below the relevant region a pure-exploration score is pushed, per unit of UCB.
 const PE_PENALTY: f64 = 10.0;
 
@@ -385,13 +405,13 @@ impl Proposer for GpBanditProposer {
                         })
                         .collect::<Vec<_>>()
                 };
-                maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
+                self.maximize(&score_batch, &score_grad, taken, rng)?
             }
             (acquisition, _) => {
                 let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
                 let score_grad =
                     |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-                maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
+                self.maximize(&score_batch, &score_grad, taken, rng)?
             }
         };
         // Nothing chosen: every point of a small discrete space has been tried.
@@ -505,6 +525,47 @@ mod tests {
             } else {
                 assert!(got.is_empty(), "{noise:?}: nothing new to propose, never a repeat: {got:?}");
             }
+        }
+    }
+
+    /// In a discrete space the trust region's box is used up long before the space: then the
+    /// acquisition is searched in the whole space, and every step has a new point to propose.
+    /// (It used to propose nothing, read by the service as an exhausted space at trial 35 of
+    /// scikit-learn's k-NN: 50 × 2 × 2 points.)
+    #[test]
+    fn a_used_up_trust_region_gives_way_to_the_whole_space() {
+        let space = SearchSpace::new(vec![
+            ParamSpec { id: "n".into(), domain: Domain::Integer { min: 1, max: 50 }, scale: Scale::Linear, default: None, children: vec![] },
+            ParamSpec {
+                id: "w".into(),
+                domain: Domain::Categorical { values: vec!["u".into(), "d".into()] },
+                scale: Scale::Linear,
+                default: None,
+                children: vec![],
+            },
+            ParamSpec {
+                id: "p".into(),
+                domain: Domain::Categorical { values: vec!["1".into(), "2".into()] },
+                scale: Scale::Linear,
+                default: None,
+                children: vec![],
+            },
+        ])
+        .unwrap();
+        let problem = Problem { spec: StudySpec::new("f", Goal::Minimize, space, "GP_BANDIT"), seed: 1, priors: Vec::new() };
+        let designer = designer_for(&problem.spec).unwrap();
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut history: Vec<Observation> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for step in 0..60 {
+            let model = designer.fit(&problem, &history, None, &mut rng).unwrap().model;
+            let got = model.suggest(&[], 1, &mut rng).unwrap();
+            assert_eq!(got.len(), 1, "step {step}: 200 points, {} tried: something new to propose", history.len());
+            assert!(seen.insert(got[0].key()), "step {step}: never a repeat");
+            let Some(ParamValue::Int(n)) = got[0].get("n") else { unreachable!() };
+            let w = if got[0].get("w") == Some(&ParamValue::Categorical("u".into())) { 0.1 } else { 0.0 };
+            let f = (*n as f64 - 7.0).abs() / 50.0 + w;
+            history.push(Observation { assignment: got[0].clone(), outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f)])) });
         }
     }
 
