@@ -1,7 +1,7 @@
 """The problem-class table of docs/benchmarks.md: each optimiser's median rank and median
 normalised regret per class of problems, and the per-problem table behind it.
 
-    python3 bench/classes.py docs/results/2026-11-25-auto
+    python3 bench/classes.py docs/results/2026-11-26-classes
 
 Reads, for each problem of CLASSES, bo's `<dir>/<run>/<problem>.json` (written by `bo-bench suite
 --out <dir>/<run>`) for each bo run named in BO_RUNS — or, for class 5, which bo answers over HTTP,
@@ -11,7 +11,8 @@ median over seeds of the simple regret after the whole budget; the rank of each 
 median (ties share the better rank) — each bo run among the peers alone, the peers among
 themselves and bo's `AUTO`; its normalised regret, that median divided by random
 search's. Per class: the median of those over the problems bo and random search were run on, for
-the optimisers with a result on every one of them ("—" for the others). Class 5's optima are not
+the optimisers with a result on every one of them ("—" for the others), and class 5 again over
+the problems HEBO was run on when that is only some of them. Class 5's optima are not
 known: its regret is measured from the best value any optimiser found on the problem. Last, the
 problems where `AUTO` is more than 3× behind the best peer.
 
@@ -88,7 +89,13 @@ def main():
     details = []
     behind = []
     seen = set()
-    for cls, problems in CLASSES.items():
+    classes = dict(CLASSES)
+    # HEBO, at seconds per suggestion, may have been run on part of class 5 only: that part too.
+    sklearn = CLASSES["5. scikit-learn tuning"]
+    with_hebo = [p for p in sklearn if os.path.exists(f"{args.dir}/peers/{p}_hebo.json")]
+    if 0 < len(with_hebo) < len(sklearn):
+        classes["5. scikit-learn tuning, where HEBO ran"] = with_hebo
+    for cls, problems in classes.items():
         table = {p: dict(results(p)) for p in problems}
         known = {p: best_found(table[p].values()) for p in problems}
         # The problems bo and random search were run on; the optimisers with a result on all of them.
