@@ -8,7 +8,8 @@
 //! suggestions for the same seed. After 24 trials, a designer whose model predicts must also
 //! rebuild its stored fit with `restore` (the same state, the same predictions), and a model
 //! that observes must equal the same model refitted at the same hyperparameters
-//! ([`Model::refactored`](super::Model::refactored)).
+//! ([`Model::refactored`](super::Model::refactored)). In a space of 18 points, a designer must
+//! propose something at every step until all have been tried.
 
 use std::collections::BTreeMap;
 
@@ -52,6 +53,15 @@ pub mod fixtures {
             leaf("width", Domain::Integer { min: 16, max: 4096 }, Scale::Log),
             leaf("batch", Domain::Discrete { values: vec![16.0, 32.0, 64.0, 128.0] }, Scale::Linear),
             leaf("act", Domain::Categorical { values: cats(&["relu", "tanh", "gelu"]) }, Scale::Linear),
+        ])
+        .expect("fixture is valid")
+    }
+
+    /// Finitely many points, 6 × 3 = 18: an integer and a category.
+    pub fn small_discrete() -> SearchSpace {
+        SearchSpace::new(vec![
+            leaf("n", Domain::Integer { min: 1, max: 6 }, Scale::Linear),
+            leaf("kind", Domain::Categorical { values: cats(&["a", "b", "c"]) }, Scale::Linear),
         ])
         .expect("fixture is valid")
     }
@@ -161,6 +171,25 @@ pub fn conformance(algorithm: &str) {
     let learns = designer_for(&study(fixtures::all_types(), algorithm, serde_json::Value::Null)).is_ok_and(|d| d.learns());
     if learns {
         conformance_of(algorithm, Metrics::OneWithClassifier);
+    }
+    proposes_until_used_up(algorithm);
+}
+
+/// In a space of finitely many points a designer has something to propose at every step until
+/// every point has been tried: an empty proposal is read by the service as an exhausted space,
+/// and the study is completed. (GP_BANDIT's trust region, used up long before the space, once
+/// proposed nothing.)
+fn proposes_until_used_up(algorithm: &str) {
+    let space = fixtures::small_discrete();
+    let problem = Problem { spec: spec_for(space.clone(), algorithm, Metrics::One), seed: 42, priors: Vec::new() };
+    if designer_for(&problem.spec).is_err() {
+        return;
+    }
+    let mut history = Vec::new();
+    for i in 0..17 {
+        let got = suggest(&problem, &history, &[], 1, 2000 + i as u64);
+        assert_eq!(got.len(), 1, "{algorithm} on small_discrete after {i} of its 18 points: nothing proposed");
+        history.push(observe(&space, i, got[0].clone()));
     }
 }
 
