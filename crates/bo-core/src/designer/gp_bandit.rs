@@ -534,22 +534,12 @@ mod tests {
     /// scikit-learn's k-NN: 50 × 2 × 2 points.)
     #[test]
     fn a_used_up_trust_region_gives_way_to_the_whole_space() {
+        let param = |id: &str, domain: Domain| ParamSpec { id: id.into(), domain, scale: Scale::Linear, default: None, children: vec![] };
+        let categories = |values: &[&str]| Domain::Categorical { values: values.iter().map(|v| (*v).to_owned()).collect() };
         let space = SearchSpace::new(vec![
-            ParamSpec { id: "n".into(), domain: Domain::Integer { min: 1, max: 50 }, scale: Scale::Linear, default: None, children: vec![] },
-            ParamSpec {
-                id: "w".into(),
-                domain: Domain::Categorical { values: vec!["u".into(), "d".into()] },
-                scale: Scale::Linear,
-                default: None,
-                children: vec![],
-            },
-            ParamSpec {
-                id: "p".into(),
-                domain: Domain::Categorical { values: vec!["1".into(), "2".into()] },
-                scale: Scale::Linear,
-                default: None,
-                children: vec![],
-            },
+            param("n", Domain::Integer { min: 1, max: 50 }),
+            param("w", categories(&["u", "d"])),
+            param("p", categories(&["1", "2"])),
         ])
         .unwrap();
         let problem = Problem { spec: StudySpec::new("f", Goal::Minimize, space, "GP_BANDIT"), seed: 1, priors: Vec::new() };
