@@ -678,20 +678,20 @@ impl MetricsModel {
         let mut best: Option<(Score, Assignment)> = None;
         let mut scored = self.score(models, acquisition, taken, candidates)?;
         for sd in REFINE_SCALES {
-            if let Some(top) = scored.first() {
-                if best.as_ref().is_none_or(|(s, _)| better(&top.0, s)) {
-                    best = Some(top.clone());
-                }
+            if let Some(top) = scored.first()
+                && best.as_ref().is_none_or(|(s, _)| better(&top.0, s))
+            {
+                best = Some(top.clone());
             }
             let mut around: Vec<Assignment> =
                 scored.iter().take(REFINE_TOP).flat_map(|(_, a)| perturb(&self.space, a, REFINE_PER, sd, context, rng)).collect();
             around.extend(scored.iter().take(REFINE_TOP).flat_map(|(_, a)| snap(&self.space, a, REFINE_PER / 2, context, rng)));
             scored = self.score(models, acquisition, taken, around)?;
         }
-        if let Some(top) = scored.into_iter().next() {
-            if best.as_ref().is_none_or(|(s, _)| better(&top.0, s)) {
-                best = Some(top);
-            }
+        if let Some(top) = scored.into_iter().next()
+            && best.as_ref().is_none_or(|(s, _)| better(&top.0, s))
+        {
+            best = Some(top);
         }
         Ok(best.map(|(_, a)| a))
     }

@@ -20,7 +20,7 @@ use super::{Kernel, normal_log_prior};
 const EPSILON: f64 = 1e-6;
 
 /// Bounds of `log a` and `log b`: concentrations from 0.1 to 10.
-const LOG_CONCENTRATION_BOUNDS: (f64, f64) = (-2.302_585_092_994_046, 2.302_585_092_994_046);
+const LOG_CONCENTRATION_BOUNDS: (f64, f64) = (-std::f64::consts::LN_10, std::f64::consts::LN_10);
 
 /// The prior's standard deviation on `log a` and `log b` (mean 0: the identity).
 const LOG_CONCENTRATION_PRIOR_SD: f64 = 0.75;

@@ -253,7 +253,8 @@ impl HalfRank {
             .collect();
         let low = knots.first().map_or(sorted[0], |k| k.1);
         let high = sorted[n - 1];
-        if !(high > low) {
+        // Not increasing (or not numbers): no warp to fit.
+        if high.partial_cmp(&low) != Some(std::cmp::Ordering::Greater) {
             return None;
         }
         Some(HalfRank { median, spread, knots, low, high })
@@ -319,7 +320,7 @@ fn interpolate<K>(knots: &[K], median: f64, v: f64, from: impl Fn(&K) -> f64, to
 /// (`erfc`), to about 1e-15.
 pub(crate) fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] =
-        [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.383577518672690e2, -3.066479806614716e1, 2.506628277459239];
+        [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.38357751867269e2, -3.066479806614716e1, 2.506628277459239];
     const B: [f64; 5] = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
     const C: [f64; 6] =
         [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
