@@ -57,7 +57,7 @@ use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiR
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::Gp;
 use crate::kernel::{Categorical, InputWarped, Kernel, LengthScalePrior, Product, matern52, squared_exp};
-use crate::optimize::mixed::{MixedConfig, ScoreBatch, ScoreGrad, maximize};
+use crate::optimize::mixed::{MixedConfig, maximize};
 use crate::space::SearchSpace;
 use crate::space::features::Features;
 use crate::study::ObservationNoise;
@@ -320,26 +320,6 @@ struct GpBanditProposer {
     config: MixedConfig,
 }
 
-impl GpBanditProposer {
-    /// The acquisition's best new point: in the trust region when there is one, and in the whole
-    /// space when every point of the region has been tried or is in flight (a discrete space's
-    /// small box) — the region being used up is a reason to search globally, never "exhausted".
-    fn maximize(
-        &self,
-        score_batch: ScoreBatch<'_>,
-        score_grad: ScoreGrad<'_>,
-        taken: &std::collections::HashSet<String>,
-        rng: &mut dyn Rng,
-    ) -> Result<Option<(Assignment, f64)>, FitError> {
-        let found = maximize(&self.features, score_batch, score_grad, taken, &self.anchors, &self.config, rng)?;
-        if found.is_some() || self.config.region.is_none() {
-            return Ok(found);
-        }
-        let global = MixedConfig { region: None, ..self.config.clone() };
-        Ok(maximize(&self.features, score_batch, score_grad, taken, &self.anchors, &global, rng)?)
-    }
-}
-
 /// How far below the relevant region a pure-exploration score is pushed, per unit of UCB.
 const PE_PENALTY: f64 = 10.0;
 
@@ -405,13 +385,13 @@ impl Proposer for GpBanditProposer {
                         })
                         .collect::<Vec<_>>()
                 };
-                self.maximize(&score_batch, &score_grad, taken, rng)?
+                maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
             }
             (acquisition, _) => {
                 let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
                 let score_grad =
                     |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-                self.maximize(&score_batch, &score_grad, taken, rng)?
+                maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
             }
         };
         // Nothing chosen: every point of a small discrete space has been tried.

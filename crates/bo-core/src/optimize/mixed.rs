@@ -81,8 +81,28 @@ pub struct Objective<'a> {
 ///
 /// `score_batch` scores feature vectors; `score_grad` gives the value and gradient at one;
 /// `taken` holds the keys of assignments not to propose again; `anchors` are the best observed
-/// assignments, explored around.
+/// assignments, explored around. A `config.region` whose every candidate has been tried (a
+/// discrete space's small box) gives way to the whole cube: a used-up region is never "nothing
+/// to propose" — the service would complete the study as exhausted.
 pub fn maximize(
+    features: &Features,
+    score_batch: ScoreBatch<'_>,
+    score_grad: ScoreGrad<'_>,
+    taken: &HashSet<String>,
+    anchors: &[Assignment],
+    config: &MixedConfig,
+    rng: &mut dyn Rng,
+) -> Result<Option<(Assignment, f64)>, NonFinite> {
+    let found = maximize_in(features, score_batch, score_grad, taken, anchors, config, rng)?;
+    if found.is_some() || config.region.is_none() {
+        return Ok(found);
+    }
+    let whole = MixedConfig { region: None, ..config.clone() };
+    maximize_in(features, score_batch, score_grad, taken, anchors, &whole, rng)
+}
+
+/// [`maximize`] within `config.region` only.
+fn maximize_in(
     features: &Features,
     score_batch: ScoreBatch<'_>,
     score_grad: ScoreGrad<'_>,
@@ -340,5 +360,29 @@ mod tests {
         assert_eq!(one.0, three.0);
         // INTEGER and DISCRETE coordinates round to their values, so the top is not exactly 0.
         assert!(one.1 > -0.02, "near the bowl's top: {}", one.1);
+    }
+
+    /// A region whose every point has been tried gives way to the whole space.
+    #[test]
+    fn a_used_up_region_gives_way_to_the_whole_cube() {
+        use crate::space::{Domain, ParamSpec, Scale, SearchSpace};
+        let space = SearchSpace::new(vec![ParamSpec {
+            id: "n".into(),
+            domain: Domain::Integer { min: 1, max: 10 },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        }])
+        .unwrap();
+        let features = Features::new(&space);
+        let score_batch = |xs: &[Vec<f64>]| xs.iter().map(|x| -x[0]).collect::<Vec<f64>>();
+        let score_grad = |xs: &[Vec<f64>]| xs.iter().map(|x| (-x[0], vec![-1.0])).collect::<Vec<_>>();
+        let point = |n: i64| Assignment(std::collections::BTreeMap::from([("n".to_owned(), crate::trial::ParamValue::Int(n))]));
+        // The box holds n = 1 and 2 only, both tried.
+        let taken: HashSet<String> = [point(1).key(), point(2).key()].into_iter().collect();
+        let config = MixedConfig { region: Some(vec![(0.0, 0.15)]), ..MixedConfig::default() };
+        let (best, _) =
+            maximize(&features, &score_batch, &score_grad, &taken, &[point(1)], &config, &mut StdRng::seed_from_u64(1)).unwrap().unwrap();
+        assert_eq!(best, point(3), "the best untried point outside the box");
     }
 }
