@@ -40,6 +40,7 @@ CLASSES = {
 BO_ONLY = ["branin_d25_rotated"]
 
 BO_RUNS = [("bo `AUTO`", "AUTO"), ("bo `GP_BANDIT`", "GP_BANDIT")]
+BO_NAMES = {name for name, _ in BO_RUNS}
 # Optuna 5's default TPE is multivariate for one objective; `tpe_mv` adds group decomposition,
 # which changes it on conditional spaces only.
 PEERS = [("Optuna TPE (default)", "tpe"), ("Optuna TPE (group)", "tpe_mv"), ("Optuna `GPSampler`", "gp"), ("SMAC3", "smac"),
@@ -108,12 +109,11 @@ def main():
             seen.add(p)
             values = {n: final(table[p][n], known[p]) for n in present}
             random = values[RANDOM[0]]
-            bo = [name for name, _ in BO_RUNS]
             for n, v in values.items():
-                # Each bo run is ranked against the peers alone (not against bo's other run), the
-                # peers against them and `AUTO`: the targets are `AUTO`'s among the peers.
-                rivals = [w for m, w in values.items() if m != n and (m not in bo or (n not in bo and m == bo[0]))]
-                ranks[n].append(1 + sum(w < v for w in rivals))
+                # Each bo run is ranked among the peers alone (not against bo's other run), each
+                # peer among the other peers and `AUTO`: the targets are `AUTO`'s among the peers.
+                rivals = [m for m in values if m != n and m not in BO_NAMES] + ([] if n in BO_NAMES else [BO_RUNS[0][0]])
+                ranks[n].append(1 + sum(values[m] < v for m in rivals))
                 normalised[n].append(v / random if random > 0 else (0.0 if v == 0 else float("inf")))
             # The per-problem table shows every result there is, the class's optimisers or not.
             every = {n: final(table[p][n], known[p]) for n in names if table[p][n] is not None}
@@ -124,8 +124,8 @@ def main():
             cells = [("—" if n not in every else f"**{every[n]:.2e}**" if every[n] == best else f"{every[n]:.2e}") for n in names]
             gp = table[p]["Optuna `GPSampler`"]
             # bo's seeds, and in brackets the fewest any optimiser shown ran (the slowest peers').
-            counts = [len(table[p][n]["runs"]) for n in names if table[p][n] is not None]
-            seeds = str(len(table[p][names[0]]["runs"])) + (f" ({min(counts)})" if min(counts) < len(table[p][names[0]]["runs"]) else "")
+            ours, fewest = len(table[p][names[0]]["runs"]), min(len(table[p][n]["runs"]) for n in every)
+            seeds = f"{ours} ({fewest})" if fewest < ours else f"{ours}"
             if shown:
                 continue
             details.append(f"| {cls.split('.')[0]} | {p} | {table[p][names[0]]['budget']} | {seeds} | " + " | ".join(cells)
