@@ -1,19 +1,23 @@
 //! REMBO's search on the embeddings' own coordinates (seed 001 §3; the reading's
-//! high-dimensional.md §2): a trial of embedding `r` is `w ∈ [0, 1]^d`, the point
-//! `y = h (2w − 1)` of Y (`h` = 1 by default; seed 001's box has √d); each embedding has its own GP (the `LOW_DIM` kernel), its own
-//! scrambled Sobol design, and log-EI maximised over its box; a suggestion goes to the embedding
-//! with the fewest trials. The designer (`designer::rembo`) maps assignments to and from these
-//! coordinates; bo-bench drives this directly at D = 10⁹, where no search space can list the
-//! parameters. Knows GPs, not search spaces or trials.
+//! high-dimensional.md §2): a trial of embedding `r` is `w ∈ [0, 1]^d`, the point `y = h (2w −
+//! 1)` of Y (`h` = 1 by default; seed 001's box has √d); each embedding has its own GP (the
+//! `LOW_DIM` kernel), its own scrambled Sobol design, and log-EI maximised over its box — or,
+//! under `trust_region`, over TuRBO-1's box around its best point (`designer::gp::trust_region`,
+//! replayed from that embedding's trials); a suggestion goes to the embedding with the fewest
+//! trials. The designer (`designer::rembo`) maps assignments to and from these coordinates;
+//! bo-bench drives this directly at D = 10⁹, where no search space can list the parameters.
+//! Knows GPs, not search spaces or trials.
 
 use rand::Rng;
 
 use super::Embedding;
 use crate::acquisition::Acquisition;
+use crate::designer::gp::trust_region::{self, LocalPhase};
 use crate::designer::gp::{OutputWarping, Start, Warp, fit_gp};
 use crate::designer::{FitError, ModelState};
 use crate::gp::Gp;
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
+use crate::optimize::mixed::{ScoreBatch, ScoreGrad};
 use crate::optimize::sobol::sobol_point;
 use crate::optimize::subspace::{self, Coordinate, SubspaceConfig};
 use crate::study::ObservationNoise;
@@ -36,6 +40,9 @@ pub struct Settings {
     pub output_warping: OutputWarping,
     /// The half-width of the search box `Y = [−h, h]^d`.
     pub half_width: f64,
+    /// Whether each embedding searches a trust region around its best point (TuRBO-1, as
+    /// `GP_BANDIT`'s `trustRegion`), replayed from its own trials.
+    pub trust_region: bool,
 }
 
 /// ℓ's bounds in y's units. Seed 001 §3.4 searches [0.01, 50] and shrinks the upper bound
@@ -73,6 +80,8 @@ pub(crate) struct Run {
     pub(crate) n: usize,
     /// The best of them, for local search.
     best: Option<Vec<f64>>,
+    /// The trust region's state after its trials, under `Settings::trust_region`.
+    pub(crate) local: Option<LocalPhase>,
     state: Option<ModelState>,
 }
 
@@ -123,9 +132,14 @@ impl Embedded {
             let trials = data.get(r).map(Vec::as_slice).unwrap_or_default();
             let best = trials.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(w, _)| w.clone());
             if trials.len() < self.settings.initial_design_size.max(2) {
-                runs.push(Run { gp: None, warp: Warp::Identity, n: trials.len(), best, state: warm.get(r).cloned().flatten() });
+                let state = warm.get(r).cloned().flatten();
+                runs.push(Run { gp: None, warp: Warp::Identity, n: trials.len(), best, local: None, state });
                 continue;
             }
+            let local = self.settings.trust_region.then(|| {
+                let values: Vec<f64> = trials.iter().map(|(_, v)| *v).collect();
+                trust_region::replay(&values, self.settings.initial_design_size, d)
+            });
             let x: Vec<Vec<f64>> = trials.iter().map(|(w, _)| w.clone()).collect();
             let y: Vec<f64> = trials.iter().map(|(_, v)| *v).collect();
             let warp = Warp::fit(self.settings.output_warping, &y);
@@ -133,7 +147,7 @@ impl Embedded {
             let kernel = isotropic((0..d).collect(), &[], INITIAL_LENGTH_SCALE_Y / scale, bounds);
             let (gp, state) =
                 fit_gp(kernel, x, &y, noise, self.settings.num_restarts, start(warm.get(r).and_then(Option::as_ref), restore), rng)?;
-            runs.push(Run { gp: Some(gp), warp, n: trials.len(), best, state: Some(state) });
+            runs.push(Run { gp: Some(gp), warp, n: trials.len(), best, local, state: Some(state) });
         }
         Ok(EmbeddedFit { embedded: self.clone(), runs })
     }
@@ -193,11 +207,17 @@ impl EmbeddedFit {
                 .collect::<Vec<_>>()
         };
         let config = SubspaceConfig { n_candidates: self.embedded.settings.num_candidates, ..SubspaceConfig::default() };
-        let dims: Vec<usize> = (0..d).collect();
         let anchors: Vec<Vec<f64>> = run.best.iter().cloned().collect();
-        let w = subspace::maximize(&dims, &vec![Coordinate::Unit; d], &vec![0.5; d], &score_batch, &score_grad, &anchors, &config, rng)
-            .map(|(w, _)| w)
-            .unwrap_or_else(|| design(load(r)));
+        // The trust region's box around the best point, or the whole box; a region in which
+        // nothing is allowed gives way to the whole box.
+        let region = match (run.local.as_ref().and_then(|l| l.length), &run.best) {
+            (Some(length), Some(best)) => Some(trust_region::region(best, length)),
+            _ => None,
+        };
+        let search =
+            |region: Option<&[(f64, f64)]>, rng: &mut dyn Rng| search_box(d, region, &score_batch, &score_grad, &anchors, &config, rng);
+        let w =
+            region.as_deref().and_then(|region| search(Some(region), rng)).or_else(|| search(None, rng)).unwrap_or_else(|| design(load(r)));
         (r, w)
     }
 
@@ -213,10 +233,39 @@ impl EmbeddedFit {
                     "trials": run.n,
                     "lengthScaleY": h.as_ref().map(|h| h.kernel[1].exp() * 2.0 * self.embedded.settings.half_width),
                     "logNoiseVariance": h.as_ref().map(|h| h.log_noise),
+                    "trustRegion": run.local.as_ref().map(|l| serde_json::json!({"side": l.length, "restarts": l.restarts})),
                 })
             })
             .collect()
     }
+}
+
+/// The best `w` of `score` over `region` (the whole `[0, 1]^d` without one): the region is
+/// searched as a unit cube of its own, mapped affinely onto it, so `optimize::subspace` needs
+/// no notion of bounds.
+fn search_box(
+    d: usize,
+    region: Option<&[(f64, f64)]>,
+    score_batch: ScoreBatch<'_>,
+    score_grad: ScoreGrad<'_>,
+    anchors: &[Vec<f64>],
+    config: &SubspaceConfig,
+    rng: &mut dyn Rng,
+) -> Option<Vec<f64>> {
+    let unit = vec![(0.0, 1.0); d];
+    let region = region.unwrap_or(&unit);
+    let to_w = |u: &Vec<f64>| -> Vec<f64> { u.iter().zip(region).map(|(u, (lo, hi))| lo + u * (hi - lo)).collect() };
+    let to_u = |w: &Vec<f64>| -> Vec<f64> { w.iter().zip(region).map(|(w, (lo, hi))| ((w - lo) / (hi - lo)).clamp(0.0, 1.0)).collect() };
+    let batch = |us: &[Vec<f64>]| score_batch(&us.iter().map(to_w).collect::<Vec<_>>());
+    let grad = |us: &[Vec<f64>]| {
+        score_grad(&us.iter().map(to_w).collect::<Vec<_>>())
+            .into_iter()
+            .map(|(v, g)| (v, g.iter().zip(region).map(|(g, (lo, hi))| g * (hi - lo)).collect()))
+            .collect::<Vec<_>>()
+    };
+    let anchors: Vec<Vec<f64>> = anchors.iter().map(to_u).collect();
+    let dims: Vec<usize> = (0..d).collect();
+    subspace::maximize(&dims, &vec![Coordinate::Unit; d], &vec![0.5; d], &batch, &grad, &anchors, config, rng).map(|(u, _)| to_w(&u))
 }
 
 /// A fit's start from an embedding's stored state: taken up as it is when restoring.
@@ -224,5 +273,63 @@ pub(crate) fn start(state: Option<&ModelState>, restore: bool) -> Start<'_> {
     match state {
         Some(s) if restore => Start::Restore(s),
         s => s.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+
+    fn settings(trust_region: bool) -> Settings {
+        Settings {
+            d: 2,
+            k: 1,
+            initial_design_size: 3,
+            num_candidates: 64,
+            num_restarts: 0,
+            output_warping: OutputWarping::None,
+            half_width: 1.0,
+            trust_region,
+        }
+    }
+
+    /// Three design points, the best at (0.2, 0.3), then eight that do not improve on it:
+    /// two halvings of TuRBO's box (side 0.8 → 0.2; four failures each for d = 2).
+    fn data() -> Vec<Vec<(Vec<f64>, f64)>> {
+        let mut trials = vec![(vec![0.2, 0.3], 1.0), (vec![0.9, 0.9], 0.0), (vec![0.6, 0.1], 0.2)];
+        for i in 0..8 {
+            let t = f64::from(i) / 8.0;
+            trials.push((vec![0.5 + 0.4 * t, 0.9 - 0.3 * t], -0.5 - t));
+        }
+        vec![trials]
+    }
+
+    #[test]
+    fn the_trust_region_keeps_the_proposal_near_the_best_point() {
+        let embedded = Embedded::new(settings(true), 3);
+        let fit = embedded.fit(&data(), &[None], false, ObservationNoise::Low, &mut StdRng::seed_from_u64(0)).unwrap();
+        assert_eq!(fit.runs[0].local.as_ref().and_then(|l| l.length), Some(0.2));
+        assert_eq!(fit.describe()[0]["trustRegion"]["side"], 0.2);
+        for seed in 0..5 {
+            let (r, w) = fit.propose(&[], &|_, _| true, &mut StdRng::seed_from_u64(seed));
+            assert_eq!(r, 0);
+            let inside = |v: f64, lo: f64, hi: f64| (lo - 1e-12..=hi + 1e-12).contains(&v);
+            assert!(inside(w[0], 0.1, 0.3) && inside(w[1], 0.2, 0.4), "{w:?} is outside the box around (0.2, 0.3)");
+        }
+        // Where nothing in the box is allowed, the whole box is searched.
+        let outside = |_: usize, w: &[f64]| w[0] > 0.5;
+        let (_, w) = fit.propose(&[], &outside, &mut StdRng::seed_from_u64(0));
+        assert!(w[0] > 0.5, "{w:?}");
+    }
+
+    #[test]
+    fn without_the_trust_region_there_is_no_local_phase() {
+        let fit =
+            Embedded::new(settings(false), 3).fit(&data(), &[None], false, ObservationNoise::Low, &mut StdRng::seed_from_u64(0)).unwrap();
+        assert!(fit.runs[0].local.is_none());
+        assert!(fit.describe()[0]["trustRegion"].is_null());
     }
 }
