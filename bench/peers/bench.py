@@ -3,6 +3,7 @@ problems, seeds and budgets, writing JSON in `bo-bench run --out`'s shape:
 
     bash bench/peers/run.sh --problem hartmann6 --optimizer gp --budget 100 --seeds 5 --out out.json
     bash bench/peers/run.sh --problem svm_breast_cancer --optimizer bo:AUTO --budget 50 --seeds 10 --out bo.json
+    bash bench/peers/run.sh --problem mlp_wine --optimizer bo:GP_BANDIT --bo-config '{"inputWarping": true}' --out iw.json
 
 Optimisers: `tpe` (Optuna's default TPE; multivariate for one objective in Optuna 5), `tpe_mv`
 (with group decomposition), `gp` (Optuna's GPSampler), `random` (Optuna's RandomSampler), `smac`
@@ -162,7 +163,7 @@ class BoServer:
 
 
 class BoRun:
-    def __init__(self, server, algorithm, seed, params, name):
+    def __init__(self, server, algorithm, config, seed, params, name):
         sys.path.insert(0, os.path.join(ROOT, "clients", "python", "src"))
         import bo_client as bo
         root = bo.SearchSpace()
@@ -177,7 +178,8 @@ class BoRun:
                 made[p.name] = at.float(p.name, p.low, p.high, log=p.log)
         client = bo.Client(server.url, project="bench")
         # The study's name seeds its random stream, as a seed does for the other optimisers.
-        self.study = client.create_study(f"{name}-seed{seed}", root, metrics={"value": "MINIMIZE"}, algorithm=algorithm)
+        self.study = client.create_study(f"{name}-seed{seed}", root, metrics={"value": "MINIMIZE"},
+                                          algorithm=algorithm, algorithm_config=config)
 
     def ask(self):
         (trial,) = self.study.suggest(1, client_id="bench")
@@ -194,6 +196,7 @@ def main():
                     help="tpe, tpe_mv, gp, random, smac, hebo, or bo:ALGORITHM")
     ap.add_argument("--budget", type=int, default=100)
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--bo-config", type=json.loads, help="bo:ALGORITHM's algorithmConfig, as JSON")
     ap.add_argument("--bo-server", default=os.path.join(ROOT, "target", "release", "bo-server"))
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -210,7 +213,7 @@ def main():
             elif args.optimizer == "hebo":
                 opt = HeboRun(seed, params)
             elif server is not None:
-                opt = BoRun(server, args.optimizer[3:], seed, params, args.problem)
+                opt = BoRun(server, args.optimizer[3:], args.bo_config, seed, params, args.problem)
             else:
                 raise SystemExit(f"unknown optimiser {args.optimizer}")
             noise = random.Random(seed)
@@ -244,6 +247,8 @@ def main():
     for at in sorted({a for a in (10, 25, 50, 100, 200, 300) if a <= args.budget} | {args.budget}):
         print(f"  after {at:>4}: {statistics.median(r['regret'][at - 1] for r in runs):.3e}")
     report = {"problem": args.problem, "algorithm": args.optimizer, "budget": args.budget, "optimum": optimum, "runs": runs}
+    if args.bo_config:
+        report["config"] = args.bo_config
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f)
