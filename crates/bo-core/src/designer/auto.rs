@@ -8,8 +8,8 @@
 //!   (seed 000; the default, ahead of the flat GP on every bo-bench tree problem) and the flat
 //!   GP; otherwise `GP_BANDIT` with the weak length-scale prior (the default) and `ADD_GP_UCB`
 //!   with learned groups (seed 004; from [`MIN_ADDITIVE_PARAMS`] parameters). `GP_BANDIT` with
-//!   the dimension-scaled prior (Hvarfner et al. 2024) is compared only when `models` names
-//!   it (see [`Candidate::by_default`]). All share one quasi-random initial design (the
+//!   the dimension-scaled prior (Hvarfner et al. 2024) and with learned input warping are
+//!   compared only when `models` names them (see [`Candidate::by_default`]). All share one quasi-random initial design (the
 //!   default's size), so they fit the same trials. `REMBO` is no candidate: its GPs model only
 //!   trials in its embeddings' image, so it cannot be scored on trials another designer chose.
 //! - **Criterion** (`criterion`): the log predictive density of each trial at each model's
@@ -35,7 +35,7 @@
 //!
 //! | Name | Default | Purpose | Range |
 //! | --- | --- | --- | --- |
-//! | `models` | `ADD_TREE` and `GP_BANDIT` on a conditional space, else `GP_BANDIT` and (from 6 parameters) `ADD_GP_UCB` | the candidates compared, the default first: `GP_BANDIT`, `GP_BANDIT_DIMENSION_SCALED`, `ADD_GP_UCB`, `ADD_TREE` | non-empty |
+//! | `models` | `ADD_TREE` and `GP_BANDIT` on a conditional space, else `GP_BANDIT` and (from 6 parameters) `ADD_GP_UCB` | the candidates compared, the default first: `GP_BANDIT`, `GP_BANDIT_DIMENSION_SCALED`, `GP_BANDIT_INPUT_WARPED`, `ADD_GP_UCB`, `ADD_TREE` | non-empty |
 //! | `criterion` | `SEQUENTIAL` | `SEQUENTIAL` or `LOO` (above) | — |
 //! | `initialDesignSize` | the default designer's (`ADD_TREE`'s on a conditional space, else `GP_BANDIT`'s) | quasi-random trials first | 1 – 1,000 |
 //! | `outputWarping` | each candidate's own | one warp of the objective for every candidate: `NONE`, `YEO_JOHNSON` or `HALF_RANK` | — |
@@ -94,6 +94,8 @@ pub enum Candidate {
     GpBandit,
     /// `GP_BANDIT` with `lengthScalePrior: DIMENSION_SCALED`.
     GpBanditDimensionScaled,
+    /// `GP_BANDIT` with `inputWarping`: a Kumaraswamy CDF learned per numeric coordinate.
+    GpBanditInputWarped,
     /// `ADD_GP_UCB`, groups learned.
     AddGpUcb,
     /// `ADD_TREE`.
@@ -104,13 +106,15 @@ impl Candidate {
     /// In order of preference: the first that applies is the default, kept until another is
     /// measured better — `ADD_TREE` on a conditional space (ahead of the flat GP on every bo-bench
     /// tree problem), the flat GP with the weak prior otherwise.
-    const ALL: [Candidate; 4] = [Candidate::AddTree, Candidate::GpBandit, Candidate::GpBanditDimensionScaled, Candidate::AddGpUcb];
+    const ALL: [Candidate; 5] =
+        [Candidate::AddTree, Candidate::GpBandit, Candidate::GpBanditDimensionScaled, Candidate::GpBanditInputWarped, Candidate::AddGpUcb];
 
     /// The name `algorithmConfig.models` and `GET …/model` use.
     pub fn name(self) -> &'static str {
         match self {
             Candidate::GpBandit => "GP_BANDIT",
             Candidate::GpBanditDimensionScaled => "GP_BANDIT_DIMENSION_SCALED",
+            Candidate::GpBanditInputWarped => "GP_BANDIT_INPUT_WARPED",
             Candidate::AddGpUcb => "ADD_GP_UCB",
             Candidate::AddTree => "ADD_TREE",
         }
@@ -121,7 +125,7 @@ impl Candidate {
     fn applies(self, space: &SearchSpace) -> bool {
         let conditional = space.params().iter().any(|p| !p.children.is_empty());
         match self {
-            Candidate::GpBandit | Candidate::GpBanditDimensionScaled => true,
+            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped => true,
             Candidate::AddGpUcb => !conditional && space.n_params() >= MIN_ADDITIVE_PARAMS,
             Candidate::AddTree => conditional,
         }
@@ -132,12 +136,17 @@ impl Candidate {
     /// (Hartmann-3 and -6, vgg16_tree, Hartmann-6 in D = 100) more often than it helped (Branin
     /// in D = 100; docs/benchmarks.md).
     fn by_default(self) -> bool {
-        self != Candidate::GpBanditDimensionScaled
+        !matches!(self, Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped)
     }
 
     /// Whether it stands on prior studies.
     fn takes_priors(self) -> bool {
-        matches!(self, Candidate::GpBandit | Candidate::GpBanditDimensionScaled)
+        self.is_flat_gp()
+    }
+
+    /// Whether it is `GP_BANDIT` under some setting.
+    fn is_flat_gp(self) -> bool {
+        matches!(self, Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped)
     }
 
     /// The designer, with `initial` quasi-random trials first (`None`: its own default) and
@@ -151,16 +160,21 @@ impl Candidate {
             config.insert("outputWarping".into(), serde_json::to_value(w).unwrap_or_default());
         }
         if let Some(t) = params.trust_region
-            && matches!(self, Candidate::GpBandit | Candidate::GpBanditDimensionScaled)
+            && self.is_flat_gp()
         {
             config.insert("trustRegion".into(), json!(t));
         }
-        if self == Candidate::GpBanditDimensionScaled {
-            config.insert("lengthScalePrior".into(), json!("DIMENSION_SCALED"));
+        let setting = match self {
+            Candidate::GpBanditDimensionScaled => Some(("lengthScalePrior", json!("DIMENSION_SCALED"))),
+            Candidate::GpBanditInputWarped => Some(("inputWarping", json!(true))),
+            _ => None,
+        };
+        if let Some((name, value)) = setting {
+            config.insert(name.into(), value);
         }
         let spec = StudySpec { algorithm_config: serde_json::Value::Object(config), ..spec.clone() };
         match self {
-            Candidate::GpBandit | Candidate::GpBanditDimensionScaled => build::<GpBandit>(&spec),
+            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped => build::<GpBandit>(&spec),
             Candidate::AddGpUcb => build::<AddGpUcb>(&spec),
             Candidate::AddTree => build::<AddTree>(&spec),
         }
@@ -638,6 +652,26 @@ mod tests {
             designer_for(&study).unwrap().fit(&Problem { spec: study, seed: 1, priors: Vec::new() }, &history, None, &mut rng).unwrap();
         let about = fitted.model.describe()["auto"].clone();
         assert_eq!(about["scores"].as_object().unwrap().keys().collect::<Vec<_>>(), ["GP_BANDIT"], "{about}");
+    }
+
+    /// The input-warped flat GP is compared when `models` names it, and not by default.
+    #[test]
+    fn the_input_warped_gp_is_compared_when_named() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let points: Vec<Vec<f64>> = (0..25).map(|_| (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+        // Fast near x0 = 1, slow elsewhere: what a learned warp of x0 straightens.
+        let history = observe(&points, |x| (8.0 * x[0].powi(4)).sin() + x[1]);
+        let study = spec(box_space(2), json!({"models": ["GP_BANDIT", "GP_BANDIT_INPUT_WARPED"]}));
+        let fitted =
+            designer_for(&study).unwrap().fit(&Problem { spec: study, seed: 1, priors: Vec::new() }, &history, None, &mut rng).unwrap();
+        let about = fitted.model.describe()["auto"].clone();
+        let scores = about["scores"].as_object().unwrap();
+        assert!(scores.contains_key("GP_BANDIT_INPUT_WARPED") && scores.contains_key("GP_BANDIT"), "{about}");
+        assert!(scores.values().all(|s| s["mean"].as_f64().is_some_and(f64::is_finite)), "{about}");
+        let study = spec(box_space(2), serde_json::Value::Null);
+        let fitted =
+            designer_for(&study).unwrap().fit(&Problem { spec: study, seed: 1, priors: Vec::new() }, &history, None, &mut rng).unwrap();
+        assert!(!fitted.model.describe()["auto"]["scores"].as_object().unwrap().contains_key("GP_BANDIT_INPUT_WARPED"));
     }
 
     #[test]
