@@ -9,9 +9,10 @@
 //!   GP; otherwise `GP_BANDIT` with the weak length-scale prior (the default) and `ADD_GP_UCB`
 //!   with learned groups (seed 004; from [`MIN_ADDITIVE_PARAMS`] parameters). `GP_BANDIT` with
 //!   the dimension-scaled prior (Hvarfner et al. 2024) and with learned input warping are
-//!   compared only when `models` names them (see [`Candidate::by_default`]). All share one quasi-random initial design (the
-//!   default's size), so they fit the same trials. `REMBO` is no candidate: its GPs model only
-//!   trials in its embeddings' image, so it cannot be scored on trials another designer chose.
+//!   compared only when `models` names them (see [`Candidate::by_default`]). All share one
+//!   quasi-random initial design (the default's size), so they fit the same trials. `REMBO` is
+//!   no candidate: its GPs model only trials in its embeddings' image, so it cannot be scored
+//!   on trials another designer chose.
 //! - **Criterion** (`criterion`): the log predictive density of each trial at each model's
 //!   fitted θ ([`Model::self_prediction`]), read off the factor each fit computes anyway and
 //!   comparable across kernels — by default `SEQUENTIAL`: each of the later half of the trials
@@ -134,7 +135,9 @@ impl Candidate {
     /// Whether it is compared unless `models` says otherwise: not the dimension-scaled prior,
     /// which both criteria chose over the weak one where it then stalled short of the optimum
     /// (Hartmann-3 and -6, vgg16_tree, Hartmann-6 in D = 100) more often than it helped (Branin
-    /// in D = 100; docs/benchmarks.md).
+    /// in D = 100; docs/benchmarks.md), nor the input-warped GP, which won the criterion where
+    /// it then searched worse (vgg16_tree 76×, Styblinski–Tang-8 in place of the additive model;
+    /// docs/benchmarks.md, "Input warping in `AUTO`").
     fn by_default(self) -> bool {
         !matches!(self, Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped)
     }

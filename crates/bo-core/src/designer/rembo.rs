@@ -57,7 +57,7 @@
 //! 100, against random search's 0.35, 0.24 and 1.19. With the trust region as well: 2.4e-4,
 //! 2.5e-4 and 0.37; d = 4, k = 1 after 500 evaluations 3.7e-6 (median; 0.033 without it), and
 //! d = 2, k = 4 a mean of 1.4e-4 (seed 001: 1e-4).
-
+//!
 //! [`Embedded`] is the algorithm on the embeddings' own coordinates, without a search space: the
 //! designer maps assignments to it, and bo-bench drives it directly on D = 10⁹, where no search
 //! space can list the parameters.
