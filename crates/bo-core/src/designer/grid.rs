@@ -100,6 +100,10 @@ impl Model for GridModel {
         }
         Ok(out)
     }
+
+    fn runs_out(&self) -> bool {
+        true
+    }
 }
 
 /// The grid of a whole search space, with the number of points under every node.

@@ -167,8 +167,17 @@ pub fn check_limits(designer: &dyn Designer, space: &SearchSpace, limits: &Limit
 pub trait Model: Send + Sync {
     /// Proposes up to `count` feasible assignments, distinct from `pending` (the trials in flight)
     /// where the space allows. Fewer than `count` means the designer has nothing more to
-    /// propose (an exhausted grid); it never mutates the model.
+    /// propose: its plan has run out ([`Model::runs_out`]) or the space is used up; it never
+    /// mutates the model.
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError>;
+
+    /// Whether its proposals come from a finite plan that ends before the space does (a grid
+    /// over real parameters): then fewer proposals than asked end the study. For every other
+    /// model, fewer than asked in a space with points left is a failure, and the service fills
+    /// the rest quasi-randomly.
+    fn runs_out(&self) -> bool {
+        false
+    }
 
     /// Proposals that depend only on their position in the study — trial `first` (counting
     /// from 0 in creation order) and the `count - 1` after it — and on nothing the other trials
@@ -309,6 +318,14 @@ pub enum FitError {
     /// The numbers went wrong (a matrix stayed indefinite, a value became NaN).
     #[error("numerical failure: {0}")]
     Numerical(String),
+    /// Fewer proposals than asked in a space with points left (see [`Model::runs_out`]).
+    #[error("proposed {proposed} of {asked} points while the space has points left")]
+    TooFewProposals {
+        /// How many it proposed.
+        proposed: usize,
+        /// How many were asked for.
+        asked: usize,
+    },
 }
 
 /// The designer for `spec.algorithm`, its `algorithmConfig` checked (each designer's

@@ -176,9 +176,9 @@ pub fn conformance(algorithm: &str) {
 }
 
 /// In a space of finitely many points a designer has something to propose at every step until
-/// every point has been tried: an empty proposal is read by the service as an exhausted space,
-/// and the study is completed. (GP_BANDIT's trust region, used up long before the space, once
-/// proposed nothing.)
+/// every point has been tried. (GP_BANDIT's trust region, used up long before the space, once
+/// proposed nothing, and the service completed the study as exhausted; the service now fills
+/// such a shortfall quasi-randomly and counts it as a failure, but the designer should not fail.)
 fn proposes_until_used_up(algorithm: &str) {
     let space = fixtures::small_discrete();
     let problem = Problem { spec: spec_for(space.clone(), algorithm, Metrics::One), seed: 42, priors: Vec::new() };

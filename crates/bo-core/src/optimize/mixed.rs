@@ -83,7 +83,7 @@ pub struct Objective<'a> {
 /// `taken` holds the keys of assignments not to propose again; `anchors` are the best observed
 /// assignments, explored around. A `config.region` whose every candidate has been tried (a
 /// discrete space's small box) gives way to the whole cube: a used-up region is never "nothing
-/// to propose" — the service would complete the study as exhausted.
+/// to propose" while the space has points left.
 pub fn maximize(
     features: &Features,
     score_batch: ScoreBatch<'_>,

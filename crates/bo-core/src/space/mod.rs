@@ -232,7 +232,39 @@ pub struct Conditional {
     pub spec: ParamSpec,
 }
 
+/// The product of the parameters' point counts (`None` if any is unbounded).
+fn product<'a>(params: impl Iterator<Item = &'a ParamSpec>) -> Option<u128> {
+    params.map(ParamSpec::point_count).try_fold(1u128, |n, c| Some(n.saturating_mul(c?)))
+}
+
 impl ParamSpec {
+    /// Distinct assignments of this parameter and the children its values activate: each value
+    /// named by a child's condition counts the product of its active children's points, every
+    /// other value one point.
+    fn point_count(&self) -> Option<u128> {
+        let values = match &self.domain {
+            Domain::Double { min, max } if max > min => return None,
+            Domain::Double { .. } => 1,
+            Domain::Integer { min, max } => (i128::from(*max) - i128::from(*min) + 1).max(0) as u128,
+            Domain::Discrete { values } => values.len() as u128,
+            Domain::Categorical { values } => values.len() as u128,
+        };
+        let mut named: Vec<ParamValue> = Vec::new();
+        for child in &self.children {
+            let under: Vec<ParamValue> = match &child.parent_values {
+                ParentValues::Categorical(vs) => vs.iter().cloned().map(ParamValue::Categorical).collect(),
+                ParentValues::Integer(vs) => vs.iter().copied().map(ParamValue::Int).collect(),
+                ParentValues::Discrete(vs) => vs.iter().copied().map(ParamValue::Float).collect(),
+            };
+            for v in under {
+                if !named.contains(&v) {
+                    named.push(v);
+                }
+            }
+        }
+        named.iter().try_fold(values.saturating_sub(named.len() as u128), |n, v| Some(n.saturating_add(product(self.active_children(v))?)))
+    }
+
     /// The children active when this parameter has `value`.
     pub fn active_children<'a, 'v>(&'a self, value: &'v ParamValue) -> impl Iterator<Item = &'a ParamSpec> + use<'a, 'v> {
         self.children.iter().filter(move |c| c.parent_values.matches(value)).map(|c| &c.spec)
@@ -317,6 +349,13 @@ impl SearchSpace {
     /// repeating a point need not look at the other trials then.
     pub fn is_continuous(&self) -> bool {
         self.roots.iter().any(|p| matches!(p.domain, Domain::Double { min, max } if max > min))
+    }
+
+    /// How many distinct assignments the space holds — what a study can use up — or `None`
+    /// when a DOUBLE with `min < max` can be active (then there is no end). Saturates at
+    /// `u128::MAX`.
+    pub fn point_count(&self) -> Option<u128> {
+        product(self.roots.iter())
     }
 
     /// The number of parameters in the whole tree, active or not.

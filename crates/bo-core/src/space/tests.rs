@@ -228,3 +228,33 @@ fn lookups_use_the_index_and_stored_spaces_are_not_validated_again() {
     assert_eq!(back.param("x1999").map(|p| p.id.as_str()), Some("x1999"));
     assert!(SearchSpace::new(flat(2000)).is_err(), "over the default limit when it enters");
 }
+
+#[test]
+fn point_count_counts_each_branch_and_has_no_end_with_a_real() {
+    assert_eq!(fixtures::small_discrete().point_count(), Some(18));
+    assert_eq!(fixtures::optimizer_tree().point_count(), None, "a real under each optimizer");
+    let int = |id: &str, max| ParamSpec {
+        id: id.into(),
+        domain: Domain::Integer { min: 1, max },
+        scale: Scale::Linear,
+        default: None,
+        children: vec![],
+    };
+    let under = |values: &[&str], spec| Conditional {
+        parent_values: ParentValues::Categorical(values.iter().map(|s| (*s).to_owned()).collect()),
+        spec,
+    };
+    // a: 4 values of n × 2 of k; b: 2 of k; c: one point.
+    let tree = |c_child: ParamSpec| {
+        SearchSpace::new(vec![categorical(
+            "m",
+            &["a", "b", "c"],
+            vec![under(&["a"], int("n", 4)), under(&["a", "b"], categorical("k", &["p", "q"], vec![])), under(&["c"], c_child)],
+        )])
+        .unwrap()
+    };
+    assert_eq!(tree(double("x", 0.5, 0.5, Scale::Linear)).point_count(), Some(8 + 2 + 1), "a real of one value is one point");
+    assert_eq!(tree(double("x", 0.0, 1.0, Scale::Linear)).point_count(), None);
+    let huge = SearchSpace::new(vec![int("a", 1 << 53), int("b", 1 << 53), int("c", 1 << 53)]).unwrap();
+    assert_eq!(huge.point_count(), Some(u128::MAX), "saturates");
+}

@@ -19,10 +19,11 @@
 //!   per study (job, proposal lock, change counter, `queue.rs`'s precomputed suggestions);
 //!   `hooks.rs` — named points where tests hold or fail the background work.
 //!
-//! **Failures** of a designer — an error, a NaN, a panic — are failures, never an exhausted
-//! space: they are logged and counted (`bo_designer_fallbacks_total`), a study without a model
-//! gets its initial design (quasi-random) until a fit succeeds, and a background refit that fails
-//! leaves the last model in place.
+//! **Failures** of a designer — an error, a NaN, a panic, fewer proposals than asked while the
+//! space has points left (`propose.rs`) — are failures, never an exhausted space: they are
+//! logged and counted (`bo_designer_fallbacks_total`), a study without a model gets its initial
+//! design (quasi-random) until a fit succeeds, and a background refit that fails leaves the last
+//! model in place.
 //!
 //! **Replicas** share nothing but the database. Trials are handed out in the store's locked
 //! transaction, so any number of replicas hand each out once; each replica's queue is its own

@@ -4,11 +4,14 @@
 //! values by rank-one extensions of its factor) or, for designers that cannot, passed as pending;
 //! the trials in flight, and `extra` points about to be handed out before these, are pending —
 //! fantasies for the GP designers — so a slightly stale model never proposes what is being
-//! evaluated. A designer that fails to propose gives way to quasi-random proposals (the study's
-//! initial design), reported in [`Proposals::failed`]. The random generator is seeded from the study and the number of trials the
+//! evaluated. A designer that fails to propose — an error, or fewer points than asked while the
+//! space has points left and its plan does not run out (`Model::runs_out`) — gives way to
+//! quasi-random proposals (the study's initial design) for the rest, reported in
+//! [`Proposals::failed`]. The random generator is seeded from the study and the number of trials the
 //! proposal comes after, so a precomputed k-th item equals what a suggest after k more trials
 //! would have computed from the same model. Call it on a blocking thread.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use bo_core::{Assignment, Model, Observation, Trial};
@@ -26,18 +29,35 @@ pub fn propose(study: &StudyRecord, entry: &Entry, trials: &[Trial], extra: &[As
     let mut rng = StdRng::seed_from_u64(study_seed(study) ^ after.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let (model, mut pending) = up_to_date(entry, trials);
     pending.extend(extra.iter().cloned());
-    match super::refit::guarded(|| model.suggest(&pending, count, &mut rng)) {
-        Ok(points) => Ok(Proposals { points, failed: None }),
-        Err(e) => {
-            // A designer that fails to propose (its numbers went wrong) gives way to the study's
-            // initial design for this proposal; the next fit may do better. Never "exhausted".
-            let fallback = super::refit::fallback_entry(study, entry.data_version, trials);
-            let mut pending: Vec<Assignment> = trials.iter().map(|t| t.assignment.clone()).collect();
-            pending.extend(extra.iter().cloned());
-            let points = fallback.model.suggest(&pending, count, &mut rng)?;
-            Ok(Proposals { points, failed: Some(e) })
+    let (mut points, failed) = match super::refit::guarded(|| model.suggest(&pending, count, &mut rng)) {
+        Ok(points) if points.len() >= count || model.runs_out() || used_up(study, trials, extra, &points) => {
+            return Ok(Proposals { points, failed: None });
         }
-    }
+        // Fewer than asked while the space has points left: a failure, not an exhausted space.
+        Ok(points) => {
+            let e = bo_core::FitError::TooFewProposals { proposed: points.len(), asked: count };
+            (points, e)
+        }
+        Err(e) => (Vec::new(), e),
+    };
+    // A designer that fails to propose (its numbers went wrong, or it found nothing) gives way
+    // to the study's initial design for the rest of this proposal; the next fit may do better.
+    // Never "exhausted".
+    let fallback = super::refit::fallback_entry(study, entry.data_version, trials);
+    let mut pending: Vec<Assignment> = trials.iter().map(|t| t.assignment.clone()).collect();
+    pending.extend(extra.iter().chain(&points).cloned());
+    points.extend(fallback.model.suggest(&pending, count - points.len(), &mut rng)?);
+    Ok(Proposals { points, failed: Some(failed) })
+}
+
+/// Whether the study's space has no point left beside its trials, the `extra` points and the
+/// new `points`: only a space without a real parameter can be used up.
+fn used_up(study: &StudyRecord, trials: &[Trial], extra: &[Assignment], points: &[Assignment]) -> bool {
+    let Some(size) = study.spec.space.point_count() else {
+        return false;
+    };
+    let taken: HashSet<String> = trials.iter().map(|t| &t.assignment).chain(extra).chain(points).map(Assignment::key).collect();
+    taken.len() as u128 >= size
 }
 
 /// `entry`'s model brought up to `trials`: the completions it has not seen observed (a GP
@@ -96,4 +116,83 @@ pub fn propose_in_contexts(
         out.push(a);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use bo_core::{Domain, FitError, ModelState, ParamSpec, ParamValue, Scale, SearchSpace};
+
+    use super::*;
+    use crate::engine::testing;
+
+    /// The point `k = value`.
+    fn point(value: &str) -> Assignment {
+        let mut a = Assignment::default();
+        a.0.insert("k".into(), ParamValue::Categorical(value.into()));
+        a
+    }
+
+    /// A model proposing the first `n` of `k`'s values, whose plan may run out.
+    struct Proposes {
+        n: usize,
+        runs_out: bool,
+    }
+
+    impl Model for Proposes {
+        fn suggest(&self, _: &[Assignment], count: usize, _: &mut dyn rand::Rng) -> Result<Vec<Assignment>, FitError> {
+            Ok(["a", "b", "c"].iter().take(self.n.min(count)).map(|v| point(v)).collect())
+        }
+
+        fn runs_out(&self) -> bool {
+            self.runs_out
+        }
+    }
+
+    /// A study over `k ∈ {a, b, c}`: three points in all.
+    async fn three_points() -> StudyRecord {
+        let mut study = testing::study(&testing::store().await, "three", serde_json::Value::Null).await;
+        let k = ParamSpec {
+            id: "k".into(),
+            domain: Domain::Categorical { values: vec!["a".into(), "b".into(), "c".into()] },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
+        study.spec.space = SearchSpace::new(vec![k]).unwrap();
+        study
+    }
+
+    fn entry(n: usize, runs_out: bool) -> Entry {
+        Entry {
+            data_version: 0,
+            trial_ids: HashSet::new(),
+            model: Arc::new(Proposes { n, runs_out }),
+            state: ModelState::default(),
+            fallback: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn too_few_proposals_with_points_left_are_a_failure_filled_quasi_randomly() {
+        let study = three_points().await;
+        let got = propose(&study, &entry(0, false), &[], &[], 2).unwrap();
+        assert_eq!(got.points.len(), 2, "the quasi-random design fills in");
+        assert!(matches!(got.failed, Some(FitError::TooFewProposals { proposed: 0, asked: 2 })), "{:?}", got.failed);
+        let got = propose(&study, &entry(1, false), &[], &[], 2).unwrap();
+        assert_eq!(got.points[0], point("a"), "the designer's own point is kept");
+        assert_ne!(got.points[1], point("a"));
+        assert!(matches!(got.failed, Some(FitError::TooFewProposals { proposed: 1, asked: 2 })));
+    }
+
+    #[tokio::test]
+    async fn too_few_proposals_end_the_study_only_when_the_space_or_the_plan_is_used_up() {
+        let study = three_points().await;
+        let all = [point("a"), point("b"), point("c")];
+        let got = propose(&study, &entry(0, false), &[], &all, 1).unwrap();
+        assert!(got.points.is_empty() && got.failed.is_none(), "every point taken: used up");
+        let got = propose(&study, &entry(0, true), &[], &[], 1).unwrap();
+        assert!(got.points.is_empty() && got.failed.is_none(), "a plan that runs out (a grid) is believed");
+    }
 }
