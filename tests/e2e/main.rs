@@ -12,6 +12,7 @@ mod leases;
 mod outage;
 mod replicas;
 mod robustness;
+mod reproducible;
 mod studies;
 
 use serde_json::{Value, json};

@@ -188,6 +188,11 @@ pub struct StudySpec {
     /// client (`algorithmConfig.trialLease` on the wire; 0: never). `None`: the server's setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trial_lease_secs: Option<f64>,
+    /// Whether suggestions must depend only on the study's data, its seed and the order of calls
+    /// — never on timing (`algorithmConfig.reproducible` on the wire). `None`: the server's
+    /// setting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproducible: Option<bool>,
     /// Transfer learning: the prior studies the model stands on.
     #[serde(default, skip_serializing_if = "Transfer::is_default")]
     pub transfer: Transfer,
@@ -224,6 +229,7 @@ impl StudySpec {
     pub fn new(metric: &str, goal: Goal, space: SearchSpace, algorithm: &str) -> StudySpec {
         StudySpec {
             trial_lease_secs: None,
+            reproducible: None,
             metrics: vec![MetricSpec::objective(metric, goal)],
             space,
             algorithm: algorithm.into(),

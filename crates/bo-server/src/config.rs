@@ -45,6 +45,13 @@ pub struct Config {
     #[arg(long, env = "BO_QUEUE_STALENESS", default_value_t = 0)]
     pub queue_staleness: u32,
 
+    /// Whether studies are reproducible unless they say otherwise (`algorithmConfig.reproducible`):
+    /// a suggest then waits for the model fitted on exactly the data it answers, so the same
+    /// calls in the same order give the same trials. Off (the default), a suggest answers from
+    /// whatever model is ready — conditioned on the newest results — which is faster.
+    #[arg(long, env = "BO_REPRODUCIBLE", default_value_t = false)]
+    pub reproducible: bool,
+
     /// Seconds a suggest waits for its trials before answering with a pending operation
     /// (`done: false`) that the client polls.
     #[arg(long, env = "BO_MAX_SUGGEST_WAIT", value_parser = seconds, default_value_t = 5.0)]
@@ -269,6 +276,7 @@ impl std::fmt::Debug for Config {
             .field("database_timeout", &self.database_timeout)
             .field("workers", &self.workers)
             .field("prefetch", &self.prefetch)
+            .field("reproducible", &self.reproducible)
             .field("queue_staleness", &self.queue_staleness)
             .field("max_suggest_wait", &self.max_suggest_wait)
             .field("linalg_threads", &self.linalg_threads)

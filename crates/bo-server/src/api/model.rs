@@ -30,7 +30,7 @@ pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath
         data_version: study.data_version,
         fitted_data_version: entry.data_version,
         trials: entry.trial_ids.len(),
-        precomputed_suggestions: state.engine.precomputed(study.id).await?,
+        precomputed_suggestions: state.engine.precomputed(&study).await?,
         model: entry.model.describe(),
     }))
 }
@@ -104,10 +104,10 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
         .enumerate()
         .map(|(i, p)| assignment_from_wire(p.parameters, &study.spec.space).map_err(|e| ApiError::from(e.under(&format!("trials[{i}]")))))
         .collect::<Result<Vec<_>, _>>()?;
-    let entry = state.engine.model(&study).await?;
-    let only = entry.model.predicts_only();
+    let model = state.engine.current_model(&study).await?;
+    let only = model.predicts_only();
     // The posterior at up to a thousand points: model work, off the runtime.
-    let predicted = tokio::task::spawn_blocking(move || Some((entry.model.predict(&points)?, entry.model.predict_metrics(&points))))
+    let predicted = tokio::task::spawn_blocking(move || Some((model.predict(&points)?, model.predict_metrics(&points))))
         .await
         .map_err(|e| ApiError::new(super::error::Code::Internal, format!("the model panicked while predicting: {e}")))?;
     let Some((predictions, per_metric)) = predicted else {

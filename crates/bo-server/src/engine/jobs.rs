@@ -1,6 +1,10 @@
-//! The per-study background job: after the data changes ([`Engine::notify_changed`]) a *refit*
-//! (through the refit lease, `lease.rs`), then a *refill* of the queue with `prefetch`
-//! suggestions, also after a suggest leaves the queue short. Jobs are coalesced — a change
+//! The per-study background job: after the data changes ([`Engine::notify_changed`]) first the
+//! next suggestion from the cached model conditioned on the new results (so a client that
+//! completes a trial and asks for the next finds it ready), then a *refit* (through the refit
+//! lease, `lease.rs`), then a *refill* of the queue with as many suggestions as the study's
+//! demand wants (`Queue::wanted`: one while suggests come one per completion, else `prefetch`),
+//! also after a suggest leaves the queue short. A reproducible study skips the first step: its
+//! suggestions come from the refitted model only. Jobs are coalesced — a change
 //! during a job runs it once more, not once per change (the slot's outstanding work) — and each
 //! step runs on a blocking thread under the bounded pool of `workers` permits. A refill stops
 //! early when the study changes under it, and takes a permit per suggestion, so a study's
@@ -42,6 +46,12 @@ impl Engine {
         let study = study.clone();
         tokio::spawn(async move {
             while let Some(job) = slot.next_work() {
+                if job.refit
+                    && !engine.reproducible(&study)
+                    && let Err(e) = engine.refill(&study, 1).await
+                {
+                    tracing::debug!(study = study.id, error = %e, "next suggestion not precomputed");
+                }
                 if job.refit {
                     let started = Instant::now();
                     let result = match engine.refit(&study).await {
@@ -64,7 +74,7 @@ impl Engine {
                     };
                     engine.inner.metrics.refit(result, started.elapsed().as_secs_f64());
                 }
-                if let Err(e) = engine.refill(&study).await {
+                if let Err(e) = engine.refill(&study, slot.queue.wanted(engine.inner.config.prefetch)).await {
                     tracing::debug!(study = study.id, error = %e, "refill skipped");
                 }
                 // Importance, once someone has asked for it: kept current after each refit.
@@ -88,10 +98,12 @@ impl Engine {
         Ok(())
     }
 
-    /// Precomputes up to `prefetch` suggestions for the study's queue from its cached model,
-    /// one after another, each with the earlier ones pending; stops when the study changes.
-    async fn refill(&self, study: &StudyRecord) -> Result<(), EngineError> {
-        let prefetch = self.inner.config.prefetch;
+    /// Precomputes up to `prefetch` suggestions (at most the server's) for the study's queue
+    /// from its cached model — for a reproducible study only the model of the current data
+    /// version — one after another, each with the earlier ones pending, under the study's
+    /// proposing lock (a suggest waiting for it takes the result); stops when the study changes.
+    async fn refill(&self, study: &StudyRecord, prefetch: usize) -> Result<(), EngineError> {
+        let prefetch = prefetch.min(self.inner.config.prefetch);
         if prefetch == 0 {
             return Ok(());
         }
@@ -101,25 +113,35 @@ impl Engine {
         }
         let slot = self.inner.slots.get(study.id);
         let started_at = slot.generation.load(Ordering::SeqCst);
-        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
-        if slot.queue.fresh_len(basis, 0) >= prefetch {
-            return Ok(());
-        }
-        let Some(entry) = self.inner.cache.get(study.id).filter(|e| !e.fallback) else { return Ok(()) };
-        let trials = Arc::new(trials);
+        let (basis, trials, entry) = {
+            let _turn = slot.proposing.lock().await;
+            let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+            if slot.queue.fresh_len(basis, 0) >= prefetch {
+                return Ok(());
+            }
+            let reproducible = self.reproducible(study);
+            let usable = |e: &Arc<super::cache::Entry>| !e.fallback && (!reproducible || e.data_version == basis.data_version);
+            let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(()) };
+            (basis, Arc::new(trials), entry)
+        };
         let mut items: Vec<Assignment> = Vec::with_capacity(prefetch);
-        while items.len() < prefetch && slot.generation.load(Ordering::SeqCst) == started_at {
-            // A worker permit per item, not per refill: other studies' fits take turns between.
+        while items.len() < prefetch {
+            // A worker permit per item, not per refill: other studies' fits take turns between;
+            // and the proposing lock per item: a suggest waiting for it takes the item.
             let _permit = self.inner.workers.acquire().await;
+            let _turn = slot.proposing.lock().await;
+            if slot.generation.load(Ordering::SeqCst) != started_at {
+                break;
+            }
             let (study, entry, trials, extra) = (study.clone(), entry.clone(), trials.clone(), items.clone());
             let proposals = tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &extra, 1)).await.map_err(panicked)??;
-            if proposals.failed.is_some() || proposals.points.is_empty() {
+            let Some(item) = proposals.points.into_iter().next().filter(|_| proposals.failed.is_none()) else {
                 break; // nothing more to propose (an exhausted grid), or the designer failed: no stand-ins queued
+            };
+            if slot.generation.load(Ordering::SeqCst) != started_at || !slot.queue.push(basis, item.clone()) {
+                break; // the study changed, or a newer computation filled the queue
             }
-            items.extend(proposals.points);
-        }
-        if slot.generation.load(Ordering::SeqCst) == started_at && !items.is_empty() {
-            slot.queue.put(basis, items);
+            items.push(item);
         }
         Ok(())
     }

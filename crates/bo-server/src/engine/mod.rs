@@ -93,6 +93,10 @@ pub struct EngineConfig {
     /// Completions a precomputed suggestion may not have seen (as real values; it treated those
     /// trials as pending) and still be handed out.
     pub queue_staleness: i64,
+    /// Whether a study that does not say (`StudySpec::reproducible`) is reproducible: its
+    /// suggestions come from the model fitted on exactly the data they answer, never from an
+    /// older one conditioned on newer results or from timing (see [`Engine::reproducible`]).
+    pub reproducible: bool,
     /// How long a suggest waits for its proposals before answering with a pending operation.
     pub max_suggest_wait: Duration,
     /// How long a refit lease lasts unrenewed (see [`Engine::refit`]).
@@ -109,6 +113,7 @@ impl Default for EngineConfig {
             cache_bytes: 1 << 30,
             prefetch: 4,
             queue_staleness: 0,
+            reproducible: false,
             max_suggest_wait: Duration::from_secs(5),
             refit_lease: Duration::from_secs(30),
             trial_lease: None,
@@ -219,10 +224,34 @@ impl Engine {
         Ok(self.entry_for(study, basis, &trials).await?.0)
     }
 
+    /// The study's model brought up to its data — [`Engine::model`] conditioned on the completed
+    /// trials it was not fitted on (those a designer cannot observe are left out) — for answers
+    /// that must reflect every result, such as `:predict`. The conditioning runs on a blocking
+    /// thread.
+    pub async fn current_model(&self, study: &StudyRecord) -> Result<Arc<dyn bo_core::Model>, EngineError> {
+        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        let (entry, _) = self.entry_for(study, basis, &trials).await?;
+        tokio::task::spawn_blocking(move || propose::up_to_date(&entry, &trials).0).await.map_err(panicked)
+    }
+
     /// How many precomputed suggestions the study's queue holds that a suggest could take now.
-    pub async fn precomputed(&self, study_id: i64) -> Result<usize, EngineError> {
-        let basis = self.inner.store.study_basis(study_id).await?;
-        Ok(self.inner.slots.get(study_id).queue.fresh_len(basis, self.inner.config.queue_staleness))
+    pub async fn precomputed(&self, study: &StudyRecord) -> Result<usize, EngineError> {
+        let basis = self.inner.store.study_basis(study.id).await?;
+        Ok(self.inner.slots.get(study.id).queue.fresh_len(basis, self.staleness(study)))
+    }
+
+    /// Whether `study` is reproducible — its own setting, else the server's: its suggestions
+    /// come from the model fitted on exactly the data they answer (a suggest waits for it),
+    /// queued ones only where they equal what a suggest would compute, so the same calls in the
+    /// same order give the same trials whatever the timing.
+    pub(crate) fn reproducible(&self, study: &StudyRecord) -> bool {
+        study.spec.reproducible.unwrap_or(self.inner.config.reproducible)
+    }
+
+    /// Completions a queued suggestion of `study` may not have seen: none for a reproducible
+    /// study, else the server's setting.
+    fn staleness(&self, study: &StudyRecord) -> i64 {
+        if self.reproducible(study) { 0 } else { self.inner.config.queue_staleness }
     }
 
     /// Forgets a deleted study's model, queue and slot.

@@ -63,7 +63,7 @@ fn used_up(study: &StudyRecord, trials: &[Trial], extra: &[Assignment], points: 
 /// `entry`'s model brought up to `trials`: the completions it has not seen observed (a GP
 /// conditions on their values), and the points in flight for it — the running trials, and the
 /// unseen completions of a model that cannot observe them.
-fn up_to_date(entry: &Entry, trials: &[Trial]) -> (Arc<dyn Model>, Vec<Assignment>) {
+pub(super) fn up_to_date(entry: &Entry, trials: &[Trial]) -> (Arc<dyn Model>, Vec<Assignment>) {
     let unseen: Vec<Observation> =
         trials.iter().filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id)).filter_map(Observation::from_trial).collect();
     let updated = if unseen.is_empty() { None } else { entry.model.observe(&unseen) };

@@ -12,8 +12,14 @@
 //!   suggestion has seen every completed trial; a server may allow a few completions to have
 //!   been fantasies (faster, a little less informed).
 //!
-//! Anything else is a miss, and the caller computes from the model. Must not compute anything:
-//! that is `propose` and the engine's background jobs.
+//! Anything else is a miss, and the caller computes from the model.
+//!
+//! How many items are worth computing depends on how the study is asked ([`Queue::wanted`]):
+//! when suggests come one per completion — suggest, evaluate, complete, suggest — every item
+//! but the first goes stale at the next completion unused, so a refill computes one; when
+//! suggests come without completions between them (a pool of workers starting, a burst), it
+//! computes the server's `prefetch`. Must not compute anything: that is `propose` and the
+//! engine's background jobs.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -40,6 +46,15 @@ impl Batch {
 #[derive(Default)]
 pub struct Queue {
     batch: Mutex<Option<Batch>>,
+    /// The data version of the last suggest that handed out new trials, and whether it came at
+    /// the same data version as the one before it (a burst).
+    demand: Mutex<Demand>,
+}
+
+#[derive(Default)]
+struct Demand {
+    last: Option<i64>,
+    one_per_completion: bool,
 }
 
 impl Queue {
@@ -65,16 +80,34 @@ impl Queue {
         batch.as_ref().filter(|q| q.fits(now, staleness)).map_or(0, |q| q.items.len())
     }
 
-    /// Replaces the queue with `items` computed at `basis`, unless the queue was computed at a
-    /// later basis.
-    pub fn put(&self, basis: Basis, items: Vec<Assignment>) {
+    /// Records a suggest that handed out new trials at `data_version`.
+    pub fn suggested(&self, data_version: i64) {
+        let mut demand = self.demand.lock().unwrap_or_else(|e| e.into_inner());
+        demand.one_per_completion = demand.last.is_some_and(|last| last != data_version);
+        demand.last = Some(data_version);
+    }
+
+    /// How many items a refill should hold, at most `prefetch`: one while suggests come one per
+    /// completion (the rest would go stale unused), else `prefetch`.
+    pub fn wanted(&self, prefetch: usize) -> usize {
+        let demand = self.demand.lock().unwrap_or_else(|e| e.into_inner());
+        if demand.one_per_completion { prefetch.min(1) } else { prefetch }
+    }
+
+    /// Appends `item`, computed at `basis` after the queue's earlier items at that basis (they
+    /// were pending for it), starting a new queue if the queue was computed at an earlier
+    /// basis. False, and nothing kept, when the queue was computed at a later one: the item is
+    /// outdated.
+    pub fn push(&self, basis: Basis, item: Assignment) -> bool {
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(q) = batch.as_ref()
-            && (q.basis.data_version > basis.data_version || q.basis.next_trial_id + q.taken > basis.next_trial_id)
-        {
-            return;
+        match batch.as_mut() {
+            Some(q) if q.basis == basis => q.items.push_back(item),
+            Some(q) if q.basis.data_version > basis.data_version || q.basis.next_trial_id + q.taken > basis.next_trial_id => {
+                return false;
+            }
+            _ => *batch = Some(Batch { basis, taken: 0, items: VecDeque::from([item]) }),
         }
-        *batch = Some(Batch { basis, taken: 0, items: items.into() });
+        true
     }
 }
 
@@ -92,6 +125,14 @@ mod tests {
 
     fn at(data_version: i64, next_trial_id: i64) -> Basis {
         Basis { data_version, next_trial_id }
+    }
+
+    impl Queue {
+        fn put(&self, basis: Basis, items: Vec<Assignment>) {
+            for item in items {
+                self.push(basis, item);
+            }
+        }
     }
 
     #[test]
@@ -117,12 +158,29 @@ mod tests {
     }
 
     #[test]
+    fn suggests_one_per_completion_want_one_item_and_a_burst_wants_them_all() {
+        let q = Queue::default();
+        assert_eq!(q.wanted(4), 4, "nothing known yet");
+        q.suggested(7);
+        q.suggested(7);
+        assert_eq!(q.wanted(4), 4, "two suggests without a completion between them");
+        q.suggested(8);
+        assert_eq!(q.wanted(4), 1, "a completion between two suggests");
+        q.suggested(9);
+        assert_eq!(q.wanted(4), 1);
+        assert_eq!(q.wanted(0), 0, "prefetching off stays off");
+        q.suggested(9);
+        assert_eq!(q.wanted(4), 4, "a burst again");
+    }
+
+    #[test]
     fn an_older_computation_never_replaces_a_newer_queue() {
         let q = Queue::default();
         q.put(at(5, 10), vec![item(1)]);
-        q.put(at(4, 10), vec![item(2)]);
+        assert!(!q.push(at(4, 10), item(2)));
         assert_eq!(q.take(at(5, 10), 1, 0), Some(vec![item(1)]));
-        q.put(at(5, 10), vec![item(3)]);
-        assert_eq!(q.fresh_len(at(5, 11), 0), 0, "computed before the item taken: not put");
+        assert!(!q.push(at(5, 9), item(3)), "computed before a trial the queue handed out");
+        assert!(q.push(at(5, 10), item(3)), "the next item of the same computation");
+        assert_eq!(q.take(at(5, 11), 1, 0), Some(vec![item(3)]), "it goes out as the trial after the first");
     }
 }

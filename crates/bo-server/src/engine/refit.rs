@@ -145,14 +145,19 @@ pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry
     Ok(())
 }
 
-/// Refits `study_id` from the database and updates the cache and the stored state.
-pub async fn refit_study(store: &Store, cache: &ModelCache, study_id: i64) -> Result<RefitOutcome, EngineError> {
+/// Refits `study_id` from the database and updates the cache and the stored state. With
+/// `once_per_version`, a cached fit of the current data version stands (a reproducible study's
+/// suggest fitted it): fitting it again would optimise θ again and change what it proposes.
+pub async fn refit_study(store: &Store, cache: &ModelCache, study_id: i64, once_per_version: bool) -> Result<RefitOutcome, EngineError> {
     let study = match store.study_by_id(study_id).await {
         Ok(s) => s,
         Err(StoreError::NotFound(_)) => return Ok(RefitOutcome::Gone),
         Err(e) => return Err(e.into()),
     };
     let (basis, trials) = store.suggest_snapshot(study_id).await?;
+    if once_per_version && cache.get(study_id).is_some_and(|e| !e.fallback && e.data_version >= basis.data_version) {
+        return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
+    }
     let warm = warm_state(store, cache, study_id).await?;
     let entry = fit_on_blocking_thread(store, &study, basis.data_version, trials, warm).await?;
     keep(store, cache, study_id, entry).await?;

@@ -1,6 +1,6 @@
 //! The engine's per-study slot: everything it keeps for a study besides its cached model (which
 //! lives in the memory-budgeted [`ModelCache`](super::ModelCache)) — the background job's
-//! outstanding work, the lock that makes a study's proposals one at a time, the change counter a
+//! outstanding work, the locks that make a study's proposals and fits one at a time, the change counter a
 //! refill watches, the queue of precomputed suggestions, the last importance report and the
 //! decay-curve stopping model. One map, one lock, taken only to
 //! find a slot; each slot's parts lock on their own and never while another is held.
@@ -40,6 +40,10 @@ pub struct Slot {
     /// Held while computing proposals, so concurrent suggests on one study compute one after
     /// another instead of racing (and all but one retrying).
     pub proposing: tokio::sync::Mutex<()>,
+    /// Held while the study's model is fitted by the background refit or by a suggest that needs
+    /// the model of its data version (a reproducible study's), so one data version is fitted
+    /// once and in order.
+    pub fitting: tokio::sync::Mutex<()>,
     /// Bumped by every change of the study's data: a refill stops when it moves.
     pub generation: AtomicU64,
     /// Precomputed suggestions.

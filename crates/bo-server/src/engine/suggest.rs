@@ -48,9 +48,13 @@ const FRESH_ATTEMPTS: usize = 3;
 /// Proposals computed outside the lock, and the basis they fit.
 pub(super) struct Computed {
     basis: Basis,
+    /// The proposals; empty when `queued`.
     assignments: Vec<Assignment>,
     /// Whether a model had to be fitted for them (no cached one).
     fitted: bool,
+    /// Nothing computed: the queue holds what the study needs at `basis` (a refill landed while
+    /// this computation waited its turn), and the next attempt takes it.
+    queued: bool,
 }
 
 /// A task computing proposals (see [`Engine::spawn_compute`]).
@@ -111,8 +115,8 @@ impl Engine {
         api_version: &str,
     ) -> Result<SuggestReply, EngineError> {
         let started = Instant::now();
-        let entry = self.model(study).await?;
-        let (_, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        let (entry, _) = self.entry_for(study, basis, &trials).await?;
         let (owned_study, owned_contexts) = (study.clone(), contexts.clone());
         let proposals =
             tokio::task::spawn_blocking(move || super::propose::propose_in_contexts(&owned_study, &entry, &trials, &owned_contexts))
@@ -257,7 +261,10 @@ impl Engine {
                     None => None,
                 };
                 match self.plan(study, tx.basis(), newer.as_deref(), wanted, offered) {
-                    Plan::Ready(points) => tx.hand_out_new(points, wanted).await?,
+                    Plan::Ready(points) => {
+                        tx.hand_out_new(points, wanted).await?;
+                        self.inner.slots.get(study.id).queue.suggested(tx.basis().data_version);
+                    }
                     Plan::Miss => return Ok(Attempt::Miss), // dropped: rolled back
                 }
             }
@@ -267,10 +274,12 @@ impl Engine {
 
     /// New assignments for a suggest transaction at `basis`, chosen among what was computed
     /// before — never computed here, inside the transaction: a model of this basis that answers
-    /// by position (cheap arithmetic, bounded by the suggestion count and the parameters); the proposals
-    /// `offered` if they were computed at this basis; the queue's; after several misses, the
-    /// proposals offered at an older basis, less any that repeat a trial created since (`newer`).
-    /// Otherwise a miss, and the caller computes again.
+    /// by position (cheap arithmetic, bounded by the suggestion count and the parameters); the
+    /// queue's; the proposals `offered` if they were computed at this basis; after several
+    /// misses, the proposals offered at an older basis, less any that repeat a trial created
+    /// since (`newer`). Otherwise a miss, and the caller computes again. A reproducible study
+    /// takes queued items one at a time only (each is what a suggest of one would compute; a
+    /// batch is searched together, not as items in a row).
     fn plan(&self, study: &StudyRecord, basis: Basis, newer: Option<&[Trial]>, wanted: usize, offered: Option<Computed>) -> Plan {
         // By position only from the model of this basis (or one that learns nothing, or a
         // stand-in): a learning designer's older model may still be its initial design while
@@ -281,15 +290,17 @@ impl Engine {
         {
             return Plan::Ready(points);
         }
-        let offered = match offered {
+        if (wanted == 1 || !self.reproducible(study))
+            && let Some(items) = self.inner.slots.get(study.id).queue.take(basis, wanted, self.staleness(study))
+        {
+            return Plan::Ready(items);
+        }
+        let offered = match offered.filter(|c| !c.queued) {
             Some(c) if c.basis.next_trial_id == basis.next_trial_id => {
                 return Plan::Ready(c.assignments.into_iter().take(wanted).collect());
             }
             other => other,
         };
-        if let Some(items) = self.inner.slots.get(study.id).queue.take(basis, wanted, self.inner.config.queue_staleness) {
-            return Plan::Ready(items);
-        }
         if let (Some(c), Some(newer)) = (offered, newer) {
             // Other clients keep taking trials before this one's proposals land: take them anyway,
             // so a suggest always makes progress, but never one that repeats a trial of theirs.
@@ -311,6 +322,11 @@ impl Engine {
             let _one_at_a_time = slot.proposing.lock().await;
             engine.inner.hooks.reached(Point::Propose).await?;
             let started = Instant::now();
+            // A refill that held the lock may have computed what this suggest needs.
+            let now = engine.inner.store.study_basis(study.id).await?;
+            if (count == 1 || !engine.reproducible(&study)) && slot.queue.fresh_len(now, engine.staleness(&study)) >= count {
+                return Ok(Computed { basis: now, assignments: Vec::new(), fitted: false, queued: true });
+            }
             let (basis, trials) = engine.inner.store.suggest_snapshot(study.id).await?;
             let read = started.elapsed();
             let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
@@ -322,15 +338,24 @@ impl Engine {
                 engine.inner.metrics.fallback(FailedStage::Suggest);
             }
             tracing::debug!(study = id, ?read, ?model, total = ?started.elapsed(), "computed proposals");
-            Ok(Computed { basis, assignments: proposals.points, fitted })
+            Ok(Computed { basis, assignments: proposals.points, fitted, queued: false })
         })
     }
 
-    /// The study's cached model, else one fitted now on `trials` (warm-started) and kept; the
-    /// flag says which. A fit that fails is logged and counted, and the study's initial design
+    /// The study's cached model — for a reproducible study only the one of `basis`'s data
+    /// version — else one fitted now on `trials` (warm-started) and kept; the flag says which. A
+    /// fit under way for the study (the background refit) ends first, and is used if it is the
+    /// one wanted. A fit that fails is logged and counted, and the study's initial design
     /// (quasi-random) stands in until a later fit succeeds.
     pub(super) async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<(Arc<Entry>, bool), EngineError> {
-        if let Some(entry) = self.inner.cache.get(study.id) {
+        let reproducible = self.reproducible(study);
+        let usable = |e: &Arc<Entry>| !reproducible || e.data_version == basis.data_version;
+        if let Some(entry) = self.inner.cache.get(study.id).filter(usable) {
+            return Ok((entry, false));
+        }
+        let slot = self.inner.slots.get(study.id);
+        let _fitting = slot.fitting.lock().await;
+        if let Some(entry) = self.inner.cache.get(study.id).filter(usable) {
             return Ok((entry, false));
         }
         let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;

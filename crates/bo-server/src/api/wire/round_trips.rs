@@ -55,11 +55,21 @@ fn full_spec() -> Value {
             }
         ],
         "algorithm": "GP_BANDIT",
-        "algorithmConfig": {"numCandidates": 64, "trialLease": "600s"},
+        "algorithmConfig": {"numCandidates": 64, "trialLease": "600s", "reproducible": true},
         "observationNoise": "HIGH",
         "measurementSelectionType": "BEST_MEASUREMENT",
         "medianAutomatedStoppingSpec": {"useElapsedDuration": true}
     })
+}
+
+/// `reproducible` must be a boolean; the refusal names the field.
+#[test]
+fn reproducible_is_a_boolean() {
+    let mut spec = full_spec();
+    spec["algorithmConfig"]["reproducible"] = json!("yes");
+    let wire: StudySpecW = serde_json::from_value(spec).unwrap();
+    let e = wire.into_domain(&Limits::default()).unwrap_err();
+    assert_eq!(e.path, "studySpec.algorithmConfig.reproducible", "{e}");
 }
 
 fn domain(spec: Value) -> StudySpec {
@@ -71,7 +81,8 @@ fn domain(spec: Value) -> StudySpec {
 fn a_study_spec_round_trips_through_the_domain() {
     let spec = domain(full_spec());
     assert_eq!(spec.trial_lease_secs, Some(600.0));
-    assert_eq!(spec.algorithm_config, json!({"numCandidates": 64}), "the lease is the service's, not the designer's");
+    assert_eq!(spec.reproducible, Some(true));
+    assert_eq!(spec.algorithm_config, json!({"numCandidates": 64}), "the lease and the mode are the service's, not the designer's");
     let out = serde_json::to_value(StudySpecW::from_domain(&spec)).unwrap();
     assert_eq!(out, full_spec(), "the same JSON back");
     assert_eq!(domain(out), spec);

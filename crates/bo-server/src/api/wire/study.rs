@@ -99,7 +99,9 @@ pub struct StudySpecW {
     pub algorithm: AlgorithmW,
     /// Settings of the algorithm (bo extension), plus `trialLease`: how long an ACTIVE trial's
     /// client may go unseen before the trial goes to the next client (`"600s"`; `"0s"`: never;
-    /// absent: the server's `--trial-lease`).
+    /// absent: the server's `--trial-lease`), and `reproducible`: `true` makes suggestions
+    /// depend only on the study's data, its seed and the order of calls, never on timing
+    /// (absent: the server's `--reproducible`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub algorithm_config: Option<serde_json::Value>,
     /// How noisy the objective is.
@@ -459,6 +461,27 @@ fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, Space
     }
 }
 
+/// The key of `algorithmConfig` that is the service's: whether the study's suggestions depend
+/// only on its data, its seed and the order of calls (see the README's "Reproducible studies").
+pub const REPRODUCIBLE_KEY: &str = "reproducible";
+
+/// Lifts `reproducible` (a boolean) out of the algorithm's settings, so the designer never sees
+/// it.
+fn take_reproducible(config: &mut serde_json::Value) -> Result<Option<bool>, SpaceError> {
+    let Some(object) = config.as_object_mut() else { return Ok(None) };
+    let Some(raw) = object.remove(REPRODUCIBLE_KEY) else { return Ok(None) };
+    if object.is_empty() {
+        *config = serde_json::Value::Null;
+    }
+    match raw {
+        serde_json::Value::Bool(b) => Ok(Some(b)),
+        other => Err(SpaceError::new(
+            format!("studySpec.algorithmConfig.{REPRODUCIBLE_KEY}"),
+            format!("{} is not a boolean: true or false", super::shown(&other.to_string())),
+        )),
+    }
+}
+
 /// The key of `algorithmConfig` that names the prior studies (transfer learning), the service's.
 pub const PRIOR_STUDIES_KEY: &str = "priorStudies";
 
@@ -490,9 +513,9 @@ fn take_prior_studies(config: &mut serde_json::Value, limits: &Limits) -> Result
     Ok(Some(names))
 }
 
-/// The wire `algorithmConfig`: the designer's settings with the trial lease and the named prior
-/// studies put back.
-fn config_with_trial_lease(spec: &StudySpec) -> Option<serde_json::Value> {
+/// The wire `algorithmConfig`: the designer's settings with the service's keys (the trial lease,
+/// `reproducible`, the named prior studies) put back.
+fn config_with_service_keys(spec: &StudySpec) -> Option<serde_json::Value> {
     let mut config = spec.algorithm_config.clone();
     let mut put = |key: &str, value: serde_json::Value| {
         if !config.is_object() {
@@ -504,6 +527,9 @@ fn config_with_trial_lease(spec: &StudySpec) -> Option<serde_json::Value> {
     };
     if let Some(secs) = spec.trial_lease_secs {
         put(TRIAL_LEASE_KEY, serde_json::Value::String(super::format_duration(secs)));
+    }
+    if let Some(reproducible) = spec.reproducible {
+        put(REPRODUCIBLE_KEY, serde_json::Value::Bool(reproducible));
     }
     if spec.transfer.explicit {
         put(PRIOR_STUDIES_KEY, serde_json::json!(spec.transfer.priors));
@@ -532,6 +558,7 @@ impl StudySpecW {
         }
         let mut algorithm_config = self.algorithm_config.unwrap_or(serde_json::Value::Null);
         let trial_lease_secs = take_trial_lease(&mut algorithm_config)?;
+        let reproducible = take_reproducible(&mut algorithm_config)?;
         let named_priors = take_prior_studies(&mut algorithm_config, limits)?;
         let disabled = self.transfer_learning_config.as_ref().is_some_and(|c| c.disable_transfer_learning);
         if disabled && named_priors.is_some() {
@@ -576,6 +603,7 @@ impl StudySpecW {
         let algorithm = if self.algorithm.0.is_empty() { "ALGORITHM_UNSPECIFIED".to_owned() } else { self.algorithm.0 };
         Ok(StudySpec {
             trial_lease_secs,
+            reproducible,
             metrics,
             space,
             algorithm,
@@ -615,7 +643,7 @@ impl StudySpecW {
                 .collect(),
             parameters: spec.space.roots().iter().map(param_to_wire).collect(),
             algorithm: AlgorithmW(spec.algorithm.clone()),
-            algorithm_config: config_with_trial_lease(spec),
+            algorithm_config: config_with_service_keys(spec),
             observation_noise: match spec.observation_noise {
                 ObservationNoise::Low => ObservationNoiseW::LOW,
                 ObservationNoise::High => ObservationNoiseW::HIGH,
