@@ -642,14 +642,17 @@ struct LatencyRow {
     cold_fit_seconds: f64,
     warm_fit_seconds: f64,
     condition_seconds: f64,
+    observe_seconds: f64,
     suggest_seconds: f64,
 }
 
 /// Times `algorithm` on `n` random observations of a smooth function in `d` dimensions: a cold fit
 /// (every start), a refit warm-started from it (θ optimised from the warm θ alone), a fit on one
-/// more observation (which keeps θ and only conditions: what most refits are), and a suggestion.
+/// more observation (which keeps θ and only conditions: what most refits are), the warm model
+/// observing that observation (a rank-one extension of its factor: what a server's suggest after
+/// a completion does before its refit lands), and a suggestion.
 fn latency(algorithm: &str, config: serde_json::Value, ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>> {
-    println!("{:>6} {:>4} {:>12} {:>12} {:>12} {:>12}", "n", "D", "cold fit s", "warm fit s", "condition s", "suggest s");
+    println!("{:>6} {:>4} {:>12} {:>12} {:>12} {:>12} {:>12}", "n", "D", "cold fit s", "warm fit s", "condition s", "observe s", "suggest s");
     let mut rows = Vec::new();
     for &d in ds {
         let spec = harness::spec_with_space(problems::unit_box(d), algorithm, config.clone());
@@ -674,6 +677,14 @@ fn latency(algorithm: &str, config: serde_json::Value, ns: &[usize], ds: &[usize
             let start = Instant::now();
             let conditioned = designer.fit(&study, &history, Some(&warm.state), &mut rng)?;
             let condition = start.elapsed().as_secs_f64();
+            let mut observe = Vec::with_capacity(repeats);
+            for _ in 0..repeats {
+                let start = Instant::now();
+                let observed = warm.model.observe(&history[n..]);
+                observe.push(start.elapsed().as_secs_f64());
+                anyhow::ensure!(observed.is_some(), "{algorithm} cannot observe a new trial without a refit");
+            }
+            let observe = median(observe);
             let mut times = Vec::with_capacity(repeats);
             for _ in 0..repeats {
                 let start = Instant::now();
@@ -681,13 +692,14 @@ fn latency(algorithm: &str, config: serde_json::Value, ns: &[usize], ds: &[usize
                 times.push(start.elapsed().as_secs_f64());
             }
             let suggest = median(times);
-            println!("{n:>6} {d:>4} {cold_fit:>12.3} {warm_fit:>12.3} {condition:>12.4} {suggest:>12.4}");
+            println!("{n:>6} {d:>4} {cold_fit:>12.3} {warm_fit:>12.3} {condition:>12.4} {observe:>12.4} {suggest:>12.4}");
             rows.push(LatencyRow {
                 n,
                 d,
                 cold_fit_seconds: cold_fit,
                 warm_fit_seconds: warm_fit,
                 condition_seconds: condition,
+                observe_seconds: observe,
                 suggest_seconds: suggest,
             });
         }

@@ -1,10 +1,10 @@
-//! The per-study background job: after the data changes ([`Engine::notify_changed`]) first the
-//! next suggestion from the cached model conditioned on the new results (so a client that
-//! completes a trial and asks for the next finds it ready), then a *refit* (through the refit
-//! lease, `lease.rs`), then a *refill* of the queue with as many suggestions as the study's
-//! demand wants (`Queue::wanted`: one while suggests come one per completion, else `prefetch`),
-//! also after a suggest leaves the queue short. A reproducible study skips the first step: its
-//! suggestions come from the refitted model only. Jobs are coalesced — a change
+//! The per-study background job: after the data changes ([`Engine::notify_changed`]) a *refit*
+//! (through the refit lease, `lease.rs`), then a *refill* of the queue with as many suggestions
+//! as the study's demand wants (`Queue::wanted`: one while suggests come one per completion,
+//! else `prefetch`), also after a suggest leaves the queue short. Beside the job, at once, the
+//! next suggestion *ahead* — from the cached model conditioned on the new results — so a client
+//! that completes a trial and asks for the next finds it computed or being computed (a
+//! reproducible study skips it: its suggestions come from the refitted model only). Jobs are coalesced — a change
 //! during a job runs it once more, not once per change (the slot's outstanding work) — and each
 //! step runs on a blocking thread under the bounded pool of `workers` permits. A refill stops
 //! early when the study changes under it, and takes a permit per suggestion, so a study's
@@ -13,15 +13,16 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use bo_core::Assignment;
+use bo_core::{Assignment, Trial};
 use bo_core::designer::designer_for;
-use bo_store::StudyRecord;
+use bo_store::{Basis, StudyRecord};
 use tokio::time::Instant;
 
+use super::cache::Entry;
 use super::hooks::Point;
 use super::propose::propose;
 use super::refit::RefitOutcome;
-use super::slot::Job;
+use super::slot::{Job, Slot};
 use super::{Engine, EngineError, panicked};
 use crate::metrics::RefitResult;
 
@@ -32,6 +33,15 @@ impl Engine {
     pub fn notify_changed(&self, study: &StudyRecord) {
         self.inner.slots.get(study.id).generation.fetch_add(1, Ordering::SeqCst);
         let refit = designer_for(&study.spec).map_or(true, |d| d.learns());
+        if refit && !self.reproducible(study) {
+            // At once, not behind a refit of older data the job may be busy with.
+            let (engine, study) = (self.clone(), study.clone());
+            tokio::spawn(async move {
+                if let Err(e) = engine.refill(&study, true).await {
+                    tracing::debug!(study = study.id, error = %e, "next suggestion not precomputed");
+                }
+            });
+        }
         self.schedule(study, Job { refit, refill: true, importance: false });
     }
 
@@ -46,12 +56,6 @@ impl Engine {
         let study = study.clone();
         tokio::spawn(async move {
             while let Some(job) = slot.next_work() {
-                if job.refit
-                    && !engine.reproducible(&study)
-                    && let Err(e) = engine.refill(&study, 1).await
-                {
-                    tracing::debug!(study = study.id, error = %e, "next suggestion not precomputed");
-                }
                 if job.refit {
                     let started = Instant::now();
                     let result = match engine.refit(&study).await {
@@ -74,7 +78,7 @@ impl Engine {
                     };
                     engine.inner.metrics.refit(result, started.elapsed().as_secs_f64());
                 }
-                if let Err(e) = engine.refill(&study, slot.queue.wanted(engine.inner.config.prefetch)).await {
+                if let Err(e) = engine.refill(&study, false).await {
                     tracing::debug!(study = study.id, error = %e, "refill skipped");
                 }
                 // Importance, once someone has asked for it: kept current after each refit.
@@ -98,51 +102,82 @@ impl Engine {
         Ok(())
     }
 
-    /// Precomputes up to `prefetch` suggestions (at most the server's) for the study's queue
-    /// from its cached model — for a reproducible study only the model of the current data
-    /// version — one after another, each with the earlier ones pending, under the study's
-    /// proposing lock (a suggest waiting for it takes the result); stops when the study changes.
-    async fn refill(&self, study: &StudyRecord, prefetch: usize) -> Result<(), EngineError> {
-        let prefetch = prefetch.min(self.inner.config.prefetch);
-        if prefetch == 0 {
+    /// Precomputes suggestions for the study's queue from its cached model — for a reproducible
+    /// study only the model of the current data version — one after another, each with the
+    /// earlier ones pending, under the study's proposing lock (a suggest waiting for it takes
+    /// the result); stops when the study changes. `ahead`: one, the next suggest's; else as many
+    /// as the study's demand wants (`Queue::wanted`).
+    async fn refill(&self, study: &StudyRecord, ahead: bool) -> Result<(), EngineError> {
+        if self.inner.config.prefetch == 0 {
             return Ok(());
         }
-        self.inner.hooks.reached(Point::Refill).await?;
+        if !ahead {
+            self.inner.hooks.reached(Point::Refill).await?;
+        }
         if self.inner.cache.get(study.id).is_some_and(|e| e.model.suggest_indexed(0, 0).is_some()) {
             return Ok(()); // answered by position inside the suggest: nothing to precompute
         }
         let slot = self.inner.slots.get(study.id);
         let started_at = slot.generation.load(Ordering::SeqCst);
-        let (basis, trials, entry) = {
-            let _turn = slot.proposing.lock().await;
-            let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
-            if slot.queue.fresh_len(basis, 0) >= prefetch {
-                return Ok(());
-            }
-            let reproducible = self.reproducible(study);
-            let usable = |e: &Arc<super::cache::Entry>| !e.fallback && (!reproducible || e.data_version == basis.data_version);
-            let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(()) };
-            (basis, Arc::new(trials), entry)
-        };
-        let mut items: Vec<Assignment> = Vec::with_capacity(prefetch);
-        while items.len() < prefetch {
+        let started = Instant::now();
+        let mut read: Option<Read> = None;
+        let mut items: Vec<Assignment> = Vec::new();
+        loop {
             // A worker permit per item, not per refill: other studies' fits take turns between;
-            // and the proposing lock per item: a suggest waiting for it takes the item.
+            // and the proposing lock per item — from the read to the first item in one hold — so
+            // a suggest waiting for it takes the item instead of computing the same.
             let _permit = self.inner.workers.acquire().await;
             let _turn = slot.proposing.lock().await;
             if slot.generation.load(Ordering::SeqCst) != started_at {
                 break;
             }
-            let (study, entry, trials, extra) = (study.clone(), entry.clone(), trials.clone(), items.clone());
-            let proposals = tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &extra, 1)).await.map_err(panicked)??;
+            let Read { basis, trials, entry, wanted } = match &read {
+                Some(r) => r,
+                None => match self.read_for_refill(study, &slot, ahead).await? {
+                    Some(r) => read.insert(r),
+                    None => break,
+                },
+            };
+            if items.len() >= *wanted {
+                break;
+            }
+            let item_started = Instant::now();
+            let (owned, entry, trials, extra) = (study.clone(), entry.clone(), trials.clone(), items.clone());
+            let proposals = tokio::task::spawn_blocking(move || propose(&owned, &entry, &trials, &extra, 1)).await.map_err(panicked)??;
             let Some(item) = proposals.points.into_iter().next().filter(|_| proposals.failed.is_none()) else {
                 break; // nothing more to propose (an exhausted grid), or the designer failed: no stand-ins queued
             };
-            if slot.generation.load(Ordering::SeqCst) != started_at || !slot.queue.push(basis, item.clone()) {
-                break; // the study changed, or a newer computation filled the queue
+            if slot.generation.load(Ordering::SeqCst) != started_at || !slot.queue.push(*basis, item.clone()) {
+                tracing::debug!(study = study.id, ahead, "refill stopped: the study changed, or a newer computation filled the queue");
+                break;
             }
             items.push(item);
+            tracing::debug!(study = study.id, ahead, item = items.len(), propose = ?item_started.elapsed(), since_start = ?started.elapsed(), "queued a suggestion");
         }
         Ok(())
     }
+
+    /// What a refill computes from — the study's trials, its usable model and how many items it
+    /// wants — or `None` when the queue holds enough or no model is usable.
+    async fn read_for_refill(&self, study: &StudyRecord, slot: &Slot, ahead: bool) -> Result<Option<Read>, EngineError> {
+        let basis = self.inner.store.study_basis(study.id).await?;
+        let wanted = if ahead { 1 } else { slot.queue.wanted(self.inner.config.prefetch, basis.data_version) };
+        if slot.queue.fresh_len(basis, 0) >= wanted {
+            return Ok(None);
+        }
+        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        let reproducible = self.reproducible(study);
+        let usable = |e: &Arc<Entry>| !e.fallback && (!reproducible || e.data_version == basis.data_version);
+        let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(None) };
+        Ok(Some(Read { basis, trials: Arc::new(trials), entry, wanted }))
+    }
 }
+
+/// What a refill reads once and computes its items from.
+struct Read {
+    basis: Basis,
+    trials: Arc<Vec<Trial>>,
+    entry: Arc<Entry>,
+    wanted: usize,
+}
+

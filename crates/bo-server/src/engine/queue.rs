@@ -87,11 +87,17 @@ impl Queue {
         demand.last = Some(data_version);
     }
 
-    /// How many items a refill should hold, at most `prefetch`: one while suggests come one per
-    /// completion (the rest would go stale unused), else `prefetch`.
-    pub fn wanted(&self, prefetch: usize) -> usize {
+    /// How many items a refill at `data_version` should hold, at most `prefetch`. While suggests
+    /// come one per completion: one for the next suggest, none once a suggest came at this data
+    /// version (the next comes after a completion, which makes any item stale). Else
+    /// `prefetch`.
+    pub fn wanted(&self, prefetch: usize, data_version: i64) -> usize {
         let demand = self.demand.lock().unwrap_or_else(|e| e.into_inner());
-        if demand.one_per_completion { prefetch.min(1) } else { prefetch }
+        match demand.one_per_completion {
+            true if demand.last == Some(data_version) => 0,
+            true => prefetch.min(1),
+            false => prefetch,
+        }
     }
 
     /// Appends `item`, computed at `basis` after the queue's earlier items at that basis (they
@@ -160,17 +166,18 @@ mod tests {
     #[test]
     fn suggests_one_per_completion_want_one_item_and_a_burst_wants_them_all() {
         let q = Queue::default();
-        assert_eq!(q.wanted(4), 4, "nothing known yet");
+        assert_eq!(q.wanted(4, 7), 4, "nothing known yet");
         q.suggested(7);
         q.suggested(7);
-        assert_eq!(q.wanted(4), 4, "two suggests without a completion between them");
+        assert_eq!(q.wanted(4, 7), 4, "two suggests without a completion between them");
         q.suggested(8);
-        assert_eq!(q.wanted(4), 1, "a completion between two suggests");
+        assert_eq!(q.wanted(4, 8), 0, "a completion between two suggests, and this version was served");
+        assert_eq!(q.wanted(4, 9), 1, "after the next completion: one, for the next suggest");
         q.suggested(9);
-        assert_eq!(q.wanted(4), 1);
-        assert_eq!(q.wanted(0), 0, "prefetching off stays off");
+        assert_eq!(q.wanted(4, 10), 1);
+        assert_eq!(q.wanted(0, 10), 0, "prefetching off stays off");
         q.suggested(9);
-        assert_eq!(q.wanted(4), 4, "a burst again");
+        assert_eq!(q.wanted(4, 9), 4, "a burst again");
     }
 
     #[test]

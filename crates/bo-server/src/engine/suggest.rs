@@ -193,9 +193,11 @@ impl Engine {
     ) -> Result<Ended, EngineError> {
         let mut computed: Option<Computed> = None;
         let (mut any_computed, mut fitted) = (false, false);
+        let (started, mut waited) = (Instant::now(), Duration::ZERO);
         for attempt in 1.. {
             if finishing.is_some() || attempt > 1 {
                 let mut running = task.take().unwrap_or_else(|| self.spawn_compute(study.clone(), count));
+                let wait_started = Instant::now();
                 let joined = match deadline {
                     None => (&mut running).await,
                     Some(deadline) => match tokio::time::timeout_at(deadline, &mut running).await {
@@ -204,12 +206,14 @@ impl Engine {
                     },
                 };
                 let c = joined.map_err(panicked)??;
+                waited += wait_started.elapsed();
                 any_computed = true;
                 fitted |= c.fitted;
                 computed = Some(c);
             }
             match self.attempt(study, client_id, count, api_version, finishing, attempt, computed.take()).await? {
                 Attempt::Done(outcome) => {
+                    tracing::debug!(study = study.id, attempts = attempt, ?waited, total = ?started.elapsed(), "suggest answered");
                     if self.inner.config.prefetch > 0 {
                         // Top the queue up if it is short.
                         self.schedule(study, Job { refill: true, ..Job::default() });
