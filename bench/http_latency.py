@@ -1,21 +1,26 @@
-"""Suggest latency over HTTP against a running bo-server, for a study that already has N
-completed trials (added with CreateTrial, as trials evaluated elsewhere would be).
+"""Suggest latency over HTTP against a running bo-server, beside Optuna's samplers on the same
+data, for studies that already have N completed trials (added as trials evaluated elsewhere
+would be: CreateTrial for bo, add_trial for Optuna).
 
-    cargo run --release -p bo-server -- --listen 127.0.0.1:18181 --database-url sqlite:///tmp/lat.db &
-    python3 bench/http_latency.py --base http://127.0.0.1:18181 --trials 2000
+    cargo build --release -p bo-server
+    target/release/bo-server --listen 127.0.0.1:18181 --database-url sqlite:///tmp/lat.db &
+    bash bench/peers/run.sh --help >/dev/null   # installs Optuna into target/peers/venv
+    target/peers/venv/bin/python bench/http_latency.py --base http://127.0.0.1:18181 \
+        --trials 100,500,2000,10000 --dim 6,20 --optuna gp,tpe --out latency.json
 
-Three ways of asking, each timed per suggest call (milliseconds, p50 and p90):
+Three ways of asking bo, each timed per suggest call (milliseconds, p50 and p90):
 
 - fitted:     the model is fitted on every trial and its queue of precomputed suggestions full
-              (`--prefetch`); one suggest, then wait until the server has caught up again (the
-              target case).
+              (`--prefetch`); one suggest, then wait until the server has caught up again.
 - burst:      clients ask one after another without completing anything (trials in flight
               become fantasies), as a pool of workers starting together does.
-- sequential: suggest, complete, suggest, ...: every suggest follows a completion, so it is
-              computed from the cached model conditioned on the new result (no queue can be
-              fresh: the result was not known before).
+- sequential: suggest, complete, suggest, ...: every suggest follows a completion the model
+              has not seen — the loop of a training job.
 
-Standard library only. Prints JSON with --json.
+The trials handed out by one mode are completed before the next starts (untimed), so each mode
+sees the same kind of study. Optuna's samplers are timed on the same loop as `sequential`:
+`ask` (timed), then `tell`. A sampler whose first ask takes longer than `--peer-cap` seconds is
+not asked again at larger N. Standard library only, but for Optuna (`--optuna`).
 """
 import argparse
 import json
@@ -26,106 +31,186 @@ import time
 import urllib.request
 
 
+def objective(params):
+    """Styblinski–Tang on [-5, 5]^d: smooth, several basins."""
+    return sum(x**4 - 16 * x**2 + 5 * x for x in params.values()) / 2
+
+
+def loaded(n, dim, seed=0):
+    """The N completed trials every optimiser starts from."""
+    rng = random.Random(seed)
+    names = [f"x{i}" for i in range(dim)]
+    out = []
+    for _ in range(n):
+        params = {name: rng.uniform(-5, 5) for name in names}
+        out.append((params, objective(params)))
+    return out
+
+
+def pct(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, math.ceil(q * len(v)) - 1)]
+
+
+def summary(samples):
+    return {"p50_ms": statistics.median(samples), "p90_ms": pct(samples, 0.9), "max_ms": max(samples), "samples": len(samples)}
+
+
+class Bo:
+    def __init__(self, base):
+        self.base = f"{base}/v1/projects/bench/locations/local"
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=600) as r:
+            return json.loads(r.read())
+
+    def measure(self, n, dim, algorithm, samples, modes, prefetch):
+        names = [f"x{i}" for i in range(dim)]
+        spec = {
+            "displayName": f"latency-{n}-{dim}-{time.time_ns()}",
+            "studySpec": {
+                "metrics": [{"metricId": "f", "goal": "MINIMIZE"}],
+                "algorithm": algorithm,
+                "parameters": [{"parameterId": name, "doubleValueSpec": {"minValue": -5, "maxValue": 5}} for name in names],
+            },
+        }
+        study = self.call("POST", "/studies", spec)["name"].rsplit("/", 1)[1]
+        t0 = time.perf_counter()
+        for params, value in loaded(n, dim):
+            self.call("POST", f"/studies/{study}/trials", {
+                "parameters": [{"parameterId": k, "value": v} for k, v in params.items()],
+                "finalMeasurement": {"metrics": [{"metricId": "f", "value": value}]},
+            })
+        load_s = time.perf_counter() - t0
+
+        def caught_up(need_queue):
+            deadline = time.monotonic() + 1800
+            while time.monotonic() < deadline:
+                m = self.call("GET", f"/studies/{study}/model")
+                if m["fittedDataVersion"] == m["dataVersion"] and (not need_queue or m["precomputedSuggestions"] >= prefetch):
+                    return
+                time.sleep(0.01)
+            raise SystemExit("the server never caught up")
+
+        def timed_suggest(client):
+            t = time.perf_counter()
+            op = self.call("POST", f"/studies/{study}/trials:suggest", {"suggestionCount": 1, "clientId": client})
+            dt = time.perf_counter() - t
+            if not op["done"]:
+                raise SystemExit(f"suggest answered a pending operation: {op['name']}")
+            return dt * 1e3, op["response"]["trials"][0]
+
+        def complete(trial):
+            params = {p["parameterId"]: p["value"] for p in trial["parameters"]}
+            self.call("POST", f"/studies/{study}/trials/{trial['id']}:complete",
+                      {"finalMeasurement": {"metrics": [{"metricId": "f", "value": objective(params)}]}})
+
+        results = {}
+        t0 = time.perf_counter()
+        caught_up(False)
+        first_fit_s = time.perf_counter() - t0
+        if "fitted" in modes:
+            fitted, handed = [], []
+            for k in range(samples):
+                caught_up(True)
+                ms, trial = timed_suggest(f"fitted-{k}")
+                fitted.append(ms)
+                handed.append(trial)
+            results["fitted"] = fitted
+            for trial in handed:
+                complete(trial)
+        if "burst" in modes:
+            caught_up(True)
+            burst = [timed_suggest(f"burst-{k}") for k in range(samples)]
+            results["burst"] = [ms for ms, _ in burst]
+            for _, trial in burst:
+                complete(trial)
+        if "sequential" in modes:
+            caught_up(False)
+            sequential = []
+            trial = timed_suggest("seq")[1]
+            for _ in range(samples):
+                complete(trial)
+                ms, trial = timed_suggest("seq")
+                sequential.append(ms)
+            complete(trial)
+            results["sequential"] = sequential
+        return {"load_seconds": load_s, "first_fit_seconds": first_fit_s,
+                "summary": {mode: summary(v) for mode, v in results.items()}, "samples_ms": results}
+
+
+def optuna_measure(sampler_name, n, dim, samples):
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = {"gp": lambda: optuna.samplers.GPSampler(seed=0), "tpe": lambda: optuna.samplers.TPESampler(seed=0)}[sampler_name]()
+    study = optuna.create_study(direction="minimize", sampler=sampler)
+    dist = {f"x{i}": optuna.distributions.FloatDistribution(-5, 5) for i in range(dim)}
+    study.add_trials([optuna.trial.create_trial(params=p, distributions=dist, value=v) for p, v in loaded(n, dim)])
+    times = []
+    for _ in range(samples):
+        t = time.perf_counter()
+        trial = study.ask(dist)
+        times.append((time.perf_counter() - t) * 1e3)
+        study.tell(trial, objective(trial.params))
+    return {"summary": {"sequential": summary(times)}, "samples_ms": {"sequential": times}}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", default="http://127.0.0.1:8080")
-    ap.add_argument("--trials", type=int, default=2000, help="completed trials before timing")
-    ap.add_argument("--dim", type=int, default=6, help="parameters of the study")
+    ap.add_argument("--trials", default="2000", help="completed trials before timing, comma-separated")
+    ap.add_argument("--dim", default="6", help="parameters of the study, comma-separated")
     ap.add_argument("--algorithm", default="GP_BANDIT")
     ap.add_argument("--samples", type=int, default=30, help="suggest calls timed per mode")
     ap.add_argument("--modes", default="fitted,burst,sequential", help="comma-separated, in this order")
     ap.add_argument("--prefetch", type=int, default=4, help="the server's --prefetch: 'caught up' means a full queue")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--optuna", default="", help="Optuna samplers to time beside bo: gp, tpe (comma-separated)")
+    ap.add_argument("--peer-samples", type=int, default=10, help="asks timed per Optuna sampler")
+    ap.add_argument("--peer-cap", type=float, default=60.0, help="seconds: a slower first ask stops that sampler at larger N")
+    ap.add_argument("--out", help="write every sample as JSON here")
     args = ap.parse_args()
-    base = f"{args.base}/v1/projects/bench/locations/local"
-
-    def call(method, path, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(base + path, data=data, method=method, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req) as r:
-            return json.loads(r.read())
-
-    names = [f"x{i}" for i in range(args.dim)]
-
-    def objective(params):
-        # Styblinski–Tang on [-5, 5]^d: smooth, several basins.
-        return sum(x**4 - 16 * x**2 + 5 * x for x in params.values()) / 2
-
-    spec = {
-        "displayName": f"latency-{time.time_ns()}",
-        "studySpec": {
-            "metrics": [{"metricId": "f", "goal": "MINIMIZE"}],
-            "algorithm": args.algorithm,
-            "parameters": [{"parameterId": n, "doubleValueSpec": {"minValue": -5, "maxValue": 5}} for n in names],
-        },
-    }
-    study = call("POST", "/studies", spec)["name"].rsplit("/", 1)[1]
-    rng = random.Random(0)
-    t0 = time.perf_counter()
-    for _ in range(args.trials):
-        params = {n: rng.uniform(-5, 5) for n in names}
-        call("POST", f"/studies/{study}/trials", {
-            "parameters": [{"parameterId": n, "value": v} for n, v in params.items()],
-            "finalMeasurement": {"metrics": [{"metricId": "f", "value": objective(params)}]},
-        })
-    load_s = time.perf_counter() - t0
-
-    def caught_up(need_queue):
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            m = call("GET", f"/studies/{study}/model")
-            if m["fittedDataVersion"] == m["dataVersion"] and (not need_queue or m["precomputedSuggestions"] >= args.prefetch):
-                return
-            time.sleep(0.01)
-        raise SystemExit("the server never caught up")
-
-    def timed_suggest(client):
-        t = time.perf_counter()
-        op = call("POST", f"/studies/{study}/trials:suggest", {"suggestionCount": 1, "clientId": client})
-        dt = time.perf_counter() - t
-        if not op["done"]:
-            raise SystemExit(f"suggest answered a pending operation: {op['name']}")
-        return dt * 1e3, op["response"]["trials"][0]
-
-    def complete(trial):
-        params = {p["parameterId"]: p["value"] for p in trial["parameters"]}
-        call("POST", f"/studies/{study}/trials/{trial['id']}:complete",
-             {"finalMeasurement": {"metrics": [{"metricId": "f", "value": objective(params)}]}})
-
+    ns = [int(x) for x in args.trials.split(",")]
+    dims = [int(x) for x in args.dim.split(",")]
     modes = args.modes.split(",")
-    results = {}
-    caught_up(False)
-    if "fitted" in modes:
-        fitted = []
-        for k in range(args.samples):
-            caught_up(True)
-            ms, trial = timed_suggest(f"fitted-{k}")
-            fitted.append(ms)
-        results["fitted"] = fitted
-    if "burst" in modes:
-        caught_up(True)
-        results["burst"] = [timed_suggest(f"burst-{k}")[0] for k in range(args.samples)]
-    if "sequential" in modes:
-        sequential = []
-        trial = timed_suggest("seq")[1]
-        for _ in range(args.samples):
-            complete(trial)
-            ms, trial = timed_suggest("seq")
-            sequential.append(ms)
-        results["sequential"] = sequential
-
-    def pct(v, q):
-        v = sorted(v)
-        return v[min(len(v) - 1, math.ceil(q * len(v)) - 1)]
-
-    summary = {mode: {"p50_ms": statistics.median(v), "p90_ms": pct(v, 0.9), "max_ms": max(v)} for mode, v in results.items()}
-    if args.json:
-        print(json.dumps({"trials": args.trials, "dim": args.dim, "algorithm": args.algorithm, "load_seconds": load_s,
-                          "summary": summary, "samples_ms": results}))
-    else:
-        print(f"{args.algorithm}, {args.trials} completed trials, {args.dim} parameters (loaded in {load_s:.1f} s)")
-        for mode, s in summary.items():
-            print(f"  {mode:<10} suggest p50 {s['p50_ms']:8.2f} ms   p90 {s['p90_ms']:8.2f} ms   max {s['max_ms']:8.2f} ms")
+    peers = [p for p in args.optuna.split(",") if p]
+    bo = Bo(args.base)
+    rows = []
+    for dim in dims:
+        stopped = set()
+        for n in ns:
+            row = {"trials": n, "dim": dim, "bo": bo.measure(n, dim, args.algorithm, args.samples, modes, args.prefetch)}
+            for peer in peers:
+                if peer in stopped:
+                    row[peer] = None
+                    continue
+                row[peer] = optuna_measure(peer, n, dim, args.peer_samples)
+                if row[peer]["samples_ms"]["sequential"][0] > args.peer_cap * 1e3:
+                    stopped.add(peer)
+            rows.append(row)
+            s = row["bo"]["summary"]
+            line = " ".join(f"{mode} {s[mode]['p50_ms']:.1f}/{s[mode]['p90_ms']:.1f}" for mode in modes)
+            line += "".join(f"  {p} {row[p]['summary']['sequential']['p50_ms']:.1f}" if row[p] else f"  {p} —" for p in peers)
+            print(f"n={n} D={dim} (loaded {row['bo']['load_seconds']:.0f} s): bo p50/p90 ms {line}", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"algorithm": args.algorithm, "samples": args.samples, "rows": rows}, f)
+    print()
+    head = "| N | D | " + " | ".join(f"bo {m} p50 / p90 ms" for m in modes) + "".join(f" | Optuna {p} ask p50 ms | ×" for p in peers) + " |"
+    print(head)
+    print("|" + " --- |" * (head.count("|") - 1))
+    for row in rows:
+        s = row["bo"]["summary"]
+        cells = [str(row["trials"]), str(row["dim"])] + [f"{s[m]['p50_ms']:.1f} / {s[m]['p90_ms']:.1f}" for m in modes]
+        for p in peers:
+            if row[p] is None:
+                cells += ["not run (slower than the cap at a smaller N)", "—"]
+            else:
+                peer = row[p]["summary"]["sequential"]["p50_ms"]
+                ratio = peer / s["sequential"]["p50_ms"] if "sequential" in s else float("nan")
+                cells += [f"{peer:.1f}", f"{ratio:.0f}×"]
+        print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

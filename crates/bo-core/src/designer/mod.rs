@@ -20,6 +20,7 @@ mod quasi_random;
 mod random;
 mod rembo;
 mod several_metrics;
+pub mod subset;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod transfer;
@@ -346,9 +347,10 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
     if (spec.metrics.len() > 1 || classify) && designer.learns() {
         let single = several_metrics::single_objective_settings(&spec);
         let designer = if single.is_empty() { designer } else { designer_of(&with_settings(&spec, &single))? };
-        return Ok(several_metrics::SeveralMetrics::wrap(designer, classify));
+        return Ok(subset::Subset::wrap(several_metrics::SeveralMetrics::wrap(designer, classify)));
     }
-    Ok(designer)
+    // Large studies: fitted on a subset of their trials chosen by relevance.
+    Ok(if designer.learns() { subset::Subset::wrap(designer) } else { designer })
 }
 
 /// `spec` with `settings` added to its `algorithmConfig`.
