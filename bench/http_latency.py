@@ -181,6 +181,7 @@ def main():
         stopped = set()
         for n in ns:
             row = {"trials": n, "dim": dim, "bo": bo.measure(n, dim, args.algorithm, args.samples, modes, args.prefetch)}
+            print(f"n={n} D={dim}: bo {json.dumps(row['bo']['summary'])}", flush=True)
             for peer in peers:
                 if peer in stopped:
                     row[peer] = None
@@ -189,13 +190,13 @@ def main():
                 if row[peer]["samples_ms"]["sequential"][0] > args.peer_cap * 1e3:
                     stopped.add(peer)
             rows.append(row)
+            if args.out:
+                with open(args.out, "w") as f:
+                    json.dump({"algorithm": args.algorithm, "samples": args.samples, "rows": rows}, f)
             s = row["bo"]["summary"]
             line = " ".join(f"{mode} {s[mode]['p50_ms']:.1f}/{s[mode]['p90_ms']:.1f}" for mode in modes)
             line += "".join(f"  {p} {row[p]['summary']['sequential']['p50_ms']:.1f}" if row[p] else f"  {p} —" for p in peers)
             print(f"n={n} D={dim} (loaded {row['bo']['load_seconds']:.0f} s): bo p50/p90 ms {line}", flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"algorithm": args.algorithm, "samples": args.samples, "rows": rows}, f)
     print()
     head = "| N | D | " + " | ".join(f"bo {m} p50 / p90 ms" for m in modes) + "".join(f" | Optuna {p} ask p50 ms | ×" for p in peers) + " |"
     print(head)

@@ -5,6 +5,7 @@
 mod curves;
 mod embedded;
 mod harness;
+mod large;
 mod load;
 mod multi;
 mod problems;
@@ -202,6 +203,33 @@ enum Command {
         /// Suggestions timed per row (the median is reported).
         #[arg(long, default_value_t = 5)]
         repeats: usize,
+        /// Where to write the JSON.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Large studies: a study preloaded with N uniformly random evaluations, then `steps`
+    /// suggestions, each evaluated and added: the designer as a service runs it (beyond 2,048
+    /// observations fitted on a subset of them) against the same designer fitted on every
+    /// observation. Prints each one's regret before and after the steps and its seconds per step.
+    Large {
+        /// Problem name (see `list`).
+        #[arg(long, default_value = "hartmann6")]
+        problem: String,
+        /// Algorithm name, as in a study's `algorithm`.
+        #[arg(long, default_value = "GP_BANDIT")]
+        algorithm: String,
+        /// Preloaded evaluations, comma-separated.
+        #[arg(long, default_value = "3000", value_delimiter = ',')]
+        n: Vec<usize>,
+        /// Suggestions after the preload.
+        #[arg(long, default_value_t = 30)]
+        steps: usize,
+        /// Number of seeds (0, 1, …).
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        /// Also run the designer fitted on every observation (cubic in N).
+        #[arg(long)]
+        exact: bool,
         /// Where to write the JSON.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -550,6 +578,13 @@ fn main() -> Result<()> {
         }
         Command::Load { url, workers, trials, prefill, algorithm, key, project, studies, out } => {
             let rows = load::run(&load::LoadConfig { urls: url, workers, trials, prefill, algorithm, key, project, studies })?;
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+        Command::Large { problem, algorithm, n, steps, seeds, exact, out } => {
+            let problem = problems::by_name(&problem).with_context(|| format!("no problem {problem} (see `list`)"))?;
+            let rows = large::compare(&problem, &algorithm, &n, steps, seeds, exact)?;
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }

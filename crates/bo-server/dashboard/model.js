@@ -62,7 +62,9 @@ function describe(summary, trials, metric) {
   const model = summary.model || {};
   const rows = [
     ["algorithm", summary.algorithm],
-    ["fitted on", `${summary.trials} trials (data version ${summary.fittedDataVersion} of ${summary.dataVersion})`],
+    ["fitted on", `${summary.fittedOnTrials > 0 && summary.fittedOnTrials < summary.trials
+      ? `${summary.fittedOnTrials} of ${summary.trials} trials, chosen by relevance`
+      : `${summary.trials} trials`} (data version ${summary.fittedDataVersion} of ${summary.dataVersion})`],
     ["precomputed suggestions", summary.precomputedSuggestions],
   ];
   const hyper = model.hyperparameters || {};

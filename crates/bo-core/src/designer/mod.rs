@@ -330,8 +330,17 @@ pub enum FitError {
 }
 
 /// The designer for `spec.algorithm`, its `algorithmConfig` checked (each designer's
-/// [`config::FromConfig`]).
+/// [`config::FromConfig`]); one that learns is fitted on a subset of a large study's
+/// observations ([`subset`]).
 pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
+    let designer = designer_fitted_whole(spec)?;
+    Ok(if designer.learns() { subset::Subset::wrap(designer) } else { designer })
+}
+
+/// [`designer_for`] without the subset: fitted on every observation whatever the study's size
+/// (what `designer_for` gives up to [`subset::EXACT_UP_TO`]; for measuring what the subset
+/// costs).
+pub fn designer_fitted_whole(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
     let (spec, infeasible) = several_metrics::take_infeasible_trials(spec)?;
     let designer = designer_of(&spec)?;
     if infeasible.is_some() && !designer.learns() {
@@ -347,10 +356,9 @@ pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> 
     if (spec.metrics.len() > 1 || classify) && designer.learns() {
         let single = several_metrics::single_objective_settings(&spec);
         let designer = if single.is_empty() { designer } else { designer_of(&with_settings(&spec, &single))? };
-        return Ok(subset::Subset::wrap(several_metrics::SeveralMetrics::wrap(designer, classify)));
+        return Ok(several_metrics::SeveralMetrics::wrap(designer, classify));
     }
-    // Large studies: fitted on a subset of their trials chosen by relevance.
-    Ok(if designer.learns() { subset::Subset::wrap(designer) } else { designer })
+    Ok(designer)
 }
 
 /// `spec` with `settings` added to its `algorithmConfig`.

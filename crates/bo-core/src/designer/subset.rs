@@ -71,11 +71,16 @@ impl Designer for Subset {
     }
 }
 
+/// How many of a study's `n` observations its designer is fitted on.
+pub fn fitted_on(n: usize) -> usize {
+    if n > EXACT_UP_TO { SUBSET } else { n }
+}
+
 /// The observations of `history` a designer of a large study is fitted on (see the module
 /// docs), in their order in `history`; `None` when the study is small enough to fit whole.
 pub fn relevant(problem: &Problem, history: &[Observation]) -> Option<Vec<Observation>> {
     let n = history.len();
-    if n <= EXACT_UP_TO {
+    if fitted_on(n) == n {
         return None;
     }
     let mut chosen: BTreeSet<usize> = BTreeSet::new();

@@ -165,11 +165,11 @@ impl Engine {
         if slot.queue.fresh_len(basis, 0) >= wanted {
             return Ok(None);
         }
-        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        let (basis, trials) = self.trials_now(study.id).await?;
         let reproducible = self.reproducible(study);
         let usable = |e: &Arc<Entry>| !e.fallback && (!reproducible || e.data_version == basis.data_version);
         let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(None) };
-        Ok(Some(Read { basis, trials: Arc::new(trials), entry, wanted }))
+        Ok(Some(Read { basis, trials, entry, wanted }))
     }
 }
 

@@ -45,7 +45,11 @@ impl Engine {
                         let _permit = self.inner.workers.acquire().await;
                         let slot = self.inner.slots.get(study.id);
                         let _fitting = slot.fitting.lock().await;
-                        refit_study(store, &self.inner.cache, study.id, self.reproducible(study)).await
+                        match self.trials_now(study.id).await {
+                            Ok(snapshot) => refit_study(store, &self.inner.cache, study.id, self.reproducible(study), snapshot).await,
+                            Err(EngineError::Store(StoreError::NotFound(_))) => Ok(RefitOutcome::Gone),
+                            Err(e) => Err(e),
+                        }
                     }
                     Err(e) => Err(e),
                 };
@@ -68,7 +72,7 @@ impl Engine {
                 && stored.data_version >= basis.data_version
             {
                 let _permit = self.inner.workers.acquire().await;
-                let (basis, trials) = store.suggest_snapshot(study.id).await?;
+                let (basis, trials) = self.trials_now(study.id).await?;
                 let entry = refit::restore_on_blocking_thread(store, study, basis.data_version, trials, stored.state).await?;
                 self.inner.cache.insert(study.id, entry);
                 return Ok(RefitOutcome::Adopted { data_version: basis.data_version });

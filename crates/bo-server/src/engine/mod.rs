@@ -8,7 +8,8 @@
 //!   server's wait the call answers with a pending operation.
 //! - `operations.rs` — pending suggest operations, finished in the background (or at start-up).
 //! - `jobs.rs` — the per-study background job: a refit after the data changes, then a refill of
-//!   the queue, coalesced, each step under a bounded pool of worker permits.
+//!   the queue, coalesced, each step under a bounded pool of worker permits; beside it, the next
+//!   suggestion computed ahead as soon as a trial completes.
 //! - `lease.rs` — the refit lease that lets one replica refit while the others adopt its fit.
 //! - `refit.rs` — fitting, restoring and keeping models; the quasi-random stand-in when a
 //!   designer fails. `propose.rs` — proposals from a fitted model, as a plain function.
@@ -16,7 +17,7 @@
 //! - `transfer.rs` — a new study's prior studies (transfer learning), chosen or checked at
 //!   creation, and their trials loaded for each fit.
 //! - `cache.rs` — the memory-budgeted model cache; `slot.rs` — everything else the engine keeps
-//!   per study (job, proposal lock, change counter, `queue.rs`'s precomputed suggestions);
+//!   per study (job, proposal and fit locks, change counter, `queue.rs`'s precomputed suggestions);
 //!   `hooks.rs` — named points where tests hold or fail the background work.
 //!
 //! **Failures** of a designer — an error, a NaN, a panic, fewer proposals than asked while the
@@ -30,13 +31,16 @@
 //! and is only taken while no trial was created since, by any replica.
 //!
 //! The study's seed comes from its number and name only, so the same study on a fresh database
-//! proposes the same points (the README walk-through relies on it).
+//! proposes the same points (the README walk-through relies on it) — for every call when the
+//! study is *reproducible* ([`Engine::reproducible`]: a suggest then waits for the model of its
+//! data version), else until a suggest races a refit.
 
 mod cache;
 mod hooks;
 mod importance;
 mod jobs;
 mod lease;
+mod mirror;
 mod operations;
 mod propose;
 mod queue;
@@ -126,6 +130,8 @@ struct Inner {
     config: EngineConfig,
     cache: ModelCache,
     slots: Slots,
+    /// The trials of the studies being suggested for, kept up to date by their changes.
+    mirrors: mirror::Mirrors,
     /// Background jobs queued or running.
     jobs_running: AtomicUsize,
     workers: Semaphore,
@@ -189,6 +195,7 @@ impl Engine {
                 config: config.clone(),
                 cache: ModelCache::new(config.cache_bytes),
                 slots: Slots::default(),
+                mirrors: mirror::Mirrors::default(),
                 jobs_running: AtomicUsize::new(0),
                 workers: Semaphore::new(config.workers.max(1)),
                 replica: format!("{:016x}", rand::random::<u64>()),
@@ -254,9 +261,17 @@ impl Engine {
         if self.reproducible(study) { 0 } else { self.inner.config.queue_staleness }
     }
 
-    /// Forgets a deleted study's model, queue and slot.
+    /// The study's basis and every trial, from its mirror brought up to date (see `mirror.rs`):
+    /// what `Store::suggest_snapshot` reads, reading only the trials changed since the last time.
+    pub(crate) async fn trials_now(&self, study_id: i64) -> Result<(bo_store::Basis, Arc<Vec<bo_core::Trial>>), EngineError> {
+        let slot = self.inner.slots.get(study_id);
+        self.inner.mirrors.snapshot(&self.inner.store, study_id, &slot.reading).await
+    }
+
+    /// Forgets a deleted study's model, queue, trials and slot.
     pub fn forget(&self, study_id: i64) {
         self.inner.cache.remove(study_id);
+        self.inner.mirrors.remove(study_id);
         self.inner.slots.remove(study_id);
     }
 

@@ -11,7 +11,7 @@ use bo_core::designer::PriorStudy;
 use bo_core::designer::QuasiRandomSearch;
 use bo_core::designer::designer_for;
 use bo_core::{Designer, ModelState, Observation, Problem, Trial};
-use bo_store::{Store, StoreError, StoredModel, StudyRecord};
+use bo_store::{Basis, Store, StoreError, StoredModel, StudyRecord};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -98,7 +98,7 @@ pub(crate) async fn fit_on_blocking_thread(
     store: &Store,
     study: &StudyRecord,
     data_version: i64,
-    trials: Vec<Trial>,
+    trials: Arc<Vec<Trial>>,
     warm: Option<ModelState>,
 ) -> Result<Arc<Entry>, EngineError> {
     on_blocking_thread(store, study, data_version, trials, warm, false).await
@@ -110,7 +110,7 @@ pub(crate) async fn restore_on_blocking_thread(
     store: &Store,
     study: &StudyRecord,
     data_version: i64,
-    trials: Vec<Trial>,
+    trials: Arc<Vec<Trial>>,
     state: ModelState,
 ) -> Result<Arc<Entry>, EngineError> {
     on_blocking_thread(store, study, data_version, trials, Some(state), true).await
@@ -120,7 +120,7 @@ async fn on_blocking_thread(
     store: &Store,
     study: &StudyRecord,
     data_version: i64,
-    trials: Vec<Trial>,
+    trials: Arc<Vec<Trial>>,
     warm: Option<ModelState>,
     restore: bool,
 ) -> Result<Arc<Entry>, EngineError> {
@@ -145,16 +145,23 @@ pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry
     Ok(())
 }
 
-/// Refits `study_id` from the database and updates the cache and the stored state. With
-/// `once_per_version`, a cached fit of the current data version stands (a reproducible study's
-/// suggest fitted it): fitting it again would optimise θ again and change what it proposes.
-pub async fn refit_study(store: &Store, cache: &ModelCache, study_id: i64, once_per_version: bool) -> Result<RefitOutcome, EngineError> {
+/// Refits `study_id` on `snapshot` (its basis and trials, read by the caller) and updates the
+/// cache and the stored state. With `once_per_version`, a cached fit of the current data version
+/// stands (a reproducible study's suggest fitted it): fitting it again would optimise θ again
+/// and change what it proposes.
+pub async fn refit_study(
+    store: &Store,
+    cache: &ModelCache,
+    study_id: i64,
+    once_per_version: bool,
+    snapshot: (Basis, Arc<Vec<Trial>>),
+) -> Result<RefitOutcome, EngineError> {
     let study = match store.study_by_id(study_id).await {
         Ok(s) => s,
         Err(StoreError::NotFound(_)) => return Ok(RefitOutcome::Gone),
         Err(e) => return Err(e.into()),
     };
-    let (basis, trials) = store.suggest_snapshot(study_id).await?;
+    let (basis, trials) = snapshot;
     if once_per_version && cache.get(study_id).is_some_and(|e| !e.fallback && e.data_version >= basis.data_version) {
         return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
     }

@@ -44,6 +44,8 @@ pub struct Slot {
     /// the model of its data version (a reproducible study's), so one data version is fitted
     /// once and in order.
     pub fitting: tokio::sync::Mutex<()>,
+    /// Held while the study's trials are read into its mirror (`mirror.rs`).
+    pub reading: tokio::sync::Mutex<()>,
     /// Bumped by every change of the study's data: a refill stops when it moves.
     pub generation: AtomicU64,
     /// Precomputed suggestions.

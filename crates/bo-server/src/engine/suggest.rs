@@ -331,7 +331,7 @@ impl Engine {
             if (count == 1 || !engine.reproducible(&study)) && slot.queue.fresh_len(now, engine.staleness(&study)) >= count {
                 return Ok(Computed { basis: now, assignments: Vec::new(), fitted: false, queued: true });
             }
-            let (basis, trials) = engine.inner.store.suggest_snapshot(study.id).await?;
+            let (basis, trials) = engine.trials_now(study.id).await?;
             let read = started.elapsed();
             let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
             let model = started.elapsed() - read;
@@ -363,7 +363,7 @@ impl Engine {
             return Ok((entry, false));
         }
         let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
-        let entry = match refit::fit_on_blocking_thread(&self.inner.store, study, basis.data_version, trials.to_vec(), warm).await {
+        let entry = match refit::fit_on_blocking_thread(&self.inner.store, study, basis.data_version, Arc::new(trials.to_vec()), warm).await {
             Ok(entry) => entry,
             Err(EngineError::Fit(e)) => {
                 tracing::warn!(study = study.id, error = %e, "the designer failed to fit; quasi-random proposals stand in until a fit succeeds");

@@ -19,6 +19,11 @@ pub struct ModelSummaryW {
     pub fitted_data_version: i64,
     /// Completed trials the model has seen.
     pub trials: usize,
+    /// Completed trials the model was fitted on: every one up to 2,048; beyond, 1,024 chosen by
+    /// relevance (each objective's best, the newest, a spread of the rest), so a large study's
+    /// fits and suggestions cost what a study of 1,024 trials does. 0 for a designer that learns
+    /// nothing.
+    pub fitted_on_trials: usize,
     /// Suggestions computed in advance that the next suggest calls can take at once.
     pub precomputed_suggestions: usize,
     /// The designer's description: hyperparameters, structure.
