@@ -19,8 +19,9 @@ Three ways of asking bo, each timed per suggest call (milliseconds, p50 and p90)
 
 The trials handed out by one mode are completed before the next starts (untimed), so each mode
 sees the same kind of study. Optuna's samplers are timed on the same loop as `sequential`:
-`ask` (timed), then `tell`. A sampler whose first ask takes longer than `--peer-cap` seconds is
-not asked again at larger N. Standard library only, but for Optuna (`--optuna`).
+`ask` (timed), then `tell`. A sampler whose median ask takes longer than `--peer-cap` seconds is
+not asked again at larger N (the median: the first ask of a process also imports and warms up
+the sampler's libraries). Standard library only, but for Optuna (`--optuna`).
 """
 import argparse
 import json
@@ -168,7 +169,8 @@ def main():
     ap.add_argument("--prefetch", type=int, default=4, help="the server's --prefetch: 'caught up' means a full queue")
     ap.add_argument("--optuna", default="", help="Optuna samplers to time beside bo: gp, tpe (comma-separated)")
     ap.add_argument("--peer-samples", type=int, default=10, help="asks timed per Optuna sampler")
-    ap.add_argument("--peer-cap", type=float, default=60.0, help="seconds: a slower first ask stops that sampler at larger N")
+    ap.add_argument("--peer-cap", type=float, default=60.0, help="seconds: a slower median ask stops that sampler at larger N")
+    ap.add_argument("--peers-only", action="store_true", help="time only the Optuna samplers (no server needed)")
     ap.add_argument("--out", help="write every sample as JSON here")
     args = ap.parse_args()
     ns = [int(x) for x in args.trials.split(",")]
@@ -180,29 +182,33 @@ def main():
     for dim in dims:
         stopped = set()
         for n in ns:
-            row = {"trials": n, "dim": dim, "bo": bo.measure(n, dim, args.algorithm, args.samples, modes, args.prefetch)}
-            print(f"n={n} D={dim}: bo {json.dumps(row['bo']['summary'])}", flush=True)
+            if args.peers_only:
+                row = {"trials": n, "dim": dim, "bo": None}
+            else:
+                row = {"trials": n, "dim": dim, "bo": bo.measure(n, dim, args.algorithm, args.samples, modes, args.prefetch)}
+                print(f"n={n} D={dim}: bo {json.dumps(row['bo']['summary'])}", flush=True)
             for peer in peers:
                 if peer in stopped:
                     row[peer] = None
                     continue
                 row[peer] = optuna_measure(peer, n, dim, args.peer_samples)
-                if row[peer]["samples_ms"]["sequential"][0] > args.peer_cap * 1e3:
+                if row[peer]["summary"]["sequential"]["p50_ms"] > args.peer_cap * 1e3:
                     stopped.add(peer)
             rows.append(row)
             if args.out:
                 with open(args.out, "w") as f:
                     json.dump({"algorithm": args.algorithm, "samples": args.samples, "rows": rows}, f)
-            s = row["bo"]["summary"]
+            s = row["bo"]["summary"] if row["bo"] else {m: {"p50_ms": math.nan, "p90_ms": math.nan} for m in modes}
             line = " ".join(f"{mode} {s[mode]['p50_ms']:.1f}/{s[mode]['p90_ms']:.1f}" for mode in modes)
             line += "".join(f"  {p} {row[p]['summary']['sequential']['p50_ms']:.1f}" if row[p] else f"  {p} —" for p in peers)
-            print(f"n={n} D={dim} (loaded {row['bo']['load_seconds']:.0f} s): bo p50/p90 ms {line}", flush=True)
+            loaded_s = row["bo"]["load_seconds"] if row["bo"] else 0
+            print(f"n={n} D={dim} (loaded {loaded_s:.0f} s): bo p50/p90 ms {line}", flush=True)
     print()
     head = "| N | D | " + " | ".join(f"bo {m} p50 / p90 ms" for m in modes) + "".join(f" | Optuna {p} ask p50 ms | ×" for p in peers) + " |"
     print(head)
     print("|" + " --- |" * (head.count("|") - 1))
     for row in rows:
-        s = row["bo"]["summary"]
+        s = row["bo"]["summary"] if row["bo"] else {m: {"p50_ms": math.nan, "p90_ms": math.nan} for m in modes}
         cells = [str(row["trials"]), str(row["dim"])] + [f"{s[m]['p50_ms']:.1f} / {s[m]['p90_ms']:.1f}" for m in modes]
         for p in peers:
             if row[p] is None:
