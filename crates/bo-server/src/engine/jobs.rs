@@ -131,28 +131,30 @@ impl Engine {
             if slot.generation.load(Ordering::SeqCst) != started_at {
                 break;
             }
-            let Read { basis, trials, entry, wanted } = match &read {
+            let Read { basis, trials, entry, wanted, queued } = match &read {
                 Some(r) => r,
                 None => match self.read_for_refill(study, &slot, ahead).await? {
                     Some(r) => read.insert(r),
                     None => break,
                 },
             };
-            if items.len() >= *wanted {
+            if queued.len() + items.len() >= *wanted {
                 break;
             }
             let item_started = Instant::now();
-            let (owned, entry, trials, extra) = (study.clone(), entry.clone(), trials.clone(), items.clone());
+            let extra: Vec<Assignment> = queued.iter().chain(&items).cloned().collect();
+            let before = extra.len();
+            let (owned, entry, trials) = (study.clone(), entry.clone(), trials.clone());
             let proposals = tokio::task::spawn_blocking(move || propose(&owned, &entry, &trials, &extra, 1)).await.map_err(panicked)??;
             let Some(item) = proposals.points.into_iter().next().filter(|_| proposals.failed.is_none()) else {
                 break; // nothing more to propose (an exhausted grid), or the designer failed: no stand-ins queued
             };
-            if slot.generation.load(Ordering::SeqCst) != started_at || !slot.queue.push(*basis, item.clone()) {
+            if slot.generation.load(Ordering::SeqCst) != started_at || !slot.queue.push(*basis, before, item.clone()) {
                 tracing::debug!(study = study.id, ahead, "refill stopped: the study changed, or a newer computation filled the queue");
                 break;
             }
             items.push(item);
-            tracing::debug!(study = study.id, ahead, item = items.len(), propose = ?item_started.elapsed(), since_start = ?started.elapsed(), "queued a suggestion");
+            tracing::debug!(study = study.id, ahead, item = before + 1, propose = ?item_started.elapsed(), since_start = ?started.elapsed(), "queued a suggestion");
         }
         Ok(())
     }
@@ -169,7 +171,8 @@ impl Engine {
         let reproducible = self.reproducible(study);
         let usable = |e: &Arc<Entry>| !e.fallback && (!reproducible || e.data_version == basis.data_version);
         let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(None) };
-        Ok(Some(Read { basis, trials, entry, wanted }))
+        let queued = slot.queue.pending_at(basis);
+        Ok(Some(Read { basis, trials, entry, wanted, queued }))
     }
 }
 
@@ -178,6 +181,9 @@ struct Read {
     basis: Basis,
     trials: Arc<Vec<Trial>>,
     entry: Arc<Entry>,
+    /// Items the queue should hold.
     wanted: usize,
+    /// Those it held at `basis` when read: pending for the items computed after them.
+    queued: Vec<Assignment>,
 }
 

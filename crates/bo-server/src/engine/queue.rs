@@ -100,18 +100,27 @@ impl Queue {
         }
     }
 
-    /// Appends `item`, computed at `basis` after the queue's earlier items at that basis (they
-    /// were pending for it), starting a new queue if the queue was computed at an earlier
-    /// basis. False, and nothing kept, when the queue was computed at a later one: the item is
-    /// outdated.
-    pub fn push(&self, basis: Basis, item: Assignment) -> bool {
+    /// The items a refill at `now` computes after: the fresh queue's, in order (they are pending
+    /// for what it computes); empty when the queue is not fresh at `now`.
+    pub fn pending_at(&self, now: Basis) -> Vec<Assignment> {
+        let batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        batch.as_ref().filter(|q| q.fits(now, 0)).map_or_else(Vec::new, |q| q.items.iter().cloned().collect())
+    }
+
+    /// Appends `item`, computed at `now` after `before` items: those [`Queue::pending_at`] gave,
+    /// then the ones this refill pushed. With `before` = 0 it starts a new queue unless the queue
+    /// was computed at a later basis. False, and nothing kept, when the queue is no longer what
+    /// the item was computed after (a suggest took an item, or another computation changed it).
+    pub fn push(&self, now: Basis, before: usize, item: Assignment) -> bool {
         let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
         match batch.as_mut() {
-            Some(q) if q.basis == basis => q.items.push_back(item),
-            Some(q) if q.basis.data_version > basis.data_version || q.basis.next_trial_id + q.taken > basis.next_trial_id => {
+            Some(q) if q.fits(now, 0) && q.items.len() == before => q.items.push_back(item),
+            Some(q) if q.basis.data_version > now.data_version || q.basis.next_trial_id + q.taken > now.next_trial_id => {
                 return false;
             }
-            _ => *batch = Some(Batch { basis, taken: 0, items: VecDeque::from([item]) }),
+            Some(q) if q.fits(now, 0) && !q.items.is_empty() => return false,
+            _ if before == 0 => *batch = Some(Batch { basis: now, taken: 0, items: VecDeque::from([item]) }),
+            _ => return false,
         }
         true
     }
@@ -135,8 +144,8 @@ mod tests {
 
     impl Queue {
         fn put(&self, basis: Basis, items: Vec<Assignment>) {
-            for item in items {
-                self.push(basis, item);
+            for (k, item) in items.into_iter().enumerate() {
+                self.push(basis, k, item);
             }
         }
     }
@@ -184,10 +193,28 @@ mod tests {
     fn an_older_computation_never_replaces_a_newer_queue() {
         let q = Queue::default();
         q.put(at(5, 10), vec![item(1)]);
-        assert!(!q.push(at(4, 10), item(2)));
+        assert!(!q.push(at(4, 10), 0, item(2)));
         assert_eq!(q.take(at(5, 10), 1, 0), Some(vec![item(1)]));
-        assert!(!q.push(at(5, 9), item(3)), "computed before a trial the queue handed out");
-        assert!(q.push(at(5, 10), item(3)), "the next item of the same computation");
-        assert_eq!(q.take(at(5, 11), 1, 0), Some(vec![item(3)]), "it goes out as the trial after the first");
+        assert!(!q.push(at(5, 9), 1, item(3)), "computed before a trial the queue handed out");
+        assert!(q.push(at(5, 11), 0, item(3)), "computed after the trial: it goes out next");
+        assert_eq!(q.take(at(5, 11), 1, 0), Some(vec![item(3)]));
+    }
+
+    /// A refill computes after the items already queued, and appends only while the queue is
+    /// still what it computed after.
+    #[test]
+    fn a_refill_appends_after_the_items_queued() {
+        let q = Queue::default();
+        assert!(q.push(at(5, 10), 0, item(1)), "an item computed ahead");
+        assert_eq!(q.pending_at(at(5, 10)), vec![item(1)], "a refill at this basis computes after it");
+        assert!(!q.push(at(5, 10), 0, item(2)), "computed as if first in line: refused");
+        assert!(q.push(at(5, 10), 1, item(2)), "computed after it: appended");
+        assert_eq!(q.take(at(5, 10), 1, 0), Some(vec![item(1)]));
+        assert_eq!(q.pending_at(at(5, 11)), vec![item(2)], "after a suggest took one, the rest");
+        assert!(!q.push(at(5, 10), 2, item(3)), "computed before the trial handed out: refused");
+        assert!(q.push(at(5, 11), 1, item(3)));
+        assert_eq!(q.fresh_len(at(5, 11), 0), 2);
+        assert!(q.pending_at(at(6, 11)).is_empty(), "a completion makes it stale");
+        assert!(q.push(at(6, 11), 0, item(4)), "a new queue on the new data");
     }
 }
