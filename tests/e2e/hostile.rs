@@ -606,8 +606,9 @@ fn the_dashboard_reads_are_bounded() {
     }
 }
 
-/// Finding 9, the smaller ones: integers past 2^53, sub-second trial leases, aliased ids,
-/// CreateTrial's silent state changes, operations kept forever, service-wide ids and metrics.
+/// Finding 9, the smaller ones: integers past 2^53, sub-second trial leases, a `reproducible`
+/// that is not a boolean, aliased ids, CreateTrial's silent state changes, operations kept
+/// forever, service-wide ids and metrics.
 #[test]
 fn the_smaller_findings() {
     for db in databases("hostile_smaller") {
@@ -615,6 +616,9 @@ fn the_smaller_findings() {
         let int = |min: &str, max: &str| vec![json!({"parameterId": "n", "integerValueSpec": {"minValue": min, "maxValue": max}})];
         refused(&s, "/studies", &study_of("big-int", "RANDOM_SEARCH", int("0", "9007199254740993"), Value::Null), &["2^53"]);
         refused(&s, "/studies", &study_of("lease", "RANDOM_SEARCH", doubles(1), json!({"trialLease": "0.0001s"})), &["trialLease"]);
+        for (mode, says) in [(json!("yes"), "boolean"), (json!([true]), "boolean"), (json!("x".repeat(100_000)), "--max-text-length")] {
+            refused(&s, "/studies", &study_of("repro", "RANDOM_SEARCH", doubles(1), json!({"reproducible": mode})), &["reproducible", says]);
+        }
         let study = s.create_study(study_of("ids", "RANDOM_SEARCH", doubles(1), Value::Null));
         assert_eq!(study, "1");
         let trial = s.suggest(&study, 1, "w")[0]["id"].as_str().unwrap().to_owned();

@@ -30,11 +30,7 @@ pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath
         data_version: study.data_version,
         fitted_data_version: entry.data_version,
         trials: entry.trial_ids.len(),
-        fitted_on_trials: if bo_core::designer::designer_for(&study.spec).is_ok_and(|d| d.learns()) {
-            bo_core::designer::subset::fitted_on(entry.trial_ids.len())
-        } else {
-            0
-        },
+        fitted_on_trials: entry.fitted_on,
         precomputed_suggestions: state.engine.precomputed(&study).await?,
         model: entry.model.describe(),
     }))

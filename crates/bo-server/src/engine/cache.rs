@@ -14,6 +14,9 @@ pub struct Entry {
     pub data_version: i64,
     /// The trials (ids) the model has seen as completed.
     pub trial_ids: HashSet<i64>,
+    /// How many observations the designer was fitted on: all of them, or a large study's subset
+    /// (`bo_core::designer::subset`); 0 for a designer that learns nothing, or the stand-in.
+    pub fitted_on: usize,
     /// The model.
     pub model: Arc<dyn Model>,
     /// Its state, to warm-start the next fit.
@@ -111,6 +114,7 @@ mod tests {
         Arc::new(Entry {
             data_version: version,
             trial_ids: HashSet::new(),
+            fitted_on: 0,
             model: Arc::new(Sized(bytes)),
             state: ModelState::default(),
             fallback: false,

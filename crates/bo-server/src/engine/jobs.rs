@@ -4,11 +4,11 @@
 //! else `prefetch`), also after a suggest leaves the queue short. Beside the job, at once, the
 //! next suggestion *ahead* — from the cached model conditioned on the new results — so a client
 //! that completes a trial and asks for the next finds it computed or being computed (a
-//! reproducible study skips it: its suggestions come from the refitted model only). Jobs are coalesced — a change
-//! during a job runs it once more, not once per change (the slot's outstanding work) — and each
-//! step runs on a blocking thread under the bounded pool of `workers` permits. A refill stops
-//! early when the study changes under it, and takes a permit per suggestion, so a study's
-//! background work holds the pool for one bounded step at a time.
+//! reproducible study skips it: its suggestions come from the refitted model only). Jobs are
+//! coalesced — a change during a job runs it once more, not once per change (the slot's
+//! outstanding work) — and each step runs on a blocking thread under the bounded pool of
+//! `workers` permits. A refill stops early when the study changes under it, and takes a permit
+//! per suggestion, so a study's background work holds the pool for one bounded step at a time.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -162,12 +162,11 @@ impl Engine {
     /// What a refill computes from — the study's trials, its usable model and how many items it
     /// wants — or `None` when the queue holds enough or no model is usable.
     async fn read_for_refill(&self, study: &StudyRecord, slot: &Slot, ahead: bool) -> Result<Option<Read>, EngineError> {
-        let basis = self.inner.store.study_basis(study.id).await?;
+        let (basis, trials) = self.trials_now(study.id).await?;
         let wanted = if ahead { 1 } else { slot.queue.wanted(self.inner.config.prefetch, basis.data_version) };
         if slot.queue.fresh_len(basis, 0) >= wanted {
             return Ok(None);
         }
-        let (basis, trials) = self.trials_now(study.id).await?;
         let reproducible = self.reproducible(study);
         let usable = |e: &Arc<Entry>| !e.fallback && (!reproducible || e.data_version == basis.data_version);
         let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(None) };

@@ -227,7 +227,7 @@ impl Engine {
         if let Some(entry) = self.inner.cache.get(study.id) {
             return Ok(entry);
         }
-        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        let (basis, trials) = self.trials_now(study.id).await?;
         Ok(self.entry_for(study, basis, &trials).await?.0)
     }
 
@@ -236,7 +236,7 @@ impl Engine {
     /// that must reflect every result, such as `:predict`. The conditioning runs on a blocking
     /// thread.
     pub async fn current_model(&self, study: &StudyRecord) -> Result<Arc<dyn bo_core::Model>, EngineError> {
-        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        let (basis, trials) = self.trials_now(study.id).await?;
         let (entry, _) = self.entry_for(study, basis, &trials).await?;
         tokio::task::spawn_blocking(move || propose::up_to_date(&entry, &trials).0).await.map_err(panicked)
     }

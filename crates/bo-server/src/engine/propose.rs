@@ -168,6 +168,7 @@ mod tests {
         Entry {
             data_version: 0,
             trial_ids: HashSet::new(),
+            fitted_on: 0,
             model: Arc::new(Proposes { n, runs_out }),
             state: ModelState::default(),
             fallback: false,

@@ -63,6 +63,7 @@ fn build_entry(
     Ok(Entry {
         data_version,
         trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect::<HashSet<_>>(),
+        fitted_on: if designer.learns() { bo_core::designer::subset::fitted_on(history.len()) } else { 0 },
         model: fitted.model,
         state: fitted.state,
         fallback: false,
@@ -79,6 +80,7 @@ pub fn fallback_entry(study: &StudyRecord, data_version: i64, trials: &[Trial]) 
     Entry {
         data_version,
         trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect(),
+        fitted_on: 0,
         model: fitted.model,
         state: ModelState::default(),
         fallback: true,

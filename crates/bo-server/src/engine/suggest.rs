@@ -115,7 +115,7 @@ impl Engine {
         api_version: &str,
     ) -> Result<SuggestReply, EngineError> {
         let started = Instant::now();
-        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
+        let (basis, trials) = self.trials_now(study.id).await?;
         let (entry, _) = self.entry_for(study, basis, &trials).await?;
         let (owned_study, owned_contexts) = (study.clone(), contexts.clone());
         let proposals =
@@ -326,12 +326,11 @@ impl Engine {
             let _one_at_a_time = slot.proposing.lock().await;
             engine.inner.hooks.reached(Point::Propose).await?;
             let started = Instant::now();
-            // A refill that held the lock may have computed what this suggest needs.
-            let now = engine.inner.store.study_basis(study.id).await?;
-            if (count == 1 || !engine.reproducible(&study)) && slot.queue.fresh_len(now, engine.staleness(&study)) >= count {
-                return Ok(Computed { basis: now, assignments: Vec::new(), fitted: false, queued: true });
-            }
             let (basis, trials) = engine.trials_now(study.id).await?;
+            // A refill that held the lock may have computed what this suggest needs.
+            if (count == 1 || !engine.reproducible(&study)) && slot.queue.fresh_len(basis, engine.staleness(&study)) >= count {
+                return Ok(Computed { basis, assignments: Vec::new(), fitted: false, queued: true });
+            }
             let read = started.elapsed();
             let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
             let model = started.elapsed() - read;

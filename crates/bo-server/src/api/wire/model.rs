@@ -22,7 +22,7 @@ pub struct ModelSummaryW {
     /// Completed trials the model was fitted on: every one up to 2,048; beyond, 1,024 chosen by
     /// relevance (each objective's best, the newest, a spread of the rest), so a large study's
     /// fits and suggestions cost what a study of 1,024 trials does. 0 for a designer that learns
-    /// nothing.
+    /// nothing, and while a failed designer's stand-in (quasi-random) answers.
     pub fitted_on_trials: usize,
     /// Suggestions computed in advance that the next suggest calls can take at once.
     pub precomputed_suggestions: usize,
