@@ -617,7 +617,12 @@ fn the_smaller_findings() {
         refused(&s, "/studies", &study_of("big-int", "RANDOM_SEARCH", int("0", "9007199254740993"), Value::Null), &["2^53"]);
         refused(&s, "/studies", &study_of("lease", "RANDOM_SEARCH", doubles(1), json!({"trialLease": "0.0001s"})), &["trialLease"]);
         for (mode, says) in [(json!("yes"), "boolean"), (json!([true]), "boolean"), (json!("x".repeat(100_000)), "--max-text-length")] {
-            refused(&s, "/studies", &study_of("repro", "RANDOM_SEARCH", doubles(1), json!({"reproducible": mode})), &["reproducible", says]);
+            refused(
+                &s,
+                "/studies",
+                &study_of("repro", "RANDOM_SEARCH", doubles(1), json!({"reproducible": mode})),
+                &["reproducible", says],
+            );
         }
         let study = s.create_study(study_of("ids", "RANDOM_SEARCH", doubles(1), Value::Null));
         assert_eq!(study, "1");

@@ -11,8 +11,8 @@ mod hostile;
 mod leases;
 mod outage;
 mod replicas;
-mod robustness;
 mod reproducible;
+mod robustness;
 mod studies;
 
 use serde_json::{Value, json};

@@ -687,7 +687,10 @@ struct LatencyRow {
 /// observing that observation (a rank-one extension of its factor: what a server's suggest after
 /// a completion does before its refit lands), and a suggestion.
 fn latency(algorithm: &str, config: serde_json::Value, ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>> {
-    println!("{:>6} {:>4} {:>12} {:>12} {:>12} {:>12} {:>12}", "n", "D", "cold fit s", "warm fit s", "condition s", "observe s", "suggest s");
+    println!(
+        "{:>6} {:>4} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "n", "D", "cold fit s", "warm fit s", "condition s", "observe s", "suggest s"
+    );
     let mut rows = Vec::new();
     for &d in ds {
         let spec = harness::spec_with_space(problems::unit_box(d), algorithm, config.clone());

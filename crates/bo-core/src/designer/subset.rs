@@ -147,7 +147,13 @@ mod tests {
 
     fn problem(goal: Goal) -> Problem {
         use crate::space::{Domain, ParamSpec, Scale};
-        let x = ParamSpec { id: "x".into(), domain: Domain::Double { min: 0.0, max: 1.0 }, scale: Scale::Linear, default: None, children: vec![] };
+        let x = ParamSpec {
+            id: "x".into(),
+            domain: Domain::Double { min: 0.0, max: 1.0 },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
         let space = SearchSpace::new(vec![x]).unwrap();
         Problem { spec: StudySpec::new("f", goal, space, "GP_BANDIT"), seed: 0, priors: Vec::new() }
     }

@@ -13,8 +13,8 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use bo_core::{Assignment, Trial};
 use bo_core::designer::designer_for;
+use bo_core::{Assignment, Trial};
 use bo_store::{Basis, StudyRecord};
 use tokio::time::Instant;
 
@@ -185,4 +185,3 @@ struct Read {
     /// Those it held at `basis` when read: pending for the items computed after them.
     queued: Vec<Assignment>,
 }
-

@@ -362,7 +362,8 @@ impl Engine {
             return Ok((entry, false));
         }
         let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
-        let entry = match refit::fit_on_blocking_thread(&self.inner.store, study, basis.data_version, Arc::new(trials.to_vec()), warm).await {
+        let entry = match refit::fit_on_blocking_thread(&self.inner.store, study, basis.data_version, Arc::new(trials.to_vec()), warm).await
+        {
             Ok(entry) => entry,
             Err(EngineError::Fit(e)) => {
                 tracing::warn!(study = study.id, error = %e, "the designer failed to fit; quasi-random proposals stand in until a fit succeeds");
