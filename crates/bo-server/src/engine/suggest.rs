@@ -326,11 +326,13 @@ impl Engine {
             let _one_at_a_time = slot.proposing.lock().await;
             engine.inner.hooks.reached(Point::Propose).await?;
             let started = Instant::now();
-            let (basis, trials) = engine.trials_now(study.id).await?;
-            // A refill that held the lock may have computed what this suggest needs.
-            if (count == 1 || !engine.reproducible(&study)) && slot.queue.fresh_len(basis, engine.staleness(&study)) >= count {
-                return Ok(Computed { basis, assignments: Vec::new(), fitted: false, queued: true });
+            // A refill that held the lock may have computed what this suggest needs: one row read
+            // tells, before the trials are brought up to date.
+            let now = engine.inner.store.study_basis(study.id).await?;
+            if (count == 1 || !engine.reproducible(&study)) && slot.queue.fresh_len(now, engine.staleness(&study)) >= count {
+                return Ok(Computed { basis: now, assignments: Vec::new(), fitted: false, queued: true });
             }
+            let (basis, trials) = engine.trials_now(study.id).await?;
             let read = started.elapsed();
             let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
             let model = started.elapsed() - read;
