@@ -52,14 +52,16 @@ impl Assignment {
 
     /// A key equal for equal assignments, for de-duplication (floats compared bit for bit).
     pub fn key(&self) -> String {
-        let mut key = String::new();
+        use std::fmt::Write;
+        // Written in place: every candidate of an acquisition search is keyed.
+        let mut key = String::with_capacity(self.0.keys().map(|id| id.len() + 20).sum());
         for (id, value) in &self.0 {
-            let part = match value {
-                ParamValue::Float(x) => format!("{id}=f{:016x};", x.to_bits()),
-                ParamValue::Int(i) => format!("{id}=i{i};"),
-                ParamValue::Categorical(s) => format!("{id}=c{}:{s};", s.len()),
+            // Writing to a String cannot fail.
+            let _ = match value {
+                ParamValue::Float(x) => write!(key, "{id}=f{:016x};", x.to_bits()),
+                ParamValue::Int(i) => write!(key, "{id}=i{i};"),
+                ParamValue::Categorical(s) => write!(key, "{id}=c{}:{s};", s.len()),
             };
-            key.push_str(&part);
         }
         key
     }

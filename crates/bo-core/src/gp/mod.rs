@@ -353,7 +353,7 @@ impl Gp {
                 // ∂μ/∂x = Σᵢ αᵢ ∂kᵢ/∂x and ∂σ²/∂x = −2 Σᵢ wᵢ ∂kᵢ/∂x, in one pass over the data.
                 let weights = Mat::from_fn(n, 2, |i, c| if c == 0 { self.alpha[i] } else { wj[i] });
                 let mut grads = vec![vec![0.0; x.len()]; 2];
-                component.grad_x_dot(x, &self.x, weights.as_ref(), &mut grads);
+                component.grad_x_dot_given(x, &self.x, kj, weights.as_ref(), &mut grads);
                 let d_var = if var_raw < MIN_VARIANCE { vec![0.0; x.len()] } else { grads[1].iter().map(|g| -2.0 * g).collect() };
                 // ∂k(x,x)/∂x is zero for the stationary and categorical kernels used here.
                 PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean: std::mem::take(&mut grads[0]), d_var }

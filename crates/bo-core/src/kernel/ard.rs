@@ -27,6 +27,12 @@ pub trait Profile: Send + Sync + std::fmt::Debug + Clone + 'static {
     fn value_and_d(r2: f64) -> (f64, f64) {
         (Self::value(r2), Self::d_dr2(r2))
     }
+    /// `df/d(r²)` given `f = f(r²)`: without the profile's transcendental where the derivative
+    /// is an algebraic function of the value (the default evaluates it again).
+    fn d_dr2_given(r2: f64, f: f64) -> f64 {
+        let _ = f;
+        Self::d_dr2(r2)
+    }
 }
 
 /// The prior on the length scales (module docs).
@@ -117,6 +123,33 @@ impl<P: Profile> Ard<P> {
             z.extend(self.dims.iter().zip(&self.inv_length_scales).map(|(&i, &inv_l)| x[i] * inv_l));
         }
         z
+    }
+
+    /// `Σᵢ W[i, c] ∂k(x, dataᵢ)/∂x` into `out[c]`, with `a_df(i, r²ᵢ)` giving `a f'(r²ᵢ)`.
+    fn grad_x_dot_by(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>], a_df: impl Fn(usize, f64) -> f64) {
+        // ∂k(x, y)/∂x_q = a f'(r²) · 2 (x_q − y_q)/ℓ_q² = a f'(r²) · 2 (z_q − z'_q)/ℓ_q, z = x/ℓ:
+        // accumulate Σᵢ Wᵢ a f'(r²ᵢ)(z − zᵢ) per column, scale by 2/ℓ once.
+        let (d, r) = (self.dims.len(), w.ncols());
+        let zx: Vec<f64> = self.dims.iter().zip(&self.inv_length_scales).map(|(&i, &inv_l)| x[i] * inv_l).collect();
+        let mut zi = vec![0.0; d];
+        let mut acc = vec![0.0; r * d];
+        for (i, xi) in data.iter().enumerate() {
+            for ((z, &dim), &inv_l) in zi.iter_mut().zip(&self.dims).zip(&self.inv_length_scales) {
+                *z = xi[dim] * inv_l;
+            }
+            let df = a_df(i, sq_dist(&zi, &zx));
+            for (c, acc) in acc.chunks_exact_mut(d).enumerate() {
+                let coef = df * w[(i, c)];
+                for ((s, u), v) in acc.iter_mut().zip(&zx).zip(&zi) {
+                    *s += coef * (u - v);
+                }
+            }
+        }
+        for (o, acc) in out.iter_mut().zip(acc.chunks_exact(d)) {
+            for ((&dim, &inv_l), s) in self.dims.iter().zip(&self.inv_length_scales).zip(acc) {
+                o[dim] += 2.0 * inv_l * s;
+            }
+        }
     }
 }
 
@@ -247,31 +280,15 @@ impl<P: Profile> Kernel for Ard<P> {
     }
 
     fn grad_x_dot(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
-        // ∂k(x, y)/∂x_q = a f'(r²) · 2 (x_q − y_q)/ℓ_q² = a f'(r²) · 2 (z_q − z'_q)/ℓ_q, z = x/ℓ:
-        // accumulate Σᵢ Wᵢ a f'(r²ᵢ)(z − zᵢ) per column, scale by 2/ℓ once.
-        let (d, r, a) = (self.dims.len(), w.ncols(), self.log_amplitude.exp());
-        let zx: Vec<f64> = self.dims.iter().zip(&self.inv_length_scales).map(|(&i, &inv_l)| x[i] * inv_l).collect();
-        let mut zi = vec![0.0; d];
-        let mut acc = vec![0.0; r * d];
-        for (i, xi) in data.iter().enumerate() {
-            for ((z, &dim), &inv_l) in zi.iter_mut().zip(&self.dims).zip(&self.inv_length_scales) {
-                *z = xi[dim] * inv_l;
-            }
-            let df = a * P::d_dr2(sq_dist(&zi, &zx));
-            for (c, acc) in acc.chunks_exact_mut(d).enumerate() {
-                let coef = df * w[(i, c)];
-                for ((s, u), v) in acc.iter_mut().zip(&zx).zip(&zi) {
-                    *s += coef * (u - v);
-                }
-            }
-        }
-        for (o, acc) in out.iter_mut().zip(acc.chunks_exact(d)) {
-            for ((&dim, &inv_l), s) in self.dims.iter().zip(&self.inv_length_scales).zip(acc) {
-                o[dim] += 2.0 * inv_l * s;
-            }
-        }
+        let a = self.log_amplitude.exp();
+        self.grad_x_dot_by(x, data, w, out, |_, r2| a * P::d_dr2(r2));
     }
 
+    fn grad_x_dot_given(&self, x: &[f64], data: &[Vec<f64>], k_x: &[f64], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
+        // k = a f, so a f'(r²) = a · f'(r², k/a).
+        let a = self.log_amplitude.exp();
+        self.grad_x_dot_by(x, data, w, out, |i, r2| a * P::d_dr2_given(r2, k_x[i] / a));
+    }
     fn gram_grad_dot(&self, xs: &[Vec<f64>], w: &Mat<f64>, out: &mut [f64]) {
         // ∂k/∂log a = k; ∂k/∂log ℓ_q = a f'(r²) · (−2 (z_q − z'_q)²) with z = x/ℓ.
         let (n, d, a) = (xs.len(), self.dims.len(), self.log_amplitude.exp());

@@ -22,6 +22,13 @@ impl Profile for Matern52Profile {
         -(5.0 / 6.0) * (1.0 + s) * (-s).exp()
     }
 
+    fn d_dr2_given(r2: f64, f: f64) -> f64 {
+        // f = (1 + s + s²/3) e^{−s} with s = √5 r, so e^{−s} = f / (1 + s + s²/3).
+        let r2 = r2.max(0.0);
+        let s = 5f64.sqrt() * r2.sqrt();
+        -(5.0 / 6.0) * (1.0 + s) * f / (1.0 + s + 5.0 * r2 / 3.0)
+    }
+
     fn value_and_d(r2: f64) -> (f64, f64) {
         let r2 = r2.max(0.0);
         let s = 5f64.sqrt() * r2.sqrt();

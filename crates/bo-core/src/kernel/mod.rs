@@ -104,6 +104,14 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
         }
     }
 
+    /// [`Kernel::grad_x_dot`] given `k_x[i] = k(x, dataᵢ)`, already computed (a posterior's
+    /// cross-covariance): a kernel whose derivative follows from its value (the ARD profiles)
+    /// spends no second transcendental per pair. The default ignores `k_x`.
+    fn grad_x_dot_given(&self, x: &[f64], data: &[Vec<f64>], k_x: &[f64], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
+        let _ = k_x;
+        self.grad_x_dot(x, data, w, out);
+    }
+
     /// What the hyperparameters mean in the model's terms, for a model's description (e.g. the
     /// branch correlations γ of [`BranchingNested`]); `Null` when the names say it all.
     fn summary(&self) -> serde_json::Value {

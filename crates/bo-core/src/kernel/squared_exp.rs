@@ -16,6 +16,10 @@ impl Profile for SquaredExpProfile {
     fn d_dr2(r2: f64) -> f64 {
         -0.5 * (-0.5 * r2).exp()
     }
+
+    fn d_dr2_given(_r2: f64, f: f64) -> f64 {
+        -0.5 * f
+    }
 }
 
 /// An ARD squared-exponential kernel.

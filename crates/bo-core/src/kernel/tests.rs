@@ -83,12 +83,17 @@ fn check_kernel(mut k: Box<dyn Kernel>, d: usize, cat_dims: &[usize]) {
             }
         }
     }
-    // grad_x_dot against pairwise grad_x, with two weight columns.
+    // grad_x_dot, and grad_x_dot_given the cross-covariance, against pairwise grad_x, with two
+    // weight columns.
     let wx = Mat::from_fn(xs.len() - 1, 2, |i, c| ((i * 5 + c * 3) % 7) as f64 / 7.0 - 0.3);
     let (x0, data) = (&xs[0], &xs[1..]);
     let mut fast = vec![vec![0.0; d]; 2];
     k.grad_x_dot(x0, data, wx.as_ref(), &mut fast);
-    for (c, fast) in fast.iter().enumerate() {
+    let k_x: Vec<f64> = data.iter().map(|xi| k.eval(x0, xi)).collect();
+    let mut given = vec![vec![0.0; d]; 2];
+    k.grad_x_dot_given(x0, data, &k_x, wx.as_ref(), &mut given);
+    for (c, fast) in fast.iter().chain(&given).enumerate() {
+        let c = c % 2;
         let mut slow = vec![0.0; d];
         for (i, xi) in data.iter().enumerate() {
             let mut g = vec![0.0; d];

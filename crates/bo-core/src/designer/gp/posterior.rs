@@ -138,16 +138,23 @@ impl Posterior {
         count: usize,
         mut propose: impl FnMut(&Gp, &HashSet<String>, usize) -> Result<Option<Assignment>, FitError>,
     ) -> Result<Vec<Assignment>, FitError> {
-        let mut gp = self.gp.with_room(pending.len() + count);
-        add_fantasies(&mut gp, encode, pending);
+        // One member and nothing pending — a sequential suggest — needs no fantasy, so no copy
+        // of the factor (32 MB at 2,000 observations).
+        let mut fantasised = (!pending.is_empty() || count > 1).then(|| {
+            let mut gp = self.gp.with_room(pending.len() + count);
+            add_fantasies(&mut gp, encode, pending);
+            gp
+        });
         let mut taken = self.taken.clone();
         taken.extend(pending.iter().map(Assignment::key));
         let mut out = Vec::with_capacity(count);
         for k in 0..count {
-            let Some(a) = propose(&gp, &taken, k)? else { break };
+            let Some(a) = propose(fantasised.as_ref().unwrap_or(&self.gp), &taken, k)? else { break };
             taken.insert(a.key());
-            if k + 1 < count {
-                add_fantasies(&mut gp, encode, std::slice::from_ref(&a));
+            if k + 1 < count
+                && let Some(gp) = &mut fantasised
+            {
+                add_fantasies(gp, encode, std::slice::from_ref(&a));
             }
             out.push(a);
         }
