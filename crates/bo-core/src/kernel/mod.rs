@@ -13,6 +13,7 @@ mod add_tree;
 mod ard;
 mod branching_nested;
 mod categorical;
+mod exp;
 mod group_additive;
 mod input_warp;
 mod matern52;

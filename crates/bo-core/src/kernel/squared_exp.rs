@@ -1,6 +1,7 @@
 //! Squared exponential: `f(r²) = exp(−r²/2)` (Rasmussen & Williams 2006, eq. 4.9).
 
 use super::ard::{Ard, Profile};
+use super::exp::exp_nonpositive;
 
 /// The squared-exponential profile.
 #[derive(Clone, Copy, Debug)]
@@ -9,14 +10,17 @@ pub struct SquaredExpProfile;
 impl Profile for SquaredExpProfile {
     const NAME: &'static str = "squared_exp";
 
+    #[inline(always)]
     fn value(r2: f64) -> f64 {
-        (-0.5 * r2).exp()
+        exp_nonpositive(-0.5 * r2.max(0.0))
     }
 
+    #[inline(always)]
     fn d_dr2(r2: f64) -> f64 {
-        -0.5 * (-0.5 * r2).exp()
+        -0.5 * exp_nonpositive(-0.5 * r2.max(0.0))
     }
 
+    #[inline(always)]
     fn d_dr2_given(_r2: f64, f: f64) -> f64 {
         -0.5 * f
     }
