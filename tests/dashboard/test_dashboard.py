@@ -264,6 +264,8 @@ def test_a_rembo_model_shows_its_embeddings(page, server):
     page.page.wait_for_selector("#slices[data-drawn=true]", timeout=30000)
     assert "random embedding" in page.page.locator("#embeddings").inner_text()
     assert page.page.locator("#embeddings tbody tr").count() >= 1
+    # A trust region reads as words ("side 0.8, restarts 0"), not as JSON cut off at the edge.
+    assert '"side"' not in page.page.locator("#embeddings").inner_text()
     # Its own suggestions, completed, are on its embeddings: each embedding's trials and fit.
     counts = [int(t) for t in page.page.locator("#embeddings tbody tr td:nth-child(3)").all_inner_texts()]
     assert sum(counts) > 0, counts

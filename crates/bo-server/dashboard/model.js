@@ -135,8 +135,12 @@ function groups(list, noun) {
 function embeddings(model) {
   const list = model.embeddings;
   const keys = [...new Set(list.flatMap((e) => Object.keys(e)))];
-  // Seeds are identifiers, not quantities: shown as given.
-  const cell = (v, k) => (k === "seed" ? String(v) : typeof v === "number" ? num(v) : v === undefined || v === null ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v));
+  // Seeds are identifiers, not quantities: shown as given. A small object (a trust region's
+  // side and restarts) reads as "side 0.8, restarts 0", not as JSON cut off at the panel's edge.
+  const words = (o) => Object.entries(o).map(([k, x]) => `${k} ${typeof x === "number" ? num(x) : x}`).join(", ");
+  const cell = (v, k) => (k === "seed" ? String(v) : typeof v === "number" ? num(v) : v === undefined || v === null ? "—"
+    : typeof v === "object" && !Array.isArray(v) && Object.values(v).every((x) => typeof x !== "object") ? words(v)
+    : typeof v === "object" ? JSON.stringify(v) : String(v));
   return el("div", { id: "embeddings" },
     el("p", {}, `${list.length} random embedding${list.length === 1 ? "" : "s"} of dimension ${model.d}; the search box is [${num(model.searchBox?.[0])}, ${num(model.searchBox?.[1])}]^${model.d}, each point projected into the space.`),
     el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "#"), ...keys.map((k) => el("th", {}, k)))),

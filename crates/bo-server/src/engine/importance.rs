@@ -111,8 +111,15 @@ impl Engine {
             None if !learns => self.model(study).await?,
             _ => {
                 let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
-                match refit::fit_on_blocking_thread(&self.inner.store, study, data_version, std::sync::Arc::new(trials.to_vec()), warm)
-                    .await
+                match refit::fit_on_blocking_thread(
+                    &self.inner.store,
+                    study,
+                    data_version,
+                    std::sync::Arc::new(trials.to_vec()),
+                    warm,
+                    refit::Urgency::Waited,
+                )
+                .await
                 {
                     Ok(entry) => {
                         if let Err(e) = refit::keep(&self.inner.store, &self.inner.cache, study.id, entry.clone()).await {

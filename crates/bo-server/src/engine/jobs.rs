@@ -22,7 +22,7 @@ use super::cache::Entry;
 use super::hooks::Point;
 use super::propose::propose;
 use super::refit::RefitOutcome;
-use super::slot::{Job, Slot};
+use super::slot::{AheadRunning, Job, Slot};
 use super::{Engine, EngineError, panicked};
 use crate::metrics::RefitResult;
 
@@ -36,7 +36,9 @@ impl Engine {
         if refit && !self.reproducible(study) {
             // At once, not behind a refit of older data the job may be busy with.
             let (engine, study) = (self.clone(), study.clone());
+            let running = AheadRunning::start(self.inner.slots.get(study.id));
             tokio::spawn(async move {
+                let _running = running;
                 if let Err(e) = engine.refill(&study, true).await {
                     tracing::debug!(study = study.id, error = %e, "next suggestion not precomputed");
                 }
@@ -155,6 +157,9 @@ impl Engine {
             }
             items.push(item);
             tracing::debug!(study = study.id, ahead, item = before + 1, propose = ?item_started.elapsed(), since_start = ?started.elapsed(), "queued a suggestion");
+            if queued.len() + items.len() >= *wanted {
+                break; // done, without waiting for a permit and the lock again only to see it
+            }
         }
         Ok(())
     }

@@ -95,15 +95,29 @@ pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64)
     Ok(store.model_state(study_id).await?.map(|m| m.state))
 }
 
-/// [`fit_entry`] on a blocking thread: fitting is CPU-bound work that would stall the runtime.
+/// Who waits for a fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Urgency {
+    /// A request waits for it: the fit runs on the runtime's blocking pool, like a request's
+    /// other CPU work.
+    Waited,
+    /// Nobody waits (a refit after a completion, while the cached model, conditioned on the
+    /// result, answers): the fit runs on a thread of its own at a lower CPU priority (nice +10
+    /// on Linux), so on a busy machine the suggestions computed meanwhile and the requests go
+    /// first. On 2 cores the next suggestion is computed beside the refit of the last result.
+    Background,
+}
+
+/// [`build_entry`] off the runtime: fitting is CPU-bound work that would stall it.
 pub(crate) async fn fit_on_blocking_thread(
     store: &Store,
     study: &StudyRecord,
     data_version: i64,
     trials: Arc<Vec<Trial>>,
     warm: Option<ModelState>,
+    urgency: Urgency,
 ) -> Result<Arc<Entry>, EngineError> {
-    on_blocking_thread(store, study, data_version, trials, warm, false).await
+    on_blocking_thread(store, study, data_version, trials, warm, false, urgency).await
 }
 
 /// The model another replica's stored fit (`state`) describes, rebuilt on `trials` without a
@@ -115,7 +129,7 @@ pub(crate) async fn restore_on_blocking_thread(
     trials: Arc<Vec<Trial>>,
     state: ModelState,
 ) -> Result<Arc<Entry>, EngineError> {
-    on_blocking_thread(store, study, data_version, trials, Some(state), true).await
+    on_blocking_thread(store, study, data_version, trials, Some(state), true, Urgency::Waited).await
 }
 
 async fn on_blocking_thread(
@@ -125,13 +139,44 @@ async fn on_blocking_thread(
     trials: Arc<Vec<Trial>>,
     warm: Option<ModelState>,
     restore: bool,
+    urgency: Urgency,
 ) -> Result<Arc<Entry>, EngineError> {
     let priors = super::transfer::load_priors(store, study).await?;
     let study = study.clone();
-    let entry = tokio::task::spawn_blocking(move || build_entry(&study, data_version, &trials, priors, warm.as_ref(), restore))
-        .await
-        .map_err(|e| EngineError::Fit(bo_core::FitError::Numerical(format!("the fit panicked: {e}"))))??;
+    let work = move || build_entry(&study, data_version, &trials, priors, warm.as_ref(), restore);
+    let panicked = |e: &dyn std::fmt::Display| EngineError::Fit(bo_core::FitError::Numerical(format!("the fit panicked: {e}")));
+    let entry = match urgency {
+        Urgency::Waited => tokio::task::spawn_blocking(work).await.map_err(|e| panicked(&e))??,
+        Urgency::Background => {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            std::thread::Builder::new()
+                .name("bo-refit".into())
+                .spawn(move || {
+                    lower_priority();
+                    let _ = tx.send(work());
+                })
+                .map_err(|e| EngineError::Fit(bo_core::FitError::Numerical(format!("no thread for the fit: {e}"))))?;
+            rx.await.map_err(|e| panicked(&e))??
+        }
+    };
     Ok(Arc::new(entry))
+}
+
+/// How much less CPU priority a background fit's thread takes (nice, 0–19).
+const BACKGROUND_NICENESS: i32 = 10;
+
+/// Lowers the calling thread's CPU priority by [`BACKGROUND_NICENESS`] (a thread may lower its
+/// own without privileges, but not raise it again: so only on a thread of its own). Where it
+/// cannot, the fit runs at the usual priority.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{getpriority_process, setpriority_process};
+        let me = Some(rustix::thread::gettid());
+        if let Ok(now) = getpriority_process(me) {
+            let _ = setpriority_process(me, (now + BACKGROUND_NICENESS).min(19));
+        }
+    }
 }
 
 /// Keeps a fitted model: its state in the database (for warm starts after a restart or on
@@ -168,7 +213,9 @@ pub async fn refit_study(
         return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
     }
     let warm = warm_state(store, cache, study_id).await?;
-    let entry = fit_on_blocking_thread(store, &study, basis.data_version, trials, warm).await?;
+    // A reproducible study's suggest waits for this fit; otherwise nobody does.
+    let urgency = if once_per_version { Urgency::Waited } else { Urgency::Background };
+    let entry = fit_on_blocking_thread(store, &study, basis.data_version, trials, warm, urgency).await?;
     keep(store, cache, study_id, entry).await?;
     Ok(RefitOutcome::Fitted { data_version: basis.data_version })
 }

@@ -6,7 +6,7 @@
 //! find a slot; each slot's parts lock on their own and never while another is held.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bo_core::gp::Hyperparameters;
@@ -48,6 +48,12 @@ pub struct Slot {
     pub reading: tokio::sync::Mutex<()>,
     /// Bumped by every change of the study's data: a refill stops when it moves.
     pub generation: AtomicU64,
+    /// Refills computing the next suggestion ahead (after a completion) still running, and the
+    /// signal that one ended: a suggest arriving meanwhile waits for it before its first
+    /// transaction, which would only miss.
+    pub ahead_running: AtomicUsize,
+    /// Notified whenever an ahead refill ends.
+    pub ahead_ended: tokio::sync::Notify,
     /// Precomputed suggestions.
     pub queue: Queue,
     /// The last parameter-importance report.
@@ -102,6 +108,24 @@ impl Slot {
     }
 }
 
+/// An ahead refill counted in its slot's `ahead_running` while it lives (see there).
+pub struct AheadRunning(Arc<Slot>);
+
+impl AheadRunning {
+    /// Counts an ahead refill of `slot` until the value is dropped.
+    pub fn start(slot: Arc<Slot>) -> AheadRunning {
+        slot.ahead_running.fetch_add(1, Ordering::SeqCst);
+        AheadRunning(slot)
+    }
+}
+
+impl Drop for AheadRunning {
+    fn drop(&mut self) {
+        self.0.ahead_running.fetch_sub(1, Ordering::SeqCst);
+        self.0.ahead_ended.notify_waiters();
+    }
+}
+
 /// Every study's slot.
 #[derive(Default)]
 pub struct Slots {
@@ -134,5 +158,25 @@ mod tests {
         assert_eq!(slot.next_work(), Some(Job { refit: true, refill: true, ..Job::default() }), "three changes, one round");
         assert_eq!(slot.next_work(), None, "nothing left: the job ends");
         assert!(slot.add_work(Job { refill: true, ..Job::default() }), "a new job after the end");
+    }
+
+    #[tokio::test]
+    async fn an_ahead_refill_is_counted_while_it_lives_and_its_end_wakes_a_waiter() {
+        let slot = Arc::new(Slot::default());
+        let running = AheadRunning::start(slot.clone());
+        assert_eq!(slot.ahead_running.load(Ordering::SeqCst), 1);
+        let watching = slot.clone();
+        let (registered, ready) = tokio::sync::oneshot::channel();
+        let waiter = tokio::spawn(async move {
+            let ended = watching.ahead_ended.notified();
+            tokio::pin!(ended);
+            ended.as_mut().enable();
+            registered.send(()).unwrap();
+            ended.await;
+        });
+        ready.await.unwrap();
+        drop(running);
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiter).await.expect("the end woke the waiter").unwrap();
+        assert_eq!(slot.ahead_running.load(Ordering::SeqCst), 0);
     }
 }

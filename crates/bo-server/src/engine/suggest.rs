@@ -194,6 +194,10 @@ impl Engine {
         let mut computed: Option<Computed> = None;
         let (mut any_computed, mut fitted) = (false, false);
         let (started, mut waited) = (Instant::now(), Duration::ZERO);
+        if finishing.is_none() {
+            self.wait_for_ahead(study, deadline).await;
+            waited = started.elapsed();
+        }
         for attempt in 1.. {
             if finishing.is_some() || attempt > 1 {
                 let mut running = task.take().unwrap_or_else(|| self.spawn_compute(study.clone(), count));
@@ -225,6 +229,34 @@ impl Engine {
             }
         }
         unreachable!("the attempts go on until the trials are handed out or the wait is over")
+    }
+
+    /// Waits (until `deadline`) for a refill computing the next suggestion ahead, when one runs
+    /// and the queue takes only suggestions that saw every completion: until it ends, the
+    /// study's first transaction could only miss and roll back — in the loop of a training job
+    /// (complete, then suggest at once) one transaction instead of two.
+    async fn wait_for_ahead(&self, study: &StudyRecord, deadline: Option<Instant>) {
+        if self.staleness(study) > 0 {
+            return;
+        }
+        let slot = self.inner.slots.get(study.id);
+        loop {
+            let ended = slot.ahead_ended.notified();
+            tokio::pin!(ended);
+            // Registered before the count is read, so an end in between is not missed.
+            ended.as_mut().enable();
+            if slot.ahead_running.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return;
+            }
+            match deadline {
+                Some(deadline) => {
+                    if tokio::time::timeout_at(deadline, ended).await.is_err() {
+                        return;
+                    }
+                }
+                None => ended.await,
+            }
+        }
     }
 
     /// One attempt at the study transaction, in order: held trials, REQUESTED trials, then new
@@ -364,7 +396,15 @@ impl Engine {
             return Ok((entry, false));
         }
         let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
-        let entry = match refit::fit_on_blocking_thread(&self.inner.store, study, basis.data_version, Arc::new(trials.to_vec()), warm).await
+        let entry = match refit::fit_on_blocking_thread(
+            &self.inner.store,
+            study,
+            basis.data_version,
+            Arc::new(trials.to_vec()),
+            warm,
+            refit::Urgency::Waited,
+        )
+        .await
         {
             Ok(entry) => entry,
             Err(EngineError::Fit(e)) => {
