@@ -4,6 +4,13 @@ use bo_server::config::LogFormat;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc rather than the C library's allocator: a proposal allocates matrices of candidates
+/// by trials (2.4 MB at 500 trials) on threads whose glibc arenas hand freed memory back to the
+/// system and fault it in again on the next proposal; measured 20 % of a suggestion at 500
+/// trials (docs/benchmarks.md, issue 22).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let config = bo_server::Config::parse();
