@@ -130,19 +130,22 @@ impl<P: Profile> Ard<P> {
     /// `Σᵢ W[i, c] ∂k(x, dataᵢ)/∂x` into `out[c]`, with `a_df(i, r²ᵢ)` giving `a f'(r²ᵢ)`.
     fn grad_x_dot_by(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>], a_df: impl Fn(usize, f64) -> f64) {
         // ∂k(x, y)/∂x_q = a f'(r²) · 2 (x_q − y_q)/ℓ_q² = a f'(r²) · 2 (z_q − z'_q)/ℓ_q, z = x/ℓ:
-        // accumulate Σᵢ Wᵢ a f'(r²ᵢ)(z − zᵢ) per column, scale by 2/ℓ once.
-        let (d, r) = (self.dims.len(), w.ncols());
+        // accumulate Σᵢ Wᵢ a f'(r²ᵢ)(z − zᵢ) per column, scale by 2/ℓ once. In three passes —
+        // the scaled data and their r², the slopes, the sums — so the slopes' arithmetic (a
+        // square root and a division per pair for Matérn) runs as a loop of its own.
+        let (n, d, r) = (data.len(), self.dims.len(), w.ncols());
         let zx: Vec<f64> = self.dims.iter().zip(&self.inv_length_scales).map(|(&i, &inv_l)| x[i] * inv_l).collect();
-        let mut zi = vec![0.0; d];
+        let z = self.scaled(data);
+        let mut slopes: Vec<f64> = (0..n).map(|i| sq_dist(&z[i * d..(i + 1) * d], &zx)).collect();
+        for (i, v) in slopes.iter_mut().enumerate() {
+            *v = a_df(i, *v);
+        }
         let mut acc = vec![0.0; r * d];
-        for (i, xi) in data.iter().enumerate() {
-            for ((z, &dim), &inv_l) in zi.iter_mut().zip(&self.dims).zip(&self.inv_length_scales) {
-                *z = xi[dim] * inv_l;
-            }
-            let df = a_df(i, sq_dist(&zi, &zx));
-            for (c, acc) in acc.chunks_exact_mut(d).enumerate() {
-                let coef = df * w[(i, c)];
-                for ((s, u), v) in acc.iter_mut().zip(&zx).zip(&zi) {
+        for (c, acc) in acc.chunks_exact_mut(d).enumerate() {
+            let col = w.col(c);
+            for (i, (zi, df)) in z.chunks_exact(d).zip(&slopes).enumerate() {
+                let coef = df * col[i];
+                for ((s, u), v) in acc.iter_mut().zip(&zx).zip(zi) {
                     *s += coef * (u - v);
                 }
             }
