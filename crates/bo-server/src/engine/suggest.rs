@@ -234,28 +234,26 @@ impl Engine {
     /// Waits (until `deadline`) for a refill computing the next suggestion ahead, when one runs
     /// and the queue takes only suggestions that saw every completion: until it ends, the
     /// study's first transaction could only miss and roll back — in the loop of a training job
-    /// (complete, then suggest at once) one transaction instead of two.
+    /// (complete, then suggest at once) one transaction instead of two. For one end only: where
+    /// completions keep coming (many workers), new ahead refills keep starting, and a suggest
+    /// waiting for none to run could wait for ever.
     async fn wait_for_ahead(&self, study: &StudyRecord, deadline: Option<Instant>) {
         if self.staleness(study) > 0 {
             return;
         }
         let slot = self.inner.slots.get(study.id);
-        loop {
-            let ended = slot.ahead_ended.notified();
-            tokio::pin!(ended);
-            // Registered before the count is read, so an end in between is not missed.
-            ended.as_mut().enable();
-            if slot.ahead_running.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-                return;
+        let ended = slot.ahead_ended.notified();
+        tokio::pin!(ended);
+        // Registered before the count is read, so an end in between is not missed.
+        ended.as_mut().enable();
+        if slot.ahead_running.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            return;
+        }
+        match deadline {
+            Some(deadline) => {
+                let _ = tokio::time::timeout_at(deadline, ended).await;
             }
-            match deadline {
-                Some(deadline) => {
-                    if tokio::time::timeout_at(deadline, ended).await.is_err() {
-                        return;
-                    }
-                }
-                None => ended.await,
-            }
+            None => ended.await,
         }
     }
 
