@@ -8,6 +8,10 @@
 //! Agrees with `f64::exp` to a few units in the last place over `[−708, 0]` (tested below);
 //! below −708 it returns 0 (the true value is under 1e-307: a covariance of nothing).
 //!
+//! The gain is in wide vectors: the loops that apply a profile to whole matrices (`ard.rs`'s
+//! `Profiled` and `Sloped`) are compiled for AVX2 at run time, 0.7 ns a value; in a scalar or
+//! baseline (2-lane) loop it is no faster than the C library's (2.9 against 2.5 ns, measured).
+//!
 //! Must not be used for positive arguments: `2^k` is only built for `k ≤ 0`.
 
 /// 1.5 · 2⁵²: adding it rounds a double of magnitude < 2⁵¹ to an integer held in the low bits.
