@@ -203,6 +203,9 @@ enum Command {
         /// Suggestions timed per row (the median is reported).
         #[arg(long, default_value_t = 5)]
         repeats: usize,
+        /// The function the random observations take their values from.
+        #[arg(long, value_enum, default_value_t = LatencyObjective::Sines)]
+        objective: LatencyObjective,
         /// Where to write the JSON.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -589,8 +592,8 @@ fn main() -> Result<()> {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }
         }
-        Command::Latency { algorithm, config, n, d, repeats, out } => {
-            let rows = latency(&algorithm, parse_config(config)?, &n, &d, repeats.max(1))?;
+        Command::Latency { algorithm, config, n, d, repeats, objective, out } => {
+            let rows = latency(&algorithm, parse_config(config)?, &n, &d, repeats.max(1), objective)?;
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }
@@ -681,12 +684,40 @@ struct LatencyRow {
     suggest_seconds: f64,
 }
 
+/// What `bo-bench latency`'s random observations measure.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum LatencyObjective {
+    /// `Σᵢ sin((i + 1) xᵢ)` on the unit cube: smooth, easy for the acquisition's local search.
+    Sines,
+    /// Styblinski–Tang on [−5, 5]^D (the unit cube stretched), minimised: what
+    /// `bench/http_latency.py` measures over HTTP, so the two compare like for like.
+    StyblinskiTang,
+}
+
+impl LatencyObjective {
+    fn value(self, x: &[f64]) -> f64 {
+        match self {
+            LatencyObjective::Sines => x.iter().enumerate().map(|(i, v)| ((i + 1) as f64 * v).sin()).sum(),
+            LatencyObjective::StyblinskiTang => {
+                x.iter().map(|v| 10.0 * v - 5.0).map(|u| u.powi(4) - 16.0 * u * u + 5.0 * u).sum::<f64>() / 2.0
+            }
+        }
+    }
+}
+
 /// Times `algorithm` on `n` random observations of a smooth function in `d` dimensions: a cold fit
 /// (every start), a refit warm-started from it (θ optimised from the warm θ alone), a fit on one
 /// more observation (which keeps θ and only conditions: what most refits are), the warm model
 /// observing that observation (a rank-one extension of its factor: what a server's suggest after
 /// a completion does before its refit lands), and a suggestion.
-fn latency(algorithm: &str, config: serde_json::Value, ns: &[usize], ds: &[usize], repeats: usize) -> Result<Vec<LatencyRow>> {
+fn latency(
+    algorithm: &str,
+    config: serde_json::Value,
+    ns: &[usize],
+    ds: &[usize],
+    repeats: usize,
+    objective: LatencyObjective,
+) -> Result<Vec<LatencyRow>> {
     println!(
         "{:>6} {:>4} {:>12} {:>12} {:>12} {:>12} {:>12}",
         "n", "D", "cold fit s", "warm fit s", "condition s", "observe s", "suggest s"
@@ -701,7 +732,7 @@ fn latency(algorithm: &str, config: serde_json::Value, ns: &[usize], ds: &[usize
             let history: Vec<Observation> = (0..=n)
                 .map(|_| {
                     let x: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
-                    let y: f64 = x.iter().enumerate().map(|(i, v)| ((i + 1) as f64 * v).sin()).sum();
+                    let y = objective.value(&x);
                     let assignment = Assignment(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect());
                     Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
                 })
