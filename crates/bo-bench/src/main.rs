@@ -11,6 +11,7 @@ mod multi;
 mod problems;
 mod recovery;
 mod regression;
+mod replay;
 mod safety;
 mod transfer;
 
@@ -209,6 +210,16 @@ enum Command {
         /// Where to write the JSON.
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// A served study's own trials (`bo-server export`) through its designer in process: fitted
+    /// on all but the last completed trial, the last observed, then a suggestion, timed — what
+    /// the server computes for a sequential suggest, on the study's real model state.
+    Replay {
+        /// The export (JSON).
+        export: PathBuf,
+        /// Observe + suggest timed (the median is reported).
+        #[arg(long, default_value_t = 41)]
+        repeats: usize,
     },
     /// Large studies: a study preloaded with N uniformly random evaluations, then `steps`
     /// suggestions, each evaluated and added: the designer as a service runs it (beyond 2,048
@@ -591,6 +602,16 @@ fn main() -> Result<()> {
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }
+        }
+        Command::Replay { export, repeats } => {
+            let r = replay::replay(&export, repeats)?;
+            println!(
+                "{} completed trials: fit on all but the last {:.3} s; observe the last + suggest {:.4} s (median of {})",
+                r.trials,
+                r.fit_seconds,
+                r.observe_suggest_seconds,
+                repeats.max(1)
+            );
         }
         Command::Latency { algorithm, config, n, d, repeats, objective, out } => {
             let rows = latency(&algorithm, parse_config(config)?, &n, &d, repeats.max(1), objective)?;
