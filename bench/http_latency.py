@@ -17,8 +17,10 @@ Three ways of asking bo, each timed per suggest call (milliseconds, p50 and p90)
 - sequential: suggest, complete, suggest, ...: every suggest follows a completion the model
               has not seen — the loop of a training job.
 
-The trials handed out by one mode are completed before the next starts (untimed), so each mode
-sees the same kind of study. Optuna's samplers are timed on the same loop as `sequential`:
+The modes run in the order of `--modes`; the trials handed out by one mode are completed before
+the next starts (untimed), so each mode sees the same kind of study, the first at exactly N
+trials and each later one at N plus the trials before it (`--modes sequential,fitted,burst`
+times the sequential loop at the N Optuna's samplers are timed at). Optuna's samplers are timed on the same loop as `sequential`:
 `ask` (timed), then `tell`. A sampler whose median ask takes longer than `--peer-cap` seconds is
 not asked again at larger N (the median: the first ask of a process also imports and warms up
 the sampler's libraries). Standard library only, but for Optuna (`--optuna`).
@@ -112,32 +114,39 @@ class Bo:
         t0 = time.perf_counter()
         caught_up(False)
         first_fit_s = time.perf_counter() - t0
-        if "fitted" in modes:
-            fitted, handed = [], []
+        def fitted():
+            times, handed = [], []
             for k in range(samples):
                 caught_up(True)
                 ms, trial = timed_suggest(f"fitted-{k}")
-                fitted.append(ms)
+                times.append(ms)
                 handed.append(trial)
-            results["fitted"] = fitted
             for trial in handed:
                 complete(trial)
-        if "burst" in modes:
+            return times
+
+        def burst():
             caught_up(True)
-            burst = [timed_suggest(f"burst-{k}") for k in range(samples)]
-            results["burst"] = [ms for ms, _ in burst]
-            for _, trial in burst:
+            asked = [timed_suggest(f"burst-{k}") for k in range(samples)]
+            for _, trial in asked:
                 complete(trial)
-        if "sequential" in modes:
+            return [ms for ms, _ in asked]
+
+        def sequential():
             caught_up(False)
-            sequential = []
+            times = []
             trial = timed_suggest("seq")[1]
             for _ in range(samples):
                 complete(trial)
                 ms, trial = timed_suggest("seq")
-                sequential.append(ms)
+                times.append(ms)
             complete(trial)
-            results["sequential"] = sequential
+            return times
+
+        # In the order asked: each mode's trials are completed before the next, so the first
+        # mode runs at the N loaded and each later one at N plus the trials before it.
+        for mode in modes:
+            results[mode] = {"fitted": fitted, "burst": burst, "sequential": sequential}[mode]()
         return {"load_seconds": load_s, "first_fit_seconds": first_fit_s,
                 "summary": {mode: summary(v) for mode, v in results.items()}, "samples_ms": results}
 
@@ -165,7 +174,7 @@ def main():
     ap.add_argument("--dim", default="6", help="parameters of the study, comma-separated")
     ap.add_argument("--algorithm", default="GP_BANDIT")
     ap.add_argument("--samples", type=int, default=30, help="suggest calls timed per mode")
-    ap.add_argument("--modes", default="fitted,burst,sequential", help="comma-separated, in this order")
+    ap.add_argument("--modes", default="fitted,burst,sequential", help="comma-separated, run in this order (the first at exactly N trials)")
     ap.add_argument("--prefetch", type=int, default=4, help="the server's --prefetch: 'caught up' means a full queue")
     ap.add_argument("--optuna", default="", help="Optuna samplers to time beside bo: gp, tpe (comma-separated)")
     ap.add_argument("--peer-samples", type=int, default=10, help="asks timed per Optuna sampler")
