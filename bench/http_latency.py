@@ -19,8 +19,10 @@ Three ways of asking bo, each timed per suggest call (milliseconds, p50 and p90)
 
 The modes run in the order of `--modes`; the trials handed out by one mode are completed before
 the next starts (untimed), so each mode sees the same kind of study, the first at exactly N
-trials and each later one at N plus the trials before it (`--modes sequential,fitted,burst`
-times the sequential loop at the N Optuna's samplers are timed at). Optuna's samplers are timed on the same loop as `sequential`:
+trials and each later one at N plus the trials before it (`--modes sequential` times the loop
+at the N Optuna's samplers are timed at). `fitted` waits for a queue of `--prefetch`
+suggestions, which the server keeps only while the study's suggests have not come one per
+completion (`Queue::wanted`): it cannot follow `sequential`. Optuna's samplers are timed on the same loop as `sequential`:
 `ask` (timed), then `tell`. A sampler whose median ask takes longer than `--peer-cap` seconds is
 not asked again at larger N (the median: the first ask of a process also imports and warms up
 the sampler's libraries). Standard library only, but for Optuna (`--optuna`).
@@ -185,6 +187,8 @@ def main():
     ns = [int(x) for x in args.trials.split(",")]
     dims = [int(x) for x in args.dim.split(",")]
     modes = args.modes.split(",")
+    if "fitted" in modes and "sequential" in modes and modes.index("fitted") > modes.index("sequential"):
+        raise SystemExit("--modes: fitted cannot follow sequential (the server then keeps one queued suggestion, not --prefetch)")
     peers = [p for p in args.optuna.split(",") if p]
     bo = Bo(args.base)
     rows = []
