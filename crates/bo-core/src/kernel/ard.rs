@@ -133,19 +133,32 @@ impl<P: Profile> Ard<P> {
         // accumulate Σᵢ Wᵢ a f'(r²ᵢ)(z − zᵢ) per column, scale by 2/ℓ once. In three passes —
         // the scaled data and their r², the slopes, the sums — so the slopes' arithmetic (a
         // square root and a division per pair for Matérn) runs as a loop of its own.
-        let (n, d, r) = (data.len(), self.dims.len(), w.ncols());
+        // The data are scaled on the fly (a copy of them per call, per point of an L-BFGS step,
+        // cost more than the multiplications).
+        let (d, r) = (self.dims.len(), w.ncols());
         let zx: Vec<f64> = self.dims.iter().zip(&self.inv_length_scales).map(|(&i, &inv_l)| x[i] * inv_l).collect();
-        let z = self.scaled(data);
-        let mut slopes: Vec<f64> = (0..n).map(|i| sq_dist(&z[i * d..(i + 1) * d], &zx)).collect();
+        let mut zi = vec![0.0; d];
+        let scale = |xi: &[f64], zi: &mut [f64]| {
+            for ((z, &dim), &inv_l) in zi.iter_mut().zip(&self.dims).zip(&self.inv_length_scales) {
+                *z = xi[dim] * inv_l;
+            }
+        };
+        let mut slopes: Vec<f64> = data
+            .iter()
+            .map(|xi| {
+                scale(xi, &mut zi);
+                sq_dist(&zi, &zx)
+            })
+            .collect();
         for (i, v) in slopes.iter_mut().enumerate() {
             *v = a_df(i, *v);
         }
         let mut acc = vec![0.0; r * d];
-        for (c, acc) in acc.chunks_exact_mut(d).enumerate() {
-            let col = w.col(c);
-            for (i, (zi, df)) in z.chunks_exact(d).zip(&slopes).enumerate() {
-                let coef = df * col[i];
-                for ((s, u), v) in acc.iter_mut().zip(&zx).zip(zi) {
+        for (i, (xi, df)) in data.iter().zip(&slopes).enumerate() {
+            scale(xi, &mut zi);
+            for (c, acc) in acc.chunks_exact_mut(d).enumerate() {
+                let coef = df * w[(i, c)];
+                for ((s, u), v) in acc.iter_mut().zip(&zx).zip(&zi) {
                     *s += coef * (u - v);
                 }
             }
