@@ -17,11 +17,11 @@ pub mod fit;
 
 use std::sync::Arc;
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::Kernel;
-use crate::linalg::{Cholesky, LinalgError};
+use crate::linalg::{Cholesky, LinalgError, dot};
 
 pub use fit::{FitConfig, NoiseBounds, Search, fit, fit_subset, log_marginal_likelihood};
 
@@ -291,14 +291,13 @@ impl Gp {
         if xs.is_empty() {
             return Vec::new();
         }
-        let n = self.n();
         let k_star = component.cross(&self.x, xs);
         let v = self.chol.solve_lower_mat(&k_star);
         (0..xs.len())
             .map(|j| {
-                let mean: f64 = (0..n).map(|i| k_star[(i, j)] * self.alpha[i]).sum();
-                let vv: f64 = (0..n).map(|i| v[(i, j)] * v[(i, j)]).sum();
-                (mean, (component.eval(&xs[j], &xs[j]) - vv).max(MIN_VARIANCE))
+                let mean = dot(k_star.col_as_slice(j), &self.alpha);
+                let vj = v.col_as_slice(j);
+                (mean, (component.eval(&xs[j], &xs[j]) - dot(vj, vj)).max(MIN_VARIANCE))
             })
             .collect()
     }
@@ -343,20 +342,21 @@ impl Gp {
         let k_star = component.cross(&self.x, xs);
         // w = K⁻¹ k*, var = k(x,x) − k*ᵀ w.
         let w = self.chol.solve_mat(&k_star);
-        let n = self.n();
+        // ∂μ/∂x = Σᵢ αᵢ ∂kᵢ/∂x and ∂σ²/∂x = −2 Σᵢ wᵢ ∂kᵢ/∂x, in one pass over the data.
+        let alpha = MatRef::from_column_major_slice(&self.alpha, self.n(), 1);
+        let mut grads = vec![vec![vec![0.0; xs[0].len()]; 2]; xs.len()];
+        component.grad_x_dot_batch(xs, &self.x, k_star.as_ref(), &[alpha, w.as_ref()], &mut grads);
         xs.iter()
+            .zip(grads)
             .enumerate()
-            .map(|(j, x)| {
+            .map(|(j, (x, mut g))| {
+                let (d_var, d_mean) = (g.pop().expect("two weight columns"), g.pop().expect("two weight columns"));
                 let (kj, wj) = (k_star.col_as_slice(j), w.col_as_slice(j));
-                let mean: f64 = kj.iter().zip(&self.alpha).map(|(k, a)| k * a).sum();
-                let var_raw = component.eval(x, x) - kj.iter().zip(wj).map(|(k, w)| k * w).sum::<f64>();
-                // ∂μ/∂x = Σᵢ αᵢ ∂kᵢ/∂x and ∂σ²/∂x = −2 Σᵢ wᵢ ∂kᵢ/∂x, in one pass over the data.
-                let weights = Mat::from_fn(n, 2, |i, c| if c == 0 { self.alpha[i] } else { wj[i] });
-                let mut grads = vec![vec![0.0; x.len()]; 2];
-                component.grad_x_dot_given(x, &self.x, kj, weights.as_ref(), &mut grads);
-                let d_var = if var_raw < MIN_VARIANCE { vec![0.0; x.len()] } else { grads[1].iter().map(|g| -2.0 * g).collect() };
+                let mean = dot(kj, &self.alpha);
+                let var_raw = component.eval(x, x) - dot(kj, wj);
+                let d_var = if var_raw < MIN_VARIANCE { vec![0.0; x.len()] } else { d_var.iter().map(|g| -2.0 * g).collect() };
                 // ∂k(x,x)/∂x is zero for the stationary and categorical kernels used here.
-                PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean: std::mem::take(&mut grads[0]), d_var }
+                PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean, d_var }
             })
             .collect()
     }

@@ -127,6 +127,19 @@ impl<P: Profile> Ard<P> {
         z
     }
 
+    /// The same, transposed: row `q` holds coordinate `dims[q]/ℓ_q` of every point, so a pass
+    /// over one coordinate of all the points is a contiguous loop that vectorises.
+    fn scaled_columns(&self, xs: &[Vec<f64>]) -> Vec<f64> {
+        let n = xs.len();
+        let mut zt = vec![0.0; self.dims.len() * n];
+        for (row, (&dim, &inv_l)) in zt.chunks_exact_mut(n.max(1)).zip(self.dims.iter().zip(&self.inv_length_scales)) {
+            for (z, x) in row.iter_mut().zip(xs) {
+                *z = x[dim] * inv_l;
+            }
+        }
+        zt
+    }
+
     /// `Σᵢ W[i, c] ∂k(x, dataᵢ)/∂x` into `out[c]`, with `a_df(i, r²ᵢ)` giving `a f'(r²ᵢ)`.
     fn grad_x_dot_by(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>], a_df: impl Fn(usize, f64) -> f64) {
         // ∂k(x, y)/∂x_q = a f'(r²) · 2 (x_q − y_q)/ℓ_q² = a f'(r²) · 2 (z_q − z'_q)/ℓ_q, z = x/ℓ:
@@ -214,6 +227,131 @@ impl<P: Profile> pulp::WithSimd for Sloped<'_, P> {
     fn with_simd<S: pulp::Simd>(self, _simd: S) {
         for (v, s) in self.values.iter_mut().zip(self.slopes.iter_mut()) {
             (*v, *s) = P::value_and_d(*v);
+        }
+    }
+}
+
+/// `k = a f(r²)` of every point of transposed scaled coordinates `zt` (d rows of n) against
+/// each scaled point of `zb` (m rows of d), column by column, compiled for the widest vectors
+/// as [`Profiled`] is: the distances are passes over the points ([`sq_dists`]), each equal to
+/// [`sq_dist`]'s bit for bit, and each column's profile is applied while it is in cache.
+struct Cross<'a, P> {
+    zt: &'a [f64],
+    zb: &'a [f64],
+    amplitude: f64,
+    k: &'a mut Mat<f64>,
+    profile: PhantomData<P>,
+}
+
+impl<P: Profile> pulp::WithSimd for Cross<'_, P> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let (n, m) = (self.k.nrows(), self.k.ncols());
+        if n == 0 || m == 0 {
+            return;
+        }
+        let d = self.zb.len() / m;
+        let mut lanes = vec![0.0; 4 * n];
+        for j in 0..m {
+            let col = self.k.col_as_slice_mut(j);
+            sq_dists(self.zt, &self.zb[j * d..(j + 1) * d], &mut lanes, col);
+            for v in col.iter_mut() {
+                *v = self.amplitude * P::value(*v);
+            }
+        }
+    }
+}
+
+/// [`Kernel::grad_x_dot_batch`] of an ARD kernel, compiled for the widest vectors: per point,
+/// its squared distances to the data ([`sq_dists`]), the slopes `a f'(r²)` from the
+/// cross-covariance's values (`Profile::d_dr2_given`), then for each weight column and
+/// coordinate one sum over the data in eight lanes.
+struct GradBatch<'a, P: Profile> {
+    kernel: &'a Ard<P>,
+    /// The data's scaled coordinates, transposed (d rows of n).
+    zt: &'a [f64],
+    /// The points' scaled coordinates (m rows of d).
+    zxs: &'a [f64],
+    k_star: MatRef<'a, f64>,
+    weights: &'a [MatRef<'a, f64>],
+    out: &'a mut [Vec<Vec<f64>>],
+}
+
+impl<P: Profile> pulp::WithSimd for GradBatch<'_, P> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        let Ard { dims, inv_length_scales, log_amplitude, .. } = self.kernel;
+        let (n, d, a) = (self.k_star.nrows(), dims.len(), log_amplitude.exp());
+        if n == 0 || d == 0 {
+            return;
+        }
+        let (mut lanes, mut r2, mut slopes, mut coef) = (vec![0.0; 4 * n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let mut kj = vec![0.0; n];
+        for (j, (zx, out)) in self.zxs.chunks_exact(d).zip(self.out.iter_mut()).enumerate() {
+            sq_dists(self.zt, zx, &mut lanes, &mut r2);
+            for (k, v) in kj.iter_mut().zip(self.k_star.col(j).iter()) {
+                *k = *v;
+            }
+            // k = a f, so a f'(r²) = a · f'(r², k/a).
+            for ((s, &r), &k) in slopes.iter_mut().zip(&r2).zip(&kj) {
+                *s = a * P::d_dr2_given(r, k / a);
+            }
+            for (&w, out) in self.weights.iter().zip(out.iter_mut()) {
+                let column = if w.ncols() == 1 { 0 } else { j };
+                for ((c, &s), w) in coef.iter_mut().zip(&slopes).zip(w.col(column).iter()) {
+                    *c = s * *w;
+                }
+                // ∂k(x, y)/∂x_q = a f'(r²) · 2 (z_q − z'_q)/ℓ_q with z = x/ℓ.
+                for (q, ((&dim, &inv_l), row)) in dims.iter().zip(inv_length_scales).zip(self.zt.chunks_exact(n)).enumerate() {
+                    out[dim] += 2.0 * inv_l * weighted_offsets(&coef, zx[q], row);
+                }
+            }
+        }
+    }
+}
+
+/// `Σᵢ cᵢ (z − rowᵢ)`, in eight independent lanes.
+#[inline(always)]
+fn weighted_offsets(c: &[f64], z: f64, row: &[f64]) -> f64 {
+    let mut lanes = [0.0; 8];
+    let (cc, cr) = (c.chunks_exact(8), row.chunks_exact(8));
+    let tail: f64 = cc.remainder().iter().zip(cr.remainder()).map(|(c, v)| c * (z - v)).sum();
+    for (c, v) in cc.zip(cr) {
+        for k in 0..8 {
+            lanes[k] += c[k] * (z - v[k]);
+        }
+    }
+    ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) + tail
+}
+
+/// `out[i] = ‖zᵢ − z‖²` for every point `i` of transposed scaled coordinates `zt` (d rows of
+/// `out.len()`), as passes over the points that vectorise, summed in [`sq_dist`]'s order —
+/// coordinate `q` of the leading multiple of four into lane `q mod 4`, the rest into a tail,
+/// then `(l₀ + l₁) + (l₂ + l₃) + tail` — so each equals `sq_dist(zᵢ, z)` bit for bit.
+/// `lanes` is scratch of four times `out.len()`.
+#[inline(always)]
+fn sq_dists(zt: &[f64], z: &[f64], lanes: &mut [f64], out: &mut [f64]) {
+    let n = out.len();
+    let full = z.len() - z.len() % 4;
+    lanes.fill(0.0);
+    out.fill(0.0);
+    for (q, (&zq, row)) in z.iter().zip(zt.chunks_exact(n)).enumerate() {
+        let acc = if q < full { &mut lanes[(q % 4) * n..(q % 4 + 1) * n] } else { &mut *out };
+        for (s, &v) in acc.iter_mut().zip(row) {
+            let t = v - zq;
+            *s += t * t;
+        }
+    }
+    if full > 0 {
+        let (l01, l23) = lanes.split_at(2 * n);
+        let (l0, l1) = l01.split_at(n);
+        let (l2, l3) = l23.split_at(n);
+        for (i, o) in out.iter_mut().enumerate() {
+            *o += (l0[i] + l1[i]) + (l2[i] + l3[i]);
         }
     }
 }
@@ -334,16 +472,14 @@ impl<P: Profile> Kernel for Ard<P> {
     }
 
     fn cross(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> Mat<f64> {
-        let (d, amp) = (self.dims.len(), self.log_amplitude.exp());
-        let (za, zb) = (self.scaled(a), self.scaled(b));
         let mut k = Mat::zeros(a.len(), b.len());
-        for j in 0..b.len() {
-            let zj = &zb[j * d..(j + 1) * d];
-            for (i, v) in k.col_as_slice_mut(j).iter_mut().enumerate() {
-                *v = sq_dist(&za[i * d..(i + 1) * d], zj);
-            }
-        }
-        pulp::Arch::new().dispatch(Profiled::<P> { k: &mut k, amplitude: amp, below_diagonal: false, profile: PhantomData });
+        pulp::Arch::new().dispatch(Cross::<P> {
+            zt: &self.scaled_columns(a),
+            zb: &self.scaled(b),
+            amplitude: self.log_amplitude.exp(),
+            k: &mut k,
+            profile: PhantomData,
+        });
         k
     }
 
@@ -352,11 +488,24 @@ impl<P: Profile> Kernel for Ard<P> {
         self.grad_x_dot_by(x, data, w, out, |_, r2| a * P::d_dr2(r2));
     }
 
-    fn grad_x_dot_given(&self, x: &[f64], data: &[Vec<f64>], k_x: &[f64], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
-        // k = a f, so a f'(r²) = a · f'(r², k/a).
-        let a = self.log_amplitude.exp();
-        self.grad_x_dot_by(x, data, w, out, |i, r2| a * P::d_dr2_given(r2, k_x[i] / a));
+    fn grad_x_dot_batch(
+        &self,
+        xs: &[Vec<f64>],
+        data: &[Vec<f64>],
+        k_star: MatRef<'_, f64>,
+        weights: &[MatRef<'_, f64>],
+        out: &mut [Vec<Vec<f64>>],
+    ) {
+        pulp::Arch::new().dispatch(GradBatch::<P> {
+            kernel: self,
+            zt: &self.scaled_columns(data),
+            zxs: &self.scaled(xs),
+            k_star,
+            weights,
+            out,
+        });
     }
+
     fn gram_grad_dot(&self, xs: &[Vec<f64>], w: &Mat<f64>, out: &mut [f64]) {
         // ∂k/∂log a = k; ∂k/∂log ℓ_q = a f'(r²) · (−2 (z_q − z'_q)²) with z = x/ℓ.
         let (n, d, a) = (xs.len(), self.dims.len(), self.log_amplitude.exp());
@@ -387,6 +536,29 @@ impl<P: Profile> Kernel for Ard<P> {
         out[0] += amplitude;
         for (o, l) in out[1..].iter_mut().zip(&lengths) {
             *o += l;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The batch distances equal the pairwise ones bit for bit, so `cross` gives what it gave
+    /// before it was batched, in every dimension (lanes only, lanes and a tail, a tail only).
+    #[test]
+    fn batched_squared_distances_equal_the_pairwise_ones_bit_for_bit() {
+        for d in 0..=13 {
+            let n = 11;
+            let point = |i: usize| (0..d).map(|q| ((i * 7 + q * 13) % 17) as f64 / 17.0 * 3.1).collect::<Vec<f64>>();
+            let rows: Vec<f64> = (0..n).flat_map(point).collect();
+            let zt: Vec<f64> = (0..d).flat_map(|q| (0..n).map(move |i| ((i * 7 + q * 13) % 17) as f64 / 17.0 * 3.1)).collect();
+            let z = point(40);
+            let (mut lanes, mut out) = (vec![0.0; 4 * n], vec![0.0; n]);
+            sq_dists(&zt, &z, &mut lanes, &mut out);
+            for (i, got) in out.iter().enumerate() {
+                assert_eq!(got.to_bits(), sq_dist(&rows[i * d..(i + 1) * d], &z).to_bits(), "d = {d}, point {i}");
+            }
         }
     }
 }

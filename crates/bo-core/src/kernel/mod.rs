@@ -105,12 +105,25 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
         }
     }
 
-    /// [`Kernel::grad_x_dot`] given `k_x[i] = k(x, dataᵢ)`, already computed (a posterior's
-    /// cross-covariance): a kernel whose derivative follows from its value (the ARD profiles)
-    /// spends no second transcendental per pair. The default ignores `k_x`.
-    fn grad_x_dot_given(&self, x: &[f64], data: &[Vec<f64>], k_x: &[f64], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
-        let _ = k_x;
-        self.grad_x_dot(x, data, w, out);
+    /// [`Kernel::grad_x_dot`] at each of the points `xs` at once, given `k_star = cross(data, xs)`
+    /// (a posterior's cross-covariance, n × m): for point `j` and each weight matrix
+    /// `weights[c]` — n × m, or n × 1 for one column every point shares (a posterior mean's α) —
+    /// adds `Σᵢ W_c[i, j] ∂k(xs_j, dataᵢ)/∂x` into `out[j][c]`. A kernel whose derivative follows
+    /// from its value (the ARD profiles) spends no second transcendental per pair and prepares
+    /// the data once for the batch; the default calls `grad_x_dot` per point.
+    fn grad_x_dot_batch(
+        &self,
+        xs: &[Vec<f64>],
+        data: &[Vec<f64>],
+        k_star: MatRef<'_, f64>,
+        weights: &[MatRef<'_, f64>],
+        out: &mut [Vec<Vec<f64>>],
+    ) {
+        let _ = k_star;
+        for (j, (x, out)) in xs.iter().zip(out).enumerate() {
+            let w = Mat::from_fn(data.len(), weights.len(), |i, c| weight(weights[c], i, j));
+            self.grad_x_dot(x, data, w.as_ref(), out);
+        }
     }
 
     /// What the hyperparameters mean in the model's terms, for a model's description (e.g. the
@@ -129,6 +142,12 @@ impl Clone for Box<dyn Kernel> {
     fn clone(&self) -> Self {
         self.clone_box()
     }
+}
+
+/// `W[i, j]` of a weight matrix of [`Kernel::grad_x_dot_batch`]: column `j`, or the one column
+/// every point shares.
+pub(crate) fn weight(w: MatRef<'_, f64>, i: usize, j: usize) -> f64 {
+    w[(i, if w.ncols() == 1 { 0 } else { j })]
 }
 
 /// A Gaussian log-density (up to a constant) and its derivative, for priors: `N(mean, sd²)` at `x`.

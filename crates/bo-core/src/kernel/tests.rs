@@ -83,26 +83,38 @@ fn check_kernel(mut k: Box<dyn Kernel>, d: usize, cat_dims: &[usize]) {
             }
         }
     }
-    // grad_x_dot, and grad_x_dot_given the cross-covariance, against pairwise grad_x, with two
-    // weight columns.
+    // grad_x_dot, and grad_x_dot_batch given the cross-covariance, against pairwise grad_x: two
+    // weight columns for one point; for a batch of three, one column shared by every point and
+    // one per point.
     let wx = Mat::from_fn(xs.len() - 1, 2, |i, c| ((i * 5 + c * 3) % 7) as f64 / 7.0 - 0.3);
-    let (x0, data) = (&xs[0], &xs[1..]);
-    let mut fast = vec![vec![0.0; d]; 2];
-    k.grad_x_dot(x0, data, wx.as_ref(), &mut fast);
-    let k_x: Vec<f64> = data.iter().map(|xi| k.eval(x0, xi)).collect();
-    let mut given = vec![vec![0.0; d]; 2];
-    k.grad_x_dot_given(x0, data, &k_x, wx.as_ref(), &mut given);
-    for (c, fast) in fast.iter().chain(&given).enumerate() {
-        let c = c % 2;
+    let pairwise = |x: &[f64], data: &[Vec<f64>], w: &dyn Fn(usize) -> f64| {
         let mut slow = vec![0.0; d];
         for (i, xi) in data.iter().enumerate() {
             let mut g = vec![0.0; d];
-            k.grad_x(x0, xi, &mut g);
-            slow.iter_mut().zip(&g).for_each(|(s, g)| *s += wx[(i, c)] * g);
+            k.grad_x(x, xi, &mut g);
+            slow.iter_mut().zip(&g).for_each(|(s, g)| *s += w(i) * g);
         }
-        for (q, (f, s)) in fast.iter().zip(&slow).enumerate() {
-            assert!((f - s).abs() < 1e-10 * (1.0 + s.abs()), "grad_x_dot column {c}, dimension {q}: {f} vs pairwise {s}");
+        slow
+    };
+    let close = |fast: &[f64], slow: &[f64], what: &str| {
+        for (q, (f, s)) in fast.iter().zip(slow).enumerate() {
+            assert!((f - s).abs() < 1e-10 * (1.0 + s.abs()), "{what}, dimension {q}: {f} vs pairwise {s}");
         }
+    };
+    let (x0, data) = (&xs[0], &xs[1..]);
+    let mut fast = vec![vec![0.0; d]; 2];
+    k.grad_x_dot(x0, data, wx.as_ref(), &mut fast);
+    for (c, fast) in fast.iter().enumerate() {
+        close(fast, &pairwise(x0, data, &|i| wx[(i, c)]), &format!("grad_x_dot column {c}"));
+    }
+    let (points, data) = xs.split_at(3);
+    let shared = Mat::from_fn(data.len(), 1, |i, _| ((i * 5) % 7) as f64 / 7.0 - 0.3);
+    let each = Mat::from_fn(data.len(), points.len(), |i, j| ((i * 3 + j * 5) % 11) as f64 / 11.0 - 0.5);
+    let mut batch = vec![vec![vec![0.0; d]; 2]; points.len()];
+    k.grad_x_dot_batch(points, data, k.cross(data, points).as_ref(), &[shared.as_ref(), each.as_ref()], &mut batch);
+    for (j, (x, g)) in points.iter().zip(&batch).enumerate() {
+        close(&g[0], &pairwise(x, data, &|i| shared[(i, 0)]), &format!("grad_x_dot_batch point {j}, shared column"));
+        close(&g[1], &pairwise(x, data, &|i| each[(i, j)]), &format!("grad_x_dot_batch point {j}, its column"));
     }
     let w = Mat::from_fn(xs.len(), xs.len(), |i, j| ((i * 7 + j * 7) % 11) as f64 / 11.0 - 0.4 + if i == j { 0.3 } else { 0.0 });
     let mut fast = vec![0.0; p0.len()];
@@ -147,6 +159,15 @@ fn matern52_with_the_dimension_scaled_prior_conforms() {
 #[test]
 fn squared_exp_conforms() {
     check_kernel(Box::new(squared_exp(vec![0, 1, 2], 0.4, B)), 3, &[]);
+}
+
+/// Past four dimensions the ARD kernels' batch passes sum in lanes and a tail.
+#[test]
+fn ard_kernels_conform_in_more_dimensions() {
+    check_kernel(Box::new(matern52(vec![0, 1, 2, 3, 4, 5], 0.4, B)), 6, &[]);
+    check_kernel(Box::new(squared_exp((0..9).collect(), 0.4, B)), 9, &[]);
+    // A kernel over some of the coordinates.
+    check_kernel(Box::new(matern52(vec![1, 2, 4, 5, 6], 0.4, B)), 7, &[]);
 }
 
 #[test]
