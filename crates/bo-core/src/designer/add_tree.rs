@@ -62,7 +62,7 @@ use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiR
 use crate::acquisition::Acquisition;
 use crate::gp::Gp;
 use crate::kernel::{self, Categorical, Kernel, Product, Term, matern52, squared_exp};
-use crate::optimize::mixed::{MixedConfig, Objective, around, refine};
+use crate::optimize::mixed::{Candidate, MixedConfig, Objective, around, refine};
 use crate::optimize::sobol::sobol_point;
 use crate::space::SearchSpace;
 use crate::space::features::Features;
@@ -430,13 +430,14 @@ impl AddTreeProposer {
             let objective = Objective {
                 features: &self.layout.features,
                 encode: &encode,
+                encode_unit: None,
                 score_batch: &score_batch,
                 score_grad: &score_grad,
                 taken: &none,
             };
             // A vertex whose component scores nothing finite is left out, as one with no
             // candidate is.
-            if let Ok(Some((a, u))) = refine(&objective, on.into_iter().map(|a| (a, 0)), config.n_starts, &config) {
+            if let Ok(Some((a, u))) = refine(&objective, on.into_iter().map(|a| (Candidate::Assignment(a), 0)), config.n_starts, &config) {
                 best.insert(*vertex, (u, a));
             }
         }
@@ -504,9 +505,16 @@ impl Proposer for AddTreeProposer {
             let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
             let score_grad =
                 |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-            let objective =
-                Objective { features: &self.layout.features, encode: &encode, score_batch: &score_batch, score_grad: &score_grad, taken };
-            refine(&objective, candidates.into_iter().zip(groups), STARTS_PER_PATTERN, &config).map(|found| found.map(|(a, _)| a))
+            let objective = Objective {
+                features: &self.layout.features,
+                encode: &encode,
+                encode_unit: None,
+                score_batch: &score_batch,
+                score_grad: &score_grad,
+                taken,
+            };
+            refine(&objective, candidates.into_iter().map(Candidate::Assignment).zip(groups), STARTS_PER_PATTERN, &config)
+                .map(|found| found.map(|(a, _)| a))
         };
         let Some(mut a) = search(kappa, rng)? else {
             return Ok(None); // every candidate was tried already

@@ -24,6 +24,8 @@ use crate::optimize::sobol::sobol_point;
 use crate::space::features::{FeatureKind, Features};
 use crate::trial::Assignment;
 
+/// The model's features of the assignment at a point of the unit cube.
+pub type EncodeUnit<'a> = &'a (dyn Fn(&[f64]) -> Vec<f64> + Sync);
 /// Scores a batch of feature vectors.
 pub type ScoreBatch<'a> = &'a (dyn Fn(&[Vec<f64>]) -> Vec<f64> + Sync);
 /// The score and its gradient at each of a batch of feature vectors.
@@ -68,6 +70,10 @@ pub struct Objective<'a> {
     pub features: &'a Features,
     /// The model's feature vector of an assignment.
     pub encode: &'a (dyn Fn(&Assignment) -> Vec<f64> + Sync),
+    /// The model's feature vector of the assignment at a point of the unit cube, without
+    /// decoding it (`Features::encode_unit` when `encode` is the space's features); `None`: a
+    /// [`Candidate::Unit`] is decoded and encoded.
+    pub encode_unit: Option<EncodeUnit<'a>>,
     /// Scores a batch of feature vectors.
     pub score_batch: ScoreBatch<'a>,
     /// Scores and gradients of a batch of feature vectors.
@@ -144,12 +150,12 @@ fn maximize_in(
     // The anchors themselves too: a model that may measure a point again can choose one (for
     // the others they are taken).
     let candidates = (0..config.n_candidates as u64)
-        .map(|i| space.decode(&into_region(sobol_point(offset + i, d, seed))))
-        .chain(local)
-        .chain(anchors.iter().cloned())
-        .map(|a| (a, 0));
+        .map(|i| Candidate::Unit(into_region(sobol_point(offset + i, d, seed))))
+        .chain(local.into_iter().chain(anchors.iter().cloned()).map(Candidate::Assignment))
+        .map(|c| (c, 0));
     let encode = |a: &Assignment| features.encode(a);
-    let objective = Objective { features, encode: &encode, score_batch, score_grad, taken };
+    let encode_unit = |u: &[f64]| features.encode_unit(u);
+    let objective = Objective { features, encode: &encode, encode_unit: Some(&encode_unit), score_batch, score_grad, taken };
     refine(&objective, candidates, config.n_starts, config)
 }
 
@@ -171,6 +177,34 @@ pub fn around(features: &Features, anchors: &[Assignment], n: usize, rng: &mut d
 /// the anchors' neighbours) is one chunk; a larger one never holds more than a chunk of feature
 /// vectors, and keeps only the best few candidates of each group between chunks.
 const CHUNK: usize = 2048;
+
+/// A candidate of [`refine`]: an assignment, or a point of the unit cube, decoded only if it is
+/// kept (most candidates are scored and dropped).
+pub enum Candidate {
+    /// An assignment.
+    Assignment(Assignment),
+    /// The assignment at this point of the cube.
+    Unit(Vec<f64>),
+}
+
+impl Candidate {
+    /// The model's features of the candidate.
+    fn features(&self, objective: &Objective<'_>) -> Vec<f64> {
+        match (self, objective.encode_unit) {
+            (Candidate::Assignment(a), _) => (objective.encode)(a),
+            (Candidate::Unit(u), Some(encode_unit)) => encode_unit(u),
+            (Candidate::Unit(u), None) => (objective.encode)(&objective.features.space().decode(u)),
+        }
+    }
+
+    /// The candidate's assignment.
+    fn into_assignment(self, features: &Features) -> Assignment {
+        match self {
+            Candidate::Assignment(a) => a,
+            Candidate::Unit(u) => features.space().decode(&u),
+        }
+    }
+}
 
 /// A candidate kept as a possible start: its score, its place in the candidate order (ties go
 /// to the earlier), the assignment, its key and its features.
@@ -196,11 +230,11 @@ impl Kept {
 /// `Err` when candidates remained but none scored finite.
 pub fn refine(
     objective: &Objective<'_>,
-    candidates: impl IntoIterator<Item = (Assignment, usize)>,
+    candidates: impl IntoIterator<Item = (Candidate, usize)>,
     per_group: usize,
     config: &MixedConfig,
 ) -> Result<Option<(Assignment, f64)>, NonFinite> {
-    let Objective { features, encode, score_batch, score_grad, taken } = *objective;
+    let Objective { features, encode, score_batch, score_grad, taken, .. } = *objective;
     let mut kept: std::collections::HashMap<usize, Vec<Kept>> = std::collections::HashMap::new();
     let mut kept_keys: HashSet<String> = HashSet::new();
     // Whether a candidate not taken was seen.
@@ -208,29 +242,29 @@ pub fn refine(
     let mut order = 0usize;
     let mut candidates = candidates.into_iter().peekable();
     while candidates.peek().is_some() {
-        let chunk: Vec<(Assignment, usize)> = candidates.by_ref().take(CHUNK).collect();
-        let xs: Vec<Vec<f64>> = chunk.iter().map(|(a, _)| encode(a)).collect();
+        let chunk: Vec<(Candidate, usize)> = candidates.by_ref().take(CHUNK).collect();
+        let xs: Vec<Vec<f64>> = chunk.iter().map(|(c, _)| c.features(objective)).collect();
         let scores = score_batch(&xs);
-        for (((assignment, group), x), score) in chunk.into_iter().zip(xs).zip(scores) {
+        for (((candidate, group), x), score) in chunk.into_iter().zip(xs).zip(scores) {
             order += 1;
-            // Only a candidate that would be kept is keyed and checked against the taken ones:
-            // a continuous space's candidates are never taken, and keying all of them cost a
-            // tenth of a suggestion at 100 trials.
+            // Only a candidate that would be kept is decoded, keyed and checked against the
+            // taken ones: a continuous space's candidates are never taken, and keying all of
+            // them cost a tenth of a suggestion at 100 trials.
             if !score.is_finite() {
-                any = any || !taken.contains(&assignment.key());
+                any = any || !taken.contains(&candidate.into_assignment(features).key());
                 continue;
             }
             let list = kept.entry(group).or_default();
-            let candidate = Kept { score, order, assignment, key: String::new(), x };
-            if list.len() >= per_group.max(1) && !list.last().is_some_and(|worst| candidate.before(worst)) {
+            if list.len() >= per_group.max(1) && !list.last().is_some_and(|worst| score > worst.score) {
                 continue;
             }
-            let key = candidate.assignment.key();
+            let assignment = candidate.into_assignment(features);
+            let key = assignment.key();
             if taken.contains(&key) || kept_keys.contains(&key) {
                 continue;
             }
             any = true;
-            let candidate = Kept { key, ..candidate };
+            let candidate = Kept { score, order, assignment, key, x };
             kept_keys.insert(candidate.key.clone());
             let at = list.iter().position(|k| candidate.before(k)).unwrap_or(list.len());
             list.insert(at, candidate);

@@ -36,6 +36,16 @@ impl ParamSpec {
         }
     }
 
+    /// The index of the value at `u` of a CATEGORICAL parameter ([`ParamSpec::from_unit`]'s,
+    /// without copying it); `None` for another type.
+    pub(crate) fn category_at(&self, u: f64) -> Option<usize> {
+        let u = if u.is_nan() { 0.5 } else { u.clamp(0.0, 1.0) };
+        match &self.domain {
+            Domain::Categorical { values } => Some(bucket(u, values.len())),
+            _ => None,
+        }
+    }
+
     /// The coordinate in `[0, 1]` of `value`, such that `from_unit(to_unit(v)) == v`; `None` when
     /// the value is not of this parameter's type.
     pub fn to_unit(&self, value: &ParamValue) -> Option<f64> {
