@@ -27,6 +27,11 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
+/// The server's allocator (bo-server's `main.rs`), so what is timed in process is timed as the
+/// server runs it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "bo-bench", about = "Benchmarks of bo's designers")]
 struct Cli {

@@ -130,11 +130,12 @@ impl<P: Profile> Ard<P> {
     /// The same, transposed: row `q` holds coordinate `dims[q]/ℓ_q` of every point, so a pass
     /// over one coordinate of all the points is a contiguous loop that vectorises.
     fn scaled_columns(&self, xs: &[Vec<f64>]) -> Vec<f64> {
+        // Each point is read once (they are separate allocations); the writes stride.
         let n = xs.len();
         let mut zt = vec![0.0; self.dims.len() * n];
-        for (row, (&dim, &inv_l)) in zt.chunks_exact_mut(n.max(1)).zip(self.dims.iter().zip(&self.inv_length_scales)) {
-            for (z, x) in row.iter_mut().zip(xs) {
-                *z = x[dim] * inv_l;
+        for (i, x) in xs.iter().enumerate() {
+            for (q, (&dim, &inv_l)) in self.dims.iter().zip(&self.inv_length_scales).enumerate() {
+                zt[q * n + i] = x[dim] * inv_l;
             }
         }
         zt
