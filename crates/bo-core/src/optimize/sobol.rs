@@ -9,14 +9,18 @@ pub fn sobol_point(index: u64, d: usize, seed: u64) -> Vec<f64> {
     const MAX_POINTS: u64 = 1 << 16;
     const MAX_DIMS: usize = sobol_burley::NUM_DIMENSIONS as usize;
     let epoch = index / MAX_POINTS;
-    (0..d)
-        .map(|dim| {
-            let block = (dim / MAX_DIMS) as u64;
-            let block_seed = splitmix(seed ^ splitmix(block.wrapping_mul(0x9e37_79b9) ^ epoch.rotate_left(32)));
-            let x = sobol_burley::sample((index % MAX_POINTS) as u32, (dim % MAX_DIMS) as u32, block_seed as u32);
-            f64::from(x)
-        })
-        .collect()
+    let mut point = Vec::with_capacity(d.next_multiple_of(4));
+    // Four dimensions at a time (`sample_4d`, equal to `sample` per dimension and about four
+    // times faster); a block of `MAX_DIMS` holds whole sets of four. The last set's surplus is
+    // dropped.
+    for first in (0..d).step_by(4) {
+        let block = (first / MAX_DIMS) as u64;
+        let block_seed = splitmix(seed ^ splitmix(block.wrapping_mul(0x9e37_79b9) ^ epoch.rotate_left(32)));
+        let set = ((first % MAX_DIMS) / 4) as u32;
+        point.extend(sobol_burley::sample_4d((index % MAX_POINTS) as u32, set, block_seed as u32).map(f64::from));
+    }
+    point.truncate(d);
+    point
 }
 
 fn splitmix(mut z: u64) -> u64 {
@@ -29,6 +33,26 @@ fn splitmix(mut z: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The points are the crate's one-dimension samples, in every block and epoch.
+    #[test]
+    fn points_are_the_per_dimension_samples() {
+        for (index, d, seed) in [(0, 1, 0), (5, 6, 9), (70_000, 7, 3), (123, 300, 11), (1, 513, 2)] {
+            let point = sobol_point(index, d, seed);
+            assert_eq!(point.len(), d);
+            let epoch = index / (1 << 16);
+            for (dim, v) in point.iter().enumerate() {
+                let block = (dim / sobol_burley::NUM_DIMENSIONS as usize) as u64;
+                let block_seed = splitmix(seed ^ splitmix(block.wrapping_mul(0x9e37_79b9) ^ epoch.rotate_left(32)));
+                let want = sobol_burley::sample(
+                    (index % (1 << 16)) as u32,
+                    (dim % sobol_burley::NUM_DIMENSIONS as usize) as u32,
+                    block_seed as u32,
+                );
+                assert_eq!(*v, f64::from(want), "index {index}, dimension {dim} of {d}");
+            }
+        }
+    }
 
     /// A scrambled Sobol sequence stratifies: of its first 2^k points, exactly one falls in each
     /// of the 2^k equal intervals of any one dimension.
