@@ -346,6 +346,17 @@ struct AddTreeProposer {
 }
 
 impl AddTreeProposer {
+    /// Every how many steps one explores with κ_t at step `step` (0: never): `explore_every`,
+    /// and ever more rarely as data accumulate — max(exploreEvery, ⌊t / exploreDecay⌋), Θ(log t)
+    /// exploring steps in all (exploreEvery 1 is "always").
+    fn exploring_period(&self, step: usize) -> usize {
+        if self.explore_every > 1 && self.explore_decay > 0 {
+            (step / self.explore_decay).max(self.explore_every)
+        } else {
+            self.explore_every
+        }
+    }
+
     /// Candidates for every pattern and the pattern of each: quasi-random points with the
     /// pattern's branching values fixed (so each path gets its share), and the anchors perturbed.
     fn candidates(&self, rng: &mut dyn Rng) -> (Vec<Assignment>, Vec<usize>) {
@@ -476,16 +487,10 @@ impl Proposer for AddTreeProposer {
     fn propose(&self, post: &Posterior, member: Member<'_>, _: &mut (), rng: &mut dyn Rng) -> Result<Option<Assignment>, FitError> {
         let encode = |a: &Assignment| self.layout.encode(a);
         let Member { gp, taken, k, pending, .. } = member;
-        // Every `explore_every`-th suggestion (counting the data, pending trials and this
+        // Every `exploring_period`-th suggestion (counting the data, pending trials and this
         // batch's members) explores with κ_t; the others exploit with κ.
         let step = post.gp.n() + pending + k;
-        // … and ever more rarely as data accumulates: every max(exploreEvery, ⌊t /
-        // exploreDecay⌋)-th, Θ(log t) exploring steps in all (exploreEvery 1 is "always").
-        let every = if self.explore_every > 1 && self.explore_decay > 0 {
-            (step / self.explore_decay).max(self.explore_every)
-        } else {
-            self.explore_every
-        };
+        let every = self.exploring_period(step);
         let explore = every > 0 && step.is_multiple_of(every);
         let kappa = if explore { self.kappa_t } else { self.kappa };
         if self.mode == Mode::Paper
@@ -567,13 +572,29 @@ impl Proposer for AddTreeProposer {
             "tree": vertices,
             "paths": self.layout.patterns.as_ref().map(Vec::len),
             "logNoiseVariance": h.log_noise,
-            "acquisition": format!("UCB, kappa {:.3}; every {}th suggestion kappa_t {:.3}", self.kappa, self.explore_every, self.kappa_t),
+            "acquisition": match self.exploring_period(post.gp.n()) {
+                0 => format!("UCB, kappa {:.3}", self.kappa),
+                1 => format!("UCB, kappa_t {:.3} at every suggestion", self.kappa_t),
+                every => format!("UCB, kappa {:.3}; kappa_t {:.3} at every {} suggestion now", self.kappa, self.kappa_t, ordinal(every)),
+            },
         })
     }
 
     fn width(&self) -> usize {
         self.layout.features.dim() + self.layout.tree.vertices().len()
     }
+}
+
+/// `n` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, …
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 #[cfg(test)]
@@ -763,5 +784,11 @@ mod tests {
             let best = history.iter().map(|o| f(&o.assignment)).fold(f64::INFINITY, f64::min);
             assert!(best < 0.35, "{config}: 30 evaluations should find a good leaf: best {best}");
         }
+    }
+
+    #[test]
+    fn ordinals_read_as_english() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112].into_iter().map(ordinal).collect();
+        assert_eq!(got, ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th", "112th"]);
     }
 }
