@@ -56,6 +56,18 @@ def test_each_study_page_draws_its_history_and_best(page, server):
     page.clean()
 
 
+def test_a_best_trial_of_many_parameters_reads_down_its_card(page, server):
+    """One objective: the best trial is a row per metric and parameter, all twelve of the REMBO
+    study's parameters within the card (its table once ran off the card's edge at x7)."""
+    page.page.goto(f"{server.base}/dashboard/#/studies/{server.ids['rembo']}")
+    page.page.wait_for_selector("#best table")
+    names = page.page.locator("#best tbody th").all_inner_texts()
+    assert names[:2] == ["trial", "loss"] and names[2:] == [f"x{k}" for k in range(12)], names
+    table, card = page.page.locator("#best table").bounding_box(), page.page.locator("#best").bounding_box()
+    assert table["width"] <= card["width"], (table, card)
+    page.clean()
+
+
 def test_a_trial_completed_after_the_page_loaded_appears(page, server):
     study = server.ids["tree"]
     page.page.goto(f"{server.base}/dashboard/#/studies/{study}")

@@ -189,18 +189,31 @@ function renderBest(box, spec, trials, paretoBox, answer) {
     return;
   }
   const metricIds = spec.metrics.map((m) => m.metricId);
-  const paramIds = [...new Set(optimal.flatMap((t) => t.parameters.map((p) => p.parameterId)))];
+  // In the order the study declares them (a parent before its children), not the answer's.
+  const declared = [];
+  const walk = (ps) => ps.forEach((p) => { declared.push(p.parameterId); walk((p.conditionalParameterSpecs || []).map((c) => c.parameterSpec)); });
+  walk(spec.parameters || []);
+  const present = new Set(optimal.flatMap((t) => t.parameters.map((p) => p.parameterId)));
+  const paramIds = [...declared.filter((id) => present.has(id)), ...[...present].filter((id) => !declared.includes(id))];
   const value = (t, id) => t.finalMeasurement?.metrics?.find((m) => m.metricId === id)?.value;
+  const shown = (v) => (typeof v === "number" ? num(v) : v ?? "—");
+  if (objectivesOf(spec).length === 1) {
+    // One best trial: a row per metric and parameter, so a study of many parameters reads down
+    // the card rather than off its edge.
+    const t = optimal[0];
+    box.replaceChildren(el("table", { class: "pairs" }, el("tbody", {},
+      el("tr", {}, el("th", {}, "trial"), el("td", { class: "num" }, t.id)),
+      ...metricIds.map((m) => el("tr", {}, el("th", {}, m), el("td", { class: "num" }, num(value(t, m))))),
+      ...paramIds.map((p) => el("tr", {}, el("th", {}, p), el("td", {}, shown(t.parameters.find((q) => q.parameterId === p)?.value)))))));
+    return;
+  }
   box.replaceChildren(
     el("table", {},
       el("thead", {}, el("tr", {}, el("th", { class: "num" }, "trial"), ...metricIds.map((m) => el("th", { class: "num" }, m)), ...paramIds.map((p) => el("th", {}, p)))),
       el("tbody", {}, ...optimal.slice(0, 50).map((t) => el("tr", {},
         el("td", { class: "num" }, t.id),
         ...metricIds.map((m) => el("td", { class: "num" }, num(value(t, m)))),
-        ...paramIds.map((p) => {
-          const v = t.parameters.find((q) => q.parameterId === p)?.value;
-          return el("td", {}, typeof v === "number" ? num(v) : v ?? "—");
-        }))))),
+        ...paramIds.map((p) => el("td", {}, shown(t.parameters.find((q) => q.parameterId === p)?.value))))))),
     optimal.length > 50 ? el("p", { class: "muted" }, `and ${optimal.length - 50} more on the front`) : "",
   );
 }
