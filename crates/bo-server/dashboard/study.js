@@ -202,8 +202,8 @@ function renderBest(box, spec, trials, paretoBox, answer) {
     // the card rather than off its edge.
     const t = optimal[0];
     box.replaceChildren(el("table", { class: "pairs" }, el("tbody", {},
-      el("tr", {}, el("th", {}, "trial"), el("td", { class: "num" }, t.id)),
-      ...metricIds.map((m) => el("tr", {}, el("th", {}, m), el("td", { class: "num" }, num(value(t, m))))),
+      el("tr", {}, el("th", {}, "trial"), el("td", {}, t.id)),
+      ...metricIds.map((m) => el("tr", {}, el("th", {}, m), el("td", {}, num(value(t, m))))),
       ...paramIds.map((p) => el("tr", {}, el("th", {}, p), el("td", {}, shown(t.parameters.find((q) => q.parameterId === p)?.value)))))));
     return;
   }
