@@ -128,11 +128,10 @@ impl Cholesky {
         out
     }
 
-    /// `L⁻¹ B` for a matrix `B` (columns solved at once).
-    pub fn solve_lower_mat(&self, b: &Mat<f64>) -> Mat<f64> {
-        let mut out = b.clone();
-        self.l.as_ref().solve_lower_triangular_in_place(out.as_mut());
-        out
+    /// `L⁻¹ B` for a matrix `B` (columns solved at once), in `B`'s own storage.
+    pub fn solve_lower_mat(&self, mut b: Mat<f64>) -> Mat<f64> {
+        self.l.as_ref().solve_lower_triangular_in_place(b.as_mut());
+        b
     }
 
     /// `log |K| = 2 Σ log Lᵢᵢ`.

@@ -292,10 +292,13 @@ impl Gp {
             return Vec::new();
         }
         let k_star = component.cross(&self.x, xs);
-        let v = self.chol.solve_lower_mat(&k_star);
-        (0..xs.len())
-            .map(|j| {
-                let mean = dot(k_star.col_as_slice(j), &self.alpha);
+        let means: Vec<f64> = (0..xs.len()).map(|j| dot(k_star.col_as_slice(j), &self.alpha)).collect();
+        // v = L⁻¹ k* in k*'s storage (a copy of it was a candidate-by-trial matrix per call).
+        let v = self.chol.solve_lower_mat(k_star);
+        means
+            .into_iter()
+            .enumerate()
+            .map(|(j, mean)| {
                 let vj = v.col_as_slice(j);
                 (mean, (component.eval(&xs[j], &xs[j]) - dot(vj, vj)).max(MIN_VARIANCE))
             })
