@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 
 use faer::{Mat, MatRef};
 
-use super::{Kernel, normal_log_prior};
+use super::{Kernel, normal_log_prior, weight_column};
 
 /// A radial profile `f(r²)` with `f(0) = 1`.
 pub trait Profile: Send + Sync + std::fmt::Debug + Clone + 'static {
@@ -140,49 +140,6 @@ impl<P: Profile> Ard<P> {
         }
         zt
     }
-
-    /// `Σᵢ W[i, c] ∂k(x, dataᵢ)/∂x` into `out[c]`, with `a_df(i, r²ᵢ)` giving `a f'(r²ᵢ)`.
-    fn grad_x_dot_by(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>], a_df: impl Fn(usize, f64) -> f64) {
-        // ∂k(x, y)/∂x_q = a f'(r²) · 2 (x_q − y_q)/ℓ_q² = a f'(r²) · 2 (z_q − z'_q)/ℓ_q, z = x/ℓ:
-        // accumulate Σᵢ Wᵢ a f'(r²ᵢ)(z − zᵢ) per column, scale by 2/ℓ once. In three passes —
-        // the scaled data and their r², the slopes, the sums — so the slopes' arithmetic (a
-        // square root and a division per pair for Matérn) runs as a loop of its own.
-        // The data are scaled on the fly (a copy of them per call, per point of an L-BFGS step,
-        // cost more than the multiplications).
-        let (d, r) = (self.dims.len(), w.ncols());
-        let zx: Vec<f64> = self.dims.iter().zip(&self.inv_length_scales).map(|(&i, &inv_l)| x[i] * inv_l).collect();
-        let mut zi = vec![0.0; d];
-        let scale = |xi: &[f64], zi: &mut [f64]| {
-            for ((z, &dim), &inv_l) in zi.iter_mut().zip(&self.dims).zip(&self.inv_length_scales) {
-                *z = xi[dim] * inv_l;
-            }
-        };
-        let mut slopes: Vec<f64> = data
-            .iter()
-            .map(|xi| {
-                scale(xi, &mut zi);
-                sq_dist(&zi, &zx)
-            })
-            .collect();
-        for (i, v) in slopes.iter_mut().enumerate() {
-            *v = a_df(i, *v);
-        }
-        let mut acc = vec![0.0; r * d];
-        for (i, (xi, df)) in data.iter().zip(&slopes).enumerate() {
-            scale(xi, &mut zi);
-            for (c, acc) in acc.chunks_exact_mut(d).enumerate() {
-                let coef = df * w[(i, c)];
-                for ((s, u), v) in acc.iter_mut().zip(&zx).zip(&zi) {
-                    *s += coef * (u - v);
-                }
-            }
-        }
-        for (o, acc) in out.iter_mut().zip(acc.chunks_exact(d)) {
-            for ((&dim, &inv_l), s) in self.dims.iter().zip(&self.inv_length_scales).zip(acc) {
-                o[dim] += 2.0 * inv_l * s;
-            }
-        }
-    }
 }
 
 /// `K ← a · f(K)` for a matrix of squared distances `K` (only below the diagonal of a Gram
@@ -302,8 +259,7 @@ impl<P: Profile> pulp::WithSimd for GradBatch<'_, P> {
                 *s = a * P::d_dr2_given(r, k / a);
             }
             for (&w, out) in self.weights.iter().zip(out.iter_mut()) {
-                let column = if w.ncols() == 1 { 0 } else { j };
-                for ((c, &s), w) in coef.iter_mut().zip(&slopes).zip(w.col(column).iter()) {
+                for ((c, &s), w) in coef.iter_mut().zip(&slopes).zip(w.col(weight_column(w, j)).iter()) {
                     *c = s * *w;
                 }
                 // ∂k(x, y)/∂x_q = a f'(r²) · 2 (z_q − z'_q)/ℓ_q with z = x/ℓ.
@@ -486,7 +442,44 @@ impl<P: Profile> Kernel for Ard<P> {
 
     fn grad_x_dot(&self, x: &[f64], data: &[Vec<f64>], w: MatRef<'_, f64>, out: &mut [Vec<f64>]) {
         let a = self.log_amplitude.exp();
-        self.grad_x_dot_by(x, data, w, out, |_, r2| a * P::d_dr2(r2));
+        // ∂k(x, y)/∂x_q = a f'(r²) · 2 (x_q − y_q)/ℓ_q² = a f'(r²) · 2 (z_q − z'_q)/ℓ_q, z = x/ℓ:
+        // accumulate Σᵢ Wᵢ a f'(r²ᵢ)(z − zᵢ) per column, scale by 2/ℓ once. In three passes —
+        // the scaled data and their r², the slopes, the sums — so the slopes' arithmetic (a
+        // square root and a division per pair for Matérn) runs as a loop of its own. One point
+        // at a time (sum kernels, input warping); a posterior's batch takes `grad_x_dot_batch`.
+        let (d, r) = (self.dims.len(), w.ncols());
+        let zx: Vec<f64> = self.dims.iter().zip(&self.inv_length_scales).map(|(&i, &inv_l)| x[i] * inv_l).collect();
+        let mut zi = vec![0.0; d];
+        let scale = |xi: &[f64], zi: &mut [f64]| {
+            for ((z, &dim), &inv_l) in zi.iter_mut().zip(&self.dims).zip(&self.inv_length_scales) {
+                *z = xi[dim] * inv_l;
+            }
+        };
+        let mut slopes: Vec<f64> = data
+            .iter()
+            .map(|xi| {
+                scale(xi, &mut zi);
+                sq_dist(&zi, &zx)
+            })
+            .collect();
+        for v in slopes.iter_mut() {
+            *v = a * P::d_dr2(*v);
+        }
+        let mut acc = vec![0.0; r * d];
+        for (i, (xi, df)) in data.iter().zip(&slopes).enumerate() {
+            scale(xi, &mut zi);
+            for (c, acc) in acc.chunks_exact_mut(d).enumerate() {
+                let coef = df * w[(i, c)];
+                for ((s, u), v) in acc.iter_mut().zip(&zx).zip(&zi) {
+                    *s += coef * (u - v);
+                }
+            }
+        }
+        for (o, acc) in out.iter_mut().zip(acc.chunks_exact(d)) {
+            for ((&dim, &inv_l), s) in self.dims.iter().zip(&self.inv_length_scales).zip(acc) {
+                o[dim] += 2.0 * inv_l * s;
+            }
+        }
     }
 
     fn grad_x_dot_batch(

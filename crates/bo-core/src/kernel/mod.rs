@@ -121,7 +121,7 @@ pub trait Kernel: Send + Sync + std::fmt::Debug {
     ) {
         let _ = k_star;
         for (j, (x, out)) in xs.iter().zip(out).enumerate() {
-            let w = Mat::from_fn(data.len(), weights.len(), |i, c| weight(weights[c], i, j));
+            let w = Mat::from_fn(data.len(), weights.len(), |i, c| weights[c][(i, weight_column(weights[c], j))]);
             self.grad_x_dot(x, data, w.as_ref(), out);
         }
     }
@@ -144,10 +144,10 @@ impl Clone for Box<dyn Kernel> {
     }
 }
 
-/// `W[i, j]` of a weight matrix of [`Kernel::grad_x_dot_batch`]: column `j`, or the one column
-/// every point shares.
-pub(crate) fn weight(w: MatRef<'_, f64>, i: usize, j: usize) -> f64 {
-    w[(i, if w.ncols() == 1 { 0 } else { j })]
+/// The column of a weight matrix of [`Kernel::grad_x_dot_batch`] that point `j` reads: its own,
+/// or the one column every point shares.
+pub(crate) fn weight_column(w: MatRef<'_, f64>, j: usize) -> usize {
+    if w.ncols() == 1 { 0 } else { j }
 }
 
 /// A Gaussian log-density (up to a constant) and its derivative, for priors: `N(mean, sd²)` at `x`.
