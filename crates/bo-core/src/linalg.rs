@@ -122,15 +122,30 @@ impl Cholesky {
 
     /// `K⁻¹ B` for a matrix `B` (columns solved at once).
     pub fn solve_mat(&self, b: &Mat<f64>) -> Mat<f64> {
-        let mut out = b.clone();
-        self.l.as_ref().solve_lower_triangular_in_place(out.as_mut());
-        self.l.as_ref().transpose().solve_upper_triangular_in_place(out.as_mut());
-        out
+        self.solve_columns(b.clone(), true)
     }
 
     /// `L⁻¹ B` for a matrix `B` (columns solved at once), in `B`'s own storage.
-    pub fn solve_lower_mat(&self, mut b: Mat<f64>) -> Mat<f64> {
+    pub fn solve_lower_mat(&self, b: Mat<f64>) -> Mat<f64> {
+        self.solve_columns(b, false)
+    }
+
+    /// `L⁻¹ B`, then `L⁻ᵀ` of that when `both`, in `B`'s storage. faer solves a lone column by
+    /// another kernel than several, rounding differently in the last bit; a lone column is solved
+    /// beside a zero one, so each column's result is the same whatever else is solved with it
+    /// (what lets a candidate search split a batch over threads, `gp/tests.rs`).
+    fn solve_columns(&self, mut b: Mat<f64>, both: bool) -> Mat<f64> {
+        let lone = b.ncols() == 1;
+        if lone {
+            b.resize_with(b.nrows(), 2, |_, _| 0.0);
+        }
         self.l.as_ref().solve_lower_triangular_in_place(b.as_mut());
+        if both {
+            self.l.as_ref().transpose().solve_upper_triangular_in_place(b.as_mut());
+        }
+        if lone {
+            b.truncate(b.nrows(), 1);
+        }
         b
     }
 

@@ -298,3 +298,32 @@ fn sequential_densities_are_the_chain_rule_of_the_marginal_likelihood() {
     let total: f64 = got.iter().sum::<f64>() + x.len() as f64 * s.ln();
     assert!((total - lml).abs() < 1e-8, "{total} vs {lml}");
 }
+
+#[test]
+fn a_point_is_predicted_alike_in_any_batch_and_any_share_of_it() {
+    // What lets a candidate search split its batches over threads without changing a result:
+    // every column's arithmetic is its own, whatever the batch's width. Large enough that the
+    // triangular solves block (n = 600).
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut point = |d: usize| (0..d).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect::<Vec<f64>>();
+    let x: Vec<Vec<f64>> = (0..600).map(|_| point(6)).collect();
+    let y: Vec<f64> = x.iter().map(|p| (3.0 * p[0]).sin() + p[1] * p[2] - p[5]).collect();
+    let (ys, m, s) = standardize(&y);
+    let gp = Gp::new(Box::new(matern52((0..6).collect(), 0.3, B)), -6.0, x, ys, m, s).unwrap();
+    let xs: Vec<Vec<f64>> = (0..257).map(|_| point(6)).collect();
+    let whole = gp.predict(&xs);
+    for cut in [1, 2, 7, 64, 128, 255, 256] {
+        let (a, b) = xs.split_at(cut);
+        let shares: Vec<(f64, f64)> = gp.predict(a).into_iter().chain(gp.predict(b)).collect();
+        assert!(whole.iter().zip(&shares).all(|(p, q)| p.0.to_bits() == q.0.to_bits() && p.1.to_bits() == q.1.to_bits()), "cut at {cut}");
+    }
+    let whole = gp.predict_with_grad_batch(&xs[..8]);
+    for cut in [1, 3, 4, 7] {
+        let shares: Vec<PosteriorGrad> =
+            gp.predict_with_grad_batch(&xs[..cut]).into_iter().chain(gp.predict_with_grad_batch(&xs[cut..8])).collect();
+        for (p, q) in whole.iter().zip(&shares) {
+            assert_eq!((p.mean.to_bits(), p.var.to_bits()), (q.mean.to_bits(), q.var.to_bits()), "cut at {cut}");
+            assert!(p.d_mean.iter().chain(&p.d_var).zip(q.d_mean.iter().chain(&q.d_var)).all(|(a, b)| a.to_bits() == b.to_bits()));
+        }
+    }
+}
