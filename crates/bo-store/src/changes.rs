@@ -13,11 +13,14 @@ use sqlx::Row;
 
 use crate::error::{Entity, StoreError};
 use crate::studies::StudyState;
-use crate::{Backend, Store};
+use crate::{Backend, Basis, Store};
 use bo_core::{Assignment, Measurement, Trial, TrialState};
 
 /// Trials packed into one row of a changes read.
 const PACK: i64 = 512;
+
+/// Changed trials decoded on the runtime rather than on a blocking thread.
+const DECODE_INLINE: i64 = 64;
 
 /// A position in a study's changes: the change counter and, within a transaction that wrote
 /// several trials, the last trial id read.
@@ -41,6 +44,9 @@ pub struct TrialChanges {
     pub state: StudyState,
     /// The study's data version now.
     pub data_version: i64,
+    /// The id its next trial will have now (with `data_version`, the study's [`Basis`] as read
+    /// before the trials).
+    pub next_trial_id: i64,
     /// The trials, whole but without intermediate measurements, in the order they were written.
     pub trials: Vec<Trial>,
     /// For each trial, when it was asked to stop (by its client or the early-stopping rule).
@@ -54,15 +60,23 @@ pub struct TrialChanges {
     pub cursor: Cursor,
 }
 
+impl TrialChanges {
+    /// The study's basis, read before its trials.
+    pub fn basis(&self) -> Basis {
+        Basis { data_version: self.data_version, next_trial_id: self.next_trial_id }
+    }
+}
+
 impl Store {
     /// The trials of a study written after `after` (all of them from [`Cursor::START`]), at most
     /// `limit` and, beyond the first, at most `max_bytes` of stored parameters and final
-    /// measurements. A plain read: no lock.
+    /// measurements (`usize::MAX`: no byte budget, and one statement fewer). A plain read: no
+    /// lock.
     pub async fn trial_changes(&self, study_id: i64, after: Cursor, limit: i64, max_bytes: usize) -> Result<TrialChanges, StoreError> {
         let mut conn = self.pool.acquire().await?;
         // The study first: every transaction numbered up to its counter has committed, so the
         // rows read next hold all of them (and perhaps some later ones, which are read again).
-        let head = sqlx::query("SELECT state, data_version, change_seq, reset_seq FROM studies WHERE id = $1")
+        let head = sqlx::query("SELECT state, data_version, next_trial_id, change_seq, reset_seq FROM studies WHERE id = $1")
             .bind(study_id)
             .fetch_optional(&mut *conn)
             .await?
@@ -71,48 +85,54 @@ impl Store {
         let state: String = head.try_get("state")?;
         let reset = after != Cursor::START && after.seq < reset_seq;
         let from = if reset { Cursor::START } else { after };
-        // Three statements, none of which hands over a row per trial (100,000 rows handed over
-        // one at a time from SQLite's worker thread cost more than all the SQL and JSON): the
-        // page's size, where its byte budget cuts it if it does, and its trials packed PACK to a
-        // row.
-        let size = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT COUNT(*) AS found, COALESCE(SUM(bytes), 0) AS bytes FROM \
-             (SELECT {BYTES} AS bytes FROM trials WHERE {AFTER_CURSOR} ORDER BY change_seq, id LIMIT $4) AS page"
-        )))
-        .bind(study_id)
-        .bind(from.seq)
-        .bind(from.trial_id)
-        .bind(limit.saturating_add(1))
-        .fetch_one(&mut *conn)
-        .await?;
-        let (found, bytes): (i64, i64) = (size.try_get("found")?, size.try_get("bytes")?);
-        let budget = i64::try_from(max_bytes).unwrap_or(i64::MAX);
-        // Within the budget, the page ends after `limit` trials; beyond it, before the first
-        // trial (after the first) that passes it.
-        let cut = if bytes > budget {
-            let cut = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT change_seq, id FROM (SELECT change_seq, id, ROW_NUMBER() OVER w AS rn, SUM(bytes) OVER w AS upto FROM \
-                 (SELECT change_seq, id, {BYTES} AS bytes FROM trials WHERE {AFTER_CURSOR} ORDER BY change_seq, id LIMIT $4) AS page \
-                 WINDOW w AS (ORDER BY change_seq, id ROWS UNBOUNDED PRECEDING)) AS running \
-                 WHERE rn > 1 AND upto > $5 ORDER BY change_seq, id LIMIT 1"
+        // At most three statements, none of which hands over a row per trial (100,000 rows
+        // handed over one at a time from SQLite's worker thread cost more than all the SQL and
+        // JSON): under a byte budget the page's size and where the budget cuts it, then its
+        // trials packed PACK to a row. Without a budget one trial more than the page is read
+        // instead, which tells whether more follow.
+        let (cut, found_more, over) = if max_bytes == usize::MAX {
+            (None, false, 1)
+        } else {
+            let size = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT COUNT(*) AS found, COALESCE(SUM(bytes), 0) AS bytes FROM \
+                 (SELECT {BYTES} AS bytes FROM trials WHERE {AFTER_CURSOR} ORDER BY change_seq, id LIMIT $4) AS page"
             )))
             .bind(study_id)
             .bind(from.seq)
             .bind(from.trial_id)
-            .bind(limit)
-            .bind(budget)
-            .fetch_optional(&mut *conn)
+            .bind(limit.saturating_add(1))
+            .fetch_one(&mut *conn)
             .await?;
-            cut.map(|row| Ok::<_, StoreError>(Cursor { seq: row.try_get("change_seq")?, trial_id: row.try_get("id")? })).transpose()?
-        } else {
-            None
+            let (found, bytes): (i64, i64) = (size.try_get("found")?, size.try_get("bytes")?);
+            let budget = i64::try_from(max_bytes).unwrap_or(i64::MAX);
+            // Within the budget, the page ends after `limit` trials; beyond it, before the first
+            // trial (after the first) that passes it.
+            let cut = if bytes > budget {
+                let cut = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "SELECT change_seq, id FROM (SELECT change_seq, id, ROW_NUMBER() OVER w AS rn, SUM(bytes) OVER w AS upto FROM \
+                     (SELECT change_seq, id, {BYTES} AS bytes FROM trials WHERE {AFTER_CURSOR} ORDER BY change_seq, id LIMIT $4) AS page \
+                     WINDOW w AS (ORDER BY change_seq, id ROWS UNBOUNDED PRECEDING)) AS running \
+                     WHERE rn > 1 AND upto > $5 ORDER BY change_seq, id LIMIT 1"
+                )))
+                .bind(study_id)
+                .bind(from.seq)
+                .bind(from.trial_id)
+                .bind(limit)
+                .bind(budget)
+                .fetch_optional(&mut *conn)
+                .await?;
+                cut.map(|row| Ok::<_, StoreError>(Cursor { seq: row.try_get("change_seq")?, trial_id: row.try_get("id")? })).transpose()?
+            } else {
+                None
+            };
+            (cut, found > limit, 0)
         };
         let before = Cursor { seq: i64::MAX, trial_id: i64::MAX };
         let packs = sqlx::query(sqlx::AssertSqlSafe(packed_changes_sql(self.backend)))
             .bind(study_id)
             .bind(from.seq)
             .bind(from.trial_id)
-            .bind(limit)
+            .bind(limit.saturating_add(over))
             .bind(cut.unwrap_or(before).seq)
             .bind(cut.unwrap_or(before).trial_id)
             .fetch_all(&mut *conn)
@@ -121,16 +141,26 @@ impl Store {
         for pack in &packs {
             packed.push((pack.try_get::<i64, _>("n")?, pack.try_get::<String, _>("lines")?));
         }
-        // Decoding 100,000 trials is tens of milliseconds: off the runtime.
-        let (trials, stopped_ms, last) = tokio::task::spawn_blocking(move || decode(&packed))
-            .await
-            .map_err(|e| StoreError::Internal(format!("decoding changes panicked: {e}")))??;
-        let more = cut.is_some() || found > limit;
+        // Decoding 100,000 trials is tens of milliseconds: off the runtime; a few (a live view's
+        // or a mirror's usual read) cost less than the hop to a blocking thread.
+        let read: i64 = packed.iter().map(|(n, _)| *n).sum();
+        let keep = usize::try_from(limit).unwrap_or(usize::MAX);
+        let (trials, stopped_ms, last) = if read <= DECODE_INLINE {
+            decode(&packed, keep)?
+        } else {
+            tokio::task::spawn_blocking(move || decode(&packed, keep))
+                .await
+                .map_err(|e| StoreError::Internal(format!("decoding changes panicked: {e}")))??
+        };
+        // The trial read past the page: more follow.
+        let read_past = read > limit;
+        let more = cut.is_some() || found_more || read_past;
         let Some(last) = last else {
             let cursor = Cursor { seq: seq.max(from.seq), trial_id: i64::MAX };
             return Ok(TrialChanges {
                 state: StudyState::parse(&state)?,
                 data_version: head.try_get("data_version")?,
+                next_trial_id: head.try_get("next_trial_id")?,
                 trials: vec![],
                 stopped_ms: vec![],
                 reset,
@@ -143,6 +173,7 @@ impl Store {
         Ok(TrialChanges {
             state: StudyState::parse(&state)?,
             data_version: head.try_get("data_version")?,
+            next_trial_id: head.try_get("next_trial_id")?,
             trials,
             stopped_ms,
             reset,
@@ -191,8 +222,9 @@ type Line = (i64, i64, String, Assignment, Option<Measurement>, String, String, 
 /// the cursor after the last.
 type Decoded = (Vec<Trial>, Vec<Option<i64>>, Option<Cursor>);
 
-/// The trials of the packed rows (each with how many trials it holds).
-fn decode(packs: &[(i64, String)]) -> Result<Decoded, StoreError> {
+/// The first `keep` trials, in the order they were written, of the packed rows (each with how
+/// many trials it holds).
+fn decode(packs: &[(i64, String)], keep: usize) -> Result<Decoded, StoreError> {
     let mut read = Vec::with_capacity(packs.iter().map(|(n, _)| usize::try_from(*n).unwrap_or(0)).sum());
     for (n, pack) in packs {
         let before = read.len();
@@ -217,6 +249,7 @@ fn decode(packs: &[(i64, String)]) -> Result<Decoded, StoreError> {
         }
     }
     read.sort_unstable_by_key(|(at, _, _)| *at);
+    read.truncate(keep);
     let last = read.last().map(|(at, _, _)| *at);
     let (trials, stopped_ms) = read.into_iter().map(|(_, trial, stopped)| (trial, stopped)).unzip();
     Ok((trials, stopped_ms, last))

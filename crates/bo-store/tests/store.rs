@@ -645,17 +645,24 @@ async fn changes_since_a_cursor_are_read_in_order_and_a_delete_resets_the_reader
         assert_eq!(changed.trials[0].state, TrialState::Succeeded);
         assert!(changed.trials[1..].iter().all(|t| t.state == TrialState::Active && t.client_id == "w"));
 
-        // Pages of one: the same changes, one at a time.
-        let (mut cursor, mut seen) = (quiet.cursor, vec![]);
-        loop {
-            let page = store.trial_changes(study.id, cursor, 1, 1 << 20).await.unwrap();
-            seen.extend(ids(&page));
-            cursor = page.cursor;
-            if !page.more {
-                break;
+        // Pages of one and of two: the same changes, a page at a time, with a byte budget (the
+        // page's size read first) and without one (a trial read past the page tells of more).
+        let mut cursor = quiet.cursor;
+        for (limit, budget) in [(1, 1 << 20), (1, usize::MAX), (2, usize::MAX)] {
+            let (mut at, mut seen, mut pages) = (quiet.cursor, vec![], 0);
+            loop {
+                let page = store.trial_changes(study.id, at, limit, budget).await.unwrap();
+                assert!(page.trials.len() <= limit as usize);
+                seen.extend(ids(&page));
+                at = page.cursor;
+                pages += 1;
+                if !page.more {
+                    break;
+                }
             }
+            assert_eq!((seen, pages), (vec![2, 1, 3], 3usize.div_ceil(limit as usize)), "pages of {limit} under a budget of {budget}");
+            cursor = at;
         }
-        assert_eq!(seen, vec![2, 1, 3]);
 
         // Taken back by the trial lease: a change too.
         let mut call = request(study.id, "x", 1, 10_000);

@@ -168,13 +168,20 @@ impl Engine {
     /// wants — or `None` when the queue holds enough or no model is usable.
     async fn read_for_refill(&self, study: &StudyRecord, slot: &Slot, ahead: bool) -> Result<Option<Read>, EngineError> {
         // Whether the queue holds enough: one row read tells, before the trials are brought up
-        // to date (the common answer after a refit in a sequential loop).
-        let basis = self.inner.store.study_basis(study.id).await?;
+        // to date (the common answer after a refit in a sequential loop). Not for the suggestion
+        // ahead, which follows a change the queue cannot have seen: the trials' read gives the
+        // basis, and the one read fewer is a suggest's wait shorter.
+        if !ahead {
+            let basis = self.inner.store.study_basis(study.id).await?;
+            if slot.queue.fresh_len(basis, 0) >= slot.queue.wanted(self.inner.config.prefetch, basis.data_version) {
+                return Ok(None);
+            }
+        }
+        let (basis, trials) = self.trials_now(study.id).await?;
         let wanted = if ahead { 1 } else { slot.queue.wanted(self.inner.config.prefetch, basis.data_version) };
         if slot.queue.fresh_len(basis, 0) >= wanted {
             return Ok(None);
         }
-        let (basis, trials) = self.trials_now(study.id).await?;
         let reproducible = self.reproducible(study);
         let usable = |e: &Arc<Entry>| !e.fallback && (!reproducible || e.data_version == basis.data_version);
         let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(None) };

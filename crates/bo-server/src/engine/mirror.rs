@@ -43,8 +43,8 @@ struct Inner {
 
 impl Mirrors {
     /// The study's basis and every trial (without intermediate measurements), as
-    /// `Store::suggest_snapshot` reads them: the basis first, so a change made while the trials
-    /// are read moves the study past it. `reading` is the study's own lock (its slot's): one
+    /// `Store::suggest_snapshot` reads them: the basis first (in the first page's read), so a
+    /// change made while the trials are read moves the study past it. `reading` is the study's own lock (its slot's): one
     /// reader of a study at a time, so two never take its mirror apart at once.
     pub async fn snapshot(
         &self,
@@ -53,7 +53,6 @@ impl Mirrors {
         reading: &tokio::sync::Mutex<()>,
     ) -> Result<(Basis, Arc<Vec<Trial>>), EngineError> {
         let _one_reader = reading.lock().await;
-        let basis = store.study_basis(study_id).await?;
         let (mut cursor, mut trials) = {
             let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
             match inner.studies.remove(&study_id) {
@@ -61,8 +60,10 @@ impl Mirrors {
                 None => (Cursor::START, Arc::new(Vec::new())),
             }
         };
+        let mut changes = store.trial_changes(study_id, cursor, PAGE, usize::MAX).await?;
+        // The basis as the first page's read found it, before any trial was read.
+        let basis = changes.basis();
         loop {
-            let changes = store.trial_changes(study_id, cursor, PAGE, usize::MAX).await?;
             if changes.reset {
                 trials = Arc::new(Vec::new());
             }
@@ -79,6 +80,7 @@ impl Mirrors {
             if !changes.more {
                 break;
             }
+            changes = store.trial_changes(study_id, cursor, PAGE, usize::MAX).await?;
         }
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         inner.tick += 1;
