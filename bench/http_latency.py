@@ -25,7 +25,8 @@ suggestions, which the server keeps only while the study's suggests have not com
 completion (`Queue::wanted`): it cannot follow `sequential`. Optuna's samplers are timed on the same loop as `sequential`:
 `ask` (timed), then `tell`. A sampler whose median ask takes longer than `--peer-cap` seconds is
 not asked again at larger N (the median: the first ask of a process also imports and warms up
-the sampler's libraries). Standard library only, but for Optuna (`--optuna`).
+the sampler's libraries). Requests go over one kept-alive connection, as bo_client sends them
+(`--connection new`: a connection per request). Standard library only, but for Optuna (`--optuna`).
 """
 import argparse
 import json
@@ -33,7 +34,8 @@ import math
 import random
 import statistics
 import time
-import urllib.request
+import urllib.parse
+import http.client
 
 
 def objective(params):
@@ -62,14 +64,35 @@ def summary(samples):
 
 
 class Bo:
-    def __init__(self, base):
-        self.base = f"{base}/v1/projects/bench/locations/local"
+    """`connection`: `keep-alive` sends every request on one connection, as bo_client does (a
+    connection per thread); `new` opens one per request (urllib's way)."""
+
+    # Reconnect rather than reuse a connection idle this long: the server closes idle ones.
+    IDLE_S = 5.0
+
+    def __init__(self, base, connection="keep-alive"):
+        parsed = urllib.parse.urlsplit(base)
+        self.host, self.port = parsed.hostname, parsed.port
+        self.prefix = "/v1/projects/bench/locations/local"
+        self.keep_alive = connection == "keep-alive"
+        self.conn, self.used = None, 0.0
 
     def call(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=600) as r:
-            return json.loads(r.read())
+        if self.conn is None or not self.keep_alive or time.monotonic() - self.used > self.IDLE_S:
+            if self.conn is not None:
+                self.conn.close()
+            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=600)
+        headers = {"Content-Type": "application/json"}
+        if not self.keep_alive:
+            headers["Connection"] = "close"
+        self.conn.request(method, self.prefix + path, body=data, headers=headers)
+        r = self.conn.getresponse()
+        payload = r.read()
+        self.used = time.monotonic()
+        if r.status >= 400:
+            raise SystemExit(f"{method} {path}: HTTP {r.status} {payload[:300]!r}")
+        return json.loads(payload)
 
     def measure(self, n, dim, algorithm, samples, modes, prefetch):
         names = [f"x{i}" for i in range(dim)]
@@ -182,6 +205,8 @@ def main():
     ap.add_argument("--peer-samples", type=int, default=10, help="asks timed per Optuna sampler")
     ap.add_argument("--peer-cap", type=float, default=60.0, help="seconds: a slower median ask stops that sampler at larger N")
     ap.add_argument("--peers-only", action="store_true", help="time only the Optuna samplers (no server needed)")
+    ap.add_argument("--connection", choices=["keep-alive", "new"], default="keep-alive",
+                    help="keep-alive: one connection for every request, as bo_client keeps one per thread; new: one per request")
     ap.add_argument("--out", help="write every sample as JSON here")
     args = ap.parse_args()
     ns = [int(x) for x in args.trials.split(",")]
@@ -190,7 +215,7 @@ def main():
     if "fitted" in modes and "sequential" in modes and modes.index("fitted") > modes.index("sequential"):
         raise SystemExit("--modes: fitted cannot follow sequential (the server then keeps one queued suggestion, not --prefetch)")
     peers = [p for p in args.optuna.split(",") if p]
-    bo = Bo(args.base)
+    bo = Bo(args.base, args.connection)
     rows = []
     for dim in dims:
         stopped = set()
@@ -210,7 +235,7 @@ def main():
             rows.append(row)
             if args.out:
                 with open(args.out, "w") as f:
-                    json.dump({"algorithm": args.algorithm, "samples": args.samples, "rows": rows}, f)
+                    json.dump({"algorithm": args.algorithm, "samples": args.samples, "connection": args.connection, "rows": rows}, f)
             s = row["bo"]["summary"] if row["bo"] else {m: {"p50_ms": math.nan, "p90_ms": math.nan} for m in modes}
             line = " ".join(f"{mode} {s[mode]['p50_ms']:.1f}/{s[mode]['p90_ms']:.1f}" for mode in modes)
             line += "".join(f"  {p} {row[p]['summary']['sequential']['p50_ms']:.1f}" if row[p] else f"  {p} —" for p in peers)
