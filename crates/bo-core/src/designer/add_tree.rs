@@ -62,7 +62,7 @@ use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiR
 use crate::acquisition::Acquisition;
 use crate::gp::Gp;
 use crate::kernel::{self, Categorical, Kernel, Product, Term, matern52, squared_exp};
-use crate::optimize::mixed::{Candidate, MixedConfig, Objective, around, refine, threads_for};
+use crate::optimize::mixed::{Candidate, MixedConfig, Objective, around, refine};
 use crate::optimize::sobol::sobol_point;
 use crate::space::SearchSpace;
 use crate::space::features::Features;
@@ -504,7 +504,7 @@ impl Proposer for AddTreeProposer {
             let n_groups = groups.iter().max().map_or(0, |g| g + 1);
             let config = MixedConfig {
                 n_starts: (STARTS_PER_PATTERN * n_groups).min(32),
-                threads: threads_for(gp.n(), PARALLEL_FROM),
+                threads: if gp.n() >= PARALLEL_FROM { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { 1 },
                 ..MixedConfig::default()
             };
             let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();

@@ -57,7 +57,7 @@ use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiR
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::Gp;
 use crate::kernel::{Categorical, InputWarped, Kernel, LengthScalePrior, Product, matern52, squared_exp};
-use crate::optimize::mixed::{MixedConfig, maximize, threads_for};
+use crate::optimize::mixed::{MixedConfig, maximize};
 use crate::space::SearchSpace;
 use crate::space::features::Features;
 use crate::study::ObservationNoise;
@@ -122,13 +122,6 @@ pub struct GpBanditParams {
 /// suggestion 20–45 % cheaper; at D = 20 every start had run all 30 iterations.
 const DEFAULT_CANDIDATES: usize = 256;
 const ACQUISITION_ITERATIONS: usize = 15;
-
-/// From this many observations the candidates are scored, and the L-BFGS starts run, on the
-/// machine's threads. Measured with `bo-bench latency` (2 cores, D = 6 and 20, suggest medians
-/// in ms, one thread → two): n = 200 1.3 → 2.1 and 1.9 → 2.5; n = 400 1.5–1.7 → 1.8–2.0 and
-/// 3.8–4.1 → 2.9–3.0; n = 500 3.7–4.4 → 2.8–4.4 and 2.9–3.1 → 2.4–3.0; n = 1,000
-/// 13.5 → 9.3–10.5 and 9.5 → 6.2–7.4; n = 2,000 (D = 20) 48.6–53.0 → 38–40.
-const PARALLEL_FROM: usize = 500;
 
 impl Default for GpBanditParams {
     fn default() -> Self {
@@ -376,8 +369,6 @@ impl Proposer for GpBanditProposer {
             region.base = Some(gp.clone());
         }
         let lcb_bound = region.lcb_bound;
-        let config = MixedConfig { threads: threads_for(gp.n(), PARALLEL_FROM), ..self.config.clone() };
-        let config = &config;
         let chosen = match (self.acquisition, &region.base) {
             (Acquisition::Ucb { beta }, Some(base)) if k > 0 => {
                 let b = beta.sqrt();
@@ -407,13 +398,13 @@ impl Proposer for GpBanditProposer {
                         })
                         .collect::<Vec<_>>()
                 };
-                maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, config, rng)?
+                maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
             }
             (acquisition, _) => {
                 let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
                 let score_grad =
                     |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-                maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, config, rng)?
+                maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
             }
         };
         // Nothing chosen: every point of a small discrete space has been tried.

@@ -2,8 +2,7 @@
 //!
 //! 1. Candidates: scrambled Sobol points of the unit cube decoded through the tree (so every
 //!    branch is sampled), plus small perturbations of the best observed points.
-//! 2. Every candidate is scored at once (`score_batch`; with `threads` > 1, in that many
-//!    contiguous shares on scoped threads); those already tried are dropped.
+//! 2. Every candidate is scored at once (`score_batch`); those already tried are dropped.
 //! 3. From the best few, L-BFGS moves the free coordinates — the active numeric parameters
 //!    without children — within [0, 1], the rest held fixed (`score_grad`). The starts run in
 //!    lock-step, each round scored as one batch: at large n a GP posterior's cost is reading its
@@ -53,14 +52,6 @@ pub struct MixedConfig {
     /// A box the numeric coordinates stay in (a trust region), per parameter in unit-cube
     /// coordinates; `None`: the whole cube. Categorical coordinates ignore it.
     pub region: Option<Vec<(f64, f64)>>,
-}
-
-/// The threads a candidate search over a model of `n` observations is split over: one below
-/// `parallel_from` (each designer's, measured: below it spawning and smaller lock-step batches
-/// cost more than they save), else the machine's. A result does not depend on it
-/// (`gp/tests.rs`: a point's posterior is the same in any share of a batch).
-pub fn threads_for(n: usize, parallel_from: usize) -> usize {
-    if n >= parallel_from { std::thread::available_parallelism().map_or(1, |t| t.get()) } else { 1 }
 }
 
 impl Default for MixedConfig {
@@ -253,7 +244,7 @@ pub fn refine(
     while candidates.peek().is_some() {
         let chunk: Vec<(Candidate, usize)> = candidates.by_ref().take(CHUNK).collect();
         let xs: Vec<Vec<f64>> = chunk.iter().map(|(c, _)| c.features(objective)).collect();
-        let scores = score_shared(score_batch, &xs, config.threads);
+        let scores = score_batch(&xs);
         for (((candidate, group), x), score) in chunk.into_iter().zip(xs).zip(scores) {
             order += 1;
             // Only a candidate that would be kept is decoded, keyed and checked against the
@@ -359,17 +350,6 @@ pub fn refine(
         }
     }
     Ok(best)
-}
-
-/// `score_batch` of `xs` in `threads` contiguous shares on scoped threads, in order.
-fn score_shared(score_batch: ScoreBatch<'_>, xs: &[Vec<f64>], threads: usize) -> Vec<f64> {
-    if threads <= 1 || xs.len() < 2 * threads {
-        return score_batch(xs);
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = xs.chunks(xs.len().div_ceil(threads)).map(|share| scope.spawn(move || score_batch(share))).collect();
-        handles.into_iter().flat_map(|h| h.join().expect("scoring candidates panicked")).collect()
-    })
 }
 
 /// A standard normal draw (Box–Muller).
