@@ -70,8 +70,7 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         auto_choices: Vec::new(),
     };
     let mut best_observed = f64::INFINITY;
-    // The noise has its own stream, so a noisy problem's designer sees the same draws of its own.
-    let mut noise = StdRng::seed_from_u64(seed ^ 0x006e_6f69_7365);
+    let mut noise = Noise::new(problem, seed);
     while history.len() < budget {
         let start = Instant::now();
         let fitted = designer.fit(&study, &history, warm.as_ref(), &mut rng)?;
@@ -94,7 +93,7 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         trace.suggestions.push(assignment.clone());
         let y = (problem.eval)(&assignment);
         best = best.min(y);
-        let observed = if problem.noise_sd > 0.0 { y + problem.noise_sd * standard_normal(&mut noise) } else { y };
+        let observed = noise.observe(y);
         best_observed = best_observed.min(observed);
         if let Some(b) = &mut trace.best_observed {
             b.push(best_observed);
@@ -103,6 +102,26 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         history.push(Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), observed)])) });
     }
     Ok(trace)
+}
+
+/// What a designer is told of a problem's value: the value plus the problem's measurement noise
+/// (`noise_sd`), drawn from a stream of the seed's own, so a noisy problem's designer sees the
+/// same draws of its own whatever else the run draws.
+pub struct Noise {
+    rng: StdRng,
+    sd: f64,
+}
+
+impl Noise {
+    /// The noise of `problem`'s measurements under `seed`.
+    pub fn new(problem: &Problem, seed: u64) -> Noise {
+        Noise { rng: StdRng::seed_from_u64(seed ^ 0x006e_6f69_7365), sd: problem.noise_sd }
+    }
+
+    /// The measurement of the true value `y`.
+    pub fn observe(&mut self, y: f64) -> f64 {
+        if self.sd > 0.0 { y + self.sd * standard_normal(&mut self.rng) } else { y }
+    }
 }
 
 /// A standard normal draw (Box–Muller).
@@ -214,6 +233,20 @@ mod tests {
                 std::fs::write(&path, serde_json::to_string(&golden).unwrap()).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn a_noisy_problem_is_measured_with_its_noise_and_a_noise_free_one_exactly() {
+        let (noisy, exact) = (by_name("hartmann6_noisy").unwrap(), by_name("hartmann6").unwrap());
+        let draws = |p: &Problem, seed| {
+            let mut noise = Noise::new(p, seed);
+            (0..200).map(|_| noise.observe(1.0) - 1.0).collect::<Vec<f64>>()
+        };
+        assert!(draws(&exact, 3).iter().all(|e| *e == 0.0));
+        let errors = draws(&noisy, 3);
+        assert_eq!(errors, draws(&noisy, 3), "the same seed draws the same noise");
+        let sd = (errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64).sqrt();
+        assert!((sd / noisy.noise_sd - 1.0).abs() < 0.2, "spread {sd} against the problem's {}", noisy.noise_sd);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! observations (`bo_core::designer::subset`) costs in regret and saves in time, against the
 //! same designer fitted on all of them. Each run preloads N uniformly random evaluations — as a
 //! study of N trials evaluated elsewhere would — then takes `steps` suggestions one at a time,
-//! each fitted warm from the last, evaluated and added.
+//! each fitted warm from the last, evaluated and added. A noisy problem's designer is told
+//! measurements with the problem's noise (`harness::Noise`); the regret is of the true values.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -14,7 +15,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
 
-use crate::harness::spec_for;
+use crate::harness::{Noise, spec_for};
 use crate::problems::Problem;
 
 /// One designer's runs at one N.
@@ -52,9 +53,13 @@ pub fn compare(problem: &Problem, algorithm: &str, ns: &[usize], steps: usize, s
                 let mut rng = StdRng::seed_from_u64(seed);
                 // The preload: the same N points for both designers of a seed.
                 let uniform = random.fit(&study, &[], None, &mut rng)?.model.suggest(&[], n, &mut rng)?;
-                let observe = |a: bo_core::Assignment| {
+                // The designer is told the measurement (with the problem's noise); the regret is of
+                // the true value.
+                let mut noise = Noise::new(problem, seed);
+                let mut observe = |a: bo_core::Assignment| {
                     let y = (problem.eval)(&a);
-                    (y, Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) })
+                    let measured = noise.observe(y);
+                    (y, Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), measured)])) })
                 };
                 let (mut best, mut history) = (f64::INFINITY, Vec::with_capacity(n + steps));
                 for a in uniform {
