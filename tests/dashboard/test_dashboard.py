@@ -38,8 +38,11 @@ def test_studies_page_lists_every_study_with_its_counts(page, server):
     for name in ["conditional-add-tree", "rembo-d12", "accuracy-vs-latency", "safe-accuracy-vs-latency", "learning-curves"]:
         assert name in text
     assert "INFEASIBLE" in text
+    assert page.page.locator("#studies-count").inner_text() == "5 studies in demo / local"
     page.page.fill("input[type=search]", "rembo")
     assert rows.count() == 1
+    # The count says what the table shows, not the location's total alone.
+    assert page.page.locator("#studies-count").inner_text() == "1 of 5 studies in demo / local match"
     page.shot("studies")
     page.clean()
 

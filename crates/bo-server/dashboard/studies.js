@@ -15,17 +15,21 @@ export async function studiesPage(main, where) {
 
   const search = el("input", { type: "search", placeholder: "search studies", "aria-label": "search studies" });
   const body = el("tbody");
+  const count = el("span", { id: "studies-count" });
   const render = () => {
     const q = search.value.trim().toLowerCase();
     const rows = studies.filter((s) => !q || s.study.displayName.toLowerCase().includes(q) || s.study.studySpec.algorithm?.toLowerCase().includes(q));
     body.replaceChildren(...rows.map(row));
+    // What the table shows: a search's matches out of the location's studies.
+    const place = `${where.project} / ${where.location}`;
+    count.textContent = q ? `${rows.length} of ${studies.length} studies in ${place} match` : `${studies.length} studies in ${place}`;
   };
   search.addEventListener("input", render);
   render();
 
   main.replaceChildren(
     el("h1", {}, "Studies"),
-    el("div", { class: "toolbar" }, search, el("span", {}, `${studies.length} studies in ${where.project} / ${where.location}`)),
+    el("div", { class: "toolbar" }, search, count),
     studies.length
       ? el("table", { id: "studies" },
           el("thead", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "name"), el("th", {}, "state"), el("th", {}, "algorithm"),

@@ -54,7 +54,8 @@ export async function studyPage(main, where, number) {
       curvesCard,
       el("section", { class: "card" }, el("h2", {}, (objectives.length > 1 ? "Pareto-optimal trials" : "Best trial") + (safetyOf(spec).length ? " (safe only)" : "")), best),
       el("section", { class: "card" }, el("h2", {}, "Search space"), space(spec.parameters)),
-      el("section", { class: "card" }, el("h2", {}, "Parameter importance"), importance),
+      // The third of three half-width cards: across the page, not beside a gap.
+      el("section", { class: "card wide" }, el("h2", {}, "Parameter importance"), importance),
       el("section", { class: "card wide" },
         el("div", { class: "toolbar" }, el("h2", {}, "Trials"), el("span", {}, "drag along an axis to keep a range; double-click it to drop the range")),
         parcoords.root, table.root),
