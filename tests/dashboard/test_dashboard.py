@@ -132,6 +132,7 @@ def test_learning_curves_mark_the_stopped_trial(page, server):
     assert "asked to stop" in page.page.locator("#history").inner_text(), "the history's legend names the mark"
     # The facts are written once the trials have loaded, which may be after the curves are drawn.
     page.page.locator(".facts", has_text="median rule").wait_for(timeout=15000)
+    assert "median rule" in page.page.locator(".facts").inner_text(), "the facts name the stopping rule"
     assert page.page.locator("#curves canvas").count() >= 1
     assert page.page.locator("#curves-card").is_visible()
     page.shot("learning-curves")

@@ -339,12 +339,12 @@ pub fn refine(
             handles.into_iter().flat_map(|h| h.join().expect("an acquisition optimisation panicked")).collect::<Vec<_>>()
         })
     };
-    for (run, m) in minima.iter().enumerate() {
-        let a = features.decode(&full(run, &m.x));
-        if taken.contains(&a.key()) {
-            continue;
-        }
-        let value = score_batch(&[encode(&a)])[0];
+    // The results not tried already, decoded and re-scored in one batch (a point's score does
+    // not depend on its batch), then taken in start order.
+    let results: Vec<Assignment> =
+        minima.iter().enumerate().map(|(run, m)| features.decode(&full(run, &m.x))).filter(|a| !taken.contains(&a.key())).collect();
+    let values = if results.is_empty() { Vec::new() } else { score_batch(&results.iter().map(encode).collect::<Vec<_>>()) };
+    for (a, value) in results.into_iter().zip(values) {
         if value.is_finite() && best.as_ref().is_none_or(|(_, b)| value > *b) {
             best = Some((a, value));
         }

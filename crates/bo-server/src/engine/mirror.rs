@@ -44,8 +44,9 @@ struct Inner {
 impl Mirrors {
     /// The study's basis and every trial (without intermediate measurements), as
     /// `Store::suggest_snapshot` reads them: the basis first (in the first page's read), so a
-    /// change made while the trials are read moves the study past it. `reading` is the study's own lock (its slot's): one
-    /// reader of a study at a time, so two never take its mirror apart at once.
+    /// change made while the trials are read moves the study past it. `reading` is the study's
+    /// own lock (its slot's): one reader of a study at a time, so two never take its mirror apart
+    /// at once.
     pub async fn snapshot(
         &self,
         store: &Store,
