@@ -42,6 +42,44 @@ pub struct StudyStoppingConfig {
     pub max_duration_no_progress_secs: Option<f64>,
 }
 
+impl StudyStoppingConfig {
+    /// Refuses rules that contradict each other or do not apply to a study of `objectives`
+    /// objectives: `(field, reason)`, the field relative to the config. The no-progress rules
+    /// are defined for one objective (the proto says so); a minimum above the maximum, of
+    /// trials or of runtime in the same form, would never let the maximum decide.
+    pub fn check(&self, objectives: usize) -> Result<(), (&'static str, String)> {
+        if objectives > 1 {
+            for (field, set) in [
+                ("maxNumTrialsNoProgress", self.max_num_trials_no_progress.is_some()),
+                ("maxDurationNoProgress", self.max_duration_no_progress_secs.is_some()),
+            ] {
+                if set {
+                    return Err((
+                        field,
+                        format!(
+                            "applies to a study of one objective; this one has {objectives} (use maxNumTrials or a runtime constraint)"
+                        ),
+                    ));
+                }
+            }
+        }
+        if let (Some(min), Some(max)) = (self.min_num_trials, self.max_num_trials)
+            && min > max
+        {
+            return Err(("minNumTrials", format!("is {min}, above maxNumTrials ({max})")));
+        }
+        match (self.minimum_runtime, self.maximum_runtime) {
+            (Some(TimeConstraint::MaxDurationSecs(min)), Some(TimeConstraint::MaxDurationSecs(max))) if min > max => {
+                Err(("minimumRuntimeConstraint", format!("lasts {min} s, longer than maximumRuntimeConstraint ({max} s)")))
+            }
+            (Some(TimeConstraint::EndTimeMs(min)), Some(TimeConstraint::EndTimeMs(max))) if min > max => {
+                Err(("minimumRuntimeConstraint", "ends after maximumRuntimeConstraint".to_owned()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// `StudyTimeConstraint`: a duration since the study's creation, or a moment.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum TimeConstraint {
@@ -151,6 +189,34 @@ pub fn decide(config: &StudyStoppingConfig, progress: &Progress, single_objectiv
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contradictions_and_rules_that_do_not_apply_are_refused() {
+        let ok = StudyStoppingConfig {
+            min_num_trials: Some(5),
+            max_num_trials: Some(5),
+            max_num_trials_no_progress: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(ok.check(1), Ok(()));
+        assert_eq!(ok.check(2).unwrap_err().0, "maxNumTrialsNoProgress");
+        let stale = StudyStoppingConfig { max_duration_no_progress_secs: Some(60.0), ..Default::default() };
+        assert_eq!(stale.check(3).unwrap_err().0, "maxDurationNoProgress");
+        let crossed = StudyStoppingConfig { min_num_trials: Some(6), max_num_trials: Some(5), ..Default::default() };
+        assert_eq!(crossed.check(1).unwrap_err().0, "minNumTrials");
+        let long = StudyStoppingConfig {
+            minimum_runtime: Some(TimeConstraint::MaxDurationSecs(7200.0)),
+            maximum_runtime: Some(TimeConstraint::MaxDurationSecs(3600.0)),
+            ..Default::default()
+        };
+        assert_eq!(long.check(1).unwrap_err().0, "minimumRuntimeConstraint");
+        let mixed = StudyStoppingConfig {
+            minimum_runtime: Some(TimeConstraint::EndTimeMs(i64::MAX)),
+            maximum_runtime: Some(TimeConstraint::MaxDurationSecs(1.0)),
+            ..Default::default()
+        };
+        assert_eq!(mixed.check(2), Ok(()), "different forms are not compared");
+    }
 
     fn at(now_s: i64, trials: i64, completed: i64, best: Option<(i64, i64)>) -> Progress {
         Progress {

@@ -92,9 +92,13 @@ export class TrialTable {
   }
 
   csv() {
+    // A text cell that a spreadsheet would read as a formula (=, +, -, @, or a leading tab or
+    // carriage return) gets a leading apostrophe, so opening the file runs nothing (OWASP's
+    // advice on CSV injection); numbers are written as they are.
     const quote = (v) => {
-      const s = v === null || v === undefined ? "" : String(v);
-      return /[",\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+      let s = v === null || v === undefined ? "" : String(v);
+      if (typeof v !== "number" && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+      return /[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
     };
     const lines = [this.cols.map((c) => quote(c.label)).join(",")];
     for (const r of this.rows) lines.push(this.cols.map((c) => quote(c.get(r))).join(","));

@@ -321,12 +321,7 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
         return error.into_response();
     }
     if !access.keys.is_empty() && is_api_path(&path) {
-        let presented = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-            .map(str::trim);
+        let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
         let Some(presented) = presented else {
             return unauthenticated("this server needs an API key: send `Authorization: Bearer KEY`");
         };
@@ -363,6 +358,13 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
     }
 }
 
+/// The token of an `Authorization: Bearer TOKEN` header; the scheme's name is
+/// case-insensitive (RFC 9110, 11.1), so `BEARER` and `bearer` are read as `Bearer`.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+}
+
 fn unauthenticated(message: &str) -> Response {
     let mut response = ApiError::new(Code::Unauthenticated, message).into_response();
     response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -384,6 +386,16 @@ mod tests {
     }
 
     const SECRET: &str = "s3cret-key";
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for header in ["Bearer k", "bearer k", "BEARER k", "BeArEr   k ", " Bearer k"] {
+            assert_eq!(bearer_token(header), Some("k"), "{header:?}");
+        }
+        for header in ["Basic k", "Bearer", "Bearer ", "Bearerk", "Token k"] {
+            assert_eq!(bearer_token(header), None, "{header:?}");
+        }
+    }
 
     #[test]
     fn key_lines_parse_and_hash() {

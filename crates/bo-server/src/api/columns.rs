@@ -91,12 +91,27 @@ pub async fn trial_columns(
     Ok(response)
 }
 
-/// Whether the request's `Accept-Encoding` takes gzip.
+/// Whether the request's `Accept-Encoding` takes gzip (RFC 9110, 12.5.3): `gzip`, `x-gzip` or
+/// `*` with a weight above 0 (`gzip;q=0` refuses it, and `*;q=0` refuses what is not named).
 pub fn accepts_gzip(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::ACCEPT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|e| e.trim().split(';').next() == Some("gzip")))
+    let Some(value) = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()) else { return false };
+    let mut named = None;
+    let mut any = None;
+    for item in value.split(',') {
+        let mut parts = item.split(';');
+        let coding = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let weight = parts
+            .filter_map(|p| p.trim().split_once('='))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+            .map_or(Some(1.0), |(_, q)| q.trim().parse::<f64>().ok().filter(|q| (0.0..=1.0).contains(q)));
+        let Some(weight) = weight else { continue }; // a malformed weight: the item is ignored
+        match coding.as_str() {
+            "gzip" | "x-gzip" => named = Some(named.map_or(weight, |w: f64| w.max(weight))),
+            "*" => any = Some(weight),
+            _ => {}
+        }
+    }
+    named.or(any).is_some_and(|w| w > 0.0)
 }
 
 fn read_query(query: &BTreeMap<String, String>) -> Result<(Cursor, i64), ApiError> {
@@ -241,6 +256,22 @@ fn cursor_from_wire(s: &str) -> Option<Cursor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gzip_is_taken_only_where_its_weight_is_above_zero() {
+        let takes = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_str(value).unwrap());
+            accepts_gzip(&headers)
+        };
+        for yes in ["gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.5", "*", "x-gzip", "GZIP", "gzip;q=0.001", "identity;q=0, *"] {
+            assert!(takes(yes), "{yes:?}");
+        }
+        for no in ["gzip;q=0", "gzip; q=0.0", "br", "identity", "*;q=0", "gzip;q=0, *", "gzip;q=x", ""] {
+            assert!(!takes(no), "{no:?}");
+        }
+        assert!(!accepts_gzip(&HeaderMap::new()));
+    }
 
     #[test]
     fn cursors_round_trip_and_nonsense_is_refused() {

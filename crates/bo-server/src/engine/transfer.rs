@@ -27,7 +27,12 @@ fn parse_name(name: &str) -> Option<(&str, &str, i64)> {
     let rest = name.strip_prefix("projects/")?;
     let (project, rest) = rest.split_once("/locations/")?;
     let (location, number) = rest.split_once("/studies/")?;
-    let number = number.parse().ok().filter(|n| *n > 0)?;
+    // Digits only, without a sign or leading zeros: the form a study's name has (`+5` or `05`
+    // would name study 5 under another spelling).
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) || number.starts_with('0') {
+        return None;
+    }
+    let number = number.parse().ok()?;
     (!project.is_empty() && !location.is_empty() && !project.contains('/') && !location.contains('/'))
         .then_some((project, location, number))
 }
@@ -134,6 +139,10 @@ mod tests {
         for bad in [
             "projects/p/locations/l/studies/0",
             "projects/p/locations/l/studies/x",
+            "projects/p/locations/l/studies/+5",
+            "projects/p/locations/l/studies/05",
+            "projects/p/locations/l/studies/-1",
+            "projects/p/locations/l/studies/99999999999999999999",
             "projects//locations/l/studies/1",
             "p/l/1",
             "projects/p/locations/l/studies/1/trials/2",

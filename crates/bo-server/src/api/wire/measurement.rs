@@ -61,7 +61,11 @@ pub fn measurement_from_wire(m: MeasurementW, spec: &StudySpec, path: &str, comp
             _ => {
                 return Err(SpaceError::new(
                     format!("{path}.elapsedDuration"),
-                    format!("{:?} is not a non-negative duration like \"12.5s\"", m.elapsed_duration),
+                    format!(
+                        "{} is not a non-negative duration like \"12.5s\" (at most {}s, 9 fractional digits)",
+                        super::shown(&m.elapsed_duration),
+                        super::MAX_DURATION_SECS
+                    ),
                 ));
             }
         }

@@ -243,17 +243,21 @@ pub fn format_duration(secs: f64) -> String {
     }
 }
 
-/// Parses a proto3 Duration (`"12.5s"`) into seconds.
+/// The largest proto3 Duration, in whole seconds (about 10,000 years): the proto's own range.
+pub const MAX_DURATION_SECS: i64 = 315_576_000_000;
+
+/// Parses a proto3 Duration (`"12.5s"`) into seconds: at most 9 fractional digits and within
+/// ±[`MAX_DURATION_SECS`], as the proto's JSON form allows.
 pub fn parse_duration(s: &str) -> Option<f64> {
     let number = s.strip_suffix('s')?;
     let unsigned = number.strip_prefix('-').unwrap_or(number);
     let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, "0"));
     let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
-    if !digits(whole) || !digits(fraction) {
+    if !digits(whole) || !digits(fraction) || fraction.len() > 9 || whole.len() > 12 {
         return None;
     }
     let secs: f64 = number.parse().ok()?;
-    secs.is_finite().then_some(secs)
+    (secs.is_finite() && secs.abs() <= MAX_DURATION_SECS as f64).then_some(secs)
 }
 
 /// Formats milliseconds since the epoch as RFC 3339 UTC with milliseconds.
@@ -271,6 +275,21 @@ pub fn shown(text: &str) -> String {
     }
 }
 
+/// A JSON value for a message: a string as [`shown`] quotes it (once), anything else as its
+/// JSON text, cut the same way.
+pub fn shown_value(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => shown(s),
+        other => {
+            let text = other.to_string();
+            match text.char_indices().nth(64) {
+                None => text,
+                Some((cut, _)) => format!("{}… ({} characters)", &text[..cut], text.chars().count()),
+            }
+        }
+    }
+}
+
 /// For `skip_serializing_if`: proto3 omits default values.
 pub fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
@@ -281,6 +300,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn values_are_quoted_once() {
+        assert_eq!(shown_value(&serde_json::json!("0.5s")), r#""0.5s""#);
+        assert_eq!(shown_value(&serde_json::json!(2.5)), "2.5");
+        assert_eq!(shown_value(&serde_json::json!([1, "a"])), r#"[1,"a"]"#);
+        assert!(shown_value(&serde_json::json!(vec![1; 1000])).ends_with("(2001 characters)"));
+    }
+
+    #[test]
     fn durations_follow_proto3() {
         assert_eq!(format_duration(3600.0), "3600s");
         assert_eq!(format_duration(1.5), "1.500s");
@@ -288,7 +315,9 @@ mod tests {
         assert_eq!(parse_duration("12.5s"), Some(12.5));
         assert_eq!(parse_duration("12.5"), None);
         assert_eq!(parse_duration("-2s"), Some(-2.0));
-        for bad in ["1e3s", "+1s", ".5s", "1.s", "s", "infs", "NaNs"] {
+        assert_eq!(parse_duration("315576000000s"), Some(315_576_000_000.0));
+        assert_eq!(parse_duration("0.123456789s"), Some(0.123_456_789));
+        for bad in ["1e3s", "+1s", ".5s", "1.s", "s", "infs", "NaNs", "315576000001s", "1000000000000000013.287555072s", "1.0000000001s"] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }
     }

@@ -23,7 +23,8 @@ pub struct SuggestTrialsRequestW {
     #[schema(min_length = 1, required = true)]
     pub client_id: String,
     /// None, or one per suggestion: each suggestion lies within its context (takes every value
-    /// the context fixes), in the contexts' order. Studies of one objective only.
+    /// the context fixes), in the contexts' order; within each, the study's own acquisition
+    /// (several objectives and safety metrics included) searches the rest of the space.
     #[schema(max_items = 100)]
     pub contexts: Vec<TrialContextW>,
     /// Ignored (Google's client may repeat the study's name).

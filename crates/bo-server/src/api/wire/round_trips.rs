@@ -161,6 +161,19 @@ fn every_stopping_rule_round_trips_and_the_convex_alias_is_read() {
     let mut zero = convex;
     zero["minMeasurementCount"] = json!("0");
     assert!(refused(with("convexAutomatedStoppingSpec", zero)).contains("minMeasurementCount"));
+    // Study stopping: rules that contradict each other, or that need one objective (this
+    // spec has two), are refused naming the field.
+    let stopping = |rules: Value| {
+        let mut spec = full_spec();
+        spec["studyStoppingConfig"] = rules;
+        spec
+    };
+    assert!(refused(stopping(json!({"minNumTrials": 9, "maxNumTrials": 5}))).contains("studyStoppingConfig.minNumTrials"));
+    assert!(refused(stopping(json!({"maxNumTrialsNoProgress": 5}))).contains("studyStoppingConfig.maxNumTrialsNoProgress"));
+    assert!(refused(stopping(json!({"maxDurationNoProgress": "60s"}))).contains("studyStoppingConfig.maxDurationNoProgress"));
+    let huge = refused(stopping(json!({"maximumRuntimeConstraint": {"maxDuration": "1000000000000000013.287555072s"}})));
+    assert!(huge.contains("maximumRuntimeConstraint.maxDuration") && huge.contains("at most 315576000000s"), "{huge}");
+    domain(stopping(json!({"minNumTrials": 5, "maxNumTrials": 5})));
 }
 
 fn assignment() -> Assignment {

@@ -348,7 +348,14 @@ impl StudyStoppingConfigW {
             }
             match super::parse_duration(text) {
                 Some(s) if s >= 0.0 => Ok(Some(s)),
-                _ => Err(SpaceError::new(format!("{path}.{field}"), format!("{} is not a duration like \"3600s\"", super::shown(text)))),
+                _ => Err(SpaceError::new(
+                    format!("{path}.{field}"),
+                    format!(
+                        "{} is not a non-negative duration like \"3600s\" (at most {}s, 9 fractional digits)",
+                        super::shown(text),
+                        super::MAX_DURATION_SECS
+                    ),
+                )),
             }
         };
         let constraint = |c: Option<StudyTimeConstraintW>, field: &str| -> Result<Option<TimeConstraint>, SpaceError> {
@@ -455,7 +462,7 @@ fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, Space
             format!("studySpec.algorithmConfig.{TRIAL_LEASE_KEY}"),
             format!(
                 "{} is not a lease: a duration such as \"600s\" (or a number of seconds) from 1 s to a year, or 0 for never",
-                super::shown(&raw.to_string())
+                super::shown_value(&raw)
             ),
         )),
     }
@@ -477,7 +484,7 @@ fn take_reproducible(config: &mut serde_json::Value) -> Result<Option<bool>, Spa
         serde_json::Value::Bool(b) => Ok(Some(b)),
         other => Err(SpaceError::new(
             format!("studySpec.algorithmConfig.{REPRODUCIBLE_KEY}"),
-            format!("{} is not a boolean: true or false", super::shown(&other.to_string())),
+            format!("{} is not a boolean: true or false", super::shown_value(&other)),
         )),
     }
 }
@@ -599,6 +606,11 @@ impl StudySpecW {
         } else {
             None
         };
+        let study_stopping = self.study_stopping_config.map(|c| c.into_domain("studySpec.studyStoppingConfig")).transpose()?;
+        if let Some(rules) = &study_stopping {
+            let objectives = metrics.iter().filter(|m| m.safety.is_none()).count();
+            rules.check(objectives).map_err(|(field, reason)| SpaceError::new(format!("studySpec.studyStoppingConfig.{field}"), reason))?;
+        }
         limits.check_text(&self.algorithm.0, Text::Token).map_err(|e| SpaceError::text("studySpec.algorithm", e))?;
         let algorithm = if self.algorithm.0.is_empty() { "ALGORITHM_UNSPECIFIED".to_owned() } else { self.algorithm.0 };
         Ok(StudySpec {
@@ -618,7 +630,7 @@ impl StudySpecW {
                 _ => MeasurementSelection::Last,
             },
             stopping,
-            study_stopping: self.study_stopping_config.map(|c| c.into_domain("studySpec.studyStoppingConfig")).transpose()?,
+            study_stopping,
             transfer,
         })
     }

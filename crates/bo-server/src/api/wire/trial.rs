@@ -175,12 +175,7 @@ fn parameters_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<
         let Some(value) = value else {
             return Err(SpaceError::new(
                 format!("{path}.value"),
-                format!(
-                    "{} is not a value of {} parameter {:?}",
-                    super::shown(&p.value.0.to_string()),
-                    spec.domain.type_name(),
-                    p.parameter_id
-                ),
+                format!("{} is not a value of {} parameter {:?}", super::shown_value(&p.value.0), spec.domain.type_name(), p.parameter_id),
             ));
         };
         if !spec.domain.contains(&value) {
