@@ -1,31 +1,45 @@
 // The studies of a location: state, algorithm, trials by state, best value, last activity; a
-// search over names. One bo extension call per page of 1,000 studies (`studies:overview`).
+// search over names. The overview (`studies:overview`, a summary of each study) is read a page
+// of 100 at a time, the table drawn after the first page and grown as the others arrive.
 
 import { call, locationPath } from "./api.js";
 import { ago, badge, el, num } from "./format.js";
 
+const PAGE = 100;
+
 export async function studiesPage(main, where) {
   const studies = [];
   let token = "";
-  do {
-    const page = await call("GET", `${locationPath(where.project, where.location)}/studies:overview?pageSize=1000${token ? `&pageToken=${token}` : ""}`);
+  let stopped = false;
+  const read = async () => {
+    const page = await call("GET", `${locationPath(where.project, where.location)}/studies:overview?pageSize=${PAGE}${token ? `&pageToken=${token}` : ""}`);
     studies.push(...(page.studies || []));
     token = page.nextPageToken || "";
-  } while (token);
+  };
+  await read();
 
   const search = el("input", { type: "search", placeholder: "search studies", "aria-label": "search studies" });
   const body = el("tbody");
   const count = el("span", { id: "studies-count" });
   const render = () => {
     const q = search.value.trim().toLowerCase();
-    const rows = studies.filter((s) => !q || s.study.displayName.toLowerCase().includes(q) || s.study.studySpec.algorithm?.toLowerCase().includes(q));
+    const rows = studies.filter((s) => !q || s.study.displayName.toLowerCase().includes(q) || s.study.algorithm?.toLowerCase().includes(q));
     body.replaceChildren(...rows.map(row));
-    // What the table shows: a search's matches out of the location's studies.
+    // What the table shows: a search's matches out of the location's studies (so far, while
+    // pages are still arriving).
     const place = `${where.project} / ${where.location}`;
-    count.textContent = q ? `${rows.length} of ${studies.length} studies in ${place} match` : `${studies.length} studies in ${place}`;
+    const more = token ? " (reading more…)" : "";
+    count.textContent = q ? `${rows.length} of ${studies.length} studies in ${place} match${more}` : `${studies.length} studies in ${place}${more}`;
   };
   search.addEventListener("input", render);
   render();
+  // The other pages, one after another, each drawn as it arrives.
+  (async () => {
+    while (token && !stopped) {
+      await read();
+      if (!stopped) render();
+    }
+  })().catch((e) => { count.textContent = `could not read every study: ${e.message}`; });
 
   main.replaceChildren(
     el("h1", {}, "Studies"),
@@ -37,20 +51,20 @@ export async function studiesPage(main, where) {
           body)
       : el("p", { class: "muted" }, "No studies here yet. Create one through the API, or choose another project and location above."),
   );
-  return () => {};
+  return () => { stopped = true; };
 }
 
 function row(s) {
   const number = s.study.name.split("/").pop();
   const counts = s.trialCounts;
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
-  const metric = s.study.studySpec.metrics.find((m) => !m.safetyConfig) || s.study.studySpec.metrics[0];
-  const more = s.study.studySpec.metrics.length > 1 ? ` (+${s.study.studySpec.metrics.length - 1})` : "";
+  const metric = s.study.metrics.find((m) => !m.safetyConfig) || s.study.metrics[0];
+  const more = s.study.metrics.length > 1 ? ` (+${s.study.metrics.length - 1})` : "";
   return el("tr", {},
     el("td", { class: "num" }, number),
     el("td", {}, el("a", { href: `#/studies/${number}` }, s.study.displayName)),
     el("td", {}, badge(s.study.state)),
-    el("td", {}, s.study.studySpec.algorithm || "ALGORITHM_UNSPECIFIED"),
+    el("td", {}, s.study.algorithm || "ALGORITHM_UNSPECIFIED"),
     el("td", {}, `${metric.metricId} ${metric.goal === "MINIMIZE" ? "↓" : "↑"}${more}`),
     el("td", { class: "num" }, total.toLocaleString("en")),
     el("td", { class: "counts" }, ...Object.entries(counts).filter(([, n]) => n > 0).map(([state, n]) => el("span", { title: state }, badge(state), " ", n.toLocaleString("en")))),

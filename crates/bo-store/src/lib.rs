@@ -39,7 +39,7 @@ pub use history::HistoryBucket;
 pub use models::StoredModel;
 pub use operations::{Operation, OperationKind};
 pub use overview::StudyOverview;
-pub use studies::{StudyRecord, StudyState};
+pub use studies::{StudyRecord, StudyState, StudySummary};
 pub use suggest::{Opened, SuggestOutcome, SuggestRequest, SuggestTx};
 pub use transfer::StudyDump;
 pub use trials::{Basis, NewTrial};

@@ -1,6 +1,8 @@
 //! The overview of a location's studies: each study with its trial counts by state, its best
 //! final objective and its last activity, aggregated in SQL (one query per page of studies) so
-//! a page of studies costs the same whatever their size. A plain read: no lock.
+//! a page of studies costs the same whatever their size. Each study is summarised
+//! ([`StudySummary`]): the page is bounded by its specs' stored bytes as a page of studies is,
+//! and answers small whatever the specs hold. A plain read: no lock.
 
 use std::collections::HashMap;
 
@@ -9,13 +11,13 @@ use sqlx::Row;
 
 use crate::Store;
 use crate::error::StoreError;
-use crate::studies::StudyRecord;
+use crate::studies::StudySummary;
 
 /// One study of the overview.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StudyOverview {
     /// The study.
-    pub study: StudyRecord,
+    pub study: StudySummary,
     /// Its trials by state, in [`TrialState::ALL`]'s order.
     pub counts: [i64; 5],
     /// The best final value of its objective (its first metric) among SUCCEEDED trials.
@@ -25,12 +27,20 @@ pub struct StudyOverview {
 }
 
 impl Store {
-    /// The studies of a location numbered above `after`, at most `limit`, each with its counts,
-    /// best value and last activity.
-    pub async fn study_overview(&self, project: &str, location: &str, after: i64, limit: i64) -> Result<Vec<StudyOverview>, StoreError> {
-        let studies = self.list_studies(project, location, after, limit).await?;
+    /// The studies of a location numbered above `after`, at most `limit` and within `max_bytes`
+    /// of stored specs (as [`Store::list_studies`] pages), each with its counts, best value and
+    /// last activity; whether the byte budget cut the page short.
+    pub async fn study_overview(
+        &self,
+        project: &str,
+        location: &str,
+        after: i64,
+        limit: i64,
+        max_bytes: usize,
+    ) -> Result<(Vec<StudyOverview>, bool), StoreError> {
+        let (studies, cut) = self.list_study_summaries(project, location, after, limit, max_bytes).await?;
         if studies.is_empty() {
-            return Ok(vec![]);
+            return Ok((vec![], cut));
         }
         let placeholders: Vec<String> = (0..studies.len()).map(|k| format!("${}", k + 1)).collect();
         let sql = format!(
@@ -51,7 +61,7 @@ impl Store {
             let study_id: i64 = row.try_get("study_id")?;
             let state: String = row.try_get("state")?;
             let state = TrialState::parse(&state).ok_or_else(|| StoreError::Internal(format!("unknown stored trial state {state:?}")))?;
-            let goal = studies.iter().find(|s| s.id == study_id).map_or(Goal::Maximize, |s| s.spec.objective().goal);
+            let goal = studies.iter().find(|s| s.id == study_id).and_then(StudySummary::objective).map_or(Goal::Maximize, |m| m.goal);
             let entry = by_study.entry(study_id).or_default();
             entry.0[TrialState::ALL.iter().position(|s| *s == state).unwrap_or(0)] = row.try_get("n")?;
             if state == TrialState::Succeeded {
@@ -62,12 +72,13 @@ impl Store {
             let ended: Option<i64> = row.try_get("ended")?;
             entry.2 = entry.2.max(seen).max(ended);
         }
-        Ok(studies
+        let overview = studies
             .into_iter()
             .map(|study| {
                 let (counts, best, last_activity_ms) = by_study.remove(&study.id).unwrap_or_default();
                 StudyOverview { study, counts, best, last_activity_ms }
             })
-            .collect())
+            .collect();
+        Ok((overview, cut))
     }
 }

@@ -1,6 +1,6 @@
 //! Studies: create (idempotent by display name), read, look up, list, delete, change state.
 
-use bo_core::StudySpec;
+use bo_core::{MetricSpec, StudySpec};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -81,20 +81,126 @@ pub(crate) async fn take_study_number(conn: &mut sqlx::AnyConnection, project: &
 }
 
 pub(crate) fn study_from_row(row: &AnyRow) -> Result<StudyRecord, StoreError> {
-    let spec: String = row.try_get("spec")?;
-    let state: String = row.try_get("state")?;
-    Ok(StudyRecord {
-        id: row.try_get("id")?,
-        number: row.try_get("number")?,
-        project: row.try_get("project")?,
-        location: row.try_get("location")?,
-        display_name: row.try_get("display_name")?,
-        spec: serde_json::from_str(&spec)?,
-        state: StudyState::parse(&state)?,
-        inactive_reason: row.try_get("inactive_reason")?,
-        create_time_ms: row.try_get("create_time_ms")?,
-        data_version: row.try_get("data_version")?,
-    })
+    RawStudy::from_row(row)?.decode()
+}
+
+/// A study row as read, its spec not yet parsed: a page of studies may hold megabytes of specs,
+/// which are parsed off the runtime.
+struct RawStudy {
+    id: i64,
+    number: i64,
+    project: String,
+    location: String,
+    display_name: String,
+    spec: String,
+    state: String,
+    inactive_reason: String,
+    create_time_ms: i64,
+    data_version: i64,
+}
+
+impl RawStudy {
+    fn from_row(row: &AnyRow) -> Result<RawStudy, StoreError> {
+        Ok(RawStudy {
+            id: row.try_get("id")?,
+            number: row.try_get("number")?,
+            project: row.try_get("project")?,
+            location: row.try_get("location")?,
+            display_name: row.try_get("display_name")?,
+            spec: row.try_get("spec")?,
+            state: row.try_get("state")?,
+            inactive_reason: row.try_get("inactive_reason")?,
+            create_time_ms: row.try_get("create_time_ms")?,
+            data_version: row.try_get("data_version")?,
+        })
+    }
+
+    fn decode(self) -> Result<StudyRecord, StoreError> {
+        Ok(StudyRecord {
+            id: self.id,
+            number: self.number,
+            project: self.project,
+            location: self.location,
+            display_name: self.display_name,
+            spec: serde_json::from_str(&self.spec)?,
+            state: StudyState::parse(&self.state)?,
+            inactive_reason: self.inactive_reason,
+            create_time_ms: self.create_time_ms,
+            data_version: self.data_version,
+        })
+    }
+
+    /// What an overview shows of the study: its spec read for its algorithm and metrics only.
+    fn summarize(self) -> Result<StudySummary, StoreError> {
+        /// The parts of a stored spec a summary reads; serde skips the rest (the search space).
+        #[derive(serde::Deserialize)]
+        struct Head {
+            metrics: Vec<MetricSpec>,
+            algorithm: String,
+        }
+        let head: Head = serde_json::from_str(&self.spec)?;
+        Ok(StudySummary {
+            id: self.id,
+            number: self.number,
+            project: self.project,
+            location: self.location,
+            display_name: self.display_name,
+            algorithm: head.algorithm,
+            metrics: head.metrics,
+            state: StudyState::parse(&self.state)?,
+            inactive_reason: self.inactive_reason,
+            create_time_ms: self.create_time_ms,
+        })
+    }
+}
+
+/// What a list of studies shows of each: everything of its record but the search space and the
+/// algorithm's settings, so a page of it is small whatever its studies' specs hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudySummary {
+    /// Its key in the database.
+    pub id: i64,
+    /// Its number within its project and location.
+    pub number: i64,
+    /// Its project.
+    pub project: String,
+    /// Its location.
+    pub location: String,
+    /// Its display name.
+    pub display_name: String,
+    /// Its algorithm.
+    pub algorithm: String,
+    /// Its metrics, in the spec's order.
+    pub metrics: Vec<MetricSpec>,
+    /// Its state.
+    pub state: StudyState,
+    /// Why it is not active, if it is not.
+    pub inactive_reason: String,
+    /// Creation time, milliseconds since the epoch.
+    pub create_time_ms: i64,
+}
+
+impl StudySummary {
+    /// Its objective: the first metric without a safety constraint (as [`StudySpec::objective`]).
+    pub fn objective(&self) -> Option<&MetricSpec> {
+        self.metrics.iter().find(|m| m.safety.is_none()).or(self.metrics.first())
+    }
+}
+
+/// Specs of a page up to this many bytes in all are parsed on the runtime; beyond it on a
+/// blocking thread.
+const DECODE_INLINE_BYTES: i64 = 64 << 10;
+
+/// Runs `work` (decoding `bytes` of stored text) where it belongs: inline when small, else on a
+/// blocking thread.
+pub(crate) async fn decode_off_runtime<T: Send + 'static>(
+    bytes: i64,
+    work: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    if bytes <= DECODE_INLINE_BYTES {
+        return work();
+    }
+    tokio::task::spawn_blocking(work).await.map_err(|e| StoreError::Internal(format!("decoding stored rows panicked: {e}")))?
 }
 
 impl Store {
@@ -115,8 +221,8 @@ impl Store {
             let mut tx = self.pool.begin().await?;
             let number = take_study_number(&mut tx, project, location).await?;
             let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms, number, objective_metric, safety_metrics) \
-                 VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $8) RETURNING {STUDY_COLUMNS}"
+                "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms, number, objective_metric, safety_metrics, \
+                 spec_bytes) VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $8, $9) RETURNING {STUDY_COLUMNS}"
             )))
             .bind(project)
             .bind(location)
@@ -126,6 +232,7 @@ impl Store {
             .bind(number)
             .bind(&spec.objective().id)
             .bind(crate::trials::Apart::safety_json(spec)?)
+            .bind(spec_json.len() as i64)
             .fetch_one(&mut *tx)
             .await;
             match inserted {
@@ -188,18 +295,82 @@ impl Store {
         row.as_ref().map(study_from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))
     }
 
-    /// Up to `limit` studies numbered above `after`, in number order.
-    pub async fn list_studies(&self, project: &str, location: &str, after: i64, limit: i64) -> Result<Vec<StudyRecord>, StoreError> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {STUDY_COLUMNS} FROM studies WHERE project = $1 AND location = $2 AND number > $3 ORDER BY number LIMIT $4"
-        )))
+    /// Up to `limit` studies numbered above `after`, in number order, whole — fewer when their
+    /// stored specs pass `max_bytes`: the first always, then each that keeps the page within the
+    /// budget. The sizes are read before any spec, so a page never costs more than its budget;
+    /// the flag says whether the budget cut the page short (more studies follow).
+    pub async fn list_studies(
+        &self,
+        project: &str,
+        location: &str,
+        after: i64,
+        limit: i64,
+        max_bytes: usize,
+    ) -> Result<(Vec<StudyRecord>, bool), StoreError> {
+        let (raw, bytes, cut) = self.study_page(project, location, after, limit, max_bytes).await?;
+        let studies = decode_off_runtime(bytes, move || raw.into_iter().map(RawStudy::decode).collect()).await?;
+        Ok((studies, cut))
+    }
+
+    /// As [`Store::list_studies`], each study summarised ([`StudySummary`]).
+    pub async fn list_study_summaries(
+        &self,
+        project: &str,
+        location: &str,
+        after: i64,
+        limit: i64,
+        max_bytes: usize,
+    ) -> Result<(Vec<StudySummary>, bool), StoreError> {
+        let (raw, bytes, cut) = self.study_page(project, location, after, limit, max_bytes).await?;
+        let studies = decode_off_runtime(bytes, move || raw.into_iter().map(RawStudy::summarize).collect()).await?;
+        Ok((studies, cut))
+    }
+
+    /// The rows of a page of studies (see [`Store::list_studies`]), the bytes of their specs and
+    /// whether the budget cut the page. Numbers are taken in the transaction that writes the
+    /// study (one writer of a location at a time), so no study numbered at most the page's last
+    /// can appear between the two reads.
+    async fn study_page(
+        &self,
+        project: &str,
+        location: &str,
+        after: i64,
+        limit: i64,
+        max_bytes: usize,
+    ) -> Result<(Vec<RawStudy>, i64, bool), StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let sizes = sqlx::query(
+            "SELECT number, spec_bytes FROM studies WHERE project = $1 AND location = $2 AND number > $3 ORDER BY number LIMIT $4",
+        )
         .bind(project)
         .bind(location)
         .bind(after)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *conn)
         .await?;
-        rows.iter().map(study_from_row).collect()
+        let budget = i64::try_from(max_bytes).unwrap_or(i64::MAX);
+        let (mut total, mut last, mut kept) = (0i64, None, 0usize);
+        for row in &sizes {
+            let bytes: i64 = row.try_get("spec_bytes")?;
+            if last.is_some() && total.saturating_add(bytes) > budget {
+                break;
+            }
+            total = total.saturating_add(bytes);
+            last = Some(row.try_get::<i64, _>("number")?);
+            kept += 1;
+        }
+        let Some(last) = last else { return Ok((vec![], 0, false)) };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {STUDY_COLUMNS} FROM studies WHERE project = $1 AND location = $2 AND number > $3 AND number <= $4 ORDER BY number"
+        )))
+        .bind(project)
+        .bind(location)
+        .bind(after)
+        .bind(last)
+        .fetch_all(&mut *conn)
+        .await?;
+        let raw = rows.iter().map(RawStudy::from_row).collect::<Result<Vec<_>, _>>()?;
+        Ok((raw, total, kept < sizes.len()))
     }
 
     /// The projects and locations that hold studies, with how many, in name order, at most

@@ -68,19 +68,20 @@ impl Store {
     ) -> Result<StudyRecord, StoreError> {
         let spec = &dump.study.spec;
         let apart = crate::trials::Apart::of(spec);
+        let spec_json = serde_json::to_string(spec)?;
         let next_trial_id = dump.trials.iter().map(|t| t.id + 1).max().unwrap_or(1).max(dump.next_trial_id);
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let number = crate::studies::take_study_number(&mut tx, project, location).await?;
         let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
-             next_trial_id, data_version, safety_metrics) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING {}",
+             next_trial_id, data_version, safety_metrics, spec_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING {}",
             crate::studies::STUDY_COLUMNS
         )))
         .bind(project)
         .bind(location)
         .bind(display_name)
-        .bind(serde_json::to_string(spec)?)
+        .bind(&spec_json)
         .bind(dump.study.state.as_str())
         .bind(&dump.study.inactive_reason)
         .bind(dump.study.create_time_ms)
@@ -89,6 +90,7 @@ impl Store {
         .bind(next_trial_id)
         .bind(dump.study.data_version)
         .bind(crate::trials::Apart::safety_json(spec)?)
+        .bind(spec_json.len() as i64)
         .fetch_one(&mut *tx)
         .await;
         let row = match inserted {

@@ -43,20 +43,55 @@ pub struct NewTrial {
 pub(crate) const TRIAL_COLUMNS: &str = "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms";
 
 pub(crate) fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
-    let state: String = row.try_get("state")?;
-    let parameters: String = row.try_get("parameters")?;
-    let final_measurement: Option<String> = row.try_get("final_measurement")?;
-    Ok(Trial {
-        id: row.try_get("id")?,
-        state: TrialState::parse(&state).ok_or_else(|| StoreError::Internal(format!("unknown stored trial state {state:?}")))?,
-        assignment: serde_json::from_str(&parameters)?,
-        measurements: Vec::new(),
-        final_measurement: final_measurement.as_deref().map(serde_json::from_str).transpose()?,
-        client_id: row.try_get("client_id")?,
-        infeasible_reason: row.try_get("infeasible_reason")?,
-        start_time_ms: row.try_get("start_time_ms")?,
-        end_time_ms: row.try_get("end_time_ms")?,
-    })
+    RawTrial::from_row(row)?.decode()
+}
+
+/// A trial row as read, its JSON not yet parsed (a page of trials may hold tens of megabytes,
+/// parsed off the runtime).
+struct RawTrial {
+    id: i64,
+    state: String,
+    parameters: String,
+    final_measurement: Option<String>,
+    client_id: String,
+    infeasible_reason: String,
+    start_time_ms: i64,
+    end_time_ms: Option<i64>,
+}
+
+impl RawTrial {
+    fn from_row(row: &AnyRow) -> Result<RawTrial, StoreError> {
+        Ok(RawTrial {
+            id: row.try_get("id")?,
+            state: row.try_get("state")?,
+            parameters: row.try_get("parameters")?,
+            final_measurement: row.try_get("final_measurement")?,
+            client_id: row.try_get("client_id")?,
+            infeasible_reason: row.try_get("infeasible_reason")?,
+            start_time_ms: row.try_get("start_time_ms")?,
+            end_time_ms: row.try_get("end_time_ms")?,
+        })
+    }
+
+    /// Bytes of JSON to parse.
+    fn json_bytes(&self) -> usize {
+        self.parameters.len() + self.final_measurement.as_ref().map_or(0, String::len)
+    }
+
+    fn decode(self) -> Result<Trial, StoreError> {
+        let state = self.state;
+        Ok(Trial {
+            id: self.id,
+            state: TrialState::parse(&state).ok_or_else(|| StoreError::Internal(format!("unknown stored trial state {state:?}")))?,
+            assignment: serde_json::from_str(&self.parameters)?,
+            measurements: Vec::new(),
+            final_measurement: self.final_measurement.as_deref().map(serde_json::from_str).transpose()?,
+            client_id: self.client_id,
+            infeasible_reason: self.infeasible_reason,
+            start_time_ms: self.start_time_ms,
+            end_time_ms: self.end_time_ms,
+        })
+    }
 }
 
 /// Which parts of a trial to load.
@@ -86,35 +121,39 @@ pub(crate) async fn load_trials(
     .bind(limit)
     .fetch_all(&mut *conn)
     .await?;
-    let mut trials: Vec<Trial> = rows.iter().map(trial_from_row).collect::<Result<_, _>>()?;
-    if load == Load::NoMeasurements {
-        return Ok(trials);
+    let raw: Vec<RawTrial> = rows.iter().map(RawTrial::from_row).collect::<Result<_, _>>()?;
+    drop(rows);
+    let (first, last) = (raw.first().map(|t| t.id), raw.last().map(|t| t.id));
+    let mut measured: Vec<(i64, i64, f64, String)> = Vec::new();
+    if let (Load::Full, Some(first), Some(last)) = (load, first, last) {
+        let rows = sqlx::query(
+            "SELECT trial_id, step_count, elapsed_secs, metrics FROM measurements \
+             WHERE study_id = $1 AND trial_id >= $2 AND trial_id <= $3 ORDER BY trial_id, seq",
+        )
+        .bind(study_id)
+        .bind(first)
+        .bind(last)
+        .fetch_all(&mut *conn)
+        .await?;
+        for row in rows {
+            measured.push((row.try_get("trial_id")?, row.try_get("step_count")?, row.try_get("elapsed_secs")?, row.try_get("metrics")?));
+        }
     }
-    let (Some(first), Some(last)) = (trials.first().map(|t| t.id), trials.last().map(|t| t.id)) else {
-        return Ok(trials);
-    };
-    let rows = sqlx::query(
-        "SELECT trial_id, step_count, elapsed_secs, metrics FROM measurements \
-         WHERE study_id = $1 AND trial_id >= $2 AND trial_id <= $3 ORDER BY trial_id, seq",
-    )
-    .bind(study_id)
-    .bind(first)
-    .bind(last)
-    .fetch_all(&mut *conn)
-    .await?;
-    let mut by_trial: BTreeMap<i64, Vec<Measurement>> = BTreeMap::new();
-    for row in rows {
-        let metrics: String = row.try_get("metrics")?;
-        by_trial.entry(row.try_get("trial_id")?).or_default().push(Measurement {
-            step_count: row.try_get("step_count")?,
-            elapsed_secs: row.try_get("elapsed_secs")?,
-            metrics: serde_json::from_str(&metrics)?,
-        });
-    }
-    for t in &mut trials {
-        t.measurements = by_trial.remove(&t.id).unwrap_or_default();
-    }
-    Ok(trials)
+    // Parsing a page of trials (up to tens of megabytes of JSON) is CPU work: off the runtime
+    // unless it is small.
+    let bytes = raw.iter().map(RawTrial::json_bytes).chain(measured.iter().map(|m| m.3.len())).sum::<usize>();
+    crate::studies::decode_off_runtime(i64::try_from(bytes).unwrap_or(i64::MAX), move || {
+        let mut trials: Vec<Trial> = raw.into_iter().map(RawTrial::decode).collect::<Result<_, _>>()?;
+        let mut by_trial: BTreeMap<i64, Vec<Measurement>> = BTreeMap::new();
+        for (trial_id, step_count, elapsed_secs, metrics) in measured {
+            by_trial.entry(trial_id).or_default().push(Measurement { step_count, elapsed_secs, metrics: serde_json::from_str(&metrics)? });
+        }
+        for t in &mut trials {
+            t.measurements = by_trial.remove(&t.id).unwrap_or_default();
+        }
+        Ok(trials)
+    })
+    .await
 }
 
 /// What locking a study reads of it.

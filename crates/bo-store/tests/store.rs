@@ -534,6 +534,39 @@ async fn pages_are_bounded_by_size() {
     }
 }
 
+/// A page of studies, whole or summarised, stops early when their specs' stored size passes the
+/// budget (read before any spec), always holding one; a summary carries the algorithm and
+/// metrics without the space.
+#[tokio::test]
+async fn study_pages_are_bounded_by_size() {
+    for store in stores("study_page_budget").await {
+        let mut specs = Vec::new();
+        for k in 0..4 {
+            let mut spec = spec();
+            spec.algorithm = if k == 2 { "GP_BANDIT".into() } else { "RANDOM_SEARCH".into() };
+            spec.metrics.push(MetricSpec::objective(&format!("m{k}"), Goal::Minimize));
+            store.create_study("p", "l", &format!("s{k}"), &spec, 1).await.unwrap();
+            specs.push(spec);
+        }
+        let bytes = serde_json::to_string(&specs[0]).unwrap().len();
+        let (one, cut) = store.list_studies("p", "l", 0, 10, 1).await.unwrap();
+        assert!(one.len() == 1 && cut, "one study whatever the budget, and more follow");
+        let (two, cut) = store.list_studies("p", "l", 0, 10, 2 * bytes + 2).await.unwrap();
+        assert_eq!((two.len(), cut), (2, true));
+        assert_eq!(two[1].spec, specs[1], "whole");
+        let (all, cut) = store.list_studies("p", "l", 0, 10, 1 << 20).await.unwrap();
+        assert_eq!((all.len(), cut), (4, false));
+        let (rest, cut) = store.list_studies("p", "l", two[1].number, 10, 1).await.unwrap();
+        assert_eq!((rest.len(), cut, rest[0].display_name.as_str()), (1, true, "s2"));
+        let (overview, cut) = store.study_overview("p", "l", 0, 10, 3 * bytes + 3).await.unwrap();
+        assert_eq!((overview.len(), cut), (3, true));
+        let s2 = &overview[2].study;
+        assert_eq!((s2.display_name.as_str(), s2.algorithm.as_str()), ("s2", "GP_BANDIT"));
+        assert_eq!(s2.metrics, specs[2].metrics);
+        assert_eq!(s2.objective().map(|m| m.id.as_str()), Some("acc"));
+    }
+}
+
 /// A database made by the previous release (migrations up to 0005, with studies, measurements
 /// and operations in it) is brought up to date in place: every study numbered as its id was,
 /// operations likewise, each measurement's objective filled in from its metrics.
@@ -596,7 +629,7 @@ async fn an_older_database_migrates_with_its_data() {
         let study = store.get_study("p", "l", 3).await.unwrap();
         assert_eq!((study.id, study.number), (3, 3), "{dialect}");
         assert_eq!(store.get_operation(3, 11).await.unwrap().id, 11, "{dialect}");
-        let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+        let overview = store.study_overview("p", "l", 0, 10, usize::MAX).await.unwrap().0;
         assert_eq!((overview[0].counts, overview[0].best), ([0, 1, 0, 1, 0], Some(0.75)), "{dialect}: the final objective was filled in");
         assert_eq!(store.running_averages(3, 99, 10.0, false).await.unwrap().len(), 0, "{dialect}: trial 1 is not SUCCEEDED");
         store.complete_trial(3, 1, &spec(), Completion::Measured(Measurement::default()), 2).await.unwrap();
@@ -604,6 +637,11 @@ async fn an_older_database_migrates_with_its_data() {
         // New studies and operations number on from the old ids, never reusing one.
         let (next, _) = store.create_study("p", "l", "new", &spec(), 5).await.unwrap();
         assert!(next.number > 7, "{dialect}: {}", next.number);
+        // The old study's spec size was filled in: a budget of the new one's size holds the
+        // old one alone (with its size at 0 it would hold both).
+        let new_bytes = serde_json::to_string(&spec()).unwrap().len();
+        let (first, cut) = store.list_studies("p", "l", 0, 10, new_bytes).await.unwrap();
+        assert_eq!((first.len(), cut), (1, true), "{dialect}");
         let mut counter = 0;
         let outcome = done(suggest(&store, request(3, "w", 1, 6), new_points(&mut counter)).await.unwrap());
         assert!(outcome.operation_id > 11, "{dialect}");
@@ -764,12 +802,12 @@ async fn the_overview_counts_trials_and_finds_the_best() {
             };
             store.create_trial(study.id, waiting, 50).await.unwrap();
         }
-        let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+        let overview = store.study_overview("p", "l", 0, 10, usize::MAX).await.unwrap().0;
         assert_eq!(overview.iter().map(|o| o.study.display_name.as_str()).collect::<Vec<_>>(), ["max", "min", "empty"]);
         assert_eq!((overview[0].counts, overview[0].best, overview[0].last_activity_ms), ([1, 0, 0, 3, 0], Some(0.9), Some(103)));
         assert_eq!(overview[1].best, Some(0.2));
         assert_eq!((overview[2].counts, overview[2].best, overview[2].last_activity_ms), ([0; 5], None, None));
-        assert_eq!(store.study_overview("p", "l", overview[1].study.number, 10).await.unwrap().len(), 1, "paged by number");
+        assert_eq!(store.study_overview("p", "l", overview[1].study.number, 10, usize::MAX).await.unwrap().0.len(), 1, "paged by number");
     }
 }
 
@@ -889,7 +927,7 @@ async fn nulls_then_values_on_one_connection() {
         store.add_measurement(study.id, 1, m.clone(), &Limits::default(), 11).await.unwrap();
         store.complete_trial(study.id, 1, &spec(), Completion::Measured(m.clone()), 12).await.unwrap();
         store.add_measurement(study.id, 3, m.clone(), &Limits::default(), 13).await.unwrap();
-        let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+        let overview = store.study_overview("p", "l", 0, 10, usize::MAX).await.unwrap().0;
         assert_eq!(overview[0].best, Some(0.5), "{url}");
     }
 }
@@ -954,7 +992,7 @@ async fn unsafe_trials_are_never_the_best() {
         };
         store.create_trial(study.id, running, 20).await.unwrap();
         store.complete_trial(study.id, 4, &safe_spec, Completion::Measured(m(0.95, 3.0)), 21).await.unwrap();
-        let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+        let overview = store.study_overview("p", "l", 0, 10, usize::MAX).await.unwrap().0;
         assert_eq!(overview[0].best, Some(0.7), "the best safe accuracy");
         let (_, buckets) = store.history(study.id, 1).await.unwrap();
         assert_eq!((buckets[0].max, buckets[0].safe_max, buckets[0].unsafe_trials), (Some(0.95), Some(0.7), 2));
@@ -1029,7 +1067,7 @@ async fn a_study_moves_between_databases_whole() {
         Err(StoreError::AlreadyExists(m)) => assert!(m.contains("moving"), "{m}"),
         other => panic!("expected AlreadyExists, got {other:?}"),
     }
-    assert_eq!(source.list_studies("p", "l", 0, 100).await.unwrap().len(), 1);
+    assert_eq!(source.list_studies("p", "l", 0, 100, usize::MAX).await.unwrap().0.len(), 1);
     let back = source.restore_study("p", "l", "moving-back", &again).await.unwrap();
     assert_eq!(source.dump_study(back.id).await.unwrap().trials, again.trials);
 }

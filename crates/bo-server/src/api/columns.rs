@@ -4,12 +4,13 @@
 //! few thousand buckets. Plain reads of the store: no lock, no designer.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, header};
+#[cfg(test)]
+use axum::http::HeaderValue;
+use axum::response::Response;
 use bo_store::Cursor;
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -68,27 +69,7 @@ pub async fn trial_columns(
     // Columns of up to 100,000 trials, as JSON, gzipped when the client takes it (a tenth of
     // the bytes): tens of milliseconds per 100,000, off the runtime.
     let spec = study.spec.clone();
-    let gzip = accepts_gzip(&headers);
-    let body = tokio::task::spawn_blocking(move || -> Result<Vec<u8>, std::io::Error> {
-        let json = serde_json::to_vec(&TrialColumnsW::new(head, &changes.trials, changes.stopped_ms, &spec))?;
-        if !gzip {
-            return Ok(json);
-        }
-        let mut encoder = flate2::write::GzEncoder::new(Vec::with_capacity(json.len() / 4), flate2::Compression::fast());
-        encoder.write_all(&json)?;
-        encoder.finish()
-    })
-    .await
-    .map_err(|e| ApiError::new(super::error::Code::Internal, format!("building columns panicked: {e}")))?
-    .map_err(|e| ApiError::new(super::error::Code::Internal, format!("building columns failed: {e}")))?;
-    let mut response = body.into_response();
-    let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-    if gzip {
-        h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-    }
-    Ok(response)
+    super::offload::json_negotiated(&headers, move || TrialColumnsW::new(head, &changes.trials, changes.stopped_ms, &spec)).await
 }
 
 /// Whether the request's `Accept-Encoding` takes gzip (RFC 9110, 12.5.3): `gzip`, `x-gzip` or

@@ -11,6 +11,7 @@ pub mod extract;
 pub mod health;
 pub mod metrics;
 pub mod model;
+pub mod offload;
 pub mod operations;
 pub mod page;
 pub mod request_id;

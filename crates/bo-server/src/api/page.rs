@@ -83,6 +83,15 @@ impl Page {
         format!("{TOKEN_PREFIX}{id}")
     }
 
+    /// As [`Page::next_token`], for a page the store may have cut short by its byte budget
+    /// (`cut`): then the next page starts after its last item.
+    pub fn next_token_or_cut<T>(&self, items: &mut Vec<T>, cut: bool, id: impl Fn(&T) -> i64) -> String {
+        match items.last() {
+            Some(last) if cut => self.token_after(id(last)),
+            _ => self.next_token(items, id),
+        }
+    }
+
     /// Given up to `size + 1` items, keeps `size` and returns the token for the rest ("" when
     /// this is the last page).
     pub fn next_token<T>(&self, items: &mut Vec<T>, id: impl Fn(&T) -> i64) -> String {

@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 
 use axum::extract::{Path, Query, State};
+use axum::response::Response;
 use axum::{Extension, Json};
-use bo_store::{StoreError, StudyRecord, StudyState};
+use bo_store::{StoreError, StudyRecord, StudyState, StudySummary};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -18,8 +19,10 @@ use super::state::AppState;
 use super::wire::format_time;
 use super::wire::request::{
     ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW, StudyOverviewW,
+    StudySummaryW,
 };
-use super::wire::study::{StudySpecW, StudyStateW, StudyW};
+use super::offload;
+use super::wire::study::{MetricSpecW, StudySpecW, StudyStateW, StudyW};
 use crate::engine;
 
 /// The parent of studies: `projects/{project}/locations/{location}`.
@@ -130,22 +133,32 @@ pub async fn get_study(State(state): State<AppState>, Path(path): Path<StudyPath
     Ok(Json(study_to_wire(&study)))
 }
 
+/// The most stored bytes of specs one page of ListStudies holds: a page stops early, with a
+/// `nextPageToken`, rather than pass it (it always holds one study).
+pub const STUDY_PAGE_BYTES: usize = 4 << 20;
+/// The most stored bytes of specs one page of the overview reads (it answers a summary of
+/// each, a few hundred bytes); beyond it the page stops early, as ListStudies does.
+pub const OVERVIEW_PAGE_BYTES: usize = 16 << 20;
+
 /// ListStudies — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/list>.
+/// A page stops early, with a `nextPageToken`, once its studies' specs pass 4 MiB as stored.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies", tag = "studies",
     params(LocationPath, PageParams), responses((status = 200, description = "success", body = ListStudiesResponseW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW)))]
 pub async fn list_studies(
     State(state): State<AppState>,
     Path(path): Path<LocationPath>,
     Query(query): Query<BTreeMap<String, String>>,
-) -> Result<Json<ListStudiesResponseW>, ApiError> {
+) -> Result<Response, ApiError> {
     let page = Page::from_query(&query)?;
-    let mut studies = state.store.list_studies(&path.project, &path.location, page.after_id, page.size + 1).await?;
-    let next_page_token = page.next_token(&mut studies, |s| s.number);
-    Ok(Json(ListStudiesResponseW { studies: studies.iter().map(study_to_wire).collect(), next_page_token }))
+    let (mut studies, cut) = state.store.list_studies(&path.project, &path.location, page.after_id, page.size + 1, STUDY_PAGE_BYTES).await?;
+    let next_page_token = page.next_token_or_cut(&mut studies, cut, |s| s.number);
+    // Up to 4 MiB of specs to write out: off the runtime.
+    offload::json(move || ListStudiesResponseW { studies: studies.iter().map(study_to_wire).collect(), next_page_token }).await
 }
 
-/// The studies of a location with their trial counts by state, best value and last activity,
-/// for an overview page (bo extension); paged like ListStudies.
+/// The studies of a location, each summarised (name, state, algorithm, metrics) with its trial
+/// counts by state, best value and last activity, for an overview page (bo extension); paged
+/// like ListStudies.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies:overview", tag = "studies",
     params(LocationPath, PageParams), responses((status = 200, description = "success", body = ListStudyOverviewResponseW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW)))]
 pub async fn study_overview(
@@ -154,18 +167,32 @@ pub async fn study_overview(
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Result<Json<ListStudyOverviewResponseW>, ApiError> {
     let page = Page::from_query(&query)?;
-    let mut studies = state.store.study_overview(&path.project, &path.location, page.after_id, page.size + 1).await?;
-    let next_page_token = page.next_token(&mut studies, |o| o.study.number);
+    let (mut studies, cut) =
+        state.store.study_overview(&path.project, &path.location, page.after_id, page.size + 1, OVERVIEW_PAGE_BYTES).await?;
+    let next_page_token = page.next_token_or_cut(&mut studies, cut, |o| o.study.number);
     let studies = studies
         .iter()
         .map(|o| StudyOverviewW {
-            study: study_to_wire(&o.study),
+            study: summary_to_wire(&o.study),
             trial_counts: TrialState::ALL.iter().zip(o.counts).map(|(s, n)| (s.as_str().to_owned(), n)).collect(),
             best_value: o.best,
             last_activity_time: o.last_activity_ms.map(format_time).unwrap_or_default(),
         })
         .collect();
     Ok(Json(ListStudyOverviewResponseW { studies, next_page_token }))
+}
+
+/// The wire form of a study's summary.
+fn summary_to_wire(s: &StudySummary) -> StudySummaryW {
+    StudySummaryW {
+        name: format!("projects/{}/locations/{}/studies/{}", s.project, s.location, s.number),
+        display_name: s.display_name.clone(),
+        state: state_to_wire(s.state),
+        algorithm: s.algorithm.clone(),
+        metrics: s.metrics.iter().map(MetricSpecW::from_domain).collect(),
+        create_time: format_time(s.create_time_ms),
+        inactive_reason: s.inactive_reason.clone(),
+    }
 }
 
 /// The most locations `GET /v1/locations` lists.

@@ -210,7 +210,7 @@ pub async fn list_trials(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
     Query(query): Query<BTreeMap<String, String>>,
-) -> Result<Json<ListTrialsResponseW>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     // Without a page size, every trial (as Vertex answers, and as Google's high-level SDK, which
     // reads one page, expects), within bounds.
     let page = Page::from_query_or(&query, UNSIZED_TRIALS)?;
@@ -218,11 +218,10 @@ pub async fn list_trials(
     let budget = if page.sized { PAGE_BYTES } else { UNSIZED_BYTES };
     let (mut trials, cut) = state.store.list_trials(study.id, page.after_id, page.size + 1, budget).await?;
     // A page cut short by its size budget goes on after its last trial.
-    let next_page_token = match trials.last() {
-        Some(last) if cut => page.token_after(last.id),
-        _ => page.next_token(&mut trials, |t| t.id),
-    };
-    Ok(Json(ListTrialsResponseW { trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect(), next_page_token }))
+    let next_page_token = page.next_token_or_cut(&mut trials, cut, |t| t.id);
+    // Up to 32 MiB of trials to write out: off the runtime.
+    super::offload::json(move || ListTrialsResponseW { trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect(), next_page_token })
+        .await
 }
 
 /// DeleteTrial — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/delete>.

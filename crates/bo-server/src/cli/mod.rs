@@ -228,22 +228,22 @@ async fn studies(store: &Store, project: Option<&str>, location: Option<&str>) -
         }
         let mut after = 0;
         loop {
-            let page = store.study_overview(&p, &l, after, 500).await?;
+            let (page, cut) = store.study_overview(&p, &l, after, 500, crate::api::studies::OVERVIEW_PAGE_BYTES).await?;
             for s in &page {
                 let total: i64 = s.counts.iter().sum();
                 let succeeded = s.counts[bo_core::TrialState::ALL.iter().position(|x| *x == bo_core::TrialState::Succeeded).unwrap_or(3)];
                 let best = s.best.map(|b| format!("{b}")).unwrap_or_else(|| "-".into());
-                let algorithm = &s.study.spec.algorithm;
+                let algorithm = &s.study.algorithm;
                 writeln!(
                     out,
                     "{}\t{}\t{}\t{algorithm}\t{succeeded}/{total}\t{best}",
-                    study_name(&s.study),
+                    format!("projects/{}/locations/{}/studies/{}", s.study.project, s.study.location, s.study.number),
                     s.study.display_name,
                     s.study.state.as_str()
                 )?;
             }
             match page.last() {
-                Some(last) if page.len() == 500 => after = last.study.number,
+                Some(last) if cut || page.len() == 500 => after = last.study.number,
                 _ => break,
             }
         }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::measurement::MeasurementW;
-use super::study::StudyW;
+use super::study::{MetricSpecW, StudyStateW, StudyW};
 use super::trial::TrialW;
 
 /// `SuggestTrialsRequest`.
@@ -139,13 +139,37 @@ pub struct ListOptimalTrialsResponseW {
     pub optimal_trials: Vec<TrialW>,
 }
 
+/// What the overview shows of a study (bo extension): the study without its search space and
+/// algorithm settings, so a page of them is small whatever the specs hold (GetStudy reads the
+/// whole study).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = StudySummary)]
+pub struct StudySummaryW {
+    /// `projects/{project}/locations/{location}/studies/{study}`.
+    pub name: String,
+    /// Its display name.
+    pub display_name: String,
+    /// Its state.
+    pub state: StudyStateW,
+    /// Its algorithm (`ALGORITHM_UNSPECIFIED`: AUTO).
+    pub algorithm: String,
+    /// Its metrics, as in its spec.
+    pub metrics: Vec<MetricSpecW>,
+    /// When it was created.
+    pub create_time: String,
+    /// Why it is not active, if it is not.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub inactive_reason: String,
+}
+
 /// One study of the overview (bo extension).
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = StudyOverview)]
 pub struct StudyOverviewW {
-    /// The study.
-    pub study: StudyW,
+    /// The study, summarised.
+    pub study: StudySummaryW,
     /// Its trials by state (every state named, zeros included).
     pub trial_counts: BTreeMap<String, i64>,
     /// The best final value of its first metric among SUCCEEDED trials; absent with none.

@@ -417,6 +417,23 @@ pub struct MetricSpecW {
     pub safety_config: Option<SafetyConfigW>,
 }
 
+impl MetricSpecW {
+    /// The wire form of a domain metric.
+    pub fn from_domain(m: &MetricSpec) -> MetricSpecW {
+        MetricSpecW {
+            metric_id: m.id.clone(),
+            goal: match m.goal {
+                Goal::Maximize => GoalTypeW::MAXIMIZE,
+                Goal::Minimize => GoalTypeW::MINIMIZE,
+            },
+            safety_config: m.safety.map(|s| SafetyConfigW {
+                safety_threshold: Some(s.threshold),
+                desired_min_safe_trials_fraction: (s.desired_min_safe_fraction > 0.0).then_some(s.desired_min_safe_fraction),
+            }),
+        }
+    }
+}
+
 /// `StudySpec.MetricSpec.SafetyMetricConfig`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[schema(as = SafetyMetricConfig)]
@@ -638,21 +655,7 @@ impl StudySpecW {
     /// The wire form of a domain spec.
     pub fn from_domain(spec: &StudySpec) -> StudySpecW {
         StudySpecW {
-            metrics: spec
-                .metrics
-                .iter()
-                .map(|m| MetricSpecW {
-                    metric_id: m.id.clone(),
-                    goal: match m.goal {
-                        Goal::Maximize => GoalTypeW::MAXIMIZE,
-                        Goal::Minimize => GoalTypeW::MINIMIZE,
-                    },
-                    safety_config: m.safety.map(|s| SafetyConfigW {
-                        safety_threshold: Some(s.threshold),
-                        desired_min_safe_trials_fraction: (s.desired_min_safe_fraction > 0.0).then_some(s.desired_min_safe_fraction),
-                    }),
-                })
-                .collect(),
+            metrics: spec.metrics.iter().map(MetricSpecW::from_domain).collect(),
             parameters: spec.space.roots().iter().map(param_to_wire).collect(),
             algorithm: AlgorithmW(spec.algorithm.clone()),
             algorithm_config: config_with_service_keys(spec),
