@@ -54,5 +54,13 @@ export function curvesChart(container, answer) {
     series,
     hooks: { draw: [() => { container.dataset.drawn = "true"; }] },
   };
-  return new uPlot(opts, data, container);
+  const chart = new uPlot(opts, data, container);
+  // A read is bounded by its points: say how many older curves it left out.
+  if (answer.omitted) {
+    container.append(Object.assign(document.createElement("p"), {
+      className: "muted",
+      textContent: `${answer.omitted} older curve${answer.omitted === 1 ? "" : "s"} not shown (the read holds at most 100,000 points).`,
+    }));
+  }
+  return chart;
 }

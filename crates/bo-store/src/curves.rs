@@ -1,15 +1,17 @@
 //! Learning curves: the intermediate measurements of a study's trials, for a view that draws
-//! them — the running trials first, then the most recent others, at most a given number — and,
-//! thinned in SQL, for the curve-based early-stopping rules. Plain reads: no lock.
+//! them — the running trials first, then the most recent others, at most a given number and
+//! within a budget of points counted before they are read, one metric's values taken out by the
+//! database — and, thinned in SQL, for the curve-based early-stopping rules. Plain reads: no
+//! lock.
 
 use std::collections::BTreeMap;
 
+use bo_core::TrialState;
 use bo_core::stopping::curves::{CURVE_POINTS, Curve as FinishedCurve, Finished, MAX_CURVES};
-use bo_core::{Measurement, TrialState};
 use sqlx::Row;
 
-use crate::Store;
 use crate::error::StoreError;
+use crate::{Backend, Store};
 
 /// One trial's curve.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,15 +24,54 @@ pub struct Curve {
     pub stopped_ms: Option<i64>,
     /// When it ended, if it has.
     pub end_time_ms: Option<i64>,
-    /// Its intermediate measurements, in the order they arrived.
-    pub measurements: Vec<Measurement>,
+    /// Its intermediate measurements of the metric read, in the order they arrived (thinned
+    /// evenly to [`CURVE_POINTS_EACH`] when it has more).
+    pub points: Vec<CurvePoint>,
 }
 
+/// One intermediate measurement of one metric.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CurvePoint {
+    /// Its step count.
+    pub step_count: i64,
+    /// Its elapsed seconds.
+    pub elapsed_secs: f64,
+    /// The metric's value; `None` where the measurement lacks the metric.
+    pub value: Option<f64>,
+}
+
+/// Which metric a curves read takes from each measurement.
+#[derive(Clone, Copy, Debug)]
+pub enum CurveMetric<'a> {
+    /// The study's objective, stored beside each measurement's JSON: no JSON is read.
+    Objective,
+    /// Another metric, taken out of each measurement's JSON by the database.
+    Named(&'a str),
+}
+
+/// The curves of a read, and how many were left out to keep it within its points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curves {
+    /// The curves, in the read's order.
+    pub curves: Vec<Curve>,
+    /// Trials with curves that the read's trial limit took in but its point budget left out
+    /// (the oldest of them).
+    pub omitted: usize,
+}
+
+/// The most points one curve gives: longer curves are thinned evenly (the first, the last and
+/// an even spread between), as the stopping rules thin theirs. As many as a trial may have
+/// measurements by default (`--max-measurements`), so only a server that allows more thins.
+pub const CURVE_POINTS_EACH: i64 = 1000;
+
 impl Store {
-    /// The curves of at most `limit` trials of a study that have intermediate measurements:
-    /// ACTIVE and STOPPING trials first, then the others, newest first; each curve in arrival
-    /// order.
-    pub async fn curves(&self, study_id: i64, limit: i64) -> Result<Vec<Curve>, StoreError> {
+    /// The curves of `metric` of at most `limit` trials of a study that have intermediate
+    /// measurements: ACTIVE and STOPPING trials first, then the others, newest first; each curve
+    /// in arrival order. The points are counted in SQL before any is read, and curves are taken
+    /// while they fit within `max_points` (the first always): a read costs what its budget
+    /// allows whatever the trials hold. Only the metric's values are read, never the
+    /// measurements' other metrics.
+    pub async fn curves(&self, study_id: i64, metric: CurveMetric<'_>, limit: i64, max_points: usize) -> Result<Curves, StoreError> {
         let mut conn = self.pool.acquire().await?;
         let rows = sqlx::query(
             "SELECT t.id, t.state, t.stopped_ms, t.end_time_ms FROM trials t WHERE t.study_id = $1 \
@@ -49,34 +90,73 @@ impl Store {
                 state: TrialState::parse(&state).ok_or_else(|| StoreError::Internal(format!("unknown stored trial state {state:?}")))?,
                 stopped_ms: row.try_get("stopped_ms")?,
                 end_time_ms: row.try_get("end_time_ms")?,
-                measurements: Vec::new(),
+                points: Vec::new(),
             });
         }
         if curves.is_empty() {
-            return Ok(curves);
+            return Ok(Curves { curves, omitted: 0 });
         }
-        let placeholders: Vec<String> = (0..curves.len()).map(|k| format!("${}", k + 2)).collect();
+        let in_list = |first: usize, n: usize| (0..n).map(|k| format!("${}", k + first)).collect::<Vec<_>>().join(", ");
+        // How many points each curve gives, before any is read.
         let sql = format!(
-            "SELECT trial_id, step_count, elapsed_secs, metrics FROM measurements WHERE study_id = $1 AND trial_id IN ({}) ORDER BY trial_id, seq",
-            placeholders.join(", ")
+            "SELECT trial_id, COUNT(*) AS n FROM measurements WHERE study_id = $1 AND trial_id IN ({}) GROUP BY trial_id",
+            in_list(2, curves.len())
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(study_id);
         for c in &curves {
             query = query.bind(c.trial_id);
         }
-        let mut by_trial: BTreeMap<i64, Vec<Measurement>> = BTreeMap::new();
+        let mut counts = BTreeMap::new();
         for row in query.fetch_all(&mut *conn).await? {
-            let metrics: String = row.try_get("metrics")?;
-            by_trial.entry(row.try_get("trial_id")?).or_default().push(Measurement {
+            counts.insert(row.try_get::<i64, _>("trial_id")?, row.try_get::<i64, _>("n")?);
+        }
+        let budget = i64::try_from(max_points).unwrap_or(i64::MAX);
+        let (mut total, mut kept) = (0i64, 0usize);
+        for c in &curves {
+            let n = counts.get(&c.trial_id).copied().unwrap_or(0).min(CURVE_POINTS_EACH);
+            if kept > 0 && total.saturating_add(n) > budget {
+                break;
+            }
+            total = total.saturating_add(n);
+            kept += 1;
+        }
+        let omitted = curves.len() - kept;
+        curves.truncate(kept);
+        let value = match (metric, self.backend) {
+            (CurveMetric::Objective, _) => "m.objective".to_owned(),
+            (CurveMetric::Named(_), Backend::Sqlite) => {
+                "CAST((SELECT j.value FROM json_each(m.metrics) AS j WHERE j.key = $3) AS DOUBLE PRECISION)".to_owned()
+            }
+            (CurveMetric::Named(_), Backend::Postgres) => "CAST(CAST(m.metrics AS JSON) ->> $3 AS DOUBLE PRECISION)".to_owned(),
+        };
+        // The first of n points (in arrival order), and the k-th when ⌊k·(max−1)/n⌋ >
+        // ⌊(k−1)·(max−1)/n⌋: max points, the last among them; all of them when n ≤ max.
+        let sql = format!(
+            "SELECT trial_id, step_count, elapsed_secs, v FROM (SELECT m.trial_id, m.step_count, m.elapsed_secs, m.seq, {value} AS v, \
+             ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY m.seq) AS k, COUNT(*) OVER (PARTITION BY m.trial_id) AS n \
+             FROM measurements m WHERE m.study_id = $1 AND m.trial_id IN ({})) s \
+             WHERE k = 1 OR (k * ($2 - 1)) / n > ((k - 1) * ($2 - 1)) / n ORDER BY trial_id, seq",
+            in_list(4, curves.len())
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(study_id).bind(CURVE_POINTS_EACH).bind(match metric {
+            CurveMetric::Objective => "",
+            CurveMetric::Named(name) => name,
+        });
+        for c in &curves {
+            query = query.bind(c.trial_id);
+        }
+        let mut by_trial: BTreeMap<i64, Vec<CurvePoint>> = BTreeMap::new();
+        for row in query.fetch_all(&mut *conn).await? {
+            by_trial.entry(row.try_get("trial_id")?).or_default().push(CurvePoint {
                 step_count: row.try_get("step_count")?,
                 elapsed_secs: row.try_get("elapsed_secs")?,
-                metrics: serde_json::from_str(&metrics)?,
+                value: row.try_get("v")?,
             });
         }
         for c in &mut curves {
-            c.measurements = by_trial.remove(&c.trial_id).unwrap_or_default();
+            c.points = by_trial.remove(&c.trial_id).unwrap_or_default();
         }
-        Ok(curves)
+        Ok(Curves { curves, omitted })
     }
 }
 

@@ -33,7 +33,7 @@ use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};
 
 pub use changes::{Cursor, TrialChanges};
-pub use curves::Curve;
+pub use curves::{CURVE_POINTS_EACH, Curve, CurveMetric, CurvePoint, Curves};
 pub use error::{Entity, StoreError};
 pub use history::HistoryBucket;
 pub use models::StoredModel;

@@ -9,7 +9,8 @@ use bo_core::stopping::StoppingDecision;
 use bo_core::stopping::curves::{CURVE_POINTS, Finished, MAX_CURVES};
 use bo_core::{Assignment, Completion, Goal, Limits, Measurement, MetricSpec, ParamValue, Safety, StudySpec, TrialState};
 use bo_store::{
-    Basis, Entity, NewTrial, Opened, Operation, Store, StoreError, StoreOptions, StudyState, SuggestOutcome, SuggestRequest, testing,
+    Basis, CurveMetric, Entity, NewTrial, Opened, Operation, Store, StoreError, StoreOptions, StudyState, SuggestOutcome, SuggestRequest,
+    testing,
 };
 
 fn spec() -> StudySpec {
@@ -835,13 +836,68 @@ async fn curves_put_running_trials_first_and_remember_a_stop() {
         done(suggest(&store, request(study.id, "w", 1, 30), new_points(&mut counter)).await.unwrap());
         store.stop_trial(study.id, 4, 40).await.unwrap();
         store.complete_trial(study.id, 4, &spec(), Completion::Measured(m(3, 0.4)), 50).await.unwrap();
-        let curves = store.curves(study.id, 10).await.unwrap();
+        let read = store.curves(study.id, CurveMetric::Objective, 10, usize::MAX).await.unwrap();
+        let curves = &read.curves;
         let order: Vec<(i64, TrialState)> = curves.iter().map(|c| (c.trial_id, c.state)).collect();
         assert_eq!(order, vec![(2, TrialState::Active), (4, TrialState::Succeeded), (1, TrialState::Succeeded)], "trial 3 has no curve");
         assert_eq!(curves[1].stopped_ms, Some(40));
         assert_eq!(curves[2].stopped_ms, None);
-        assert_eq!(curves[0].measurements.iter().map(|m| m.step_count).collect::<Vec<_>>(), vec![1, 2]);
-        assert_eq!(store.curves(study.id, 1).await.unwrap().len(), 1);
+        assert_eq!(curves[0].points.iter().map(|p| (p.step_count, p.value)).collect::<Vec<_>>(), vec![(1, Some(0.1)), (2, Some(0.2))]);
+        assert_eq!(store.curves(study.id, CurveMetric::Objective, 1, usize::MAX).await.unwrap().curves.len(), 1);
+        // A budget of points: the first curve always, then those that fit; the rest counted.
+        let cut = store.curves(study.id, CurveMetric::Objective, 10, 3).await.unwrap();
+        assert_eq!((cut.curves.len(), cut.omitted), (1, 2));
+        let two = store.curves(study.id, CurveMetric::Objective, 10, 4).await.unwrap();
+        assert_eq!((two.curves.len(), two.omitted), (2, 1));
+    }
+}
+
+/// A curve of another metric is taken out of each measurement by the database (null where a
+/// measurement lacks it), and a curve longer than `CURVE_POINTS_EACH` is thinned evenly, its
+/// first and last points kept.
+#[tokio::test]
+async fn curves_read_any_metric_and_thin_long_ones() {
+    for store in stores("curves_metric").await {
+        let mut two = spec();
+        two.metrics.push(MetricSpec::objective("loss \"quoted\"", Goal::Minimize));
+        let (study, _) = store.create_study("p", "l", "curves", &two, 1).await.unwrap();
+        let n = bo_store::CURVE_POINTS_EACH + 500;
+        let measurements: Vec<Measurement> = (1..=n)
+            .map(|k| {
+                let mut metrics = BTreeMap::from([("acc".to_owned(), k as f64)]);
+                if k % 2 == 0 {
+                    metrics.insert("loss \"quoted\"".to_owned(), -(k as f64));
+                }
+                Measurement { step_count: k, elapsed_secs: 0.5 * k as f64, metrics }
+            })
+            .collect();
+        let new = NewTrial {
+            assignment: point(1),
+            state: TrialState::Requested,
+            measurements,
+            final_measurement: None,
+            infeasible_reason: String::new(),
+        };
+        store.create_trial(study.id, new, 10).await.unwrap();
+        for (metric, value) in
+            [(CurveMetric::Objective, None), (CurveMetric::Named("loss \"quoted\""), Some(-1.0)), (CurveMetric::Named("acc"), None)]
+        {
+            let read = store.curves(study.id, metric, 10, usize::MAX).await.unwrap();
+            let points = &read.curves[0].points;
+            assert_eq!(points.len() as i64, bo_store::CURVE_POINTS_EACH, "{metric:?}");
+            assert_eq!((points[0].step_count, points.last().unwrap().step_count), (1, n), "{metric:?}: the ends kept");
+            assert!(points.windows(2).all(|w| w[0].step_count < w[1].step_count && w[1].step_count - w[0].step_count <= 2));
+            for p in points {
+                let want = match metric {
+                    CurveMetric::Named("acc") | CurveMetric::Objective => Some(p.step_count as f64),
+                    _ => (p.step_count % 2 == 0).then(|| -(p.step_count as f64)),
+                };
+                assert_eq!(p.value, want, "{metric:?} at {}", p.step_count);
+            }
+            assert!(value.is_none() || points.iter().any(|p| p.value.is_none()));
+        }
+        let missing = store.curves(study.id, CurveMetric::Named("nothing"), 10, usize::MAX).await.unwrap();
+        assert!(missing.curves[0].points.iter().all(|p| p.value.is_none()));
     }
 }
 

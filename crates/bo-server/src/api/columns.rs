@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, header};
 #[cfg(test)]
 use axum::http::HeaderValue;
+use axum::http::{HeaderMap, header};
 use axum::response::Response;
-use bo_store::Cursor;
+use bo_store::{Cursor, CurveMetric};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -177,6 +177,10 @@ fn count(name: &str, raw: Option<&String>, default: i64, max: i64) -> Result<i64
     }
 }
 
+/// The most points one curves read answers (about 4 MB of JSON): the curves beyond are left
+/// out, and the answer says how many.
+pub const CURVE_POINTS: usize = 100_000;
+
 /// Curves per read when `limit` is absent, and the most one read takes.
 pub const DEFAULT_CURVES: i64 = 100;
 /// The most curves one read takes.
@@ -195,7 +199,9 @@ pub struct CurvesParams {
 }
 
 /// The learning curves of a study's trials for one metric (bo extension): the ACTIVE and
-/// STOPPING trials first, then the newest others, each with when it was asked to stop.
+/// STOPPING trials first, then the newest others, each with when it was asked to stop; at most
+/// 100,000 points in all (`omitted` says how many curves the limit took in but the points left
+/// out), and a curve of more than 1,000 measurements thinned evenly to 1,000.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:curves", tag = "trials",
     params(StudyPath, CurvesParams),
     responses((status = 200, description = "success", body = TrialCurvesW),
@@ -214,9 +220,10 @@ pub async fn trial_curves(
         Some(m) if study.spec.metrics.iter().any(|s| &s.id == m) => m.clone(),
         Some(m) => return Err(ApiError::invalid(format!("metric: {} is not a metric of the study", shown(m)))),
     };
-    let curves = state.store.curves(study.id, limit).await?;
-    let curves = curves.iter().map(|c| CurveW::new(c.trial_id, c.state, c.stopped_ms, c.end_time_ms, &c.measurements, &metric)).collect();
-    Ok(Json(TrialCurvesW { metric_id: metric, curves }))
+    let which = if metric == study.spec.objective().id { CurveMetric::Objective } else { CurveMetric::Named(&metric) };
+    let read = state.store.curves(study.id, which, limit, CURVE_POINTS).await?;
+    let curves = read.curves.iter().map(CurveW::new).collect();
+    Ok(Json(TrialCurvesW { metric_id: metric, curves, omitted: read.omitted }))
 }
 
 /// A cursor as the wire shows it: `SEQ` after a whole read, `SEQ.ID` inside a page.

@@ -14,14 +14,13 @@ use bo_core::{StudySpec, TrialState};
 use super::access::{Caller, Projects};
 use super::error::{ApiError, ErrorBodyW};
 use super::extract::{AppJson, parse_id};
+use super::offload;
 use super::page::{Page, PageParams};
 use super::state::AppState;
 use super::wire::format_time;
 use super::wire::request::{
-    ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW, StudyOverviewW,
-    StudySummaryW,
+    ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW, StudyOverviewW, StudySummaryW,
 };
-use super::offload;
 use super::wire::study::{MetricSpecW, StudySpecW, StudyStateW, StudyW};
 use crate::engine;
 
@@ -150,7 +149,8 @@ pub async fn list_studies(
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let page = Page::from_query(&query)?;
-    let (mut studies, cut) = state.store.list_studies(&path.project, &path.location, page.after_id, page.size + 1, STUDY_PAGE_BYTES).await?;
+    let (mut studies, cut) =
+        state.store.list_studies(&path.project, &path.location, page.after_id, page.size + 1, STUDY_PAGE_BYTES).await?;
     let next_page_token = page.next_token_or_cut(&mut studies, cut, |s| s.number);
     // Up to 4 MiB of specs to write out: off the runtime.
     offload::json(move || ListStudiesResponseW { studies: studies.iter().map(study_to_wire).collect(), next_page_token }).await

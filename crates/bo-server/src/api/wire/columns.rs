@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 
-use bo_core::{Measurement, SearchSpace, StudySpec, Trial, TrialState};
+use bo_core::{SearchSpace, StudySpec, Trial};
+use bo_store::Curve;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -133,6 +134,10 @@ pub struct TrialCurvesW {
     pub metric_id: String,
     /// The trials, ACTIVE and STOPPING first, then the newest others.
     pub curves: Vec<CurveW>,
+    /// Curves within the read's `limit` left out to keep the answer within its points (the
+    /// oldest); absent when none were.
+    #[serde(skip_serializing_if = "super::is_default")]
+    pub omitted: usize,
 }
 
 /// One trial's learning curve.
@@ -160,23 +165,16 @@ pub struct CurveW {
 }
 
 impl CurveW {
-    /// The curve of `metric` in `measurements`.
-    pub fn new(
-        trial_id: i64,
-        state: TrialState,
-        stop_time: Option<i64>,
-        end_time: Option<i64>,
-        measurements: &[Measurement],
-        metric: &str,
-    ) -> CurveW {
+    /// The wire form of a stored curve.
+    pub fn new(c: &Curve) -> CurveW {
         CurveW {
-            trial_id,
-            state: TrialStateW::from_domain(state),
-            stop_time,
-            end_time,
-            steps: measurements.iter().map(|m| m.step_count).collect(),
-            elapsed_secs: measurements.iter().map(|m| m.elapsed_secs).collect(),
-            values: measurements.iter().map(|m| m.metrics.get(metric).copied()).collect(),
+            trial_id: c.trial_id,
+            state: TrialStateW::from_domain(c.state),
+            stop_time: c.stopped_ms,
+            end_time: c.end_time_ms,
+            steps: c.points.iter().map(|p| p.step_count).collect(),
+            elapsed_secs: c.points.iter().map(|p| p.elapsed_secs).collect(),
+            values: c.points.iter().map(|p| p.value).collect(),
         }
     }
 }
