@@ -22,6 +22,7 @@ pub mod limits;
 pub mod linalg;
 pub mod optimal;
 pub mod optimize;
+pub mod pace;
 pub mod space;
 pub mod stopping;
 pub mod structure;

@@ -93,6 +93,7 @@ pub struct Metrics {
     fallbacks: Family<FallbackLabels, Counter>,
     background_jobs: Gauge,
     workers_busy: Gauge,
+    workers_waiting: Gauge,
     cached_models: Gauge,
     cached_model_bytes: Gauge,
     pool_connections: Family<PoolLabels, Gauge>,
@@ -109,8 +110,10 @@ impl std::fmt::Debug for Metrics {
 pub struct Snapshot {
     /// Studies with background work queued or running.
     pub background_jobs: usize,
-    /// Worker permits in use (fits and refills running).
+    /// Worker permits in use (model computations running).
     pub workers_busy: usize,
+    /// Model computations waiting for a permit.
+    pub workers_waiting: usize,
     /// Models in this replica's cache.
     pub cached_models: usize,
     /// Their estimated memory.
@@ -139,8 +142,8 @@ impl Metrics {
         let refit_seconds = Family::<RefitLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_histogram);
         let pool_connections = Family::<PoolLabels, Gauge>::default();
         let fallbacks = Family::<FallbackLabels, Counter>::default();
-        let (background_jobs, workers_busy, cached_models, cached_model_bytes) =
-            (Gauge::default(), Gauge::default(), Gauge::default(), Gauge::default());
+        let (background_jobs, workers_busy, workers_waiting, cached_models, cached_model_bytes) =
+            (Gauge::default(), Gauge::default(), Gauge::default(), Gauge::default(), Gauge::default());
         registry.register("http_requests", "HTTP requests answered, by method, route template and status", requests.clone());
         registry.register("http_request_duration_seconds", "Time to answer an HTTP request", request_seconds.clone());
         registry.register(
@@ -155,7 +158,12 @@ impl Metrics {
             fallbacks.clone(),
         );
         registry.register("background_jobs", "Studies with background refits or refills queued or running", background_jobs.clone());
-        registry.register("workers_busy", "Worker permits in use by fits and refills", workers_busy.clone());
+        registry.register(
+            "workers_busy",
+            "Worker permits in use by model computations (fits, proposals, importance, predictions, fronts)",
+            workers_busy.clone(),
+        );
+        registry.register("workers_waiting", "Model computations waiting for a worker permit", workers_waiting.clone());
         registry.register("cached_models", "Models in this replica's cache", cached_models.clone());
         registry.register("cached_model_bytes", "Estimated memory of the cached models", cached_model_bytes.clone());
         registry.register("db_pool_connections", "Database connections, by state (idle, in_use, max)", pool_connections.clone());
@@ -168,6 +176,7 @@ impl Metrics {
             fallbacks,
             background_jobs,
             workers_busy,
+            workers_waiting,
             cached_models,
             cached_model_bytes,
             pool_connections,
@@ -218,6 +227,7 @@ impl Metrics {
         };
         gauge(&self.background_jobs, snapshot.background_jobs);
         gauge(&self.workers_busy, snapshot.workers_busy);
+        gauge(&self.workers_waiting, snapshot.workers_waiting);
         gauge(&self.cached_models, snapshot.cached_models);
         gauge(&self.cached_model_bytes, snapshot.cached_model_bytes);
         for (state, v) in [("idle", snapshot.pool_idle), ("in_use", snapshot.pool_in_use), ("max", snapshot.pool_max)] {

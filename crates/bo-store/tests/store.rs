@@ -1056,6 +1056,10 @@ async fn unsafe_trials_are_never_the_best() {
         let moved = store.restore_study("p", "l", "moved", &dump).await.unwrap();
         let (_, buckets) = store.history(moved.id, 1).await.unwrap();
         assert_eq!((buckets[0].safe_max, buckets[0].unsafe_trials), (Some(0.7), 2), "restored trials are marked too");
+        // What the optimal trials are chosen from: the safe trials' values, taken out by SQL.
+        let values = store.final_values(study.id, &["acc".into(), "memory".into(), "absent \"x\"".into()]).await.unwrap();
+        assert_eq!(values, vec![(1, vec![Some(0.5), Some(0.5), None]), (3, vec![Some(0.7), Some(1.0), None])]);
+        assert_eq!(store.final_values(study.id, &[]).await.unwrap().iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![1, 3]);
     }
 }
 

@@ -78,6 +78,7 @@ pub(crate) const LOG_NOISE_PRIOR: (f64, f64) = (-9.21, 1.5);
 
 /// The negative log posterior (−LML − log prior) at `theta` and its gradient.
 pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], theta: &[f64]) -> Result<(f64, Vec<f64>), LinalgError> {
+    crate::pace::checkpoint();
     let p = kernel.n_params();
     kernel.set_params(&theta[..p]);
     let log_noise = theta[p];
@@ -122,6 +123,7 @@ pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], the
 /// variance `exp(log_noise)`, without gradient: one factorisation, for comparing structures
 /// (groupings, graphs) at a fixed θ.
 pub fn log_marginal_likelihood(kernel: &dyn Kernel, x: &[Vec<f64>], y: &[f64], log_noise: f64) -> Result<f64, LinalgError> {
+    crate::pace::checkpoint();
     let chol = Cholesky::new(&gram(kernel, x, log_noise.exp()))?;
     let alpha = chol.solve(y);
     let fit: f64 = y.iter().zip(&alpha).map(|(a, b)| a * b).sum();

@@ -46,6 +46,7 @@ pub fn minimize_with_tolerance(
 ) -> Minimum {
     let mut run = Lbfgsb::new(x0, lower, upper, max_iter, f_tol);
     while let Some(x) = run.point() {
+        crate::pace::checkpoint();
         let (f, g) = f_and_grad(x);
         run.tell(f, g);
     }
@@ -66,6 +67,7 @@ pub fn minimize_batch(
             break;
         }
         let points: Vec<Vec<f64>> = active.iter().map(|&i| runs[i].point().expect("active").to_vec()).collect();
+        crate::pace::checkpoint();
         let results = f_and_grad_batch(&active, &points);
         for (&i, (f, g)) in active.iter().zip(results) {
             runs[i].tell(f, g);

@@ -52,6 +52,7 @@ pub async fn serve(State(state): State<AppState>) -> Response {
     let snapshot = Snapshot {
         background_jobs: engine.background_jobs,
         workers_busy: engine.workers_busy,
+        workers_waiting: engine.workers_waiting,
         cached_models: engine.cached_models,
         cached_model_bytes: engine.cached_model_bytes,
         pool_idle: idle,

@@ -105,20 +105,17 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
         .enumerate()
         .map(|(i, p)| assignment_from_wire(p.parameters, &study.spec.space).map_err(|e| ApiError::from(e.under(&format!("trials[{i}]")))))
         .collect::<Result<Vec<_>, _>>()?;
-    let model = state.engine.current_model(&study).await?;
-    let only = model.predicts_only();
-    // The posterior at up to a thousand points: model work, off the runtime.
-    let predicted = tokio::task::spawn_blocking(move || Some((model.predict(&points)?, model.predict_metrics(&points))))
-        .await
-        .map_err(|e| ApiError::new(super::error::Code::Internal, format!("the model panicked while predicting: {e}")))?;
-    let Some((predictions, per_metric)) = predicted else {
-        return Err(ApiError::precondition(match only {
-            Some(only) => format!("the study's model does not predict at these points: {} predicts only {only}", study.spec.algorithm),
-            None => format!(
-                "the study's model does not predict: {} studies have no predictive model, or the study is still in its initial design (the GP designers predict once it is complete)",
-                study.spec.algorithm
-            ),
-        }));
+    let (predictions, per_metric) = match state.engine.predict(&study, points).await? {
+        Ok(p) => (p.objective, p.metrics),
+        Err(only) => {
+            return Err(ApiError::precondition(match only {
+                Some(only) => format!("the study's model does not predict at these points: {} predicts only {only}", study.spec.algorithm),
+                None => format!(
+                    "the study's model does not predict: {} studies have no predictive model, or the study is still in its initial design (the GP designers predict once it is complete)",
+                    study.spec.algorithm
+                ),
+            }));
+        }
     };
     let metrics_at = |i: usize| {
         per_metric

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use bo_core::optimal::optimal_ids;
 use bo_core::stopping::StoppingDecision;
 use bo_core::{Completion, Trial, TrialState};
 use bo_store::{NewTrial, StoreError, StudyRecord};
@@ -260,54 +259,9 @@ pub async fn list_optimal_trials(
     AppJson(_body): AppJson<EmptyRequestW>,
 ) -> Result<Json<ListOptimalTrialsResponseW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    if study.spec.observation_noise == bo_core::ObservationNoise::High
-        && study.spec.objectives().count() == 1
-        && let Some(id) = best_by_the_model(&state, &study).await?
-    {
-        let trials = state.store.trials_by_id(study.id, &[id]).await?;
-        return Ok(Json(ListOptimalTrialsResponseW { optimal_trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect() }));
-    }
-    let finals = state.store.final_measurements(study.id).await?;
-    let metrics = study.spec.metrics.clone();
-    // A sort and a sweep over every succeeded trial: off the runtime.
-    let ids = tokio::task::spawn_blocking(move || {
-        let refs: Vec<(i64, &bo_core::Measurement)> = finals.iter().map(|(id, m)| (*id, m)).collect();
-        optimal_ids(&metrics, &refs, MAX_OPTIMAL_TRIALS)
-    })
-    .await
-    .map_err(|e| ApiError::new(super::error::Code::Internal, format!("choosing the optimal trials panicked: {e}")))?;
+    let ids = state.engine.optimal_trial_ids(&study, MAX_OPTIMAL_TRIALS).await?;
     let trials = state.store.trials_by_id(study.id, &ids).await?;
     Ok(Json(ListOptimalTrialsResponseW { optimal_trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect() }))
-}
-
-/// With `observationNoise: HIGH` a single observation says little: the best trial is the
-/// SUCCEEDED one whose *predicted* objective (the model's posterior mean at its parameters) is
-/// best, among the safe ones. `None` when the study's model does not predict yet (its initial design), and the
-/// observed best stands.
-async fn best_by_the_model(state: &AppState, study: &StudyRecord) -> Result<Option<i64>, ApiError> {
-    let entry = state.engine.model(study).await?;
-    let (_, trials) = state.store.suggest_snapshot(study.id).await?;
-    let objective = study.spec.objective().clone();
-    let done: Vec<(i64, bo_core::Assignment)> = trials
-        .into_iter()
-        .filter(|t| {
-            t.state == bo_core::TrialState::Succeeded
-                && t.final_measurement.as_ref().is_some_and(|m| m.metrics.contains_key(&objective.id) && study.spec.is_safe(&m.metrics))
-        })
-        .map(|t| (t.id, t.assignment))
-        .collect();
-    if done.is_empty() {
-        return Ok(None);
-    }
-    // The posterior at every succeeded trial: model work, off the runtime.
-    let best = tokio::task::spawn_blocking(move || {
-        let points: Vec<bo_core::Assignment> = done.iter().map(|(_, a)| a.clone()).collect();
-        let predicted = entry.model.predict(&points)?;
-        done.iter().zip(predicted).reduce(|a, b| if objective.goal.better(b.1.mean, a.1.mean) { b } else { a }).map(|((id, _), _)| *id)
-    })
-    .await
-    .map_err(|e| ApiError::new(super::error::Code::Internal, format!("the model panicked while predicting: {e}")))?;
-    Ok(best)
 }
 
 /// `POST …/trials/{trial}:{verb}`: one route for the four trial methods, dispatched on the verb

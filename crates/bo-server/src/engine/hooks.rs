@@ -18,6 +18,10 @@ pub enum Point {
     Propose,
     /// A study's background job has no work left and ends.
     JobEnded,
+    /// A model is about to be fitted (or restored), by any path.
+    Fit,
+    /// An importance report is about to be computed.
+    Importance,
 }
 
 #[cfg(not(test))]

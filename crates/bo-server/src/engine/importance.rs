@@ -1,8 +1,8 @@
 //! A study's parameter importance (`bo_core::importance`): PED-ANOVA over its completed trials
-//! and Sobol indices of its model's posterior mean, computed on a blocking thread and kept in
-//! the study's slot by data version. Background jobs compute it after each refit; a request
-//! computes it only for a small study, and otherwise answers with the last report while a job
-//! computes the current one.
+//! and Sobol indices of its model's posterior mean, computed under a permit of the engine's
+//! pool and kept in the study's slot by data version — once per version, however many ask at
+//! once. Background jobs compute it after each refit; a request computes it only for a small
+//! study, and otherwise answers with the last report while a job computes the current one.
 
 use std::sync::Arc;
 
@@ -12,9 +12,10 @@ use bo_store::StudyRecord;
 
 use bo_core::designer::designer_for;
 
+use super::permits::Class;
 use super::refit;
 use super::slot::Job;
-use super::{Engine, EngineError, panicked, study_seed};
+use super::{Engine, EngineError, study_seed};
 
 /// Studies with at most this many trials have their importance computed on request.
 pub const ON_REQUEST_TRIALS: usize = 2_000;
@@ -70,22 +71,25 @@ impl Engine {
             self.schedule(study, Job { importance: true, ..Job::default() });
             return Ok(Answer::Computing(last));
         }
-        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
-        let report = self.compute_importance(study, basis.data_version, trials).await?;
-        Ok(Answer::Current(report))
+        Ok(Answer::Current(self.current_importance(study, Class::Waited).await?))
     }
 
-    /// Computes and keeps the study's importance from `trials` read at `data_version`.
-    pub(super) async fn compute_importance(
-        &self,
-        study: &StudyRecord,
-        data_version: i64,
-        trials: Vec<Trial>,
-    ) -> Result<Arc<Report>, EngineError> {
-        let model = self.model_at(study, data_version, &trials).await?;
-        let owned = study.clone();
-        let report = Arc::new(tokio::task::spawn_blocking(move || report(&owned, data_version, &trials, model)).await.map_err(panicked)?);
+    /// The study's importance at its current data version: the kept report, else one computed
+    /// now — once per version: callers arriving together wait for one computation (the slot's
+    /// `importance_computing` lock) and take its report, so a burst of requests costs one fit.
+    pub(super) async fn current_importance(&self, study: &StudyRecord, class: Class) -> Result<Arc<Report>, EngineError> {
         let slot = self.inner.slots.get(study.id);
+        let _one_at_a_time = slot.importance_computing.lock().await;
+        let (basis, trials) = self.trials_now(study.id).await?;
+        if let Some(report) =
+            slot.importance.lock().unwrap_or_else(|e| e.into_inner()).as_ref().filter(|r| r.data_version >= basis.data_version)
+        {
+            return Ok(report.clone());
+        }
+        let model = self.model_at(study, basis.data_version, &trials, class).await?;
+        self.inner.hooks.reached(super::hooks::Point::Importance).await?;
+        let owned = study.clone();
+        let report = Arc::new(self.compute(study, class, move || report(&owned, basis.data_version, &trials, model)).await?);
         let mut kept = slot.importance.lock().unwrap_or_else(|e| e.into_inner());
         if kept.as_ref().is_none_or(|k| k.data_version <= report.data_version) {
             *kept = Some(report.clone());
@@ -97,41 +101,42 @@ impl Engine {
 impl Engine {
     /// The study's model of exactly the trials read at `data_version`, for Sobol indices that
     /// describe the same data as the rest of the report: the cached model when it is of that
-    /// version (or the designer learns nothing), else one fitted now and kept; `None` when the
-    /// designer fails (never its stand-in).
+    /// version (or the designer learns nothing), else one fitted now — under the study's fitting
+    /// lock, so a suggest or refit fitting the same version meanwhile is taken up, not repeated
+    /// — and kept; `None` when the designer fails (never its stand-in).
     async fn model_at(
         &self,
         study: &StudyRecord,
         data_version: i64,
-        trials: &[Trial],
+        trials: &Arc<Vec<Trial>>,
+        class: Class,
     ) -> Result<Option<(Arc<dyn bo_core::Model>, usize)>, EngineError> {
         let learns = designer_for(&study.spec).is_ok_and(|d| d.learns());
+        let current = |e: &Arc<super::Entry>| e.data_version == data_version || !learns;
         let entry = match self.inner.cache.get(study.id) {
-            Some(e) if e.data_version == data_version || !learns => e,
+            Some(e) if current(&e) => e,
             None if !learns => self.model(study).await?,
             _ => {
-                let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
-                match refit::fit_on_blocking_thread(
-                    &self.inner.store,
-                    study,
-                    data_version,
-                    std::sync::Arc::new(trials.to_vec()),
-                    warm,
-                    refit::Urgency::Waited,
-                )
-                .await
-                {
-                    Ok(entry) => {
-                        if let Err(e) = refit::keep(&self.inner.store, &self.inner.cache, study.id, entry.clone()).await {
-                            tracing::warn!(study = study.id, error = %e, "could not keep a fitted model");
+                let slot = self.inner.slots.get(study.id);
+                let _fitting = slot.fitting.lock().await;
+                match self.inner.cache.get(study.id).filter(current) {
+                    Some(e) => e,
+                    None => {
+                        let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
+                        match self.fit(study, data_version, trials.clone(), warm, class).await {
+                            Ok(entry) => {
+                                if let Err(e) = refit::keep(&self.inner.store, &self.inner.cache, study.id, entry.clone()).await {
+                                    tracing::warn!(study = study.id, error = %e, "could not keep a fitted model");
+                                }
+                                entry
+                            }
+                            Err(EngineError::Fit(e)) => {
+                                tracing::warn!(study = study.id, error = %e, "the designer failed to fit; importance without Sobol indices");
+                                return Ok(None);
+                            }
+                            Err(e) => return Err(e),
                         }
-                        entry
                     }
-                    Err(EngineError::Fit(e)) => {
-                        tracing::warn!(study = study.id, error = %e, "the designer failed to fit; importance without Sobol indices");
-                        return Ok(None);
-                    }
-                    Err(e) => return Err(e),
                 }
             }
         };
@@ -212,5 +217,40 @@ mod tests {
             }
             Answer::Computing(_) => panic!("the job has computed it"),
         }
+    }
+
+    /// 32 requests for the importance of a study without a model, at once: one fit and one
+    /// report, which all of them get.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_requests_cost_one_fit_and_one_report() {
+        let store = testing::store().await;
+        let study = testing::study(&store, "burst", serde_json::json!({})).await;
+        for k in 0..30 {
+            testing::complete(&store, &study, (k as f64 * 0.618_034) % 1.0).await;
+        }
+        let study = store.get_study("p", "l", study.number).await.unwrap();
+        let config = EngineConfig { prefetch: 0, ..EngineConfig::default() };
+        let engine = Engine::new(store.clone(), &config, Arc::default());
+        let mut reached = engine.inner.hooks.watch();
+        let asks: Vec<_> = (0..32)
+            .map(|_| {
+                let (engine, study) = (engine.clone(), study.clone());
+                tokio::spawn(async move { engine.importance(&study).await })
+            })
+            .collect();
+        let mut versions = Vec::new();
+        for ask in asks {
+            match ask.await.unwrap().unwrap() {
+                Answer::Current(report) => versions.push(report.data_version),
+                Answer::Computing(_) => panic!("a small study is computed on request"),
+            }
+        }
+        assert!(versions.iter().all(|v| *v == study.data_version));
+        let mut seen = Vec::new();
+        while let Ok(point) = reached.try_recv() {
+            seen.push(point);
+        }
+        assert_eq!(seen.iter().filter(|p| **p == Point::Fit).count(), 1, "{seen:?}");
+        assert_eq!(seen.iter().filter(|p| **p == Point::Importance).count(), 1, "{seen:?}");
     }
 }

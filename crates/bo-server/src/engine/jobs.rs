@@ -20,10 +20,11 @@ use tokio::time::Instant;
 
 use super::cache::Entry;
 use super::hooks::Point;
+use super::permits::Class;
 use super::propose::propose;
 use super::refit::RefitOutcome;
 use super::slot::{AheadRunning, Job, Slot};
-use super::{Engine, EngineError, panicked};
+use super::{Engine, EngineError};
 use crate::metrics::RefitResult;
 
 impl Engine {
@@ -96,11 +97,10 @@ impl Engine {
         });
     }
 
-    /// Computes the study's importance at its current data version under a worker permit.
+    /// Computes the study's importance at its current data version (once per version: a
+    /// request may have computed it meanwhile).
     async fn importance_in_background(&self, study: &StudyRecord) -> Result<(), EngineError> {
-        let _permit = self.inner.workers.acquire().await;
-        let (basis, trials) = self.inner.store.suggest_snapshot(study.id).await?;
-        self.compute_importance(study, basis.data_version, trials).await?;
+        self.current_importance(study, Class::Background).await?;
         Ok(())
     }
 
@@ -125,10 +125,9 @@ impl Engine {
         let mut read: Option<Read> = None;
         let mut items: Vec<Assignment> = Vec::new();
         loop {
-            // A worker permit per item, not per refill: other studies' fits take turns between;
-            // and the proposing lock per item — from the read to the first item in one hold — so
-            // a suggest waiting for it takes the item instead of computing the same.
-            let _permit = self.inner.workers.acquire().await;
+            // The proposing lock per item — from the read to the first item in one hold — so a
+            // suggest waiting for it takes the item instead of computing the same; each item's
+            // computation under a permit of its own, other studies' work taking turns between.
             let _turn = slot.proposing.lock().await;
             if slot.generation.load(Ordering::SeqCst) != started_at {
                 break;
@@ -147,7 +146,9 @@ impl Engine {
             let extra: Vec<Assignment> = queued.iter().chain(&items).cloned().collect();
             let before = extra.len();
             let (owned, entry, trials) = (study.clone(), entry.clone(), trials.clone());
-            let proposals = tokio::task::spawn_blocking(move || propose(&owned, &entry, &trials, &extra, 1)).await.map_err(panicked)??;
+            // The next suggestion ahead is what a client waits for; a refill of the queue is not.
+            let class = if ahead { Class::Waited } else { Class::Background };
+            let proposals = self.compute(study, class, move || propose(&owned, &entry, &trials, &extra, 1)).await??;
             let Some(item) = proposals.points.into_iter().next().filter(|_| proposals.failed.is_none()) else {
                 break; // nothing more to propose (an exhausted grid), or the designer failed: no stand-ins queued
             };

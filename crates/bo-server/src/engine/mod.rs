@@ -42,6 +42,8 @@ mod jobs;
 mod lease;
 mod mirror;
 mod operations;
+mod optimal;
+mod permits;
 mod propose;
 mod queue;
 mod refit;
@@ -59,15 +61,15 @@ use std::time::Duration;
 use bo_core::designer::designer_for;
 use bo_core::{ConfigError, FitError, Limits, StudySpec};
 use bo_store::{Store, StoreError, StudyRecord};
-use tokio::sync::Semaphore;
 
 pub use cache::{Entry, ModelCache};
 pub use importance::{Answer as ImportanceAnswer, Report as ImportanceReport};
-pub use refit::{RefitOutcome, refit_study};
+pub use refit::RefitOutcome;
 pub use suggest::SuggestReply;
 
 use crate::metrics::Metrics;
 use hooks::Hooks;
+use permits::{Claim, Class, Permits};
 use slot::Slots;
 
 /// Why no proposal could be made.
@@ -134,13 +136,22 @@ struct Inner {
     mirrors: mirror::Mirrors,
     /// Background jobs queued or running.
     jobs_running: AtomicUsize,
-    workers: Semaphore,
+    /// The CPU: every model computation runs under one of these (`compute`).
+    permits: Permits,
     /// This process's name on refit leases: random, so every replica (and every restart) has
     /// its own.
     replica: String,
     /// Where suggest and refit times are recorded.
     metrics: Arc<Metrics>,
     hooks: Hooks,
+}
+
+/// A model's predictions at some points.
+pub struct Predicted {
+    /// The objective's, one per point.
+    pub objective: Vec<bo_core::Prediction>,
+    /// For a study of several metrics, each metric's, by metric id.
+    pub metrics: Option<Vec<(String, Vec<bo_core::Prediction>)>>,
 }
 
 /// What the engine holds now, for `/metrics`.
@@ -150,6 +161,8 @@ pub struct Usage {
     pub background_jobs: usize,
     /// Worker permits in use.
     pub workers_busy: usize,
+    /// Computations waiting for a permit.
+    pub workers_waiting: usize,
     /// Models cached.
     pub cached_models: usize,
     /// Their estimated memory.
@@ -177,6 +190,23 @@ pub(crate) fn study_seed(study: &StudyRecord) -> u64 {
     (study.number as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) ^ name_hash
 }
 
+/// How much less CPU priority a background computation's thread takes (nice, 0–19).
+const BACKGROUND_NICENESS: i32 = 10;
+
+/// Lowers the calling thread's CPU priority by [`BACKGROUND_NICENESS`] (a thread may lower its
+/// own without privileges, but not raise it again: so only on a thread of its own). Where it
+/// cannot, the work runs at the usual priority.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{getpriority_process, setpriority_process};
+        let me = Some(rustix::thread::gettid());
+        if let Ok(now) = getpriority_process(me) {
+            let _ = setpriority_process(me, (now + BACKGROUND_NICENESS).min(19));
+        }
+    }
+}
+
 /// A duration as the store's milliseconds.
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
@@ -197,11 +227,40 @@ impl Engine {
                 slots: Slots::default(),
                 mirrors: mirror::Mirrors::default(),
                 jobs_running: AtomicUsize::new(0),
-                workers: Semaphore::new(config.workers.max(1)),
+                permits: Permits::new(config.workers),
                 replica: format!("{:016x}", rand::random::<u64>()),
                 metrics,
                 hooks: Hooks::new(),
             }),
+        }
+    }
+
+    /// Runs `work` — the engine's CPU work: a fit, proposals, predictions, importance, a front —
+    /// under a permit of the pool claimed for `study` as `class` (`permits.rs`: fair between
+    /// projects and studies, yielding at the computation's checkpoints). A request's work runs
+    /// on the runtime's blocking pool; background work on a thread of its own at a lower CPU
+    /// priority (nice +10), so on a busy machine requests' computations go first. A panic in
+    /// `work` is a designer failure, and gives the permit back.
+    pub(crate) async fn compute<T: Send + 'static>(
+        &self,
+        study: &StudyRecord,
+        class: Class,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, EngineError> {
+        let permit = self.inner.permits.acquire(Claim::new(&study.project, study.id, class)).await;
+        match class {
+            Class::Waited => tokio::task::spawn_blocking(move || permit.run(work)).await.map_err(panicked),
+            Class::Background => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                std::thread::Builder::new()
+                    .name("bo-background".into())
+                    .spawn(move || {
+                        lower_priority();
+                        let _ = tx.send(permit.run(work));
+                    })
+                    .map_err(|e| EngineError::Fit(FitError::Numerical(format!("no thread for a background computation: {e}"))))?;
+                rx.await.map_err(|_| EngineError::Fit(FitError::Numerical("a background computation panicked".to_owned())))
+            }
         }
     }
 
@@ -215,7 +274,8 @@ impl Engine {
         let (cached_models, cached_model_bytes) = self.inner.cache.usage();
         Usage {
             background_jobs: self.inner.jobs_running.load(Ordering::SeqCst),
-            workers_busy: self.inner.config.workers.max(1).saturating_sub(self.inner.workers.available_permits()),
+            workers_busy: self.inner.permits.busy(),
+            workers_waiting: self.inner.permits.waiting(),
             cached_models,
             cached_model_bytes,
         }
@@ -231,14 +291,26 @@ impl Engine {
         Ok(self.entry_for(study, basis, &trials).await?.0)
     }
 
-    /// The study's model brought up to its data — [`Engine::model`] conditioned on the completed
-    /// trials it was not fitted on (those a designer cannot observe are left out) — for answers
-    /// that must reflect every result, such as `:predict`. The conditioning runs on a blocking
-    /// thread.
-    pub async fn current_model(&self, study: &StudyRecord) -> Result<Arc<dyn bo_core::Model>, EngineError> {
+    /// Predictions at `points` of the study's model brought up to its data — [`Engine::model`]
+    /// conditioned on the completed trials it was not fitted on (those a designer cannot observe
+    /// are left out), so they reflect every result: the objective's and, for several metrics,
+    /// each metric's. `Err` with what the model predicts only, if it says, when it does not
+    /// predict at these points. Under a permit of the pool, as every model computation.
+    pub async fn predict(
+        &self,
+        study: &StudyRecord,
+        points: Vec<bo_core::Assignment>,
+    ) -> Result<Result<Predicted, Option<&'static str>>, EngineError> {
         let (basis, trials) = self.trials_now(study.id).await?;
         let (entry, _) = self.entry_for(study, basis, &trials).await?;
-        tokio::task::spawn_blocking(move || propose::up_to_date(&entry, &trials).0).await.map_err(panicked)
+        self.compute(study, Class::Waited, move || {
+            let model = propose::up_to_date(&entry, &trials).0;
+            match model.predict(&points) {
+                Some(objective) => Ok(Predicted { objective, metrics: model.predict_metrics(&points) }),
+                None => Err(model.predicts_only()),
+            }
+        })
+        .await
     }
 
     /// How many precomputed suggestions the study's queue holds that a suggest could take now.

@@ -1,8 +1,9 @@
-//! Fitting a study, in plain functions: `build_entry` (the CPU work), its run on a blocking
-//! thread, the stand-in when a designer fails (`fallback_entry`, the study's initial design), the
-//! warm start (cache, else database), keeping the result (database and cache), and
-//! `refit_study`, which chains them for the pool. A background refit that fails leaves the
-//! cached model as it was: the study keeps its last model.
+//! Fitting a study: `build_entry` (the CPU work, a plain function), its run under a permit of
+//! the engine's pool (`Engine::fit`, `Engine::restore`), the stand-in when a designer fails
+//! (`fallback_entry`, the study's initial design), the warm start (cache, else database),
+//! keeping the result (database and cache), and `Engine::refit_study`, which chains them. A
+//! background refit that fails leaves the cached model as it was: the study keeps its last
+//! model.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -16,7 +17,8 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use super::cache::{Entry, ModelCache};
-use super::{EngineError, study_seed};
+use super::permits::Class;
+use super::{Engine, EngineError, study_seed};
 
 /// What a refit did.
 #[derive(Debug, PartialEq, Eq)]
@@ -95,87 +97,77 @@ pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64)
     Ok(store.model_state(study_id).await?.map(|m| m.state))
 }
 
-/// Who waits for a fit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Urgency {
-    /// A request waits for it: the fit runs on the runtime's blocking pool, like a request's
-    /// other CPU work.
-    Waited,
-    /// Nobody waits (a refit after a completion, while the cached model, conditioned on the
-    /// result, answers): the fit runs on a thread of its own at a lower CPU priority (nice +10
-    /// on Linux), so on a busy machine the suggestions computed meanwhile and the requests go
-    /// first. On 2 cores the next suggestion is computed beside the refit of the last result.
-    Background,
-}
+impl Engine {
+    /// Fits `study`'s designer on `trials` (read at `data_version`, warm-started from `warm`)
+    /// under a permit of the engine's pool (`Engine::compute`): as a request's computation
+    /// (`Class::Waited`) or as background work nobody waits for (a refit after a completion,
+    /// while the cached model, conditioned on the result, answers).
+    pub(crate) async fn fit(
+        &self,
+        study: &StudyRecord,
+        data_version: i64,
+        trials: Arc<Vec<Trial>>,
+        warm: Option<ModelState>,
+        class: Class,
+    ) -> Result<Arc<Entry>, EngineError> {
+        self.build(study, data_version, trials, warm, false, class).await
+    }
 
-/// [`build_entry`] off the runtime: fitting is CPU-bound work that would stall it.
-pub(crate) async fn fit_on_blocking_thread(
-    store: &Store,
-    study: &StudyRecord,
-    data_version: i64,
-    trials: Arc<Vec<Trial>>,
-    warm: Option<ModelState>,
-    urgency: Urgency,
-) -> Result<Arc<Entry>, EngineError> {
-    on_blocking_thread(store, study, data_version, trials, warm, false, urgency).await
-}
+    /// The model another replica's stored fit (`state`) describes, rebuilt on `trials` without a
+    /// search ([`bo_core::designer::Designer::restore`]), under a permit.
+    pub(crate) async fn restore(
+        &self,
+        study: &StudyRecord,
+        data_version: i64,
+        trials: Arc<Vec<Trial>>,
+        state: ModelState,
+    ) -> Result<Arc<Entry>, EngineError> {
+        self.build(study, data_version, trials, Some(state), true, Class::Waited).await
+    }
 
-/// The model another replica's stored fit (`state`) describes, rebuilt on `trials` without a
-/// search ([`bo_core::designer::Designer::restore`]), on a blocking thread.
-pub(crate) async fn restore_on_blocking_thread(
-    store: &Store,
-    study: &StudyRecord,
-    data_version: i64,
-    trials: Arc<Vec<Trial>>,
-    state: ModelState,
-) -> Result<Arc<Entry>, EngineError> {
-    on_blocking_thread(store, study, data_version, trials, Some(state), true, Urgency::Waited).await
-}
+    async fn build(
+        &self,
+        study: &StudyRecord,
+        data_version: i64,
+        trials: Arc<Vec<Trial>>,
+        warm: Option<ModelState>,
+        restore: bool,
+        class: Class,
+    ) -> Result<Arc<Entry>, EngineError> {
+        self.inner.hooks.reached(super::hooks::Point::Fit).await?;
+        let priors = super::transfer::load_priors(&self.inner.store, study).await?;
+        let owned = study.clone();
+        let entry =
+            self.compute(study, class, move || build_entry(&owned, data_version, &trials, priors, warm.as_ref(), restore)).await??;
+        Ok(Arc::new(entry))
+    }
 
-async fn on_blocking_thread(
-    store: &Store,
-    study: &StudyRecord,
-    data_version: i64,
-    trials: Arc<Vec<Trial>>,
-    warm: Option<ModelState>,
-    restore: bool,
-    urgency: Urgency,
-) -> Result<Arc<Entry>, EngineError> {
-    let priors = super::transfer::load_priors(store, study).await?;
-    let study = study.clone();
-    let work = move || build_entry(&study, data_version, &trials, priors, warm.as_ref(), restore);
-    let panicked = |e: &dyn std::fmt::Display| EngineError::Fit(bo_core::FitError::Numerical(format!("the fit panicked: {e}")));
-    let entry = match urgency {
-        Urgency::Waited => tokio::task::spawn_blocking(work).await.map_err(|e| panicked(&e))??,
-        Urgency::Background => {
-            let (tx, rx) = tokio::sync::oneshot::channel();
-            std::thread::Builder::new()
-                .name("bo-refit".into())
-                .spawn(move || {
-                    lower_priority();
-                    let _ = tx.send(work());
-                })
-                .map_err(|e| EngineError::Fit(bo_core::FitError::Numerical(format!("no thread for the fit: {e}"))))?;
-            rx.await.map_err(|e| panicked(&e))??
+    /// Refits the study on `snapshot` (its basis and trials, read by the caller) and updates the
+    /// cache and the stored state. With `once_per_version`, a cached fit of the current data
+    /// version stands (a reproducible study's suggest fitted it): fitting it again would
+    /// optimise θ again and change what it proposes.
+    pub(crate) async fn refit_study(
+        &self,
+        study_id: i64,
+        once_per_version: bool,
+        snapshot: (Basis, Arc<Vec<Trial>>),
+    ) -> Result<RefitOutcome, EngineError> {
+        let (store, cache) = (&self.inner.store, &self.inner.cache);
+        let study = match store.study_by_id(study_id).await {
+            Ok(s) => s,
+            Err(StoreError::NotFound(_)) => return Ok(RefitOutcome::Gone),
+            Err(e) => return Err(e.into()),
+        };
+        let (basis, trials) = snapshot;
+        if once_per_version && cache.get(study_id).is_some_and(|e| !e.fallback && e.data_version >= basis.data_version) {
+            return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
         }
-    };
-    Ok(Arc::new(entry))
-}
-
-/// How much less CPU priority a background fit's thread takes (nice, 0–19).
-const BACKGROUND_NICENESS: i32 = 10;
-
-/// Lowers the calling thread's CPU priority by [`BACKGROUND_NICENESS`] (a thread may lower its
-/// own without privileges, but not raise it again: so only on a thread of its own). Where it
-/// cannot, the fit runs at the usual priority.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpriority_process, setpriority_process};
-        let me = Some(rustix::thread::gettid());
-        if let Ok(now) = getpriority_process(me) {
-            let _ = setpriority_process(me, (now + BACKGROUND_NICENESS).min(19));
-        }
+        let warm = warm_state(store, cache, study_id).await?;
+        // A reproducible study's suggest waits for this fit; otherwise nobody does.
+        let class = if once_per_version { Class::Waited } else { Class::Background };
+        let entry = self.fit(&study, basis.data_version, trials, warm, class).await?;
+        keep(store, cache, study_id, entry).await?;
+        Ok(RefitOutcome::Fitted { data_version: basis.data_version })
     }
 }
 
@@ -190,34 +182,6 @@ pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry
     store.save_model_state(study_id, &stored).await?;
     cache.insert(study_id, entry);
     Ok(())
-}
-
-/// Refits `study_id` on `snapshot` (its basis and trials, read by the caller) and updates the
-/// cache and the stored state. With `once_per_version`, a cached fit of the current data version
-/// stands (a reproducible study's suggest fitted it): fitting it again would optimise θ again
-/// and change what it proposes.
-pub async fn refit_study(
-    store: &Store,
-    cache: &ModelCache,
-    study_id: i64,
-    once_per_version: bool,
-    snapshot: (Basis, Arc<Vec<Trial>>),
-) -> Result<RefitOutcome, EngineError> {
-    let study = match store.study_by_id(study_id).await {
-        Ok(s) => s,
-        Err(StoreError::NotFound(_)) => return Ok(RefitOutcome::Gone),
-        Err(e) => return Err(e.into()),
-    };
-    let (basis, trials) = snapshot;
-    if once_per_version && cache.get(study_id).is_some_and(|e| !e.fallback && e.data_version >= basis.data_version) {
-        return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
-    }
-    let warm = warm_state(store, cache, study_id).await?;
-    // A reproducible study's suggest waits for this fit; otherwise nobody does.
-    let urgency = if once_per_version { Urgency::Waited } else { Urgency::Background };
-    let entry = fit_on_blocking_thread(store, &study, basis.data_version, trials, warm, urgency).await?;
-    keep(store, cache, study_id, entry).await?;
-    Ok(RefitOutcome::Fitted { data_version: basis.data_version })
 }
 
 /// Runs designer code so that a panic in it is a failure like any other (a `FitError` naming the

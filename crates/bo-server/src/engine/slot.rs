@@ -58,6 +58,11 @@ pub struct Slot {
     pub queue: Queue,
     /// The last parameter-importance report.
     pub importance: Mutex<Option<Arc<Report>>>,
+    /// Held while the importance report is computed, so concurrent requests compute it once.
+    pub importance_computing: tokio::sync::Mutex<()>,
+    /// The optimal trials as last chosen; held while they are chosen, so concurrent requests
+    /// choose them once.
+    pub optimal: tokio::sync::Mutex<Option<super::optimal::Optimal>>,
     /// The decay-curve stopping rule's model of the finished trials; held while it is fitted,
     /// so concurrent checks of one study fit it once.
     pub decay_curve: tokio::sync::Mutex<Option<CurveFit>>,

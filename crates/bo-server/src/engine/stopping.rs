@@ -13,8 +13,9 @@ use bo_core::{Goal, StoppingSpec};
 use bo_store::StudyRecord;
 use rand::SeedableRng;
 
+use super::permits::Class;
 use super::slot::CurveFit;
-use super::{Engine, EngineError, panicked, study_seed};
+use super::{Engine, EngineError, study_seed};
 
 impl Engine {
     /// Whether `trial` (read just now) should stop, by the study's automated stopping rule.
@@ -32,11 +33,11 @@ impl Engine {
                 if let Some(StoppingSpec::Convex(rule)) = &spec.stopping {
                     let finished = self.inner.store.finished_curves(study.id, trial.id, use_elapsed, maximize).await?;
                     let (rule, spec) = (rule.clone(), spec.clone());
-                    return tokio::task::spawn_blocking(move || convex::decide(&rule, &spec, &finished, &trial)).await.map_err(panicked);
+                    return self.compute(study, Class::Waited, move || convex::decide(&rule, &spec, &finished, &trial)).await;
                 }
                 let objective = objective.clone();
                 match self.decay_curve_model(study, use_elapsed, maximize).await? {
-                    Ok(model) => tokio::task::spawn_blocking(move || model.decide(&objective, &trial)).await.map_err(panicked),
+                    Ok(model) => self.compute(study, Class::Waited, move || model.decide(&objective, &trial)).await,
                     Err(reason) => Ok(StoppingDecision::go_on(reason)),
                 }
             }
@@ -61,16 +62,16 @@ impl Engine {
         let warm = kept.as_ref().and_then(|f| f.warm.clone());
         let spec = study.spec.clone();
         let seed = study_seed(study) ^ study.data_version as u64;
-        let (model, reason) = tokio::task::spawn_blocking(move || {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-            match DecayCurveModel::fit(&spec, &finished, warm.as_ref(), &mut rng) {
-                Ok(Some(model)) => (Some(Arc::new(model)), String::new()),
-                Ok(None) => (None, too_few(&finished)),
-                Err(e) => (None, format!("the curve model could not be fitted: {e}")),
-            }
-        })
-        .await
-        .map_err(panicked)?;
+        let (model, reason) = self
+            .compute(study, Class::Waited, move || {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                match DecayCurveModel::fit(&spec, &finished, warm.as_ref(), &mut rng) {
+                    Ok(Some(model)) => (Some(Arc::new(model)), String::new()),
+                    Ok(None) => (None, too_few(&finished)),
+                    Err(e) => (None, format!("the curve model could not be fitted: {e}")),
+                }
+            })
+            .await?;
         let warm = model.as_ref().map(|m| m.hyperparameters()).or_else(|| kept.as_ref().and_then(|f| f.warm.clone()));
         *kept = Some(CurveFit { data_version: study.data_version, model: model.clone(), reason: reason.clone(), warm });
         Ok(model.ok_or(reason))

@@ -26,6 +26,7 @@ use tokio::time::Instant;
 
 use super::cache::Entry;
 use super::hooks::Point;
+use super::permits::Class;
 use super::propose::propose;
 use super::refit;
 use super::slot::Job;
@@ -118,10 +119,9 @@ impl Engine {
         let (basis, trials) = self.trials_now(study.id).await?;
         let (entry, _) = self.entry_for(study, basis, &trials).await?;
         let (owned_study, owned_contexts) = (study.clone(), contexts.clone());
-        let proposals =
-            tokio::task::spawn_blocking(move || super::propose::propose_in_contexts(&owned_study, &entry, &trials, &owned_contexts))
-                .await
-                .map_err(panicked)??;
+        let proposals = self
+            .compute(study, Class::Waited, move || super::propose::propose_in_contexts(&owned_study, &entry, &trials, &owned_contexts))
+            .await??;
         let request = SuggestRequest {
             study_id: study.id,
             client_id,
@@ -367,7 +367,8 @@ impl Engine {
             let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
             let model = started.elapsed() - read;
             let id = study.id;
-            let proposals = tokio::task::spawn_blocking(move || propose(&study, &entry, &trials, &[], count)).await.map_err(panicked)??;
+            let owned = study.clone();
+            let proposals = engine.compute(&study, Class::Waited, move || propose(&owned, &entry, &trials, &[], count)).await??;
             if let Some(e) = &proposals.failed {
                 tracing::warn!(study = id, error = %e, "the designer failed to propose; quasi-random proposals stand in");
                 engine.inner.metrics.fallback(FailedStage::Suggest);
@@ -394,16 +395,7 @@ impl Engine {
             return Ok((entry, false));
         }
         let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
-        let entry = match refit::fit_on_blocking_thread(
-            &self.inner.store,
-            study,
-            basis.data_version,
-            Arc::new(trials.to_vec()),
-            warm,
-            refit::Urgency::Waited,
-        )
-        .await
-        {
+        let entry = match self.fit(study, basis.data_version, Arc::new(trials.to_vec()), warm, Class::Waited).await {
             Ok(entry) => entry,
             Err(EngineError::Fit(e)) => {
                 tracing::warn!(study = study.id, error = %e, "the designer failed to fit; quasi-random proposals stand in until a fit succeeds");

@@ -1,0 +1,400 @@
+//! The engine's CPU, shared fairly: every model computation — fits, proposals, importance,
+//! predictions, stopping models, fronts — runs under one of `workers` permits, and the permits
+//! go round projects and studies rather than first come, first served.
+//!
+//! - **Granting.** A free permit goes to the waiting claim whose project holds the fewest
+//!   permits; among those, a request's (someone waits for the answer) before background work,
+//!   then the longest waiting.
+//! - **Yielding.** A computation holding a permit reaches checkpoints between its steps
+//!   (`bo_core::pace`: each likelihood evaluation, each L-BFGS iteration). There it hands its
+//!   permit over and queues again when a waiting claim of another study has the better right:
+//!   its project holds two or more permits fewer; or it is a request and the holder is
+//!   background work of the same project or of one holding more; or the holder has run for a
+//!   [`SLICE`] and the waiter's project holds no more than the holder's. A structure search of
+//!   minutes thus runs in slices between other studies' fits, and a project that holds every
+//!   permit gives one back within a checkpoint when another asks. Pausing never changes what a
+//!   computation finds.
+//!
+//! Owns the scheduling only; what runs, and on which thread, is the engine's (`Engine::compute`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a computation runs before it lets a waiting claim of a project no richer than its
+/// own have the permit (at its next checkpoint).
+pub const SLICE: Duration = Duration::from_millis(100);
+
+/// Who waits for a computation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// A request waits for the answer.
+    Waited,
+    /// Nobody waits (a refit, a refill, importance computed ahead).
+    Background,
+}
+
+/// What a computation is for: its project, study and class.
+#[derive(Clone, Debug)]
+pub struct Claim {
+    project: Arc<str>,
+    study: i64,
+    class: Class,
+}
+
+impl Claim {
+    /// A claim of `study` in `project`.
+    pub fn new(project: &str, study: i64, class: Class) -> Claim {
+        Claim { project: project.into(), study, class }
+    }
+}
+
+/// The pool of permits; cheap to clone (one pool).
+#[derive(Clone)]
+pub struct Permits {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Claims waiting: read without the lock at every checkpoint.
+    waiting: AtomicUsize,
+    total: usize,
+}
+
+#[derive(Default)]
+struct State {
+    free: usize,
+    /// Permits held, by project.
+    held: HashMap<Arc<str>, usize>,
+    queue: Vec<Waiter>,
+    next_seq: u64,
+}
+
+struct Waiter {
+    seq: u64,
+    claim: Claim,
+    wake: Wake,
+}
+
+enum Wake {
+    /// An async acquire.
+    Task(tokio::sync::oneshot::Sender<()>),
+    /// A computation that yielded at a checkpoint, blocked on its thread.
+    Thread(std::sync::mpsc::SyncSender<()>),
+}
+
+impl State {
+    fn held_by(&self, project: &str) -> usize {
+        self.held.get(project).copied().unwrap_or(0)
+    }
+
+    /// The order in which waiters are granted: the poorest project first, then requests, then
+    /// the longest waiting.
+    fn rank(&self, w: &Waiter) -> (usize, Class, u64) {
+        (self.held_by(&w.claim.project), w.claim.class, w.seq)
+    }
+
+    fn best_waiter(&self) -> Option<usize> {
+        (0..self.queue.len()).min_by_key(|&i| self.rank(&self.queue[i]))
+    }
+
+    fn take(&mut self, project: &Arc<str>) {
+        self.free -= 1;
+        *self.held.entry(project.clone()).or_default() += 1;
+    }
+
+    fn give_back(&mut self, project: &str) {
+        self.free += 1;
+        if let Some(n) = self.held.get_mut(project) {
+            *n -= 1;
+            if *n == 0 {
+                self.held.remove(project);
+            }
+        }
+    }
+
+    /// Grants free permits to the best waiters; a waiter that went away meanwhile is skipped.
+    fn dispatch(&mut self, waiting: &AtomicUsize) {
+        while self.free > 0 {
+            let Some(i) = self.best_waiter() else { break };
+            let w = self.queue.swap_remove(i);
+            waiting.store(self.queue.len(), Ordering::SeqCst);
+            self.take(&w.claim.project);
+            let delivered = match w.wake {
+                Wake::Task(tx) => tx.send(()).is_ok(),
+                Wake::Thread(tx) => tx.send(()).is_ok(),
+            };
+            if !delivered {
+                self.give_back(&w.claim.project);
+            }
+        }
+    }
+
+    fn enqueue(&mut self, claim: Claim, wake: Wake, waiting: &AtomicUsize) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.queue.push(Waiter { seq, claim, wake });
+        waiting.store(self.queue.len(), Ordering::SeqCst);
+        seq
+    }
+}
+
+impl Permits {
+    /// A pool of `total` permits (at least one).
+    pub fn new(total: usize) -> Permits {
+        let total = total.max(1);
+        Permits {
+            shared: Arc::new(Shared { state: Mutex::new(State { free: total, ..State::default() }), waiting: AtomicUsize::new(0), total }),
+        }
+    }
+
+    /// Permits in use.
+    pub fn busy(&self) -> usize {
+        self.shared.total - self.shared.lock().free
+    }
+
+    /// Claims waiting for a permit.
+    pub fn waiting(&self) -> usize {
+        self.shared.waiting.load(Ordering::SeqCst)
+    }
+
+    /// A permit for `claim`, when its turn comes (see the module docs). Dropping the future
+    /// before then leaves the queue.
+    pub async fn acquire(&self, claim: Claim) -> Permit {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let seq = {
+            let mut state = self.shared.lock();
+            let seq = state.enqueue(claim.clone(), Wake::Task(tx), &self.shared.waiting);
+            state.dispatch(&self.shared.waiting);
+            seq
+        };
+        let mut waiting = Waiting { shared: &self.shared, seq, project: claim.project.clone(), rx, granted: false };
+        // The sender lives in the queue until it is used: an error means the pool is gone.
+        let _ = (&mut waiting.rx).await;
+        waiting.granted = true;
+        Permit { shared: self.shared.clone(), claim, since: Mutex::new(Instant::now()) }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// An acquire in progress: if it is dropped before its permit arrives it leaves the queue, and
+/// a permit granted in the meantime goes back.
+struct Waiting<'a> {
+    shared: &'a Shared,
+    seq: u64,
+    project: Arc<str>,
+    rx: tokio::sync::oneshot::Receiver<()>,
+    granted: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.granted {
+            return;
+        }
+        let mut state = self.shared.lock();
+        if let Some(i) = state.queue.iter().position(|w| w.seq == self.seq) {
+            state.queue.swap_remove(i);
+            self.shared.waiting.store(state.queue.len(), Ordering::SeqCst);
+        } else if self.rx.try_recv().is_ok() {
+            // Granted while the acquire was being dropped: give it to the next.
+            state.give_back(&self.project);
+            state.dispatch(&self.shared.waiting);
+        }
+    }
+}
+
+/// A permit: held while it lives, given back when dropped. Installed as the pace of the thread
+/// that computes under it (`bo_core::pace`), it yields at checkpoints as the module docs say.
+pub struct Permit {
+    shared: Arc<Shared>,
+    claim: Claim,
+    /// When the permit was last granted.
+    since: Mutex<Instant>,
+}
+
+impl Permit {
+    /// Runs `work` with this permit as the thread's pace, then gives the permit back.
+    pub fn run<T>(self, work: impl FnOnce() -> T) -> T {
+        bo_core::pace::paced(Arc::new(self), work)
+    }
+
+    /// Whether, at a checkpoint, this permit should go to the best waiting claim.
+    fn should_yield(&self, state: &State) -> bool {
+        let Some(best) = state.best_waiter().map(|i| &state.queue[i]) else { return false };
+        if best.claim.study == self.claim.study {
+            return false;
+        }
+        let (mine, theirs) = (state.held_by(&self.claim.project), state.held_by(&best.claim.project));
+        let same_project = best.claim.project == self.claim.project;
+        let elapsed = self.since.lock().unwrap_or_else(|e| e.into_inner()).elapsed();
+        theirs + 1 < mine
+            || (best.claim.class == Class::Waited && self.claim.class == Class::Background && (same_project || theirs < mine))
+            || (elapsed >= SLICE && theirs <= mine)
+    }
+}
+
+impl bo_core::pace::Pace for Permit {
+    fn checkpoint(&self) {
+        if self.shared.waiting.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let rx = {
+            let mut state = self.shared.lock();
+            if !self.should_yield(&state) {
+                return;
+            }
+            state.give_back(&self.claim.project);
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            state.enqueue(self.claim.clone(), Wake::Thread(tx), &self.shared.waiting);
+            state.dispatch(&self.shared.waiting);
+            rx
+        };
+        // Blocked until the permit comes back; the sender lives in the queue until then.
+        let _ = rx.recv();
+        *self.since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        state.give_back(&self.claim.project);
+        state.dispatch(&self.shared.waiting);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+
+    fn claim(project: &str, study: i64, class: Class) -> Claim {
+        Claim::new(project, study, class)
+    }
+
+    /// A free permit goes to the poorest project's claim, then to requests before background
+    /// work, then to the longest waiting.
+    #[tokio::test]
+    async fn permits_go_to_the_poorest_project_then_requests_then_the_oldest() {
+        let pool = Permits::new(2);
+        let a1 = pool.acquire(claim("a", 1, Class::Background)).await;
+        let a2 = pool.acquire(claim("a", 2, Class::Background)).await;
+        assert_eq!(pool.busy(), 2);
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut waiters = Vec::new();
+        for (name, c) in [
+            ("a3 background", claim("a", 3, Class::Background)),
+            ("a4 request", claim("a", 4, Class::Waited)),
+            ("b5 background", claim("b", 5, Class::Background)),
+        ] {
+            let (shared, order) = (pool.clone(), order.clone());
+            let queued = pool.waiting();
+            waiters.push(tokio::spawn(async move {
+                let permit = shared.acquire(c).await;
+                order.lock().unwrap().push(name);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                drop(permit);
+            }));
+            // Queued in this order.
+            while pool.waiting() == queued {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        assert_eq!(pool.waiting(), 3);
+        drop(a1);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        drop(a2);
+        for w in waiters {
+            w.await.unwrap();
+        }
+        assert_eq!(*order.lock().unwrap(), vec!["b5 background", "a4 request", "a3 background"]);
+        assert_eq!((pool.busy(), pool.waiting()), (0, 0));
+    }
+
+    /// An acquire dropped while it waits leaves the queue, and the permit goes to the next.
+    #[tokio::test]
+    async fn a_cancelled_acquire_leaves_the_queue() {
+        let pool = Permits::new(1);
+        let held = pool.acquire(claim("a", 1, Class::Waited)).await;
+        let gone = tokio::time::timeout(Duration::from_millis(20), pool.acquire(claim("b", 2, Class::Waited))).await;
+        assert!(gone.is_err());
+        assert_eq!(pool.waiting(), 0);
+        drop(held);
+        let again = tokio::time::timeout(Duration::from_secs(5), pool.acquire(claim("c", 3, Class::Waited))).await;
+        assert!(again.is_ok(), "the permit was not lost");
+    }
+
+    /// Project a holds both permits with long computations that reach checkpoints; project b's
+    /// claim gets a permit at a's next checkpoint, and a's computation resumes after b's ends —
+    /// with the same result.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_project_holding_every_permit_yields_at_a_checkpoint() {
+        let pool = Arc::new(Permits::new(2));
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut long = Vec::new();
+        for study in [1, 2] {
+            let permit = pool.acquire(claim("a", study, Class::Background)).await;
+            let stop = stop.clone();
+            long.push(tokio::task::spawn_blocking(move || {
+                permit.run(|| {
+                    let mut steps = 0u64;
+                    while !stop.load(Ordering::SeqCst) {
+                        bo_core::pace::checkpoint();
+                        std::thread::sleep(Duration::from_millis(1));
+                        steps += 1;
+                    }
+                    steps
+                })
+            }));
+        }
+        assert_eq!(pool.busy(), 2);
+        let started = Instant::now();
+        let b = tokio::time::timeout(Duration::from_secs(5), pool.acquire(claim("b", 3, Class::Background))).await.expect("b got a permit");
+        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+        assert_eq!(pool.busy(), 2, "one of a's computations waits");
+        drop(b);
+        stop.store(true, Ordering::SeqCst);
+        for l in long {
+            assert!(l.await.unwrap() > 0);
+        }
+        assert_eq!((pool.busy(), pool.waiting()), (0, 0));
+    }
+
+    /// Within one project, a long computation gives a waiting claim of another study the permit
+    /// once it has run for a slice; a claim of its own study never takes it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_long_computation_shares_its_permit_after_a_slice() {
+        let pool = Arc::new(Permits::new(1));
+        let stop = Arc::new(AtomicBool::new(false));
+        let permit = pool.acquire(claim("a", 1, Class::Background)).await;
+        let running = {
+            let stop = stop.clone();
+            tokio::task::spawn_blocking(move || {
+                permit.run(|| {
+                    while !stop.load(Ordering::SeqCst) {
+                        bo_core::pace::checkpoint();
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                })
+            })
+        };
+        let same_study = tokio::time::timeout(SLICE * 3, pool.acquire(claim("a", 1, Class::Background))).await;
+        assert!(same_study.is_err(), "a claim of the running study waits for it to end");
+        let started = Instant::now();
+        let other = tokio::time::timeout(Duration::from_secs(5), pool.acquire(claim("a", 2, Class::Background))).await.expect("shared");
+        assert!(started.elapsed() < SLICE * 5, "{:?}", started.elapsed());
+        drop(other);
+        stop.store(true, Ordering::SeqCst);
+        running.await.unwrap();
+        assert_eq!(pool.busy(), 0);
+    }
+}
