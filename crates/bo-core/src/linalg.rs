@@ -172,6 +172,11 @@ impl Cholesky {
         out
     }
 
+    /// The heap the factor holds, in bytes (at the size it can grow to without reallocating).
+    pub fn memory_bytes(&self) -> usize {
+        8 * self.capacity.max(self.dim()).pow(2)
+    }
+
     /// A copy of the factor with room to be extended by `extra` rows and columns without
     /// reallocating (see [`Cholesky::extend`]).
     pub fn with_room(&self, extra: usize) -> Cholesky {

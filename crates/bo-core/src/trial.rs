@@ -144,6 +144,36 @@ pub struct Trial {
     pub end_time_ms: Option<i64>,
 }
 
+impl Trial {
+    /// An estimate of the heap the trial holds, in bytes: what the service's trial mirror is
+    /// bounded by (checked against a counting allocator in `tests/memory.rs`). A map entry costs
+    /// its share of a B-tree node (about 96 bytes; a small map one whole node) besides its
+    /// strings.
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of;
+        /// A map of `n` entries: its entries' share of the nodes, at least one node of eleven.
+        fn map<K, V>(n: usize) -> usize {
+            const ENTRY: usize = 96;
+            if n == 0 { 0 } else { (n * ENTRY).max(11 * (size_of::<K>() + size_of::<V>()) + 16) }
+        }
+        let value = |v: &ParamValue| match v {
+            ParamValue::Categorical(s) => s.capacity(),
+            _ => 0,
+        };
+        let assignment = map::<String, ParamValue>(self.assignment.0.len())
+            + self.assignment.0.iter().map(|(k, v)| k.capacity() + value(v)).sum::<usize>();
+        let measurement = |m: &Measurement| {
+            size_of::<Measurement>() + map::<String, f64>(m.metrics.len()) + m.metrics.keys().map(String::capacity).sum::<usize>()
+        };
+        size_of::<Trial>()
+            + assignment
+            + self.measurements.iter().map(measurement).sum::<usize>()
+            + self.final_measurement.as_ref().map_or(0, measurement)
+            + self.client_id.capacity()
+            + self.infeasible_reason.capacity()
+    }
+}
+
 /// What a designer learns from: a completed trial's parameters and outcome.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Observation {

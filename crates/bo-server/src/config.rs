@@ -66,6 +66,12 @@ pub struct Config {
     #[arg(long, env = "BO_MODEL_CACHE_MB", default_value_t = 1024)]
     pub model_cache_mb: usize,
 
+    /// Memory budget, in MiB, of the trials kept in memory for the studies being suggested for
+    /// (so a suggest reads only what changed); least recently read studies go first, and a study
+    /// larger than the budget alone is read whole for each computation instead of kept.
+    #[arg(long, env = "BO_TRIAL_MIRROR_MB", default_value_t = 512)]
+    pub trial_mirror_mb: usize,
+
     /// Seconds a replica's lease on refitting a study lasts without renewal (it renews it while
     /// it fits): when a replica dies mid-fit, another takes over after this long.
     #[arg(long, env = "BO_REFIT_LEASE", value_parser = seconds, default_value_t = 30.0)]
@@ -281,6 +287,7 @@ impl std::fmt::Debug for Config {
             .field("max_suggest_wait", &self.max_suggest_wait)
             .field("linalg_threads", &self.linalg_threads)
             .field("model_cache_mb", &self.model_cache_mb)
+            .field("trial_mirror_mb", &self.trial_mirror_mb)
             .field("refit_lease", &self.refit_lease)
             .field("trial_lease", &self.trial_lease)
             .field("operation_retention", &self.operation_retention)

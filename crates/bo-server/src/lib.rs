@@ -53,6 +53,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let engine_config = engine::EngineConfig {
         workers: config.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
         cache_bytes: config.model_cache_mb.saturating_mul(1 << 20),
+        mirror_bytes: config.trial_mirror_mb.saturating_mul(1 << 20),
         prefetch: config.prefetch,
         queue_staleness: i64::from(config.queue_staleness),
         reproducible: config.reproducible,

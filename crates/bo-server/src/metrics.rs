@@ -96,6 +96,7 @@ pub struct Metrics {
     workers_waiting: Gauge,
     cached_models: Gauge,
     cached_model_bytes: Gauge,
+    mirrored_trial_bytes: Gauge,
     pool_connections: Family<PoolLabels, Gauge>,
 }
 
@@ -118,6 +119,8 @@ pub struct Snapshot {
     pub cached_models: usize,
     /// Their estimated memory.
     pub cached_model_bytes: usize,
+    /// The estimated memory of the trials kept for the studies being suggested for.
+    pub mirrored_trial_bytes: usize,
     /// Database connections open and idle.
     pub pool_idle: usize,
     /// Database connections open and in use.
@@ -166,6 +169,12 @@ impl Metrics {
         registry.register("workers_waiting", "Model computations waiting for a worker permit", workers_waiting.clone());
         registry.register("cached_models", "Models in this replica's cache", cached_models.clone());
         registry.register("cached_model_bytes", "Estimated memory of the cached models", cached_model_bytes.clone());
+        let mirrored_trial_bytes = Gauge::default();
+        registry.register(
+            "mirrored_trial_bytes",
+            "Estimated memory of the trials kept for the studies being suggested for (--trial-mirror-mb)",
+            mirrored_trial_bytes.clone(),
+        );
         registry.register("db_pool_connections", "Database connections, by state (idle, in_use, max)", pool_connections.clone());
         Metrics {
             registry,
@@ -179,6 +188,7 @@ impl Metrics {
             workers_waiting,
             cached_models,
             cached_model_bytes,
+            mirrored_trial_bytes,
             pool_connections,
         }
     }
@@ -230,6 +240,7 @@ impl Metrics {
         gauge(&self.workers_waiting, snapshot.workers_waiting);
         gauge(&self.cached_models, snapshot.cached_models);
         gauge(&self.cached_model_bytes, snapshot.cached_model_bytes);
+        gauge(&self.mirrored_trial_bytes, snapshot.mirrored_trial_bytes);
         for (state, v) in [("idle", snapshot.pool_idle), ("in_use", snapshot.pool_in_use), ("max", snapshot.pool_max)] {
             gauge(&self.pool_connections.get_or_create(&PoolLabels { state }), v);
         }

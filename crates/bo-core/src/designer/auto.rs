@@ -551,7 +551,9 @@ impl Model for AutoModel {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.inner.memory_bytes()
+        // The chosen model, and what AUTO says of its choice (a JSON value takes several times
+        // its text).
+        self.inner.memory_bytes() + 8 * self.about.to_string().len() + (64 << 10)
     }
 }
 

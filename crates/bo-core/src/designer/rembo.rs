@@ -389,8 +389,9 @@ impl Model for LowDimModel {
     }
 
     fn memory_bytes(&self) -> usize {
-        let n: usize = self.fit.runs.iter().map(|r| r.n).sum();
-        8 * n * n + 4096
+        // Each embedding's GP, and what its run keeps per trial (its points in y, the trust
+        // region's replay): counted at 2.5 KB a trial, as the GP designers' (tests/memory.rs).
+        self.fit.runs.iter().map(|r| r.gp.as_ref().map_or(0, Gp::memory_bytes) + 2560 * r.n).sum::<usize>() + (32 << 10)
     }
 }
 
@@ -531,9 +532,11 @@ impl Model for HighDimModel {
 
     fn memory_bytes(&self) -> usize {
         let n = self.gp.as_ref().map_or(0, Gp::n);
-        8 * (n * n + n * self.features.dim())
+        self.gp.as_ref().map_or(0, Gp::memory_bytes)
+            + 8 * n * self.features.dim()
+            + 2560 * n
             + 8 * self.ambient.rows.len() * self.ambient.space.n_params() * self.embedded.settings.d
-            + 4096
+            + (32 << 10)
     }
 }
 

@@ -237,6 +237,18 @@ impl Gp {
         self.kernel.as_ref()
     }
 
+    /// An estimate of the heap the GP holds, in bytes: its factor, inputs, targets and weights,
+    /// and the GP it stands on (checked against a counting allocator in `tests/memory.rs`).
+    pub fn memory_bytes(&self) -> usize {
+        let n = self.x.len();
+        let width = self.x.first().map_or(0, Vec::len);
+        self.chol.memory_bytes()
+            + n * (8 * width + 48)
+            + 16 * n
+            + self.base.as_ref().map_or(0, |b| b.gp.memory_bytes() + 8 * b.offsets.len())
+            + 512
+    }
+
     /// The hyperparameters.
     pub fn hyperparameters(&self) -> Hyperparameters {
         Hyperparameters { kernel: self.kernel.params(), names: self.kernel.param_names(), log_noise: self.log_noise }

@@ -55,6 +55,7 @@ pub async fn serve(State(state): State<AppState>) -> Response {
         workers_waiting: engine.workers_waiting,
         cached_models: engine.cached_models,
         cached_model_bytes: engine.cached_model_bytes,
+        mirrored_trial_bytes: engine.mirrored_trial_bytes,
         pool_idle: idle,
         pool_in_use: size.saturating_sub(idle),
         pool_max: max,

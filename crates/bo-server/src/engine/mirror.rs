@@ -3,8 +3,12 @@
 //! `Store::trial_changes`): a suggest or a refill of a study of 10,000 trials reads the few rows
 //! that changed, not 10,000. A delete makes the next read start over (the store says so).
 //!
-//! Bounded: mirrors hold at most [`MAX_MIRRORED_TRIALS`] trials in all; the least recently read
-//! studies' mirrors go first. Must not decide anything about the trials: it only reads them.
+//! Bounded by bytes, not by count (a legal trial may hold 90 KB: 300 parameters with long ids
+//! and values): the mirrors hold at most their budget of trials as `Trial::memory_bytes`
+//! estimates them; the least recently read studies' mirrors go first, and a study larger than
+//! the whole budget is handed to its reader and not kept (its next read starts over). Changes
+//! are read a page of at most [`PAGE`] trials and [`PAGE_BYTES`] at a time. Must not decide
+//! anything about the trials: it only reads them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,25 +18,27 @@ use bo_store::{Basis, Cursor, Store};
 
 use super::EngineError;
 
-/// Trials kept in all mirrors at once (about a kilobyte each).
-pub const MAX_MIRRORED_TRIALS: usize = 400_000;
-
 /// Changed trials read per round trip while catching up.
 const PAGE: i64 = 10_000;
+
+/// Stored bytes of changed trials read per round trip while catching up.
+const PAGE_BYTES: usize = 32 << 20;
 
 /// One study's mirror.
 struct Mirror {
     cursor: Cursor,
     /// In id order.
     trials: Arc<Vec<Trial>>,
+    /// Their estimated memory.
+    bytes: usize,
     /// When it was last read, in [`Mirrors`]' ticks.
     used: u64,
 }
 
 /// Every study's mirror.
-#[derive(Default)]
 pub struct Mirrors {
     inner: Mutex<Inner>,
+    budget_bytes: usize,
 }
 
 #[derive(Default)]
@@ -42,6 +48,11 @@ struct Inner {
 }
 
 impl Mirrors {
+    /// Mirrors holding at most `budget_bytes` of trials in all.
+    pub fn new(budget_bytes: usize) -> Mirrors {
+        Mirrors { inner: Mutex::new(Inner::default()), budget_bytes }
+    }
+
     /// The study's basis and every trial (without intermediate measurements), as
     /// `Store::suggest_snapshot` reads them: the basis first (in the first page's read), so a
     /// change made while the trials are read moves the study past it. `reading` is the study's
@@ -54,25 +65,30 @@ impl Mirrors {
         reading: &tokio::sync::Mutex<()>,
     ) -> Result<(Basis, Arc<Vec<Trial>>), EngineError> {
         let _one_reader = reading.lock().await;
-        let (mut cursor, mut trials) = {
-            let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (mut cursor, mut trials, mut bytes) = {
+            let mut inner = self.lock();
             match inner.studies.remove(&study_id) {
-                Some(m) => (m.cursor, m.trials),
-                None => (Cursor::START, Arc::new(Vec::new())),
+                Some(m) => (m.cursor, m.trials, m.bytes),
+                None => (Cursor::START, Arc::new(Vec::new()), 0),
             }
         };
-        let mut changes = store.trial_changes(study_id, cursor, PAGE, usize::MAX).await?;
+        let mut changes = store.trial_changes(study_id, cursor, PAGE, PAGE_BYTES).await?;
         // The basis as the first page's read found it, before any trial was read.
         let basis = changes.basis();
         loop {
             if changes.reset {
                 trials = Arc::new(Vec::new());
+                bytes = 0;
             }
             if !changes.trials.is_empty() {
                 let held = Arc::make_mut(&mut trials);
                 for trial in changes.trials {
+                    bytes += trial.memory_bytes();
                     match held.binary_search_by_key(&trial.id, |t| t.id) {
-                        Ok(i) => held[i] = trial,
+                        Ok(i) => {
+                            bytes -= held[i].memory_bytes();
+                            held[i] = trial;
+                        }
                         Err(i) => held.insert(i, trial),
                     }
                 }
@@ -81,18 +97,23 @@ impl Mirrors {
             if !changes.more {
                 break;
             }
-            changes = store.trial_changes(study_id, cursor, PAGE, usize::MAX).await?;
+            changes = store.trial_changes(study_id, cursor, PAGE, PAGE_BYTES).await?;
         }
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = self.lock();
         inner.tick += 1;
         let used = inner.tick;
-        inner.studies.insert(study_id, Mirror { cursor, trials: trials.clone(), used });
+        if bytes > self.budget_bytes {
+            // Larger than every mirror together may be: the reader has it, nobody keeps it.
+            tracing::debug!(study = study_id, bytes, budget = self.budget_bytes, "a study's trials are larger than the mirror's budget");
+            return Ok((basis, trials));
+        }
+        inner.studies.insert(study_id, Mirror { cursor, trials: trials.clone(), bytes, used });
         // Over the budget: the least recently read go (never the one just read).
-        let mut total: usize = inner.studies.values().map(|m| m.trials.len()).sum();
-        while total > MAX_MIRRORED_TRIALS {
+        let mut total: usize = inner.studies.values().map(|m| m.bytes).sum();
+        while total > self.budget_bytes {
             let Some((&victim, _)) = inner.studies.iter().filter(|(id, _)| **id != study_id).min_by_key(|(_, m)| m.used) else { break };
             if let Some(m) = inner.studies.remove(&victim) {
-                total -= m.trials.len();
+                total -= m.bytes;
             }
         }
         Ok((basis, trials))
@@ -100,6 +121,84 @@ impl Mirrors {
 
     /// Forgets a deleted study's mirror.
     pub fn remove(&self, study_id: i64) {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).studies.remove(&study_id);
+        self.lock().studies.remove(&study_id);
+    }
+
+    /// (studies mirrored, estimated bytes held), for metrics and tests.
+    pub fn usage(&self) -> (usize, usize) {
+        let inner = self.lock();
+        (inner.studies.len(), inner.studies.values().map(|m| m.bytes).sum())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use bo_core::{Assignment, Measurement, ParamValue, TrialState};
+    use bo_store::NewTrial;
+
+    use super::*;
+    use crate::engine::testing;
+
+    /// Adds a SUCCEEDED trial whose categorical-like padding makes it about `kb` KB in memory.
+    async fn large_trial(store: &Store, study: &bo_store::StudyRecord, x: f64) {
+        let mut assignment = Assignment::default();
+        assignment.0.insert("x".into(), ParamValue::Float(x));
+        let done = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("f".to_owned(), x)]) };
+        let new = NewTrial {
+            assignment,
+            state: TrialState::Succeeded,
+            measurements: vec![],
+            final_measurement: Some(done),
+            // 1,000 characters, the longest free text: the trials' bytes come from here.
+            infeasible_reason: "r".repeat(1000),
+        };
+        store.create_trial(study.id, new, 1).await.unwrap();
+    }
+
+    /// The mirrors hold no more than their budget in bytes whatever the trials hold: the least
+    /// recently read study goes first, and a study larger than the budget alone is read whole
+    /// and not kept.
+    #[tokio::test]
+    async fn the_mirrors_hold_no_more_than_their_budget() {
+        let store = testing::store().await;
+        let mut studies = Vec::new();
+        for name in ["a", "b", "c"] {
+            let study = testing::study(&store, name, serde_json::json!({})).await;
+            for k in 0..40 {
+                large_trial(&store, &study, k as f64 / 40.0).await;
+            }
+            studies.push(study);
+        }
+        let reading = tokio::sync::Mutex::new(());
+        let probe = Mirrors::new(usize::MAX);
+        let (_, trials) = probe.snapshot(&store, studies[0].id, &reading).await.unwrap();
+        let one: usize = trials.iter().map(Trial::memory_bytes).sum();
+        assert!(one > 40 * 1000, "{one} bytes");
+        // Room for two studies, not three.
+        let mirrors = Mirrors::new(2 * one + one / 2);
+        for s in &studies {
+            let (_, trials) = mirrors.snapshot(&store, s.id, &reading).await.unwrap();
+            assert_eq!(trials.len(), 40);
+            let (_, held) = mirrors.usage();
+            assert!(held <= 2 * one + one / 2, "{held} bytes held");
+        }
+        assert_eq!(mirrors.usage(), (2, 2 * one), "the least recently read study went");
+        // A study larger than the whole budget is read and not kept.
+        let small = Mirrors::new(one / 2);
+        let (_, trials) = small.snapshot(&store, studies[1].id, &reading).await.unwrap();
+        assert_eq!(trials.len(), 40);
+        assert_eq!(small.usage(), (0, 0));
+        // Kept mirrors are brought up to date by the changes alone, bytes included.
+        large_trial(&store, &studies[2], 0.99).await;
+        let (_, trials) = mirrors.snapshot(&store, studies[2].id, &reading).await.unwrap();
+        assert_eq!(trials.len(), 41);
+        let held: usize = trials.iter().map(Trial::memory_bytes).sum();
+        assert!(mirrors.usage().1 >= held);
     }
 }

@@ -94,6 +94,8 @@ pub struct EngineConfig {
     pub workers: usize,
     /// The model cache's memory budget.
     pub cache_bytes: usize,
+    /// The trial mirrors' memory budget.
+    pub mirror_bytes: usize,
     /// Suggestions precomputed per study (0: none).
     pub prefetch: usize,
     /// Completions a precomputed suggestion may not have seen (as real values; it treated those
@@ -117,6 +119,7 @@ impl Default for EngineConfig {
         EngineConfig {
             workers: 2,
             cache_bytes: 1 << 30,
+            mirror_bytes: 512 << 20,
             prefetch: 4,
             queue_staleness: 0,
             reproducible: false,
@@ -167,6 +170,8 @@ pub struct Usage {
     pub cached_models: usize,
     /// Their estimated memory.
     pub cached_model_bytes: usize,
+    /// The estimated memory of the trials mirrored (`mirror.rs`).
+    pub mirrored_trial_bytes: usize,
 }
 
 /// The engine handle; cheap to clone.
@@ -225,7 +230,7 @@ impl Engine {
                 config: config.clone(),
                 cache: ModelCache::new(config.cache_bytes),
                 slots: Slots::default(),
-                mirrors: mirror::Mirrors::default(),
+                mirrors: mirror::Mirrors::new(config.mirror_bytes),
                 jobs_running: AtomicUsize::new(0),
                 permits: Permits::new(config.workers),
                 replica: format!("{:016x}", rand::random::<u64>()),
@@ -272,12 +277,14 @@ impl Engine {
     /// What the engine holds now.
     pub fn usage(&self) -> Usage {
         let (cached_models, cached_model_bytes) = self.inner.cache.usage();
+        let (_, mirrored_trial_bytes) = self.inner.mirrors.usage();
         Usage {
             background_jobs: self.inner.jobs_running.load(Ordering::SeqCst),
             workers_busy: self.inner.permits.busy(),
             workers_waiting: self.inner.permits.waiting(),
             cached_models,
             cached_model_bytes,
+            mirrored_trial_bytes,
         }
     }
 

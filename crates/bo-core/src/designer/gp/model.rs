@@ -136,8 +136,10 @@ impl<P: Proposer> Model for GpModel<P> {
     }
 
     fn memory_bytes(&self) -> usize {
-        // The Cholesky factor and the inputs dominate.
+        // The posterior (its factor and inputs dominate), the proposer's encoding, and what the
+        // proposers keep per trial (anchors, a trust region's replay): 1–2 KB a trial at six
+        // parameters, counted at 2.5 KB (tests/memory.rs measures every designer).
         let n = self.post.gp.n();
-        8 * (n * n + n * (self.proposer.width() + 2)) + 4096
+        self.post.memory_bytes() + 8 * n * self.proposer.width() + 2560 * n + (32 << 10)
     }
 }

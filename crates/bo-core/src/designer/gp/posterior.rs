@@ -75,6 +75,12 @@ pub(crate) struct Posterior {
 }
 
 impl Posterior {
+    /// An estimate of the heap the posterior holds, in bytes: its GP and the keys of the points
+    /// taken.
+    pub fn memory_bytes(&self) -> usize {
+        self.gp.memory_bytes() + self.taken.iter().map(|k| k.capacity() + 48).sum::<usize>() + self.objective.capacity()
+    }
+
     /// The posterior of `gp` fitted to `spec`'s objective (`sign`-adjusted, infeasible trials at
     /// `worst`, then warped by `warp`) over `history`.
     pub fn new(gp: Gp, sign: f64, warp: Warp, worst: f64, spec: &StudySpec, history: &[Observation]) -> Posterior {
