@@ -109,9 +109,20 @@ pub struct Config {
     #[arg(long, env = "BO_RATE_LIMIT", value_parser = seconds, default_value_t = 100.0)]
     pub rate_limit: f64,
 
+    /// Requests each API key may have in flight at once; beyond it answers 429 with
+    /// `Retry-After` (0: unlimited). Keeps one key from holding every connection slot.
+    #[arg(long, env = "BO_MAX_IN_FLIGHT_PER_KEY", default_value_t = 64)]
+    pub max_in_flight_per_key: usize,
+
     /// The largest request body, in bytes (413 beyond it).
     #[arg(long, env = "BO_MAX_BODY_BYTES", default_value_t = 1 << 20)]
     pub max_body_bytes: usize,
+
+    /// Seconds a request's body may take to arrive after its head (408 beyond it): a body sent
+    /// a byte at a time holds its connection no longer than this (0: no limit but
+    /// --request-timeout).
+    #[arg(long, env = "BO_BODY_TIMEOUT", value_parser = seconds, default_value_t = 10.0)]
+    pub body_timeout: f64,
 
     /// The most bytes of header names and values a request may carry (431 beyond it).
     #[arg(long, env = "BO_MAX_HEADER_BYTES", default_value_t = 16 << 10)]
@@ -295,7 +306,9 @@ impl std::fmt::Debug for Config {
             .field("api_keys", &self.api_keys.as_ref().map(|_| "***"))
             .field("allow_unauthenticated", &self.allow_unauthenticated)
             .field("rate_limit", &self.rate_limit)
+            .field("max_in_flight_per_key", &self.max_in_flight_per_key)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("body_timeout", &self.body_timeout)
             .field("max_header_bytes", &self.max_header_bytes)
             .field("request_timeout", &self.request_timeout)
             .field("max_open_connections", &self.max_open_connections)

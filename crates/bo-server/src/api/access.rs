@@ -177,6 +177,50 @@ impl RateLimit {
     }
 }
 
+/// Requests in flight per key, at most `limit` each.
+#[derive(Debug)]
+pub struct InFlight {
+    limit: usize,
+    by_key: Mutex<HashMap<Arc<str>, usize>>,
+}
+
+impl InFlight {
+    /// At most `limit` requests in flight per key.
+    pub fn new(limit: usize) -> InFlight {
+        InFlight { limit, by_key: Mutex::new(HashMap::new()) }
+    }
+
+    /// Counts a request of `key` in flight until the returned guard drops; `None` when the key
+    /// has its limit in flight already.
+    fn enter(self: &Arc<Self>, key: &Arc<str>) -> Option<InFlightGuard> {
+        let mut by_key = self.by_key.lock().unwrap_or_else(|e| e.into_inner());
+        let n = by_key.entry(key.clone()).or_default();
+        if *n >= self.limit {
+            return None;
+        }
+        *n += 1;
+        Some(InFlightGuard { counts: self.clone(), key: key.clone() })
+    }
+}
+
+/// A request counted in flight.
+struct InFlightGuard {
+    counts: Arc<InFlight>,
+    key: Arc<str>,
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        let mut by_key = self.counts.by_key.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = by_key.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                by_key.remove(&self.key);
+            }
+        }
+    }
+}
+
 /// What the access middleware holds requests to.
 #[derive(Debug)]
 pub struct Access {
@@ -184,6 +228,10 @@ pub struct Access {
     pub keys: ApiKeys,
     /// Per key; `None`: unlimited.
     pub rate_limit: Option<RateLimit>,
+    /// Requests each key may have in flight at once; `None`: unlimited.
+    pub in_flight: Option<Arc<InFlight>>,
+    /// How long a request's body may take to arrive after its head; `None`: no bound of its own.
+    pub body_timeout: Option<Duration>,
     /// The most bytes of header names and values a request may carry.
     pub max_header_bytes: usize,
     /// The largest request body.
@@ -199,6 +247,8 @@ impl Default for Access {
         Access {
             keys: ApiKeys::default(),
             rate_limit: None,
+            in_flight: None,
+            body_timeout: None,
             max_header_bytes: 16 << 10,
             max_body_bytes: super::DEFAULT_BODY_LIMIT,
             request_timeout: None,
@@ -231,6 +281,8 @@ impl Access {
         Ok(Access {
             keys,
             rate_limit: (config.rate_limit > 0.0).then(|| RateLimit::new(config.rate_limit)),
+            in_flight: (config.max_in_flight_per_key > 0).then(|| Arc::new(InFlight::new(config.max_in_flight_per_key))),
+            body_timeout: (config.body_timeout > 0.0).then(|| Duration::from_secs_f64(config.body_timeout.min(86_400.0))),
             max_header_bytes: config.max_header_bytes,
             max_body_bytes: config.max_body_bytes,
             request_timeout: (config.request_timeout > 0.0)
@@ -304,6 +356,10 @@ fn percent_decode(text: &str) -> String {
 #[derive(Clone, Copy, Debug)]
 pub struct BodyLimit(pub usize);
 
+/// How long a request's body may take to arrive, put in its extensions by the access guard.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyTimeout(pub Duration);
+
 /// The middleware: header limit, then (with keys) the key, its rate and its project, then the
 /// handler under the request timeout.
 pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next: Next) -> Response {
@@ -314,12 +370,16 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
             .into_response();
     }
     request.extensions_mut().insert(BodyLimit(access.max_body_bytes));
+    if let Some(limit) = access.body_timeout {
+        request.extensions_mut().insert(BodyTimeout(limit));
+    }
     let path = request.uri().path().to_owned();
     if is_api_path(&path)
         && let Some(error) = bad_segment(&path, &access.limits)
     {
         return error.into_response();
     }
+    let mut _in_flight = None;
     if !access.keys.is_empty() && is_api_path(&path) {
         let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
         let Some(presented) = presented else {
@@ -341,6 +401,23 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
             && !caller.projects.allows(&project)
         {
             return ApiError::not_found(format!("no such resource or method: {path}")).into_response();
+        }
+        if let Some(counts) = &access.in_flight {
+            match counts.enter(&caller.name) {
+                Some(guard) => _in_flight = Some(guard),
+                None => {
+                    let mut response = ApiError::new(
+                        Code::ResourceExhausted,
+                        format!(
+                            "key {:?} has {} requests in flight, its limit (--max-in-flight-per-key); retry when one has been answered",
+                            caller.name, counts.limit
+                        ),
+                    )
+                    .into_response();
+                    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(1));
+                    return response;
+                }
+            }
         }
         tracing::Span::current().record("key", &*caller.name);
         request.extensions_mut().insert(caller);
@@ -386,6 +463,20 @@ mod tests {
     }
 
     const SECRET: &str = "s3cret-key";
+
+    #[test]
+    fn requests_in_flight_are_counted_per_key_until_answered() {
+        let counts = Arc::new(InFlight::new(2));
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let first = counts.enter(&a).expect("one");
+        let second = counts.enter(&a).expect("two");
+        assert!(counts.enter(&a).is_none(), "a third of the same key waits");
+        let other = counts.enter(&b).expect("another key has its own");
+        drop(first);
+        let third = counts.enter(&a).expect("room again once one is answered");
+        drop((second, third, other));
+        assert!(counts.by_key.lock().unwrap().is_empty(), "nothing left counted");
+    }
 
     #[test]
     fn the_bearer_scheme_is_case_insensitive() {

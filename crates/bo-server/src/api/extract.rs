@@ -9,7 +9,7 @@ use bo_core::Limits;
 use bo_core::limits::Text;
 use serde::de::DeserializeOwned;
 
-use super::access::BodyLimit;
+use super::access::{BodyLimit, BodyTimeout};
 use super::error::ApiError;
 use super::state::AppState;
 use super::wire::normalize_keys;
@@ -41,7 +41,19 @@ impl<S: Send + Sync> FromRequest<S> for RawBody {
 /// The raw body within the size limit.
 pub async fn read_body<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
     let limit = req.extensions().get::<BodyLimit>().map_or(super::DEFAULT_BODY_LIMIT, |l| l.0);
-    Bytes::from_request(req, state).await.map_err(|rejection| {
+    let timeout = req.extensions().get::<BodyTimeout>().map(|t| t.0);
+    let read = Bytes::from_request(req, state);
+    let read = match timeout {
+        None => read.await,
+        Some(timeout) => tokio::time::timeout(timeout, read).await.map_err(|_| {
+            ApiError::new(
+                super::error::Code::DeadlineExceeded,
+                format!("the request body did not arrive within {} s of the request head (--body-timeout)", timeout.as_secs_f64()),
+            )
+            .with_status(StatusCode::REQUEST_TIMEOUT)
+        })?,
+    };
+    read.map_err(|rejection| {
         let status = rejection.status();
         if status == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::invalid(format!("the request body is larger than the limit of {limit} bytes")).with_status(status)
