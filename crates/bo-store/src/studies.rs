@@ -84,6 +84,13 @@ pub(crate) fn study_from_row(row: &AnyRow) -> Result<StudyRecord, StoreError> {
     RawStudy::from_row(row)?.decode()
 }
 
+/// The study of `row`, if there is one, its spec parsed off the runtime when it is large (a
+/// spec may be a megabyte, read on every request that names the study).
+async fn one_study(row: Option<AnyRow>) -> Result<StudyRecord, StoreError> {
+    let raw = row.as_ref().map(RawStudy::from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))?;
+    decode_off_runtime(raw.spec.len() as i64, move || raw.decode()).await
+}
+
 /// A study row as read, its spec not yet parsed: a page of studies may hold megabytes of specs,
 /// which are parsed off the runtime.
 struct RawStudy {
@@ -270,7 +277,7 @@ impl Store {
         .bind(location)
         .fetch_optional(&self.pool)
         .await?;
-        row.as_ref().map(study_from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))
+        one_study(row).await
     }
 
     /// The study `id`, whatever its project (for the server's own bookkeeping, never a request).
@@ -279,7 +286,7 @@ impl Store {
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        row.as_ref().map(study_from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))
+        one_study(row).await
     }
 
     /// The study named `display_name`.
@@ -292,7 +299,7 @@ impl Store {
         .bind(display_name)
         .fetch_optional(&self.pool)
         .await?;
-        row.as_ref().map(study_from_row).transpose()?.ok_or(StoreError::NotFound(Entity::Study))
+        one_study(row).await
     }
 
     /// Up to `limit` studies numbered above `after`, in number order, whole — fewer when their
