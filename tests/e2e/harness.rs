@@ -3,7 +3,9 @@
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -217,6 +219,49 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Polls `/healthz` every 100 ms while a test runs, keeping the slowest answer (a failed or
+/// missing answer counts as a minute).
+pub struct HealthWatch {
+    stop: Arc<AtomicBool>,
+    slowest_ms: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+    /// No test that loads the machine runs while this one times the service.
+    _machine: std::sync::MutexGuard<'static, ()>,
+}
+
+impl HealthWatch {
+    pub fn start(server: &Server) -> HealthWatch {
+        let machine = machine_to_myself();
+        let url = format!("{}/healthz", server.base);
+        let stop = Arc::new(AtomicBool::new(false));
+        let slowest_ms = Arc::new(AtomicU64::new(0));
+        let thread = {
+            let (stop, slowest_ms) = (stop.clone(), slowest_ms.clone());
+            std::thread::spawn(move || {
+                let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+                while !stop.load(Ordering::SeqCst) {
+                    let started = Instant::now();
+                    let ok = client.get(&url).send().is_ok_and(|r| r.status().is_success());
+                    let ms = if ok { started.elapsed().as_millis() as u64 } else { 60_000 };
+                    slowest_ms.fetch_max(ms, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        };
+        HealthWatch { stop, slowest_ms, thread: Some(thread), _machine: machine }
+    }
+
+    /// Stops watching; asserts every answer came within a second.
+    pub fn finish(mut self, what: &str) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+        let slowest = self.slowest_ms.load(Ordering::SeqCst);
+        assert!(slowest < 1000, "{what}: /healthz took {slowest} ms at its slowest");
     }
 }
 

@@ -12,50 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::{Server, databases, message};
-
-/// Polls `/healthz` every 100 ms while a test runs, keeping the slowest answer (a failed or
-/// missing answer counts as a minute).
-struct HealthWatch {
-    stop: Arc<AtomicBool>,
-    slowest_ms: Arc<AtomicU64>,
-    thread: Option<JoinHandle<()>>,
-    /// No test that loads the machine runs while this one times the service.
-    _machine: std::sync::MutexGuard<'static, ()>,
-}
-
-impl HealthWatch {
-    fn start(server: &Server) -> HealthWatch {
-        let machine = crate::harness::machine_to_myself();
-        let url = format!("{}/healthz", server.base);
-        let stop = Arc::new(AtomicBool::new(false));
-        let slowest_ms = Arc::new(AtomicU64::new(0));
-        let thread = {
-            let (stop, slowest_ms) = (stop.clone(), slowest_ms.clone());
-            std::thread::spawn(move || {
-                let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
-                while !stop.load(Ordering::SeqCst) {
-                    let started = Instant::now();
-                    let ok = client.get(&url).send().is_ok_and(|r| r.status().is_success());
-                    let ms = if ok { started.elapsed().as_millis() as u64 } else { 60_000 };
-                    slowest_ms.fetch_max(ms, Ordering::SeqCst);
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-            })
-        };
-        HealthWatch { stop, slowest_ms, thread: Some(thread), _machine: machine }
-    }
-
-    /// Stops watching; asserts every answer came within a second.
-    fn finish(mut self, what: &str) {
-        self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            t.join().unwrap();
-        }
-        let slowest = self.slowest_ms.load(Ordering::SeqCst);
-        assert!(slowest < 1000, "{what}: /healthz took {slowest} ms at its slowest");
-    }
-}
+use crate::harness::{HealthWatch, Server, databases, message};
 
 /// A request that must be refused quickly with a 400 whose message names `needles`.
 fn refused(s: &Server, path: &str, body: &Value, needles: &[&str]) {

@@ -14,6 +14,7 @@ mod replicas;
 mod reproducible;
 mod robustness;
 mod studies;
+mod tenants;
 
 use serde_json::{Value, json};
 
