@@ -21,11 +21,7 @@ const ALICE: &str = "alice-key-0123456789";
 const BOB: &str = "bob-key-9876543210";
 
 fn keys() -> String {
-    format!(
-        "alice {} project-a; bob {} project-b",
-        bo_server::api::access::hash_key(ALICE),
-        bo_server::api::access::hash_key(BOB)
-    )
+    format!("alice {} project-a; bob {} project-b", bo_server::api::access::hash_key(ALICE), bo_server::api::access::hash_key(BOB))
 }
 
 /// A server with alice's and bob's keys, no rate limit (the tests pound on purpose).
@@ -98,12 +94,17 @@ impl SuggestWatch {
             let mut k = 0;
             while !flag.load(Ordering::SeqCst) || times.len() < 20 {
                 let started = Instant::now();
-                let op = bob.call("POST", &format!("/studies/{study}/trials:suggest"), Some(&json!({"suggestionCount": 1, "clientId": "bob"})));
+                let op =
+                    bob.call("POST", &format!("/studies/{study}/trials:suggest"), Some(&json!({"suggestionCount": 1, "clientId": "bob"})));
                 assert_eq!(op["done"], true, "bob's suggest was answered pending: {op}");
                 let trial = &op["response"]["trials"][0];
                 let y: f64 = trial["parameters"].as_array().unwrap().iter().map(|p| (p["value"].as_f64().unwrap() - 0.3).powi(2)).sum();
                 let id = trial["id"].as_str().unwrap();
-                bob.call("POST", &format!("/studies/{study}/trials/{id}:complete"), Some(&json!({"finalMeasurement": {"metrics": [{"metricId": "y", "value": y}]}})));
+                bob.call(
+                    "POST",
+                    &format!("/studies/{study}/trials/{id}:complete"),
+                    Some(&json!({"finalMeasurement": {"metrics": [{"metricId": "y", "value": y}]}})),
+                );
                 times.push(started.elapsed());
                 k += 1;
                 if k > 2000 {
@@ -196,14 +197,17 @@ fn large_specs_are_paged_by_bytes_and_the_overview_stays_small() {
         assert!(text.len() < 20_000, "the overview of {count} studies is {} bytes on {}", text.len(), db.name);
         let overview: Value = serde_json::from_str(&text).unwrap();
         let first = &overview["studies"][0];
-        assert_eq!((first["study"]["algorithm"].as_str(), first["study"]["metrics"][0]["metricId"].as_str()), (Some("RANDOM_SEARCH"), Some("m")));
+        assert_eq!(
+            (first["study"]["algorithm"].as_str(), first["study"]["metrics"][0]["metricId"].as_str()),
+            (Some("RANDOM_SEARCH"), Some("m"))
+        );
         assert!(first["study"].get("studySpec").is_none(), "the overview carries no spec");
         // Alice reads the overview and the pages again and again, from four threads.
         let stop = Arc::new(AtomicBool::new(false));
         let reader = alice.clone();
         let threads = pound(4, &stop, move || {
-            reader.call("GET", "/studies:overview?pageSize=1000", None);
-            reader.call("GET", "/studies?pageSize=200", None);
+            assert_eq!(reader.text("GET", "/studies:overview?pageSize=1000", None).0, StatusCode::OK);
+            assert_eq!(reader.text("GET", "/studies?pageSize=200", None).0, StatusCode::OK);
         });
         std::thread::sleep(Duration::from_secs(5));
         stop.store(true, Ordering::SeqCst);
@@ -254,7 +258,7 @@ fn curves_are_bounded_by_points() {
         let reader = alice.clone();
         let path = format!("/studies/{study}/trials:curves?limit=500&metric=m3");
         let threads = pound(4, &stop, move || {
-            reader.call("GET", &path, None);
+            assert_eq!(reader.text("GET", &path, None).0, StatusCode::OK);
         });
         std::thread::sleep(Duration::from_secs(5));
         stop.store(true, Ordering::SeqCst);
@@ -292,7 +296,8 @@ fn fronts_of_many_objectives_are_bounded_and_kept() {
         let (alice, bob) = (Tenant::new(&server, ALICE, "project-a"), Tenant::new(&server, BOB, "project-b"));
         for m in [4, 20] {
             let metrics: Vec<Value> = (0..m).map(|k| json!({"metricId": format!("o{k}"), "goal": "MAXIMIZE"})).collect();
-            let study = alice.create(&json!({"displayName": format!("front-{m}"), "studySpec": {"metrics": metrics, "algorithm": "RANDOM_SEARCH",
+            let study = alice
+                .create(&json!({"displayName": format!("front-{m}"), "studySpec": {"metrics": metrics, "algorithm": "RANDOM_SEARCH",
                 "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]}}));
             sphere_trials(&alice, &study, 1100, m);
             let _machine = crate::harness::machine_to_myself();
@@ -300,7 +305,8 @@ fn fronts_of_many_objectives_are_bounded_and_kept() {
             let started = Instant::now();
             let first = alice.call("POST", &path, Some(&json!({})));
             let cold = started.elapsed();
-            let ids = |v: &Value| v["optimalTrials"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+            let ids =
+                |v: &Value| v["optimalTrials"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
             assert_eq!(ids(&first).len(), 1000, "{m} objectives on {}", db.name);
             assert!(cold < Duration::from_secs(30), "{m} objectives: {cold:?} on {}", db.name);
             let started = Instant::now();

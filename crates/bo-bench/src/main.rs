@@ -4,6 +4,7 @@
 
 mod curves;
 mod embedded;
+mod fronts;
 mod harness;
 mod large;
 mod load;
@@ -191,6 +192,25 @@ enum Command {
         /// Where to write the JSON.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+    },
+    /// Seconds to choose the optimal trials of a front larger than the cap, 2 to 20 objectives,
+    /// and the hypervolume the cut keeps against the exact cut where that can be computed.
+    Fronts {
+        /// Numbers of objectives, comma-separated.
+        #[arg(long, default_value = "2,3,4,6,8,12,20", value_delimiter = ',')]
+        objectives: Vec<usize>,
+        /// Trials on the front, comma-separated.
+        #[arg(long, default_value = "1100,2000", value_delimiter = ',')]
+        trials: Vec<usize>,
+        /// The most trials kept (ListOptimalTrials keeps 1,000).
+        #[arg(long, default_value_t = 1000)]
+        cap: usize,
+        /// Compare with the exact cut up to this many trials.
+        #[arg(long, default_value_t = 0)]
+        exact_up_to: usize,
+        /// Where to write the JSON.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Seconds per fit (cold and warm-started) and per suggest against n and D.
     Latency {
@@ -617,6 +637,12 @@ fn main() -> Result<()> {
                 r.observe_suggest_seconds,
                 repeats.max(1)
             );
+        }
+        Command::Fronts { objectives, trials, cap, exact_up_to, out } => {
+            let rows = fronts::run(&objectives, &trials, cap, exact_up_to);
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
+            }
         }
         Command::Latency { algorithm, config, n, d, repeats, objective, out } => {
             let rows = latency(&algorithm, parse_config(config)?, &n, &d, repeats.max(1), objective)?;

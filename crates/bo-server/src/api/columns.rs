@@ -58,6 +58,7 @@ pub async fn trial_columns(
 ) -> Result<Response, ApiError> {
     let (after, size) = read_query(&query)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    let _turn = state.engine.read_turn(&path.project, Some(study.id)).await;
     let changes = state.store.trial_changes(study.id, after, size, COLUMNS_BYTES).await?;
     let head = ColumnsHead {
         study_state: state_to_wire(changes.state),
@@ -221,6 +222,7 @@ pub async fn trial_curves(
         Some(m) => return Err(ApiError::invalid(format!("metric: {} is not a metric of the study", shown(m)))),
     };
     let which = if metric == study.spec.objective().id { CurveMetric::Objective } else { CurveMetric::Named(&metric) };
+    let _turn = state.engine.read_turn(&path.project, Some(study.id)).await;
     let read = state.store.curves(study.id, which, limit, CURVE_POINTS).await?;
     let curves = read.curves.iter().map(CurveW::new).collect();
     Ok(Json(TrialCurvesW { metric_id: metric, curves, omitted: read.omitted }))

@@ -149,6 +149,7 @@ pub async fn list_studies(
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let page = Page::from_query(&query)?;
+    let _turn = state.engine.read_turn(&path.project, None).await;
     let (mut studies, cut) =
         state.store.list_studies(&path.project, &path.location, page.after_id, page.size + 1, STUDY_PAGE_BYTES).await?;
     let next_page_token = page.next_token_or_cut(&mut studies, cut, |s| s.number);
@@ -167,6 +168,7 @@ pub async fn study_overview(
     Query(query): Query<BTreeMap<String, String>>,
 ) -> Result<Json<ListStudyOverviewResponseW>, ApiError> {
     let page = Page::from_query(&query)?;
+    let _turn = state.engine.read_turn(&path.project, None).await;
     let (mut studies, cut) =
         state.store.study_overview(&path.project, &path.location, page.after_id, page.size + 1, OVERVIEW_PAGE_BYTES).await?;
     let next_page_token = page.next_token_or_cut(&mut studies, cut, |o| o.study.number);

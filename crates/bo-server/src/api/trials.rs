@@ -215,6 +215,7 @@ pub async fn list_trials(
     let page = Page::from_query_or(&query, UNSIZED_TRIALS)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let budget = if page.sized { PAGE_BYTES } else { UNSIZED_BYTES };
+    let _turn = state.engine.read_turn(&path.project, Some(study.id)).await;
     let (mut trials, cut) = state.store.list_trials(study.id, page.after_id, page.size + 1, budget).await?;
     // A page cut short by its size budget goes on after its last trial.
     let next_page_token = page.next_token_or_cut(&mut trials, cut, |t| t.id);

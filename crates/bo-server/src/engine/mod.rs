@@ -141,6 +141,8 @@ struct Inner {
     jobs_running: AtomicUsize,
     /// The CPU: every model computation runs under one of these (`compute`).
     permits: Permits,
+    /// Turns at the large reads (`read_turn`): half the workers, at least one.
+    reads: Permits,
     /// This process's name on refit leases: random, so every replica (and every restart) has
     /// its own.
     replica: String,
@@ -148,6 +150,9 @@ struct Inner {
     metrics: Arc<Metrics>,
     hooks: Hooks,
 }
+
+/// A turn at a large read ([`Engine::read_turn`]), given back when dropped.
+pub struct ReadTurn(#[allow(dead_code, reason = "held for its drop")] permits::Permit);
 
 /// A model's predictions at some points.
 pub struct Predicted {
@@ -233,6 +238,7 @@ impl Engine {
                 mirrors: mirror::Mirrors::new(config.mirror_bytes),
                 jobs_running: AtomicUsize::new(0),
                 permits: Permits::new(config.workers),
+                reads: Permits::new(config.workers.div_ceil(2)),
                 replica: format!("{:016x}", rand::random::<u64>()),
                 metrics,
                 hooks: Hooks::new(),
@@ -267,6 +273,15 @@ impl Engine {
                 rx.await.map_err(|_| EngineError::Fit(FitError::Numerical("a background computation panicked".to_owned())))
             }
         }
+    }
+
+    /// A turn at a large read of `project` — a page of trials, studies or columns, learning
+    /// curves, the values the optimal trials are chosen from — held until its answer is built:
+    /// such a read costs the database and the server up to hundreds of milliseconds of CPU, and
+    /// turns are granted as permits are (the poorest project first), so one tenant's many reads
+    /// at once take at most half the machine and another's get their turn.
+    pub async fn read_turn(&self, project: &str, study: Option<i64>) -> ReadTurn {
+        ReadTurn(self.inner.reads.acquire(Claim::new(project, study.unwrap_or(0), Class::Waited)).await)
     }
 
     /// This replica's name on refit leases.

@@ -52,7 +52,10 @@ impl Engine {
     async fn front(&self, study: &StudyRecord, cap: usize) -> Result<Arc<Vec<i64>>, EngineError> {
         let objectives: Vec<(String, Goal)> = study.spec.objectives().map(|m| (m.id.clone(), m.goal)).collect();
         let ids: Vec<String> = objectives.iter().map(|(id, _)| id.clone()).collect();
-        let values = self.inner.store.final_values(study.id, &ids).await?;
+        let values = {
+            let _turn = self.read_turn(&study.project, Some(study.id)).await;
+            self.inner.store.final_values(study.id, &ids).await?
+        };
         let goals: Vec<Goal> = objectives.iter().map(|(_, g)| *g).collect();
         self.compute(study, Class::Waited, move || {
             // A trial lacking an objective takes no part.
