@@ -305,3 +305,33 @@ def test_the_header_offers_the_locations_with_studies(browser, server):
     assert p.page.input_value("#location input[name=project]") == "demo"
     p.clean()
     p.context.close()
+
+
+def test_the_csv_download_runs_no_formula(page, server):
+    """A categorical value a spreadsheet would run as a formula (=, +, -, @) is written with a
+    leading apostrophe; numbers, negative ones too, are written as they are."""
+    values = ['=HYPERLINK("http://example.invalid")', "+1+2", "-2+3", "@SUM(A1)", "plain"]
+    spec = {"metrics": [{"metricId": "loss", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH",
+            "parameters": [{"parameterId": "kind", "categoricalValueSpec": {"values": values}},
+                           {"parameterId": "x", "doubleValueSpec": {"minValue": -5, "maxValue": 5}}]}
+    loc = "/v1/projects/csv/locations/local"
+    study = server.call("POST", f"{loc}/studies", {"displayName": "formulas", "studySpec": spec})["name"].rsplit("/", 1)[1]
+    for i, v in enumerate(values):
+        server.call("POST", f"{loc}/studies/{study}/trials", {
+            "parameters": [{"parameterId": "kind", "value": v}, {"parameterId": "x", "value": -1.5 - i}],
+            "finalMeasurement": {"metrics": [{"metricId": "loss", "value": -0.25 * i}]}})
+    page.page.goto(f"{server.base}/dashboard/")
+    page.page.fill("#location input[name=project]", "csv")
+    page.page.click("#location button")
+    page.page.locator("#studies tbody tr").first.wait_for()
+    page.page.goto(f"{server.base}/dashboard/#/studies/{study}")
+    page.page.wait_for_selector("#trials tbody tr td")
+    with page.page.expect_download() as download:
+        page.page.click("text=download CSV")
+    text = open(download.value.path()).read()
+    assert '"\'=HYPERLINK(""http://example.invalid"")"' in text, text
+    for cell in ["'+1+2", "'-2+3", "'@SUM(A1)"]:
+        assert cell in text, (cell, text)
+    assert "-1.5" in text and "'-1.5" not in text, "numbers are not neutralised"
+    assert "'plain" not in text
+    page.clean()
