@@ -318,13 +318,15 @@ def test_the_csv_download_runs_no_formula(page, server):
     study = server.call("POST", f"{loc}/studies", {"displayName": "formulas", "studySpec": spec})["name"].rsplit("/", 1)[1]
     for i, v in enumerate(values):
         server.call("POST", f"{loc}/studies/{study}/trials", {
-            "parameters": [{"parameterId": "kind", "value": v}, {"parameterId": "x", "value": -1.5 - i}],
+            "parameters": [{"parameterId": "kind", "value": v}, {"parameterId": "x", "value": -1.5 - 0.5 * i}],
             "finalMeasurement": {"metrics": [{"metricId": "loss", "value": -0.25 * i}]}})
     page.page.goto(f"{server.base}/dashboard/")
     page.page.fill("#location input[name=project]", "csv")
     page.page.click("#location button")
-    page.page.locator("#studies tbody tr").first.wait_for()
+    # The csv project's studies, not the page before the click.
+    page.page.locator("#studies-count", has_text="csv / local").wait_for()
     page.page.goto(f"{server.base}/dashboard/#/studies/{study}")
+    page.page.locator("#crumbs", has_text="csv / local").wait_for()
     page.page.wait_for_selector("#trials tbody tr td")
     with page.page.expect_download() as download:
         page.page.click("text=download CSV")

@@ -449,3 +449,154 @@ fn one_key_cannot_take_every_connection() {
     let health = reqwest::blocking::get(format!("{}/healthz", server.base)).unwrap();
     assert_eq!(health.status(), StatusCode::OK);
 }
+
+/// Every other read the dashboard makes, pounded at once by alice on her GP study of 2,000
+/// trials — its columns (all of them, gzipped and not), its history, its importance (a GP fit
+/// of 2,000 trials, computed once per data version however many ask), its model, predictions
+/// at 1,000 points, the locations — while a completion now and then gives each a new data
+/// version: bob's loop stays under a second throughout and the server's memory bounded.
+#[test]
+fn every_dashboard_read_at_once() {
+    for db in databases("tenants_every_read") {
+        let server = start(&db, &[]);
+        let (alice, bob) = (Tenant::new(&server, ALICE, "project-a"), Tenant::new(&server, BOB, "project-b"));
+        let parameters: Vec<Value> =
+            (0..6).map(|k| json!({"parameterId": format!("x{k}"), "doubleValueSpec": {"minValue": 0, "maxValue": 1}})).collect();
+        let study = alice.create(&json!({"displayName": "dashboard", "studySpec": {
+            "metrics": [{"metricId": "y", "goal": "MINIMIZE"}], "algorithm": "GP_BANDIT", "parameters": parameters}}));
+        let mut state = 99u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut point = move || -> (Vec<Value>, f64) {
+            let x: Vec<f64> = (0..6).map(|_| next()).collect();
+            let y = x.iter().enumerate().map(|(k, v)| (v - 0.3).powi(2) * (k + 1) as f64).sum::<f64>();
+            (x.iter().enumerate().map(|(k, v)| json!({"parameterId": format!("x{k}"), "value": v})).collect(), y)
+        };
+        for _ in 0..2000 {
+            let (params, y) = point();
+            alice.add(&study, &json!({"parameters": params, "finalMeasurement": {"metrics": [{"metricId": "y", "value": y}]}}));
+        }
+        let predict = json!({"trials": (0..1000).map(|_| json!({"parameters": point().0})).collect::<Vec<_>>()});
+        let _machine = crate::harness::machine_to_myself();
+        let watch = SuggestWatch::start(&bob, "bob-every-read");
+        let before = server.peak_rss();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        for path in [
+            format!("/studies/{study}/trials:columns"),
+            format!("/studies/{study}/trials:history"),
+            format!("/studies/{study}/importance"),
+            format!("/studies/{study}/model"),
+            "/studies:overview".to_owned(),
+        ] {
+            let reader = alice.clone();
+            threads.extend(pound(2, &stop, move || {
+                let (status, text) = reader.text("GET", &path, None);
+                assert!(status == StatusCode::OK, "{path}: {status} {}", text.chars().take(200).collect::<String>());
+            }));
+        }
+        {
+            let (reader, path) = (alice.clone(), format!("/studies/{study}:predict"));
+            threads.extend(pound(2, &stop, move || {
+                let (status, text) = reader.text("POST", &path, Some(&predict));
+                assert!(
+                    status == StatusCode::OK || status == StatusCode::BAD_REQUEST,
+                    "{status} {}",
+                    text.chars().take(200).collect::<String>()
+                );
+            }));
+        }
+        {
+            let (reader, base) = (alice.clone(), server.base.clone());
+            threads.extend(pound(1, &stop, move || {
+                let response = reader.client.get(format!("{base}/v1/locations")).bearer_auth(ALICE).send().unwrap();
+                assert_eq!(response.status(), StatusCode::OK);
+            }));
+        }
+        // A completion every second: every read's data version moves on.
+        let writer = alice.clone();
+        let started = Instant::now();
+        let mut k = 0;
+        while started.elapsed() < Duration::from_secs(12) {
+            let x: Vec<Value> =
+                (0..6).map(|j| json!({"parameterId": format!("x{j}"), "value": ((k * 7 + j) % 10) as f64 / 10.0})).collect();
+            writer.add(&study, &json!({"parameters": x, "finalMeasurement": {"metrics": [{"metricId": "y", "value": 1.0}]}}));
+            k += 1;
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        stop.store(true, Ordering::SeqCst);
+        let calls = join(threads);
+        watch.finish(&format!("every dashboard read on {}", db.name));
+        let grown = megabytes(server.peak_rss().saturating_sub(before));
+        println!(
+            "every dashboard read on {}: {calls} of alice's calls, peak RSS {} MB (+{grown} MB)",
+            db.name,
+            megabytes(server.peak_rss())
+        );
+        assert!(grown < 600, "peak RSS grew by {grown} MB on {}", db.name);
+        let importance = alice.call("GET", &format!("/studies/{study}/importance"), None);
+        assert!(importance["parameters"].as_array().is_some_and(|p| !p.is_empty()), "{importance}");
+    }
+}
+
+/// The smaller findings of hardening II, over HTTP: the Bearer scheme in any case; a gzip weight
+/// of 0 honoured; a study's name in its canonical form only; contradicting or inapplicable
+/// stopping rules and durations beyond proto3's range refused, naming the field, quoting once.
+#[test]
+fn the_smaller_findings_of_hardening_ii() {
+    let db = &databases("tenants_smaller")[0];
+    let server = start(db, &[]);
+    let alice = Tenant::new(&server, ALICE, "project-a");
+    for scheme in ["BEARER", "bearer", "Bearer"] {
+        let response =
+            alice.client.get(format!("{}/studies", alice.base)).header("authorization", format!("{scheme} {ALICE}")).send().unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{scheme}");
+    }
+    let study = alice.create(
+        &json!({"displayName": "s", "studySpec": {"metrics": [{"metricId": "m", "goal": "MAXIMIZE"}], "algorithm": "RANDOM_SEARCH",
+        "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]}}),
+    );
+    for (encoding, gzipped) in [("gzip;q=0", false), ("gzip", true), ("br, gzip;q=0.5", true), ("identity", false)] {
+        let response = Client::builder()
+            .no_gzip()
+            .build()
+            .unwrap()
+            .get(format!("{}/studies/{study}/trials:columns", alice.base))
+            .bearer_auth(ALICE)
+            .header("accept-encoding", encoding)
+            .send()
+            .unwrap();
+        assert_eq!(response.headers().get("content-encoding").is_some(), gzipped, "{encoding}");
+    }
+    let refused = |spec: Value, needles: &[&str]| {
+        let (status, text) = alice.text("POST", "/studies", Some(&json!({"displayName": "r", "studySpec": spec})));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+        for needle in needles {
+            assert!(text.contains(needle), "{needle:?} not in {text}");
+        }
+        assert!(!text.contains(r#"\"\""#), "quoted twice: {text}");
+    };
+    let spec = |metrics: Value, extra: Value| {
+        let mut s = json!({"metrics": metrics, "algorithm": "GP_BANDIT", "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]});
+        s.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        s
+    };
+    let one = json!([{"metricId": "m", "goal": "MAXIMIZE"}]);
+    let two = json!([{"metricId": "m", "goal": "MAXIMIZE"}, {"metricId": "c", "goal": "MINIMIZE"}]);
+    refused(
+        spec(one.clone(), json!({"algorithmConfig": {"priorStudies": [format!("projects/project-a/locations/l/studies/+{study}")]}})),
+        &["priorStudies[0]", "not a study name"],
+    );
+    refused(
+        spec(one.clone(), json!({"studyStoppingConfig": {"minNumTrials": 10, "maxNumTrials": 5}})),
+        &["studyStoppingConfig.minNumTrials", "maxNumTrials (5)"],
+    );
+    refused(spec(two, json!({"studyStoppingConfig": {"maxNumTrialsNoProgress": 5}})), &["maxNumTrialsNoProgress", "one objective"]);
+    refused(
+        spec(one.clone(), json!({"studyStoppingConfig": {"maxDurationNoProgress": "1000000000000000013.287555072s"}})),
+        &["maxDurationNoProgress", "315576000000s"],
+    );
+    refused(spec(one, json!({"algorithmConfig": {"trialLease": "0.5s"}})), &["trialLease", r#""0.5s""#]);
+}
