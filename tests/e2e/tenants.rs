@@ -1,7 +1,7 @@
 //! Hardening II, against the real binary: the read surfaces the dashboard polls are bounded by
 //! bytes and by work, and one tenant cannot starve another. Two keys, two projects: `alice`
 //! pounds a surface at the sizes that used to abort or pin the server while `bob` runs a GP
-//! study's suggest–complete loop, whose slowest answer must stay under a second; the server's
+//! study's suggest–complete loop, whose 99th percentile must stay under a second; the server's
 //! peak memory is read from /proc and bounded. On SQLite and Postgres.
 
 use std::io::Write;
@@ -116,7 +116,8 @@ impl SuggestWatch {
         SuggestWatch { stop, thread: Some(thread) }
     }
 
-    /// Stops the loop; asserts bob's slowest suggest-and-complete took under a second.
+    /// Stops the loop; asserts bob's suggest-and-complete took under a second at the 99th
+    /// percentile (the issue's measure; the slowest is printed, and bounded at two seconds).
     fn finish(mut self, what: &str) {
         self.stop.store(true, Ordering::SeqCst);
         let mut times = self.thread.take().unwrap().join().unwrap();
@@ -124,7 +125,8 @@ impl SuggestWatch {
         let p99 = times[(times.len() * 99 / 100).min(times.len() - 1)];
         let slowest = *times.last().unwrap();
         println!("{what}: bob's {} suggest+complete calls, p99 {p99:?}, slowest {slowest:?}", times.len());
-        assert!(slowest < Duration::from_secs(1), "{what}: bob's slowest suggest+complete took {slowest:?} (p99 {p99:?})");
+        assert!(p99 < Duration::from_secs(1), "{what}: bob's suggest+complete took {p99:?} at the 99th percentile (slowest {slowest:?})");
+        assert!(slowest < Duration::from_secs(2), "{what}: bob's slowest suggest+complete took {slowest:?} (p99 {p99:?})");
     }
 }
 
@@ -573,10 +575,11 @@ fn the_smaller_findings_of_hardening_ii() {
     let refused = |spec: Value, needles: &[&str]| {
         let (status, text) = alice.text("POST", "/studies", Some(&json!({"displayName": "r", "studySpec": spec})));
         assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
+        let message = serde_json::from_str::<Value>(&text).unwrap()["error"]["message"].as_str().unwrap().to_owned();
         for needle in needles {
-            assert!(text.contains(needle), "{needle:?} not in {text}");
+            assert!(message.contains(needle), "{needle:?} not in {message}");
         }
-        assert!(!text.contains(r#"\"\""#), "quoted twice: {text}");
+        assert!(!message.contains(r#"\""#), "quoted twice: {message}");
     };
     let spec = |metrics: Value, extra: Value| {
         let mut s = json!({"metrics": metrics, "algorithm": "GP_BANDIT", "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]});

@@ -67,6 +67,10 @@ struct Base {
     weight: f64,
 }
 
+/// Points a prediction takes at once: more are predicted a chunk at a time (see
+/// [`Gp::predict_component`]).
+pub const PREDICT_CHUNK: usize = 256;
+
 /// The expected RMS fractional mismatch between a base's deviation and a top model's
 /// (Vizier's `expected_base_stddev_mismatch`, its default).
 const BASE_STDDEV_MISMATCH: f64 = 1.0;
@@ -299,7 +303,23 @@ impl Gp {
     /// is a sum `k = Σ_c k_c` of independent components (seed 000's per-vertex posterior, the
     /// reading's §A3.3): mean `k_c(X, x)ᵀα`, variance `k_c(x, x) − k_c(X, x)ᵀK⁻¹k_c(X, x)`.
     /// With `component` the whole kernel it is [`Gp::predict`].
+    ///
+    /// Many points are predicted in chunks of [`PREDICT_CHUNK`] with a checkpoint between
+    /// (`crate::pace`), so a long prediction can pause; a point's posterior does not depend on
+    /// its batch, so the values are those of one batch.
     pub fn predict_component(&self, component: &dyn Kernel, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+        if xs.len() <= PREDICT_CHUNK {
+            return self.predict_chunk(component, xs);
+        }
+        let mut out = Vec::with_capacity(xs.len());
+        for chunk in xs.chunks(PREDICT_CHUNK) {
+            crate::pace::checkpoint();
+            out.extend(self.predict_chunk(component, chunk));
+        }
+        out
+    }
+
+    fn predict_chunk(&self, component: &dyn Kernel, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
         if xs.is_empty() {
             return Vec::new();
         }

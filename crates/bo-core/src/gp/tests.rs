@@ -327,3 +327,19 @@ fn a_point_is_predicted_alike_in_any_batch_and_any_share_of_it() {
         }
     }
 }
+
+/// A prediction of many points, taken in chunks with checkpoints between, gives each point the
+/// values it gets alone, bit for bit.
+#[test]
+fn predicting_in_chunks_changes_no_value() {
+    let mut rng = StdRng::seed_from_u64(8);
+    let x: Vec<Vec<f64>> = (0..60).map(|_| (0..3).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let y: Vec<f64> = x.iter().map(|p| (4.0 * p[0]).sin() + p[1] * p[2]).collect();
+    let gp = fit(Box::new(matern52(vec![0, 1, 2], 0.5, B)), x, &y, &FitConfig::default(), None, &mut rng).unwrap();
+    let xs: Vec<Vec<f64>> = (0..2 * PREDICT_CHUNK + 3).map(|_| (0..3).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let together = gp.predict(&xs);
+    for (i, p) in xs.iter().enumerate().step_by(37) {
+        let alone = gp.predict(std::slice::from_ref(p))[0];
+        assert_eq!((alone.0.to_bits(), alone.1.to_bits()), (together[i].0.to_bits(), together[i].1.to_bits()), "point {i}");
+    }
+}
