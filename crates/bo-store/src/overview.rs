@@ -1,8 +1,8 @@
 //! The overview of a location's studies: each study with its trial counts by state, its best
 //! final objective and its last activity, aggregated in SQL (one query per page of studies) so
 //! a page of studies costs the same whatever their size. Each study is summarised
-//! ([`StudySummary`]): the page is bounded by its specs' stored bytes as a page of studies is,
-//! and answers small whatever the specs hold. A plain read: no lock.
+//! ([`StudySummary`]) from what its row keeps beside its spec: no spec is read, so a page costs
+//! a few KB a study whatever the specs hold. A plain read: no lock.
 
 use std::collections::HashMap;
 
@@ -27,20 +27,12 @@ pub struct StudyOverview {
 }
 
 impl Store {
-    /// The studies of a location numbered above `after`, at most `limit` and within `max_bytes`
-    /// of stored specs (as [`Store::list_studies`] pages), each with its counts, best value and
-    /// last activity; whether the byte budget cut the page short.
-    pub async fn study_overview(
-        &self,
-        project: &str,
-        location: &str,
-        after: i64,
-        limit: i64,
-        max_bytes: usize,
-    ) -> Result<(Vec<StudyOverview>, bool), StoreError> {
-        let (studies, cut) = self.list_study_summaries(project, location, after, limit, max_bytes).await?;
+    /// The studies of a location numbered above `after`, at most `limit`, each summarised with
+    /// its counts, best value and last activity. Reads no spec.
+    pub async fn study_overview(&self, project: &str, location: &str, after: i64, limit: i64) -> Result<Vec<StudyOverview>, StoreError> {
+        let studies = self.list_study_summaries(project, location, after, limit).await?;
         if studies.is_empty() {
-            return Ok((vec![], cut));
+            return Ok(vec![]);
         }
         let placeholders: Vec<String> = (0..studies.len()).map(|k| format!("${}", k + 1)).collect();
         let sql = format!(
@@ -79,6 +71,6 @@ impl Store {
                 StudyOverview { study, counts, best, last_activity_ms }
             })
             .collect();
-        Ok((overview, cut))
+        Ok(overview)
     }
 }

@@ -75,7 +75,8 @@ impl Store {
         let number = crate::studies::take_study_number(&mut tx, project, location).await?;
         let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
-             next_trial_id, data_version, safety_metrics, spec_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING {}",
+             next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING {}",
             crate::studies::STUDY_COLUMNS
         )))
         .bind(project)
@@ -91,6 +92,8 @@ impl Store {
         .bind(dump.study.data_version)
         .bind(crate::trials::Apart::safety_json(spec)?)
         .bind(spec_json.len() as i64)
+        .bind(&spec.algorithm)
+        .bind(serde_json::to_string(&spec.metrics)?)
         .fetch_one(&mut *tx)
         .await;
         let row = match inserted {

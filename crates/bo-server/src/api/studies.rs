@@ -135,9 +135,6 @@ pub async fn get_study(State(state): State<AppState>, Path(path): Path<StudyPath
 /// The most stored bytes of specs one page of ListStudies holds: a page stops early, with a
 /// `nextPageToken`, rather than pass it (it always holds one study).
 pub const STUDY_PAGE_BYTES: usize = 4 << 20;
-/// The most stored bytes of specs one page of the overview reads (it answers a summary of
-/// each, a few hundred bytes); beyond it the page stops early, as ListStudies does.
-pub const OVERVIEW_PAGE_BYTES: usize = 16 << 20;
 
 /// ListStudies — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/list>.
 /// A page stops early, with a `nextPageToken`, once its studies' specs pass 4 MiB as stored.
@@ -157,9 +154,9 @@ pub async fn list_studies(
     offload::json(move || ListStudiesResponseW { studies: studies.iter().map(study_to_wire).collect(), next_page_token }).await
 }
 
-/// The studies of a location, each summarised (name, state, algorithm, metrics) with its trial
-/// counts by state, best value and last activity, for an overview page (bo extension); paged
-/// like ListStudies.
+/// The studies of a location, each summarised (name, state, algorithm, metrics — never the
+/// spec) with its trial counts by state, best value and last activity, for an overview page
+/// (bo extension); paged like ListStudies, by number only (a summary is a few KB at most).
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/studies:overview", tag = "studies",
     params(LocationPath, PageParams), responses((status = 200, description = "success", body = ListStudyOverviewResponseW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW)))]
 pub async fn study_overview(
@@ -169,9 +166,8 @@ pub async fn study_overview(
 ) -> Result<Json<ListStudyOverviewResponseW>, ApiError> {
     let page = Page::from_query(&query)?;
     let _turn = state.engine.read_turn(&path.project, None).await;
-    let (mut studies, cut) =
-        state.store.study_overview(&path.project, &path.location, page.after_id, page.size + 1, OVERVIEW_PAGE_BYTES).await?;
-    let next_page_token = page.next_token_or_cut(&mut studies, cut, |o| o.study.number);
+    let mut studies = state.store.study_overview(&path.project, &path.location, page.after_id, page.size + 1).await?;
+    let next_page_token = page.next_token(&mut studies, |o| o.study.number);
     let studies = studies
         .iter()
         .map(|o| StudyOverviewW {

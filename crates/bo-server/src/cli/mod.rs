@@ -228,7 +228,7 @@ async fn studies(store: &Store, project: Option<&str>, location: Option<&str>) -
         }
         let mut after = 0;
         loop {
-            let (page, cut) = store.study_overview(&p, &l, after, 500, crate::api::studies::OVERVIEW_PAGE_BYTES).await?;
+            let page = store.study_overview(&p, &l, after, 500).await?;
             for s in &page {
                 let total: i64 = s.counts.iter().sum();
                 let succeeded = s.counts[bo_core::TrialState::ALL.iter().position(|x| *x == bo_core::TrialState::Succeeded).unwrap_or(3)];
@@ -243,7 +243,7 @@ async fn studies(store: &Store, project: Option<&str>, location: Option<&str>) -
                 )?;
             }
             match page.last() {
-                Some(last) if cut || page.len() == 500 => after = last.study.number,
+                Some(last) if page.len() == 500 => after = last.study.number,
                 _ => break,
             }
         }

@@ -80,7 +80,7 @@ impl Engine {
     pub(super) async fn current_importance(&self, study: &StudyRecord, class: Class) -> Result<Arc<Report>, EngineError> {
         let slot = self.inner.slots.get(study.id);
         let _one_at_a_time = slot.importance_computing.lock().await;
-        let (basis, trials) = self.trials_now(study.id).await?;
+        let (basis, trials) = self.trials_now(study).await?;
         if let Some(report) =
             slot.importance.lock().unwrap_or_else(|e| e.into_inner()).as_ref().filter(|r| r.data_version >= basis.data_version)
         {

@@ -178,7 +178,7 @@ impl Engine {
                 return Ok(None);
             }
         }
-        let (basis, trials) = self.trials_now(study.id).await?;
+        let (basis, trials) = self.trials_now(study).await?;
         let wanted = if ahead { 1 } else { slot.queue.wanted(self.inner.config.prefetch, basis.data_version) };
         if slot.queue.fresh_len(basis, 0) >= wanted {
             return Ok(None);

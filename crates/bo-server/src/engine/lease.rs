@@ -44,7 +44,7 @@ impl Engine {
                     Ok(()) => {
                         let slot = self.inner.slots.get(study.id);
                         let _fitting = slot.fitting.lock().await;
-                        match self.trials_now(study.id).await {
+                        match self.trials_now(study).await {
                             Ok(snapshot) => self.refit_study(study.id, self.reproducible(study), snapshot).await,
                             Err(EngineError::Store(StoreError::NotFound(_))) => Ok(RefitOutcome::Gone),
                             Err(e) => Err(e),
@@ -70,7 +70,7 @@ impl Engine {
             if let Some(stored) = store.model_state(study.id).await?
                 && stored.data_version >= basis.data_version
             {
-                let (basis, trials) = self.trials_now(study.id).await?;
+                let (basis, trials) = self.trials_now(study).await?;
                 let entry = self.restore(study, basis.data_version, trials, stored.state).await?;
                 self.inner.cache.insert(study.id, entry);
                 return Ok(RefitOutcome::Adopted { data_version: basis.data_version });

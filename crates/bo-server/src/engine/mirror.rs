@@ -119,6 +119,11 @@ impl Mirrors {
         Ok((basis, trials))
     }
 
+    /// Whether the study's trials are mirrored (its next read reads only what changed).
+    pub fn holds(&self, study_id: i64) -> bool {
+        self.lock().studies.contains_key(&study_id)
+    }
+
     /// Forgets a deleted study's mirror.
     pub fn remove(&self, study_id: i64) {
         self.lock().studies.remove(&study_id);

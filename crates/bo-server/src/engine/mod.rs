@@ -309,7 +309,7 @@ impl Engine {
         if let Some(entry) = self.inner.cache.get(study.id) {
             return Ok(entry);
         }
-        let (basis, trials) = self.trials_now(study.id).await?;
+        let (basis, trials) = self.trials_now(study).await?;
         Ok(self.entry_for(study, basis, &trials).await?.0)
     }
 
@@ -323,7 +323,7 @@ impl Engine {
         study: &StudyRecord,
         points: Vec<bo_core::Assignment>,
     ) -> Result<Result<Predicted, Option<&'static str>>, EngineError> {
-        let (basis, trials) = self.trials_now(study.id).await?;
+        let (basis, trials) = self.trials_now(study).await?;
         let (entry, _) = self.entry_for(study, basis, &trials).await?;
         self.compute(study, Class::Waited, move || {
             let model = propose::up_to_date(&entry, &trials).0;
@@ -357,9 +357,15 @@ impl Engine {
 
     /// The study's basis and every trial, from its mirror brought up to date (see `mirror.rs`):
     /// what `Store::suggest_snapshot` reads, reading only the trials changed since the last time.
-    pub(crate) async fn trials_now(&self, study_id: i64) -> Result<(bo_store::Basis, Arc<Vec<bo_core::Trial>>), EngineError> {
-        let slot = self.inner.slots.get(study_id);
-        self.inner.mirrors.snapshot(&self.inner.store, study_id, &slot.reading).await
+    /// A study the mirrors do not hold is read whole, as a large read: under a turn
+    /// ([`Engine::read_turn`]), so few such reads hold their trials in memory at once.
+    pub(crate) async fn trials_now(&self, study: &StudyRecord) -> Result<(bo_store::Basis, Arc<Vec<bo_core::Trial>>), EngineError> {
+        let slot = self.inner.slots.get(study.id);
+        let _turn = match self.inner.mirrors.holds(study.id) {
+            true => None,
+            false => Some(self.read_turn(&study.project, Some(study.id)).await),
+        };
+        self.inner.mirrors.snapshot(&self.inner.store, study.id, &slot.reading).await
     }
 
     /// Forgets a deleted study's model, queue, trials and slot.

@@ -70,7 +70,7 @@ impl Engine {
     /// SUCCEEDED one whose *predicted* objective (the model's posterior mean at its parameters)
     /// is best, among the safe ones. `None` when the model does not predict (its initial design).
     async fn best_by_the_model(&self, study: &StudyRecord, entry: Arc<super::Entry>) -> Result<Option<i64>, EngineError> {
-        let (_, trials) = self.trials_now(study.id).await?;
+        let (_, trials) = self.trials_now(study).await?;
         let spec = study.spec.clone();
         self.compute(study, Class::Waited, move || {
             let objective = spec.objective();

@@ -116,7 +116,7 @@ impl Engine {
         api_version: &str,
     ) -> Result<SuggestReply, EngineError> {
         let started = Instant::now();
-        let (basis, trials) = self.trials_now(study.id).await?;
+        let (basis, trials) = self.trials_now(study).await?;
         let (entry, _) = self.entry_for(study, basis, &trials).await?;
         let (owned_study, owned_contexts) = (study.clone(), contexts.clone());
         let proposals = self
@@ -362,7 +362,7 @@ impl Engine {
             if (count == 1 || !engine.reproducible(&study)) && slot.queue.fresh_len(now, engine.staleness(&study)) >= count {
                 return Ok(Computed { basis: now, assignments: Vec::new(), fitted: false, queued: true });
             }
-            let (basis, trials) = engine.trials_now(study.id).await?;
+            let (basis, trials) = engine.trials_now(&study).await?;
             let read = started.elapsed();
             let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
             let model = started.elapsed() - read;
