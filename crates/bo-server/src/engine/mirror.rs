@@ -57,20 +57,20 @@ impl Mirrors {
     /// `Store::suggest_snapshot` reads them: the basis first (in the first page's read), so a
     /// change made while the trials are read moves the study past it. `reading` is the study's
     /// own lock (its slot's): one reader of a study at a time, so two never take its mirror apart
-    /// at once.
-    pub async fn snapshot(
+    /// at once. A study not mirrored is read whole, after `cold` (awaited then, and held
+    /// through the read: the engine's turn at a large read).
+    pub async fn snapshot<T, F: Future<Output = T>>(
         &self,
         store: &Store,
         study_id: i64,
         reading: &tokio::sync::Mutex<()>,
+        cold: impl FnOnce() -> F,
     ) -> Result<(Basis, Arc<Vec<Trial>>), EngineError> {
         let _one_reader = reading.lock().await;
-        let (mut cursor, mut trials, mut bytes) = {
-            let mut inner = self.lock();
-            match inner.studies.remove(&study_id) {
-                Some(m) => (m.cursor, m.trials, m.bytes),
-                None => (Cursor::START, Arc::new(Vec::new()), 0),
-            }
+        let held = self.lock().studies.remove(&study_id);
+        let (mut cursor, mut trials, mut bytes, _turn) = match held {
+            Some(m) => (m.cursor, m.trials, m.bytes, None),
+            None => (Cursor::START, Arc::new(Vec::new()), 0, Some(cold().await)),
         };
         let mut changes = store.trial_changes(study_id, cursor, PAGE, PAGE_BYTES).await?;
         // The basis as the first page's read found it, before any trial was read.
@@ -117,11 +117,6 @@ impl Mirrors {
             }
         }
         Ok((basis, trials))
-    }
-
-    /// Whether the study's trials are mirrored (its next read reads only what changed).
-    pub fn holds(&self, study_id: i64) -> bool {
-        self.lock().studies.contains_key(&study_id)
     }
 
     /// Forgets a deleted study's mirror.
@@ -182,13 +177,14 @@ mod tests {
         }
         let reading = tokio::sync::Mutex::new(());
         let probe = Mirrors::new(usize::MAX);
-        let (_, trials) = probe.snapshot(&store, studies[0].id, &reading).await.unwrap();
+        let cold = || async {};
+        let (_, trials) = probe.snapshot(&store, studies[0].id, &reading, cold).await.unwrap();
         let one: usize = trials.iter().map(Trial::memory_bytes).sum();
         assert!(one > 40 * 1000, "{one} bytes");
         // Room for two studies, not three.
         let mirrors = Mirrors::new(2 * one + one / 2);
         for s in &studies {
-            let (_, trials) = mirrors.snapshot(&store, s.id, &reading).await.unwrap();
+            let (_, trials) = mirrors.snapshot(&store, s.id, &reading, cold).await.unwrap();
             assert_eq!(trials.len(), 40);
             let (_, held) = mirrors.usage();
             assert!(held <= 2 * one + one / 2, "{held} bytes held");
@@ -196,12 +192,12 @@ mod tests {
         assert_eq!(mirrors.usage(), (2, 2 * one), "the least recently read study went");
         // A study larger than the whole budget is read and not kept.
         let small = Mirrors::new(one / 2);
-        let (_, trials) = small.snapshot(&store, studies[1].id, &reading).await.unwrap();
+        let (_, trials) = small.snapshot(&store, studies[1].id, &reading, cold).await.unwrap();
         assert_eq!(trials.len(), 40);
         assert_eq!(small.usage(), (0, 0));
         // Kept mirrors are brought up to date by the changes alone, bytes included.
         large_trial(&store, &studies[2], 0.99).await;
-        let (_, trials) = mirrors.snapshot(&store, studies[2].id, &reading).await.unwrap();
+        let (_, trials) = mirrors.snapshot(&store, studies[2].id, &reading, cold).await.unwrap();
         assert_eq!(trials.len(), 41);
         let held: usize = trials.iter().map(Trial::memory_bytes).sum();
         assert!(mirrors.usage().1 >= held);

@@ -361,11 +361,8 @@ impl Engine {
     /// ([`Engine::read_turn`]), so few such reads hold their trials in memory at once.
     pub(crate) async fn trials_now(&self, study: &StudyRecord) -> Result<(bo_store::Basis, Arc<Vec<bo_core::Trial>>), EngineError> {
         let slot = self.inner.slots.get(study.id);
-        let _turn = match self.inner.mirrors.holds(study.id) {
-            true => None,
-            false => Some(self.read_turn(&study.project, Some(study.id)).await),
-        };
-        self.inner.mirrors.snapshot(&self.inner.store, study.id, &slot.reading).await
+        let cold = || self.read_turn(&study.project, Some(study.id));
+        self.inner.mirrors.snapshot(&self.inner.store, study.id, &slot.reading, cold).await
     }
 
     /// Forgets a deleted study's model, queue, trials and slot.
