@@ -15,7 +15,7 @@ use reqwest::StatusCode;
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
-use crate::harness::{Database, HealthWatch, Server, databases};
+use crate::harness::{Database, Server, databases};
 
 const ALICE: &str = "alice-key-0123456789";
 const BOB: &str = "bob-key-9876543210";
@@ -161,6 +161,8 @@ fn megabytes(bytes: u64) -> u64 {
 /// study, never the spec; and bob's loop stays fast while alice reads them over and over.
 #[test]
 fn large_specs_are_paged_by_bytes_and_the_overview_stays_small() {
+    // The machine to this test alone, data made included: what is timed is the server.
+    let _machine = crate::harness::machine_to_myself();
     for db in databases("tenants_large_specs") {
         let server = start(&db, &[]);
         let (alice, bob) = (Tenant::new(&server, ALICE, "project-a"), Tenant::new(&server, BOB, "project-b"));
@@ -177,7 +179,6 @@ fn large_specs_are_paged_by_bytes_and_the_overview_stays_small() {
                 "metrics": [{"metricId": "m", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH", "parameters": parameters}});
             alice.create(&spec);
         }
-        let _machine = crate::harness::machine_to_myself();
         let watch = SuggestWatch::start(&bob, "bob-large-specs");
         let before = server.peak_rss();
         let (mut token, mut seen) = (String::new(), Vec::new());
@@ -227,6 +228,8 @@ fn large_specs_are_paged_by_bytes_and_the_overview_stays_small() {
 /// database); the history and the columns stay small; bob's loop stays fast meanwhile.
 #[test]
 fn curves_are_bounded_by_points() {
+    // The machine to this test alone, data made included: what is timed is the server.
+    let _machine = crate::harness::machine_to_myself();
     for db in databases("tenants_curves") {
         let server = start(&db, &[]);
         let (alice, bob) = (Tenant::new(&server, ALICE, "project-a"), Tenant::new(&server, BOB, "project-b"));
@@ -239,7 +242,6 @@ fn curves_are_bounded_by_points() {
                 .collect();
             alice.add(&study, &json!({"parameters": [{"parameterId": "x", "value": t as f64 / 120.0}], "measurements": measurements}));
         }
-        let _machine = crate::harness::machine_to_myself();
         let watch = SuggestWatch::start(&bob, "bob-curves");
         let before = server.peak_rss();
         for metric in ["m0", "m3"] {
@@ -293,6 +295,8 @@ fn sphere_trials(alice: &Tenant, study: &str, n: usize, m: usize) {
 /// and bob's loop meanwhile stay fast.
 #[test]
 fn fronts_of_many_objectives_are_bounded_and_kept() {
+    // The machine to this test alone, data made included: what is timed is the server.
+    let _machine = crate::harness::machine_to_myself();
     for db in databases("tenants_fronts") {
         let server = start(&db, &[]);
         let (alice, bob) = (Tenant::new(&server, ALICE, "project-a"), Tenant::new(&server, BOB, "project-b"));
@@ -302,7 +306,6 @@ fn fronts_of_many_objectives_are_bounded_and_kept() {
                 .create(&json!({"displayName": format!("front-{m}"), "studySpec": {"metrics": metrics, "algorithm": "RANDOM_SEARCH",
                 "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]}}));
             sphere_trials(&alice, &study, 1100, m);
-            let _machine = crate::harness::machine_to_myself();
             let path = format!("/studies/{study}/trials:listOptimalTrials");
             let started = Instant::now();
             let first = alice.call("POST", &path, Some(&json!({})));
@@ -339,6 +342,8 @@ fn fronts_of_many_objectives_are_bounded_and_kept() {
 /// data within seconds, and his loop stays fast.
 #[test]
 fn a_structure_search_does_not_starve_another_project() {
+    // The machine to this test alone, data made included: what is timed is the server.
+    let _machine = crate::harness::machine_to_myself();
     let db = &databases("tenants_structure")[0];
     let server = start(db, &["--workers", "2"]);
     let (alice, bob) = (Tenant::new(&server, ALICE, "project-a"), Tenant::new(&server, BOB, "project-b"));
@@ -372,8 +377,6 @@ fn a_structure_search_does_not_starve_another_project() {
         assert!(Instant::now() < deadline, "alice's two structure searches never ran at once");
         std::thread::sleep(Duration::from_millis(100));
     }
-    // (The watch holds the machine to this test alone.)
-    let health = HealthWatch::start(&server);
     let watch = SuggestWatch::start(&bob, "bob-structure");
     std::thread::sleep(Duration::from_secs(10));
     watch.finish("beside two structure searches");
@@ -391,7 +394,6 @@ fn a_structure_search_does_not_starve_another_project() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(busy() >= 1, "alice's searches still run");
-    health.finish("beside two structure searches");
 }
 
 /// Alice opens 150 connections and sends each a request head and then a byte of body now and
@@ -400,6 +402,8 @@ fn a_structure_search_does_not_starve_another_project() {
 /// throughout, although the server holds at most 100 connections.
 #[test]
 fn one_key_cannot_take_every_connection() {
+    // The machine to this test alone, data made included: what is timed is the server.
+    let _machine = crate::harness::machine_to_myself();
     let db = &databases("tenants_connections")[0];
     let server = start(db, &["--max-open-connections", "100", "--max-in-flight-per-key", "16", "--body-timeout", "3"]);
     let bob = Tenant::new(&server, BOB, "project-b");
@@ -408,7 +412,6 @@ fn one_key_cannot_take_every_connection() {
         "POST /v1/projects/project-a/locations/l/studies HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {ALICE}\r\n\
          Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{"
     );
-    let _machine = crate::harness::machine_to_myself();
     let mut sockets: Vec<TcpStream> = (0..150)
         .filter_map(|_| {
             let mut s = TcpStream::connect(&address).ok()?;
@@ -459,6 +462,8 @@ fn one_key_cannot_take_every_connection() {
 /// version: bob's loop stays under a second throughout and the server's memory bounded.
 #[test]
 fn every_dashboard_read_at_once() {
+    // The machine to this test alone, data made included: what is timed is the server.
+    let _machine = crate::harness::machine_to_myself();
     for db in databases("tenants_every_read") {
         let server = start(&db, &[]);
         let (alice, bob) = (Tenant::new(&server, ALICE, "project-a"), Tenant::new(&server, BOB, "project-b"));
@@ -481,7 +486,6 @@ fn every_dashboard_read_at_once() {
             alice.add(&study, &json!({"parameters": params, "finalMeasurement": {"metrics": [{"metricId": "y", "value": y}]}}));
         }
         let predict = json!({"trials": (0..1000).map(|_| json!({"parameters": point().0})).collect::<Vec<_>>()});
-        let _machine = crate::harness::machine_to_myself();
         let watch = SuggestWatch::start(&bob, "bob-every-read");
         let before = server.peak_rss();
         let stop = Arc::new(AtomicBool::new(false));

@@ -5,6 +5,10 @@
 //! - **Granting.** A free permit goes to the waiting claim whose project holds the fewest
 //!   permits; among those, a request's (someone waits for the answer) before background work,
 //!   then the longest waiting.
+//! - **Borrowing.** With no permit free, a claim of a project that holds none borrows one beyond
+//!   the pool — one borrowed at a time — and the next permit given back repays it: a tenant
+//!   never waits behind another's step that cannot pause (a factorisation, a prediction of a
+//!   thousand points), and at most one computation more than `workers` runs.
 //! - **Yielding.** A computation holding a permit reaches checkpoints between its steps
 //!   (`bo_core::pace`: each likelihood evaluation, each L-BFGS iteration). There it hands its
 //!   permit over and queues again when a waiting claim of another study has the better right:
@@ -25,6 +29,9 @@ use std::time::{Duration, Instant};
 /// How long a computation runs before it lets a waiting claim of a project no richer than its
 /// own have the permit (at its next checkpoint).
 pub const SLICE: Duration = Duration::from_millis(100);
+
+/// Permits lent beyond the pool at once.
+const MAX_BORROWED: usize = 1;
 
 /// Who waits for a computation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -66,6 +73,8 @@ struct Shared {
 #[derive(Default)]
 struct State {
     free: usize,
+    /// Permits lent beyond the pool (at most one), repaid by the next given back.
+    borrowed: usize,
     /// Permits held, by project.
     held: HashMap<Arc<str>, usize>,
     queue: Vec<Waiter>,
@@ -100,13 +109,21 @@ impl State {
         (0..self.queue.len()).min_by_key(|&i| self.rank(&self.queue[i]))
     }
 
-    fn take(&mut self, project: &Arc<str>) {
-        self.free -= 1;
+    fn take(&mut self, project: &Arc<str>, borrow: bool) {
+        if borrow {
+            self.borrowed += 1;
+        } else {
+            self.free -= 1;
+        }
         *self.held.entry(project.clone()).or_default() += 1;
     }
 
     fn give_back(&mut self, project: &str) {
-        self.free += 1;
+        if self.borrowed > 0 {
+            self.borrowed -= 1;
+        } else {
+            self.free += 1;
+        }
         if let Some(n) = self.held.get_mut(project) {
             *n -= 1;
             if *n == 0 {
@@ -115,13 +132,21 @@ impl State {
         }
     }
 
-    /// Grants free permits to the best waiters; a waiter that went away meanwhile is skipped.
+    /// Grants free permits to the best waiters, then lends one to a waiter whose project holds
+    /// none (see the module docs); a waiter that went away meanwhile is skipped.
     fn dispatch(&mut self, waiting: &AtomicUsize) {
-        while self.free > 0 {
+        loop {
             let Some(i) = self.best_waiter() else { break };
+            let borrow = if self.free > 0 {
+                false
+            } else if self.borrowed < MAX_BORROWED && self.held_by(&self.queue[i].claim.project) == 0 {
+                true
+            } else {
+                break;
+            };
             let w = self.queue.swap_remove(i);
             waiting.store(self.queue.len(), Ordering::SeqCst);
-            self.take(&w.claim.project);
+            self.take(&w.claim.project, borrow);
             let delivered = match w.wake {
                 Wake::Task(tx) => tx.send(()).is_ok(),
                 Wake::Thread(tx) => tx.send(()).is_ok(),
@@ -150,9 +175,10 @@ impl Permits {
         }
     }
 
-    /// Permits in use.
+    /// Permits in use (one lent beyond the pool included).
     pub fn busy(&self) -> usize {
-        self.shared.total - self.shared.lock().free
+        let state = self.shared.lock();
+        self.shared.total - state.free + state.borrowed
     }
 
     /// Claims waiting for a permit.
@@ -281,8 +307,9 @@ mod tests {
         Claim::new(project, study, class)
     }
 
-    /// A free permit goes to the poorest project's claim, then to requests before background
-    /// work, then to the longest waiting.
+    /// A free permit goes to the poorest project's claim (here one holding none, which borrows
+    /// at once), then to requests before background work, then to the longest waiting; the
+    /// first permit given back repays the loan.
     #[tokio::test]
     async fn permits_go_to_the_poorest_project_then_requests_then_the_oldest() {
         let pool = Permits::new(2);
@@ -296,20 +323,20 @@ mod tests {
             ("a4 request", claim("a", 4, Class::Waited)),
             ("b5 background", claim("b", 5, Class::Background)),
         ] {
-            let (shared, order) = (pool.clone(), order.clone());
+            let (shared, seen) = (pool.clone(), order.clone());
             let queued = pool.waiting();
             waiters.push(tokio::spawn(async move {
                 let permit = shared.acquire(c).await;
-                order.lock().unwrap().push(name);
+                seen.lock().unwrap().push(name);
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 drop(permit);
             }));
-            // Queued in this order.
-            while pool.waiting() == queued {
+            // Queued in this order (b5, whose project holds none, borrows at once).
+            while pool.waiting() == queued && !order.lock().unwrap().contains(&name) {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
         }
-        assert_eq!(pool.waiting(), 3);
+        assert_eq!((pool.waiting(), pool.busy()), (2, 3));
         drop(a1);
         tokio::time::sleep(Duration::from_millis(5)).await;
         drop(a2);
@@ -325,17 +352,20 @@ mod tests {
     async fn a_cancelled_acquire_leaves_the_queue() {
         let pool = Permits::new(1);
         let held = pool.acquire(claim("a", 1, Class::Waited)).await;
+        let lent = pool.acquire(claim("d", 4, Class::Waited)).await;
+        assert_eq!(pool.busy(), 2, "d borrowed");
         let gone = tokio::time::timeout(Duration::from_millis(20), pool.acquire(claim("b", 2, Class::Waited))).await;
         assert!(gone.is_err());
         assert_eq!(pool.waiting(), 0);
+        drop(lent);
         drop(held);
         let again = tokio::time::timeout(Duration::from_secs(5), pool.acquire(claim("c", 3, Class::Waited))).await;
         assert!(again.is_ok(), "the permit was not lost");
     }
 
     /// Project a holds both permits with long computations that reach checkpoints; project b's
-    /// claim gets a permit at a's next checkpoint, and a's computation resumes after b's ends —
-    /// with the same result.
+    /// claim borrows one at once, project c's gets one at a's next checkpoint, and a's
+    /// computation resumes after theirs end.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_project_holding_every_permit_yields_at_a_checkpoint() {
         let pool = Arc::new(Permits::new(2));
@@ -357,11 +387,16 @@ mod tests {
             }));
         }
         assert_eq!(pool.busy(), 2);
+        // b holds none: it borrows one beyond the pool at once, and a's computations run on.
+        let b = tokio::time::timeout(Duration::from_secs(1), pool.acquire(claim("b", 3, Class::Background))).await.expect("b borrowed");
+        assert_eq!(pool.busy(), 3);
+        // c holds none either, but one is lent already: it waits, and a computation of a (which
+        // holds two) gives it its permit at a checkpoint.
         let started = Instant::now();
-        let b = tokio::time::timeout(Duration::from_secs(5), pool.acquire(claim("b", 3, Class::Background))).await.expect("b got a permit");
+        let c = tokio::time::timeout(Duration::from_secs(5), pool.acquire(claim("c", 4, Class::Background))).await.expect("c got a permit");
         assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
-        assert_eq!(pool.busy(), 2, "one of a's computations waits");
-        drop(b);
+        assert_eq!(pool.busy(), 3, "one of a's computations waits");
+        drop((b, c));
         stop.store(true, Ordering::SeqCst);
         for l in long {
             assert!(l.await.unwrap() > 0);
