@@ -459,7 +459,14 @@ impl Store {
             query = query.bind(*id);
         }
         let rows = query.fetch_all(&self.pool).await?;
-        rows.iter().map(trial_from_row).collect()
+        // A front of 1,000 trials is megabytes of JSON to parse: off the runtime unless small.
+        let raw: Vec<RawTrial> = rows.iter().map(RawTrial::from_row).collect::<Result<_, _>>()?;
+        drop(rows);
+        let bytes = raw.iter().map(RawTrial::json_bytes).sum::<usize>();
+        crate::studies::decode_off_runtime(i64::try_from(bytes).unwrap_or(i64::MAX), move || {
+            raw.into_iter().map(RawTrial::decode).collect()
+        })
+        .await
     }
 
     /// One trial.

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use axum::Json;
 use axum::extract::{Path, Query, State};
 #[cfg(test)]
 use axum::http::HeaderValue;
@@ -135,15 +134,17 @@ pub async fn trial_history(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
     Query(query): Query<BTreeMap<String, String>>,
-) -> Result<Json<TrialHistoryW>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     only(&query, "trials:history", &["maxPoints", "max_points"])?;
     let raw = query.get("maxPoints").or_else(|| query.get("max_points"));
     let max_points = count("maxPoints", raw, DEFAULT_HISTORY_POINTS, MAX_HISTORY_POINTS)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let (width, buckets) = state.store.history(study.id, max_points).await?;
     let safety = study.spec.safety_metrics().next().is_some();
-    Ok(Json(TrialHistoryW {
-        metric_id: study.spec.objective().id.clone(),
+    let metric_id = study.spec.objective().id.clone();
+    // Up to 20,000 buckets of nine series: written out off the runtime.
+    super::offload::json(move || TrialHistoryW {
+        metric_id,
         bucket_width: width,
         first_ids: buckets.iter().map(|b| b.first_id).collect(),
         last_ids: buckets.iter().map(|b| b.last_id).collect(),
@@ -155,7 +156,8 @@ pub async fn trial_history(
         unsafe_trials: safety.then(|| buckets.iter().map(|b| b.unsafe_trials).collect()),
         safe_min: safety.then(|| buckets.iter().map(|b| b.safe_min).collect()),
         safe_max: safety.then(|| buckets.iter().map(|b| b.safe_max).collect()),
-    }))
+    })
+    .await
 }
 
 /// Refuses a query parameter `method` does not take, naming it and those it does.
@@ -212,7 +214,7 @@ pub async fn trial_curves(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
     Query(query): Query<BTreeMap<String, String>>,
-) -> Result<Json<TrialCurvesW>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     only(&query, "trials:curves", &["metric", "limit"])?;
     let limit = count("limit", query.get("limit"), DEFAULT_CURVES, MAX_CURVES)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
@@ -224,8 +226,13 @@ pub async fn trial_curves(
     let which = if metric == study.spec.objective().id { CurveMetric::Objective } else { CurveMetric::Named(&metric) };
     let _turn = state.engine.read_turn(&path.project, Some(study.id)).await;
     let read = state.store.curves(study.id, which, limit, CURVE_POINTS).await?;
-    let curves = read.curves.iter().map(CurveW::new).collect();
-    Ok(Json(TrialCurvesW { metric_id: metric, curves, omitted: read.omitted }))
+    // Up to 100,000 points: written out off the runtime.
+    super::offload::json(move || TrialCurvesW {
+        metric_id: metric,
+        curves: read.curves.iter().map(CurveW::new).collect(),
+        omitted: read.omitted,
+    })
+    .await
 }
 
 /// A cursor as the wire shows it: `SEQ` after a whole read, `SEQ.ID` inside a page.

@@ -258,11 +258,16 @@ pub async fn list_optimal_trials(
     State(state): State<AppState>,
     Path(path): Path<StudyPath>,
     AppJson(_body): AppJson<EmptyRequestW>,
-) -> Result<Json<ListOptimalTrialsResponseW>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let ids = state.engine.optimal_trial_ids(&study, MAX_OPTIMAL_TRIALS).await?;
-    let trials = state.store.trials_by_id(study.id, &ids).await?;
-    Ok(Json(ListOptimalTrialsResponseW { optimal_trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect() }))
+    let trials = {
+        let _turn = state.engine.read_turn(&path.project, Some(study.id)).await;
+        state.store.trials_by_id(study.id, &ids).await?
+    };
+    // Up to 1,000 whole trials: written out off the runtime.
+    super::offload::json(move || ListOptimalTrialsResponseW { optimal_trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect() })
+        .await
 }
 
 /// `POST …/trials/{trial}:{verb}`: one route for the four trial methods, dispatched on the verb
