@@ -8,7 +8,10 @@
 //! - **Borrowing.** With no permit free, a claim of a project that holds none borrows one beyond
 //!   the pool — one borrowed at a time — and the next permit given back repays it: a tenant
 //!   never waits behind another's step that cannot pause (a factorisation, a prediction of a
-//!   thousand points), and at most one computation more than `workers` runs.
+//!   thousand points), and at most one computation more than `workers` runs — briefly: a holder
+//!   whose project holds more permits than the borrower's gives its permit back at its next
+//!   checkpoint, which repays the loan, and queues again (two tenants then share the cores
+//!   evenly rather than three computations two cores).
 //! - **Yielding.** A computation holding a permit reaches checkpoints between its steps
 //!   (`bo_core::pace`: each likelihood evaluation, each L-BFGS iteration). There it hands its
 //!   permit over and queues again when a waiting claim of another study has the better right:
@@ -67,6 +70,8 @@ struct Shared {
     state: Mutex<State>,
     /// Claims waiting: read without the lock at every checkpoint.
     waiting: AtomicUsize,
+    /// Permits lent beyond the pool: read without the lock at every checkpoint.
+    lent: Arc<AtomicUsize>,
     total: usize,
 }
 
@@ -75,6 +80,10 @@ struct State {
     free: usize,
     /// Permits lent beyond the pool (at most one), repaid by the next given back.
     borrowed: usize,
+    /// The project that borrowed, while the loan stands.
+    borrower: Option<Arc<str>>,
+    /// `borrowed`, for the checkpoints' look without the lock.
+    lent: Arc<AtomicUsize>,
     /// Permits held, by project.
     held: HashMap<Arc<str>, usize>,
     queue: Vec<Waiter>,
@@ -112,6 +121,8 @@ impl State {
     fn take(&mut self, project: &Arc<str>, borrow: bool) {
         if borrow {
             self.borrowed += 1;
+            self.borrower = Some(project.clone());
+            self.lent.store(self.borrowed, Ordering::SeqCst);
         } else {
             self.free -= 1;
         }
@@ -121,6 +132,10 @@ impl State {
     fn give_back(&mut self, project: &str) {
         if self.borrowed > 0 {
             self.borrowed -= 1;
+            if self.borrowed == 0 {
+                self.borrower = None;
+            }
+            self.lent.store(self.borrowed, Ordering::SeqCst);
         } else {
             self.free += 1;
         }
@@ -170,9 +185,9 @@ impl Permits {
     /// A pool of `total` permits (at least one).
     pub fn new(total: usize) -> Permits {
         let total = total.max(1);
-        Permits {
-            shared: Arc::new(Shared { state: Mutex::new(State { free: total, ..State::default() }), waiting: AtomicUsize::new(0), total }),
-        }
+        let lent = Arc::new(AtomicUsize::new(0));
+        let state = State { free: total, lent: lent.clone(), ..State::default() };
+        Permits { shared: Arc::new(Shared { state: Mutex::new(state), waiting: AtomicUsize::new(0), lent, total }) }
     }
 
     /// Permits in use (one lent beyond the pool included).
@@ -252,13 +267,20 @@ impl Permit {
         bo_core::pace::paced(Arc::new(self), work)
     }
 
-    /// Whether, at a checkpoint, this permit should go to the best waiting claim.
+    /// Whether, at a checkpoint, this permit should be given back: to repay a loan to a project
+    /// holding fewer, or to go to the best waiting claim.
     fn should_yield(&self, state: &State) -> bool {
+        let mine = state.held_by(&self.claim.project);
+        if let Some(borrower) = &state.borrower
+            && state.held_by(borrower) < mine
+        {
+            return true;
+        }
         let Some(best) = state.best_waiter().map(|i| &state.queue[i]) else { return false };
         if best.claim.study == self.claim.study {
             return false;
         }
-        let (mine, theirs) = (state.held_by(&self.claim.project), state.held_by(&best.claim.project));
+        let theirs = state.held_by(&best.claim.project);
         let same_project = best.claim.project == self.claim.project;
         let elapsed = self.since.lock().unwrap_or_else(|e| e.into_inner()).elapsed();
         theirs + 1 < mine
@@ -269,7 +291,7 @@ impl Permit {
 
 impl bo_core::pace::Pace for Permit {
     fn checkpoint(&self) {
-        if self.shared.waiting.load(Ordering::SeqCst) == 0 {
+        if self.shared.waiting.load(Ordering::SeqCst) == 0 && self.shared.lent.load(Ordering::SeqCst) == 0 {
             return;
         }
         let rx = {
@@ -364,8 +386,8 @@ mod tests {
     }
 
     /// Project a holds both permits with long computations that reach checkpoints; project b's
-    /// claim borrows one at once, project c's gets one at a's next checkpoint, and a's
-    /// computation resumes after theirs end.
+    /// claim borrows one at once and a repays the loan at its next checkpoint; project c's claim
+    /// borrows in turn; a's waiting computation resumes after theirs end.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_project_holding_every_permit_yields_at_a_checkpoint() {
         let pool = Arc::new(Permits::new(2));
@@ -387,15 +409,20 @@ mod tests {
             }));
         }
         assert_eq!(pool.busy(), 2);
-        // b holds none: it borrows one beyond the pool at once, and a's computations run on.
+        // b holds none: it borrows one beyond the pool at once; a, holding two, gives one back
+        // at its next checkpoint, which repays the loan.
         let b = tokio::time::timeout(Duration::from_secs(1), pool.acquire(claim("b", 3, Class::Background))).await.expect("b borrowed");
-        assert_eq!(pool.busy(), 3);
-        // c holds none either, but one is lent already: it waits, and a computation of a (which
-        // holds two) gives it its permit at a checkpoint.
         let started = Instant::now();
-        let c = tokio::time::timeout(Duration::from_secs(5), pool.acquire(claim("c", 4, Class::Background))).await.expect("c got a permit");
-        assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
-        assert_eq!(pool.busy(), 3, "one of a's computations waits");
+        while pool.busy() > 2 {
+            assert!(started.elapsed() < Duration::from_secs(5), "a never repaid the loan");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(pool.waiting(), 1, "one of a's computations waits");
+        // c holds none either: with no loan standing it borrows at once; nobody holds more
+        // than c, so the loan stands until a permit is given back.
+        let c = tokio::time::timeout(Duration::from_secs(1), pool.acquire(claim("c", 4, Class::Background))).await.expect("c borrowed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!((pool.busy(), pool.waiting()), (3, 1));
         drop((b, c));
         stop.store(true, Ordering::SeqCst);
         for l in long {
