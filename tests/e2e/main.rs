@@ -14,7 +14,6 @@ mod replicas;
 mod reproducible;
 mod robustness;
 mod studies;
-mod tenants;
 
 use serde_json::{Value, json};
 
