@@ -1,5 +1,6 @@
 """study.optimize against the real server: parallel workers, exceptions as infeasible trials,
 the end of a finite study, a progress line, and Ctrl-C that leaves no trial ACTIVE."""
+import logging
 import os
 import pathlib
 import signal
@@ -23,7 +24,7 @@ def space() -> bo.SearchSpace:
     return s
 
 
-def test_parallel_workers_run_exactly_n_trials(server: Server) -> None:
+def test_parallel_workers_run_exactly_n_trials(server: Server, caplog: pytest.LogCaptureFixture) -> None:
     study = bo.Client(server.url, project="demo").create_study("opt", space(), metrics={"loss": "MINIMIZE"})
     seen = set()
 
@@ -36,7 +37,8 @@ def test_parallel_workers_run_exactly_n_trials(server: Server) -> None:
         time.sleep(0.02)
         return float(trial["x"]) ** 2
 
-    result = study.optimize(objective, n_trials=24, n_workers=3, client_id="job", progress=False)
+    with caplog.at_level(logging.WARNING, logger="bo_client"):
+        result = study.optimize(objective, n_trials=24, n_workers=3, client_id="job", progress=False, catch=(RuntimeError,))
     trials = list(study.trials())
     assert len(trials) == 24 and len(result.trials) == 24 and result.reason == "n_trials"
     assert all(t.done for t in trials)
@@ -44,8 +46,13 @@ def test_parallel_workers_run_exactly_n_trials(server: Server) -> None:
     failed = [t for t in trials if t.state == "INFEASIBLE"]
     assert result.infeasible == len(failed)
     assert all(t.infeasible_reason == "RuntimeError: n=4 diverged" for t in failed if t["n"] == 4)
-    assert all(t.infeasible_reason == "the objective returned nan, not finite numbers" for t in failed if t["n"] == 3)
+    nan = "the objective returned an unusable value: metric 'loss': nan is not a finite number"
+    assert all(t.infeasible_reason == nan for t in failed if t["n"] == 3)
     assert {t["n"] for t in failed} <= {3, 4}
+    # Each caught exception is logged with its traceback, each unusable value with its reason.
+    caught = [r for r in caplog.records if r.exc_info]
+    assert len(caught) == sum(1 for t in failed if t["n"] == 4)
+    assert not caught or "RuntimeError: n=4 diverged" in caplog.text
     best = study.best_trial()
     assert best is not None and best.value == min(t.value for t in trials if t.value is not None)
 
@@ -68,7 +75,7 @@ def test_infeasible_and_measurements_and_the_end_of_a_grid(server: Server, capsy
     assert result.reason == "exhausted" and len(result.trials) == 6
     assert sorted(t.state for t in study.trials()) == ["INFEASIBLE"] * 3 + ["SUCCEEDED"] * 3
     assert {t.infeasible_reason for t in study.trials() if t.state == "INFEASIBLE"} == {
-        "c is not allowed", "the objective returned inf, not finite numbers"}
+        "c is not allowed", "the objective returned an unusable value: metric 'm': inf is not a finite number"}
     err = capsys.readouterr().err
     assert "6/50" in err and "best 2" in err
     assert result.infeasible == 3

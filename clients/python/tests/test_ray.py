@@ -60,6 +60,8 @@ def test_tune_s_search_space_maps_onto_bo() -> None:
 def train(config):  # type: ignore[no-untyped-def]
     import time
 
+    import numpy as np
+
     from ray import tune
 
     if config["opt"]["name"] == "sgd" and config["opt"]["momentum"] > 0.95:
@@ -74,7 +76,10 @@ def train(config):  # type: ignore[no-untyped-def]
         # the study's median rule) can land before the trial has reported all its steps. Without
         # it a loaded machine ran every trial to its end before any stop arrived.
         time.sleep(0.05)
-        tune.report({"score": level * (1 - 0.5 ** i), "checked": sorted(config) + sorted(config["opt"])})
+        # numpy numbers, as a training loop's metrics usually are (they once made every trial
+        # INFEASIBLE).
+        score = np.float32(level) * (1 - np.float32(0.5) ** i)
+        tune.report({"score": score, "checked": sorted(config) + sorted(config["opt"])})
 
 
 def test_a_tune_run_drives_a_conditional_study(server: Server, ray_cluster) -> None:  # type: ignore[no-untyped-def]
@@ -118,7 +123,7 @@ def test_a_tune_run_drives_a_conditional_study(server: Server, ray_cluster) -> N
         last = r.metrics["training_iteration"]
         assert [m.step for m in t.measurements] in (list(range(1, last)), list(range(1, last + 1)))
         assert t.final_measurement is not None and t.final_measurement.step == last
-        assert t.value == pytest.approx(r.metrics["score"])
+        assert t.value == pytest.approx(float(r.metrics["score"]))
     stopped = [t for t in trials if t.state == "SUCCEEDED" and len(t.measurements) < ITERATIONS]
     assert stopped, "the study's median rule stopped no trial"
     best = study.best_trial()

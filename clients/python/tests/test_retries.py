@@ -1,8 +1,15 @@
 """Retries against the real server: a 503 while the database is locked, 429s over a key's rate,
 and a server that goes away and comes back — each request succeeds once, with nothing doubled."""
+import logging
+import pathlib
+import socket
 import sqlite3
+import ssl
+import subprocess
 import threading
 import time
+
+import pytest
 
 import bo_client as bo
 from conftest import API_KEY, Server
@@ -100,3 +107,89 @@ def test_an_answer_lost_after_the_server_applied_it_is_not_applied_twice(server:
     assert [m.step for m in trial.measurements] == [3]
     assert len(study.trial(trial.id).measurements) == 1
     time.sleep(0)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _first_contact_fails_fast(url: str, says: str) -> None:
+    client = bo.Client(url)
+    started = time.monotonic()
+    with pytest.raises(bo.ConnectionFailed) as e:
+        client.create_study("never", one_float(), metrics={"m": "MAXIMIZE"})
+    assert time.monotonic() - started < 5.0
+    assert url in str(e.value) and says in str(e.value), str(e.value)
+
+
+def test_nothing_listening_fails_within_five_seconds_naming_the_url() -> None:
+    _first_contact_fails_fast(f"http://127.0.0.1:{_closed_port()}", "connection refused")
+
+
+def test_an_unknown_host_fails_at_once() -> None:
+    _first_contact_fails_fast("http://no-such-host.invalid:8080", "unknown host")
+
+
+def test_tls_to_the_plain_port_says_to_use_http(server: Server) -> None:
+    _first_contact_fails_fast(server.url.replace("http://", "https://"), "use http://")
+
+
+def test_plain_http_to_a_tls_port_says_to_use_https(tmp_path: pathlib.Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-days", "1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        # A TLS server: the plain request fails its handshake, and it closes the connection.
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                context.wrap_socket(conn, server_side=True)
+            except (ssl.SSLError, OSError):
+                pass
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        _first_contact_fails_fast(f"http://127.0.0.1:{port}", "use https://")
+    finally:
+        listener.close()
+
+
+def test_a_server_that_answered_is_waited_for_and_each_retry_logged(server: Server, caplog: pytest.LogCaptureFixture) -> None:
+    client = bo.Client(server.url)
+    study = client.create_study("logged", one_float(), metrics={"m": "MAXIMIZE"})
+    [trial] = study.suggest(1, "w")
+    server.kill()
+    back = threading.Timer(5.0, lambda: server.start(wait=False))
+    back.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="bo_client"):
+            trial.complete(0.4)
+    finally:
+        back.join()
+    assert trial.state == "SUCCEEDED"
+    lines = [r.getMessage() for r in caplog.records if r.name == "bo_client"]
+    assert lines and all(":complete" in line and "connection refused" in line and "giving up in" in line for line in lines), lines
+
+
+def test_wait_ready_waits_for_a_server_that_is_starting(server: Server) -> None:
+    server.kill()
+    threading.Timer(1.0, lambda: server.start(wait=False)).start()
+    client = bo.Client(server.url)
+    client.wait_ready(timeout=60)
+    assert client.create_study("ready", one_float(), metrics={"m": "MAXIMIZE"}).state == "ACTIVE"

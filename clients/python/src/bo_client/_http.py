@@ -1,13 +1,24 @@
 """The wire: JSON over HTTP(S) to one bo server, with an API key, a connection per thread, and
-retries with backoff on what is worth retrying (429, 502/503/504, a refused or dropped
-connection). It knows nothing of studies or trials; errors become :class:`ApiError`."""
+retries with backoff on what is worth retrying. It knows nothing of studies or trials; errors
+become :class:`ApiError`.
+
+- **First contact fails fast.** Until the server has answered once, a refused connection, an
+  unknown host, TLS spoken to a plain port (or plain HTTP to TLS) or no connection within
+  ``connect_timeout`` (5 s) raises :class:`ConnectionFailed` at once, naming the URL and the
+  cause: nothing will answer, and waiting two minutes in silence helps nobody. (To wait for a
+  server that is starting, :meth:`bo_client.Client.wait_ready`.)
+- **A server that has answered is waited for**: a restart, a dropped connection, 429 and
+  502/503/504 are retried with backoff until the policy's deadline; each retry after the first
+  few seconds logs one line (logger ``bo_client``: what failed, the attempt, the time left)."""
 
 from __future__ import annotations
 
 import http.client
 import json
+import logging
 import random
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -17,6 +28,11 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 __all__ = ["ApiError", "ConnectionFailed", "RetryPolicy", "Transport"]
 
 Json = Any
+
+logger = logging.getLogger("bo_client")
+
+#: Retries within this many seconds of a request's first attempt are not logged.
+QUIET_SECONDS = 3.0
 
 
 class ApiError(Exception):
@@ -31,7 +47,8 @@ class ApiError(Exception):
 
 
 class ConnectionFailed(Exception):
-    """The server could not be reached within the retry policy's time."""
+    """The server could not be reached: at first contact (at once, with the cause), or within the
+    retry policy's time after it had answered."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +80,7 @@ class Transport:
         api_key: Optional[str] = None,
         *,
         timeout: float = 90.0,
+        connect_timeout: float = 5.0,
         retry: RetryPolicy = RetryPolicy(),
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -78,7 +96,10 @@ class Transport:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self.timeout = timeout
+        self.connect_timeout = connect_timeout
         self.retry = retry
+        #: Whether the server has answered a request (until then, connection failures are final).
+        self.answered = False
         self._sleep = sleep
         self._local = threading.local()
         #: Retries made so far, by reason (``"429"``, ``"503"``, ``"connection"``): for tests and logs.
@@ -100,8 +121,12 @@ class Transport:
         conn: Optional[http.client.HTTPConnection] = getattr(self._local, "conn", None)
         if conn is None:
             cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-            conn = cls(self._host, self._port, timeout=self.timeout)
+            # Connecting waits `connect_timeout`; an answer may take `timeout`.
+            conn = cls(self._host, self._port, timeout=self.connect_timeout)
             self._local.conn = conn
+            conn.connect()
+            if conn.sock is not None:
+                conn.sock.settimeout(self.timeout)
         return conn
 
     def _drop_connection(self) -> None:
@@ -156,14 +181,18 @@ class Transport:
                     self._drop_connection()
             except (ConnectionError, http.client.HTTPException, socket.timeout, OSError) as e:
                 self._drop_connection()
+                if not self.answered:
+                    raise ConnectionFailed(f"{method} {self.base_url}{url}: {_cause(e, self._scheme)}") from None
                 elapsed = time.monotonic() - start
                 if elapsed >= self.retry.deadline:
-                    raise ConnectionFailed(f"{method} {self.base_url}{url}: {e} (gave up after {elapsed:.0f} s)") from e
+                    raise ConnectionFailed(f"{method} {self.base_url}{url}: {_cause(e, self._scheme)} (gave up after {elapsed:.0f} s)") from e
                 if not (reused and attempt == 0):
                     # A kept-alive connection the server has since closed fails at once; the
                     # first retry on a fresh one needs no wait.
                     self._count("connection")
-                    self._sleep(self.retry.wait(attempt))
+                    wait = self.retry.wait(attempt)
+                    self._log_retry(method, url, _cause(e, self._scheme), attempt, start, wait)
+                    self._sleep(wait)
                 attempt += 1
                 if sent and on_ambiguous is not None:
                     try:
@@ -173,6 +202,7 @@ class Transport:
                     if done:
                         return value
                 continue
+            self.answered = True
             if status in RETRY_STATUSES and time.monotonic() - start < self.retry.deadline:
                 self._count(str(status))
                 wait = self.retry.wait(attempt)
@@ -181,10 +211,38 @@ class Transport:
                         wait = max(wait, min(float(retry_after), self.retry.maximum))
                     except ValueError:
                         pass
+                self._log_retry(method, url, f"the server answered {status}", attempt, start, wait)
                 self._sleep(wait)
                 attempt += 1
                 continue
             return _decode(status, raw)
+
+    def _log_retry(self, method: str, url: str, what: str, attempt: int, start: float, wait: float) -> None:
+        elapsed = time.monotonic() - start
+        if elapsed + wait >= QUIET_SECONDS:
+            left = max(0.0, self.retry.deadline - elapsed)
+            logger.warning(
+                "%s %s%s: %s; retry %d in %.1f s (giving up in %.0f s)", method, self.base_url, url, what, attempt + 1, wait, left
+            )
+
+
+def _cause(e: BaseException, scheme: str) -> str:
+    """What a connection failure means, in the words of someone setting up a client."""
+    if isinstance(e, ConnectionRefusedError):
+        return "connection refused: nothing listens there (is bo-server running, on that port?)"
+    if isinstance(e, socket.gaierror):
+        return f"unknown host ({e.strerror or e})"
+    if isinstance(e, ssl.SSLError):
+        return f"TLS failed ({e.reason or e}): is the server speaking plain HTTP? then use http://"
+    if isinstance(e, (socket.timeout, TimeoutError)):
+        return "no answer in time (a firewall, or the wrong host?)"
+    if isinstance(e, (http.client.BadStatusLine, http.client.RemoteDisconnected, ConnectionResetError)) and scheme == "http":
+        # What a TLS port does with a plain request: garbage, or the connection closed or reset.
+        return "the server closed the connection without an HTTP answer: does it speak TLS? then use https://"
+    if isinstance(e, ConnectionResetError):
+        return "the connection was reset"
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def _decode(status: int, raw: bytes) -> Json:

@@ -20,7 +20,8 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
-from ._http import ApiError, RetryPolicy, Transport
+from ._http import ApiError, ConnectionFailed, RetryPolicy, Transport
+from ._numbers import as_metric, as_number, as_parameter_value
 from .space import SearchSpace, Value
 
 if TYPE_CHECKING:
@@ -58,11 +59,15 @@ class Measurement:
         )
 
     def to_vertex(self) -> Json:
-        out: Dict[str, Any] = {"metrics": [{"metricId": k, "value": float(v)} for k, v in self.metrics.items()]}
+        out: Dict[str, Any] = {"metrics": [{"metricId": k, "value": as_metric(v, k)} for k, v in self.metrics.items()]}
         if self.step is not None:
-            out["stepCount"] = str(int(self.step))
+            step = as_number(self.step, "step")
+            if not isinstance(step, int) and not float(step).is_integer():
+                raise ValueError(f"step: {self.step!r} is not a whole number")
+            out["stepCount"] = str(int(step))
         if self.elapsed_seconds is not None:
-            out["elapsedDuration"] = f"{self.elapsed_seconds:.9f}".rstrip("0").rstrip(".") + "s"
+            elapsed = float(as_number(self.elapsed_seconds, "elapsed_seconds"))
+            out["elapsedDuration"] = f"{elapsed:.9f}".rstrip("0").rstrip(".") + "s"
         return out
 
 
@@ -196,6 +201,12 @@ class Trial:
         self.study._client._t.request("DELETE", self._path)
 
 
+def _parameters(values: Mapping[str, Any]) -> List[Json]:
+    """Parameter values on the wire: strings as they are, numbers of any numeric type as plain
+    ``int``/``float``."""
+    return [{"parameterId": str(k), "value": as_parameter_value(v, str(k))} for k, v in values.items()]
+
+
 def _same_measurement(a: Json, b: Json) -> bool:
     def key(m: Json) -> Tuple[Any, ...]:
         return (
@@ -240,12 +251,14 @@ class Study:
     def search_space(self) -> SearchSpace:
         return SearchSpace.from_vertex(self.spec.get("parameters", []))
 
-    def _metrics(self, value: Union[float, Metrics]) -> Dict[str, float]:
+    def _metrics(self, value: Union[float, Metrics, Any]) -> Dict[str, float]:
+        """Metric values as plain finite floats, from a dict or from one number for the study's one
+        metric (numbers of any numeric type: numpy, torch, ``Decimal``; ``_numbers.py``)."""
         if isinstance(value, Mapping):
-            return {str(k): float(v) for k, v in value.items()}
+            return {str(k): as_metric(v, str(k)) for k, v in value.items()}
         if len(self.metric_ids) != 1:
             raise ValueError(f"the study has metrics {self.metric_ids}: give their values as a dict")
-        return {self.metric_ids[0]: float(value)}
+        return {self.metric_ids[0]: as_metric(value, self.metric_ids[0])}
 
     def refresh(self) -> "Study":
         self._update(self._client._t.request("GET", self._path))
@@ -264,7 +277,7 @@ class Study:
         its context's values and the model chooses the rest (a study of one metric)."""
         body: Dict[str, Any] = {"suggestionCount": int(count), "clientId": client_id or default_client_id()}
         if contexts is not None:
-            body["contexts"] = [{"parameters": [{"parameterId": k, "value": v} for k, v in c.items()]} for c in contexts]
+            body["contexts"] = [{"parameters": _parameters(c)} for c in contexts]
         op = self._client._t.request("POST", f"{self._path}/trials:suggest", body)
         op = self._client._wait(op)
         return [Trial._from_vertex(self, t) for t in op.get("response", {}).get("trials", [])]
@@ -290,7 +303,7 @@ class Study:
 
     def add_trial(self, parameters: Mapping[str, Value], value: Union[None, float, Metrics] = None, *, infeasible: Optional[str] = None) -> Trial:
         """Adds a trial evaluated elsewhere (completed, or REQUESTED when given no result)."""
-        body: Dict[str, Any] = {"parameters": [{"parameterId": k, "value": v} for k, v in parameters.items()]}
+        body: Dict[str, Any] = {"parameters": _parameters(parameters)}
         if infeasible is not None:
             body.update(state="INFEASIBLE", infeasibleReason=infeasible)
         elif value is not None:
@@ -321,7 +334,7 @@ class Study:
 
     def predict(self, points: Sequence[Mapping[str, Value]]) -> List[Prediction]:
         """The model's posterior at each point (each a dict of its active parameters)."""
-        body = {"trials": [{"parameters": [{"parameterId": k, "value": v} for k, v in p.items()]} for p in points]}
+        body = {"trials": [{"parameters": _parameters(p)} for p in points]}
         out = self._client._t.request("POST", f"{self._path}:predict", body)
         return [Prediction(float(p["mean"]), float(p["stddev"])) for p in out.get("predictions", [])]
 
@@ -336,9 +349,10 @@ class Study:
         n_workers: int = 1,
         client_id: Optional[str] = None,
         progress: Optional[bool] = None,
-        catch: Tuple[Type[BaseException], ...] = (Exception,),
+        catch: Tuple[Type[BaseException], ...] = (),
     ) -> "OptimizeResult":
-        """Runs ``objective(trial)`` on ``n_trials`` trials with ``n_workers`` threads; see
+        """Runs ``objective(trial)`` on ``n_trials`` trials with ``n_workers`` threads; an
+        exception not in ``catch`` marks its trial INFEASIBLE and is raised again. See
         :func:`bo_client.optimize.optimize`."""
         from .optimize import optimize
 
@@ -354,25 +368,43 @@ class Client:
     """One bo server, one project and location.
 
     ``url`` is the server (``http://127.0.0.1:8080``); ``api_key`` is sent as a bearer token;
-    ``retry`` says how long a request keeps trying through 429s, 503s and dropped connections."""
+    ``retry`` says how long a request keeps trying through 429s, 503s and dropped connections
+    once the server has answered. Until it has, a server that cannot be reached is an error at
+    once (within ``connect_timeout``) naming the URL and the cause; :meth:`wait_ready` waits for
+    one that is starting."""
 
     def __init__(
         self,
         url: str = "http://127.0.0.1:8080",
         *,
-        project: str = "default",
+        project: str = "demo",
         location: str = "local",
         api_key: Optional[str] = None,
         timeout: float = 90.0,
+        connect_timeout: float = 5.0,
         retry: RetryPolicy = RetryPolicy(),
     ) -> None:
-        self._t = Transport(url, api_key, timeout=timeout, retry=retry)
+        self._t = Transport(url, api_key, timeout=timeout, connect_timeout=connect_timeout, retry=retry)
         self.project = project
         self.location = location
 
     @property
     def transport(self) -> Transport:
         return self._t
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Waits until the server answers ``/readyz`` (a server still starting, a container
+        coming up beside the training job); :class:`ConnectionFailed` after ``timeout`` seconds,
+        with the last cause."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._t.request("GET", "/readyz")
+                return
+            except (ConnectionFailed, ApiError) as e:
+                if time.monotonic() >= deadline:
+                    raise ConnectionFailed(f"{self._t.base_url} was not ready within {timeout:.0f} s: {e}") from None
+                time.sleep(0.25)
 
     @property
     def _path(self) -> str:

@@ -3,12 +3,21 @@
 Each worker is a thread with its own ``clientId`` (``{client_id}-{i}``): it asks for one trial,
 calls ``objective(trial)``, and completes the trial with what it returned —
 
-- a float: the study's one objective; a dict: metric values by id;
+- a number: the study's one objective; a dict: metric values by id. A number is anything
+  numeric the ML stack returns — ``float``, ``int``, numpy scalars, 0-d arrays, torch and jax
+  scalars, ``Decimal`` (``_numbers.py``);
 - ``None``: the trial's own measurements decide (``trial.add_measurement`` was called), as
   ``:complete`` without a final measurement does;
-- NaN, infinity, or ``None`` without a measurement: the trial is INFEASIBLE, saying so;
-- an exception of a ``catch`` class: the trial is INFEASIBLE with the exception's message, and
-  the loop goes on; :class:`Infeasible` says so on purpose.
+- NaN, infinity, or ``None`` without a measurement: the trial is INFEASIBLE, saying which metric
+  had which value (as Optuna fails such a trial), and the loop goes on;
+- :class:`Infeasible` raised: the trial is INFEASIBLE with its message, and the loop goes on.
+
+Exceptions follow Optuna's contract. By default (``catch=()``) an exception raised by the
+objective marks its trial INFEASIBLE with the exception's type and message and is raised again
+out of ``optimize``: a typo (``NameError``) stops the run at its first trial instead of turning
+every trial INFEASIBLE in silence. An exception of a class in ``catch`` marks the trial the same
+way, is logged with its traceback (logger ``bo_client``, level WARNING), and the loop goes on.
+(Before 0.2 the default was ``catch=(Exception,)``: pass it to keep going past every error.)
 
 Ctrl-C (or any other exception) stops the loop: every trial still running is marked INFEASIBLE
 ("interrupted: KeyboardInterrupt"), so none is left ACTIVE, and the exception is raised again.
@@ -17,14 +26,16 @@ shows trials done, the best value and the time per trial."""
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, TextIO, Tuple, Type, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, TextIO, Tuple, Type, Union
 
 from ._http import ApiError
+from ._numbers import as_metric
 from .client import Trial, default_client_id
 
 if TYPE_CHECKING:
@@ -32,8 +43,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Infeasible", "Objective", "OptimizeResult", "optimize"]
 
-#: What an objective returns.
-Result = Union[None, float, Mapping[str, float]]
+logger = logging.getLogger("bo_client")
+
+#: What an objective returns (numbers of any numeric type; see the module docs).
+Result = Union[None, float, Mapping[str, float], Any]
 Objective = Callable[[Trial], Result]
 
 
@@ -90,7 +103,7 @@ def optimize(
     n_workers: int = 1,
     client_id: Optional[str] = None,
     progress: Optional[bool] = None,
-    catch: Tuple[Type[BaseException], ...] = (Exception,),
+    catch: Tuple[Type[BaseException], ...] = (),
 ) -> OptimizeResult:
     """Runs ``objective`` on ``n_trials`` trials of ``study`` with ``n_workers`` threads."""
     if n_trials < 1 or n_workers < 1:
@@ -142,15 +155,21 @@ def optimize(
                     finish(_complete(trial, infeasible=str(e) or "infeasible"))
                     continue
                 except catch as e:
-                    finish(_complete(trial, infeasible=f"{type(e).__name__}: {e}"))
+                    logger.warning("trial %s failed; the loop goes on (catch=%s)", trial.id, _names(catch), exc_info=True)
+                    finish(_complete(trial, infeasible=_reason(e)))
                     continue
+                except Exception as e:
+                    # Not caught: the trial says why, then the exception ends the run.
+                    finish(_complete(trial, infeasible=_reason(e), quiet=True))
+                    raise
                 if stop.is_set() and trial.id not in running:
                     return  # interrupted meanwhile: already marked
-                problem = _unusable(returned, trial)
+                value, problem = _usable(returned, trial)
                 if problem is not None:
+                    logger.warning("trial %s: %s; marked INFEASIBLE", trial.id, problem)
                     finish(_complete(trial, infeasible=problem))
                 else:
-                    finish(_complete(trial, value=returned))
+                    finish(_complete(trial, value=value))
         except BaseException as e:  # noqa: BLE001 - handed to the main thread, which re-raises
             with lock:
                 failures.append(e)
@@ -178,16 +197,34 @@ def optimize(
     return result
 
 
-def _unusable(returned: Result, trial: Trial) -> Optional[str]:
-    """Why a returned value cannot complete the trial (as Optuna fails a trial that returns NaN),
-    or None."""
+def _reason(e: BaseException) -> str:
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _names(classes: Tuple[Type[BaseException], ...]) -> str:
+    return "(" + ", ".join(c.__name__ for c in classes) + ")"
+
+
+def _usable(returned: Result, trial: Trial) -> Tuple[Union[None, Dict[str, float]], Optional[str]]:
+    """What a returned value completes the trial with — ``None`` (its measurements decide) or
+    metric values as plain floats — or why it cannot (as Optuna fails a trial that returns NaN)."""
     if returned is None:
-        return None if trial.measurements else "the objective returned None and reported no measurement"
-    values = returned.values() if isinstance(returned, Mapping) else [returned]
-    for v in values:
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
-            return f"the objective returned {returned!r}, not finite numbers"
-    return None
+        return None, (None if trial.measurements else "the objective returned None and reported no measurement")
+    if isinstance(returned, Mapping):
+        pairs = [(str(k), v) for k, v in returned.items()]
+    else:
+        ids = trial.study.metric_ids
+        if len(ids) != 1:
+            return None, f"the objective returned {returned!r}; the study has metrics {ids}: return their values as a dict"
+        pairs = [(ids[0], returned)]
+    values: Dict[str, float] = {}
+    for metric, v in pairs:
+        try:
+            values[metric] = as_metric(v, metric)
+        except ValueError as e:
+            return None, f"the objective returned an unusable value: {e}"
+    return values, None
 
 
 def _complete(trial: Trial, *, value: Result = None, infeasible: Optional[str] = None, quiet: bool = False) -> Trial:

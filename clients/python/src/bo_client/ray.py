@@ -35,6 +35,7 @@ from ray.tune.search.sample import Categorical, Domain, Float, Integer, LogUnifo
 from ray.tune.stopper import Stopper
 from ray.tune.utils.util import flatten_dict, unflatten_dict
 
+from ._numbers import as_metric, as_number
 from .client import Client, Study, Trial
 from .space import SearchSpace, Value
 
@@ -101,7 +102,7 @@ class BoSearch(Searcher):  # type: ignore[misc]
         metric: Optional[str] = None,
         mode: Optional[str] = None,
         url: str = "http://127.0.0.1:8080",
-        project: str = "default",
+        project: str = "demo",
         location: str = "local",
         api_key: Optional[str] = None,
         study: str = "ray-tune",
@@ -144,25 +145,27 @@ class BoSearch(Searcher):  # type: ignore[misc]
 
     def on_trial_result(self, trial_id: str, result: Dict[str, Any]) -> None:
         trial = self._trials.get(trial_id)
-        value = result.get(self._metric) if self._metric else None
-        if trial is None or not _finite(value):
+        value = _metric_value(result, self._metric)
+        if trial is None or value is None:
             return
-        assert self._metric is not None and value is not None
-        trial.add_measurement({self._metric: float(value)}, step=int(result.get("training_iteration", len(trial.measurements) + 1)))
+        assert self._metric is not None
+        step = result.get("training_iteration", len(trial.measurements) + 1)
+        trial.add_measurement({self._metric: value}, step=int(as_number(step, "training_iteration")))
 
     def on_trial_complete(self, trial_id: str, result: Optional[Dict[str, Any]] = None, error: bool = False) -> None:
         trial = self._trials.pop(trial_id, None)
         if trial is None or trial.done:
             return
-        value = None if result is None or not self._metric else result.get(self._metric)
+        value = None if result is None else _metric_value(result, self._metric)
         if error:
             trial.complete(infeasible="the Tune trial raised an error")
-        elif _finite(value):
-            assert self._metric is not None and value is not None and result is not None
+        elif value is not None:
+            assert self._metric is not None and result is not None
             step = result.get("training_iteration")
-            trial.complete({self._metric: float(value)}, step=None if step is None else int(step))
+            trial.complete({self._metric: value}, step=None if step is None else int(as_number(step, "training_iteration")))
         else:
-            trial.complete(infeasible=f"the trial's last result has no finite {self._metric!r}")
+            raw = None if result is None or not self._metric else result.get(self._metric)
+            trial.complete(infeasible=f"the trial's last result has no finite {self._metric!r} (it reported {raw!r})")
 
     def save(self, checkpoint_path: str) -> None:
         state = {"study": self._study.name if self._study else None, "trials": {k: t.id for k, t in self._trials.items()}}
@@ -232,5 +235,12 @@ class BoStopper(Stopper):  # type: ignore[misc]
         return False
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def _metric_value(result: Dict[str, Any], metric: Optional[str]) -> Optional[float]:
+    """The metric's value in a Tune result as a plain float — Tune's results carry numpy and
+    torch numbers as often as floats — or None when it is absent, not a number, or not finite."""
+    if not metric or metric not in result:
+        return None
+    try:
+        return as_metric(result[metric], metric)
+    except ValueError:
+        return None

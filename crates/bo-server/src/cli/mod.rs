@@ -51,10 +51,10 @@ pub enum Command {
         /// `json` (from `export`) or `optuna-journal` (needs --spec).
         #[arg(long, value_enum, default_value_t = ImportFormat::Json)]
         format: ImportFormat,
-        /// The project to import into (default: the exported study's).
+        /// The project to import into (default: the exported study's; `demo` for an Optuna journal).
         #[arg(long)]
         project: Option<String>,
-        /// The location to import into (default: the exported study's).
+        /// The location to import into (default: the exported study's; `local` for an Optuna journal).
         #[arg(long)]
         location: Option<String>,
         /// The new study's display name (default: the exported study's or the Optuna study's).
@@ -116,7 +116,7 @@ pub async fn run(command: Command, config: &Config) -> anyhow::Result<()> {
                         optuna_study.as_deref(),
                         spec,
                         optuna::Target {
-                            project: project.as_deref().unwrap_or("default"),
+                            project: project.as_deref().unwrap_or("demo"),
                             location: location.as_deref().unwrap_or("local"),
                             display_name: display_name.as_deref(),
                         },
