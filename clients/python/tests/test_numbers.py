@@ -1,5 +1,5 @@
 """Numbers as real ML code produces them — numpy scalars of every width, 0-d and one-element
-arrays, jax scalars, ``Decimal`` and ``Fraction`` — go in wherever a value does, against the real
+arrays, jax scalars (torch's are not installable here; they implement the same protocols), ``Decimal`` and ``Fraction`` — go in wherever a value does, against the real
 server; booleans, strings, arrays and non-finite values are refused naming the metric; and an
 objective's errors follow Optuna's contract (raised unless caught, logged when caught)."""
 import decimal
@@ -7,14 +7,13 @@ import fractions
 import logging
 import math
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import bo_client as bo
 from bo_client._numbers import as_metric, as_number, as_parameter_value
 from conftest import Server
-
-jnp = pytest.importorskip("jax.numpy")
 
 NUMBERS = [
     (np.float16(0.5), 0.5),
