@@ -15,19 +15,25 @@ from ._http import ApiError, ConnectionFailed, RetryPolicy
 from .client import Client, Measurement, Prediction, Study, Trial
 from .optimize import Infeasible, OptimizeResult
 from .space import Parameter, SearchSpace
+from .spec import ConvexStopping, DecayCurveStopping, MedianStopping, Metric, StudyStopping
 
 __all__ = [
     "ApiError",
     "Client",
     "ConnectionFailed",
+    "ConvexStopping",
+    "DecayCurveStopping",
     "Infeasible",
     "Measurement",
+    "MedianStopping",
+    "Metric",
     "OptimizeResult",
     "Parameter",
     "Prediction",
     "RetryPolicy",
     "SearchSpace",
     "Study",
+    "StudyStopping",
     "Trial",
 ]
 __version__ = "0.1.0"

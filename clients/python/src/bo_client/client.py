@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, 
 from ._http import ApiError, ConnectionFailed, RetryPolicy, Transport
 from ._numbers import as_metric, as_number, as_parameter_value
 from .space import SearchSpace, Value
+from .spec import Metric, MedianStopping, Stopping, StudyStopping
 
 if TYPE_CHECKING:
     from .optimize import Objective, OptimizeResult
@@ -414,31 +415,66 @@ class Client:
         self,
         display_name: str,
         space: Union[SearchSpace, Sequence[Json]],
-        metrics: Union[Mapping[str, str], Sequence[Json]],
+        metrics: Union[Mapping[str, str], Sequence[Union[Metric, Json]]],
         *,
         algorithm: Optional[str] = None,
         algorithm_config: Optional[Mapping[str, Any]] = None,
-        measurement_selection: Optional[str] = None,
-        median_stopping: bool = False,
+        stopping: Optional[Stopping] = None,
+        study_stopping: Optional[StudyStopping] = None,
         observation_noise: Optional[str] = None,
+        measurement_selection: Optional[str] = None,
+        prior_studies: Sequence[Union["Study", str]] = (),
+        transfer_learning: bool = True,
+        median_stopping: bool = False,
     ) -> Study:
         """Creates the study, or loads it when one of that name has the same spec (a different
-        spec under the name is an :class:`ApiError` 409). ``metrics`` maps metric ids to
-        ``"MAXIMIZE"``/``"MINIMIZE"``; ``algorithm`` is one of bo's names (default ``AUTO``)."""
+        spec under the name is an :class:`ApiError` 409).
+
+        - ``metrics``: ``{"accuracy": "MAXIMIZE"}``, or :class:`~bo_client.Metric` objects (safety
+          metrics with their thresholds), or Vertex ``MetricSpec`` dicts.
+        - ``algorithm``: one of bo's names (default ``AUTO``, which picks by the space) and its
+          ``algorithm_config`` (the server lists every key and range).
+        - ``stopping``: :class:`~bo_client.MedianStopping`, :class:`~bo_client.DecayCurveStopping`
+          or :class:`~bo_client.ConvexStopping` — when to stop a trial early;
+          ``median_stopping=True`` is ``stopping=MedianStopping()``.
+        - ``study_stopping``: :class:`~bo_client.StudyStopping` — when the whole study stops.
+        - ``observation_noise``: ``"LOW"`` or ``"HIGH"``; ``measurement_selection``:
+          ``"LAST_MEASUREMENT"`` or ``"BEST_MEASUREMENT"``.
+        - ``prior_studies``: studies (or their names) whose trials inform this one's model, the
+          base first (otherwise the service chooses among the location's COMPLETED studies of the
+          same space and objective; ``study.spec["transferLearningConfig"]["priorStudyNames"]``
+          says which); ``transfer_learning=False`` turns transfer off."""
+        if isinstance(metrics, Mapping):
+            metric_specs = [Metric(str(k), str(g)).to_vertex() for k, g in metrics.items()]
+        else:
+            metric_specs = [m.to_vertex() if isinstance(m, Metric) else dict(m) for m in metrics]
         spec: Dict[str, Any] = {
-            "metrics": [{"metricId": k, "goal": g.upper()} for k, g in metrics.items()] if isinstance(metrics, Mapping) else list(metrics),
+            "metrics": metric_specs,
             "parameters": space.to_vertex() if isinstance(space, SearchSpace) else list(space),
         }
         if algorithm is not None and algorithm.upper() != "AUTO":
             spec["algorithm"] = algorithm.upper()
-        if algorithm_config:
-            spec["algorithmConfig"] = dict(algorithm_config)
-        if measurement_selection is not None:
-            spec["measurementSelectionType"] = measurement_selection
+        config = dict(algorithm_config or {})
+        if prior_studies:
+            # bo names a study's priors in its algorithm's settings (Vertex's
+            # `transferLearningConfig.priorStudyNames` is output only: which the service chose).
+            config["priorStudies"] = [s.name if isinstance(s, Study) else str(s) for s in prior_studies]
+        if config:
+            spec["algorithmConfig"] = config
         if median_stopping:
-            spec["medianAutomatedStoppingSpec"] = {}
+            if stopping is not None and not isinstance(stopping, MedianStopping):
+                raise ValueError("give median_stopping=True or stopping=, not both")
+            stopping = stopping or MedianStopping()
+        if stopping is not None:
+            spec.update(stopping.to_vertex())
+        if study_stopping is not None:
+            spec["studyStoppingConfig"] = study_stopping.to_vertex()
+        if measurement_selection is not None:
+            spec["measurementSelectionType"] = measurement_selection.upper()
         if observation_noise is not None:
-            spec["observationNoise"] = observation_noise
+            spec["observationNoise"] = observation_noise.upper()
+        if not transfer_learning:
+            spec["transferLearningConfig"] = {"disableTransferLearning": True}
         return Study(self, self._t.request("POST", f"{self._path}/studies", {"displayName": display_name, "studySpec": spec}))
 
     def load_study(self, display_name: str) -> Study:

@@ -1,0 +1,163 @@
+"""A study's spec beyond its search space, typed: metrics with goals and safety thresholds, the
+automated stopping rules, the study's own stopping rules and transfer from prior studies — every
+field of Vertex's ``StudySpec`` that bo accepts, so nothing needs raw JSON.
+
+    client.create_study(
+        "mnist", space,
+        metrics=[bo.Metric("accuracy", "MAXIMIZE"), bo.Metric("latency_ms", "MINIMIZE", safety_threshold=50)],
+        stopping=bo.DecayCurveStopping(),
+        study_stopping=bo.StudyStopping(max_num_trials=200, max_num_trials_no_progress=40),
+        prior_studies=[old_study],
+    )
+
+Each class's ``to_vertex()`` gives its wire form; ``tests/test_spec.py`` checks against the
+server's OpenAPI document that every ``StudySpec`` field can be set from here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Union
+
+__all__ = ["ConvexStopping", "DecayCurveStopping", "MedianStopping", "Metric", "Stopping", "StudyStopping"]
+
+Json = Any
+
+_GOALS = ("MAXIMIZE", "MINIMIZE")
+
+
+def _seconds(value: float, what: str) -> str:
+    """A proto3 duration: ``"3600s"``."""
+    seconds = float(value)
+    if not seconds >= 0:
+        raise ValueError(f"{what}: {value!r} is not a duration in seconds")
+    return f"{seconds:.9f}".rstrip("0").rstrip(".") + "s"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric the trials report: optimised toward ``goal`` — or, with ``safety_threshold``,
+    a safety constraint: a trial is safe when the metric is at least the threshold (MAXIMIZE) or
+    at most it (MINIMIZE), and the designer keeps ``desired_min_safe_trials_fraction`` of trials
+    safe (best effort)."""
+
+    id: str
+    goal: str = "MAXIMIZE"
+    safety_threshold: Optional[float] = None
+    desired_min_safe_trials_fraction: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        if self.goal.upper() not in _GOALS:
+            raise ValueError(f"metric {self.id!r}: goal must be MAXIMIZE or MINIMIZE, got {self.goal!r}")
+        object.__setattr__(self, "goal", self.goal.upper())
+
+    @property
+    def is_safety(self) -> bool:
+        return self.safety_threshold is not None or self.desired_min_safe_trials_fraction is not None
+
+    def to_vertex(self) -> Json:
+        out: Dict[str, Any] = {"metricId": self.id, "goal": self.goal}
+        if self.is_safety:
+            safety: Dict[str, Any] = {}
+            if self.safety_threshold is not None:
+                safety["safetyThreshold"] = float(self.safety_threshold)
+            if self.desired_min_safe_trials_fraction is not None:
+                safety["desiredMinSafeTrialsFraction"] = float(self.desired_min_safe_trials_fraction)
+            out["safetyConfig"] = safety
+        return out
+
+
+@dataclass(frozen=True)
+class MedianStopping:
+    """Stop a trial whose best value so far is worse than the median of the completed trials'
+    at the same step (or elapsed time, with ``use_elapsed_duration``)."""
+
+    use_elapsed_duration: bool = False
+
+    def to_vertex(self) -> Json:
+        return {"medianAutomatedStoppingSpec": {"useElapsedDuration": self.use_elapsed_duration}}
+
+
+@dataclass(frozen=True)
+class DecayCurveStopping:
+    """Stop a trial whose learning curve, extrapolated, will not beat the best so far."""
+
+    use_elapsed_duration: bool = False
+
+    def to_vertex(self) -> Json:
+        return {"decayCurveStoppingSpec": {"useElapsedDuration": self.use_elapsed_duration}}
+
+
+@dataclass(frozen=True)
+class ConvexStopping:
+    """Vizier's convex rule: between ``min_step_count`` and ``max_step_count`` (steps, or
+    seconds with ``use_elapsed_duration``), stop a trial whose curve's optimistic prediction
+    cannot beat the best; ``learning_rate_parameter_name`` names a DOUBLE parameter the
+    prediction uses."""
+
+    min_step_count: Optional[int] = None
+    max_step_count: Optional[int] = None
+    min_measurement_count: Optional[int] = None
+    learning_rate_parameter_name: str = ""
+    use_elapsed_duration: bool = False
+    update_all_stopped_trials: bool = False
+
+    def to_vertex(self) -> Json:
+        spec: Dict[str, Any] = {"useElapsedDuration": self.use_elapsed_duration, "updateAllStoppedTrials": self.update_all_stopped_trials}
+        for key, value in (
+            ("minStepCount", self.min_step_count),
+            ("maxStepCount", self.max_step_count),
+            ("minMeasurementCount", self.min_measurement_count),
+        ):
+            if value is not None:
+                spec[key] = str(int(value))
+        if self.learning_rate_parameter_name:
+            spec["learningRateParameterName"] = self.learning_rate_parameter_name
+        return {"convexAutomatedStoppingSpec": spec}
+
+
+@dataclass(frozen=True)
+class StudyStopping:
+    """When the whole study stops (``studyStoppingConfig``), read before each suggestion:
+    ``should_stop_asap``; at ``max_num_trials``; after ``max_num_trials_no_progress`` completed
+    trials or ``max_duration_no_progress`` seconds without a better objective (one objective
+    only) — never before ``min_num_trials`` trials or ``minimum_runtime`` seconds; and at
+    ``maximum_runtime`` seconds after the study's creation (or at ``maximum_end_time``, RFC 3339)."""
+
+    should_stop_asap: bool = False
+    min_num_trials: Optional[int] = None
+    max_num_trials: Optional[int] = None
+    max_num_trials_no_progress: Optional[int] = None
+    max_duration_no_progress: Optional[float] = None
+    minimum_runtime: Optional[float] = None
+    minimum_end_time: Optional[str] = None
+    maximum_runtime: Optional[float] = None
+    maximum_end_time: Optional[str] = None
+
+    def to_vertex(self) -> Json:
+        out: Dict[str, Any] = {}
+        if self.should_stop_asap:
+            out["shouldStopAsap"] = True
+        for key, value in (
+            ("minNumTrials", self.min_num_trials),
+            ("maxNumTrials", self.max_num_trials),
+            ("maxNumTrialsNoProgress", self.max_num_trials_no_progress),
+        ):
+            if value is not None:
+                out[key] = int(value)
+        if self.max_duration_no_progress is not None:
+            out["maxDurationNoProgress"] = _seconds(self.max_duration_no_progress, "max_duration_no_progress")
+        for key, seconds, end in (
+            ("minimumRuntimeConstraint", self.minimum_runtime, self.minimum_end_time),
+            ("maximumRuntimeConstraint", self.maximum_runtime, self.maximum_end_time),
+        ):
+            if seconds is not None and end is not None:
+                raise ValueError(f"{key}: give a runtime in seconds or an end time, not both")
+            if seconds is not None:
+                out[key] = {"maxDuration": _seconds(seconds, key)}
+            elif end is not None:
+                out[key] = {"endTime": end}
+        return out
+
+
+#: One of the automated stopping rules (a study has at most one).
+Stopping = Union[MedianStopping, DecayCurveStopping, ConvexStopping]
