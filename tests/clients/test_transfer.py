@@ -263,3 +263,14 @@ def test_a_study_run_in_optuna_continues_in_bo(tmp_path) -> None:
         [bo_server.binary(), "import", "--database-url", db, "--format", "optuna-journal", "--spec", str(tmp_path / "narrow.json"),
          str(journal), "--display-name", "narrow"], capture_output=True, text=True)
     assert narrow.returncode != 0 and "Optuna trial 0: parameters[0].parameterId" in narrow.stderr and "is not a parameter of the study" in narrow.stderr
+
+
+def test_the_tools_refuse_a_database_that_does_not_exist(tmp_path) -> None:
+    missing = tmp_path / "typo.db"
+    for args in (["studies"], ["export", "projects/demo/locations/local/studies/1"]):
+        out = subprocess.run(
+            [bo_server.binary(), args[0], "--database-url", f"sqlite://{missing}", *args[1:]], capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode != 0, out.stdout
+        assert f"there is no database at {missing}" in out.stderr, out.stderr
+        assert not missing.exists(), "the tool created the database it was asked to read"

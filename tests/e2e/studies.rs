@@ -406,7 +406,7 @@ fn bad_input_is_rejected_and_changes_nothing() {
                 "/studies",
                 with("/studySpec/algorithm", json!("SIMULATED_ANNEALING")),
                 StatusCode::BAD_REQUEST,
-                "known algorithms: AUTO, ALGORITHM_UNSPECIFIED, RANDOM_SEARCH, QUASI_RANDOM_SEARCH, GRID_SEARCH",
+                "algorithm: \"SIMULATED_ANNEALING\" is not an algorithm; the algorithms are AUTO, ALGORITHM_UNSPECIFIED, RANDOM_SEARCH",
             ),
             (
                 "bad enum",

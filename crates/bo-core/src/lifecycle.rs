@@ -37,7 +37,7 @@ pub enum TrialError {
         id: i64,
     },
     /// The measurement chosen to complete it lacks one of the study's metrics.
-    #[error("the measurement chosen by measurementSelectionType lacks metric {metric:?}; send finalMeasurement")]
+    #[error("the measurement chosen by measurementSelectionType lacks metric {}; send finalMeasurement", serde_json::Value::from(metric.as_str()))]
     MissingMetric {
         /// The metric.
         metric: String,

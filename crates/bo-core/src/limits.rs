@@ -188,7 +188,7 @@ pub enum TextError {
     #[error(transparent)]
     Long(OverLimit),
     /// It holds a control character (NUL, escape, …).
-    #[error("control characters such as {0:?} are not allowed")]
+    #[error("control characters such as U+{:04X} are not allowed", u32::from(*.0))]
     Control(char),
     /// It holds whitespace where a token is expected.
     #[error("must not contain whitespace")]

@@ -57,6 +57,17 @@ pub enum Acquisition {
     },
 }
 
+/// What the model page shows: the function and its setting, in words.
+impl std::fmt::Display for Acquisition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Acquisition::Ucb { beta } => write!(f, "upper confidence bound, β = {beta:.3}"),
+            Acquisition::LogEi { best } => write!(f, "expected improvement over the best value ({best:.3} standardised)"),
+            Acquisition::LogPi { best } => write!(f, "probability of improvement over the best value ({best:.3} standardised)"),
+        }
+    }
+}
+
 impl Acquisition {
     /// The value at a posterior (mean, variance).
     pub fn value(self, mean: f64, var: f64) -> f64 {

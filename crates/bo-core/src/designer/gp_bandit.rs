@@ -428,7 +428,7 @@ impl Proposer for GpBanditProposer {
             "hyperparameters": post.hyperparameter_map(),
             "structure": post.gp.kernel().summary(),
             "logNoiseVariance": h.log_noise,
-            "acquisition": format!("{:?}", self.acquisition),
+            "acquisition": self.acquisition.to_string(),
         });
         if let Some(local) = &self.local {
             described["trustRegion"] = serde_json::json!({"side": local.length, "restarts": local.restarts});

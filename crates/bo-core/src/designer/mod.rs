@@ -276,7 +276,7 @@ pub struct Prediction {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ConfigError {
     /// No designer has this name.
-    #[error("unknown algorithm {name:?}; known algorithms: {}", known.join(", "))]
+    #[error("algorithm: {} is not an algorithm; the algorithms are {}", serde_json::Value::from(name.as_str()), known.join(", "))]
     UnknownAlgorithm {
         /// The name asked for.
         name: String,

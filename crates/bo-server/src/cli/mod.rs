@@ -92,6 +92,13 @@ pub enum ImportFormat {
 
 /// Runs one tool against `config`'s database.
 pub async fn run(command: Command, config: &Config) -> anyhow::Result<()> {
+    if matches!(command, Command::Studies { .. } | Command::Export { .. })
+        && let Some(path) = sqlite_path(&config.database_url)
+        && !path.exists()
+    {
+        // A misspelt path would otherwise become an empty database and an empty answer.
+        bail!("there is no database at {}: the server creates it on its first start; check --database-url", path.display());
+    }
     let options = StoreOptions { max_connections: 2, acquire_timeout: Duration::from_secs_f64(config.database_timeout) };
     let store = Store::connect(&config.database_url, &options).await.context("opening the database")?;
     let result = match command {
@@ -176,6 +183,14 @@ fn read_spec(file: &PathBuf, limits: &bo_core::Limits) -> anyhow::Result<bo_core
         serde_json::from_value(value).with_context(|| format!("{} is not a Vertex StudySpec", file.display()))?
     };
     spec.into_domain(limits).map_err(|e| anyhow::anyhow!("{}: {}: {}", file.display(), e.path, e.reason))
+}
+
+/// The file of a `sqlite://PATH[?…]` (or `sqlite:PATH`) URL; `None` for another database or
+/// SQLite in memory.
+fn sqlite_path(url: &str) -> Option<PathBuf> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or_default();
+    (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
 }
 
 /// `projects/P/locations/L/studies/N-or-display-name` → the study.

@@ -58,7 +58,7 @@ macro_rules! wire_enum {
                 };
                 found.map(|(v, _, _)| *v).ok_or_else(|| {
                     let known: Vec<&str> = Self::VARIANTS.iter().map(|(_, n, _)| *n).collect();
-                    serde::de::Error::custom(format!("{raw} is not a {}; expected one of {}", stringify!($name), known.join(", ")))
+                    serde::de::Error::custom(format!("{raw} is not one of {}", known.join(", ")))
                 })
             }
         }
