@@ -36,4 +36,4 @@ __all__ = [
     "StudyStopping",
     "Trial",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -92,7 +92,7 @@ class Transport:
         self._host = parsed.hostname
         self._port = parsed.port
         self._prefix = parsed.path.rstrip("/")
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "bo-client/0.1"}
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "bo-client/0.2"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self.timeout = timeout
