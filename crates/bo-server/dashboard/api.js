@@ -55,3 +55,9 @@ export async function call(method, path, body) {
 export function locationPath(project, location) {
   return `/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}`;
 }
+
+/** A study's algorithm as people call it: the server's default, ALGORITHM_UNSPECIFIED on the
+ * wire, is AUTO (it picks by the space). */
+export function algorithmName(algorithm) {
+  return !algorithm || algorithm === "ALGORITHM_UNSPECIFIED" ? "AUTO" : algorithm;
+}

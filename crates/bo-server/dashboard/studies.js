@@ -2,7 +2,7 @@
 // search over names. The overview (`studies:overview`, a summary of each study) is read a page
 // of 100 at a time, the table drawn after the first page and grown as the others arrive.
 
-import { call, locationPath } from "./api.js";
+import { algorithmName, call, locationPath } from "./api.js";
 import { ago, badge, el, num } from "./format.js";
 
 const PAGE = 100;
@@ -64,7 +64,7 @@ function row(s) {
     el("td", { class: "num" }, number),
     el("td", {}, el("a", { href: `#/studies/${number}` }, s.study.displayName)),
     el("td", {}, badge(s.study.state)),
-    el("td", {}, s.study.algorithm || "ALGORITHM_UNSPECIFIED"),
+    el("td", {}, algorithmName(s.study.algorithm)),
     el("td", {}, `${metric.metricId} ${metric.goal === "MINIMIZE" ? "↓" : "↑"}${more}`),
     el("td", { class: "num" }, total.toLocaleString("en")),
     el("td", { class: "counts" }, ...Object.entries(counts).filter(([, n]) => n > 0).map(([state, n]) => el("span", { title: state }, badge(state), " ", n.toLocaleString("en")))),

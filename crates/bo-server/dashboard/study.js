@@ -1,7 +1,7 @@
 // One study: what it is, how far it got, its history and its best trial(s), kept live by
 // polling the trials that changed since the last look.
 
-import { call, locationPath } from "./api.js";
+import { algorithmName, call, locationPath } from "./api.js";
 import { badge, el, num } from "./format.js";
 import { historyChart, historyData, readHistory } from "./history.js";
 import { TrialTable } from "./table.js";
@@ -143,7 +143,7 @@ function renderFacts(facts, study, trials) {
   const counts = trials.counts();
   const fact = (label, ...value) => el("div", {}, el("span", {}, label), ...value);
   facts.replaceChildren(
-    fact("algorithm", spec.algorithm || "ALGORITHM_UNSPECIFIED"),
+    fact("algorithm", algorithmName(spec.algorithm)),
     fact("metrics", objectivesOf(spec).map((m) => `${m.metricId} ${m.goal === "MINIMIZE" ? "↓" : "↑"}`).join(", ")),
     ...safetyOf(spec).map((s) => fact(`safety: ${s.metricId} ${safeSide(s)}`, safetyFact(s, trials))),
     ...stoppingRule(spec).map((rule) => fact("early stopping", rule)),

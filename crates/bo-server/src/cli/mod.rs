@@ -248,7 +248,8 @@ async fn studies(store: &Store, project: Option<&str>, location: Option<&str>) -
                 let total: i64 = s.counts.iter().sum();
                 let succeeded = s.counts[bo_core::TrialState::ALL.iter().position(|x| *x == bo_core::TrialState::Succeeded).unwrap_or(3)];
                 let best = s.best.map(|b| format!("{b}")).unwrap_or_else(|| "-".into());
-                let algorithm = &s.study.algorithm;
+                // The server's default, ALGORITHM_UNSPECIFIED on the wire, is AUTO.
+                let algorithm = if s.study.algorithm == "ALGORITHM_UNSPECIFIED" { "AUTO" } else { s.study.algorithm.as_str() };
                 writeln!(
                     out,
                     "{}\t{}\t{}\t{algorithm}\t{succeeded}/{total}\t{best}",
