@@ -156,6 +156,7 @@ def test_optuna_opens_the_exported_journal(source, tmp_path) -> None:
     loaded = optuna.load_study(study_name="moving", storage=JournalStorage(JournalFileBackend(str(journal))))
     assert loaded.direction == optuna.study.StudyDirection.MAXIMIZE
     assert loaded.user_attrs["bo:study"] == study.name
+    assert loaded.metric_names == ["score"], "optuna-dashboard labels the objective by its metric"
     ours = list(study.trials())
     theirs = loaded.get_trials(deepcopy=False)
     assert len(theirs) == len(ours)
@@ -274,3 +275,21 @@ def test_the_tools_refuse_a_database_that_does_not_exist(tmp_path) -> None:
         assert out.returncode != 0, out.stdout
         assert f"there is no database at {missing}" in out.stderr, out.stderr
         assert not missing.exists(), "the tool created the database it was asked to read"
+
+
+def test_a_journal_bo_wrote_imports_back_without_a_spec_and_spec_takes_bo_s_export(source, tmp_path) -> None:
+    db, url, study = source
+    journal, exported = tmp_path / "journal.log", tmp_path / "study.json"
+    tool("export", "--database-url", db, study.name, "--format", "optuna-journal", "-o", str(journal))
+    tool("export", "--database-url", db, study.name, "-o", str(exported))
+    back = tool("import", "--database-url", db, "--format", "optuna-journal", str(journal), "--display-name", "round-trip").strip()
+    with_export = tool(
+        "import", "--database-url", db, "--format", "optuna-journal", "--spec", str(exported), str(journal), "--display-name", "by-export"
+    ).strip()
+    client = bo.Client(url, project="demo")
+    original = [(t.state, t.parameters, t.value) for t in study.trials() if t.state in ("SUCCEEDED", "INFEASIBLE")]
+    for name, printed in (("round-trip", back), ("by-export", with_export)):
+        imported = client.load_study(name)
+        assert printed == imported.name
+        assert imported.spec["parameters"] == study.spec["parameters"] and imported.spec["metrics"] == study.spec["metrics"]
+        assert [(t.state, t.parameters, t.value) for t in imported.trials() if t.state in ("SUCCEEDED", "INFEASIBLE")] == original

@@ -48,7 +48,7 @@ pub enum Command {
     Import {
         /// The file.
         file: PathBuf,
-        /// `json` (from `export`) or `optuna-journal` (needs --spec).
+        /// `json` (from `export`) or `optuna-journal` (a journal bo wrote carries its spec; another needs --spec).
         #[arg(long, value_enum, default_value_t = ImportFormat::Json)]
         format: ImportFormat,
         /// The project to import into (default: the exported study's; `demo` for an Optuna journal).
@@ -60,8 +60,9 @@ pub enum Command {
         /// The new study's display name (default: the exported study's or the Optuna study's).
         #[arg(long)]
         display_name: Option<String>,
-        /// optuna-journal: the search space and metrics, as a Vertex `StudySpec` or a whole
-        /// `Study` (JSON file); its metrics are Optuna's objectives in order.
+        /// optuna-journal: the search space and metrics, as a Vertex `StudySpec`, a whole
+        /// `Study` or bo's JSON export (a file); its metrics are Optuna's objectives in order.
+        /// Not needed for a journal bo wrote (it carries its spec).
         #[arg(long)]
         spec: Option<PathBuf>,
         /// optuna-journal: which study of the journal (default: its only one).
@@ -114,10 +115,8 @@ pub async fn run(command: Command, config: &Config) -> anyhow::Result<()> {
                     doc.into_dump(&limits).with_context(|| format!("{} cannot be imported", file.display()))?
                 }
                 ImportFormat::OptunaJournal => {
-                    let Some(spec_file) = spec else {
-                        bail!("--format optuna-journal needs --spec FILE: the study's search space and metrics")
-                    };
-                    let spec = read_spec(&spec_file, &limits)?;
+                    // A journal bo wrote carries its study's spec; another needs --spec.
+                    let spec = spec.map(|file| read_spec(&file, &limits)).transpose()?;
                     let imported = optuna::import(
                         &text,
                         optuna_study.as_deref(),
@@ -177,6 +176,11 @@ fn read(file: &PathBuf) -> anyhow::Result<String> {
 fn read_spec(file: &PathBuf, limits: &bo_core::Limits) -> anyhow::Result<bo_core::StudySpec> {
     let text = read(file)?;
     let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    // bo's JSON export holds the study whole: its spec is the study's.
+    let value = match value.get("study") {
+        Some(study) if value.get("boExportFormat").is_some() => study.clone(),
+        _ => value,
+    };
     let spec: StudySpecW = if value.get("studySpec").is_some() {
         serde_json::from_value::<StudyW>(value).with_context(|| format!("{} is not a Vertex Study", file.display()))?.study_spec
     } else {

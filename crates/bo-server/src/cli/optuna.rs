@@ -31,10 +31,14 @@ use crate::api::wire::trial::{ParameterW, ValueW, assignment_from_wire};
 
 const WORKER: &str = "bo-export";
 
+/// The study attribute holding bo's study spec in a journal bo wrote: import reads it back.
+const SPEC_ATTR: &str = "bo:studySpec";
+
 // Optuna's JournalOperation and TrialState codes.
 const CREATE_STUDY: i64 = 0;
 const DELETE_STUDY: i64 = 1;
 const SET_STUDY_USER_ATTR: i64 = 2;
+const SET_STUDY_SYSTEM_ATTR: i64 = 3;
 const CREATE_TRIAL: i64 = 4;
 const SET_TRIAL_PARAM: i64 = 5;
 const SET_TRIAL_STATE_VALUES: i64 = 6;
@@ -57,7 +61,10 @@ pub fn export(dump: &StudyDump) -> Vec<Value> {
         json!({"op_code": CREATE_STUDY, "worker_id": WORKER, "study_name": dump.study.display_name, "directions": directions}),
         json!({"op_code": SET_STUDY_USER_ATTR, "worker_id": WORKER, "study_id": 0, "user_attr": {"bo:study": study_name(&dump.study)}}),
         json!({"op_code": SET_STUDY_USER_ATTR, "worker_id": WORKER, "study_id": 0,
-               "user_attr": {"bo:studySpec": serde_json::to_value(StudySpecW::from_domain(spec)).unwrap_or(Value::Null)}}),
+               "user_attr": {SPEC_ATTR: serde_json::to_value(StudySpecW::from_domain(spec)).unwrap_or(Value::Null)}}),
+        // What `study.set_metric_names` stores: optuna-dashboard labels the objectives with them.
+        json!({"op_code": SET_STUDY_SYSTEM_ATTR, "worker_id": WORKER, "study_id": 0,
+               "system_attr": {"study:metric_names": spec.metrics.iter().map(|m| m.id.as_str()).collect::<Vec<_>>()}}),
     ];
     let objective = &spec.objective().id;
     for t in &dump.trials {
@@ -181,14 +188,16 @@ struct JournalStudy {
     name: String,
     directions: Vec<i64>,
     deleted: bool,
+    /// bo's spec, in a journal bo wrote.
+    spec: Option<Value>,
 }
 
 /// Replays `text` and makes the Optuna study `study` (or the journal's only one) a bo study of
-/// `spec` at `target`.
+/// `spec` at `target` — by default, the spec a journal bo wrote carries.
 pub fn import(
     text: &str,
     study: Option<&str>,
-    spec: StudySpec,
+    spec: Option<StudySpec>,
     target: Target<'_>,
     now_ms: i64,
     limits: &Limits,
@@ -210,7 +219,15 @@ pub fn import(
             CREATE_STUDY => {
                 let name = op["study_name"].as_str().ok_or_else(|| at("no study_name".into()))?.to_owned();
                 let directions = op["directions"].as_array().map(|d| d.iter().filter_map(Value::as_i64).collect()).unwrap_or_default();
-                studies.push(JournalStudy { name, directions, deleted: false });
+                studies.push(JournalStudy { name, directions, deleted: false, spec: None });
+            }
+            SET_STUDY_USER_ATTR => {
+                let carried = op["user_attr"].get(SPEC_ATTR).cloned();
+                if let (Some(spec), Some(s)) =
+                    (carried, op["study_id"].as_i64().and_then(|i| usize::try_from(i).ok()).and_then(|i| studies.get_mut(i)))
+                {
+                    s.spec = Some(spec);
+                }
             }
             DELETE_STUDY => {
                 if let Some(s) = op["study_id"].as_i64().and_then(|i| usize::try_from(i).ok()).and_then(|i| studies.get_mut(i)) {
@@ -274,13 +291,25 @@ pub fn import(
         }
     }
     let live: Vec<(usize, &JournalStudy)> = studies.iter().enumerate().filter(|(_, s)| !s.deleted).collect();
-    let (index, JournalStudy { name, directions, .. }) = match study {
+    let (index, JournalStudy { name, directions, spec: carried, .. }) = match study {
         Some(want) => live
             .into_iter()
             .find(|(_, s)| s.name == want)
             .ok_or_else(|| err(format!("the journal has no study {want:?}; it has {}", names(&studies))))?,
         None if live.len() == 1 => live[0],
         None => return Err(err(format!("the journal has {} studies ({}): name one with --optuna-study", live.len(), names(&studies)))),
+    };
+    let spec = match (spec, carried) {
+        (Some(spec), _) => spec,
+        (None, Some(carried)) => serde_json::from_value::<StudySpecW>(carried.clone())
+            .map_err(|e| format!("{e}"))
+            .and_then(|w| w.into_domain(limits).map_err(|e| format!("{}: {}", e.path, e.reason)))
+            .map_err(|m| err(format!("the study spec bo wrote in the journal ({SPEC_ATTR}) cannot be read: {m}")))?,
+        (None, None) => {
+            return Err(err(format!(
+                "Optuna study {name:?} was not written by bo: give its search space and metrics with --spec FILE (a Vertex StudySpec, a Study, or bo's JSON export)"
+            )));
+        }
     };
     if directions.len() != spec.metrics.len() {
         return Err(err(format!(
