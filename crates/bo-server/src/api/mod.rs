@@ -117,6 +117,36 @@ pub fn document() -> utoipa::openapi::OpenApi {
     doc.merge(routes::Documented::openapi());
     BearerKeys.modify(&mut doc);
     CommonErrors.modify(&mut doc);
+    without_optional_defaults(doc)
+}
+
+/// The document without a `default` on any property a schema does not require. The defaults
+/// are what the server assumes for an absent field (the descriptions say so), but generators
+/// read a `default` as "always present": openapi-typescript 7 made 77 optional request fields
+/// (`safetyConfig`, `contexts`, `elapsedDuration`, …) required in its request types, and a
+/// client written against them did not compile under `strict`.
+fn without_optional_defaults(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    use utoipa::openapi::schema::Schema;
+    use utoipa::openapi::RefOr;
+    let Some(components) = doc.components.as_mut() else { return doc };
+    for schema in components.schemas.values_mut() {
+        let RefOr::T(Schema::Object(object)) = schema else { continue };
+        let required = object.required.clone();
+        for (name, property) in object.properties.iter_mut() {
+            if required.contains(name) {
+                continue;
+            }
+            match property {
+                RefOr::T(Schema::Object(p)) => p.default = None,
+                RefOr::T(Schema::Array(p)) => p.default = None,
+                RefOr::T(Schema::OneOf(p)) => p.default = None,
+                RefOr::T(Schema::AllOf(p)) => p.default = None,
+                RefOr::T(Schema::AnyOf(p)) => p.default = None,
+                RefOr::Ref(r) => r.default = None,
+                _ => {}
+            }
+        }
+    }
     doc
 }
 
