@@ -325,6 +325,7 @@ def test_the_csv_download_runs_no_formula(page, server):
     page.page.click("#location button")
     # The csv project's studies, not the page before the click.
     page.page.locator("#studies-count", has_text="csv / local").wait_for()
+    page.page.goto("about:blank")  # a fresh load, as the other tests make (the project is kept)
     page.page.goto(f"{server.base}/dashboard/#/studies/{study}")
     page.page.locator("#crumbs", has_text="csv / local").wait_for()
     page.page.wait_for_selector("#trials tbody tr td")
