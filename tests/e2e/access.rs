@@ -91,6 +91,7 @@ fn a_key_sees_only_its_projects() {
         ("GET", format!("{b}/studies/1/operations/1"), None),
         ("GET", "/ui/projects/team-b/locations/l/studies/1/operations/1".to_owned(), None),
         ("GET", format!("{b}/studies/1/model"), None),
+        ("POST", format!("{b}/studies/1:stop"), Some(json!({}))),
         ("POST", format!("{b}/studies"), Some(study("intruder"))),
         ("DELETE", format!("{b}/studies/1/trials/1"), None),
         ("DELETE", format!("{b}/studies/1"), None),
@@ -119,6 +120,7 @@ fn a_key_sees_only_its_projects() {
     assert!(trials[0].get("measurements").is_none(), "{}", trials[0]);
     let (_, listed) = bob.call("GET", &format!("{b}/studies"), None);
     assert_eq!(listed["studies"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["studies"][0]["state"], "ACTIVE", "Alice's :stop changed nothing");
     // And Bob cannot see Alice's.
     assert_eq!(bob.call("GET", &format!("{a}/studies/2"), None).0, StatusCode::NOT_FOUND);
     // Alice's second project is hers.

@@ -224,6 +224,44 @@ fn study_stopping_config_completes_the_study() {
     }
 }
 
+/// `:stop` (bo extension): the study becomes COMPLETED with a reason and hands out nothing more;
+/// its running trials can still be measured and completed; stopping again changes nothing; a
+/// body with an unknown field, a study that does not exist and an unknown verb are refused.
+#[test]
+fn stop_completes_the_study() {
+    for db in databases("stop_completes_the_study") {
+        let s = Server::start(&db);
+        let study = s.create_study(conditional_study("to-stop", "RANDOM_SEARCH"));
+        let running = s.suggest(&study, 2, "w");
+        s.complete(&study, &id(&running[0]), "accuracy", 0.5);
+
+        let (status, body) = s.post(&format!("/studies/{study}:stop"), json!({"force": true}));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(message(&body).contains("force"), "{body}");
+        assert_eq!(s.ok_get(&format!("/studies/{study}"))["state"], "ACTIVE", "a refused stop changes nothing");
+
+        let stopped = s.ok_post(&format!("/studies/{study}:stop"), json!({}));
+        assert_eq!(stopped["state"], "COMPLETED", "{stopped}");
+        let reason = stopped["inactiveReason"].as_str().unwrap().to_owned();
+        assert!(reason.contains("stopped"), "{stopped}");
+        let op = s.ok_post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "late"}));
+        assert_eq!(op["response"]["studyState"], "COMPLETED", "{op}");
+        assert!(op["response"].get("trials").is_none(), "{op}");
+        // The trial that was running still reports and completes.
+        let done = s.complete(&study, &id(&running[1]), "accuracy", 0.7);
+        assert_eq!(done["state"], "SUCCEEDED");
+        // Again: the same study, the same reason.
+        let again = s.ok_post(&format!("/studies/{study}:stop"), json!({}));
+        assert_eq!(again["inactiveReason"], reason.as_str());
+
+        let (status, body) = s.post("/studies/987654:stop", json!({}));
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        let (status, body) = s.post(&format!("/studies/{study}:halt"), json!({}));
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        assert!(message(&body).contains("predict and stop"), "{body}");
+    }
+}
+
 #[test]
 fn median_rule_stops_a_lagging_trial() {
     for db in databases("median_rule") {

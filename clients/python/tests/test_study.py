@@ -134,3 +134,25 @@ def test_suggest_within_contexts(server: Server) -> None:
     assert "beta1" in trials[0].parameters and trials[1]["layers"] == 3 and "momentum" in trials[1].parameters
     with pytest.raises(bo.ApiError, match="contexts"):
         study.suggest(1, "bad", contexts=[{"momentum": 0.5}])
+
+
+def test_stop_ends_every_workers_loop(server: Server) -> None:
+    """``study.stop()`` from inside a run: the study is COMPLETED, ``optimize`` ends with
+    ``"exhausted"`` after the current trials, and a trial still running completes."""
+    client = bo.Client(server.url, project="demo")
+    study = client.create_study("to-stop", space(), metrics={"score": "MAXIMIZE"}, algorithm="RANDOM_SEARCH")
+    held = study.suggest(1, "elsewhere")[0]
+
+    def objective(t: bo.Trial) -> float:
+        if t.id >= 4:
+            client.load_study("to-stop").stop()
+        return score(t)
+
+    result = study.optimize(objective, n_trials=50, n_workers=2, progress=False)
+    assert result.reason == "exhausted"
+    assert len(result.trials) < 10
+    assert study.refresh().state == "COMPLETED"
+    assert "stopped" in study.inactive_reason
+    assert held.complete(0.5).state == "SUCCEEDED"
+    assert study.stop().inactive_reason == study.inactive_reason
+    assert study.suggest(1) == []

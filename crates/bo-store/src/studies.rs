@@ -414,17 +414,15 @@ impl Store {
         Ok(())
     }
 
-    /// Sets a study's state and the reason shown while it is not active.
-    pub async fn set_study_state(&self, id: i64, state: StudyState, reason: &str) -> Result<(), StoreError> {
-        let done = sqlx::query("UPDATE studies SET state = $1, inactive_reason = $2 WHERE id = $3")
-            .bind(state.as_str())
+    /// Completes the study `id` with `reason`, unless it is COMPLETED already (it keeps its first
+    /// reason then). A suggest in flight finishes first (it holds the study's row) and the next
+    /// one hands out nothing.
+    pub async fn complete_study(&self, id: i64, reason: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE studies SET state = 'COMPLETED', inactive_reason = $1 WHERE id = $2 AND state <> 'COMPLETED'")
             .bind(reason)
             .bind(id)
             .execute(&self.pool)
             .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound(Entity::Study));
-        }
         Ok(())
     }
 }

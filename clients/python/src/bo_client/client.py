@@ -231,6 +231,8 @@ class Study:
         self.name: str = raw["name"]
         self.display_name: str = raw.get("displayName", "")
         self.state: str = raw.get("state", "STATE_UNSPECIFIED")
+        #: Why the study is not ACTIVE (a stopping rule, an exhausted space, :meth:`stop`).
+        self.inactive_reason: str = raw.get("inactiveReason", "")
         self.spec: Json = raw.get("studySpec", {})
         self.metric_ids: List[str] = [m["metricId"] for m in self.spec.get("metrics", [])]
         self.goals: Dict[str, str] = {m["metricId"]: m.get("goal", "MAXIMIZE") for m in self.spec.get("metrics", [])}
@@ -339,7 +341,15 @@ class Study:
         out = self._client._t.request("POST", f"{self._path}:predict", body)
         return [Prediction(float(p["mean"]), float(p["stddev"])) for p in out.get("predictions", [])]
 
+    def stop(self) -> "Study":
+        """Stops the study (``POST …:stop``, a bo extension): it becomes COMPLETED and suggests
+        nothing more, so every worker's :meth:`optimize` loop ends after its current trial; trials
+        still running can report and complete. Stopping a stopped study changes nothing."""
+        self._update(self._client._t.request("POST", f"{self._path}:stop", {}))
+        return self
+
     def delete(self) -> None:
+        """Deletes the study with its trials (``DELETE``); it cannot be undone."""
         self._client._t.request("DELETE", self._path)
 
     def optimize(

@@ -62,7 +62,8 @@ class OptimizeResult:
     trials: List[Trial] = field(default_factory=list)
     #: Of those, the ones marked INFEASIBLE.
     infeasible: int = 0
-    #: Why the run ended: ``"n_trials"``, ``"exhausted"`` (the study suggested nothing more).
+    #: Why the run ended: ``"n_trials"``, or ``"exhausted"``: the study suggested nothing more (a
+    #: finished grid, a study-stopping rule, :meth:`Study.stop`; ``study.inactive_reason`` says which).
     reason: str = "n_trials"
 
 

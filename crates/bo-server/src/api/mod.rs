@@ -126,8 +126,8 @@ pub fn document() -> utoipa::openapi::OpenApi {
 /// (`safetyConfig`, `contexts`, `elapsedDuration`, …) required in its request types, and a
 /// client written against them did not compile under `strict`.
 fn without_optional_defaults(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
-    use utoipa::openapi::schema::Schema;
     use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::Schema;
     let Some(components) = doc.components.as_mut() else { return doc };
     for schema in components.schemas.values_mut() {
         let RefOr::T(Schema::Object(object)) = schema else { continue };

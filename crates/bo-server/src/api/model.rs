@@ -7,7 +7,6 @@ use axum::Json;
 use axum::extract::{Path, State};
 
 use super::error::{ApiError, ErrorBodyW};
-use super::extract::{RawBody, parse_body};
 use super::state::AppState;
 use super::studies::{StudyPath, load_study};
 use super::wire::model::{
@@ -129,20 +128,4 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
             .map(|(i, p)| PredictionW { mean: p.mean, stddev: p.stddev, metrics: metrics_at(i) })
             .collect(),
     }))
-}
-
-/// `POST …/studies/{study}:{verb}`: the study methods with a verb (`:predict`).
-pub async fn post_study_verb(
-    State(state): State<AppState>,
-    Path((project, location, study_verb)): Path<(String, String, String)>,
-    RawBody(body): RawBody,
-) -> Result<Json<PredictResponseW>, ApiError> {
-    match study_verb.split_once(':') {
-        Some((study, "predict")) => {
-            let path = StudyPath { project, location, study: study.to_owned() };
-            let body = parse_body(body, &state.access.limits).await?;
-            predict(state, path, body).await
-        }
-        _ => Err(ApiError::not_found(format!("POST {} is not a method; study methods are :predict", super::wire::shown(&study_verb)))),
-    }
 }

@@ -53,13 +53,13 @@ macro_rules! api {
 api! {
     verbs: [
         trials::complete_trial, trials::add_trial_measurement, trials::stop_trial, trials::check_trial_early_stopping_state,
-        model::predict
+        model::predict, studies::stop_study
     ];
     v1 {
         "/studies" => { get studies::list_studies, post studies::create_study }
         "/studies:lookup" => { post studies::lookup_study }
         "/studies:overview" => { get studies::study_overview }
-        "/studies/{study}" => { get studies::get_study, delete studies::delete_study, post [model::post_study_verb] }
+        "/studies/{study}" => { get studies::get_study, delete studies::delete_study, post [studies::post_study_verb] }
         "/studies/{study}/model" => { get model::get_model }
         "/studies/{study}/importance" => { get model::get_importance }
         "/studies/{study}/trials" => { get trials::list_trials, post trials::create_trial }

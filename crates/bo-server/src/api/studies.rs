@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use axum::extract::{Path, Query, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use bo_store::{StoreError, StudyRecord, StudyState, StudySummary};
 use serde::Deserialize;
@@ -13,13 +13,14 @@ use bo_core::{StudySpec, TrialState};
 
 use super::access::{Caller, Projects};
 use super::error::{ApiError, ErrorBodyW};
-use super::extract::{AppJson, parse_id};
+use super::extract::{AppJson, RawBody, parse_body, parse_id};
 use super::offload;
 use super::page::{Page, PageParams};
 use super::state::AppState;
 use super::wire::format_time;
 use super::wire::request::{
-    ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW, StudyOverviewW, StudySummaryW,
+    EmptyRequestW, ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW,
+    StudyOverviewW, StudySummaryW,
 };
 use super::wire::study::{MetricSpecW, StudySpecW, StudyStateW, StudyW};
 use crate::engine;
@@ -224,6 +225,51 @@ pub async fn delete_study(State(state): State<AppState>, Path(path): Path<StudyP
     state.engine.forget(study.id);
     tracing::info!(study = %study_name(&study), "study deleted");
     Ok(Json(serde_json::json!({})))
+}
+
+/// `POST …/studies/{study}:{verb}`: the study methods with a verb (`:predict`, `:stop`).
+pub async fn post_study_verb(
+    State(state): State<AppState>,
+    Path((project, location, study_verb)): Path<(String, String, String)>,
+    RawBody(body): RawBody,
+) -> Result<Response, ApiError> {
+    let Some((study, verb)) = study_verb.split_once(':') else {
+        return Err(ApiError::not_found(format!(
+            "POST {} is not a method; study methods are :predict and :stop",
+            super::wire::shown(&study_verb)
+        )));
+    };
+    let path = StudyPath { project, location, study: study.to_owned() };
+    let limits = state.access.limits.clone();
+    match verb {
+        "predict" => Ok(super::model::predict(state, path, parse_body(body, &limits).await?).await?.into_response()),
+        "stop" => Ok(stop_study(state, path, parse_body(body, &limits).await?).await?.into_response()),
+        other => {
+            Err(ApiError::not_found(format!("{} is not a study method; study methods are predict and stop", super::wire::shown(other))))
+        }
+    }
+}
+
+/// The reason a study stopped by `:stop` shows.
+pub const STOPPED_REASON: &str = "stopped by a request (:stop)";
+
+/// StopStudy (bo extension; OSS Vizier's SetStudyState to COMPLETED, which Vertex lacks): the
+/// study becomes COMPLETED, with `inactiveReason` saying it was stopped, and suggests nothing
+/// more; its trials keep their states and can still be measured and completed. Stopping a
+/// COMPLETED study changes nothing (it keeps its first reason).
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}:stop", tag = "studies",
+    params(StudyPath), request_body = EmptyRequestW,
+    responses((status = 200, description = "the study, COMPLETED", body = StudyW),
+              (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW),
+              (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
+pub async fn stop_study(state: AppState, path: StudyPath, _body: EmptyRequestW) -> Result<Json<StudyW>, ApiError> {
+    let mut study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    if study.state != StudyState::Completed {
+        state.store.complete_study(study.id, STOPPED_REASON).await?;
+        study = load_study(&state, &path.project, &path.location, &path.study).await?;
+        tracing::info!(study = %study_name(&study), "study stopped");
+    }
+    Ok(Json(study_to_wire(&study)))
 }
 
 /// LookupStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/lookup>.
