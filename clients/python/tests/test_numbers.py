@@ -1,6 +1,6 @@
 """Numbers as real ML code produces them — numpy scalars of every width, 0-d and one-element
-arrays, jax scalars (torch's are not installable here; they implement the same protocols), ``Decimal`` and ``Fraction`` — go in wherever a value does, against the real
-server; booleans, strings, arrays and non-finite values are refused naming the metric; and an
+arrays, torch and jax scalars and one-element tensors, ``Decimal`` and ``Fraction`` — go in
+wherever a value does, against the real server; booleans, strings, arrays and non-finite values are refused naming the metric; and an
 objective's errors follow Optuna's contract (raised unless caught, logged when caught)."""
 import decimal
 import fractions
@@ -10,6 +10,7 @@ import math
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import torch
 
 import bo_client as bo
 from bo_client._numbers import as_metric, as_number, as_parameter_value
@@ -25,6 +26,10 @@ NUMBERS = [
     (np.array(2.5), 2.5),
     (np.array([4.0]), 4.0),
     (np.mean(np.array([1.0, 2.0])), 1.5),
+    (torch.tensor(0.25), 0.25),
+    (torch.tensor([0.5], dtype=torch.float64), 0.5),
+    (torch.tensor(3), 3),
+    (torch.tensor(0.75, requires_grad=True) * 1, 0.75),
     (decimal.Decimal("0.125"), 0.125),
     (fractions.Fraction(3, 4), 0.75),
     (7, 7),
@@ -44,6 +49,8 @@ def test_integers_stay_integers_and_floats_floats() -> None:
     assert type(as_number(jnp.sum(jnp.array([1, 2])), "p")) is int
     assert type(as_number(np.float64(3.0), "p")) is float
     assert type(as_number(jnp.float32(0.5), "p")) is float
+    assert type(as_number(torch.tensor(5, dtype=torch.int32), "p")) is int
+    assert type(as_number(torch.tensor(0.5, dtype=torch.bfloat16), "p")) is float
     assert as_parameter_value("adam", "optimizer") == "adam"
 
 
@@ -55,6 +62,8 @@ def test_integers_stay_integers_and_floats_floats() -> None:
         (np.array(True), "is a boolean"),
         ("0.5", "is a string"),
         (np.array([1.0, 2.0]), "an array of shape (2,)"),
+        (torch.tensor(True), "is a boolean"),
+        (torch.tensor([1.0, 2.0]), "shape (2,)"),
         (None, "is not a number"),
         ([0.5], "is not a number"),
         (complex(1, 2), "is not a number"),
@@ -66,7 +75,7 @@ def test_what_is_not_a_number_is_refused_naming_the_metric(value: object, says: 
     assert str(e.value).startswith("metric 'accuracy': ") and says in str(e.value)
 
 
-@pytest.mark.parametrize("value", [float("nan"), np.float32("inf"), np.float64("-inf"), decimal.Decimal("NaN")])
+@pytest.mark.parametrize("value", [float("nan"), np.float32("inf"), np.float64("-inf"), torch.tensor(float("nan")), decimal.Decimal("NaN")])
 def test_non_finite_values_are_refused_naming_the_metric_and_the_value(value: object) -> None:
     with pytest.raises(ValueError, match=r"^metric 'loss': .* is not a finite number$"):
         as_metric(value, "loss")
@@ -79,7 +88,7 @@ def one_float() -> bo.SearchSpace:
     return s
 
 
-def test_an_objective_returning_numpy_or_jax_numbers_succeeds(server: Server) -> None:
+def test_an_objective_returning_numpy_torch_or_jax_numbers_succeeds(server: Server) -> None:
     client = bo.Client(server.url)
     x32 = lambda x: float(np.float32(x))  # noqa: E731
     same = lambda x: x  # noqa: E731
@@ -91,6 +100,9 @@ def test_an_objective_returning_numpy_or_jax_numbers_succeeds(server: Server) ->
         (lambda x: np.array([x], dtype=np.float32), x32),
         (lambda x: np.mean(np.array([x, x])), same),
         (lambda x: jnp.float32(x), x32),
+        (lambda x: torch.tensor(x, dtype=torch.float32), x32),
+        (lambda x: torch.nn.functional.mse_loss(torch.tensor([x]), torch.zeros(1)).sqrt(), x32),
+        (lambda x: {"acc": torch.tensor([x], dtype=torch.float64)}, same),
         (lambda x: jnp.mean(jnp.array([x, x], dtype=jnp.float32)), x32),
         (lambda x: decimal.Decimal(repr(x)), same),
         (lambda x: {"acc": np.float32(x)}, x32),
@@ -110,7 +122,7 @@ def test_measurements_completions_trials_and_predictions_take_numpy_numbers(serv
     study = client.create_study("numbers-everywhere", one_float(), metrics={"acc": "MAXIMIZE"}, algorithm="GP_BANDIT")
     [trial] = study.suggest(1, "w")
     trial.add_measurement(np.float32(0.5), step=np.int64(1), elapsed_seconds=np.float64(2.5))
-    trial.add_measurement({"acc": jnp.float32(0.6)}, step=np.int32(2))
+    trial.add_measurement({"acc": jnp.float32(0.6)}, step=torch.tensor(2))
     done = trial.complete({"acc": np.float64(0.7)}, step=np.int64(3))
     assert done.state == "SUCCEEDED" and done.value == 0.7
     assert [(m.step, m.metrics["acc"]) for m in done.measurements] == [(1, 0.5), (2, pytest.approx(0.6))]

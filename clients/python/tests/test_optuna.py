@@ -8,6 +8,7 @@ import math
 import numpy as np
 import optuna
 import pytest
+import torch
 
 import bo_client as bo
 from bo_client.optuna import BoPruner, BoSampler, space_from_optuna
@@ -94,9 +95,10 @@ def test_a_declared_space_several_objectives_and_constraints(server: Server) -> 
 
 
 def test_pruning_follows_the_study_s_stopping_rule(server: Server) -> None:
-    def curve(trial: optuna.Trial) -> float:
-        level = trial.suggest_float("level", 0.0, 1.0)
-        value = 0.0
+    # A training loop's values as torch tensors: reported, pruned on and returned as they are.
+    def curve(trial: optuna.Trial) -> torch.Tensor:
+        level = torch.tensor(trial.suggest_float("level", 0.0, 1.0), requires_grad=True)
+        value = level * 0
         for step in range(1, 9):
             value = level * (1 - 0.5**step)
             trial.report(value, step)
@@ -120,6 +122,7 @@ def test_pruning_follows_the_study_s_stopping_rule(server: Server) -> None:
     for t in trials:
         if t.client_id and len(t.measurements) < 8:
             assert t.state == "SUCCEEDED" and t.value == t.measurements[-1].metrics["objective"]
+    assert all(t.state == "SUCCEEDED" for t in trials if len(t.measurements) == 8)
 
 
 def test_parameters_outside_the_space_are_sampled_at_random_with_a_warning(server: Server, caplog: pytest.LogCaptureFixture) -> None:

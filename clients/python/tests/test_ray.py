@@ -77,7 +77,8 @@ def train(config):  # type: ignore[no-untyped-def]
         # it a loaded machine ran every trial to its end before any stop arrived.
         time.sleep(0.05)
         # numpy numbers, as a training loop's metrics usually are (they once made every trial
-        # INFEASIBLE).
+        # INFEASIBLE). Torch tensors Tune itself refuses ("Passing objects containing Torch
+        # tensors as metrics is not supported").
         score = np.float32(level) * (1 - np.float32(0.5) ** i)
         tune.report({"score": score, "checked": sorted(config) + sorted(config["opt"])})
 
@@ -128,3 +129,25 @@ def test_a_tune_run_drives_a_conditional_study(server: Server, ray_cluster) -> N
     assert stopped, "the study's median rule stopped no trial"
     best = study.best_trial()
     assert best is not None and best.value == max(t.value for t in trials if t.value is not None)
+
+
+def test_the_ray_tune_example_runs(server: Server) -> None:
+    """examples/ray_tune.py as its docstring runs it (its own Ray, in a fresh process)."""
+    import os
+    import pathlib
+    import re
+    import subprocess
+    import sys
+
+    here = pathlib.Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(here / "src"), "RAY_USAGE_STATS_ENABLED": "0"}
+    out = subprocess.run(
+        [sys.executable, str(here / "examples" / "ray_tune.py"), "--url", server.url, "--samples", "8",
+         "--storage", str(server.db.parent / "ray-example")],
+        env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert re.search(r"best \{'lr': .*\}: accuracy (0\.\d{3}|1\.000)", out.stdout), out.stdout
+    study = bo.Client(server.url).load_study("ray-tune-example")
+    trials = list(study.trials())
+    assert len(trials) == 8 and all(t.state == "SUCCEEDED" for t in trials), [(t.state, t.infeasible_reason) for t in trials]

@@ -10,6 +10,7 @@ No import of numpy, torch or jax: their values are recognised by the protocols t
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Union
 
 __all__ = ["as_metric", "as_number", "as_parameter_value"]
@@ -46,30 +47,28 @@ def as_number(value: Any, what: str) -> Union[int, float]:
         raise ValueError(f"{what}: {_describe(value)} is a boolean, not a number")
     if isinstance(value, (str, bytes)):
         raise ValueError(f"{what}: {_describe(value)} is a string, not a number")
-    shape = _shape(value)
-    if shape is not None and math.prod(shape) != 1:
-        raise ValueError(f"{what}: an array of shape {shape}, not one number")
-    if shape:
-        # A one-element array or tensor: its element (float() of it is deprecated in numpy).
-        item = getattr(value, "item", None)
-        if callable(item):
-            return as_number(item(), what)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
         return float(value)
+    shape = _shape(value)
+    if shape is not None:
+        # An array, tensor or numpy scalar: its one element as Python's own number (``item``),
+        # taken off autograd's graph first (a loss that still requires grad is a common return).
+        if math.prod(shape) != 1:
+            raise ValueError(f"{what}: an array of shape {shape}, not one number")
+        detach = getattr(value, "detach", None)
+        item = getattr(detach() if callable(detach) else value, "item", None)
+        if callable(item):
+            return as_number(item(), what)
     kind = type(value)
-    if hasattr(kind, "__index__") and not hasattr(kind, "__float__"):
-        return int(value.__index__())
-    if hasattr(kind, "__index__") and "int" in str(getattr(value, "dtype", "")):
-        return int(value.__index__())
+    if hasattr(kind, "__index__"):  # an integer type by definition (PEP 357)
+        return operator.index(value)
     if hasattr(kind, "__float__"):
         try:
             return float(value)
         except (TypeError, ValueError, OverflowError) as e:
             raise ValueError(f"{what}: {_describe(value)} is not a number ({e})") from None
-    if hasattr(kind, "__index__"):
-        return int(value.__index__())
     raise ValueError(f"{what}: {_describe(value)} (a {kind.__name__}) is not a number")
 
 
