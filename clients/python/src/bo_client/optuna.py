@@ -317,8 +317,6 @@ class BoPruner(optuna.pruners.BasePruner):
 
     def __init__(self, stopping: Optional[Stopping] = None) -> None:
         self.stopping: Stopping = stopping or MedianStopping()
-        self._reported: Dict[Tuple[str, int], int] = {}
-        self._lock = threading.Lock()
 
     def prune(self, study: OptunaStudy, trial: FrozenTrial) -> bool:
         sampler = study.sampler
@@ -328,11 +326,10 @@ class BoPruner(optuna.pruners.BasePruner):
         step = trial.last_step
         if bo_trial is None or step is None:
             return False  # a trial bo did not choose (the first, an enqueued one) is not pruned
-        key = (study.study_name, trial.number)
-        with self._lock:
-            new = self._reported.get(key, -1) < step
-            self._reported[key] = max(step, self._reported.get(key, -1))
-        if new:
+        # A step reported since the last measurement is sent once (``should_prune`` may be asked
+        # several times a step); the bo trial holds what it has (one thread runs one trial).
+        last = bo_trial.measurements[-1].step if bo_trial.measurements else None
+        if last is None or last < step:
             objective = sampler._objective_ids(study)[0]
             bo_trial.add_measurement({objective: trial.intermediate_values[step]}, step=step)
         return bo_trial.should_stop()
