@@ -78,11 +78,10 @@ struct Shared {
 #[derive(Default)]
 struct State {
     free: usize,
-    /// Permits lent beyond the pool (at most one), repaid by the next given back.
-    borrowed: usize,
     /// The project that borrowed, while the loan stands.
     borrower: Option<Arc<str>>,
-    /// `borrowed`, for the checkpoints' look without the lock.
+    /// Permits lent beyond the pool (at most one), repaid by the next given back: written only
+    /// under the lock, read without it at the checkpoints.
     lent: Arc<AtomicUsize>,
     /// Permits held, by project.
     held: HashMap<Arc<str>, usize>,
@@ -118,11 +117,14 @@ impl State {
         (0..self.queue.len()).min_by_key(|&i| self.rank(&self.queue[i]))
     }
 
+    fn borrowed(&self) -> usize {
+        self.lent.load(Ordering::SeqCst)
+    }
+
     fn take(&mut self, project: &Arc<str>, borrow: bool) {
         if borrow {
-            self.borrowed += 1;
+            self.lent.fetch_add(1, Ordering::SeqCst);
             self.borrower = Some(project.clone());
-            self.lent.store(self.borrowed, Ordering::SeqCst);
         } else {
             self.free -= 1;
         }
@@ -130,12 +132,10 @@ impl State {
     }
 
     fn give_back(&mut self, project: &str) {
-        if self.borrowed > 0 {
-            self.borrowed -= 1;
-            if self.borrowed == 0 {
+        if self.borrowed() > 0 {
+            if self.lent.fetch_sub(1, Ordering::SeqCst) == 1 {
                 self.borrower = None;
             }
-            self.lent.store(self.borrowed, Ordering::SeqCst);
         } else {
             self.free += 1;
         }
@@ -154,7 +154,7 @@ impl State {
             let Some(i) = self.best_waiter() else { break };
             let borrow = if self.free > 0 {
                 false
-            } else if self.borrowed < MAX_BORROWED && self.held_by(&self.queue[i].claim.project) == 0 {
+            } else if self.borrowed() < MAX_BORROWED && self.held_by(&self.queue[i].claim.project) == 0 {
                 true
             } else {
                 break;
@@ -193,7 +193,7 @@ impl Permits {
     /// Permits in use (one lent beyond the pool included).
     pub fn busy(&self) -> usize {
         let state = self.shared.lock();
-        self.shared.total - state.free + state.borrowed
+        self.shared.total - state.free + state.borrowed()
     }
 
     /// Claims waiting for a permit.
