@@ -12,8 +12,9 @@ Optimisers: `tpe` (Optuna's default TPE; multivariate for one objective in Optun
 flattened and the objective reads its active parameters), `bo:ALGORITHM` (the bo server, started
 here on a fresh SQLite file, driven through bo_client as a user would).
 
-The problems are problems.py's (bo-bench's, with known optima) and sklearn_problems.py's (class
-5; no known optimum: `optimum` is null and `regret` holds the best value so far, which
+The problems are problems.py's (bo-bench's, with known optima), heldout.py's (the held-out suite:
+BBOB, low effective dimension, 16 real tuning tasks; never used to choose a default) and
+sklearn_problems.py's (class 5; no known optimum: `optimum` is null and `regret` holds the best value so far, which
 bench/classes.py turns into regret against the best any optimiser found). `suggest_seconds` is
 the optimiser's time per trial — ask and tell, without the objective.
 """
@@ -48,6 +49,10 @@ def problem(name):
     import sklearn_problems
     if name in sklearn_problems.PROBLEMS:
         return sklearn_problems.PROBLEMS[name], None, 0.0
+    import heldout
+    found = heldout.problem(name)
+    if found is not None:
+        return found[0], found[1], 0.0
     raise SystemExit(f"unknown problem {name!r}")
 
 

@@ -37,8 +37,21 @@ from sklearn.tree import DecisionTreeRegressor
 FOLDS = 3
 
 
+# Data sets generated with fixed seeds, beside the bundled ones (heldout.py's tasks use them).
+GENERATED = {
+    # Friedman's regression problem #1: 5 informative inputs of 10, noise sd 1.
+    "friedman1": lambda: datasets.make_friedman1(n_samples=400, n_features=10, noise=1.0, random_state=7),
+    # A classification with 6 informative features of 20, 3 classes, 5 % of labels flipped.
+    "classification": lambda: datasets.make_classification(
+        n_samples=600, n_features=20, n_informative=6, n_redundant=4, n_classes=3, flip_y=0.05, random_state=7),
+}
+
+
 @functools.lru_cache(maxsize=None)
 def _data(name):
+    if name in GENERATED:
+        x, y = GENERATED[name]()
+        return x.astype(float), y
     loader = {"breast_cancer": datasets.load_breast_cancer, "wine": datasets.load_wine, "digits": datasets.load_digits,
               "diabetes": datasets.load_diabetes, "iris": datasets.load_iris}[name]
     x, y = loader(return_X_y=True)
