@@ -9,7 +9,8 @@ Optimisers: `tpe` (Optuna's default TPE; multivariate for one objective in Optun
 (with group decomposition), `gp` (Optuna's GPSampler), `random` (Optuna's RandomSampler), `smac`
 (SMAC3's hyperparameter-optimisation facade: a random forest with log-EI, conditions declared),
 `hebo` (HEBO 0.3, in its own venv behind hebo_worker.py: no conditions, so a conditional space is
-flattened and the objective reads its active parameters), `bo:ALGORITHM` (the bo server, started
+flattened and the objective reads its active parameters), `cma` (CMA-ES, spaces of numbers only),
+`botorch` (BoTorch's SingleTaskGP + qLogNEI loop, spaces of numbers only), `bo:ALGORITHM` (the bo server, started
 here on a fresh SQLite file, driven through bo_client as a user would).
 
 The problems are problems.py's (bo-bench's, with known optima), heldout.py's (the held-out suite:
@@ -143,6 +144,92 @@ class HeboRun:
         self.proc.wait()
 
 
+def _unit_box(params, who):
+    """Maps a space of numbers onto [0, 1]^d (log scale where the parameter has it) and back;
+    an integer is rounded on the way back. Categorical or conditional spaces are refused."""
+    for p in params:
+        if p.kind == "cat" or p.parent is not None:
+            raise SystemExit(f"{who} runs on spaces of numbers only; {p.name!r} is {'categorical' if p.kind == 'cat' else 'conditional'}")
+
+    def to_params(u):
+        out = {}
+        for p, v in zip(params, u):
+            v = min(max(float(v), 0.0), 1.0)
+            x = math.exp(math.log(p.low) + v * (math.log(p.high) - math.log(p.low))) if p.log else p.low + v * (p.high - p.low)
+            out[p.name] = min(max(int(round(x)), int(p.low)), int(p.high)) if p.kind == "int" else x
+        return out
+    return to_params
+
+
+class CmaRun:
+    """CMA-ES (Hansen's `cma`) on the unit box, its default population, one candidate at a time:
+    a generation is told once all its candidates are evaluated."""
+
+    def __init__(self, seed, params):
+        import cma
+        self.to_params = _unit_box(params, "CMA-ES")
+        self.es = cma.CMAEvolutionStrategy([0.5] * len(params), 0.3,
+                                           {"bounds": [0.0, 1.0], "seed": seed + 1, "verbose": -9})
+        self.pending, self.done = [], []
+
+    def ask(self):
+        if not self.pending:
+            self.pending = list(self.es.ask())
+            self.done = []
+        u = self.pending.pop(0)
+        return u, space.Fixed(self.to_params(u))
+
+    def tell(self, handle, value):
+        self.done.append((handle, value))
+        if not self.pending:
+            self.es.tell([u for u, _ in self.done], [v for _, v in self.done])
+
+
+class BotorchRun:
+    """BoTorch's standard loop: a SingleTaskGP (its default priors and input/output transforms)
+    fitted by marginal likelihood, qLogNoisyExpectedImprovement with q = 1 optimised by
+    `optimize_acqf` (10 restarts from 512 raw samples), after 2(d + 1) Sobol points. Integers are
+    rounded after the continuous optimum is found. SAASBO and TuRBO are not run (see
+    docs/benchmarks.md)."""
+
+    def __init__(self, seed, params):
+        import torch
+        self.torch = torch
+        self.to_params = _unit_box(params, "BoTorch")
+        self.d = len(params)
+        self.seed = seed
+        torch.manual_seed(seed)
+        from torch.quasirandom import SobolEngine
+        self.initial = SobolEngine(self.d, scramble=True, seed=seed).draw(2 * (self.d + 1)).double()
+        self.x, self.y = [], []
+
+    def _next(self):
+        torch = self.torch
+        if len(self.x) < len(self.initial):
+            return self.initial[len(self.x)]
+        from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+        from botorch.fit import fit_gpytorch_mll
+        from botorch.models import SingleTaskGP
+        from botorch.optim import optimize_acqf
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+        x = torch.stack(self.x)
+        y = -torch.tensor(self.y, dtype=torch.double).unsqueeze(-1)  # BoTorch maximises
+        model = SingleTaskGP(x, y)
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        acq = qLogNoisyExpectedImprovement(model, x, prune_baseline=True)
+        bounds = torch.stack([torch.zeros(self.d, dtype=torch.double), torch.ones(self.d, dtype=torch.double)])
+        candidate, _ = optimize_acqf(acq, bounds=bounds, q=1, num_restarts=10, raw_samples=512)
+        return candidate[0].detach()
+
+    def ask(self):
+        u = self._next()
+        return u, space.Fixed(self.to_params(u.tolist()))
+
+    def tell(self, handle, value):
+        self.x.append(handle)
+        self.y.append(value)
+
+
 class BoServer:
     """The bo server on a fresh SQLite file and a free port."""
 
@@ -198,7 +285,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--problem", required=True)
     ap.add_argument("--optimizer", "--sampler", dest="optimizer", required=True,
-                    help="tpe, tpe_mv, gp, random, smac, hebo, or bo:ALGORITHM")
+                    help="tpe, tpe_mv, gp, random, smac, hebo, cma, botorch, or bo:ALGORITHM")
     ap.add_argument("--budget", type=int, default=100)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--bo-config", type=json.loads, help="bo:ALGORITHM's algorithmConfig, as JSON")
@@ -217,6 +304,10 @@ def main():
                 opt = SmacRun(seed, params, args.budget)
             elif args.optimizer == "hebo":
                 opt = HeboRun(seed, params)
+            elif args.optimizer == "cma":
+                opt = CmaRun(seed, params)
+            elif args.optimizer == "botorch":
+                opt = BotorchRun(seed, params)
             elif server is not None:
                 opt = BoRun(server, args.optimizer[3:], args.bo_config, seed, params, args.problem)
             else:

@@ -1,0 +1,112 @@
+"""The held-out suite's tables (bench/peers/heldout.py): per class and half (tuning, validation),
+each optimiser's median rank and the problems where AUTO is behind the best peer.
+
+    target/peers/venv/bin/python bench/heldout_report.py DIR   (heldout.py, which holds the halves, needs numpy)
+
+DIR holds `<problem>_<optimiser>.json` files written by `bench/peers/run.sh --out` (bo as
+`bo-AUTO`, `bo-GP_BANDIT`, …: the ':' of `bo:AUTO` written as '-'). Per problem, an optimiser's
+score is the median over seeds of its final simple regret; for the real tuning tasks, whose
+optimum is unknown, regret is measured from the best value any optimiser found on the problem.
+Ranks per problem (ties share the better rank) are taken among the optimisers that ran on it;
+a class's median rank is over the problems of the half every listed optimiser ran on.
+
+BBOB is scored the COCO way besides: for each run, 51 targets f_opt + 10^k (k from 2 down to -8
+in steps of 0.2); the ECDF area is the fraction of (run, target) pairs reached, averaged over
+the evaluations 1..budget (1 is every target at the first evaluation), per function and then
+over the functions of a dimension and half.
+
+Needs the peers venv (bench/peers/run.sh installs it) for heldout.py.
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+
+TARGETS = [10 ** (2 - 0.2 * k) for k in range(51)]
+
+
+def load(directory):
+    runs = {}
+    for path in glob.glob(os.path.join(directory, "*.json")):
+        with open(path) as f:
+            report = json.load(f)
+        runs.setdefault(report["problem"], {})[report["algorithm"].replace(":", "-")] = report
+    return runs
+
+
+def regrets(problem_runs):
+    """{optimiser: [final regret per seed]}, regret from the best any optimiser found when the
+    optimum is unknown (the files then hold the best value so far)."""
+    known = all(r.get("optimum") is not None for r in problem_runs.values())
+    floor = None if known else min(min(run["regret"]) for r in problem_runs.values() for run in r["runs"])
+    out = {}
+    for name, report in problem_runs.items():
+        finals = [run["regret"][-1] for run in report["runs"]]
+        out[name] = finals if known else [v - floor for v in finals]
+    return out
+
+
+def ranks(scores):
+    ordered = sorted(scores.values())
+    return {name: 1 + ordered.index(v) for name, v in scores.items()}
+
+
+def ecdf_area(report):
+    """The fraction of (run, target) pairs reached, averaged over the evaluations."""
+    budget = report["budget"]
+    total = 0.0
+    for run in report["runs"]:
+        reached_at = []
+        for target in TARGETS:
+            at = next((i for i, r in enumerate(run["regret"]) if r <= target), None)
+            reached_at.append(at)
+        total += sum(budget - at for at in reached_at if at is not None) / (budget * len(TARGETS))
+    return total / len(report["runs"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--auto", default="bo-AUTO", help="the optimiser judged against the peers")
+    args = ap.parse_args()
+    import heldout
+    runs = load(args.dir)
+    for cls, halves in heldout.HALVES.items():
+        for half, problems in zip(("tuning", "validation"), halves):
+            ran = [p for p in problems if p in runs]
+            if not ran:
+                continue
+            names = sorted(set.intersection(*(set(runs[p]) for p in ran)))
+            print(f"\n## {cls} — {half} half ({len(ran)} of {len(problems)} problems run)\n")
+            per_rank = {n: [] for n in names}
+            behind = []
+            for p in ran:
+                finals = regrets({n: runs[p][n] for n in names})
+                med = {n: statistics.median(v) for n, v in finals.items()}
+                for n, r in ranks(med).items():
+                    per_rank[n].append(r)
+                peers = {n: v for n, v in med.items() if not n.startswith("bo-")}
+                if args.auto in med and peers:
+                    best = min(peers, key=peers.get)
+                    ratio = med[args.auto] / peers[best] if peers[best] > 0 else (1.0 if med[args.auto] == 0 else float("inf"))
+                    behind.append((p, ratio, best))
+            header = "| optimiser | median rank |" + (" ECDF area |" if cls.startswith("bbob") else "")
+            print(header)
+            print("| --- | --- |" + (" --- |" if cls.startswith("bbob") else ""))
+            for n in sorted(names, key=lambda n: statistics.median(per_rank[n])):
+                row = f"| {n} | {statistics.median(per_rank[n]):g} |"
+                if cls.startswith("bbob"):
+                    row += f" {statistics.mean(ecdf_area(runs[p][n]) for p in ran):.3f} |"
+                print(row)
+            late = [(p, r, b) for p, r, b in behind if r > 1.5]
+            if late:
+                print(f"\n{args.auto} more than 1.5× behind the best peer: "
+                      + ", ".join(f"{p} ({r:.2g}× {b})" for p, r, b in sorted(late, key=lambda x: -x[1])))
+
+
+if __name__ == "__main__":
+    main()

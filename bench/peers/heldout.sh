@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The held-out suite (bench/peers/heldout.py) for bo and its peers, one class at a time, into DIR;
+# bench/heldout_report.py makes the tables.
+#   bash bench/peers/heldout.sh DIR CLASS [OPTIMISER...]
+# CLASS: bbob5, bbob10, low-dim, tuning. Optimisers default to the class's set below; budgets are
+# the suite's (20·D for BBOB, 150 for low effective dimension, 60 for real tuning); seeds:
+# SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch and HEBO, which take 0.3-4 s a step.
+# Needs target/release/bo-server (cargo build --release -p bo-server).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=$1 class=$2
+shift 2
+mkdir -p "$dir"
+seeds=${SEEDS:-5} slow_seeds=${SLOW_SEEDS:-3}
+py=target/peers/venv/bin/python
+problems() { (cd bench/peers && "../../$py" -c "import heldout, sys; print(' '.join(heldout.CLASSES[sys.argv[1]]))" "$1"); }
+case "$class" in
+    bbob5) list=$(problems "bbob d5"); budget=100; default="bo:AUTO random tpe cma gp botorch" ;;
+    bbob10) list=$(problems "bbob d10"); budget=200; default="bo:AUTO random tpe cma gp botorch" ;;
+    low-dim) list=$(problems "low effective dimension"); budget=150; default="bo:AUTO bo:GP_BANDIT random tpe cma gp" ;;
+    tuning) list=$(problems "real tuning"); budget=60; default="bo:AUTO random tpe smac gp" ;;
+    *) echo "unknown class $class (bbob5, bbob10, low-dim, tuning)" >&2; exit 2 ;;
+esac
+optimisers=${*:-$default}
+for problem in $list; do
+    for opt in $optimisers; do
+        out="$dir/${problem}_${opt/:/-}.json"
+        [ -f "$out" ] && continue
+        n=$seeds
+        case "$opt" in gp|botorch|hebo) n=$slow_seeds ;; esac
+        echo "== $problem $opt ($n seeds, budget $budget)"
+        bash bench/peers/run.sh --problem "$problem" --optimizer "$opt" --budget "$budget" --seeds "$n" --out "$out.tmp" \
+            && mv "$out.tmp" "$out" || echo "!! $problem $opt failed"
+    done
+done
