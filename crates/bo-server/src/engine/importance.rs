@@ -122,7 +122,7 @@ impl Engine {
                 match self.inner.cache.get(study.id).filter(current) {
                     Some(e) => e,
                     None => {
-                        let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
+                        let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id, data_version).await?;
                         match self.fit(study, data_version, trials.clone(), warm, class).await {
                             Ok(entry) => {
                                 if let Err(e) = refit::keep(&self.inner.store, &self.inner.cache, study.id, entry.clone()).await {

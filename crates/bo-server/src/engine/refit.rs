@@ -89,12 +89,42 @@ pub fn fallback_entry(study: &StudyRecord, data_version: i64, trials: &[Trial]) 
     }
 }
 
-/// The state to warm-start a fit: the cached model's, else the stored one.
-pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64) -> Result<Option<ModelState>, EngineError> {
-    if let Some(e) = cache.get(study_id).filter(|e| !e.fallback) {
-        return Ok(Some(e.state.clone()));
+/// How a fit of data version `target` starts: from another replica's stored fit of that very
+/// version (taken up as it is, no search), or warm-started from the newest state of an earlier
+/// version — this replica's cached one or the stored one, whichever is newer (the cached one on
+/// a tie) — or cold.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Start {
+    Adopt(ModelState),
+    Warm(Option<ModelState>),
+}
+
+/// [`Start`] from this replica's cached model and the stored one. A lone server always
+/// warm-starts version v from its own fit of v - 1; with replicas taking turns, this replica's
+/// cache can hold its own fit of v - 2 while the database has the other's of v - 1 (or of v):
+/// warm-starting from the older one made a reproducible study's trials depend on which replica
+/// had fitted last.
+pub(crate) fn start_from(cached: Option<&Entry>, stored: Option<StoredModel>, target: i64) -> Start {
+    match stored {
+        Some(s) if s.data_version == target => Start::Adopt(s.state),
+        stored => Start::Warm(newest_before(cached, stored, target)),
     }
-    Ok(store.model_state(study_id).await?.map(|m| m.state))
+}
+
+/// The newer of the cached state and the stored one among those fitted before `target` (the
+/// cached one on a tie); a fallback entry has no state to start from.
+fn newest_before(cached: Option<&Entry>, stored: Option<StoredModel>, target: i64) -> Option<ModelState> {
+    let cached = cached.filter(|e| !e.fallback && e.data_version < target);
+    match stored.filter(|s| s.data_version < target) {
+        Some(s) if cached.is_none_or(|c| s.data_version > c.data_version) => Some(s.state),
+        _ => cached.map(|c| c.state.clone()),
+    }
+}
+
+/// The state to warm-start a fit of data version `target`: the newest fitted before it, cached
+/// or stored (see [`start_from`], for callers that can also take up a stored fit of `target`).
+pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64, target: i64) -> Result<Option<ModelState>, EngineError> {
+    Ok(newest_before(cache.get(study_id).as_deref(), store.model_state(study_id).await?, target))
 }
 
 impl Engine {
@@ -162,7 +192,7 @@ impl Engine {
         if once_per_version && cache.get(study_id).is_some_and(|e| !e.fallback && e.data_version >= basis.data_version) {
             return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
         }
-        let warm = warm_state(store, cache, study_id).await?;
+        let warm = warm_state(store, cache, study_id, basis.data_version).await?;
         // A reproducible study's suggest waits for this fit; otherwise nobody does.
         let class = if once_per_version { Class::Waited } else { Class::Background };
         let entry = self.fit(&study, basis.data_version, trials, warm, class).await?;
@@ -192,4 +222,42 @@ pub(crate) fn guarded<T>(work: impl FnOnce() -> Result<T, bo_core::FitError>) ->
             panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
         Err(bo_core::FitError::Numerical(format!("the designer panicked: {message}")))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use bo_core::ModelState;
+    use bo_store::StoredModel;
+    use serde_json::json;
+
+    use super::*;
+    use crate::engine::testing;
+
+    fn state(v: i64) -> ModelState {
+        ModelState(json!({ "fitted_on_version": v }))
+    }
+
+    fn stored(v: i64) -> Option<StoredModel> {
+        Some(StoredModel { data_version: v, state: state(v), fitted_at_ms: 0 })
+    }
+
+    /// A fit of version v starts as a lone server's would: from a stored fit of v itself (taken
+    /// up), else from the newest state of an earlier version, cached or stored.
+    #[tokio::test]
+    async fn a_fit_starts_from_the_newest_earlier_state_or_takes_up_this_version_s() {
+        let store = testing::store().await;
+        let study = testing::study(&store, "warm", serde_json::Value::Null).await;
+        let cached = |v: i64, fallback: bool| Entry { data_version: v, state: state(v), fallback, ..fallback_entry(&study, v, &[]) };
+        // The other replica fitted v = 5: take it up.
+        assert_eq!(start_from(Some(&cached(3, false)), stored(5), 5), Start::Adopt(state(5)));
+        // The other replica's 4 is newer than this one's cached 3.
+        assert_eq!(start_from(Some(&cached(3, false)), stored(4), 5), Start::Warm(Some(state(4))));
+        // This replica's cached 4 is newer than the stored 3; a tie keeps the cached one.
+        assert_eq!(start_from(Some(&cached(4, false)), stored(3), 5), Start::Warm(Some(state(4))));
+        assert_eq!(start_from(Some(&cached(4, false)), stored(4), 5), Start::Warm(Some(state(4))));
+        // A fallback has no state; neither has anything fitted at or after the target.
+        assert_eq!(start_from(Some(&cached(4, true)), stored(2), 5), Start::Warm(Some(state(2))));
+        assert_eq!(start_from(Some(&cached(6, false)), None, 5), Start::Warm(None));
+        assert_eq!(start_from(None, stored(7), 5), Start::Warm(None));
+    }
 }

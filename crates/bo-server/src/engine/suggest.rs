@@ -394,13 +394,29 @@ impl Engine {
         if let Some(entry) = self.inner.cache.get(study.id).filter(usable) {
             return Ok((entry, false));
         }
-        let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id).await?;
-        let entry = match self.fit(study, basis.data_version, Arc::new(trials.to_vec()), warm, Class::Waited).await {
+        // Another replica may have fitted this very version (it took the completion and the
+        // refit lease): take its fit up, as a lone server would have fitted it.
+        let stored = self.inner.store.model_state(study.id).await?;
+        let trials = Arc::new(trials.to_vec());
+        let warm = match refit::start_from(self.inner.cache.get(study.id).as_deref(), stored, basis.data_version) {
+            refit::Start::Adopt(state) => match self.restore(study, basis.data_version, trials.clone(), state).await {
+                Ok(entry) => {
+                    self.inner.cache.insert(study.id, entry.clone());
+                    return Ok((entry, true));
+                }
+                Err(e) => {
+                    tracing::warn!(study = study.id, error = %e, "could not take up another replica's fit; fitting here");
+                    refit::warm_state(&self.inner.store, &self.inner.cache, study.id, basis.data_version).await?
+                }
+            },
+            refit::Start::Warm(state) => state,
+        };
+        let entry = match self.fit(study, basis.data_version, trials.clone(), warm, Class::Waited).await {
             Ok(entry) => entry,
             Err(EngineError::Fit(e)) => {
                 tracing::warn!(study = study.id, error = %e, "the designer failed to fit; quasi-random proposals stand in until a fit succeeds");
                 self.inner.metrics.fallback(FailedStage::Fit);
-                Arc::new(refit::fallback_entry(study, basis.data_version, trials))
+                Arc::new(refit::fallback_entry(study, basis.data_version, &trials))
             }
             Err(e) => return Err(e),
         };
