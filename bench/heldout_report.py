@@ -80,33 +80,46 @@ def main():
             ran = [p for p in problems if p in runs]
             if not ran:
                 continue
-            names = sorted(set.intersection(*(set(runs[p]) for p in ran)))
-            print(f"\n## {cls} — {half} half ({len(ran)} of {len(problems)} problems run)\n")
-            per_rank = {n: [] for n in names}
-            behind = []
-            for p in ran:
-                finals = regrets({n: runs[p][n] for n in names})
-                med = {n: statistics.median(v) for n, v in finals.items()}
-                for n, r in ranks(med).items():
-                    per_rank[n].append(r)
-                peers = {n: v for n, v in med.items() if not n.startswith("bo-")}
-                if args.auto in med and peers:
-                    best = min(peers, key=peers.get)
-                    ratio = med[args.auto] / peers[best] if peers[best] > 0 else (1.0 if med[args.auto] == 0 else float("inf"))
-                    behind.append((p, ratio, best))
-            header = "| optimiser | median rank |" + (" ECDF area |" if cls.startswith("bbob") else "")
-            print(header)
-            print("| --- | --- |" + (" --- |" if cls.startswith("bbob") else ""))
-            for n in sorted(names, key=lambda n: statistics.median(per_rank[n])):
-                row = f"| {n} | {statistics.median(per_rank[n]):g} |"
-                if cls.startswith("bbob"):
-                    row += f" {statistics.mean(ecdf_area(runs[p][n]) for p in ran):.3f} |"
-                print(row)
-            late = [(p, r, b) for p, r, b in behind if r > 1.5]
-            if late:
-                print(f"\n{args.auto} more than 1.5× behind the best peer: "
-                      + ", ".join(f"{p} ({r:.2g}× {b})" for p, r, b in sorted(late, key=lambda x: -x[1])))
+            everyone = sorted(set.union(*(set(runs[p]) for p in ran)))
+            on_all = [n for n in everyone if all(n in runs[p] for p in ran)]
+            print(f"\n## {cls} — {half} half ({len(ran)} of {len(problems)} problems run)")
+            table(runs, ran, on_all, cls, args.auto, "")
+            # The slow peers, run on some of the problems: the same table on those.
+            some = [n for n in everyone if n not in on_all]
+            if some:
+                subset = [p for p in ran if all(n in runs[p] for n in everyone)]
+                if subset:
+                    table(runs, subset, everyone, cls, args.auto, f"on the {len(subset)} problems every optimiser ran ({', '.join(subset)})")
 
+
+def table(runs, problems, names, cls, auto, title):
+    if title:
+        print(f"\n{title}:")
+    print()
+    per_rank = {n: [] for n in names}
+    behind = []
+    for p in problems:
+        finals = regrets({n: runs[p][n] for n in names})
+        med = {n: statistics.median(v) for n, v in finals.items()}
+        for n, r in ranks(med).items():
+            per_rank[n].append(r)
+        peers = {n: v for n, v in med.items() if not n.startswith("bo-")}
+        if auto in med and peers:
+            best = min(peers, key=peers.get)
+            ratio = med[auto] / peers[best] if peers[best] > 0 else (1.0 if med[auto] == 0 else float("inf"))
+            behind.append((p, ratio, best))
+    bbob = cls.startswith("bbob")
+    print("| optimiser | median rank |" + (" ECDF area |" if bbob else ""))
+    print("| --- | --- |" + (" --- |" if bbob else ""))
+    for n in sorted(names, key=lambda n: statistics.median(per_rank[n])):
+        row = f"| {n} | {statistics.median(per_rank[n]):g} |"
+        if bbob:
+            row += f" {statistics.mean(ecdf_area(runs[p][n]) for p in problems):.3f} |"
+        print(row)
+    late = [(p, r, b) for p, r, b in behind if r > 1.5]
+    if late:
+        print(f"\n{auto} more than 1.5× behind the best peer: "
+              + ", ".join(f"{p} ({r:.2g}× {b})" for p, r, b in sorted(late, key=lambda x: -x[1])))
 
 if __name__ == "__main__":
     main()

@@ -4,7 +4,8 @@
 #   bash bench/peers/heldout.sh DIR CLASS [OPTIMISER...]
 # CLASS: bbob5, bbob10, low-dim, tuning. Optimisers default to the class's set below; budgets are
 # the suite's (20·D for BBOB, 150 for low effective dimension, 60 for real tuning); seeds:
-# SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch and HEBO, which take 0.3-4 s a step.
+# SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch and HEBO, which take 0.3-4 s a step; HALF
+# (tuning or validation) runs one half of the class.
 # Needs target/release/bo-server (cargo build --release -p bo-server).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +14,14 @@ shift 2
 mkdir -p "$dir"
 seeds=${SEEDS:-5} slow_seeds=${SLOW_SEEDS:-3}
 py=target/peers/venv/bin/python
-problems() { (cd bench/peers && "../../$py" -c "import heldout, sys; print(' '.join(heldout.CLASSES[sys.argv[1]]))" "$1"); }
+# HALF=tuning or HALF=validation runs that half of the class only (the slow peers' budget).
+problems() {
+    (cd bench/peers && "../../$py" -c "
+import heldout, sys
+names = heldout.CLASSES[sys.argv[1]]
+half = sys.argv[2]
+print(' '.join(n for n in names if not half or heldout.half(n) == half))" "$1" "${HALF:-}")
+}
 case "$class" in
     bbob5) list=$(problems "bbob d5"); budget=100; default="bo:AUTO random tpe cma gp botorch" ;;
     bbob10) list=$(problems "bbob d10"); budget=200; default="bo:AUTO random tpe cma gp botorch" ;;
