@@ -4,7 +4,8 @@ each optimiser's median rank and the problems where AUTO is behind the best peer
     target/peers/venv/bin/python bench/heldout_report.py DIR   (heldout.py, which holds the halves, needs numpy)
 
 DIR holds `<problem>_<optimiser>.json` files written by `bench/peers/run.sh --out` (bo as
-`bo-AUTO`, `bo-GP_BANDIT`, …: the ':' of `bo:AUTO` written as '-'). Per problem, an optimiser's
+`bo-AUTO`, `bo-GP_BANDIT`, …: the ':' of `bo:AUTO` written as '-'; runs with `--bo-pace fitted`
+as `bo-AUTO@fitted`). Per problem, an optimiser's
 score is the median over seeds of its final simple regret; for the real tuning tasks, whose
 optimum is unknown, regret is measured from the best value any optimiser found on the problem.
 Ranks per problem (ties share the better rank) are taken among the optimisers that ran on it;
@@ -34,8 +35,25 @@ def load(directory):
     for path in glob.glob(os.path.join(directory, "*.json")):
         with open(path) as f:
             report = json.load(f)
-        runs.setdefault(report["problem"], {})[report["algorithm"].replace(":", "-")] = report
+        name = report["algorithm"].replace(":", "-")
+        if report.get("pace", "free") != "free":
+            name += "@" + report["pace"]
+        runs.setdefault(report["problem"], {})[name] = report
     return runs
+
+
+def auto_choices(runs, problems):
+    """What `AUTO` proposed from at the end of each bo run that records it: {model: seeds} per
+    problem and optimiser."""
+    out = []
+    for p in problems:
+        for name, report in sorted(runs[p].items()):
+            chosen = [(run.get("model") or {}).get("auto", {}).get("chosen") for run in report["runs"]]
+            chosen = [c for c in chosen if c]
+            if chosen:
+                counts = {c: chosen.count(c) for c in sorted(set(chosen))}
+                out.append(f"{p} {name}: " + ", ".join(f"{c} {k}" for c, k in counts.items()))
+    return out
 
 
 def regrets(problem_runs):
@@ -84,6 +102,11 @@ def main():
             on_all = [n for n in everyone if all(n in runs[p] for p in ran)]
             print(f"\n## {cls} — {half} half ({len(ran)} of {len(problems)} problems run)")
             table(runs, ran, on_all, cls, args.auto, "")
+            choices = auto_choices(runs, ran)
+            if choices:
+                print("\n`AUTO`'s model at the end of each run (seeds):\n")
+                for line in choices:
+                    print(f"- {line}")
             # The slow peers, run on some of the problems: the same table on those.
             some = [n for n in everyone if n not in on_all]
             if some:

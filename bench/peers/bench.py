@@ -11,7 +11,12 @@ Optimisers: `tpe` (Optuna's default TPE; multivariate for one objective in Optun
 `hebo` (HEBO 0.3, in its own venv behind hebo_worker.py: no conditions, so a conditional space is
 flattened and the objective reads its active parameters), `cma` (CMA-ES, spaces of numbers only),
 `botorch` (BoTorch's SingleTaskGP + qLogNEI loop, spaces of numbers only), `bo:ALGORITHM` (the bo server, started
-here on a fresh SQLite file, driven through bo_client as a user would).
+here on a fresh SQLite file, driven through bo_client as a user would; `--bo-pace fitted` waits
+before each suggest until the server's background fit has caught up with every completed trial,
+as it has when an evaluation takes longer than a fit — the peers fit at every step — while
+`free`, the default, asks at once, so with objectives of microseconds most suggestions come from a
+model some trials behind). Each bo run records the server's `GET …/model` at its end (`model`:
+the data versions, and `AUTO`'s choice and scores).
 
 The problems are problems.py's (bo-bench's, with known optima), heldout.py's (the held-out suite:
 BBOB, low effective dimension, 16 real tuning tasks; never used to choose a default) and
@@ -255,7 +260,8 @@ class BoServer:
 
 
 class BoRun:
-    def __init__(self, server, algorithm, config, seed, params, name):
+    def __init__(self, server, algorithm, config, seed, params, name, pace="free"):
+        self.pace = pace
         sys.path.insert(0, os.path.join(ROOT, "clients", "python", "src"))
         import bo_client as bo
         root = bo.SearchSpace()
@@ -274,11 +280,32 @@ class BoRun:
                                           algorithm=algorithm, algorithm_config=config)
 
     def ask(self):
+        if self.pace == "fitted":
+            self.wait_for_fit()
         (trial,) = self.study.suggest(1, client_id="bench")
         return trial, space.Fixed(dict(trial.parameters))
 
     def tell(self, handle, value):
         handle.complete(value)
+
+    def wait_for_fit(self, timeout=120.0):
+        """Waits until the server's model is fitted on every completed trial, as it is when an
+        evaluation takes longer than a fit (a training job, not a synthetic function of
+        microseconds); the peers fit at every step."""
+        deadline = time.monotonic() + timeout
+        while True:
+            model = self.study.model()
+            if model["fittedDataVersion"] >= model["dataVersion"] or time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+
+    def about(self):
+        """What the server's model says of itself at the end: the fit's data version, and
+        `AUTO`'s choice and scores."""
+        model = self.study.model()
+        auto = model.get("model", {}).get("auto") if isinstance(model.get("model"), dict) else None
+        return {k: model.get(k) for k in ("fittedDataVersion", "dataVersion", "fittedOnTrials") if k in model} | (
+            {"auto": auto} if auto else {})
 
 
 def main():
@@ -290,6 +317,10 @@ def main():
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--bo-config", type=json.loads, help="bo:ALGORITHM's algorithmConfig, as JSON")
     ap.add_argument("--bo-server", default=os.path.join(ROOT, "target", "release", "bo-server"))
+    ap.add_argument("--bo-pace", choices=("free", "fitted"), default="free",
+                    help="free: ask as soon as the last value is told (bo's model may lag behind); fitted: "
+                         "wait until bo's model is fitted on every completed trial, as when an evaluation "
+                         "takes longer than a fit")
     ap.add_argument("--out")
     args = ap.parse_args()
     fn, optimum, noise_sd = problem(args.problem)
@@ -309,7 +340,7 @@ def main():
             elif args.optimizer == "botorch":
                 opt = BotorchRun(seed, params)
             elif server is not None:
-                opt = BoRun(server, args.optimizer[3:], args.bo_config, seed, params, args.problem)
+                opt = BoRun(server, args.optimizer[3:], args.bo_config, seed, params, args.problem, args.bo_pace)
             else:
                 raise SystemExit(f"unknown optimiser {args.optimizer}")
             noise = random.Random(seed)
@@ -333,6 +364,8 @@ def main():
             if isinstance(opt, HeboRun):
                 opt.close()
             run = {"seed": seed, "regret": regret, "suggest_seconds": seconds}
+            if isinstance(opt, BoRun):
+                run["model"] = opt.about()
             if noise_sd:
                 run["best_observed"] = best_observed
             runs.append(run)
@@ -343,6 +376,8 @@ def main():
     for at in sorted({a for a in (10, 25, 50, 100, 200, 300) if a <= args.budget} | {args.budget}):
         print(f"  after {at:>4}: {statistics.median(r['regret'][at - 1] for r in runs):.3e}")
     report = {"problem": args.problem, "algorithm": args.optimizer, "budget": args.budget, "optimum": optimum, "runs": runs}
+    if server is not None:
+        report["pace"] = args.bo_pace
     if args.bo_config:
         report["config"] = args.bo_config
     if args.out:

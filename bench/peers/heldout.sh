@@ -5,7 +5,8 @@
 # CLASS: bbob5, bbob10, low-dim, tuning. Optimisers default to the class's set below; budgets are
 # the suite's (20·D for BBOB, 150 for low effective dimension, 60 for real tuning); seeds:
 # SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch and HEBO, which take 0.3-4 s a step; HALF
-# (tuning or validation) runs one half of the class.
+# (tuning or validation) runs one half of the class; BO_PACE (free or fitted) is bench.py's
+# --bo-pace, and fitted runs are written as bo-AUTO@fitted.
 # Needs target/release/bo-server (cargo build --release -p bo-server).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -32,12 +33,16 @@ esac
 optimisers=${*:-$default}
 for problem in $list; do
     for opt in $optimisers; do
+        pace=${BO_PACE:-free} extra=()
         out="$dir/${problem}_${opt/:/-}.json"
+        if [ "${opt%%:*}" = bo ] && [ "$pace" != free ]; then
+            out="$dir/${problem}_${opt/:/-}@$pace.json" extra=(--bo-pace "$pace")
+        fi
         [ -f "$out" ] && continue
         n=$seeds
         case "$opt" in gp|botorch|hebo) n=$slow_seeds ;; esac
         echo "== $problem $opt ($n seeds, budget $budget)"
-        bash bench/peers/run.sh --problem "$problem" --optimizer "$opt" --budget "$budget" --seeds "$n" --out "$out.tmp" \
+        bash bench/peers/run.sh --problem "$problem" --optimizer "$opt" --budget "$budget" --seeds "$n" --out "$out.tmp" "${extra[@]}" \
             && mv "$out.tmp" "$out" || echo "!! $problem $opt failed"
     done
 done
