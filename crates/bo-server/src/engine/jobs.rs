@@ -184,7 +184,15 @@ impl Engine {
             return Ok(None);
         }
         let reproducible = self.reproducible(study);
-        let usable = |e: &Arc<Entry>| !e.fallback && (!reproducible || e.data_version == basis.data_version);
+        // Not from a model fallen behind (`Entry::keeps_up`): the suggest fits, and a refill after it.
+        let usable = |e: &Arc<Entry>| {
+            !e.fallback
+                && if reproducible {
+                    e.data_version == basis.data_version
+                } else {
+                    e.data_version == basis.data_version || e.keeps_up(&trials)
+                }
+        };
         let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(None) };
         let queued = slot.queue.pending_at(basis);
         Ok(Some(Read { basis, trials, entry, wanted, queued }))

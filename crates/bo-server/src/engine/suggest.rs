@@ -379,7 +379,7 @@ impl Engine {
     }
 
     /// The study's cached model — for a reproducible study only the one of `basis`'s data
-    /// version, otherwise one that has not fallen behind (see [`keeps_up`]) — else one fitted
+    /// version, otherwise one that has not fallen behind ([`Entry::keeps_up`]) — else one fitted
     /// now on `trials` (warm-started) and kept; the flag says which. A fit under way for the
     /// study (the background refit) ends first, and is used if it is one wanted. A fit that
     /// fails is logged and counted, and the study's initial design (quasi-random) stands in
@@ -387,7 +387,7 @@ impl Engine {
     pub(super) async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<(Arc<Entry>, bool), EngineError> {
         let reproducible = self.reproducible(study);
         let usable = |e: &Arc<Entry>| {
-            if reproducible { e.data_version == basis.data_version } else { e.data_version == basis.data_version || keeps_up(e, trials) }
+            if reproducible { e.data_version == basis.data_version } else { e.data_version == basis.data_version || e.keeps_up(trials) }
         };
         if let Some(entry) = self.inner.cache.get(study.id).filter(usable) {
             return Ok((entry, false));
@@ -438,39 +438,6 @@ impl Engine {
             None => self.inner.config.trial_lease.map(millis),
         }
     }
-}
-
-/// The fewest completed trials, and the fraction of those a model was fitted on, that a model
-/// may not have been fitted on and still propose: it conditions on them (`propose::up_to_date`),
-/// but its hyperparameters, `AUTO`'s choice of model and the trust region are theirs to change.
-/// A client that completes trials faster than the study is fitted (an objective of
-/// milliseconds, many workers) otherwise proposes for long from a model fitted on a fraction of
-/// its data: on the held-out suite's low-dimensional problems in 25–100 dimensions, whose
-/// objectives take microseconds, the last fit of 150 trials had seen 30–97 and `AUTO` ended
-/// 100–800× behind the same server paced to fit every trial (docs/benchmarks.md). Past this
-/// lag a suggest waits for the fit under way and fits itself if that one is behind too; fits
-/// then come at least every quarter's growth of the data, as `AUTO`'s examinations do.
-const MODEL_LAG_MIN: usize = 4;
-const MODEL_LAG_FRACTION: f64 = 0.25;
-
-/// Whether `entry` has seen all but a few of `trials`' completed ones ([`MODEL_LAG_MIN`],
-/// [`MODEL_LAG_FRACTION`]); a fallback always proposes (a fit just failed).
-fn keeps_up(entry: &Entry, trials: &[Trial]) -> bool {
-    if entry.fallback {
-        return true;
-    }
-    let seen = entry.trial_ids.len();
-    let allowed = MODEL_LAG_MIN.max((MODEL_LAG_FRACTION * seen as f64) as usize);
-    let mut unseen = 0;
-    for t in trials {
-        if t.state.is_completed() && !entry.trial_ids.contains(&t.id) {
-            unseen += 1;
-            if unseen > allowed {
-                return false;
-            }
-        }
-    }
-    true
 }
 
 #[cfg(test)]
