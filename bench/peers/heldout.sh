@@ -6,7 +6,8 @@
 # the suite's (20·D for BBOB, 150 for low effective dimension, 60 for real tuning); seeds:
 # SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch and HEBO, which take 0.3-4 s a step; HALF
 # (tuning or validation) runs one half of the class; BO_PACE (free or fitted) is bench.py's
-# --bo-pace, and fitted runs are written as bo-AUTO@fitted.
+# --bo-pace, and fitted runs are written as bo-AUTO@fitted; ONLY (names separated by spaces) keeps
+# those of the class's problems, the slow peers' fixed subset.
 # Needs target/release/bo-server (cargo build --release -p bo-server).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,7 +22,8 @@ problems() {
 import heldout, sys
 names = heldout.CLASSES[sys.argv[1]]
 half = sys.argv[2]
-print(' '.join(n for n in names if not half or heldout.half(n) == half))" "$1" "${HALF:-}")
+only = sys.argv[3].split()
+print(' '.join(n for n in names if (not half or heldout.half(n) == half) and (not only or n in only)))" "$1" "${HALF:-}" "${ONLY:-}")
 }
 case "$class" in
     bbob5) list=$(problems "bbob d5"); budget=100; default="bo:AUTO random tpe cma gp botorch" ;;
