@@ -57,6 +57,13 @@ pub struct Config {
     #[arg(long, env = "BO_MAX_SUGGEST_WAIT", value_parser = seconds, default_value_t = 5.0)]
     pub max_suggest_wait: f64,
 
+    /// Seconds a suggest waits for the refit of a model that has fallen more than a quarter of
+    /// its data (and 4 trials) behind the completed trials, before it proposes from that model:
+    /// a loop faster than the fits then waits for them instead of proposing from a model fitted
+    /// on a fraction of its data. 0 never waits.
+    #[arg(long, env = "BO_MODEL_LAG_WAIT", value_parser = seconds, default_value_t = 0.5)]
+    pub model_lag_wait: f64,
+
     /// Threads one model's linear algebra may use. 1 (the default) leaves parallelism to the
     /// worker pool; measured faster on every study size up to 2,000 trials (docs/benchmarks.md).
     #[arg(long, env = "BO_LINALG_THREADS", default_value_t = 1)]
@@ -296,6 +303,7 @@ impl std::fmt::Debug for Config {
             .field("reproducible", &self.reproducible)
             .field("queue_staleness", &self.queue_staleness)
             .field("max_suggest_wait", &self.max_suggest_wait)
+            .field("model_lag_wait", &self.model_lag_wait)
             .field("linalg_threads", &self.linalg_threads)
             .field("model_cache_mb", &self.model_cache_mb)
             .field("trial_mirror_mb", &self.trial_mirror_mb)

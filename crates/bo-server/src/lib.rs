@@ -58,6 +58,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         queue_staleness: i64::from(config.queue_staleness),
         reproducible: config.reproducible,
         max_suggest_wait: std::time::Duration::from_secs_f64(config.max_suggest_wait.clamp(0.0, 3600.0)),
+        lag_wait: std::time::Duration::from_secs_f64(config.model_lag_wait.clamp(0.0, 3600.0)),
         refit_lease: std::time::Duration::from_secs_f64(config.refit_lease.clamp(1.0, 86_400.0)),
         trial_lease: (config.trial_lease > 0.0).then(|| std::time::Duration::from_secs_f64(config.trial_lease.min(365.0 * 86_400.0))),
     };

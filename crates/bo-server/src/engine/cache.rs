@@ -16,9 +16,8 @@ use bo_core::{Model, ModelState};
 /// its data: on the held-out suite's problems of low effective dimension in 25–100 dimensions,
 /// whose objectives take microseconds, the last fit of 150 trials had seen 30–97 of them, and
 /// `AUTO` ended far behind the same server paced to fit every trial (docs/benchmarks.md, "The
-/// held-out suite"). Past this lag a suggest waits for the fit under way and fits itself if that
-/// one is behind too, and no suggestion is precomputed from the model; fits then come at least
-/// every quarter's growth of the data, as `AUTO`'s examinations do.
+/// held-out suite, second pass"). Past this lag a suggest waits a bounded time (the engine's
+/// `lag_wait`) for the refit to catch up, and no suggestion is precomputed from the model.
 const MODEL_LAG_MIN: usize = 4;
 /// See [`MODEL_LAG_MIN`].
 const MODEL_LAG_FRACTION: f64 = 0.25;
@@ -73,6 +72,9 @@ impl Entry {
 pub struct ModelCache {
     inner: Mutex<Inner>,
     budget_bytes: usize,
+    /// Notified after every insert: a suggest waiting for a model to catch up re-reads its
+    /// study's entry ([`ModelCache::wait_for`]).
+    inserted: tokio::sync::Notify,
 }
 
 struct Inner {
@@ -84,7 +86,26 @@ struct Inner {
 impl ModelCache {
     /// A cache holding models up to `budget_bytes` of estimated memory (at least one model).
     pub fn new(budget_bytes: usize) -> ModelCache {
-        ModelCache { inner: Mutex::new(Inner { entries: HashMap::new(), tick: 0, bytes: 0 }), budget_bytes }
+        ModelCache {
+            inner: Mutex::new(Inner { entries: HashMap::new(), tick: 0, bytes: 0 }),
+            budget_bytes,
+            inserted: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// The entry of `study` once `ready` holds for it, or whatever is cached when `deadline`
+    /// passes (`None` only if nothing is).
+    pub async fn wait_for(&self, study: i64, deadline: tokio::time::Instant, ready: impl Fn(&Entry) -> bool) -> Option<Arc<Entry>> {
+        loop {
+            let inserted = self.inserted.notified();
+            tokio::pin!(inserted);
+            // Registered before the entry is read, so an insert in between is not missed.
+            inserted.as_mut().enable();
+            let entry = self.get(study);
+            if entry.as_deref().is_some_and(&ready) || tokio::time::timeout_at(deadline, inserted).await.is_err() {
+                return entry.or_else(|| self.get(study));
+            }
+        }
     }
 
     /// The entry of `study`, marked as just used.
@@ -117,6 +138,8 @@ impl ModelCache {
                 inner.bytes -= freed;
             }
         }
+        drop(inner);
+        self.inserted.notify_waiters();
     }
 
     /// Drops the entry of a deleted study.

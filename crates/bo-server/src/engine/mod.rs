@@ -87,6 +87,13 @@ pub enum EngineError {
     Store(#[from] StoreError),
 }
 
+/// [`EngineConfig::lag_wait`]'s default (the server's `--model-lag-wait`): long enough for a refit of a few hundred trials, short
+/// enough that a suggest under load stays within a second. A loop whose objective takes
+/// milliseconds, faster than the fits, then completes a few trials a second while a refit runs,
+/// rather than hundreds from a model fitted on a fraction of its data (docs/benchmarks.md, "The
+/// held-out suite, second pass").
+pub const DEFAULT_LAG_WAIT: Duration = Duration::from_millis(500);
+
 /// The engine's settings.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -107,6 +114,9 @@ pub struct EngineConfig {
     pub reproducible: bool,
     /// How long a suggest waits for its proposals before answering with a pending operation.
     pub max_suggest_wait: Duration,
+    /// How long a suggest waits for a model fallen behind the data (`Entry::keeps_up`) to be
+    /// refitted before it proposes from the model it has.
+    pub lag_wait: Duration,
     /// How long a refit lease lasts unrenewed (see [`Engine::refit`]).
     pub refit_lease: Duration,
     /// How long an ACTIVE trial's client may go unseen before the trial is handed to another
@@ -124,6 +134,7 @@ impl Default for EngineConfig {
             queue_staleness: 0,
             reproducible: false,
             max_suggest_wait: Duration::from_secs(5),
+            lag_wait: DEFAULT_LAG_WAIT,
             refit_lease: Duration::from_secs(30),
             trial_lease: None,
         }

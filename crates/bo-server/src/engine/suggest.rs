@@ -379,16 +379,26 @@ impl Engine {
     }
 
     /// The study's cached model — for a reproducible study only the one of `basis`'s data
-    /// version, otherwise one that has not fallen behind ([`Entry::keeps_up`]) — else one fitted
-    /// now on `trials` (warm-started) and kept; the flag says which. A fit under way for the
-    /// study (the background refit) ends first, and is used if it is one wanted. A fit that
-    /// fails is logged and counted, and the study's initial design (quasi-random) stands in
-    /// until a later fit succeeds.
+    /// version — else one fitted now on `trials` (warm-started) and kept; the flag says which. A
+    /// fit under way for the study (the background refit) ends first, and is used if it is the
+    /// one wanted. A cached model fallen behind the data ([`Entry::keeps_up`]) proposes only
+    /// when its refit has not caught up within the engine's `lag_wait`. A fit that fails is
+    /// logged and counted, and the study's initial design (quasi-random) stands in until a later
+    /// fit succeeds.
     pub(super) async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<(Arc<Entry>, bool), EngineError> {
         let reproducible = self.reproducible(study);
-        let usable = |e: &Arc<Entry>| {
-            if reproducible { e.data_version == basis.data_version } else { e.data_version == basis.data_version || e.keeps_up(trials) }
-        };
+        if !reproducible && let Some(entry) = self.inner.cache.get(study.id) {
+            if entry.data_version == basis.data_version || entry.keeps_up(trials) {
+                return Ok((entry, false));
+            }
+            // Fallen behind: the refit (scheduled by every completion; asked again in case)
+            // catches up, and the suggest waits for it a bounded time.
+            self.schedule(study, Job { refit: true, ..Job::default() });
+            let deadline = Instant::now() + self.inner.config.lag_wait;
+            let ready = |e: &Entry| e.data_version >= basis.data_version || e.keeps_up(trials);
+            return Ok((self.inner.cache.wait_for(study.id, deadline, ready).await.unwrap_or(entry), false));
+        }
+        let usable = |e: &Arc<Entry>| !reproducible || e.data_version == basis.data_version;
         if let Some(entry) = self.inner.cache.get(study.id).filter(usable) {
             return Ok((entry, false));
         }
@@ -445,16 +455,17 @@ mod tests {
     use super::*;
     use crate::engine::{EngineConfig, testing};
 
-    /// A model a few completions behind proposes (it conditions on them); one that has fallen
-    /// further behind than the lag allows is fitted again before the suggest proposes.
+    /// A model a few completions behind proposes (it conditions on them); past the lag allowed,
+    /// the suggest waits for the refit that catches up.
     #[tokio::test]
-    async fn a_model_far_behind_the_data_is_fitted_again_before_it_proposes() {
+    async fn a_suggest_waits_for_a_model_fallen_behind_the_data_to_catch_up() {
         let store = testing::store().await;
         let study = testing::study(&store, "lag", serde_json::json!({"initialDesignSize": 3})).await;
         for i in 0..8 {
             testing::complete(&store, &study, f64::from(i) / 8.0).await;
         }
-        let config = EngineConfig { prefetch: 0, ..EngineConfig::default() };
+        // Long enough for any machine: the test is of order, not of time.
+        let config = EngineConfig { prefetch: 0, lag_wait: Duration::from_secs(120), ..EngineConfig::default() };
         let engine = Engine::new(store.clone(), &config, Arc::default());
         let fitted = engine.model(&study).await.unwrap().data_version;
         let version = |engine: &Engine| engine.inner.cache.get(study.id).unwrap().data_version;
@@ -466,10 +477,29 @@ mod tests {
         assert_eq!(version(&engine), fitted, "4 completions behind (the least lag allowed): the model of 8 trials proposes");
 
         testing::complete(&store, &study, 0.55).await;
+        let behind = store.study_basis(study.id).await.unwrap().data_version;
         assert!(matches!(engine.suggest(&study, "w2", 1, "v1").await.unwrap(), SuggestReply::Done(_)));
-        let now = store.study_basis(study.id).await.unwrap().data_version;
-        assert!(version(&engine) > fitted, "5 behind: fitted again");
-        assert!(version(&engine) >= now - 1, "on the data of the suggest (now {now}, fitted {})", version(&engine));
+        assert!(version(&engine) >= behind, "5 behind: the suggest waited for the refit of the data it answers");
+    }
+
+    /// The wait is bounded: a refit that does not come leaves the suggest to the model it has.
+    #[tokio::test]
+    async fn the_wait_for_a_model_to_catch_up_is_bounded() {
+        let store = testing::store().await;
+        let study = testing::study(&store, "lag bound", serde_json::json!({"initialDesignSize": 3})).await;
+        for i in 0..8 {
+            testing::complete(&store, &study, f64::from(i) / 8.0).await;
+        }
+        let config = EngineConfig { prefetch: 0, lag_wait: Duration::from_millis(50), ..EngineConfig::default() };
+        let engine = Engine::new(store.clone(), &config, Arc::default());
+        let fitted = engine.model(&study).await.unwrap().data_version;
+        engine.inner.hooks.hold(Point::Refit);
+        for i in 0..10 {
+            testing::complete(&store, &study, 0.05 + f64::from(i) / 10.0).await;
+        }
+        assert!(matches!(engine.suggest(&study, "w", 1, "v1").await.unwrap(), SuggestReply::Done(_)));
+        assert_eq!(engine.inner.cache.get(study.id).unwrap().data_version, fitted, "the refit is held: the older model proposed");
+        engine.inner.hooks.release(Point::Refit, 1);
     }
 
     /// The initial design's model answers by position; once the data asks for the GP, that older
