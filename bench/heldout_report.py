@@ -139,6 +139,14 @@ def table(runs, problems, names, cls, auto, title):
         if bbob:
             row += f" {statistics.mean(ecdf_area(runs[p][n]) for p in problems):.3f} |"
         print(row)
+    others = [n for n in names if n.startswith("bo-") and n != auto]
+    if auto in names and others:
+        alone = [n for n in names if n not in others]
+        against = []
+        for p in problems:
+            med = {n: statistics.median(v) for n, v in regrets({n: runs[p][n] for n in alone}).items()}
+            against.append(ranks(med)[auto])
+        print(f"\n{auto} against the peers alone (without {', '.join(others)}): median rank {statistics.median(against):g}")
     late = [(p, r, b) for p, r, b in behind if r > 1.5]
     if late:
         print(f"\n{auto} more than 1.5× behind the best peer: "
