@@ -16,7 +16,7 @@ before each suggest until the server's background fit has caught up with every c
 as it has when an evaluation takes longer than a fit — the peers fit at every step — while
 `free`, the default, asks at once, so with objectives of microseconds most suggestions come from a
 model some trials behind). Each bo run records the server's `GET …/model` at its end (`model`:
-the data versions, and `AUTO`'s choice and scores).
+the data versions, `AUTO`'s choice and scores, and the model's description).
 
 The problems are problems.py's (bo-bench's, with known optima), heldout.py's (the held-out suite:
 BBOB, low effective dimension, 16 real tuning tasks; never used to choose a default) and
@@ -300,12 +300,13 @@ class BoRun:
             time.sleep(0.01)
 
     def about(self):
-        """What the server's model says of itself at the end: the fit's data version, and
-        `AUTO`'s choice and scores."""
+        """What the server's model says of itself at the end: the fit's data version, `AUTO`'s
+        choice and scores, and the whole description (output warp, trust region, θ)."""
         model = self.study.model()
-        auto = model.get("model", {}).get("auto") if isinstance(model.get("model"), dict) else None
+        description = model.get("model") if isinstance(model.get("model"), dict) else {}
+        auto = description.get("auto")
         return {k: model.get(k) for k in ("fittedDataVersion", "dataVersion", "fittedOnTrials") if k in model} | (
-            {"auto": auto} if auto else {})
+            {"auto": auto} if auto else {}) | {"description": {k: v for k, v in description.items() if k != "auto"}}
 
 
 def main():
