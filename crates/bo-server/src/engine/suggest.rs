@@ -455,19 +455,26 @@ mod tests {
     use super::*;
     use crate::engine::{EngineConfig, testing};
 
+    /// A study of 8 completed trials, an engine waiting `lag_wait` for a model to catch up, and
+    /// the data version of the model it fitted on them.
+    async fn fitted_on_eight(name: &str, lag_wait: Duration) -> (bo_store::Store, StudyRecord, Engine, i64) {
+        let store = testing::store().await;
+        let study = testing::study(&store, name, serde_json::json!({"initialDesignSize": 3})).await;
+        for i in 0..8 {
+            testing::complete(&store, &study, f64::from(i) / 8.0).await;
+        }
+        let config = EngineConfig { prefetch: 0, lag_wait, ..EngineConfig::default() };
+        let engine = Engine::new(store.clone(), &config, Arc::default());
+        let fitted = engine.model(&study).await.unwrap().data_version;
+        (store, study, engine, fitted)
+    }
+
     /// A model a few completions behind proposes (it conditions on them); past the lag allowed,
     /// the suggest waits for the refit that catches up.
     #[tokio::test]
     async fn a_suggest_waits_for_a_model_fallen_behind_the_data_to_catch_up() {
-        let store = testing::store().await;
-        let study = testing::study(&store, "lag", serde_json::json!({"initialDesignSize": 3})).await;
-        for i in 0..8 {
-            testing::complete(&store, &study, f64::from(i) / 8.0).await;
-        }
         // Long enough for any machine: the test is of order, not of time.
-        let config = EngineConfig { prefetch: 0, lag_wait: Duration::from_secs(120), ..EngineConfig::default() };
-        let engine = Engine::new(store.clone(), &config, Arc::default());
-        let fitted = engine.model(&study).await.unwrap().data_version;
+        let (store, study, engine, fitted) = fitted_on_eight("lag", Duration::from_secs(120)).await;
         let version = |engine: &Engine| engine.inner.cache.get(study.id).unwrap().data_version;
 
         for x in [0.11, 0.22, 0.33, 0.44] {
@@ -485,14 +492,7 @@ mod tests {
     /// The wait is bounded: a refit that does not come leaves the suggest to the model it has.
     #[tokio::test]
     async fn the_wait_for_a_model_to_catch_up_is_bounded() {
-        let store = testing::store().await;
-        let study = testing::study(&store, "lag bound", serde_json::json!({"initialDesignSize": 3})).await;
-        for i in 0..8 {
-            testing::complete(&store, &study, f64::from(i) / 8.0).await;
-        }
-        let config = EngineConfig { prefetch: 0, lag_wait: Duration::from_millis(50), ..EngineConfig::default() };
-        let engine = Engine::new(store.clone(), &config, Arc::default());
-        let fitted = engine.model(&study).await.unwrap().data_version;
+        let (store, study, engine, fitted) = fitted_on_eight("lag bound", Duration::from_millis(50)).await;
         engine.inner.hooks.hold(Point::Refit);
         for i in 0..10 {
             testing::complete(&store, &study, 0.05 + f64::from(i) / 10.0).await;
