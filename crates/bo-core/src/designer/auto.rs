@@ -23,10 +23,10 @@
 //!   default, paired trial by trial: a candidate is chosen when its summed gain over the default
 //!   exceeds [`SWITCH_Z`] standard errors and [`MIN_GAIN`] nats, doubled for each change of model
 //!   so far, and kept while its gain exceeds [`KEEP_Z`] standard errors; the largest such gain
-//!   wins, and with none the default proposes. Once chosen, a structure must go on showing in the data: a
-//!   choice measured against itself was never revisited, and `AUTO` kept `ADD_GP_UCB` on rotated
-//!   functions after one early examination on few trials (docs/benchmarks.md, "The held-out
-//!   suite").
+//!   wins, and with none the default proposes. Once chosen, a structure must go on showing in
+//!   the data: a choice measured against itself was never revisited, and `AUTO` kept
+//!   `ADD_GP_UCB` on rotated functions after one early examination on few trials
+//!   (docs/benchmarks.md, "The held-out suite, second pass").
 //! - **Schedule**: every candidate is fitted at the first fit after the design and again each
 //!   time the data has grown by [`REEXAMINE_GROWTH`] (O(log n) examinations over a study); in
 //!   between only the chosen one is, each warm-started from its own stored state. It all runs

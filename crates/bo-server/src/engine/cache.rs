@@ -41,11 +41,11 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Whether the model has seen all but a few of `trials`' completed ones ([`MODEL_LAG_MIN`],
-    /// [`MODEL_LAG_FRACTION`]), so it may propose outside a reproducible study; a stand-in
-    /// always may (a fit just failed).
-    pub fn keeps_up(&self, trials: &[bo_core::Trial]) -> bool {
-        if self.fallback {
+    /// Whether the model may propose for data at `data_version` outside a reproducible study:
+    /// fitted on it (or newer), or having seen all but a few of `trials`' completed ones
+    /// ([`MODEL_LAG_MIN`], [`MODEL_LAG_FRACTION`]); a stand-in always may (a fit just failed).
+    pub fn keeps_up(&self, data_version: i64, trials: &[bo_core::Trial]) -> bool {
+        if self.fallback || self.data_version >= data_version {
             return true;
         }
         let allowed = MODEL_LAG_MIN.max((MODEL_LAG_FRACTION * self.trial_ids.len() as f64) as usize);
@@ -60,6 +60,7 @@ impl Entry {
         }
         true
     }
+
     /// An estimate of the memory the entry holds, in bytes: the model's own estimate (checked
     /// against a counting allocator for every designer in bo-core's `tests/memory.rs`), the ids
     /// of the trials it has seen, and its state (as JSON in memory, several times its text).

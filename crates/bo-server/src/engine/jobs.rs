@@ -184,14 +184,9 @@ impl Engine {
             return Ok(None);
         }
         let reproducible = self.reproducible(study);
-        // Not from a model fallen behind (`Entry::keeps_up`): the suggest fits, and a refill after it.
+        // Not from a model fallen behind (`Entry::keeps_up`): the refit catches up first.
         let usable = |e: &Arc<Entry>| {
-            !e.fallback
-                && if reproducible {
-                    e.data_version == basis.data_version
-                } else {
-                    e.data_version == basis.data_version || e.keeps_up(&trials)
-                }
+            !e.fallback && if reproducible { e.data_version == basis.data_version } else { e.keeps_up(basis.data_version, &trials) }
         };
         let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(None) };
         let queued = slot.queue.pending_at(basis);

@@ -388,14 +388,14 @@ impl Engine {
     pub(super) async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<(Arc<Entry>, bool), EngineError> {
         let reproducible = self.reproducible(study);
         if !reproducible && let Some(entry) = self.inner.cache.get(study.id) {
-            if entry.data_version == basis.data_version || entry.keeps_up(trials) {
+            if entry.keeps_up(basis.data_version, trials) {
                 return Ok((entry, false));
             }
             // Fallen behind: the refit (scheduled by every completion; asked again in case)
             // catches up, and the suggest waits for it a bounded time.
             self.schedule(study, Job { refit: true, ..Job::default() });
             let deadline = Instant::now() + self.inner.config.lag_wait;
-            let ready = |e: &Entry| e.data_version >= basis.data_version || e.keeps_up(trials);
+            let ready = |e: &Entry| e.keeps_up(basis.data_version, trials);
             return Ok((self.inner.cache.wait_for(study.id, deadline, ready).await.unwrap_or(entry), false));
         }
         let usable = |e: &Arc<Entry>| !reproducible || e.data_version == basis.data_version;
