@@ -7,8 +7,9 @@
 # SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch and HEBO, which take 0.3-4 s a step; HALF
 # (tuning or validation) runs one half of the class; BO_PACE (free or fitted) is bench.py's
 # --bo-pace, and fitted runs are written as bo-AUTO@fitted; ONLY (names separated by spaces) keeps
-# those of the class's problems, the slow peers' fixed subset.
-# Needs target/release/bo-server (cargo build --release -p bo-server).
+# those of the class's problems, the slow peers' fixed subset; BO_SERVER names the bo-server
+# binary (default target/release/bo-server, cargo build --release -p bo-server), so that a run can
+# go on from a copy while the tree is rebuilt.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=$1 class=$2
@@ -39,6 +40,9 @@ for problem in $list; do
         out="$dir/${problem}_${opt/:/-}.json"
         if [ "${opt%%:*}" = bo ] && [ "$pace" != free ]; then
             out="$dir/${problem}_${opt/:/-}@$pace.json" extra=(--bo-pace "$pace")
+        fi
+        if [ "${opt%%:*}" = bo ] && [ -n "${BO_SERVER:-}" ]; then
+            extra+=(--bo-server "$BO_SERVER")
         fi
         [ -f "$out" ] && continue
         n=$seeds
