@@ -70,11 +70,12 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
 use super::gp::{GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp};
+use super::gp_bandit::{ACQUISITION_ITERATIONS, DEFAULT_CANDIDATES, maximize_acquisition};
 use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::{Gp, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, Matern52Profile, SquaredExpProfile};
-use crate::optimize::mixed::{MixedConfig, maximize, standard_normal};
+use crate::optimize::mixed::{MixedConfig, standard_normal};
 use crate::optimize::subspace::{self, Coordinate, SubspaceConfig};
 use crate::space::SearchSpace;
 use crate::space::features::{FeatureKind, Features};
@@ -381,7 +382,7 @@ impl Designer for AddGpUcb {
         };
         let candidates = match self.params.acquisition {
             AddAcquisition::GroupUcb => self.candidates_per_group(d_all, m),
-            AddAcquisition::LogEi => self.params.num_candidates.unwrap_or(JOINT_CANDIDATES),
+            AddAcquisition::LogEi => self.params.num_candidates.unwrap_or(DEFAULT_CANDIDATES),
         };
         super::Work { candidates, structure_evaluations: search }
     }
@@ -469,8 +470,8 @@ impl AddGpUcb {
                 (
                     ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect(),
                     MixedConfig {
-                        n_candidates: self.params.num_candidates.unwrap_or(JOINT_CANDIDATES),
-                        max_iter: JOINT_ITERATIONS,
+                        n_candidates: self.params.num_candidates.unwrap_or(DEFAULT_CANDIDATES),
+                        max_iter: ACQUISITION_ITERATIONS,
                         ..MixedConfig::default()
                     },
                 )
@@ -568,10 +569,6 @@ struct AddGpUcbProposer {
     config: SubspaceConfig,
 }
 
-/// `LOG_EI`'s search over the whole space: `GP_BANDIT`'s.
-const JOINT_CANDIDATES: usize = 256;
-const JOINT_ITERATIONS: usize = 15;
-
 /// How many times a proposal equal to a taken one is moved before it is accepted.
 const MAX_NUDGES: usize = 16;
 
@@ -603,11 +600,8 @@ impl Proposer for AddGpUcbProposer {
         if let Some((anchors, config)) = &self.joint {
             // A batch's fantasies are in `gp`: their values count as observed.
             let best = gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let acquisition = Acquisition::LogEi { best };
-            let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
-            let score_grad =
-                |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-            return Ok(maximize(&self.features, &score_batch, &score_grad, taken, anchors, config, rng)?.map(|(a, _)| a));
+            let found = maximize_acquisition(Acquisition::LogEi { best }, gp, &self.features, taken, anchors, config, rng)?;
+            return Ok(found.map(|(a, _)| a));
         }
         let mut x: Vec<f64> = match self.anchors.first() {
             Some(best) => best.clone(),

@@ -48,6 +48,8 @@
 //! 5.6 → 8.4); input warping helped Styblinski–Tang and hurt Hartmann-6 (1.4e-4 → 0.06) at twice
 //! the time per step, so it is off.
 
+use std::collections::HashSet;
+
 use rand::Rng;
 use serde::Deserialize;
 
@@ -57,6 +59,7 @@ use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiR
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::Gp;
 use crate::kernel::{Categorical, InputWarped, Kernel, LengthScalePrior, Product, matern52, squared_exp};
+use crate::optimize::NonFinite;
 use crate::optimize::mixed::{MixedConfig, maximize};
 use crate::space::SearchSpace;
 use crate::space::features::Features;
@@ -120,8 +123,8 @@ pub struct GpBanditParams {
 /// pass): 256 and 15 instead of 512 and 30 left the regret within seed spread on 25 problems
 /// (30 seeds on the continuous and mixed ones, 20 on the conditional, 6 at D = 24–25) and made a
 /// suggestion 20–45 % cheaper; at D = 20 every start had run all 30 iterations.
-const DEFAULT_CANDIDATES: usize = 256;
-const ACQUISITION_ITERATIONS: usize = 15;
+pub(super) const DEFAULT_CANDIDATES: usize = 256;
+pub(super) const ACQUISITION_ITERATIONS: usize = 15;
 
 impl Default for GpBanditParams {
     fn default() -> Self {
@@ -319,6 +322,22 @@ pub(super) fn default_initial_design(d: usize) -> usize {
     (2 * d + 2).clamp(10, 30)
 }
 
+/// `acquisition` under `gp` maximised over the whole (flattened) space by `optimize::mixed`:
+/// `GP_BANDIT`'s search, and `ADD_GP_UCB`'s under `LOG_EI`.
+pub(super) fn maximize_acquisition(
+    acquisition: Acquisition,
+    gp: &Gp,
+    features: &Features,
+    taken: &HashSet<String>,
+    anchors: &[Assignment],
+    config: &MixedConfig,
+    rng: &mut dyn Rng,
+) -> Result<Option<(Assignment, f64)>, NonFinite> {
+    let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
+    let score_grad = |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
+    maximize(features, &score_batch, &score_grad, taken, anchors, config, rng)
+}
+
 /// GP_BANDIT's search: the acquisition maximised over the whole (flattened) space by
 /// `optimize::mixed`, batch members after the first by GP-UCB-PE under UCB.
 struct GpBanditProposer {
@@ -400,12 +419,7 @@ impl Proposer for GpBanditProposer {
                 };
                 maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
             }
-            (acquisition, _) => {
-                let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
-                let score_grad =
-                    |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-                maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
-            }
+            (acquisition, _) => maximize_acquisition(acquisition, gp, &self.features, taken, &self.anchors, &self.config, rng)?,
         };
         // Nothing chosen: every point of a small discrete space has been tried.
         let Some((a, _)) = chosen else { return Ok(None) };
