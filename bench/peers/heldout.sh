@@ -16,6 +16,9 @@ dir=$1 class=$2
 shift 2
 mkdir -p "$dir"
 seeds=${SEEDS:-5} slow_seeds=${SLOW_SEEDS:-3}
+# One thread per evaluation: scikit-learn's OpenMP models (HistGradientBoosting) spin a thread per
+# core, and two runs side by side then took ten times as long per evaluation.
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 py=target/peers/venv/bin/python
 # HALF=tuning or HALF=validation runs that half of the class only (the slow peers' budget).
 problems() {
