@@ -36,7 +36,7 @@
 //! | `numCandidates` | 256 | Sobol candidates scored per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 //! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); none on prior studies | — |
-//! | `trustRegion` | `true` | a local phase: the acquisition searched in a box around the best trial that grows after successes and shrinks after failures, restarting from the whole space when it collapses (`gp::trust_region`, TuRBO-1); the whole space is searched too when every point in the box has been tried (a discrete space) | — |
+//! | `trustRegion` | `true` | a local phase from the first stall on (max(4, d) trials in a row without improvement; the whole space before it): the acquisition searched in a box around the best trial that grows after successes and shrinks after failures, restarting from the whole space when it collapses (`gp::trust_region`, TuRBO-1); the whole space is searched too when every point in the box has been tried (a discrete space) | — |
 //! | `inputWarping` | `false` | warp each numeric coordinate by a learned Kumaraswamy CDF before the kernel (`kernel::InputWarped`) | — |
 //!
 //! The robustness defaults, measured with `bo-bench suite` (docs/benchmarks.md, "Robust by
@@ -288,7 +288,7 @@ impl GpBandit {
         // The local phase's box around the best trial, replayed from the trials in order.
         let local = self.params.trust_region.then(|| {
             let values: Vec<f64> = objective_values(spec, history).1.into_iter().flatten().collect();
-            trust_region::replay(&values, initial, features.numeric_dims().len())
+            trust_region::replay(&values, initial, features.numeric_dims().len(), true)
         });
         let region = local.as_ref().and_then(|p| p.length).map(|l| trust_region::region(&spec.space.encode(&anchors[0]), l));
         let proposer = GpBanditProposer {
@@ -445,7 +445,7 @@ impl Proposer for GpBanditProposer {
             "acquisition": self.acquisition.to_string(),
         });
         if let Some(local) = &self.local {
-            described["trustRegion"] = serde_json::json!({"side": local.length, "restarts": local.restarts});
+            described["trustRegion"] = serde_json::json!({"started": local.started, "side": local.length, "restarts": local.restarts});
         }
         if !self.priors.is_empty() {
             // α: how much of the model's deviation is its own rather than the priors'.

@@ -138,7 +138,7 @@ impl Embedded {
             }
             let local = self.settings.trust_region.then(|| {
                 let values: Vec<f64> = trials.iter().map(|(_, v)| *v).collect();
-                trust_region::replay(&values, self.settings.initial_design_size, d)
+                trust_region::replay(&values, self.settings.initial_design_size, d, false)
             });
             let x: Vec<Vec<f64>> = trials.iter().map(|(w, _)| w.clone()).collect();
             let y: Vec<f64> = trials.iter().map(|(_, v)| *v).collect();
