@@ -49,13 +49,11 @@ pub(crate) fn replay(values: &[f64], design: usize, d: usize, after_stall: bool)
     // Before the first stall (under `after_stall`), the whole space is searched.
     let mut started = !after_stall;
     for &y in values.iter().skip(design) {
+        let improved = y > best + IMPROVEMENT * best.abs();
+        best = best.max(y);
         if !started {
-            if y > best + IMPROVEMENT * best.abs() {
-                failures = 0;
-            } else {
-                failures += 1;
-            }
-            best = best.max(y);
+            // Counting failures only: the box starts at the stall.
+            failures = if improved { 0 } else { failures + 1 };
             if failures == failure_tolerance {
                 (started, failures) = (true, 0);
             }
@@ -65,12 +63,11 @@ pub(crate) fn replay(values: &[f64], design: usize, d: usize, after_stall: bool)
             // The restart's global step was taken: a fresh box around the incumbent.
             (length, successes, failures, restarting) = (LENGTH_INIT, 0, 0, false);
         }
-        if y > best + IMPROVEMENT * best.abs() {
+        if improved {
             (successes, failures) = (successes + 1, 0);
         } else {
             (successes, failures) = (0, failures + 1);
         }
-        best = best.max(y);
         if successes == SUCCESS_TOLERANCE {
             (length, successes) = ((2.0 * length).min(LENGTH_MAX), 0);
         } else if failures == failure_tolerance {
