@@ -41,7 +41,7 @@ const MAX_BORROWED: usize = 1;
 pub enum Class {
     /// A request waits for the answer.
     Waited,
-    /// Nobody waits (a refit, a refill, importance computed ahead).
+    /// Nobody waits (a refill of the suggestion queue, importance computed ahead).
     Background,
 }
 

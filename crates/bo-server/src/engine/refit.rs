@@ -130,8 +130,9 @@ pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64,
 impl Engine {
     /// Fits `study`'s designer on `trials` (read at `data_version`, warm-started from `warm`)
     /// under a permit of the engine's pool (`Engine::compute`): as a request's computation
-    /// (`Class::Waited`) or as background work nobody waits for (a refit after a completion,
-    /// while the cached model, conditioned on the result, answers).
+    /// (`Class::Waited`: a suggest's fit, or the refit after a completion, which a suggest waits
+    /// for once the cached model falls behind) or as background work nobody waits for
+    /// (importance computed ahead).
     pub(crate) async fn fit(
         &self,
         study: &StudyRecord,
@@ -193,9 +194,11 @@ impl Engine {
             return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
         }
         let warm = warm_state(store, cache, study_id, basis.data_version).await?;
-        // A reproducible study's suggest waits for this fit; otherwise nobody does.
-        let class = if once_per_version { Class::Waited } else { Class::Background };
-        let entry = self.fit(&study, basis.data_version, trials, warm, class).await?;
+        // A request's work, not background work: a reproducible study's suggest waits for this
+        // fit, and any other study's does once its cached model has fallen behind the data
+        // (`Entry::keeps_up`, the engine's `lag_wait`). At nice +10 on a machine busy with
+        // another tenant's reads, the fit starved and the suggest waited out the whole bound.
+        let entry = self.fit(&study, basis.data_version, trials, warm, Class::Waited).await?;
         keep(store, cache, study_id, entry).await?;
         Ok(RefitOutcome::Fitted { data_version: basis.data_version })
     }
