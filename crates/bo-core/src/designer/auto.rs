@@ -8,11 +8,11 @@
 //!   (seed 000; the default, ahead of the flat GP on every bo-bench tree problem) and the flat
 //!   GP; otherwise `GP_BANDIT` with the weak length-scale prior (the default) and `ADD_GP_UCB`
 //!   with learned groups (seed 004; from [`MIN_ADDITIVE_PARAMS`] parameters). `GP_BANDIT` with
-//!   the dimension-scaled prior (Hvarfner et al. 2024), with the sparse prior (SAAS's, MAP)
-//!   and with learned input warping are compared only when `models` names them (see
-//!   [`Candidate::by_default`]). All share one quasi-random initial design (the default's size),
-//!   so they fit the same trials. `REMBO` is no candidate: its GPs model only trials in its
-//!   embeddings' image, so it cannot be scored on trials another designer chose.
+//!   the dimension-scaled prior (Hvarfner et al. 2024) and with learned input warping are
+//!   compared only when `models` names them (see [`Candidate::by_default`]). All share one
+//!   quasi-random initial design (the default's size), so they fit the same trials. `REMBO` is
+//!   no candidate: its GPs model only trials in its embeddings' image, so it cannot be scored
+//!   on trials another designer chose.
 //! - **Criterion** (`criterion`): the log predictive density of each trial at each model's
 //!   fitted θ ([`Model::self_prediction`]), read off the factor each fit computes anyway and
 //!   comparable across kernels — by default `SEQUENTIAL`: each of the later half of the trials
@@ -40,7 +40,7 @@
 //!
 //! | Name | Default | Purpose | Range |
 //! | --- | --- | --- | --- |
-//! | `models` | `ADD_TREE` and `GP_BANDIT` on a conditional space, else `GP_BANDIT` and (from 6 parameters) `ADD_GP_UCB` | the candidates compared, the default first: `GP_BANDIT`, `GP_BANDIT_DIMENSION_SCALED`, `GP_BANDIT_INPUT_WARPED`, `GP_BANDIT_SPARSE`, `ADD_GP_UCB`, `ADD_TREE` | non-empty |
+//! | `models` | `ADD_TREE` and `GP_BANDIT` on a conditional space, else `GP_BANDIT` and (from 6 parameters) `ADD_GP_UCB` | the candidates compared, the default first: `GP_BANDIT`, `GP_BANDIT_DIMENSION_SCALED`, `GP_BANDIT_INPUT_WARPED`, `ADD_GP_UCB`, `ADD_TREE` | non-empty |
 //! | `criterion` | `SEQUENTIAL` | `SEQUENTIAL` or `LOO` (above) | — |
 //! | `initialDesignSize` | the default designer's (`ADD_TREE`'s on a conditional space, else `GP_BANDIT`'s) | quasi-random trials first | 1 – 1,000 |
 //! | `outputWarping` | each candidate's own | one warp of the objective for every candidate: `NONE`, `YEO_JOHNSON` or `HALF_RANK` | — |
@@ -107,8 +107,6 @@ pub enum Candidate {
     GpBanditDimensionScaled,
     /// `GP_BANDIT` with `inputWarping`: a Kumaraswamy CDF learned per numeric coordinate.
     GpBanditInputWarped,
-    /// `GP_BANDIT` with `lengthScalePrior: SPARSE`.
-    GpBanditSparse,
     /// `ADD_GP_UCB`, groups learned.
     AddGpUcb,
     /// `ADD_TREE`.
@@ -119,14 +117,8 @@ impl Candidate {
     /// In order of preference: the first that applies is the default, kept until another is
     /// measured better — `ADD_TREE` on a conditional space (ahead of the flat GP on every bo-bench
     /// tree problem), the flat GP with the weak prior otherwise.
-    const ALL: [Candidate; 6] = [
-        Candidate::AddTree,
-        Candidate::GpBandit,
-        Candidate::GpBanditDimensionScaled,
-        Candidate::GpBanditInputWarped,
-        Candidate::GpBanditSparse,
-        Candidate::AddGpUcb,
-    ];
+    const ALL: [Candidate; 5] =
+        [Candidate::AddTree, Candidate::GpBandit, Candidate::GpBanditDimensionScaled, Candidate::GpBanditInputWarped, Candidate::AddGpUcb];
 
     /// The name `algorithmConfig.models` and `GET …/model` use.
     pub fn name(self) -> &'static str {
@@ -134,7 +126,6 @@ impl Candidate {
             Candidate::GpBandit => "GP_BANDIT",
             Candidate::GpBanditDimensionScaled => "GP_BANDIT_DIMENSION_SCALED",
             Candidate::GpBanditInputWarped => "GP_BANDIT_INPUT_WARPED",
-            Candidate::GpBanditSparse => "GP_BANDIT_SPARSE",
             Candidate::AddGpUcb => "ADD_GP_UCB",
             Candidate::AddTree => "ADD_TREE",
         }
@@ -145,7 +136,7 @@ impl Candidate {
     fn applies(self, space: &SearchSpace) -> bool {
         let conditional = space.params().iter().any(|p| !p.children.is_empty());
         match self {
-            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped | Candidate::GpBanditSparse => true,
+            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped => true,
             Candidate::AddGpUcb => !conditional && space.n_params() >= MIN_ADDITIVE_PARAMS,
             Candidate::AddTree => conditional,
         }
@@ -158,7 +149,7 @@ impl Candidate {
     /// it then searched worse (vgg16_tree 76×, Styblinski–Tang-8 in place of the additive model;
     /// docs/benchmarks.md, "Input warping in `AUTO`").
     fn by_default(self) -> bool {
-        !matches!(self, Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped | Candidate::GpBanditSparse)
+        !matches!(self, Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped)
     }
 
     /// Whether it stands on prior studies.
@@ -168,10 +159,7 @@ impl Candidate {
 
     /// Whether it is `GP_BANDIT` under some setting.
     fn is_flat_gp(self) -> bool {
-        matches!(
-            self,
-            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped | Candidate::GpBanditSparse
-        )
+        matches!(self, Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped)
     }
 
     /// The designer, with `initial` quasi-random trials first (`None`: its own default) and
@@ -192,7 +180,6 @@ impl Candidate {
         let setting = match self {
             Candidate::GpBanditDimensionScaled => Some(("lengthScalePrior", json!("DIMENSION_SCALED"))),
             Candidate::GpBanditInputWarped => Some(("inputWarping", json!(true))),
-            Candidate::GpBanditSparse => Some(("lengthScalePrior", json!("SPARSE"))),
             _ => None,
         };
         if let Some((name, value)) = setting {
@@ -200,9 +187,7 @@ impl Candidate {
         }
         let spec = StudySpec { algorithm_config: serde_json::Value::Object(config), ..spec.clone() };
         match self {
-            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped | Candidate::GpBanditSparse => {
-                build::<GpBandit>(&spec)
-            }
+            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped => build::<GpBandit>(&spec),
             Candidate::AddGpUcb => build::<AddGpUcb>(&spec),
             Candidate::AddTree => build::<AddTree>(&spec),
         }

@@ -32,7 +32,7 @@
 //! | `ucbBeta` | schedule | a constant β for UCB | > 0 |
 //! | `initialDesignSize` | 2d + 2 within [10, 30] | quasi-random trials before the GP | 1 – 1,000 |
 //! | `kernel` | `MATERN52` | `MATERN52` or `SQUARED_EXP` | — |
-//! | `lengthScalePrior` | `WEAK` | `WEAK` (mode 1), `DIMENSION_SCALED` (median grows as √D) or `SPARSE` (SAAS's half-Cauchy on ℓ⁻², scale 0.1; mode ℓ ≈ 3.2: for D ≥ 20, `kernel::ard`) | — |
+//! | `lengthScalePrior` | `WEAK` | `WEAK` (mode 1) or `DIMENSION_SCALED` (median grows as √D) | — |
 //! | `numCandidates` | 256 | Sobol candidates scored per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 //! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); none on prior studies | — |
@@ -206,9 +206,6 @@ pub(super) fn kernel_for(features: &Features, params: &GpBanditParams) -> Box<dy
             let median = prior.median(numeric.len());
             (median, (LENGTH_SCALE_BOUNDS.0, LENGTH_SCALE_BOUNDS.1.max(10.0 * median)))
         }
-        // From the sparse prior's mode (every coordinate nearly irrelevant): the data shorten
-        // the few that matter.
-        LengthScalePrior::Sparse => (prior.median(numeric.len()), LENGTH_SCALE_BOUNDS),
     };
     let numeric_kernel: Option<Box<dyn Kernel>> = (!numeric.is_empty()).then(|| {
         let stationary = match params.kernel {

@@ -2,7 +2,7 @@
 //! `k(x, y) = a · f(r²)`, `r² = Σᵢ (xᵢ − yᵢ)² / ℓᵢ²` over the kernel's dimensions, for a radial
 //! profile `f` (Matérn-5/2, squared exponential). θ = (log a, log ℓ₁ … log ℓ_d).
 //!
-//! Priors (on standardised outputs and unit-cube inputs): log a ~ N(0, 1), and one of three
+//! Priors (on standardised outputs and unit-cube inputs): log a ~ N(0, 1), and one of two
 //! length-scale priors ([`LengthScalePrior`]):
 //! - `Weak`: `log p(ℓ) = −0.1 (ℓ² + ℓ⁻²)`, mode ℓ = 1 (the form Optuna's GP puts on 1/ℓ²). The
 //!   default: measured with bo-bench, ARD under the dimension-scaled prior pushed two of
@@ -10,12 +10,6 @@
 //!   (3 of 7 with this one; docs/benchmarks.md).
 //! - `DimensionScaled`: log ℓ ~ N(√2 + ½ log d, 3) — Hvarfner, Hellsten & Nardi (2024), meant
 //!   for high-dimensional spaces, where long length scales keep the model from over-fitting.
-//! - `Sparse`: the inverse squared length scale ρ = ℓ⁻² ~ half-Cauchy(0, τ), τ = 0.1 — the SAAS
-//!   prior of Eriksson & Jankowiak (2021, §4) with its global shrinkage fixed at the scale of its
-//!   own prior (β = 0.1): the fit here is a MAP estimate, not their NUTS, and the hierarchy's τ
-//!   is not estimated. As a density of log ℓ (the fit's parameter, Jacobian 2ρ) its mode is
-//!   ρ = τ, ℓ ≈ 3.2: every coordinate starts out nearly irrelevant on the unit cube, and the
-//!   heavy tail lets the few the data show take short length scales. Meant for D ≥ 20.
 
 use std::marker::PhantomData;
 
@@ -52,21 +46,15 @@ pub enum LengthScalePrior {
     Weak,
     /// log ℓ ~ N(√2 + ½ log d, 3).
     DimensionScaled,
-    /// ℓ⁻² ~ half-Cauchy(0, 0.1) (SAAS with its global scale fixed).
-    Sparse,
 }
 
-/// The sparse prior's scale τ of ρ = ℓ⁻² (Eriksson & Jankowiak 2021's β).
-pub const SPARSE_TAU: f64 = 0.1;
-
 impl LengthScalePrior {
-    /// The prior's median length scale for a kernel over `d` dimensions (for the weak and the
-    /// sparse prior, their mode in log ℓ: 1 and τ^−½ ≈ 3.2).
+    /// The prior's median length scale for a kernel over `d` dimensions (the weak prior's is
+    /// its mode, 1).
     pub fn median(self, d: usize) -> f64 {
         match self {
             LengthScalePrior::Weak => 1.0,
             LengthScalePrior::DimensionScaled => dimension_scaled_log_median(d).exp(),
-            LengthScalePrior::Sparse => SPARSE_TAU.powf(-0.5),
         }
     }
 }
@@ -74,15 +62,6 @@ impl LengthScalePrior {
 /// The mean of log ℓ under the dimension-scaled prior: √2 + ½ log d.
 fn dimension_scaled_log_median(d: usize) -> f64 {
     std::f64::consts::SQRT_2 + 0.5 * (d.max(1) as f64).ln()
-}
-
-/// The sparse prior's log density of log ℓ (up to a constant) and its derivative: with
-/// q = ℓ⁻²/τ, log q − log(1 + q²) (the half-Cauchy's density of ρ times the Jacobian 2ρ), whose
-/// derivative in log ℓ is −2 + 4q²/(1 + q²).
-fn sparse_log_prior(log_l: f64) -> (f64, f64) {
-    let q = (-2.0 * log_l).exp() / SPARSE_TAU;
-    let q2 = q * q;
-    (q.ln() - q2.ln_1p(), -2.0 + 4.0 * q2 / (1.0 + q2))
 }
 
 /// An ARD kernel with profile `P` over `dims`.
@@ -390,7 +369,6 @@ impl<P: Profile> Kernel for Ard<P> {
                     let l2 = (2.0 * log_l).exp();
                     (-0.1 * (l2 + 1.0 / l2), -0.1 * (2.0 * l2 - 2.0 / l2))
                 }
-                LengthScalePrior::Sparse => sparse_log_prior(log_l),
             };
             lp += v;
             grad[1 + k] += g;

@@ -157,27 +157,6 @@ fn matern52_with_the_dimension_scaled_prior_conforms() {
 }
 
 #[test]
-fn matern52_with_the_sparse_prior_conforms() {
-    check_kernel(Box::new(matern52(vec![0, 1, 2], 0.4, B).with_prior(LengthScalePrior::Sparse)), 3, &[]);
-    check_kernel(Box::new(matern52(vec![0, 1, 2], 5.0, B).with_prior(LengthScalePrior::Sparse)), 3, &[]);
-}
-
-#[test]
-fn the_sparse_prior_peaks_where_the_inverse_squared_length_scale_is_its_scale() {
-    let k = |l: f64| matern52(vec![0], l, (1e-3, 1e3)).with_prior(LengthScalePrior::Sparse);
-    let lp = |l: f64| k(l).log_prior(&mut [0.0, 0.0]);
-    let mode = LengthScalePrior::Sparse.median(1);
-    assert!((mode - 10f64.sqrt()).abs() < 1e-12);
-    let mut grad = [0.0, 0.0];
-    k(mode).log_prior(&mut grad);
-    assert!(grad[1].abs() < 1e-12, "the derivative vanishes at the mode: {}", grad[1]);
-    assert!(lp(mode) > lp(mode * 1.5) && lp(mode) > lp(mode / 1.5));
-    // A heavy tail towards short length scales: a relevant coordinate at ℓ = 0.1 costs about
-    // 9 nats, where a normal on log ℓ as wide at its mode would cost hundreds.
-    assert!((lp(mode) - lp(0.1)) < 10.0, "{}", lp(mode) - lp(0.1));
-}
-
-#[test]
 fn squared_exp_conforms() {
     check_kernel(Box::new(squared_exp(vec![0, 1, 2], 0.4, B)), 3, &[]);
 }
