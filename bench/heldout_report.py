@@ -14,7 +14,8 @@ a class's median rank is over the problems of the half every listed optimiser ra
 BBOB is scored the COCO way besides: for each run, 51 targets f_opt + 10^k (k from 2 down to -8
 in steps of 0.2); the ECDF area is the fraction of (run, target) pairs reached, averaged over
 the evaluations 1..budget (1 is every target at the first evaluation), per function and then
-over the functions of a dimension and half.
+over the functions of a dimension and half; the same area up to a quarter and a half of the
+budget shows who leads at the earlier budgets.
 
 Needs the peers venv (bench/peers/run.sh installs it) for heldout.py.
 """
@@ -73,14 +74,15 @@ def ranks(scores):
     return {name: 1 + ordered.index(v) for name, v in scores.items()}
 
 
-def ecdf_area(report):
-    """The fraction of (run, target) pairs reached, averaged over the evaluations."""
-    budget = report["budget"]
+def ecdf_area(report, fraction=1.0):
+    """The fraction of (run, target) pairs reached, averaged over the evaluations 1..B, B the
+    given fraction of the budget (the area at an earlier budget)."""
+    budget = max(1, round(report["budget"] * fraction))
     total = 0.0
     for run in report["runs"]:
         reached_at = []
         for target in TARGETS:
-            at = next((i for i, r in enumerate(run["regret"]) if r <= target), None)
+            at = next((i for i, r in enumerate(run["regret"][:budget]) if r <= target), None)
             reached_at.append(at)
         total += sum(budget - at for at in reached_at if at is not None) / (budget * len(TARGETS))
     return total / len(report["runs"])
@@ -132,12 +134,13 @@ def table(runs, problems, names, cls, auto, title):
             ratio = med[auto] / peers[best] if peers[best] > 0 else (1.0 if med[auto] == 0 else float("inf"))
             behind.append((p, ratio, best))
     bbob = cls.startswith("bbob")
-    print("| optimiser | median rank |" + (" ECDF area |" if bbob else ""))
-    print("| --- | --- |" + (" --- |" if bbob else ""))
+    print("| optimiser | median rank |" + (" ECDF area | at ¼ / ½ of the budget |" if bbob else ""))
+    print("| --- | --- |" + (" --- | --- |" if bbob else ""))
     for n in sorted(names, key=lambda n: statistics.median(per_rank[n])):
         row = f"| {n} | {statistics.median(per_rank[n]):g} |"
         if bbob:
-            row += f" {statistics.mean(ecdf_area(runs[p][n]) for p in problems):.3f} |"
+            area = lambda f: statistics.mean(ecdf_area(runs[p][n], f) for p in problems)  # noqa: E731
+            row += f" {area(1.0):.3f} | {area(0.25):.3f} / {area(0.5):.3f} |"
         print(row)
     others = [n for n in names if n.startswith("bo-") and n != auto]
     if auto in names and others:

@@ -10,7 +10,8 @@ Optimisers: `tpe` (Optuna's default TPE; multivariate for one objective in Optun
 (SMAC3's hyperparameter-optimisation facade: a random forest with log-EI, conditions declared),
 `hebo` (HEBO 0.3, in its own venv behind hebo_worker.py: no conditions, so a conditional space is
 flattened and the objective reads its active parameters), `cma` (CMA-ES, spaces of numbers only),
-`botorch` (BoTorch's SingleTaskGP + qLogNEI loop, spaces of numbers only), `bo:ALGORITHM` (the bo server, started
+`botorch` (BoTorch's SingleTaskGP + qLogNEI loop, spaces of numbers only), `turbo` (TuRBO-1 on
+BoTorch's models) and `saasbo` (BoTorch's SAAS GP sampled by NUTS, with qLogNEI), `bo:ALGORITHM` (the bo server, started
 here on a fresh SQLite file, driven through bo_client as a user would; `--bo-pace fitted` waits
 before each suggest until the server's background fit has caught up with every completed trial,
 as it has when an evaluation takes longer than a fit — the peers fit at every step — while
@@ -194,8 +195,8 @@ class BotorchRun:
     """BoTorch's standard loop: a SingleTaskGP (its default priors and input/output transforms)
     fitted by marginal likelihood, qLogNoisyExpectedImprovement with q = 1 optimised by
     `optimize_acqf` (10 restarts from 512 raw samples), after 2(d + 1) Sobol points. Integers are
-    rounded after the continuous optimum is found. SAASBO and TuRBO are not run (see
-    docs/benchmarks.md)."""
+    rounded after the continuous optimum is found. `turbo` and `saasbo` below are BoTorch's
+    high-dimensional methods."""
 
     def __init__(self, seed, params):
         import torch
@@ -221,6 +222,151 @@ class BotorchRun:
         y = -torch.tensor(self.y, dtype=torch.double).unsqueeze(-1)  # BoTorch maximises
         model = SingleTaskGP(x, y)
         fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        acq = qLogNoisyExpectedImprovement(model, x, prune_baseline=True)
+        bounds = torch.stack([torch.zeros(self.d, dtype=torch.double), torch.ones(self.d, dtype=torch.double)])
+        candidate, _ = optimize_acqf(acq, bounds=bounds, q=1, num_restarts=10, raw_samples=512)
+        return candidate[0].detach()
+
+    def ask(self):
+        u = self._next()
+        return u, space.Fixed(self.to_params(u.tolist()))
+
+    def tell(self, handle, value):
+        self.x.append(handle)
+        self.y.append(value)
+
+
+def _initial_design(d, seed):
+    """min(2(d + 1), 20) scrambled Sobol points of the unit cube: the high-dimensional methods'
+    start (the low effective dimension class has D = 25-100 and a budget of 150, so 2(d + 1)
+    would spend it all)."""
+    import torch
+    from torch.quasirandom import SobolEngine
+    return SobolEngine(d, scramble=True, seed=seed).draw(min(2 * (d + 1), 20)).double()
+
+
+class TurboRun:
+    """TuRBO-1 (Eriksson et al. 2019, "Scalable global optimization via local Bayesian
+    optimization", section 2), written from the paper on BoTorch's models: one trust region, a
+    box centred on the best point of the current run whose sides are L times the GP's ARD
+    length scales over their geometric mean; L starts at 0.8, doubles (up to 1.6) after 3
+    successes in a row, halves after max(4, d) failures in a row, and the run restarts from a
+    fresh Sobol design when L falls below 0.5^7. A success improves the run's best by more than
+    1e-3 |best|. The model is a Matérn-5/2 ARD GP (length scales in [0.005, 4]) fitted by
+    marginal likelihood to the current run's standardised values; the next point is a Thompson
+    sample over min(5000, max(2000, 200 d)) candidates in the box (`TURBO_CANDIDATES` sets
+    another number: the exact joint sample costs the cube of it), each perturbing a random
+    subset of the centre's coordinates (each with probability min(1, 20/d))."""
+
+    def __init__(self, seed, params):
+        import torch
+        self.torch = torch
+        self.to_params = _unit_box(params, "TuRBO")
+        self.d = len(params)
+        self.seed = seed
+        self.restarts = 0
+        torch.manual_seed(seed)
+        self._restart()
+
+    def _restart(self):
+        self.initial = _initial_design(self.d, self.seed * 1000 + self.restarts)
+        self.restarts += 1
+        self.x, self.y = [], []
+        self.length, self.successes, self.failures = 0.8, 0, 0
+
+    def _next(self):
+        torch = self.torch
+        if len(self.x) < len(self.initial):
+            return self.initial[len(self.x)]
+        from botorch.fit import fit_gpytorch_mll
+        from botorch.generation import MaxPosteriorSampling
+        from botorch.models import SingleTaskGP
+        from gpytorch.constraints import Interval
+        from gpytorch.kernels import MaternKernel, ScaleKernel
+        from gpytorch.likelihoods import GaussianLikelihood
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+        from torch.quasirandom import SobolEngine
+        d = self.d
+        x = torch.stack(self.x)
+        y = -torch.tensor(self.y, dtype=torch.double).unsqueeze(-1)  # maximised
+        y = (y - y.mean()) / (y.std() if y.std() > 0 else 1.0)
+        kernel = ScaleKernel(MaternKernel(nu=2.5, ard_num_dims=d, lengthscale_constraint=Interval(0.005, 4.0)))
+        model = SingleTaskGP(x, y, covar_module=kernel, likelihood=GaussianLikelihood(noise_constraint=Interval(1e-8, 1e-3)))
+        try:
+            fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        except Exception:  # a failed fit keeps the initial hyperparameters, as the paper's code does
+            pass
+        centre = x[y.argmax()]
+        scales = model.covar_module.base_kernel.lengthscale.detach().view(-1)
+        scales = scales / scales.log().mean().exp()
+        low = (centre - scales * self.length / 2).clamp(0.0, 1.0)
+        high = (centre + scales * self.length / 2).clamp(0.0, 1.0)
+        n = int(os.environ.get("TURBO_CANDIDATES") or min(5000, max(2000, 200 * d)))
+        sobol = SobolEngine(d, scramble=True, seed=int(torch.randint(1 << 30, (1,))))
+        points = low + (high - low) * sobol.draw(n).double()
+        mask = torch.rand(n, d, dtype=torch.double) <= min(1.0, 20.0 / d)
+        empty = (mask.sum(dim=1) == 0).nonzero().view(-1)  # every candidate moves one coordinate at least
+        mask[empty, torch.randint(d, (len(empty),))] = True
+        candidates = torch.where(mask, points, centre.expand(n, d))
+        with torch.no_grad():
+            return MaxPosteriorSampling(model=model, replacement=False)(candidates, num_samples=1)[0]
+
+    def ask(self):
+        u = self._next()
+        return u, space.Fixed(self.to_params(u.tolist()))
+
+    def tell(self, handle, value):
+        initial = len(self.x) < len(self.initial)
+        best = min(self.y) if self.y else math.inf
+        self.x.append(handle)
+        self.y.append(value)
+        if initial:
+            return
+        if value < best - 1e-3 * abs(best):
+            self.successes, self.failures = self.successes + 1, 0
+        else:
+            self.successes, self.failures = 0, self.failures + 1
+        if self.successes == 3:
+            self.length, self.successes = min(2.0 * self.length, 1.6), 0
+        elif self.failures == max(4, self.d):
+            self.length, self.failures = self.length / 2.0, 0
+        if self.length < 0.5 ** 7:
+            self._restart()
+
+
+class SaasboRun:
+    """SAASBO (Eriksson & Jankowiak 2021): BoTorch's SaasFullyBayesianSingleTaskGP — length
+    scales under the sparse axis-aligned subspace prior (half-Cauchy on their inverse squares,
+    a global shrinkage τ) — sampled by NUTS (`SAASBO_NUTS`, default "128,64,16": warm-up steps,
+    samples, thinning; the paper's 512,256,16 take minutes a step here), qLogNoisyExpectedImprovement
+    averaged over the samples and optimised by `optimize_acqf` (10 restarts from 512 raw
+    samples), after min(2(d + 1), 20) Sobol points."""
+
+    def __init__(self, seed, params):
+        import torch
+        self.torch = torch
+        self.to_params = _unit_box(params, "SAASBO")
+        self.d = len(params)
+        torch.manual_seed(seed)
+        self.initial = _initial_design(self.d, seed)
+        self.nuts = [int(v) for v in os.environ.get("SAASBO_NUTS", "128,64,16").split(",")]
+        self.x, self.y = [], []
+
+    def _next(self):
+        torch = self.torch
+        if len(self.x) < len(self.initial):
+            return self.initial[len(self.x)]
+        from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+        from botorch.fit import fit_fully_bayesian_model_nuts
+        from botorch.models.fully_bayesian import SaasFullyBayesianSingleTaskGP
+        from botorch.optim import optimize_acqf
+        x = torch.stack(self.x)
+        y = -torch.tensor(self.y, dtype=torch.double).unsqueeze(-1)
+        from botorch.models.transforms.outcome import Standardize
+        model = SaasFullyBayesianSingleTaskGP(x, y, outcome_transform=Standardize(m=1))
+        warmup, samples, thinning = self.nuts
+        fit_fully_bayesian_model_nuts(model, warmup_steps=warmup, num_samples=samples, thinning=thinning,
+                                      disable_progbar=True)
         acq = qLogNoisyExpectedImprovement(model, x, prune_baseline=True)
         bounds = torch.stack([torch.zeros(self.d, dtype=torch.double), torch.ones(self.d, dtype=torch.double)])
         candidate, _ = optimize_acqf(acq, bounds=bounds, q=1, num_restarts=10, raw_samples=512)
@@ -313,7 +459,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--problem", required=True)
     ap.add_argument("--optimizer", "--sampler", dest="optimizer", required=True,
-                    help="tpe, tpe_mv, gp, random, smac, hebo, cma, botorch, or bo:ALGORITHM")
+                    help="tpe, tpe_mv, gp, random, smac, hebo, cma, botorch, turbo, saasbo, or bo:ALGORITHM")
     ap.add_argument("--budget", type=int, default=100)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--bo-config", type=json.loads, help="bo:ALGORITHM's algorithmConfig, as JSON")
@@ -340,6 +486,10 @@ def main():
                 opt = CmaRun(seed, params)
             elif args.optimizer == "botorch":
                 opt = BotorchRun(seed, params)
+            elif args.optimizer == "turbo":
+                opt = TurboRun(seed, params)
+            elif args.optimizer == "saasbo":
+                opt = SaasboRun(seed, params)
             elif server is not None:
                 opt = BoRun(server, args.optimizer[3:], args.bo_config, seed, params, args.problem, args.bo_pace)
             else:

@@ -4,7 +4,7 @@
 #   bash bench/peers/heldout.sh DIR CLASS [OPTIMISER...]
 # CLASS: bbob5, bbob10, low-dim, tuning. Optimisers default to the class's set below; budgets are
 # the suite's (20·D for BBOB, 150 for low effective dimension, 60 for real tuning); seeds:
-# SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch and HEBO, which take 0.3-4 s a step; HALF
+# SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch (botorch, turbo, saasbo) and HEBO, which take 0.3-4 s a step; HALF
 # (tuning or validation) runs one half of the class; BO_PACE (free or fitted) is bench.py's
 # --bo-pace, and fitted runs are written as bo-AUTO@fitted; ONLY (names separated by spaces) keeps
 # those of the class's problems, the slow peers' fixed subset; BO_SERVER names the bo-server
@@ -49,7 +49,7 @@ for problem in $list; do
         fi
         [ -f "$out" ] && continue
         n=$seeds
-        case "$opt" in gp|botorch|hebo) n=$slow_seeds ;; esac
+        case "$opt" in gp|botorch|hebo|turbo|saasbo) n=$slow_seeds ;; esac
         echo "== $problem $opt ($n seeds, budget $budget)"
         bash bench/peers/run.sh --problem "$problem" --optimizer "$opt" --budget "$budget" --seeds "$n" --out "$out.tmp" "${extra[@]}" \
             && mv "$out.tmp" "$out" || echo "!! $problem $opt failed"
