@@ -67,9 +67,16 @@ fn a_gp_bandit_study_improves_with_several_clients() {
     let point = |a: f64, b: f64| json!({"parameters": [{"parameterId": "a", "value": a}, {"parameterId": "b", "value": b}]});
     let p = s.ok_post(&format!("/studies/{study}:predict"), json!({"trials": [point(0.3, 0.7), point(1.0, 0.0)]}));
     let (center, corner) = (&p["predictions"][0], &p["predictions"][1]);
-    assert!(center["mean"].as_f64().unwrap() < 0.05, "{p}");
-    assert!(corner["mean"].as_f64().unwrap() > center["mean"].as_f64().unwrap() + 0.3, "{p}");
-    assert!(center["stddev"].as_f64().unwrap() >= 0.0);
+    let at = |q: &serde_json::Value, key: &str| q[key].as_f64().unwrap_or_else(|| panic!("{key} in {p}"));
+    assert!(at(center, "median") < 0.05, "{p}");
+    assert!(at(corner, "median") > at(center, "median") + 0.3, "{p}");
+    for q in [center, corner] {
+        // The central 90 % interval holds the median, and the mean where it is given.
+        assert!(at(q, "lower") <= at(q, "median") && at(q, "median") <= at(q, "upper"), "{p}");
+        if q.get("mean").is_some() {
+            assert!(at(q, "lower") <= at(q, "mean") && at(q, "mean") <= at(q, "upper") && at(q, "stddev") >= 0.0, "{p}");
+        }
+    }
     let (status, body) =
         s.post(&format!("/studies/{study}:predict"), json!({"trials": [{"parameters": [{"parameterId": "a", "value": 0.3}]}]}));
     assert_eq!(status.as_u16(), 400, "a point missing an active parameter: {body}");
@@ -278,9 +285,11 @@ fn two_metric_studies_model_every_metric() {
             {"parameterId": "x0", "value": 0.5}, {"parameterId": "x1", "value": 0.0}]}]}),
         );
         let p = &predicted["predictions"][0];
-        let (error, cost) = (p["metrics"]["error"]["mean"].as_f64().unwrap(), p["metrics"]["cost"]["mean"].as_f64().unwrap());
+        let (error, cost) = (p["metrics"]["error"]["median"].as_f64().unwrap(), p["metrics"]["cost"]["median"].as_f64().unwrap());
         assert!((error - 0.5).abs() < 0.15 && (cost - 0.5).abs() < 0.15, "{} on {}: {predicted}", "trade-off", db.name);
-        assert_eq!(p["mean"], p["metrics"]["error"]["mean"], "the first metric is the top-level answer");
+        for key in ["median", "lower", "upper", "mean", "stddev"] {
+            assert_eq!(p[key], p["metrics"]["error"][key], "the first metric is the top-level answer ({key})");
+        }
         let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
         assert!(optimal["optimalTrials"].as_array().unwrap().len() >= 3, "a front, not one best trial: {optimal}");
     }

@@ -60,7 +60,10 @@ def test_a_conditional_study_from_first_suggestion_to_its_best_trial(server: Ser
     model = study.model()
     assert 0 < model["trials"] <= 22 and model["algorithm"] == "GP_BANDIT"
     [near, far] = study.predict([best.parameters, {"optimizer": "adam", "beta1": 0.9, "learning_rate": 1e-3, "layers": 8}])
-    assert near.stddev >= 0 and far.stddev >= 0 and near.mean > far.mean
+    for p in (near, far):
+        assert p.lower <= p.median <= p.upper
+        assert p.mean is None or (p.stddev >= 0 and p.lower <= p.mean <= p.upper)
+    assert near.median > far.median
 
     with pytest.raises(bo.ApiError) as e:
         study.predict([{"optimizer": "adam"}])

@@ -1,6 +1,6 @@
 // What a study's model learned: its hyperparameters and structure as the designer describes
-// them, one-parameter slices of the posterior through the best trial (mean ± 2 sd, the trials
-// drawn on top), and a two-parameter map of the mean or the standard deviation. Every number
+// them, one-parameter slices of the posterior through the best trial (the median and its central 90 % interval, the trials
+// drawn on top), and a two-parameter map of the median or the width of the 90 % interval. Every number
 // comes from the server's model (`GET …/model`, `:predict`).
 
 import { ApiError, call } from "./api.js";
@@ -203,7 +203,9 @@ async function drawSlices(box, studyPath, base, numeric, trials, metric) {
 
 function plot(canvas, axis, xs, p, dots, at0, metricId) {
   const g = canvas.getContext("2d");
-  const [lo, hi] = extent([...p.map((q) => q.mean - 2 * q.stddev), ...p.map((q) => q.mean + 2 * q.stddev), ...dots.map((d) => d[1])]);
+  // The model's median and its central 90 % interval (`:predict`'s quantiles: under an output
+  // warp the interval is not symmetric about the median).
+  const [lo, hi] = extent([...p.map((q) => q.lower), ...p.map((q) => q.upper), ...dots.map((d) => d[1])]);
   const frame = { l: 58, t: 8, w: canvas.width - 58 - 12, h: canvas.height - 8 - 26 };
   const { fx, fy } = drawAxes(g, frame, { lo: axis.min, hi: axis.max, log: axis.log }, { lo, hi, title: metricId });
   g.save();
@@ -212,15 +214,15 @@ function plot(canvas, axis, xs, p, dots, at0, metricId) {
   g.clip();
   g.fillStyle = "rgba(47,111,219,0.15)";
   g.beginPath();
-  xs.forEach((x, k) => g.lineTo(fx(x), fy(p[k].mean + 2 * p[k].stddev)));
-  [...xs].reverse().forEach((x, k) => { const q = p[xs.length - 1 - k]; g.lineTo(fx(x), fy(q.mean - 2 * q.stddev)); });
+  xs.forEach((x, k) => g.lineTo(fx(x), fy(p[k].upper)));
+  [...xs].reverse().forEach((x, k) => { const q = p[xs.length - 1 - k]; g.lineTo(fx(x), fy(q.lower)); });
   g.fill();
   g.fillStyle = "rgba(106,115,133,0.5)";
   for (const [x, y] of dots) g.fillRect(fx(x) - 1.5, fy(y) - 1.5, 3, 3);
   g.strokeStyle = "#2f6fdb";
   g.lineWidth = 2;
   g.beginPath();
-  xs.forEach((x, k) => g.lineTo(fx(x), fy(p[k].mean)));
+  xs.forEach((x, k) => g.lineTo(fx(x), fy(p[k].median)));
   g.stroke();
   g.strokeStyle = "#1f8a4c";
   g.lineWidth = 1;
@@ -240,7 +242,7 @@ async function drawMap(box, studyPath, base, numeric, trials, metric) {
   }
   const pick = (k) => el("select", {}, ...numeric.map((a, i) => el("option", { value: i, selected: i === k }, a.id)));
   const xSel = pick(0), ySel = pick(1);
-  const what = el("select", {}, el("option", { value: "mean" }, "mean"), el("option", { value: "stddev" }, "standard deviation"));
+  const what = el("select", {}, el("option", { value: "median" }, "median"), el("option", { value: "width" }, "90 % interval width"));
   const canvas = el("canvas", { width: 520, height: 400, id: "map-canvas" });
   const legend = el("p", { class: "muted" });
   const frame = { l: 64, t: 8, w: 380, h: 350 };
@@ -253,12 +255,12 @@ async function drawMap(box, studyPath, base, numeric, trials, metric) {
       points.push({ ...base, [ax.id]: at(ax, (i + 0.5) / MAP_SIDE, ints[0]), [ay.id]: at(ay, (j + 0.5) / MAP_SIDE, ints[1]) });
     }
     const p = await predict(studyPath, points);
-    const v = p.map((q) => q[what.value]);
+    const v = p.map((q) => (what.value === "median" ? q.median : q.upper - q.lower));
     const [lo, hi] = extent(v);
     const g = canvas.getContext("2d");
     g.clearRect(0, 0, canvas.width, canvas.height);
-    // Warmer is better for the mean (whatever the goal), higher for the standard deviation.
-    const flip = what.value === "mean" && metric.goal === "MINIMIZE";
+    // Warmer is better for the median (whatever the goal), wider for the interval.
+    const flip = what.value === "median" && metric.goal === "MINIMIZE";
     const colour = (u) => `hsl(${220 - 200 * u}, 65%, ${80 - 40 * u}%)`;
     const cw = frame.w / MAP_SIDE, ch = frame.h / MAP_SIDE;
     v.forEach((x, k) => {
@@ -290,7 +292,7 @@ async function drawMap(box, studyPath, base, numeric, trials, metric) {
     g.textBaseline = "middle";
     const marks = ticks(lo, hi, 6);
     for (const m of marks) g.fillText(tickLabel(m, marks), bar.l + bar.w + 4, bar.t + bar.h * (1 - (m - lo) / (hi - lo || 1)));
-    legend.textContent = `${what.value === "mean" ? `posterior mean of ${metric.metricId}` : "posterior standard deviation"} from ${num(lo)} to ${num(hi)} (${what.value === "mean" ? "better" : "higher"} is warmer); the other parameters at the best trial's values; dots are trials.`;
+    legend.textContent = `${what.value === "median" ? `the model's median of ${metric.metricId}` : "the width of the model's central 90 % interval"} from ${num(lo)} to ${num(hi)} (${what.value === "median" ? "better" : "wider"} is warmer); the other parameters at the best trial's values; dots are trials.`;
     box.dataset.drawn = "true";
   };
   for (const s of [xSel, ySel, what]) s.addEventListener("change", draw);

@@ -74,10 +74,24 @@ class Measurement:
 
 @dataclass(frozen=True)
 class Prediction:
-    """The model's posterior at a point: mean and standard deviation of the objective."""
+    """The model's predictive distribution of the objective at a point, in its units: the
+    median and the central 90 % interval (``lower``, ``upper``: the 5 % and 95 % quantiles),
+    and the mean and standard deviation where they are finite (``None`` otherwise). Under an
+    output warp the distribution is skewed, so the mean and the median differ."""
 
-    mean: float
-    stddev: float
+    median: Optional[float]
+    lower: Optional[float]
+    upper: Optional[float]
+    mean: Optional[float] = None
+    stddev: Optional[float] = None
+
+    @classmethod
+    def _from_wire(cls, p: Mapping[str, Any]) -> "Prediction":
+        def number(key: str) -> Optional[float]:
+            value = p.get(key)
+            return float(value) if value is not None else None
+
+        return cls(number("median"), number("lower"), number("upper"), number("mean"), number("stddev"))
 
 
 @dataclass
@@ -336,10 +350,11 @@ class Study:
         return self._client._t.request("GET", f"{self._path}/importance")
 
     def predict(self, points: Sequence[Mapping[str, Value]]) -> List[Prediction]:
-        """The model's posterior at each point (each a dict of its active parameters)."""
+        """The model's predictive distribution at each point (each a dict of its active
+        parameters): see :class:`Prediction`."""
         body = {"trials": [{"parameters": _parameters(p)} for p in points]}
         out = self._client._t.request("POST", f"{self._path}:predict", body)
-        return [Prediction(float(p["mean"]), float(p["stddev"])) for p in out.get("predictions", [])]
+        return [Prediction._from_wire(p) for p in out.get("predictions", [])]
 
     def stop(self) -> "Study":
         """Stops the study (``POST …:stop``, a bo extension): it becomes COMPLETED and suggests

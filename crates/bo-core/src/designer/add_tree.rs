@@ -715,7 +715,7 @@ mod tests {
         assert_eq!(ours.state, theirs.state);
         let probe = random_points(&problem.spec.space, 5, &mut rng);
         for (p, q) in theirs.model.predict(&probe).unwrap().into_iter().zip(ours.model.predict(&probe).unwrap()) {
-            assert!((p.mean - q.mean).abs() < 1e-9 && (p.stddev - q.stddev).abs() < 1e-9, "{p:?} {q:?}");
+            assert!((p.median - q.median).abs() < 1e-9 && (p.upper - q.upper).abs() < 1e-9, "{p:?} {q:?}");
         }
     }
 

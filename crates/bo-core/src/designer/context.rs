@@ -137,7 +137,8 @@ fn score(model: &dyn Model, slice: &Slice, candidates: Vec<Assignment>) -> Resul
         .into_iter()
         .zip(predicted)
         .map(|(a, p)| {
-            let (mean, sd) = (sign * p.mean, p.stddev.max(1e-12));
+            let (centre, sd) = p.normal_approximation();
+            let (mean, sd) = (sign * centre, sd.max(1e-12));
             let s = match slice.best {
                 Some(b) => sd.ln() + log_h((mean - sign * b) / sd),
                 None => mean + UCB_SIGMA * sd,

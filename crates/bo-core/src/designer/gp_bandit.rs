@@ -578,7 +578,7 @@ mod tests {
         let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut rng).unwrap().model;
         assert_eq!(model.suggest(&[], 2, &mut rng).unwrap().len(), 2);
         let p = model.predict(&[history[0].assignment.clone()]).unwrap()[0];
-        assert!(p.mean.is_finite() && p.stddev.is_finite(), "{p:?}");
+        assert!(p.median.is_finite() && p.lower.is_finite() && p.upper.is_finite(), "{p:?}");
     }
 
     #[test]
@@ -629,7 +629,7 @@ mod tests {
         assert_eq!(ours.state, theirs.state, "no search: the state is the one stored");
         let probe = vec![Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(0.4)), ("b".to_owned(), ParamValue::Float(0.7))]))];
         let (p, q) = (theirs.model.predict(&probe).unwrap()[0], ours.model.predict(&probe).unwrap()[0]);
-        assert!((p.mean - q.mean).abs() < 1e-9 && (p.stddev - q.stddev).abs() < 1e-9, "{p:?} {q:?}");
+        assert!((p.median - q.median).abs() < 1e-9 && (p.upper - q.upper).abs() < 1e-9, "{p:?} {q:?}");
     }
 
     #[test]
@@ -647,8 +647,8 @@ mod tests {
         let before = model.predict(&probe).unwrap()[0];
         let updated = model.observe(&[obs(0.7)]).expect("a GP can observe");
         let after = updated.predict(&probe).unwrap()[0];
-        assert!((after.mean - 0.09).abs() < 0.01, "the real value 0.09 is now known there: {after:?}");
-        assert!(after.stddev < before.stddev / 5.0, "{before:?} → {after:?}");
+        assert!((after.median - 0.09).abs() < 0.01, "the real value 0.09 is now known there: {after:?}");
+        assert!(after.upper - after.lower < (before.upper - before.lower) / 5.0, "{before:?} → {after:?}");
     }
 
     #[test]

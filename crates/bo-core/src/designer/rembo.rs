@@ -368,10 +368,8 @@ impl Model for LowDimModel {
                 let gp = run.gp.as_ref()?;
                 let (m, v) = gp.predict(&[w])[0];
                 let (mean, stddev) = gp.unstandardize_sd(m, v);
-                let (mean, stddev) = run.warp.unwarp_prediction(mean, stddev);
-                Some(Prediction { mean, stddev })
+                Some(run.warp.prediction(mean, stddev).signed(self.sign))
             })
-            .map(|p| p.map(|p| Prediction { mean: self.sign * p.mean, ..p }))
             .collect::<Option<Vec<_>>>()
     }
 
@@ -507,8 +505,7 @@ impl Model for HighDimModel {
                 .into_iter()
                 .map(|(m, v)| {
                     let (mean, stddev) = gp.unstandardize_sd(m, v);
-                    let (mean, stddev) = self.warp.unwarp_prediction(mean, stddev);
-                    Prediction { mean: self.sign * mean, stddev }
+                    self.warp.prediction(mean, stddev).signed(self.sign)
                 })
                 .collect(),
         )

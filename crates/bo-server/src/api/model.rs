@@ -82,7 +82,8 @@ pub async fn get_importance(State(state): State<AppState>, Path(path): Path<Stud
     }))
 }
 
-/// Posterior mean and standard deviation of the objective at given parameters (bo extension).
+/// The model's predictive distribution of the objective at given parameters — median, central
+/// 90 % interval, and mean and standard deviation where finite (bo extension).
 /// Studies whose algorithm has no predictive model (random, quasi-random, grid, or a GP study
 /// still in its initial design) answer 400.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}:predict", tag = "model",
@@ -119,13 +120,16 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
     let metrics_at = |i: usize| {
         per_metric
             .as_ref()
-            .map(|m| m.iter().map(|(id, p)| (id.clone(), MetricPredictionW { mean: p[i].mean, stddev: p[i].stddev })).collect())
+            .map(|m| m.iter().map(|(id, p)| (id.clone(), MetricPredictionW::from(&p[i]))).collect())
     };
     Ok(Json(PredictResponseW {
         predictions: predictions
-            .into_iter()
+            .iter()
             .enumerate()
-            .map(|(i, p)| PredictionW { mean: p.mean, stddev: p.stddev, metrics: metrics_at(i) })
+            .map(|(i, p)| {
+                let MetricPredictionW { median, lower, upper, mean, stddev } = MetricPredictionW::from(p);
+                PredictionW { median, lower, upper, mean, stddev, metrics: metrics_at(i) }
+            })
             .collect(),
     }))
 }

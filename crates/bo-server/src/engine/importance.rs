@@ -163,8 +163,10 @@ fn report(study: &StudyRecord, data_version: i64, trials: &[Trial], model: Optio
         }
         Some((model, n)) => {
             let base = ((SOBOL_BUDGET / ((d + 2) as f64 * (n.max(1) as f64).powi(2))) as usize).clamp(SOBOL_MIN_BASE, SOBOL_MAX_BASE);
-            let mean = |points: &[Assignment]| model.predict(points).map(|p| p.into_iter().map(|p| p.mean).collect());
-            match sobol_indices(&study.spec.space, base, study_seed(study), mean) {
+            // The variation of the model's median: under an output warp its mean is an integral
+            // per point, and the median is the warp's image of the GP's mean.
+            let median = |points: &[Assignment]| model.predict(points).map(|p| p.into_iter().map(|p| p.median).collect());
+            match sobol_indices(&study.spec.space, base, study_seed(study), median) {
                 Some(s) => (Some((s, base)), None),
                 None => match model.predicts_only() {
                     Some(only) => {

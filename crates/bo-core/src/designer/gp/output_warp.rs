@@ -13,17 +13,26 @@
 //!   ranks at the spread of the better half, then a log warp over the range that stretches the
 //!   differences among the best values.
 //!
-//! A warp is fitted once per fit and frozen: a model that conditions on new trials between fits
-//! maps their values through the same warp (a value beyond the fitted range through its linear
-//! extension), so conditioning equals refactoring at the same θ. Predictions are mapped back:
-//! the mean as `g⁻¹(μ)` (the median of the warped normal) and the deviation as half the width of
-//! `g⁻¹(μ ± σ)`.
+//! Every warp is a bijection of the real line: Yeo–Johnson's ψ is bounded above for λ < 0 and
+//! below for λ > 2, so beyond the fitted values it continues along its tangent at the best and
+//! the worst of them, and the half-rank warp continues linearly or logarithmically. A warp is
+//! fitted once per fit and frozen: a model that conditions on new trials between fits maps their
+//! values through the same warp (a value beyond the fitted range through that continuation), so
+//! conditioning equals refactoring at the same θ.
+//!
+//! Predictions are mapped back as a distribution ([`Warp::prediction`]): a normal `N(μ, σ²)` of
+//! warped values is the distribution of `g⁻¹(W)`, whose quantiles are `g⁻¹` of the normal's (the
+//! median `g⁻¹(μ)`, the central 90 % interval), and whose mean and standard deviation are
+//! integrals, computed by Gauss–Hermite quadrature.
 //!
 //! Must not: know kernels, fits or acquisitions; it maps numbers.
+
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
 use crate::acquisition::ndtr;
+use crate::designer::Prediction;
 
 /// Which warp of the objective a GP designer fits (`algorithmConfig.outputWarping`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -43,8 +52,9 @@ pub enum OutputWarping {
 pub(crate) enum Warp {
     /// `g(y) = y`.
     Identity,
-    /// `g(y) = ψ_λ((y − centre) / scale)`, Yeo–Johnson's ψ.
-    YeoJohnson { centre: f64, scale: f64, lambda: f64 },
+    /// `g(y) = ψ_λ(z)` for `z = (y − centre) / scale` in `[low, high]`, the fitted values' range,
+    /// Yeo–Johnson's ψ; beyond it, ψ's tangent at the end.
+    YeoJohnson { centre: f64, scale: f64, lambda: f64, low: f64, high: f64 },
     /// Half-rank then log warp.
     HalfRank(HalfRank),
 }
@@ -74,7 +84,9 @@ impl Warp {
                 }
                 let z: Vec<f64> = y.iter().map(|v| (v - centre) / scale).collect();
                 let lambda = golden_max(|l| yeo_johnson_log_likelihood(&z, l), LAMBDA_RANGE.0, LAMBDA_RANGE.1);
-                Warp::YeoJohnson { centre, scale, lambda }
+                let low = z.iter().copied().fold(f64::INFINITY, f64::min);
+                let high = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                Warp::YeoJohnson { centre, scale, lambda, low, high }
             }
             OutputWarping::HalfRank => HalfRank::fit(y).map_or(Warp::Identity, Warp::HalfRank),
         }
@@ -89,16 +101,31 @@ impl Warp {
     pub fn apply(&self, y: f64) -> f64 {
         match self {
             Warp::Identity => y,
-            Warp::YeoJohnson { centre, scale, lambda } => yeo_johnson((y - centre) / scale, *lambda),
+            Warp::YeoJohnson { centre, scale, lambda, low, high } => {
+                let z = (y - centre) / scale;
+                let end = if z < *low { *low } else if z > *high { *high } else { return yeo_johnson(z, *lambda) };
+                yeo_johnson(end, *lambda) + yeo_johnson_slope(end, *lambda) * (z - end)
+            }
             Warp::HalfRank(h) => h.apply(y),
         }
     }
 
-    /// `g⁻¹(w)`; a value beyond `g`'s range maps to the end of the domain it approaches.
+    /// `g⁻¹(w)`, defined for every `w` (every warp is a bijection of the real line).
     pub fn invert(&self, w: f64) -> f64 {
         match self {
             Warp::Identity => w,
-            Warp::YeoJohnson { centre, scale, lambda } => centre + scale * yeo_johnson_inverse(w, *lambda),
+            Warp::YeoJohnson { centre, scale, lambda, low, high } => {
+                let (w_low, w_high) = (yeo_johnson(*low, *lambda), yeo_johnson(*high, *lambda));
+                let z = if w < w_low {
+                    low + (w - w_low) / yeo_johnson_slope(*low, *lambda)
+                } else if w > w_high {
+                    high + (w - w_high) / yeo_johnson_slope(*high, *lambda)
+                } else {
+                    // Within ψ's image of [low, high], so within ψ's range: the inverse is exact.
+                    yeo_johnson_inverse(w, *lambda).clamp(*low, *high)
+                };
+                centre + scale * z
+            }
             Warp::HalfRank(h) => h.invert(w),
         }
     }
@@ -109,9 +136,10 @@ impl Warp {
     pub fn log_slope(&self, w: f64) -> f64 {
         match self {
             Warp::Identity => 0.0,
-            Warp::YeoJohnson { scale, lambda, .. } => {
-                // ψ'(z) = (1 + z)^(λ−1) for z ≥ 0 and (1 − z)^(1−λ) below.
-                let z = yeo_johnson_inverse(w, *lambda);
+            Warp::YeoJohnson { centre, scale, lambda, low, high } => {
+                // ψ'(z) = (1 + z)^(λ−1) for z ≥ 0 and (1 − z)^(1−λ) below; beyond [low, high]
+                // the tangent's slope.
+                let z = ((self.invert(w) - centre) / scale).clamp(*low, *high);
                 let log_psi = if z >= 0.0 { (lambda - 1.0) * z.ln_1p() } else { (1.0 - lambda) * (-z).ln_1p() };
                 log_psi - scale.ln()
             }
@@ -126,13 +154,26 @@ impl Warp {
         }
     }
 
-    /// A warped normal prediction (mean, deviation) in the objective's units: the median
-    /// `g⁻¹(μ)` and half the width of `g⁻¹(μ ± σ)`.
-    pub fn unwarp_prediction(&self, mean: f64, sd: f64) -> (f64, f64) {
-        match self {
+    /// The prediction in the objective's units of a normal `N(mean, sd²)` of warped values: the
+    /// distribution of `g⁻¹(W)`. Its quantiles are `g⁻¹` of the normal's; its mean and standard
+    /// deviation are Gauss–Hermite quadratures of `g⁻¹` (exact for the identity), left out when
+    /// they come out non-finite.
+    pub fn prediction(&self, mean: f64, sd: f64) -> Prediction {
+        let z = crate::designer::Z_95;
+        let (median, lower, upper) = (self.invert(mean), self.invert(mean - z * sd), self.invert(mean + z * sd));
+        let (m, s) = match self {
             Warp::Identity => (mean, sd),
-            _ => (self.invert(mean), 0.5 * (self.invert(mean + sd) - self.invert(mean - sd)).abs()),
-        }
+            _ => {
+                let (nodes, weights) = hermite_rule();
+                let values: Vec<f64> = nodes.iter().map(|x| self.invert(mean + sd * std::f64::consts::SQRT_2 * x)).collect();
+                let norm = std::f64::consts::PI.sqrt();
+                let m = weights.iter().zip(&values).map(|(w, v)| w * v).sum::<f64>() / norm;
+                let var = weights.iter().zip(&values).map(|(w, v)| w * (v - m).powi(2)).sum::<f64>() / norm;
+                (m, var.sqrt())
+            }
+        };
+        let finite = m.is_finite() && s.is_finite();
+        Prediction { median, lower, upper, mean: finite.then_some(m), stddev: finite.then_some(s) }
     }
 
     /// What the model's description shows of the warp.
@@ -156,25 +197,68 @@ fn yeo_johnson(z: f64, lambda: f64) -> f64 {
     }
 }
 
-/// ψ_λ⁻¹(w), the argument clamped into ψ_λ's range (bounded above for λ < 0, below for λ > 2).
+/// ψ_λ'(z): `(1 + z)^(λ−1)` for z ≥ 0, `(1 − z)^(1−λ)` below.
+fn yeo_johnson_slope(z: f64, lambda: f64) -> f64 {
+    if z >= 0.0 { ((lambda - 1.0) * z.ln_1p()).exp() } else { ((1.0 - lambda) * (-z).ln_1p()).exp() }
+}
+
+/// ψ_λ⁻¹(w) for `w` in ψ_λ's range (bounded above for λ < 0, below for λ > 2; the caller keeps
+/// within the image of the fitted values, inside it).
 fn yeo_johnson_inverse(w: f64, lambda: f64) -> f64 {
     if w >= 0.0 {
         if lambda.abs() < 1e-12 {
             w.exp_m1()
         } else {
             // (λw + 1)^(1/λ) − 1, with λw + 1 > 0 (for λ < 0, w < −1/λ).
-            let base = (lambda * w + 1.0).max(1e-300);
-            (base.ln() / lambda).exp_m1()
+            ((lambda * w).ln_1p() / lambda).exp_m1()
         }
     } else {
         let mu = 2.0 - lambda;
-        if mu.abs() < 1e-12 {
-            -(-w).exp_m1()
-        } else {
-            let base = (1.0 - mu * w).max(1e-300);
-            -(base.ln() / mu).exp_m1()
-        }
+        if mu.abs() < 1e-12 { -(-w).exp_m1() } else { -((-mu * w).ln_1p() / mu).exp_m1() }
     }
+}
+
+/// The nodes and weights of the 40-point Gauss–Hermite rule, `∫ e^{−x²} f(x) dx ≈ Σ wᵢ f(xᵢ)`
+/// (exact for polynomials of degree < 80): roots of the orthonormal Hermite polynomial by
+/// Newton's method from the usual asymptotic starting guesses, computed once.
+fn hermite_rule() -> &'static (Vec<f64>, Vec<f64>) {
+    static RULE: OnceLock<(Vec<f64>, Vec<f64>)> = OnceLock::new();
+    RULE.get_or_init(|| {
+        const N: usize = 40;
+        let mut x = vec![0.0; N];
+        let mut w = vec![0.0; N];
+        let mut z = 0.0f64;
+        for i in 0..N.div_ceil(2) {
+            z = match i {
+                0 => (2.0 * N as f64 + 1.0).sqrt() - 1.85575 * (2.0 * N as f64 + 1.0).powf(-1.0 / 6.0),
+                1 => z - 1.14 * (N as f64).powf(0.426) / z,
+                2 => 1.86 * z - 0.86 * x[0],
+                3 => 1.91 * z - 0.91 * x[1],
+                _ => 2.0 * z - x[i - 2],
+            };
+            let mut derivative = 1.0;
+            for _ in 0..100 {
+                // The orthonormal recurrence hⱼ = z √(2/j) hⱼ₋₁ − √((j−1)/j) hⱼ₋₂, h₀ = π^(−1/4).
+                let (mut p1, mut p2) = (std::f64::consts::PI.powf(-0.25), 0.0);
+                for j in 1..=N {
+                    let p3 = p2;
+                    p2 = p1;
+                    p1 = z * (2.0 / j as f64).sqrt() * p2 - ((j - 1) as f64 / j as f64).sqrt() * p3;
+                }
+                derivative = (2.0 * N as f64).sqrt() * p2;
+                let step = p1 / derivative;
+                z -= step;
+                if step.abs() <= 1e-15 * z.abs().max(1.0) {
+                    break;
+                }
+            }
+            x[i] = z;
+            x[N - 1 - i] = -z;
+            w[i] = 2.0 / (derivative * derivative);
+            w[N - 1 - i] = w[i];
+        }
+        (x, w)
+    })
 }
 
 /// The profile log-likelihood of λ for a normal fit of ψ_λ(z): `−n/2 log σ̂²_λ + (λ − 1) Σ
@@ -361,6 +445,7 @@ mod tests {
             assert!((ndtr(x) - p).abs() < 1e-14 * p.max(1e-3) / 1e-3, "Φ(Φ⁻¹({p})) = {}", ndtr(x));
         }
         assert!((normal_quantile(0.975) - 1.959_963_984_540_054).abs() < 1e-12);
+        assert!((normal_quantile(0.95) - crate::designer::Z_95).abs() < 1e-14);
     }
 
     #[test]
@@ -452,12 +537,70 @@ mod tests {
     }
 
     #[test]
-    fn a_prediction_is_mapped_back_as_its_median_and_half_width() {
+    fn a_prediction_is_mapped_back_as_a_distribution() {
         let warp = Warp::fit(OutputWarping::YeoJohnson, &heavy_tailed());
         let w = warp.apply(-20.0);
-        let (m, s) = warp.unwarp_prediction(w, 0.01);
-        assert!((m + 20.0).abs() < 1e-9, "{m}");
-        assert!(s > 0.0 && s.is_finite());
-        assert_eq!(Warp::Identity.unwarp_prediction(1.5, 0.2), (1.5, 0.2));
+        let p = warp.prediction(w, 0.01);
+        assert!((p.median + 20.0).abs() < 1e-9, "{p:?}");
+        assert!(p.lower < p.median && p.median < p.upper, "{p:?}");
+        let (m, s) = (p.mean.unwrap(), p.stddev.unwrap());
+        assert!((p.lower..=p.upper).contains(&m) && s > 0.0 && s < p.upper - p.lower, "{p:?}");
+        let z = normal_quantile(0.95);
+        let id = Warp::Identity.prediction(1.5, 0.2);
+        assert_eq!((id.median, id.mean, id.stddev), (1.5, Some(1.5), Some(0.2)));
+        assert!((id.lower - (1.5 - z * 0.2)).abs() < 1e-15 && (id.upper - (1.5 + z * 0.2)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn the_hermite_rule_integrates_the_normal_moments() {
+        let (x, w) = hermite_rule();
+        let e = |f: &dyn Fn(f64) -> f64| w.iter().zip(x).map(|(w, x)| w * f(std::f64::consts::SQRT_2 * x)).sum::<f64>() / std::f64::consts::PI.sqrt();
+        assert!((e(&|_| 1.0) - 1.0).abs() < 1e-13);
+        assert!(e(&|z| z).abs() < 1e-13);
+        assert!((e(&|z| z * z) - 1.0).abs() < 1e-12);
+        assert!((e(&|z| z.powi(4)) - 3.0).abs() < 1e-11);
+        // A log-normal's mean: E[e^{σZ}] = e^{σ²/2}.
+        assert!((e(&|z| (0.8 * z).exp()) - (0.32f64).exp()).abs() < 1e-12);
+    }
+
+    /// The regression of issue 43: with λ above 2, ψ is bounded below, and a warped prediction
+    /// below that bound was mapped back to about 1e147. Every λ of the searched range now maps
+    /// every warped value to a finite value, increasingly, and a prediction far from the data
+    /// stays within the data's range widened by its own interval.
+    #[test]
+    fn every_lambda_maps_every_value_back_finitely() {
+        let y = heavy_tailed();
+        let n = y.len() as f64;
+        let centre = y.iter().sum::<f64>() / n;
+        let scale = (y.iter().map(|v| (v - centre).powi(2)).sum::<f64>() / n).sqrt();
+        let z: Vec<f64> = y.iter().map(|v| (v - centre) / scale).collect();
+        let low = z.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        for lambda in [-3.0, -1.0, 0.0, 1.0, 2.0, 3.3, 4.1, 5.0] {
+            let warp = Warp::YeoJohnson { centre, scale, lambda, low, high };
+            let ws: Vec<f64> = (-200..=200).map(|i| i as f64 * 0.05).collect();
+            let back: Vec<f64> = ws.iter().map(|w| warp.invert(*w)).collect();
+            for (pair, w) in back.windows(2).zip(ws.windows(2)) {
+                assert!(pair[0].is_finite() && pair[1] > pair[0], "λ = {lambda}: g⁻¹ at {w:?}: {pair:?}");
+            }
+            for v in [-1e7, -40.0, -1.3, 0.0, 7.0] {
+                assert!((warp.invert(warp.apply(v)) - v).abs() <= 1e-8 * v.abs().max(1.0), "λ = {lambda} at {v}");
+            }
+            // The warped data's spread, far below and far above: what a GP predicts away from
+            // its data is at most a few of its own deviations out.
+            let w_data: Vec<f64> = y.iter().map(|v| warp.apply(*v)).collect();
+            let (w_lo, w_hi) = (w_data.iter().copied().fold(f64::INFINITY, f64::min), w_data.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            let sd = w_hi - w_lo;
+            for mean in [w_lo - 2.0 * sd, w_lo, 0.5 * (w_lo + w_hi), w_hi + 2.0 * sd] {
+                let p = warp.prediction(mean, sd);
+                let wide = warp.prediction(mean, sd * normal_quantile(0.995) / normal_quantile(0.95));
+                let (y_lo, y_hi) = (y.iter().copied().fold(f64::INFINITY, f64::min), y.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+                let (bound_lo, bound_hi) = (y_lo.min(wide.lower), y_hi.max(wide.upper));
+                for v in [Some(p.median), Some(p.lower), Some(p.upper), p.mean] {
+                    let v = v.expect("a finite mean under a bijective warp");
+                    assert!(v.is_finite() && (bound_lo..=bound_hi).contains(&v), "λ = {lambda}, μ = {mean}: {p:?} beyond [{bound_lo}, {bound_hi}]");
+                }
+            }
+        }
     }
 }

@@ -178,9 +178,8 @@ impl Posterior {
         self.sign * self.warp.invert(self.gp.unstandardize(0.0, 0.0).0)
     }
 
-    /// Posterior mean and deviation of the objective, in its own units and direction (through a
-    /// warp: the median and the half-width of one deviation either side, see
-    /// [`Warp::unwarp_prediction`]).
+    /// The predictive distribution of the objective, in its own units and direction (through a
+    /// warp, see [`Warp::prediction`]).
     pub fn predictions(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Prediction> {
         let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
         self.gp
@@ -188,8 +187,7 @@ impl Posterior {
             .into_iter()
             .map(|(m, v)| {
                 let (mean, stddev) = self.gp.unstandardize_sd(m, v);
-                let (mean, stddev) = self.warp.unwarp_prediction(mean, stddev);
-                Prediction { mean: self.sign * mean, stddev }
+                self.warp.prediction(mean, stddev).signed(self.sign)
             })
             .collect()
     }

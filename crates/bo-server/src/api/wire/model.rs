@@ -54,30 +54,70 @@ pub struct PredictPointW {
 #[serde(rename_all = "camelCase")]
 #[schema(as = PredictResponse)]
 pub struct PredictResponseW {
-    /// One per point, in order: the objective's posterior mean and standard deviation.
+    /// One per point, in order: the model's predictive distribution of the objective there.
     pub predictions: Vec<PredictionW>,
 }
 
-/// A prediction.
+/// A prediction: the model's predictive distribution of the objective (the first metric) at one
+/// point, in its units — of the latent objective, without observation noise. Under an output
+/// warp (`GET …/model`'s `outputWarp`) the distribution is the warp's inverse image of a
+/// normal, skewed: its quantiles are exact, and its mean and standard deviation are given only
+/// where they are finite.
 #[derive(Serialize, ToSchema)]
 pub struct PredictionW {
-    /// Posterior mean of the objective (first metric), in its units.
-    pub mean: f64,
-    /// Posterior standard deviation.
-    pub stddev: f64,
-    /// For a study of several metrics, once each has a model: every metric's posterior mean and
-    /// standard deviation by metric id (the first is `mean` and `stddev` again).
+    /// The median (null only beyond a 64-bit float's range, as the quantiles).
+    #[schema(required = true)]
+    pub median: Option<f64>,
+    /// The 5 % quantile: the lower end of the central 90 % interval.
+    #[schema(required = true)]
+    pub lower: Option<f64>,
+    /// The 95 % quantile: the upper end of the central 90 % interval.
+    #[schema(required = true)]
+    pub upper: Option<f64>,
+    /// The mean; absent where it is not finite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    /// The standard deviation; absent where it is not finite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stddev: Option<f64>,
+    /// For a study of several metrics, once each has a model: every metric's prediction by
+    /// metric id (the first is this one again).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics: Option<std::collections::BTreeMap<String, MetricPredictionW>>,
 }
 
-/// One metric's prediction at a point.
+/// One metric's predictive distribution at a point, in the same form as the objective's.
 #[derive(Serialize, ToSchema)]
 pub struct MetricPredictionW {
-    /// Posterior mean, in the metric's units.
-    pub mean: f64,
-    /// Posterior standard deviation.
-    pub stddev: f64,
+    /// The median, in the metric's units.
+    #[schema(required = true)]
+    pub median: Option<f64>,
+    /// The 5 % quantile.
+    #[schema(required = true)]
+    pub lower: Option<f64>,
+    /// The 95 % quantile.
+    #[schema(required = true)]
+    pub upper: Option<f64>,
+    /// The mean; absent where it is not finite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
+    /// The standard deviation; absent where it is not finite.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stddev: Option<f64>,
+}
+
+impl From<&bo_core::Prediction> for MetricPredictionW {
+    /// Numbers beyond a 64-bit float's range (objectives near ±1.8e308) become `null` or absent.
+    fn from(p: &bo_core::Prediction) -> MetricPredictionW {
+        let finite = |v: f64| v.is_finite().then_some(v);
+        MetricPredictionW {
+            median: finite(p.median),
+            lower: finite(p.lower),
+            upper: finite(p.upper),
+            mean: p.mean.and_then(finite),
+            stddev: p.stddev.and_then(finite),
+        }
+    }
 }
 
 /// Which parameters matter (bo extension).
