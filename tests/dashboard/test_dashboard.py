@@ -126,6 +126,40 @@ def test_the_trials_table_sorts_filters_and_downloads(page, server):
     page.clean()
 
 
+def test_infeasible_trials_have_a_band_of_their_own(page, server):
+    """Infeasible trials are marked along the worse edge, apart from the values: in a minimising
+    study they once sat at the lowest value, on the best-so-far line, looking like the best."""
+    page.page.goto(f"{server.base}/dashboard/#/studies/{server.ids['tree']}")
+    page.page.wait_for_selector("#history[data-drawn=true]", timeout=15000)
+    assert "infeasible" in page.page.locator("#history").inner_text()
+    found = page.page.evaluate("""async () => {
+        const src = document.querySelector("script[type=module]").getAttribute("src");
+        const history = await import(new URL(src.replace(/[^/]*$/, "history.js"), location.href).href);
+        const h = { firstIds: [1, 2, 3, 4], lastIds: [1, 2, 3, 4], min: [0.5, null, 0.2, 0.9], max: [0.5, null, 0.2, 0.9],
+                    infeasible: [0, 1, 0, 0], stopped: [0, 0, 0, 0], bucketWidth: 1 };
+        const out = {};
+        for (const goal of ["MINIMIZE", "MAXIMIZE"]) {
+            const d = history.historyData(h, goal);
+            const box = document.createElement("div");
+            box.style.width = "600px";
+            document.body.append(box);
+            const plot = history.historyChart(box, d, { log: false, metricId: "loss" });
+            // uPlot sets its scales on its first commit, after this task.
+            await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+            const y = (v, scale) => plot.valToPos(v, scale);
+            // Pixels from the top: the band's mark, and the values' extremes.
+            out[goal] = { band: y(d.data[4][1], "band"), values: [0.2, 0.9].map((v) => y(v, "y")) };
+            plot.destroy();
+            box.remove();
+        }
+        return out;
+    }""")
+    # Minimising, worse is up: the band is above every value; maximising, below every value.
+    assert found["MINIMIZE"]["band"] < min(found["MINIMIZE"]["values"]) - 5, found
+    assert found["MAXIMIZE"]["band"] > max(found["MAXIMIZE"]["values"]) + 5, found
+    page.clean()
+
+
 def test_learning_curves_mark_the_stopped_trial(page, server):
     page.page.goto(f"{server.base}/dashboard/#/studies/{server.ids['curves']}")
     page.page.wait_for_selector("#curves[data-drawn=true]")

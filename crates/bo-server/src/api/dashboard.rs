@@ -65,6 +65,12 @@ pub async fn redirect() -> Redirect {
     Redirect::permanent("/dashboard/")
 }
 
+/// `GET /`: a person who opens the server's address in a browser sees the dashboard (a
+/// temporary redirect: the root may serve something else one day).
+pub async fn to_dashboard() -> Redirect {
+    Redirect::to("/dashboard/")
+}
+
 /// `GET /dashboard/`: the shell, never cached (it names the assets' version).
 pub async fn index(headers: HeaderMap) -> Response {
     match find("index.html") {

@@ -80,6 +80,7 @@ api! {
         "/healthz" => { get health::healthz }
         "/readyz" => { get health::readyz }
         "/v1/locations" => { get studies::list_locations }
+        "/" => { get [dashboard::to_dashboard] }
         "/dashboard" => { get [dashboard::redirect] }
         "/dashboard/" => { get [dashboard::index] }
         "/dashboard/assets/{version}/{*file}" => { get [dashboard::asset] }

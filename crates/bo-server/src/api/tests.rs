@@ -59,6 +59,18 @@ fn study() -> Value {
     })
 }
 
+/// The server's address opened in a browser leads to the dashboard.
+#[tokio::test]
+async fn the_root_leads_to_the_dashboard() {
+    let app = TestApp::new(Access::default()).await;
+    for (uri, status) in [("/", StatusCode::SEE_OTHER), ("/dashboard", StatusCode::PERMANENT_REDIRECT)] {
+        let request = Request::builder().uri(uri).body(Body::empty()).expect("a request");
+        let response = app.router.clone().oneshot(request).await.expect("the router answers");
+        assert_eq!(response.status(), status, "{uri}");
+        assert_eq!(response.headers()["location"], "/dashboard/", "{uri}");
+    }
+}
+
 /// Every operation the OpenAPI document lists is served: routed to a handler, which answers
 /// for itself (never the router's "no such resource" or a 405).
 #[tokio::test]
