@@ -300,7 +300,7 @@ impl Prediction {
 }
 
 /// Φ⁻¹(0.95): a central 90 % interval is 2 × 1.645 deviations of a normal wide.
-pub(crate) const Z_95: f64 = 1.644_853_626_951_472_2;
+pub(crate) const Z_95: f64 = 1.644_853_626_951_472;
 
 /// A study's algorithm settings are wrong.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
