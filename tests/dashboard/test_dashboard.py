@@ -160,6 +160,22 @@ def test_infeasible_trials_have_a_band_of_their_own(page, server):
     page.clean()
 
 
+def test_counts_are_ticked_in_whole_numbers(page, server):
+    """An axis of counts (the hypervolume's succeeded trials) reads 0, 2, 4, 6, 8, never 0, 3, 5, 8
+    (steps of 2.5 rounded for their labels)."""
+    page.page.goto(f"{server.base}/dashboard/")
+    page.page.locator("#studies tbody tr").first.wait_for()
+    found = page.page.evaluate("""async () => {
+        const src = document.querySelector("script[type=module]").getAttribute("src");
+        const axes = await import(new URL(src.replace(/[^/]*$/, "axes.js"), location.href).href);
+        return [[0, 8], [0, 3], [0, 17], [0, 130]].map(([lo, hi]) => axes.ticks(lo, hi, 4, false, true));
+    }""")
+    for values in found:
+        assert values and all(v == int(v) for v in values), found
+    assert found[0] == [0, 2, 4, 6, 8], found
+    page.clean()
+
+
 def test_learning_curves_mark_the_stopped_trial(page, server):
     page.page.goto(f"{server.base}/dashboard/#/studies/{server.ids['curves']}")
     page.page.wait_for_selector("#curves[data-drawn=true]")

@@ -1,8 +1,9 @@
 // Axes for the charts drawn on a canvas (the Pareto front, the model's slices and map): round
 // tick values, short labels, a light grid and the axes' titles. uPlot draws its own.
 
-/** Round values between `lo` and `hi`, about `count` of them (powers of ten on a log axis). */
-export function ticks(lo, hi, count, log = false) {
+/** Round values between `lo` and `hi`, about `count` of them (powers of ten on a log axis;
+ * whole numbers 1, 2 or 5 × 10^k apart on an axis of counts, `integer`). */
+export function ticks(lo, hi, count, log = false, integer = false) {
   if (!(Number.isFinite(lo) && Number.isFinite(hi))) return [];
   if (hi <= lo) return [lo];
   if (log && lo > 0) {
@@ -12,7 +13,8 @@ export function ticks(lo, hi, count, log = false) {
   }
   const raw = (hi - lo) / Math.max(1, count);
   const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
+  const steps = integer ? [1, 2, 5, 10] : [1, 2, 2.5, 5, 10];
+  const step = Math.max(integer ? 1 : 0, steps.map((m) => m * power).find((s) => s >= raw) ?? 10 * power);
   const out = [];
   for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++) out.push(Number((k * step).toPrecision(12)));
   return out;
@@ -49,8 +51,8 @@ export function drawAxes(g, box, x, y) {
   g.save();
   g.font = "11px system-ui, sans-serif";
   g.lineWidth = 1;
-  const xs = x.ticks ?? ticks(x.lo, x.hi, Math.max(2, Math.floor(box.w / 70)), x.log);
-  const ys = y.ticks ?? ticks(y.lo, y.hi, Math.max(2, Math.floor(box.h / 40)), y.log);
+  const xs = x.ticks ?? ticks(x.lo, x.hi, Math.max(2, Math.floor(box.w / 70)), x.log, x.integer);
+  const ys = y.ticks ?? ticks(y.lo, y.hi, Math.max(2, Math.floor(box.h / 40)), y.log, y.integer);
   g.strokeStyle = "#eef1f6";
   g.fillStyle = "#6a7385";
   g.textAlign = "center";

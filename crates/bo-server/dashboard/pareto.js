@@ -99,7 +99,7 @@ function drawGrowth(canvas, history) {
   const g = canvas.getContext("2d");
   const frame = { l: 64, t: 10, w: canvas.width - 64 - 14, h: canvas.height - 10 - 40 };
   const top = history[history.length - 1][1] || 1;
-  const { fx, fy } = drawAxes(g, frame, { lo: 0, hi: history[history.length - 1][0], title: "succeeded trials" }, { lo: 0, hi: top * 1.05, title: "hypervolume" });
+  const { fx, fy } = drawAxes(g, frame, { lo: 0, hi: history[history.length - 1][0], title: "succeeded trials", integer: true }, { lo: 0, hi: top * 1.05, title: "hypervolume" });
   g.strokeStyle = "#1f8a4c";
   g.lineWidth = 1.5;
   g.beginPath();
