@@ -184,6 +184,8 @@ def test_learning_curves_mark_the_stopped_trial(page, server):
     page.page.locator(".facts", has_text="median rule").wait_for(timeout=15000)
     assert "median rule" in page.page.locator(".facts").inner_text(), "the facts name the stopping rule"
     assert page.page.locator("#curves canvas").count() >= 1
+    # Two trials were stopped at the same step: a ring each (a series held one mark a step).
+    assert page.page.locator("#curves").get_attribute("data-stopped-marks") == "2"
     assert page.page.locator("#curves-card").is_visible()
     page.shot("learning-curves")
     page.page.goto("about:blank")

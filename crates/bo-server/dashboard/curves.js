@@ -1,6 +1,7 @@
 // Learning curves: each trial's intermediate measurements of the objective by step — running
 // trials in blue, completed ones in grey, trials asked to stop (by the early-stopping rule or
-// their client) in red with a mark where their curve ends.
+// their client) in red with a ring where their curve ends — one per trial, however many stopped
+// at the same step (the container's `data-stopped-marks` says how many were drawn).
 
 import uPlot from "./vendor/uPlot.esm.js";
 import { INTEGER_TICKS } from "./format.js";
@@ -35,16 +36,29 @@ export function curvesChart(container, answer) {
       points: { show: false },
     });
   }
-  // The marks: where each stopped curve ends.
-  const marks = new Array(data[0].length).fill(null);
-  const xs = data[0];
-  curves.forEach((c) => {
-    if (c.stopTime === undefined) return;
-    const k = xs.indexOf(c.steps[c.steps.length - 1]);
-    if (k >= 0) marks[k] = c.values[c.values.length - 1];
-  });
-  data.push(marks);
-  series.push({ label: "asked to stop", stroke: COLOURS.stopped, paths: () => null, points: { show: true, size: 9, fill: "#fff", stroke: COLOURS.stopped, width: 2 } });
+  // The rings: where each stopped curve ends, drawn per trial (a series holds one value a step,
+  // so trials stopped at the same step once shared one mark).
+  const ends = curves.filter((c) => c.stopTime !== undefined).map((c) => [c.steps[c.steps.length - 1], c.values[c.values.length - 1]]);
+  const ring = (u) => {
+    const g = u.ctx;
+    const r = 4.5 * devicePixelRatio;
+    g.save();
+    g.strokeStyle = COLOURS.stopped;
+    g.fillStyle = "#fff";
+    g.lineWidth = 2 * devicePixelRatio;
+    let drawn = 0;
+    for (const [x, y] of ends) {
+      const px = u.valToPos(x, "x", true), py = u.valToPos(y, "y", true);
+      if (!Number.isFinite(px) || !Number.isFinite(py)) continue;
+      g.beginPath();
+      g.arc(px, py, r, 0, 2 * Math.PI);
+      g.fill();
+      g.stroke();
+      drawn++;
+    }
+    g.restore();
+    container.dataset.stoppedMarks = String(drawn);
+  };
   const opts = {
     width: Math.max(320, container.clientWidth || 800),
     height: 300,
@@ -52,7 +66,7 @@ export function curvesChart(container, answer) {
     scales: { x: { time: false } },
     axes: [{ label: "step", incrs: INTEGER_TICKS }, { label: answer.metricId, size: 70 }],
     series,
-    hooks: { draw: [() => { container.dataset.drawn = "true"; }] },
+    hooks: { draw: [ring, () => { container.dataset.drawn = "true"; }] },
   };
   const chart = new uPlot(opts, data, container);
   // A read is bounded by its points: say how many older curves it left out.

@@ -58,7 +58,8 @@ export function historyData(h, goal) {
     if (h.unsafeTrials?.[k] > 0) unsafe[k] = minimise ? h.max[k] : h.min[k];
   }
   const positive = h.min.every((v) => v === null || v > 0);
-  return { data: [xs, better, worse, best, infeasible, stopped, unsafe], positive, bucketWidth: h.bucketWidth, safety: Boolean(h.unsafeTrials), minimise };
+  const banded = infeasible.some((v) => v !== null);
+  return { data: [xs, better, worse, best, infeasible, stopped, unsafe], positive, bucketWidth: h.bucketWidth, safety: Boolean(h.unsafeTrials), minimise, banded };
 }
 
 /** The value axis's range: the data's, with room left along the worse edge for the band. */
@@ -83,7 +84,7 @@ function bandStrip(u, minimise) {
   return minimise ? [top, top + h] : [top + height - h, top + height];
 }
 
-export function historyChart(container, { data, bucketWidth, safety, minimise }, { log, metricId }) {
+export function historyChart(container, { data, bucketWidth, safety, minimise, banded }, { log, metricId }) {
   const width = Math.max(320, container.clientWidth || 800);
   const bucketed = bucketWidth > 1;
   // The band is shaded, and the value axis has no tick in it: nothing there reads as a value.
@@ -104,8 +105,9 @@ export function historyChart(container, { data, bucketWidth, safety, minimise },
   const opts = {
     width,
     height: 320,
-    scales: { x: { time: false }, y: { distr: log ? 3 : 1, range: valueRange(minimise, log) }, band: { auto: false, range: [0, 1] } },
-    axes: [{ label: bucketed ? `trial (buckets of ${bucketWidth})` : "trial", incrs: INTEGER_TICKS }, { label: metricId, size: 70, filter: outsideBand }],
+    // The band only when there is an infeasible trial to put in it.
+    scales: { x: { time: false }, y: { distr: log ? 3 : 1, ...(banded ? { range: valueRange(minimise, log) } : {}) }, band: { auto: false, range: [0, 1] } },
+    axes: [{ label: bucketed ? `trial (buckets of ${bucketWidth})` : "trial", incrs: INTEGER_TICKS }, { label: metricId, size: 70, ...(banded ? { filter: outsideBand } : {}) }],
     series: [
       { label: "trial" },
       { label: bucketed ? `${metricId}, best in bucket` : metricId, stroke: "#2f6fdb", paths: () => null, points: { show: true, size: 5, fill: "#2f6fdb", stroke: "#2f6fdb" } },
@@ -116,7 +118,7 @@ export function historyChart(container, { data, bucketWidth, safety, minimise },
       { label: "asked to stop", stroke: "#b7791f", paths: () => null, points: { show: true, size: 11, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b7791f" } },
       { label: "unsafe", show: safety, stroke: "#b3261e", paths: () => null, points: { show: true, size: 9, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b3261e" } },
     ],
-    hooks: { drawClear: [shade], draw: [() => { container.dataset.drawn = "true"; }] },
+    hooks: { drawClear: banded ? [shade] : [], draw: [() => { container.dataset.drawn = "true"; }] },
   };
   container.replaceChildren();
   return new uPlot(opts, data, container);
