@@ -390,3 +390,43 @@ def test_the_csv_download_runs_no_formula(page, server):
     assert "-1.5" in text and "'-1.5" not in text, "numbers are not neutralised"
     assert "'plain" not in text
     page.clean()
+
+
+def test_axis_labels_stay_on_the_canvas(page, server):
+    """The parallel coordinates' labels are centred on their axes but never cut by the canvas's
+    edge: a long first parameter ("learning_rate") lost its first letter."""
+    spec = {"metrics": [{"metricId": "validation_loss", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH",
+            "parameters": [{"parameterId": "learning_rate_of_the_optimiser", "doubleValueSpec": {"minValue": 1e-5, "maxValue": 0.1}, "scaleType": "UNIT_LOG_SCALE"},
+                           {"parameterId": "number_of_hidden_layers", "integerValueSpec": {"minValue": 1, "maxValue": 8}}]}
+    loc = "/v1/projects/labels/locations/local"
+    study = server.call("POST", f"{loc}/studies", {"displayName": "long-names", "studySpec": spec})["name"].rsplit("/", 1)[1]
+    for i in range(6):
+        server.call("POST", f"{loc}/studies/{study}/trials", {
+            "parameters": [{"parameterId": "learning_rate_of_the_optimiser", "value": 10 ** (-5 + 0.8 * i)},
+                           {"parameterId": "number_of_hidden_layers", "value": 1 + i}],
+            "finalMeasurement": {"metrics": [{"metricId": "validation_loss", "value": 0.123456789 * (i + 1)}]}})
+    # Every label the parallel coordinates write, with where it starts and ends.
+    page.page.add_init_script("""
+        window.__labels = [];
+        const fillText = CanvasRenderingContext2D.prototype.fillText;
+        CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+            if (this.canvas.id === "parcoords") {
+                const w = this.measureText(text).width;
+                const left = this.textAlign === "center" ? x - w / 2 : this.textAlign === "right" || this.textAlign === "end" ? x - w : x;
+                window.__labels.push({ text: String(text), left, right: left + w, width: this.canvas.width });
+            }
+            return fillText.call(this, text, x, y, ...rest);
+        };""")
+    page.page.goto(f"{server.base}/dashboard/")
+    page.page.fill("#location input[name=project]", "labels")
+    page.page.click("#location button")
+    page.page.locator("#studies-count", has_text="labels / local").wait_for()
+    page.page.goto("about:blank")
+    page.page.goto(f"{server.base}/dashboard/#/studies/{study}")
+    page.page.wait_for_selector(".chart[data-drawn=true] #parcoords")
+    labels = page.page.evaluate("window.__labels")
+    assert any(l["text"] == "learning_rate_of_the_optimiser" for l in labels), labels
+    for l in labels:
+        assert l["left"] >= 0 and l["right"] <= l["width"], l
+    page.shot("long-names")
+    page.clean()

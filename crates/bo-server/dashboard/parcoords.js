@@ -193,6 +193,12 @@ export class ParallelCoordinates {
     g.fillStyle = "#1d2330";
     g.font = "12px system-ui, sans-serif";
     g.textAlign = "center";
+    // A label centred on its axis, moved in just enough to stay on the canvas (the first axis's
+    // "learning_rate" lost its first letter).
+    const label = (text, x, y) => {
+      const half = g.measureText(text).width / 2;
+      g.fillText(text, Math.min(c.width - half - 2, Math.max(half + 2, x)), y);
+    };
     axes.forEach((a, k) => {
       g.strokeStyle = "#6a7385";
       g.beginPath();
@@ -200,17 +206,17 @@ export class ParallelCoordinates {
       g.lineTo(this.x(k), PAD.top + h);
       g.stroke();
       g.font = "600 12px system-ui, sans-serif";
-      g.fillText(a.id, this.x(k), PAD.top - 22);
+      label(a.id, this.x(k), PAD.top - 22);
       g.font = "11px system-ui, sans-serif";
       const lo = a.categories ? a.categories[0] : fmt(a.min), hi = a.categories ? a.categories[a.categories.length - 1] : fmt(a.max);
       g.fillStyle = "#6a7385";
-      g.fillText(String(lo), this.x(k), PAD.top + h + 14);
-      g.fillText(String(hi), this.x(k), PAD.top - 6);
+      label(String(lo), this.x(k), PAD.top + h + 14);
+      label(String(hi), this.x(k), PAD.top - 6);
       if (a.conditional) {
         g.beginPath();
         g.arc(this.x(k), inactiveY, 3, 0, 2 * Math.PI);
         g.fill();
-        g.fillText("inactive", this.x(k), inactiveY + 14);
+        label("inactive", this.x(k), inactiveY + 14);
       }
       g.fillStyle = "#1d2330";
       const brush = this.brushes.get(k);
