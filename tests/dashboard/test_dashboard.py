@@ -424,6 +424,7 @@ def test_axis_labels_stay_on_the_canvas(page, server):
     page.page.goto("about:blank")
     page.page.goto(f"{server.base}/dashboard/#/studies/{study}")
     page.page.wait_for_selector(".chart[data-drawn=true] #parcoords")
+    assert "labels / local (1 study)" in page.page.locator("select").first.inner_text()
     labels = page.page.evaluate("window.__labels")
     assert any(l["text"] == "learning_rate_of_the_optimiser" for l in labels), labels
     for l in labels:

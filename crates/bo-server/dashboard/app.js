@@ -64,7 +64,7 @@ async function offerLocations() {
   if (!locations.length) return;
   const select = document.getElementById("where");
   const key = (project, location) => JSON.stringify([project, location]);
-  select.replaceChildren(...locations.map((l) => el("option", { value: key(l.project, l.location) }, `${l.project} / ${l.location} (${l.studies} studies)`)));
+  select.replaceChildren(...locations.map((l) => el("option", { value: key(l.project, l.location) }, `${l.project} / ${l.location} (${l.studies} ${l.studies === 1 ? "study" : "studies"})`)));
   if (!locations.some((l) => l.project === where.project && l.location === where.location)) choose(locations[0].project, locations[0].location);
   select.value = key(where.project, where.location);
   select.hidden = false;
