@@ -42,7 +42,7 @@ def test_studies_page_lists_every_study_with_its_counts(page, server):
     page.page.fill("input[type=search]", "rembo")
     assert rows.count() == 1
     # The count says what the table shows, not the location's total alone.
-    assert page.page.locator("#studies-count").inner_text() == "1 of 5 studies in demo / local match"
+    assert page.page.locator("#studies-count").inner_text() == "1 of 5 studies in demo / local matches"
     page.shot("studies")
     page.clean()
 
@@ -94,7 +94,15 @@ def test_with_keys_the_page_asks_for_one_and_uses_it(browser, keyed_server):
     p.page.click("#key-form button")
     p.page.locator("#studies tbody tr").first.wait_for()
     assert "behind-a-key" in p.page.locator("#studies").inner_text()
-    # The 401 before the key is expected; nothing else may fail.
+    assert p.page.locator("#studies-count").inner_text() == "1 study in demo / local"
+    # The key is kept in the browser until forgotten; then the server asks again.
+    assert p.page.evaluate("() => localStorage.getItem('bo.apiKey')") == API_KEY
+    p.shot("with-a-key")
+    p.page.click("#forget-key")
+    p.page.wait_for_selector("#key-dialog[open]")
+    assert p.page.evaluate("() => localStorage.getItem('bo.apiKey')") is None
+    assert not p.page.locator("#forget-key").is_visible()
+    # The 401s before a key is given are expected; nothing else may fail.
     p.errors = [e for e in p.errors if "401" not in e]
     p.clean()
     p.context.close()

@@ -1,9 +1,22 @@
 // The dashboard's one way to the server: the same /v1 API as every client, with the API key the
-// user gave (kept in this browser) when the server asks for one.
+// user gave (kept in this browser until they forget it) when the server asks for one.
 
 const KEY = "bo.apiKey";
 
 let waitingForKey = null;
+
+/** The header's "forget the key" button: shown while a key is kept. */
+function showForget() {
+  const button = document.getElementById("forget-key");
+  if (!button) return;
+  button.hidden = !localStorage.getItem(KEY);
+  button.onclick = () => {
+    localStorage.removeItem(KEY);
+    // A fresh page: nothing read with the key stays on screen, and the server asks again.
+    location.reload();
+  };
+}
+showForget();
 
 function askForKey(message) {
   if (waitingForKey) return waitingForKey;
@@ -14,6 +27,7 @@ function askForKey(message) {
     form.onsubmit = (event) => {
       event.preventDefault();
       localStorage.setItem(KEY, form.key.value.trim());
+      showForget();
       form.reset();
       dialog.close();
       waitingForKey = null;

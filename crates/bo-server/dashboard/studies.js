@@ -29,7 +29,10 @@ export async function studiesPage(main, where) {
     // pages are still arriving).
     const place = `${where.project} / ${where.location}`;
     const more = token ? " (reading more…)" : "";
-    count.textContent = q ? `${rows.length} of ${studies.length} studies in ${place} match${more}` : `${studies.length} studies in ${place}${more}`;
+    const noun = studies.length === 1 ? "study" : "studies";
+    count.textContent = q
+      ? `${rows.length} of ${studies.length} ${noun} in ${place} match${rows.length === 1 ? "es" : ""}${more}`
+      : `${studies.length} ${noun} in ${place}${more}`;
   };
   search.addEventListener("input", render);
   render();
