@@ -198,31 +198,40 @@ class BotorchRun:
     rounded after the continuous optimum is found. `turbo` and `saasbo` below are BoTorch's
     high-dimensional methods."""
 
+    who = "BoTorch"
+
     def __init__(self, seed, params):
         import torch
         self.torch = torch
-        self.to_params = _unit_box(params, "BoTorch")
+        self.to_params = _unit_box(params, self.who)
         self.d = len(params)
         self.seed = seed
         torch.manual_seed(seed)
-        from torch.quasirandom import SobolEngine
-        self.initial = SobolEngine(self.d, scramble=True, seed=seed).draw(2 * (self.d + 1)).double()
+        self.initial = self._design(seed)
         self.x, self.y = [], []
+
+    def _design(self, seed):
+        from torch.quasirandom import SobolEngine
+        return SobolEngine(self.d, scramble=True, seed=seed).draw(2 * (self.d + 1)).double()
+
+    def _model(self, x, y):
+        """The GP on the data so far (`y` maximised), fitted."""
+        from botorch.fit import fit_gpytorch_mll
+        from botorch.models import SingleTaskGP
+        from gpytorch.mlls import ExactMarginalLogLikelihood
+        model = SingleTaskGP(x, y)
+        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
+        return model
 
     def _next(self):
         torch = self.torch
         if len(self.x) < len(self.initial):
             return self.initial[len(self.x)]
         from botorch.acquisition.logei import qLogNoisyExpectedImprovement
-        from botorch.fit import fit_gpytorch_mll
-        from botorch.models import SingleTaskGP
         from botorch.optim import optimize_acqf
-        from gpytorch.mlls import ExactMarginalLogLikelihood
         x = torch.stack(self.x)
         y = -torch.tensor(self.y, dtype=torch.double).unsqueeze(-1)  # BoTorch maximises
-        model = SingleTaskGP(x, y)
-        fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model))
-        acq = qLogNoisyExpectedImprovement(model, x, prune_baseline=True)
+        acq = qLogNoisyExpectedImprovement(self._model(x, y), x, prune_baseline=True)
         bounds = torch.stack([torch.zeros(self.d, dtype=torch.double), torch.ones(self.d, dtype=torch.double)])
         candidate, _ = optimize_acqf(acq, bounds=bounds, q=1, num_restarts=10, raw_samples=512)
         return candidate[0].detach()
@@ -240,7 +249,6 @@ def _initial_design(d, seed):
     """min(2(d + 1), 20) scrambled Sobol points of the unit cube: the high-dimensional methods'
     start (the low effective dimension class has D = 25-100 and a budget of 150, so 2(d + 1)
     would spend it all)."""
-    import torch
     from torch.quasirandom import SobolEngine
     return SobolEngine(d, scramble=True, seed=seed).draw(min(2 * (d + 1), 20)).double()
 
@@ -334,51 +342,29 @@ class TurboRun:
             self._restart()
 
 
-class SaasboRun:
+class SaasboRun(BotorchRun):
     """SAASBO (Eriksson & Jankowiak 2021): BoTorch's SaasFullyBayesianSingleTaskGP — length
     scales under the sparse axis-aligned subspace prior (half-Cauchy on their inverse squares,
     a global shrinkage τ) — sampled by NUTS (`SAASBO_NUTS`, default "128,64,16": warm-up steps,
-    samples, thinning; the paper's 512,256,16 take minutes a step here), qLogNoisyExpectedImprovement
-    averaged over the samples and optimised by `optimize_acqf` (10 restarts from 512 raw
-    samples), after min(2(d + 1), 20) Sobol points."""
+    samples, thinning; the paper's 512,256,16 take minutes a step here), with BoTorch's loop's
+    qLogNoisyExpectedImprovement averaged over the samples, after min(2(d + 1), 20) Sobol
+    points."""
 
-    def __init__(self, seed, params):
-        import torch
-        self.torch = torch
-        self.to_params = _unit_box(params, "SAASBO")
-        self.d = len(params)
-        torch.manual_seed(seed)
-        self.initial = _initial_design(self.d, seed)
+    who = "SAASBO"
+
+    def _design(self, seed):
         self.nuts = [int(v) for v in os.environ.get("SAASBO_NUTS", "128,64,16").split(",")]
-        self.x, self.y = [], []
+        return _initial_design(self.d, seed)
 
-    def _next(self):
-        torch = self.torch
-        if len(self.x) < len(self.initial):
-            return self.initial[len(self.x)]
-        from botorch.acquisition.logei import qLogNoisyExpectedImprovement
+    def _model(self, x, y):
         from botorch.fit import fit_fully_bayesian_model_nuts
         from botorch.models.fully_bayesian import SaasFullyBayesianSingleTaskGP
-        from botorch.optim import optimize_acqf
-        x = torch.stack(self.x)
-        y = -torch.tensor(self.y, dtype=torch.double).unsqueeze(-1)
         from botorch.models.transforms.outcome import Standardize
         model = SaasFullyBayesianSingleTaskGP(x, y, outcome_transform=Standardize(m=1))
         warmup, samples, thinning = self.nuts
         fit_fully_bayesian_model_nuts(model, warmup_steps=warmup, num_samples=samples, thinning=thinning,
                                       disable_progbar=True)
-        acq = qLogNoisyExpectedImprovement(model, x, prune_baseline=True)
-        bounds = torch.stack([torch.zeros(self.d, dtype=torch.double), torch.ones(self.d, dtype=torch.double)])
-        candidate, _ = optimize_acqf(acq, bounds=bounds, q=1, num_restarts=10, raw_samples=512)
-        return candidate[0].detach()
-
-    def ask(self):
-        u = self._next()
-        return u, space.Fixed(self.to_params(u.tolist()))
-
-    def tell(self, handle, value):
-        self.x.append(handle)
-        self.y.append(value)
+        return model
 
 
 class BoServer:

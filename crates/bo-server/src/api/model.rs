@@ -126,10 +126,7 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
         predictions: predictions
             .iter()
             .enumerate()
-            .map(|(i, p)| {
-                let MetricPredictionW { median, lower, upper, mean, stddev } = MetricPredictionW::from(p);
-                PredictionW { median, lower, upper, mean, stddev, metrics: metrics_at(i) }
-            })
+            .map(|(i, p)| PredictionW { objective: MetricPredictionW::from(p), metrics: metrics_at(i) })
             .collect(),
     }))
 }

@@ -65,7 +65,21 @@ pub struct PredictResponseW {
 /// where they are finite.
 #[derive(Serialize, ToSchema)]
 pub struct PredictionW {
-    /// The median (null only beyond a 64-bit float's range, as the quantiles).
+    /// The objective's distribution.
+    #[serde(flatten)]
+    pub objective: MetricPredictionW,
+    /// For a study of several metrics, once each has a model: every metric's prediction by
+    /// metric id (the first is this one again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<std::collections::BTreeMap<String, MetricPredictionW>>,
+}
+
+/// One metric's predictive distribution at a point: the median, the central 90 % interval, and
+/// the mean and standard deviation where finite. A number beyond a 64-bit float's range (an
+/// objective near ±1.8e308) is null or absent.
+#[derive(Serialize, ToSchema)]
+pub struct MetricPredictionW {
+    /// The median, in the metric's units.
     #[schema(required = true)]
     pub median: Option<f64>,
     /// The 5 % quantile: the lower end of the central 90 % interval.
@@ -80,34 +94,9 @@ pub struct PredictionW {
     /// The standard deviation; absent where it is not finite.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stddev: Option<f64>,
-    /// For a study of several metrics, once each has a model: every metric's prediction by
-    /// metric id (the first is this one again).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metrics: Option<std::collections::BTreeMap<String, MetricPredictionW>>,
-}
-
-/// One metric's predictive distribution at a point, in the same form as the objective's.
-#[derive(Serialize, ToSchema)]
-pub struct MetricPredictionW {
-    /// The median, in the metric's units.
-    #[schema(required = true)]
-    pub median: Option<f64>,
-    /// The 5 % quantile.
-    #[schema(required = true)]
-    pub lower: Option<f64>,
-    /// The 95 % quantile.
-    #[schema(required = true)]
-    pub upper: Option<f64>,
-    /// The mean; absent where it is not finite.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mean: Option<f64>,
-    /// The standard deviation; absent where it is not finite.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stddev: Option<f64>,
 }
 
 impl From<&bo_core::Prediction> for MetricPredictionW {
-    /// Numbers beyond a 64-bit float's range (objectives near ±1.8e308) become `null` or absent.
     fn from(p: &bo_core::Prediction) -> MetricPredictionW {
         let finite = |v: f64| v.is_finite().then_some(v);
         MetricPredictionW {
