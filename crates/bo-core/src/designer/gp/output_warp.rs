@@ -137,11 +137,9 @@ impl Warp {
         match self {
             Warp::Identity => 0.0,
             Warp::YeoJohnson { centre, scale, lambda, low, high } => {
-                // ψ'(z) = (1 + z)^(λ−1) for z ≥ 0 and (1 − z)^(1−λ) below; beyond [low, high]
-                // the tangent's slope.
+                // Beyond [low, high] the tangent's slope: ψ' at the end.
                 let z = ((self.invert(w) - centre) / scale).clamp(*low, *high);
-                let log_psi = if z >= 0.0 { (lambda - 1.0) * z.ln_1p() } else { (1.0 - lambda) * (-z).ln_1p() };
-                log_psi - scale.ln()
+                yeo_johnson_log_slope(z, *lambda) - scale.ln()
             }
             Warp::HalfRank(h) => {
                 // Piecewise: the slope of the segment the value is on, by a central difference
@@ -197,9 +195,14 @@ fn yeo_johnson(z: f64, lambda: f64) -> f64 {
     }
 }
 
-/// ψ_λ'(z): `(1 + z)^(λ−1)` for z ≥ 0, `(1 − z)^(1−λ)` below.
+/// ln ψ_λ'(z): ψ_λ'(z) is `(1 + z)^(λ−1)` for z ≥ 0, `(1 − z)^(1−λ)` below.
+fn yeo_johnson_log_slope(z: f64, lambda: f64) -> f64 {
+    if z >= 0.0 { (lambda - 1.0) * z.ln_1p() } else { (1.0 - lambda) * (-z).ln_1p() }
+}
+
+/// ψ_λ'(z).
 fn yeo_johnson_slope(z: f64, lambda: f64) -> f64 {
-    if z >= 0.0 { ((lambda - 1.0) * z.ln_1p()).exp() } else { ((1.0 - lambda) * (-z).ln_1p()).exp() }
+    yeo_johnson_log_slope(z, lambda).exp()
 }
 
 /// ψ_λ⁻¹(w) for `w` in ψ_λ's range (bounded above for λ < 0, below for λ > 2; the caller keeps
