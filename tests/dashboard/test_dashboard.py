@@ -187,6 +187,8 @@ def test_counts_are_ticked_in_whole_numbers(page, server):
 def test_learning_curves_mark_the_stopped_trial(page, server):
     page.page.goto(f"{server.base}/dashboard/#/studies/{server.ids['curves']}")
     page.page.wait_for_selector("#curves[data-drawn=true]")
+    # The history and the curves load independently: wait for each before reading it.
+    page.page.wait_for_selector("#history[data-drawn=true]")
     assert "asked to stop" in page.page.locator("#history").inner_text(), "the history's legend names the mark"
     # The facts are written once the trials have loaded, which may be after the curves are drawn.
     page.page.locator(".facts", has_text="median rule").wait_for(timeout=15000)
