@@ -2,6 +2,7 @@
 //! ones — sample efficiency (`run`) and speed (`latency`). Numbers go to docs/benchmarks.md with
 //! the command that produced them; tests never assert them.
 
+mod calibration;
 mod curves;
 mod embedded;
 mod fronts;
@@ -94,6 +95,32 @@ enum Command {
     },
     /// Lists the problems with their dimension and optimum.
     List,
+    /// Whether predictions mean what they say: each designer fitted on a run's first trials
+    /// predicts the run's next trials and random points; prints the coverage of its central 50 %
+    /// and 90 % intervals and its mean log predictive density beside a constant baseline's.
+    Calibration {
+        /// Designers, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "GP_BANDIT,ADD_GP_UCB,ADD_TREE,BRANCHING_NESTED,OVERLAP_ADD_GP,REMBO,AUTO")]
+        designers: Vec<String>,
+        /// Problems, comma-separated: one classic, one tree, one high-dimensional, one mixed, one noisy.
+        #[arg(long, value_delimiter = ',', default_value = "hartmann6,jenatton,branin_d25,mixed_styblinski_tang8,hartmann6_noisy")]
+        problems: Vec<String>,
+        /// Training sizes, comma-separated (above 2,048 the designers fit a subset).
+        #[arg(long, value_delimiter = ',', default_value = "30,100,3000")]
+        sizes: Vec<usize>,
+        /// Seeds per problem.
+        #[arg(long, default_value_t = 5)]
+        seeds: u64,
+        /// The run's next trials predicted at each size.
+        #[arg(long, default_value_t = 20)]
+        held_out: usize,
+        /// Uniform random points predicted at each size.
+        #[arg(long, default_value_t = 20)]
+        random: usize,
+        /// Where to write the JSON.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Runs a designer on the multi-objective problems (studies of 2 or 3 minimised metrics) and
     /// prints one row per problem: median hypervolume regret after 25, 50 and the whole budget,
     /// and the median time of one step. `--list` prints each problem's reference point and true
@@ -603,6 +630,18 @@ fn main() -> Result<()> {
             let report = RunReport { problem, algorithm, config, budget, optimum: p.optimum(), runs };
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+        Command::Calibration { designers, problems: names, sizes, seeds, held_out, random, out } => {
+            let settings = calibration::Settings { designers, sizes, seeds, held_out, random };
+            let mut rows = Vec::new();
+            for name in &names {
+                let found = calibration::calibrate(&problem_named(name)?, &settings)?;
+                calibration::print(&found);
+                rows.extend(found);
+            }
+            if let Some(path) = out {
+                std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }
         }
         Command::Regression { problem, n, seeds, config, out } => {

@@ -61,8 +61,8 @@ use serde_json::json;
 use super::config::{FromConfig, check_range};
 use super::gp::{OutputWarping, objective_values};
 use super::{
-    AddGpUcb, AddTree, ConfigError, Designer, FitError, Fitted, GpBandit, Model, ModelState, Prediction, Problem, Work, add_tree,
-    config::build, gp_bandit,
+    AddGpUcb, AddTree, ConfigError, Designer, FitError, Fitted, GpBandit, Model, ModelState, Prediction, Predictive, Problem, Work,
+    add_tree, config::build, gp_bandit,
 };
 use crate::space::SearchSpace;
 use crate::space::features::Features;
@@ -535,6 +535,10 @@ impl Model for AutoModel {
 
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
         self.inner.predict(points)
+    }
+
+    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
+        self.inner.predictive(points)
     }
 
     fn predicts_only(&self) -> Option<&'static str> {

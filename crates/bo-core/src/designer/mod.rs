@@ -10,6 +10,7 @@ mod add_gp_ucb;
 mod add_tree;
 mod auto;
 mod branching_nested;
+pub mod calibration;
 mod config;
 pub mod context;
 pub(crate) mod gp;
@@ -216,9 +217,16 @@ pub trait Model: Send + Sync {
         None
     }
 
-    /// The posterior mean and standard deviation of the objective at `points` (in the
-    /// objective's own units and direction), for models that have one.
-    fn predict(&self, _points: &[Assignment]) -> Option<Vec<Prediction>> {
+    /// The predictive distribution of the objective at `points` (in the objective's own units
+    /// and direction), summarised, for models that have one. By default the summaries of
+    /// [`Model::predictive`].
+    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+        Some(self.predictive(points)?.iter().map(Predictive::summary).collect())
+    }
+
+    /// The whole predictive distribution of the objective at `points`, for a model with one GP
+    /// of the objective (through its warp): what calibration reads and a subset's model widens.
+    fn predictive(&self, _points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
         None
     }
 
@@ -296,6 +304,58 @@ impl Prediction {
     /// improvement) takes the prediction to be. Under no warp it is the posterior itself.
     pub fn normal_approximation(&self) -> (f64, f64) {
         (self.median, (self.upper - self.lower) / (2.0 * Z_95))
+    }
+}
+
+/// A model's predictive distribution of the objective at one point: `sign · g⁻¹(W)`, `W` normal
+/// in the model's warped units, beside the model's observation noise there. A [`Prediction`]
+/// summarises it; calibration reads its quantiles and densities at any level.
+#[derive(Clone, Copy, Debug)]
+pub struct Predictive<'a> {
+    mean: f64,
+    sd: f64,
+    noise: f64,
+    warp: &'a gp::Warp,
+    sign: f64,
+}
+
+impl<'a> Predictive<'a> {
+    /// `sign · g⁻¹(W)` with `W ~ N(mean, sd²)` and observation noise `noise` (a deviation), both
+    /// in the warped units of `warp`.
+    pub(crate) fn new(mean: f64, sd: f64, noise: f64, warp: &'a gp::Warp, sign: f64) -> Self {
+        Predictive { mean, sd, noise, warp, sign }
+    }
+
+    /// The summary the API returns: median, central 90 % interval, and mean and deviation where
+    /// finite.
+    pub fn summary(&self) -> Prediction {
+        self.warp.prediction(self.mean, self.sd).signed(self.sign)
+    }
+
+    /// The `p` quantile (0 < p < 1) of the latent objective.
+    pub fn quantile(&self, p: f64) -> f64 {
+        // The warp is increasing; a sign of −1 turns the upper tail of W into the lower of y.
+        let p = if self.sign >= 0.0 { p } else { 1.0 - p };
+        self.sign * self.warp.invert(self.mean + self.sd * gp::output_warp::normal_quantile(p))
+    }
+
+    /// The log density of the latent objective at `y`: the normal's at `g(sign · y)` times the
+    /// warp's slope there.
+    pub fn log_density(&self, y: f64) -> f64 {
+        let w = self.warp.apply(self.sign * y);
+        let z = (w - self.mean) / self.sd;
+        -0.5 * z * z - self.sd.ln() - 0.5 * (2.0 * std::f64::consts::PI).ln() + self.warp.log_slope(w)
+    }
+
+    /// How an observation `y` the model did not see lies against this prediction, in its warped
+    /// units: the evidence [`calibration::factor`] weighs.
+    pub fn residual(&self, y: f64) -> calibration::Residual {
+        calibration::Residual { error: self.warp.apply(self.sign * y) - self.mean, latent_sd: self.sd, noise_sd: self.noise }
+    }
+
+    /// The same distribution with the latent deviation `factor` times as wide.
+    pub fn widened(self, factor: f64) -> Self {
+        Predictive { sd: self.sd * factor, ..self }
     }
 }
 

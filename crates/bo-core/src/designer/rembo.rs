@@ -69,7 +69,7 @@ use serde::Deserialize;
 
 use super::config::{FromConfig, check_range, refuse_conditional};
 use super::gp::{OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
+use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Predictive, Problem};
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedded, EmbeddedFit, Settings, isotropic, recover_from_rows, start};
 use crate::gp::Gp;
@@ -358,7 +358,7 @@ impl Model for LowDimModel {
         Some("at points of its random embeddings (its own suggestions): each embedding's GP lives in that embedding")
     }
 
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
         let embedded = &self.fit.embedded;
         points
             .iter()
@@ -368,7 +368,7 @@ impl Model for LowDimModel {
                 let gp = run.gp.as_ref()?;
                 let (m, v) = gp.predict(&[w])[0];
                 let (mean, stddev) = gp.unstandardize_sd(m, v);
-                Some(run.warp.prediction(mean, stddev).signed(self.sign))
+                Some(Predictive::new(mean, stddev, gp.noise_sd(), &run.warp, self.sign))
             })
             .collect::<Option<Vec<_>>>()
     }
@@ -497,15 +497,16 @@ impl Model for HighDimModel {
         Ok(out)
     }
 
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
         let gp = self.gp.as_ref()?;
         let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
+        let noise = gp.noise_sd();
         Some(
             gp.predict(&xs)
                 .into_iter()
                 .map(|(m, v)| {
                     let (mean, stddev) = gp.unstandardize_sd(m, v);
-                    self.warp.prediction(mean, stddev).signed(self.sign)
+                    Predictive::new(mean, stddev, noise, &self.warp, self.sign)
                 })
                 .collect(),
         )

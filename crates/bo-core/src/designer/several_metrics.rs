@@ -360,8 +360,7 @@ impl MetricsModel {
             .zip(metrics)
             .map(|(m, spec)| {
                 let p = m.predict(points).ok_or_else(|| FitError::Numerical(format!("the model of {} stopped predicting", spec.id)))?;
-                Ok(p
-                    .into_iter()
+                Ok(p.into_iter()
                     .map(|p| {
                         let (centre, sd) = p.normal_approximation();
                         (sign(spec.goal) * centre, sd)

@@ -15,15 +15,23 @@
 //! The wrapped designer never knows: it is fitted on the subset as if it were the study, and its
 //! model observes the completions that arrive before the next fit. Must not: hold the full
 //! history, or choose by anything but the observations and the study's goals.
+//!
+//! The trials left out are evidence too. A model of a subset is more certain than it should be
+//! of the rest of the study, so its predictions are widened by the factor that makes them right
+//! about up to [`CHECKED`] of the trials it did not see, spread over the study
+//! ([`calibration::factor`], never below 1). What the model proposes is not changed: only what
+//! it says it knows.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use rand::Rng;
 
-use super::{Designer, FitError, Fitted, ModelState, Problem, Work};
+use super::calibration::{self, Residual};
+use super::{Criterion, Designer, FitError, Fitted, Model, ModelState, Prediction, Predictive, Problem, Work};
 use crate::space::SearchSpace;
 use crate::study::Goal;
-use crate::trial::{Observation, Outcome};
+use crate::trial::{Assignment, Observation, Outcome};
 
 /// Studies of up to this many observations are fitted on all of them.
 pub const EXACT_UP_TO: usize = 2048;
@@ -45,15 +53,21 @@ impl Subset {
 
 impl Designer for Subset {
     fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        match relevant(problem, history) {
-            Some(subset) => self.inner.fit(problem, &subset, warm, rng),
+        match chosen(problem, history) {
+            Some(chosen) => {
+                let fitted = self.inner.fit(problem, &pick(history, &chosen), warm, rng)?;
+                Ok(widened(problem, history, &chosen, fitted))
+            }
             None => self.inner.fit(problem, history, warm, rng),
         }
     }
 
     fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        match relevant(problem, history) {
-            Some(subset) => self.inner.restore(problem, &subset, state, rng),
+        match chosen(problem, history) {
+            Some(chosen) => {
+                let fitted = self.inner.restore(problem, &pick(history, &chosen), state, rng)?;
+                Ok(widened(problem, history, &chosen, fitted))
+            }
             None => self.inner.restore(problem, history, state, rng),
         }
     }
@@ -79,6 +93,126 @@ pub fn fitted_on(n: usize) -> usize {
 /// The observations of `history` a designer of a large study is fitted on (see the module
 /// docs), in their order in `history`; `None` when the study is small enough to fit whole.
 pub fn relevant(problem: &Problem, history: &[Observation]) -> Option<Vec<Observation>> {
+    chosen(problem, history).map(|chosen| pick(history, &chosen))
+}
+
+fn pick(history: &[Observation], chosen: &BTreeSet<usize>) -> Vec<Observation> {
+    chosen.iter().map(|&i| history[i].clone()).collect()
+}
+
+/// The left-out trials a subset's model is checked against.
+pub const CHECKED: usize = 256;
+
+/// `fitted`'s model, its predictions widened to be right about the trials left out (see the
+/// module docs); unchanged where it has no predictive distribution or needs no widening.
+fn widened(problem: &Problem, history: &[Observation], chosen: &BTreeSet<usize>, fitted: Fitted) -> Fitted {
+    let Some(metric) = problem.spec.objectives().next().map(|m| m.id.clone()) else { return fitted };
+    let left_out: Vec<(&Assignment, f64)> = history
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !chosen.contains(i))
+        .filter_map(|(_, o)| match &o.outcome {
+            Outcome::Measured(m) => m.get(&metric).filter(|v| v.is_finite()).map(|v| (&o.assignment, *v)),
+            Outcome::Infeasible => None,
+        })
+        .collect();
+    let m = left_out.len().min(CHECKED);
+    if m == 0 {
+        return fitted;
+    }
+    let (points, values): (Vec<Assignment>, Vec<f64>) =
+        (0..m).map(|k| left_out[k * left_out.len() / m]).map(|(a, v)| (a.clone(), v)).unzip();
+    let Some(predictive) = fitted.model.predictive(&points) else { return fitted };
+    let residuals: Vec<Residual> = predictive.iter().zip(&values).map(|(p, &y)| p.residual(y)).collect();
+    let factor = calibration::factor(&residuals, 1.0, calibration::BOUNDS.1);
+    if factor <= 1.0 {
+        return fitted;
+    }
+    Fitted { model: Arc::new(Widened { inner: fitted.model, factor, checked: m }), state: fitted.state }
+}
+
+/// A subset's model whose predictions are `factor` times as wide; everything else is the inner
+/// model's.
+struct Widened {
+    inner: Arc<dyn Model>,
+    factor: f64,
+    checked: usize,
+}
+
+impl Widened {
+    fn rewrap(&self, inner: Arc<dyn Model>) -> Arc<dyn Model> {
+        Arc::new(Widened { inner, factor: self.factor, checked: self.checked })
+    }
+}
+
+impl Model for Widened {
+    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+        self.inner.suggest(pending, count, rng)
+    }
+
+    fn runs_out(&self) -> bool {
+        self.inner.runs_out()
+    }
+
+    fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
+        self.inner.suggest_indexed(first, count)
+    }
+
+    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
+        Some(self.rewrap(self.inner.observe(new)?))
+    }
+
+    fn refactored(&self) -> Option<Arc<dyn Model>> {
+        Some(self.rewrap(self.inner.refactored()?))
+    }
+
+    fn suggest_in_context(&self, context: &Assignment, pending: &[Assignment], rng: &mut dyn Rng) -> Option<Result<Assignment, FitError>> {
+        self.inner.suggest_in_context(context, pending, rng)
+    }
+
+    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+        match self.predictive(points) {
+            Some(widened) => Some(widened.iter().map(Predictive::summary).collect()),
+            None => self.inner.predict(points),
+        }
+    }
+
+    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
+        Some(self.inner.predictive(points)?.into_iter().map(|p| p.widened(self.factor)).collect())
+    }
+
+    fn predicts_only(&self) -> Option<&'static str> {
+        self.inner.predicts_only()
+    }
+
+    fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
+        self.inner.predict_metrics(points)
+    }
+
+    fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
+        self.inner.term_means(points)
+    }
+
+    fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
+        self.inner.self_prediction(criterion)
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        let mut out = self.inner.describe();
+        if let serde_json::Value::Object(map) = &mut out {
+            map.insert("predictionsWidened".into(), serde_json::json!({ "factor": self.factor, "checkedOnTrials": self.checked }));
+        }
+        out
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.inner.memory_bytes()
+    }
+}
+
+/// The indices of the observations of `history` a designer of a large study is fitted on;
+/// `None` when the study is small enough to fit whole.
+fn chosen(problem: &Problem, history: &[Observation]) -> Option<BTreeSet<usize>> {
     let n = history.len();
     if fitted_on(n) == n {
         return None;
@@ -134,7 +268,7 @@ pub fn relevant(problem: &Problem, history: &[Observation]) -> Option<Vec<Observ
     for k in 0..wanted.min(rest.len()) {
         chosen.insert(rest[k * rest.len() / wanted]);
     }
-    Some(chosen.into_iter().map(|i| history[i].clone()).collect())
+    Some(chosen)
 }
 
 #[cfg(test)]
@@ -176,6 +310,49 @@ mod tests {
         match &o.outcome {
             Outcome::Measured(m) => m.get("f").copied(),
             Outcome::Infeasible => None,
+        }
+    }
+
+    /// A model that predicts `mean ± sd` everywhere and proposes nothing.
+    struct Fixed {
+        mean: f64,
+        sd: f64,
+        warp: crate::designer::gp::Warp,
+    }
+
+    impl Model for Fixed {
+        fn suggest(&self, _: &[Assignment], _: usize, _: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
+            Ok(Vec::new())
+        }
+
+        fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
+            Some(points.iter().map(|_| Predictive::new(self.mean, self.sd, 0.0, &self.warp, 1.0)).collect())
+        }
+    }
+
+    fn fixed(sd: f64) -> Fitted {
+        let model = Fixed { mean: 1500.0, sd, warp: crate::designer::gp::Warp::Identity };
+        Fitted { model: Arc::new(model), state: ModelState(serde_json::Value::Null) }
+    }
+
+    #[test]
+    fn a_subset_model_too_sure_of_the_trials_left_out_is_widened() {
+        let problem = problem(Goal::Minimize);
+        let all = history(3000);
+        let kept = chosen(&problem, &all).expect("a subset");
+        let at = [all[1].assignment.clone()];
+        // The values left out spread evenly over 0..3000: a deviation of 10 is far too sure.
+        let wide = widened(&problem, &all, &kept, fixed(10.0));
+        let p = wide.model.predict(&at).unwrap()[0];
+        let factor = wide.model.describe()["predictionsWidened"]["factor"].as_f64().expect("the factor is described");
+        assert!((50.0..300.0).contains(&factor), "{factor}");
+        assert!(((p.upper - p.lower) / (2.0 * crate::designer::Z_95 * 10.0) - factor).abs() < 1e-6 * factor, "{p:?}");
+        assert_eq!(p.median, 1500.0, "the centre is the model's");
+        // A deviation near the values' own (866) needs no widening, and nothing narrows.
+        for sd in [900.0, 5000.0] {
+            let unchanged = widened(&problem, &all, &kept, fixed(sd));
+            assert!(unchanged.model.describe().get("predictionsWidened").is_none(), "sd {sd}");
+            assert_eq!(unchanged.model.predict(&at).unwrap()[0].upper, 1500.0 + crate::designer::Z_95 * sd);
         }
     }
 

@@ -248,7 +248,11 @@ fn close(a: &[Prediction], b: &[Prediction], tol: f64) -> bool {
     };
     a.len() == b.len()
         && a.iter().zip(b).all(|(p, q)| {
-            near(p.median, q.median) && near(p.lower, q.lower) && near(p.upper, q.upper) && near_opt(p.mean, q.mean) && near_opt(p.stddev, q.stddev)
+            near(p.median, q.median)
+                && near(p.lower, q.lower)
+                && near(p.upper, q.upper)
+                && near_opt(p.mean, q.mean)
+                && near_opt(p.stddev, q.stddev)
         })
 }
 
@@ -302,7 +306,8 @@ pub fn predictions_are_bounded(algorithm: &str) {
             };
             checked += 1;
             let observed: Vec<f64> = history.iter().map(|o| loss(&o.assignment)).collect();
-            let (lo, hi) = (observed.iter().copied().fold(f64::INFINITY, f64::min), observed.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            let (lo, hi) =
+                (observed.iter().copied().fold(f64::INFINITY, f64::min), observed.iter().copied().fold(f64::NEG_INFINITY, f64::max));
             for (p, a) in predicted.iter().zip(&points) {
                 assert!(p.lower.is_finite() && p.median.is_finite() && p.upper.is_finite(), "{context}: non-finite {p:?} at {a:?}");
                 assert!(p.lower <= p.median && p.median <= p.upper, "{context}: unordered {p:?} at {a:?}");

@@ -279,6 +279,11 @@ impl Gp {
         (mean * self.y_std + self.y_mean, var.sqrt() * self.y_std)
     }
 
+    /// The observation noise's standard deviation, in the original scale.
+    pub fn noise_sd(&self) -> f64 {
+        self.unstandardize_sd(0.0, self.log_noise.exp()).1
+    }
+
     /// Maps an original-scale value to standardised units.
     pub fn standardize_value(&self, y: f64) -> f64 {
         (y - self.y_mean) / self.y_std

@@ -117,11 +117,7 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
             }));
         }
     };
-    let metrics_at = |i: usize| {
-        per_metric
-            .as_ref()
-            .map(|m| m.iter().map(|(id, p)| (id.clone(), MetricPredictionW::from(&p[i]))).collect())
-    };
+    let metrics_at = |i: usize| per_metric.as_ref().map(|m| m.iter().map(|(id, p)| (id.clone(), MetricPredictionW::from(&p[i]))).collect());
     Ok(Json(PredictResponseW {
         predictions: predictions
             .iter()

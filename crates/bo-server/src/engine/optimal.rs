@@ -87,7 +87,10 @@ impl Engine {
             }
             let points: Vec<bo_core::Assignment> = done.iter().map(|(_, a)| (*a).clone()).collect();
             let predicted = entry.model.predict(&points)?;
-            done.iter().zip(predicted).reduce(|a, b| if objective.goal.better(b.1.median, a.1.median) { b } else { a }).map(|((id, _), _)| *id)
+            done.iter()
+                .zip(predicted)
+                .reduce(|a, b| if objective.goal.better(b.1.median, a.1.median) { b } else { a })
+                .map(|((id, _), _)| *id)
         })
         .await
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::posterior::Posterior;
-use crate::designer::{Criterion, FitError, Fitted, Model, ModelState, Prediction};
+use crate::designer::{Criterion, FitError, Fitted, Model, ModelState, Predictive};
 use crate::gp::Gp;
 use crate::kernel::Kernel;
 use crate::trial::{Assignment, Observation};
@@ -93,8 +93,8 @@ impl<P: Proposer> Model for GpModel<P> {
         Some(Arc::new(GpModel { post: self.post.refactored()?, proposer: self.proposer.clone() }))
     }
 
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        Some(self.post.predictions(points, &|a| self.proposer.encode(a)))
+    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
+        Some(self.post.predictive(points, &|a| self.proposer.encode(a)))
     }
 
     fn describe(&self) -> serde_json::Value {

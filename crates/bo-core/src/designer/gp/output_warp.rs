@@ -103,7 +103,13 @@ impl Warp {
             Warp::Identity => y,
             Warp::YeoJohnson { centre, scale, lambda, low, high } => {
                 let z = (y - centre) / scale;
-                let end = if z < *low { *low } else if z > *high { *high } else { return yeo_johnson(z, *lambda) };
+                let end = if z < *low {
+                    *low
+                } else if z > *high {
+                    *high
+                } else {
+                    return yeo_johnson(z, *lambda);
+                };
                 yeo_johnson(end, *lambda) + yeo_johnson_slope(end, *lambda) * (z - end)
             }
             Warp::HalfRank(h) => h.apply(y),
@@ -557,7 +563,9 @@ mod tests {
     #[test]
     fn the_hermite_rule_integrates_the_normal_moments() {
         let (x, w) = hermite_rule();
-        let e = |f: &dyn Fn(f64) -> f64| w.iter().zip(x).map(|(w, x)| w * f(std::f64::consts::SQRT_2 * x)).sum::<f64>() / std::f64::consts::PI.sqrt();
+        let e = |f: &dyn Fn(f64) -> f64| {
+            w.iter().zip(x).map(|(w, x)| w * f(std::f64::consts::SQRT_2 * x)).sum::<f64>() / std::f64::consts::PI.sqrt()
+        };
         assert!((e(&|_| 1.0) - 1.0).abs() < 1e-13);
         assert!(e(&|z| z).abs() < 1e-13);
         assert!((e(&|z| z * z) - 1.0).abs() < 1e-12);
@@ -592,7 +600,8 @@ mod tests {
             // The warped data's spread, far below and far above: what a GP predicts away from
             // its data is at most a few of its own deviations out.
             let w_data: Vec<f64> = y.iter().map(|v| warp.apply(*v)).collect();
-            let (w_lo, w_hi) = (w_data.iter().copied().fold(f64::INFINITY, f64::min), w_data.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            let (w_lo, w_hi) =
+                (w_data.iter().copied().fold(f64::INFINITY, f64::min), w_data.iter().copied().fold(f64::NEG_INFINITY, f64::max));
             let sd = w_hi - w_lo;
             for mean in [w_lo - 2.0 * sd, w_lo, 0.5 * (w_lo + w_hi), w_hi + 2.0 * sd] {
                 let p = warp.prediction(mean, sd);
@@ -601,7 +610,10 @@ mod tests {
                 let (bound_lo, bound_hi) = (y_lo.min(wide.lower), y_hi.max(wide.upper));
                 for v in [Some(p.median), Some(p.lower), Some(p.upper), p.mean] {
                     let v = v.expect("a finite mean under a bijective warp");
-                    assert!(v.is_finite() && (bound_lo..=bound_hi).contains(&v), "λ = {lambda}, μ = {mean}: {p:?} beyond [{bound_lo}, {bound_hi}]");
+                    assert!(
+                        v.is_finite() && (bound_lo..=bound_hi).contains(&v),
+                        "λ = {lambda}, μ = {mean}: {p:?} beyond [{bound_lo}, {bound_hi}]"
+                    );
                 }
             }
         }

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use serde::Deserialize;
 
 use super::output_warp::Warp;
-use crate::designer::{FitError, Prediction};
+use crate::designer::{FitError, Predictive};
 use crate::gp::Gp;
 use crate::study::{ObservationNoise, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome};
@@ -180,14 +180,15 @@ impl Posterior {
 
     /// The predictive distribution of the objective, in its own units and direction (through a
     /// warp, see [`Warp::prediction`]).
-    pub fn predictions(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Prediction> {
+    pub fn predictive(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Predictive<'_>> {
         let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
+        let noise = self.gp.noise_sd();
         self.gp
             .predict(&xs)
             .into_iter()
             .map(|(m, v)| {
                 let (mean, stddev) = self.gp.unstandardize_sd(m, v);
-                self.warp.prediction(mean, stddev).signed(self.sign)
+                Predictive::new(mean, stddev, noise, &self.warp, self.sign)
             })
             .collect()
     }

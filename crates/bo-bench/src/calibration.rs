@@ -1,0 +1,240 @@
+//! `bo-bench calibration`: whether a designer's predictions mean what they say. For each problem
+//! and seed, a real run — `GP_BANDIT` proposing, the problem's noise added — of the largest small
+//! size plus the held-out trials; for a size beyond it, the run is continued as a long study
+//! goes on (half uniform points, half small steps from one of its 20 best), since a designer
+//! fitted 3,000 times is out of reach here. Each designer is fitted on the first `n` trials and
+//! asked to predict the run's next trials (where the study was going) and uniform random points
+//! (the whole space); against the noise-free value there it scores the coverage of its central
+//! 50 % and 90 % intervals and its mean log predictive density, beside a constant baseline (a
+//! normal with the training values' mean and deviation). A designer that predicts only at
+//! points of its own (REMBO, at its embeddings) is asked at its own next proposals instead.
+//! Must not: judge a model against noisy values (its intervals are of the latent objective).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use bo_core::designer::{Predictive, designer_for};
+use bo_core::{Assignment, Observation, Outcome};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+
+use crate::harness::{Noise, spec_for};
+use crate::problems::Problem;
+
+/// What a calibration run covers.
+pub struct Settings {
+    /// Designers by algorithm name.
+    pub designers: Vec<String>,
+    /// Training sizes.
+    pub sizes: Vec<usize>,
+    /// Seeds per problem (0, 1, …).
+    pub seeds: u64,
+    /// The run's next trials predicted at each size.
+    pub held_out: usize,
+    /// Uniform random points predicted at each size.
+    pub random: usize,
+}
+
+/// One designer on one problem at one size, pooled over seeds.
+#[derive(Serialize)]
+pub struct Row {
+    pub designer: String,
+    pub problem: String,
+    pub size: usize,
+    /// Points predicted, over every seed.
+    pub points: usize,
+    /// Fraction of true values within the central 50 % interval.
+    pub cover_50: f64,
+    /// Fraction within the central 90 % interval.
+    pub cover_90: f64,
+    /// Mean log predictive density of the true values.
+    pub log_density: f64,
+    /// The constant baseline's.
+    pub baseline_log_density: f64,
+    /// Median seconds of one fit.
+    pub fit_seconds: f64,
+    /// Why there are no numbers, when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+#[derive(Default)]
+struct Tally {
+    points: usize,
+    in_50: usize,
+    in_90: usize,
+    log_density: f64,
+    baseline: f64,
+    fit_seconds: Vec<f64>,
+    skipped: Option<String>,
+}
+
+impl Tally {
+    fn add(&mut self, predictive: &[Predictive<'_>], truth: &[f64], baseline: (f64, f64)) {
+        for (p, &y) in predictive.iter().zip(truth) {
+            self.points += 1;
+            self.in_50 += usize::from(p.quantile(0.25) <= y && y <= p.quantile(0.75));
+            self.in_90 += usize::from(p.quantile(0.05) <= y && y <= p.quantile(0.95));
+            self.log_density += p.log_density(y);
+            let z = (y - baseline.0) / baseline.1;
+            self.baseline += -0.5 * z * z - baseline.1.ln() - 0.5 * std::f64::consts::TAU.ln();
+        }
+    }
+}
+
+/// The study's trials as a real run makes them: `GP_BANDIT` for the first `small` trials, then
+/// the long-study continuation up to `total` (see the module docs). Noise as the problem has it.
+fn trials(problem: &Problem, seed: u64, small: usize, total: usize) -> Result<Vec<(Assignment, f64)>> {
+    let spec = spec_for(problem, "GP_BANDIT", serde_json::json!({}));
+    let designer = designer_for(&spec).context("GP_BANDIT")?;
+    let study = bo_core::Problem { spec, seed, priors: Vec::new() };
+    let space = (problem.space)();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut noise = Noise::new(problem, seed);
+    let mut history: Vec<Observation> = Vec::new();
+    let mut out: Vec<(Assignment, f64)> = Vec::new();
+    let mut warm = None;
+    while out.len() < total {
+        let a = if out.len() < small {
+            let fitted = designer.fit(&study, &history, warm.as_ref(), &mut rng)?;
+            let a = fitted.model.suggest(&[], 1, &mut rng)?.into_iter().next().context("GP_BANDIT proposed nothing")?;
+            warm = Some(fitted.state);
+            a
+        } else if rng.random::<bool>() {
+            uniform(&space, &mut rng)
+        } else {
+            let mut best: Vec<&(Assignment, f64)> = out.iter().collect();
+            best.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let from = best[rng.random_range(0..best.len().min(20))];
+            let mut u = space.encode(&from.0);
+            for x in &mut u {
+                *x = if (0.0..=1.0).contains(x) { (*x + 0.05 * normal(&mut rng)).clamp(0.0, 1.0) } else { rng.random() };
+            }
+            space.decode(&u)
+        };
+        let y = noise.observe((problem.eval)(&a));
+        history.push(Observation { assignment: a.clone(), outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) });
+        out.push((a, y));
+    }
+    Ok(out)
+}
+
+fn uniform(space: &bo_core::SearchSpace, rng: &mut StdRng) -> Assignment {
+    space.decode(&(0..space.n_params()).map(|_| rng.random::<f64>()).collect::<Vec<_>>())
+}
+
+fn normal(rng: &mut StdRng) -> f64 {
+    let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
+    let u2: f64 = rng.random();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
+/// The calibration of every designer in `settings` on `problem`, a row per designer and size.
+pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
+    let mut sizes = settings.sizes.clone();
+    sizes.sort_unstable();
+    let small = sizes.iter().copied().filter(|&n| n <= 200).max().unwrap_or(0) + settings.held_out;
+    let total = sizes.iter().max().copied().unwrap_or(0) + settings.held_out;
+    let mut tallies: BTreeMap<(String, usize), Tally> = BTreeMap::new();
+    let space = (problem.space)();
+    for seed in 0..settings.seeds {
+        let run = trials(problem, seed, small.min(total), total)?;
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x6361_6c69);
+        for &n in &sizes {
+            let train: Vec<Observation> = run[..n]
+                .iter()
+                .map(|(a, y)| Observation { assignment: a.clone(), outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), *y)])) })
+                .collect();
+            let values: Vec<f64> = run[..n].iter().map(|(_, y)| *y).collect();
+            let mean = values.iter().sum::<f64>() / n as f64;
+            let sd = (values.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0).max(1.0)).sqrt().max(1e-12);
+            let mut points: Vec<Assignment> = run[n..n + settings.held_out].iter().map(|(a, _)| a.clone()).collect();
+            points.extend((0..settings.random).map(|_| uniform(&space, &mut rng)));
+            for name in &settings.designers {
+                let tally = tallies.entry((name.clone(), n)).or_default();
+                if tally.skipped.is_some() {
+                    continue;
+                }
+                let spec = spec_for(problem, name, serde_json::json!({}));
+                let designer = match designer_for(&spec) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        tally.skipped = Some(e.to_string());
+                        continue;
+                    }
+                };
+                let study = bo_core::Problem { spec, seed, priors: Vec::new() };
+                let start = Instant::now();
+                let fitted = match designer.fit(&study, &train, None, &mut StdRng::seed_from_u64(seed)) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        tally.skipped = Some(e.to_string());
+                        continue;
+                    }
+                };
+                tally.fit_seconds.push(start.elapsed().as_secs_f64());
+                if let Some(predictive) = fitted.model.predictive(&points) {
+                    let truth: Vec<f64> = points.iter().map(problem.eval).collect();
+                    tally.add(&predictive, &truth, (mean, sd));
+                } else {
+                    // A model that predicts only at points of its own: its next proposals.
+                    let own = fitted.model.suggest(&[], settings.held_out, &mut rng)?;
+                    match fitted.model.predictive(&own) {
+                        Some(predictive) => {
+                            let truth: Vec<f64> = own.iter().map(problem.eval).collect();
+                            tally.add(&predictive, &truth, (mean, sd));
+                        }
+                        None => tally.skipped = Some("no predictive distribution".into()),
+                    }
+                }
+            }
+        }
+    }
+    Ok(tallies
+        .into_iter()
+        .map(|((designer, size), t)| {
+            let per = |v: f64| if t.points == 0 { f64::NAN } else { v / t.points as f64 };
+            let mut seconds = t.fit_seconds.clone();
+            seconds.sort_by(f64::total_cmp);
+            Row {
+                designer,
+                problem: problem.name.to_owned(),
+                size,
+                points: t.points,
+                cover_50: per(t.in_50 as f64),
+                cover_90: per(t.in_90 as f64),
+                log_density: per(t.log_density),
+                baseline_log_density: per(t.baseline),
+                fit_seconds: seconds.get(seconds.len() / 2).copied().unwrap_or(f64::NAN),
+                skipped: t.skipped,
+            }
+        })
+        .collect())
+}
+
+/// Prints `rows` as a table.
+pub fn print(rows: &[Row]) {
+    println!(
+        "{:<16} {:<24} {:>6} {:>6} {:>7} {:>7} {:>9} {:>9} {:>8}",
+        "designer", "problem", "size", "points", "50 %", "90 %", "log dens", "baseline", "fit s"
+    );
+    for r in rows {
+        match &r.skipped {
+            Some(why) if r.points == 0 => println!("{:<16} {:<24} {:>6}  skipped: {why}", r.designer, r.problem, r.size),
+            _ => println!(
+                "{:<16} {:<24} {:>6} {:>6} {:>6.1}% {:>6.1}% {:>9.2} {:>9.2} {:>8.2}",
+                r.designer,
+                r.problem,
+                r.size,
+                r.points,
+                100.0 * r.cover_50,
+                100.0 * r.cover_90,
+                r.log_density,
+                r.baseline_log_density,
+                r.fit_seconds
+            ),
+        }
+    }
+}
