@@ -291,7 +291,15 @@ fn two_metric_studies_model_every_metric() {
             assert_eq!(p[key], p["metrics"]["error"][key], "the first metric is the top-level answer ({key})");
         }
         let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
-        assert!(optimal["optimalTrials"].as_array().unwrap().len() >= 3, "a front, not one best trial: {optimal}");
+        let front = optimal["optimalTrials"].as_array().unwrap();
+        assert!(front.len() >= 3, "a front, not one best trial: {optimal}");
+        // Best first by the first objective (then the second): the first is the study's best
+        // trial, the one the model page and the clients name.
+        let value = |t: &serde_json::Value, id: &str| {
+            t["finalMeasurement"]["metrics"].as_array().unwrap().iter().find(|m| m["metricId"] == id).unwrap()["value"].as_f64().unwrap()
+        };
+        let errors: Vec<f64> = front.iter().map(|t| value(t, "error")).collect();
+        assert!(errors.windows(2).all(|w| w[0] <= w[1]), "ordered by the first objective: {errors:?}");
     }
 }
 

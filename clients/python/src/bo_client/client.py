@@ -328,18 +328,16 @@ class Study:
         return Trial._from_vertex(self, self._client._t.request("POST", f"{self._path}/trials", body))
 
     def optimal_trials(self) -> List[Trial]:
-        """The best trial (one metric) or the Pareto-optimal trials (several)."""
+        """The best trial (one metric) or the Pareto-optimal trials (several), best first."""
         out = self._client._t.request("POST", f"{self._path}/trials:listOptimalTrials", {})
         return [Trial._from_vertex(self, t) for t in out.get("optimalTrials", [])]
 
     def best_trial(self) -> Optional[Trial]:
-        """The best completed safe trial by the first objective (None before any)."""
+        """The study's best trial (None before any): the first of :meth:`optimal_trials`, which
+        the service orders best first — for several objectives, the optimal trial best by the
+        first objective. The dashboard and the model page name the same trial."""
         best = self.optimal_trials()
-        if len(self.objective_ids) == 1 or not best:
-            return best[0] if best else None
-        first = self.objective_ids[0]
-        sign = 1.0 if self.goals[first] == "MAXIMIZE" else -1.0
-        return max(best, key=lambda t: sign * (t.value if t.value is not None else -sign * float("inf")))
+        return best[0] if best else None
 
     def model(self) -> Json:
         """What the study's model learned (``GET …/model``)."""

@@ -248,7 +248,8 @@ pub const MAX_OPTIMAL_TRIALS: usize = 1000;
 
 /// ListOptimalTrials — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies.trials/listOptimalTrials>.
 /// The best SUCCEEDED trial for a single metric — with `observationNoise: HIGH`, the one whose
-/// value the model predicts best, once it predicts; the Pareto front for several, in id order (at
+/// value the model predicts best, once it predicts; the Pareto front for several, best first: by
+/// the first objective, then the next, ties by id, so the first is the study's best trial (at
 /// most 1,000 trials: a larger front keeps those that add the most hypervolume). The trials carry their
 /// final measurement; their intermediate measurements are read with GetTrial or ListTrials.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials:listOptimalTrials", tag = "trials",
@@ -263,7 +264,11 @@ pub async fn list_optimal_trials(
     let ids = state.engine.optimal_trial_ids(&study, MAX_OPTIMAL_TRIALS).await?;
     let trials = {
         let _turn = state.engine.read_turn(&path.project, Some(study.id)).await;
-        state.store.trials_by_id(study.id, &ids).await?
+        let mut trials = state.store.trials_by_id(study.id, &ids).await?;
+        // Best first, as chosen (the store reads them in id order).
+        let rank: std::collections::HashMap<i64, usize> = ids.iter().enumerate().map(|(k, id)| (*id, k)).collect();
+        trials.sort_by_key(|t| rank.get(&t.id).copied().unwrap_or(usize::MAX));
+        trials
     };
     // Up to 1,000 whole trials: written out off the runtime.
     super::offload::json(move || ListOptimalTrialsResponseW { optimal_trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect() })

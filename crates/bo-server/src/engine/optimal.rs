@@ -20,12 +20,12 @@ pub struct Optimal {
     data_version: i64,
     /// The data version of the model that chose them (`observationNoise: HIGH`), if one did.
     model_version: Option<i64>,
-    /// The trials' ids, in id order.
+    /// The trials' ids, best first (see `bo_core::optimal::optimal_ids`).
     ids: Arc<Vec<i64>>,
 }
 
 impl Engine {
-    /// The ids of the study's optimal trials, in id order, at most `cap` (see the module docs).
+    /// The ids of the study's optimal trials, best first, at most `cap` (see the module docs).
     pub async fn optimal_trial_ids(&self, study: &StudyRecord, cap: usize) -> Result<Arc<Vec<i64>>, EngineError> {
         let slot = self.inner.slots.get(study.id);
         let mut kept = slot.optimal.lock().await;
