@@ -55,6 +55,9 @@ pub struct Row {
     pub baseline_log_density: f64,
     /// Median seconds of one fit.
     pub fit_seconds: f64,
+    /// The median factor a subset's model widened its predictions by (1 where it did not, or
+    /// fitted every trial).
+    pub widened: f64,
     /// Why there are no numbers, when there are none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
@@ -68,6 +71,7 @@ struct Tally {
     log_density: f64,
     baseline: f64,
     fit_seconds: Vec<f64>,
+    widened: Vec<f64>,
     skipped: Option<String>,
 }
 
@@ -175,6 +179,7 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
                     }
                 };
                 tally.fit_seconds.push(start.elapsed().as_secs_f64());
+                tally.widened.push(fitted.model.describe()["predictionsWidened"]["factor"].as_f64().unwrap_or(1.0));
                 if let Some(predictive) = fitted.model.predictive(&points) {
                     let truth: Vec<f64> = points.iter().map(problem.eval).collect();
                     tally.add(&predictive, &truth, (mean, sd));
@@ -196,8 +201,10 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
         .into_iter()
         .map(|((designer, size), t)| {
             let per = |v: f64| if t.points == 0 { f64::NAN } else { v / t.points as f64 };
-            let mut seconds = t.fit_seconds.clone();
-            seconds.sort_by(f64::total_cmp);
+            let median = |mut v: Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+            };
             Row {
                 designer,
                 problem: problem.name.to_owned(),
@@ -207,7 +214,8 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
                 cover_90: per(t.in_90 as f64),
                 log_density: per(t.log_density),
                 baseline_log_density: per(t.baseline),
-                fit_seconds: seconds.get(seconds.len() / 2).copied().unwrap_or(f64::NAN),
+                fit_seconds: median(t.fit_seconds),
+                widened: median(t.widened),
                 skipped: t.skipped,
             }
         })
@@ -224,7 +232,7 @@ pub fn print(rows: &[Row]) {
         match &r.skipped {
             Some(why) if r.points == 0 => println!("{:<16} {:<24} {:>6}  skipped: {why}", r.designer, r.problem, r.size),
             _ => println!(
-                "{:<16} {:<24} {:>6} {:>6} {:>6.1}% {:>6.1}% {:>9.2} {:>9.2} {:>8.2}",
+                "{:<16} {:<24} {:>6} {:>6} {:>6.1}% {:>6.1}% {:>9.2} {:>9.2} {:>8.2} {:>7.2}",
                 r.designer,
                 r.problem,
                 r.size,
@@ -233,7 +241,8 @@ pub fn print(rows: &[Row]) {
                 100.0 * r.cover_90,
                 r.log_density,
                 r.baseline_log_density,
-                r.fit_seconds
+                r.fit_seconds,
+                r.widened
             ),
         }
     }
