@@ -33,7 +33,8 @@ export function curvesChart(container, answer) {
       width: c.state === "ACTIVE" ? 2 : 1,
       dash: stopped ? [5, 3] : undefined,
       spanGaps: true,
-      points: { show: false },
+      // A curve of one measurement has no line to draw: its point is shown instead.
+      points: { show: c.steps.length === 1, size: 6, fill: colour, stroke: colour },
     });
   }
   // The rings: where each stopped curve ends, drawn per trial (a series holds one value a step,

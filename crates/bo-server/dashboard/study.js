@@ -1,6 +1,7 @@
 // One study: what it is, how far it got, its history and its best trial(s), kept live by
 // polling the trials that changed since the last look.
 
+import { Actions } from "./act.js";
 import { algorithmName, call, locationPath } from "./api.js";
 import { badge, el, num } from "./format.js";
 import { historyChart, historyData, readHistory } from "./history.js";
@@ -36,6 +37,9 @@ export async function studyPage(main, where, number) {
   const curvesCard = el("section", { class: "card wide", id: "curves-card" },
     el("div", { class: "toolbar" }, el("h2", {}, "Learning curves"), el("span", {}, "running in blue, asked to stop in red (○ where the curve ends), completed in grey")),
     curvesBox);
+  // After an action: read again at once rather than at the next poll.
+  let readNow = async () => {};
+  const actions = new Actions(studyPath, spec, trials, () => readNow(), () => { location.hash = "#/"; });
   let curves = null;
   const drawCurves = async () => {
     const answer = await readCurves(studyPath);
@@ -47,6 +51,7 @@ export async function studyPage(main, where, number) {
     el("h1", {}, study.displayName, " ", badge(study.state), " ", el("a", { href: `#/studies/${number}/model`, class: "small", id: "model-link" }, "the model →")),
     facts,
     el("div", { class: "cards" },
+      actions.root,
       el("section", { class: "card wide" },
         el("div", { class: "toolbar" }, el("h2", {}, "Optimisation history"), el("label", {}, logToggle, " log scale"), live),
         historyBox),
@@ -81,6 +86,7 @@ export async function studyPage(main, where, number) {
   };
   const draw = () => {
     renderFacts(facts, study, trials);
+    actions.draw();
     parcoords.draw();
     table.refresh();
   };
@@ -102,18 +108,32 @@ export async function studyPage(main, where, number) {
   ]);
 
   let stopped = false;
+  const read = async () => {
+    const changed = await trials.refresh();
+    if (changed) {
+      draw();
+      const [answer] = await Promise.all([optimal(), refreshHistory(), drawCurves(), drawImportance()]);
+      renderBest(best, spec, trials, pareto, answer);
+    } else if (importancePending) {
+      await drawImportance();
+    }
+  };
+  readNow = async () => {
+    try {
+      await read();
+      // The study's own state (a stopped study is COMPLETED) is in its badge.
+      const now = await call("GET", studyPath);
+      main.querySelector("h1 .state")?.replaceWith(badge(now.state));
+    } catch (e) {
+      live.className = "live error";
+      live.textContent = `not updating: ${e.message}`;
+    }
+  };
   const poll = async () => {
     if (stopped) return;
     if (!document.hidden) {
       try {
-        const changed = await trials.refresh();
-        if (changed) {
-          draw();
-          const [answer] = await Promise.all([optimal(), refreshHistory(), drawCurves(), drawImportance()]);
-          renderBest(best, spec, trials, pareto, answer);
-        } else if (importancePending) {
-          await drawImportance();
-        }
+        await read();
         live.className = "live on";
         live.textContent = "live";
       } catch (e) {
