@@ -23,6 +23,12 @@ use serde::Serialize;
 use crate::harness::{Noise, spec_for};
 use crate::problems::Problem;
 
+/// The designers that learn a model, as `--designers` lists them by default.
+pub const DESIGNERS: &str = "GP_BANDIT,ADD_GP_UCB,ADD_TREE,BRANCHING_NESTED,OVERLAP_ADD_GP,REMBO,AUTO";
+
+/// One problem of each family: classic, tree, high-dimensional, mixed, noisy.
+pub const PROBLEMS: &str = "hartmann6,jenatton,branin_d25,mixed_styblinski_tang8,hartmann6_noisy";
+
 /// What a calibration run covers.
 pub struct Settings {
     /// Designers by algorithm name.
@@ -245,5 +251,33 @@ pub fn print(rows: &[Row]) {
                 r.widened
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bo_core::designer::testing::predictions_are_bounded_on;
+
+    use super::{DESIGNERS, PROBLEMS};
+    use crate::problems::by_name;
+
+    /// No prediction of any learning designer, under any output warp, on a problem of each of
+    /// the suite's families (and one whose values span 300 units), lies beyond the observed
+    /// range widened by twice its own 90 % interval; every prediction is finite and ordered.
+    #[test]
+    fn predictions_stay_near_the_data_on_the_suites_problems() {
+        let mut beyond = Vec::new();
+        for name in PROBLEMS.split(',').chain(["styblinski_tang8"]) {
+            let problem = by_name(name).expect("a suite problem");
+            let space = (problem.space)();
+            let mut checked = 0;
+            for algorithm in DESIGNERS.split(',') {
+                let (fits, found) = predictions_are_bounded_on(algorithm, name, &space, &problem.eval);
+                checked += fits;
+                beyond.extend(found);
+            }
+            assert!(checked > 0, "no designer predicted on {name}");
+        }
+        assert!(beyond.is_empty(), "{} predictions beyond the data:\n{}", beyond.len(), beyond.join("\n"));
     }
 }

@@ -100,10 +100,10 @@ enum Command {
     /// and 90 % intervals and its mean log predictive density beside a constant baseline's.
     Calibration {
         /// Designers, comma-separated.
-        #[arg(long, value_delimiter = ',', default_value = "GP_BANDIT,ADD_GP_UCB,ADD_TREE,BRANCHING_NESTED,OVERLAP_ADD_GP,REMBO,AUTO")]
+        #[arg(long, value_delimiter = ',', default_value = calibration::DESIGNERS)]
         designers: Vec<String>,
         /// Problems, comma-separated: one classic, one tree, one high-dimensional, one mixed, one noisy.
-        #[arg(long, value_delimiter = ',', default_value = "hartmann6,jenatton,branin_d25,mixed_styblinski_tang8,hartmann6_noisy")]
+        #[arg(long, value_delimiter = ',', default_value = calibration::PROBLEMS)]
         problems: Vec<String>,
         /// Training sizes, comma-separated (above 2,048 the designers fit a subset).
         #[arg(long, value_delimiter = ',', default_value = "30,100,3000")]

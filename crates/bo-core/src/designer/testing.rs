@@ -256,13 +256,31 @@ fn close(a: &[Prediction], b: &[Prediction], tol: f64) -> bool {
         })
 }
 
-/// Designers and warps whose predictions [`predictions_are_bounded`] finds confidently beyond the
-/// data, with what it saw: a calibration defect, not a mapping one (the warp maps back exactly).
-pub const OVERCONFIDENT: &[(&str, &str, &str)] = &[(
-    "OVERLAP_ADD_GP",
-    "YEO_JOHNSON",
-    "the additive posterior extrapolates past the best trial: −3128 (90 %: −3858 to −2399) at a point whose loss is 18, on a loss never below 0",
-)];
+/// Designers, warps and spaces (a fixture's or a suite problem's name; empty: any) whose
+/// predictions [`predictions_are_bounded_on`] finds confidently beyond the data, with what it
+/// saw: calibration defects, not mapping ones (every warp maps back exactly), open in issue 43.
+/// Each is held to finite, ordered predictions only.
+pub const OVERCONFIDENT: &[(&str, &str, &str, &str)] = &[
+    (
+        "OVERLAP_ADD_GP",
+        "YEO_JOHNSON",
+        "",
+        "the additive posterior extrapolates past the best trial: −3128 (90 %: −3858 to −2399) at a point whose loss is 18, on a loss never below 0",
+    ),
+    (
+        "OVERLAP_ADD_GP",
+        "NONE",
+        "styblinski_tang8",
+        "eight one-dimensional terms, each extrapolated: −571 (90 %: −674 to −469) where the value is −87, below the function's minimum −313",
+    ),
+    (
+        "ADD_TREE",
+        "YEO_JOHNSON",
+        "jenatton",
+        "a leaf's quadratic extrapolated through the warp's tangent: 2.54 (90 %: 2.45 to 2.62) where the value is 1.97, past every observed value (≤ 1.83)",
+    ),
+    ("AUTO", "YEO_JOHNSON", "jenatton", "AUTO chooses ADD_TREE there: the same"),
+];
 
 /// Every prediction of `algorithm`'s model under every output warp it accepts, on an objective
 /// spanning orders of magnitude (where Yeo–Johnson's λ goes above 2 and a prediction was once
@@ -270,65 +288,87 @@ pub const OVERCONFIDENT: &[(&str, &str, &str)] = &[(
 /// median ≤ 95 %), and within the observed range widened by twice the prediction's own 90 %
 /// interval (wider than its 99 % interval under any normal), the mean included where given.
 /// Designers without a model, or refusing the warp or the space, are skipped; panics on the
-/// first failure, naming it. The pairs in [`OVERCONFIDENT`] are held to finite, ordered
+/// first failure, naming it. The entries of [`OVERCONFIDENT`] are held to finite, ordered
 /// predictions only.
 pub fn predictions_are_bounded(algorithm: &str) {
+    let mut checked = 0;
+    for (name, space) in [("unit_cube(6)", fixtures::unit_cube(6)), ("all_types", fixtures::all_types())] {
+        let cube = space.clone();
+        let loss = move |a: &Assignment| {
+            let u = cube.encode(a);
+            // exp of a quadratic: 0 at the optimum, above 1e5 in the far corner.
+            (12.0 * u.iter().map(|u| (u - 0.3).powi(2)).sum::<f64>() / u.len() as f64 * 2.0).exp_m1().powi(2)
+        };
+        let (fits, beyond) = predictions_are_bounded_on(algorithm, name, &space, &loss);
+        assert!(beyond.is_empty(), "{}", beyond.join("\n"));
+        checked += fits;
+    }
+    assert!(checked > 0, "{algorithm}: its model predicted under no warp on no space");
+}
+
+/// [`predictions_are_bounded`] on any space and objective `loss` (minimised; the bench runs it
+/// over the suite's problems): the number of fits whose predictions were checked, one per output
+/// warp the designer accepts on the space (0 when it refuses the space or learns nothing), and
+/// the first prediction of each fit found beyond the data, described.
+pub fn predictions_are_bounded_on(
+    algorithm: &str,
+    name: &str,
+    space: &SearchSpace,
+    loss: &dyn Fn(&Assignment) -> f64,
+) -> (usize, Vec<String>) {
     use rand::RngExt;
     let mut checked = 0;
+    let mut beyond = Vec::new();
     for warping in ["NONE", "YEO_JOHNSON", "HALF_RANK"] {
-        for (name, space) in [("unit_cube(6)", fixtures::unit_cube(6)), ("all_types", fixtures::all_types())] {
-            let spec = study(space.clone(), algorithm, serde_json::json!({ "outputWarping": warping }));
-            let problem = Problem { spec, seed: 42, priors: Vec::new() };
-            let Ok(designer) = designer_for(&problem.spec) else { continue };
-            if !designer.learns() {
-                return;
-            }
-            let loss = |a: &Assignment| {
-                let u = space.encode(a);
-                // exp of a quadratic: 0 at the optimum, above 1e5 in the far corner.
-                (12.0 * u.iter().map(|u| (u - 0.3).powi(2)).sum::<f64>() / u.len() as f64 * 2.0).exp_m1().powi(2)
-            };
-            let mut history: Vec<Observation> = Vec::new();
-            for i in 0..30 {
-                let a = suggest(&problem, &history, &[], 1, 3000 + i).remove(0);
-                let value = loss(&a);
-                history.push(Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), value)])) });
-            }
-            let fitted = designer.fit(&problem, &history, None, &mut StdRng::seed_from_u64(11)).expect("fit succeeds");
-            let mut rng = StdRng::seed_from_u64(12);
-            let mut points: Vec<Assignment> = history.iter().map(|o| o.assignment.clone()).collect();
-            points.extend((0..40).map(|_| space.decode(&(0..space.n_params()).map(|_| rng.random::<f64>()).collect::<Vec<_>>())));
-            let context = format!("{algorithm} with outputWarping {warping} on {name}");
-            let bounded = !OVERCONFIDENT.iter().any(|(a, w, _)| *a == algorithm && *w == warping);
-            // REMBO predicts only at points of its embeddings: its own suggestions.
-            let Some(predicted) = fitted.model.predict(&points).or_else(|| fitted.model.predict(&points[..history.len()])) else {
+        let spec = study(space.clone(), algorithm, serde_json::json!({ "outputWarping": warping }));
+        let problem = Problem { spec, seed: 42, priors: Vec::new() };
+        let Ok(designer) = designer_for(&problem.spec) else { continue };
+        if !designer.learns() {
+            return (0, beyond);
+        }
+        let mut history: Vec<Observation> = Vec::new();
+        for i in 0..30 {
+            let a = suggest(&problem, &history, &[], 1, 3000 + i).remove(0);
+            let value = loss(&a);
+            history.push(Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), value)])) });
+        }
+        let fitted = designer.fit(&problem, &history, None, &mut StdRng::seed_from_u64(11)).expect("fit succeeds");
+        let mut rng = StdRng::seed_from_u64(12);
+        let mut points: Vec<Assignment> = history.iter().map(|o| o.assignment.clone()).collect();
+        points.extend((0..40).map(|_| space.decode(&(0..space.n_params()).map(|_| rng.random::<f64>()).collect::<Vec<_>>())));
+        let context = format!("{algorithm} with outputWarping {warping} on {name}");
+        let bounded = !OVERCONFIDENT.iter().any(|(a, w, on, _)| *a == algorithm && *w == warping && (on.is_empty() || *on == name));
+        // REMBO predicts only at points of its embeddings: its own suggestions.
+        let Some(predicted) = fitted.model.predict(&points).or_else(|| fitted.model.predict(&points[..history.len()])) else {
+            continue;
+        };
+        checked += 1;
+        let observed: Vec<f64> = history.iter().map(|o| loss(&o.assignment)).collect();
+        let (lo, hi) = (observed.iter().copied().fold(f64::INFINITY, f64::min), observed.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        for (p, a) in predicted.iter().zip(&points) {
+            assert!(p.lower.is_finite() && p.median.is_finite() && p.upper.is_finite(), "{context}: non-finite {p:?} at {a:?}");
+            assert!(p.lower <= p.median && p.median <= p.upper, "{context}: unordered {p:?} at {a:?}");
+            if !bounded {
                 continue;
-            };
-            checked += 1;
-            let observed: Vec<f64> = history.iter().map(|o| loss(&o.assignment)).collect();
-            let (lo, hi) =
-                (observed.iter().copied().fold(f64::INFINITY, f64::min), observed.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-            for (p, a) in predicted.iter().zip(&points) {
-                assert!(p.lower.is_finite() && p.median.is_finite() && p.upper.is_finite(), "{context}: non-finite {p:?} at {a:?}");
-                assert!(p.lower <= p.median && p.median <= p.upper, "{context}: unordered {p:?} at {a:?}");
-                if !bounded {
-                    continue;
-                }
-                let width = 2.0 * (p.upper - p.lower);
-                let (bottom, top) = (lo - width, hi + width);
-                for v in [Some(p.median), Some(p.lower), Some(p.upper), p.mean] {
-                    let Some(v) = v else { continue };
-                    assert!(v.is_finite() && (bottom..=top).contains(&v), "{context}: {p:?} at {a:?} beyond [{bottom}, {top}]");
-                }
-                // The deviation may be large: a warped prediction has a long tail towards the
-                // worse values the warp compressed.
-                if let Some(sd) = p.stddev {
-                    assert!(sd.is_finite() && sd >= 0.0, "{context}: deviation of {p:?} at {a:?}");
-                }
+            }
+            let width = 2.0 * (p.upper - p.lower);
+            let (bottom, top) = (lo - width, hi + width);
+            let outside = [Some(p.median), Some(p.lower), Some(p.upper), p.mean]
+                .into_iter()
+                .flatten()
+                .any(|v| !(v.is_finite() && (bottom..=top).contains(&v)));
+            if outside {
+                beyond.push(format!("{context}: {p:?} at {a:?} (loss {}) beyond [{bottom}, {top}]", loss(a)));
+                break;
+            }
+            // The deviation may be large: a warped prediction has a long tail towards the
+            // worse values the warp compressed.
+            if let Some(sd) = p.stddev {
+                assert!(sd.is_finite() && sd >= 0.0, "{context}: deviation of {p:?} at {a:?}");
             }
         }
     }
-    assert!(checked > 0, "{algorithm}: its model predicted under no warp on no space");
+    (checked, beyond)
 }
 
 /// `restore` rebuilds the stored fit; `observe` equals a refit at the same hyperparameters.
