@@ -1,9 +1,10 @@
 // The optimisation history, from the server's bucketed history (`trials:history`): every trial
 // when the study is small, else the best and worst value of each bucket of consecutive trials;
 // the best so far as a step line (of safe trials only, when the study has safety metrics);
-// infeasible trials marked in a band of their own along the worse edge (the top when minimising,
-// the bottom when maximising: never among the values, never on the best-so-far line), unsafe
-// ones crossed, trials asked to stop (by the early-stopping rule or their client) ringed; a log
+// infeasible and unsafe trials marked in a band of their own along the worse edge (the top when
+// minimising, the bottom when maximising; infeasible along the edge, unsafe inside it: never
+// among the values, never on the best-so-far line; with safety metrics the values drawn are the
+// safe trials'), trials asked to stop (by the early-stopping rule or their client) ringed; a log
 // scale when every value is positive. Drawn with uPlot; the container says `data-drawn` once a
 // frame is on screen.
 
@@ -36,29 +37,33 @@ export function historyData(h, goal) {
   let high = -Infinity;
   for (let k = 0; k < n; k++) {
     xs[k] = h.bucketWidth === 1 ? h.firstIds[k] : (h.firstIds[k] + h.lastIds[k]) / 2;
-    const [b, w] = minimise ? [h.min[k], h.max[k]] : [h.max[k], h.min[k]];
+    // With safety metrics, only safe trials' values are values: the unsafe are in the band.
+    const [lo, hi] = h.safeMin ? [h.safeMin[k], h.safeMax[k]] : [h.min[k], h.max[k]];
+    const [b, w] = minimise ? [lo, hi] : [hi, lo];
     if (b !== null) {
       better[k] = b;
       if (h.bucketWidth > 1) worse[k] = w;
-      low = Math.min(low, h.min[k]);
-      high = Math.max(high, h.max[k] ?? h.min[k]);
+      low = Math.min(low, lo);
+      high = Math.max(high, hi ?? lo);
     }
     // The best so far: of the safe trials, where the study has safety metrics.
     const safe = h.safeMin ? (minimise ? h.safeMin[k] : h.safeMax[k]) : b;
     if (safe !== null && (incumbent === null || (minimise ? safe < incumbent : safe > incumbent))) incumbent = safe;
     best[k] = incumbent;
   }
-  // The band's own scale runs 0..1 from the bottom: its marks sit in the middle of the strip.
-  const band = minimise ? 1 - BAND / 2 : BAND / 2;
+  // The band's own scale runs 0..1 from the bottom: infeasible marks along the edge, unsafe
+  // ones inside them.
+  const edge = minimise ? 1 - BAND / 3 : BAND / 3;
+  const inside = minimise ? 1 - (2 * BAND) / 3 : (2 * BAND) / 3;
   // A trial asked to stop without a value is ringed at the worst value, not the best.
   const worst = Number.isFinite(low) ? (minimise ? high : low) : 0;
   for (let k = 0; k < n; k++) {
-    if (h.infeasible[k] > 0) infeasible[k] = band;
+    if (h.infeasible[k] > 0) infeasible[k] = edge;
     if (h.stopped[k] > 0) stopped[k] = better[k] ?? worst;
-    if (h.unsafeTrials?.[k] > 0) unsafe[k] = minimise ? h.max[k] : h.min[k];
+    if (h.unsafeTrials?.[k] > 0) unsafe[k] = inside;
   }
-  const positive = h.min.every((v) => v === null || v > 0);
-  const banded = infeasible.some((v) => v !== null);
+  const positive = (h.safeMin || h.min).every((v) => v === null || v > 0);
+  const banded = infeasible.some((v) => v !== null) || unsafe.some((v) => v !== null);
   return { data: [xs, better, worse, best, infeasible, stopped, unsafe], positive, bucketWidth: h.bucketWidth, safety: Boolean(h.unsafeTrials), minimise, banded };
 }
 
@@ -116,7 +121,8 @@ export function historyChart(container, { data, bucketWidth, safety, minimise, b
       { label: "infeasible", scale: "band", stroke: "#c8372d", paths: () => null, points: { show: true, size: 7, fill: "#c8372d", stroke: "#c8372d" },
         value: (u, v) => (v === null ? "" : "infeasible") },
       { label: "asked to stop", stroke: "#b7791f", paths: () => null, points: { show: true, size: 11, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b7791f" } },
-      { label: "unsafe", show: safety, stroke: "#b3261e", paths: () => null, points: { show: true, size: 9, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b3261e" } },
+      { label: "unsafe", show: safety, scale: "band", stroke: "#b3261e", paths: () => null, points: { show: true, size: 9, width: 2, fill: "rgba(0,0,0,0)", stroke: "#b3261e" },
+        value: (u, v) => (v === null ? "" : "unsafe") },
     ],
     hooks: { drawClear: banded ? [shade] : [], draw: [() => { container.dataset.drawn = "true"; }] },
   };
