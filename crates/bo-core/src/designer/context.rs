@@ -131,13 +131,12 @@ fn score(model: &dyn Model, slice: &Slice, candidates: Vec<Assignment>) -> Resul
     if fresh.is_empty() {
         return Ok(Vec::new());
     }
-    let predicted = model.predict(&fresh).ok_or_else(|| FitError::Numerical("the model stopped predicting".into()))?;
+    let predicted = normal_approximations(model, &fresh).ok_or_else(|| FitError::Numerical("the model stopped predicting".into()))?;
     let sign = if slice.goal == Goal::Minimize { -1.0 } else { 1.0 };
     let mut scored: Vec<(f64, Assignment)> = fresh
         .into_iter()
         .zip(predicted)
-        .map(|(a, p)| {
-            let (centre, sd) = p.normal_approximation();
+        .map(|(a, (centre, sd))| {
             let (mean, sd) = (sign * centre, sd.max(1e-12));
             let s = match slice.best {
                 Some(b) => sd.ln() + log_h((mean - sign * b) / sd),
@@ -149,6 +148,17 @@ fn score(model: &dyn Model, slice: &Slice, candidates: Vec<Assignment>) -> Resul
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     Ok(scored)
+}
+
+/// The normal approximation ([`super::Prediction::normal_approximation`]) of `model`'s
+/// prediction at each of `points`, from its predictive distribution where it has one (no
+/// quadrature of a mean an acquisition does not read), else from its predictions; `None` when it
+/// does not predict.
+pub(crate) fn normal_approximations(model: &dyn Model, points: &[Assignment]) -> Option<Vec<(f64, f64)>> {
+    match model.predictive(points) {
+        Some(p) => Some(p.iter().map(super::Predictive::normal_approximation).collect()),
+        None => Some(model.predict(points)?.iter().map(super::Prediction::normal_approximation).collect()),
+    }
 }
 
 #[cfg(test)]

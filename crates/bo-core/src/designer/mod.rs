@@ -332,6 +332,15 @@ impl<'a> Predictive<'a> {
         self.warp.prediction(self.mean, self.sd).signed(self.sign)
     }
 
+    /// [`Prediction::normal_approximation`] of [`Predictive::summary`], bit for bit, without
+    /// the quadrature of the mean and deviation: what an acquisition over predictions reads.
+    pub fn normal_approximation(&self) -> (f64, f64) {
+        let z = Z_95;
+        let (median, lower, upper) =
+            (self.warp.invert(self.mean), self.warp.invert(self.mean - z * self.sd), self.warp.invert(self.mean + z * self.sd));
+        Prediction { median, lower, upper, mean: None, stddev: None }.signed(self.sign).normal_approximation()
+    }
+
     /// The `p` quantile (0 < p < 1) of the latent objective.
     pub fn quantile(&self, p: f64) -> f64 {
         // The warp is increasing; a sign of −1 turns the upper tail of W into the lower of y.

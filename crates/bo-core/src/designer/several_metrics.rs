@@ -359,13 +359,9 @@ impl MetricsModel {
             .iter()
             .zip(metrics)
             .map(|(m, spec)| {
-                let p = m.predict(points).ok_or_else(|| FitError::Numerical(format!("the model of {} stopped predicting", spec.id)))?;
-                Ok(p.into_iter()
-                    .map(|p| {
-                        let (centre, sd) = p.normal_approximation();
-                        (sign(spec.goal) * centre, sd)
-                    })
-                    .collect())
+                let p = super::context::normal_approximations(m.as_ref(), points)
+                    .ok_or_else(|| FitError::Numerical(format!("the model of {} stopped predicting", spec.id)))?;
+                Ok(p.into_iter().map(|(centre, sd)| (sign(spec.goal) * centre, sd)).collect())
             })
             .collect()
     }

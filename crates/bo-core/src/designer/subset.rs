@@ -19,8 +19,9 @@
 //! The trials left out are evidence too. A model of a subset is more certain than it should be
 //! of the rest of the study, so its predictions are widened by the factor that makes them right
 //! about up to [`CHECKED`] of the trials it did not see, spread over the study
-//! ([`calibration::factor`], never below 1). What the model proposes is not changed: only what
-//! it says it knows.
+//! ([`calibration::factor`], never below 1). What the model proposes is not changed — only what
+//! it says it knows — except a suggestion within a context, whose search scores candidates by the
+//! model's predictions ([`super::context`]).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
