@@ -25,7 +25,9 @@ fn files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("dashboard");
+    // Read when the script runs, not when it was compiled: a compiled script may be reused for
+    // another checkout of the same sources (one target directory shared between clones).
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR")).join("dashboard");
     println!("cargo:rerun-if-changed=dashboard");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let mut list = Vec::new();

@@ -348,10 +348,14 @@ def test_a_rembo_model_shows_its_embeddings(page, server):
     # Its own suggestions, completed, are on its embeddings: each embedding's trials and fit.
     counts = [int(t) for t in page.page.locator("#embeddings tbody tr td:nth-child(3)").all_inner_texts()]
     assert sum(counts) > 0, counts
-    # The slices through the best trial leave its embedding: the page says why there are none.
-    assert "REMBO" in page.page.locator("#slices").inner_text()
+    # Sliced and mapped along an embedding's own coordinates (its GP lives there), through its
+    # best point: one slice per coordinate of the embedding (d = 4), and the map.
+    captions = page.page.locator("#slices figcaption").all_inner_texts()
+    assert captions == ["y1", "y2", "y3", "y4"], captions
+    assert "embedding" in page.page.locator("#slices").locator("xpath=..").locator("h2").inner_text()
+    page.page.wait_for_selector("#map[data-drawn=true]")
+    assert "the embedding's best point" in page.page.locator("#map").inner_text()
     page.shot("model-rembo")
-    page.errors = [e for e in page.errors if "400" not in e]  # :predict off the embeddings is refused
     page.clean()
 
 

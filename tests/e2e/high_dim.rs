@@ -84,6 +84,30 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
         assert_eq!(embeddings.len(), 2);
         assert!(embeddings.iter().all(|e| e["seed"].as_str().is_some_and(|s| s.parse::<u64>().is_ok())), "{model}");
         assert_eq!(model["model"]["unmatchedTrials"], 0, "REMBO recovers its own trials: {model}");
+        // Along an embedding's own coordinates: through its best point and across the box.
+        let best_y = embeddings[0]["bestY"].clone();
+        assert_eq!(best_y.as_array().map(Vec::len), Some(2), "{model}");
+        let predicted = s.ok_post(
+            &format!("/studies/{study}:predict"),
+            json!({"embedded": {"embedding": 0, "points": [best_y, [-1.0, 0.0], [1.0, 1.0]]}}),
+        );
+        let answers = predicted["predictions"].as_array().unwrap_or_else(|| panic!("{predicted}"));
+        assert_eq!(answers.len(), 3, "{predicted}");
+        for p in answers {
+            let (lower, median, upper) = (p["lower"].as_f64().unwrap(), p["median"].as_f64().unwrap(), p["upper"].as_f64().unwrap());
+            assert!(lower <= median && median <= upper && (upper - lower).is_finite(), "{predicted}");
+        }
+        for (body, field) in [
+            (json!({"embedded": {"embedding": 2, "points": [[0.0, 0.0]]}}), "embedded.embedding"),
+            (json!({"embedded": {"embedding": 0, "points": [[0.0, 0.0, 0.0]]}}), "embedded.points[0]"),
+            (json!({"embedded": {"embedding": 0, "points": [[0.0, 1.5]]}}), "embedded.points[0]"),
+            (json!({"embedded": {"embedding": 0, "points": []}}), "embedded.points"),
+            (json!({"embedded": {"embedding": 0, "points": [[0.0, 0.0]]}, "trials": [{"parameters": []}]}), "trials"),
+        ] {
+            let (status, answer) = s.post(&format!("/studies/{study}:predict"), body.clone());
+            assert_eq!(status, 400, "{body}: {answer}");
+            assert!(answer["error"]["message"].as_str().is_some_and(|m| m.starts_with(field)), "{body}: {answer}");
+        }
 
         let study = s.create_study(box_study("graph", "OVERLAP_ADD_GP", 5, json!({"gibbsBudget": 60, "relearnEvery": 5})));
         run(&s, &study, 12);
@@ -96,6 +120,13 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
         covered.sort();
         covered.dedup();
         assert_eq!(covered.len(), 5, "every parameter is in a clique: {model}");
+        // A model without embeddings says so, naming the field.
+        let (status, answer) = s.post(&format!("/studies/{study}:predict"), json!({"embedded": {"embedding": 0, "points": [[0.0]]}}));
+        assert_eq!(status, 400, "{answer}");
+        assert!(
+            answer["error"]["message"].as_str().is_some_and(|m| m.starts_with("embedded: the study's model has no random embeddings")),
+            "{answer}"
+        );
 
         for (body, field) in [
             (box_study("too deep", "REMBO", 10, json!({"d": 20})), "d"),

@@ -1,6 +1,8 @@
 // What a study's model learned: its hyperparameters and structure as the designer describes
 // them, one-parameter slices of the posterior through the best trial (the median and its central 90 % interval, the trials
-// drawn on top), and a two-parameter map of the median or the width of the 90 % interval. Every number
+// drawn on top), and a two-parameter map of the median or the width of the 90 % interval. A
+// REMBO model, whose GPs live in its random embeddings, is sliced and mapped along one
+// embedding's own coordinates y instead, through that embedding's best point. Every number
 // comes from the server's model (`GET …/model`, `:predict`).
 
 import { ApiError, call } from "./api.js";
@@ -26,14 +28,23 @@ export async function modelPage(main, where, number, studyPath) {
   const best = (optimal.optimalTrials || [])[0];
   const slices = el("div", { id: "slices", class: "slices" });
   const map = el("div", { id: "map" });
+  const embedded = embeddedView(summary.model || {}, studyPath);
   main.replaceChildren(
     el("h1", {}, study.displayName, el("span", { class: "muted" }, " — model")),
     el("p", {}, el("a", { href: `#/studies/${number}` }, "← the study")),
     el("div", { class: "cards" },
       el("section", { class: "card" }, el("h2", {}, "What the model learned"), describe(summary, trials, metric)),
-      el("section", { class: "card" }, el("h2", {}, "Map of two parameters"), map),
-      el("section", { class: "card wide" }, el("h2", {}, `Slices through the best trial${best ? ` (trial ${best.id})` : ""}`), slices)),
+      el("section", { class: "card" }, el("h2", {}, embedded ? `Map of two coordinates of embedding ${embedded.index + 1}` : "Map of two parameters"), map),
+      el("section", { class: "card wide" }, el("h2", {}, embedded
+        ? `Slices through embedding ${embedded.index + 1}'s best point, along its coordinates y`
+        : `Slices through the best trial${best ? ` (trial ${best.id})` : ""}`), slices)),
   );
+  if (embedded) {
+    const around = "the other coordinates at the embedding's best point";
+    await drawSlices(slices, embedded.predict, embedded.base, embedded.axes, trials, metric);
+    await drawMap(map, embedded.predict, embedded.base, embedded.axes, trials, metric, around);
+    return () => {};
+  }
   if (!best) {
     slices.replaceChildren(el("p", { class: "muted" }, "No trial has succeeded yet: there is no best trial to slice through."));
     map.replaceChildren(el("p", { class: "muted" }, "No trial has succeeded yet."));
@@ -45,9 +56,10 @@ export async function modelPage(main, where, number, studyPath) {
   // and a parent of conditional parameters (moving it changes which others are active) are not
   // sliced.
   const numeric = axesOf(spec.parameters).filter((a) => (a.kind === "double" || a.kind === "integer") && !a.parent && a.id in base);
+  const predictAt = (points) => predict(studyPath, points);
   try {
-    await drawSlices(slices, studyPath, base, numeric, trials, metric);
-    await drawMap(map, studyPath, base, numeric, trials, metric);
+    await drawSlices(slices, predictAt, base, numeric, trials, metric);
+    await drawMap(map, predictAt, base, numeric, trials, metric, "the other parameters at the best trial's values");
   } catch (e) {
     if (!(e instanceof ApiError) || e.status !== 400) throw e;
     for (const box of [slices, map]) {
@@ -134,7 +146,8 @@ function groups(list, noun) {
 /** REMBO's random embeddings (seed 001): each one's own numbers, as the designer reports them. */
 function embeddings(model) {
   const list = model.embeddings;
-  const keys = [...new Set(list.flatMap((e) => Object.keys(e)))];
+  // The best point in y is where the slices go through, not a column of its own.
+  const keys = [...new Set(list.flatMap((e) => Object.keys(e)))].filter((k) => k !== "bestY");
   // Seeds are identifiers, not quantities: shown as given. A small object (a trust region's
   // side and restarts) reads as "side 0.8, restarts 0", not as JSON cut off at the panel's edge.
   const words = (o) => Object.entries(o).map(([k, x]) => `${k} ${typeof x === "number" ? num(x) : x}`).join(", ");
@@ -159,6 +172,32 @@ function at(axis, u, integer) {
   return Math.min(axis.max, Math.max(axis.min, v));
 }
 
+/** For a REMBO model of the low-dimensional kernel: the embedding with the most trials that has a
+ * best point, its coordinates y₁…y_d as axes over the search box, that point as the base, and
+ * predictions along them (`:predict`'s `embedded`); null for any other model. */
+function embeddedView(model, studyPath) {
+  if (model.model !== "REMBO" || model.kernel !== "LOW_DIM" || !Array.isArray(model.embeddings)) return null;
+  let index = -1;
+  model.embeddings.forEach((e, i) => {
+    if (Array.isArray(e.bestY) && (index < 0 || e.trials > model.embeddings[index].trials)) index = i;
+  });
+  if (index < 0) return null;
+  const [lo, hi] = model.searchBox;
+  const ids = model.embeddings[index].bestY.map((_, j) => `y${j + 1}`);
+  const axes = ids.map((id) => ({ id, kind: "double", min: lo, max: hi, log: false }));
+  const base = Object.fromEntries(ids.map((id, j) => [id, model.embeddings[index].bestY[j]]));
+  const predictAt = async (points) => {
+    const out = [];
+    for (let k = 0; k < points.length; k += MAX_PREDICT) {
+      const chunk = points.slice(k, k + MAX_PREDICT).map((p) => ids.map((id) => p[id]));
+      const answer = await call("POST", `${studyPath}:predict`, { embedded: { embedding: index, points: chunk } });
+      out.push(...answer.predictions);
+    }
+    return out;
+  };
+  return { index, axes, base, predict: predictAt };
+}
+
 async function predict(studyPath, points) {
   const out = [];
   for (let k = 0; k < points.length; k += MAX_PREDICT) {
@@ -169,7 +208,7 @@ async function predict(studyPath, points) {
   return out;
 }
 
-async function drawSlices(box, studyPath, base, numeric, trials, metric) {
+async function drawSlices(box, predictAt, base, numeric, trials, metric) {
   if (!numeric.length) {
     box.replaceChildren(el("p", { class: "muted" }, "The best trial has no numeric parameter to slice along."));
     box.dataset.drawn = "true";
@@ -182,7 +221,7 @@ async function drawSlices(box, studyPath, base, numeric, trials, metric) {
     for (const x of xs) points.push({ ...base, [a.id]: x });
     return xs;
   });
-  const predictions = await predict(studyPath, points);
+  const predictions = await predictAt(points);
   let k = 0;
   const values = trials.metrics.get(metric.metricId) || [];
   box.replaceChildren(...numeric.map((a, i) => {
@@ -234,7 +273,7 @@ function plot(canvas, axis, xs, p, dots, at0, metricId) {
   g.restore();
 }
 
-async function drawMap(box, studyPath, base, numeric, trials, metric) {
+async function drawMap(box, predictAt, base, numeric, trials, metric, around) {
   if (numeric.length < 2) {
     box.replaceChildren(el("p", { class: "muted" }, "A map needs two numeric parameters active in the best trial."));
     box.dataset.drawn = "true";
@@ -254,7 +293,7 @@ async function drawMap(box, studyPath, base, numeric, trials, metric) {
     for (let j = 0; j < MAP_SIDE; j++) for (let i = 0; i < MAP_SIDE; i++) {
       points.push({ ...base, [ax.id]: at(ax, (i + 0.5) / MAP_SIDE, ints[0]), [ay.id]: at(ay, (j + 0.5) / MAP_SIDE, ints[1]) });
     }
-    const p = await predict(studyPath, points);
+    const p = await predictAt(points);
     const v = p.map((q) => (what.value === "median" ? q.median : q.upper - q.lower));
     const [lo, hi] = extent(v);
     const g = canvas.getContext("2d");
@@ -292,7 +331,7 @@ async function drawMap(box, studyPath, base, numeric, trials, metric) {
     g.textBaseline = "middle";
     const marks = ticks(lo, hi, 6);
     for (const m of marks) g.fillText(tickLabel(m, marks), bar.l + bar.w + 4, bar.t + bar.h * (1 - (m - lo) / (hi - lo || 1)));
-    legend.textContent = `${what.value === "median" ? `the model's median of ${metric.metricId}` : "the width of the model's central 90 % interval"} from ${num(lo)} to ${num(hi)} (${what.value === "median" ? "better" : "wider"} is warmer); the other parameters at the best trial's values; dots are trials.`;
+    legend.textContent = `${what.value === "median" ? `the model's median of ${metric.metricId}` : "the width of the model's central 90 % interval"} from ${num(lo)} to ${num(hi)} (${what.value === "median" ? "better" : "wider"} is warmer); ${around}${cx.length ? "; dots are trials" : ""}.`;
     box.dataset.drawn = "true";
   };
   for (const s of [xSel, ySel, what]) s.addEventListener("change", draw);

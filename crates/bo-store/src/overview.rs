@@ -20,7 +20,7 @@ pub struct StudyOverview {
     pub study: StudySummary,
     /// Its trials by state, in [`TrialState::ALL`]'s order.
     pub counts: [i64; 5],
-    /// The best final value of its objective (its first metric) among SUCCEEDED trials.
+    /// The best final value of its objective (its first objective) among safe SUCCEEDED trials.
     pub best: Option<f64>,
     /// When a trial last started, ended or was seen, milliseconds since the epoch.
     pub last_activity_ms: Option<i64>,

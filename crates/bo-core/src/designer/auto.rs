@@ -545,6 +545,14 @@ impl Model for AutoModel {
         self.inner.predicts_only()
     }
 
+    fn embeddings(&self) -> Option<super::Embeddings> {
+        self.inner.embeddings()
+    }
+
+    fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
+        self.inner.predictive_embedded(embedding, ys)
+    }
+
     fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
         self.inner.predict_metrics(points)
     }

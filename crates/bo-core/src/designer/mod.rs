@@ -230,6 +230,21 @@ pub trait Model: Send + Sync {
         None
     }
 
+    /// The random embeddings the model searches, for a model that has them (REMBO's
+    /// low-dimensional kernel, whose GPs live in them); `None` otherwise.
+    fn embeddings(&self) -> Option<Embeddings> {
+        None
+    }
+
+    /// The predictive distribution at points `ys` of embedding `embedding`'s box `[−h, h]^d`
+    /// (see [`Model::embeddings`]; a point outside is taken at the box's nearest point): what a
+    /// model that predicts only at points of its embeddings answers along their own coordinates.
+    /// `None` when the model has no embeddings, `embedding` or a point's dimension does not fit
+    /// them, or that embedding has no GP yet (its initial design).
+    fn predictive_embedded(&self, _embedding: usize, _ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
+        None
+    }
+
     /// Where [`Model::predict`] answers, for a model that predicts only at some points of the
     /// space (said to a user whose points lie elsewhere); `None`: wherever it predicts at all.
     fn predicts_only(&self) -> Option<&'static str> {
@@ -269,6 +284,17 @@ pub trait Model: Send + Sync {
     fn memory_bytes(&self) -> usize {
         1024
     }
+}
+
+/// A model's random embeddings ([`Model::embeddings`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Embeddings {
+    /// How many.
+    pub count: usize,
+    /// Their dimension d.
+    pub dimension: usize,
+    /// h of the box `Y = [−h, h]^d` each is searched in.
+    pub half_width: f64,
 }
 
 /// A prediction of the objective at one point: the model's predictive distribution of the

@@ -69,7 +69,7 @@ use serde::Deserialize;
 
 use super::config::{FromConfig, check_range, refuse_conditional};
 use super::gp::{OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Predictive, Problem};
+use super::{ConfigError, Designer, Embeddings, FitError, Fitted, Model, ModelState, Predictive, Problem};
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedded, EmbeddedFit, Settings, isotropic, recover_from_rows, start};
 use crate::gp::Gp;
@@ -373,6 +373,31 @@ impl Model for LowDimModel {
             .collect::<Option<Vec<_>>>()
     }
 
+    fn embeddings(&self) -> Option<Embeddings> {
+        let s = self.fit.embedded.settings;
+        Some(Embeddings { count: s.k, dimension: s.d, half_width: s.half_width })
+    }
+
+    fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
+        let embedded = &self.fit.embedded;
+        let run = self.fit.runs.get(embedding)?;
+        let gp = run.gp.as_ref()?;
+        if ys.iter().any(|y| y.len() != embedded.settings.d) {
+            return None;
+        }
+        let ws: Vec<Vec<f64>> = ys.iter().map(|y| embedded.w_of(y)).collect();
+        let noise = gp.noise_sd();
+        Some(
+            gp.predict(&ws)
+                .into_iter()
+                .map(|(m, v)| {
+                    let (mean, stddev) = gp.unstandardize_sd(m, v);
+                    Predictive::new(mean, stddev, noise, &run.warp, self.sign)
+                })
+                .collect(),
+        )
+    }
+
     fn describe(&self) -> serde_json::Value {
         let s = self.fit.embedded.settings;
         serde_json::json!({
@@ -604,5 +629,36 @@ mod tests {
         assert_eq!(described["unmatchedTrials"], 0, "{described}");
         let trials: Vec<u64> = described["embeddings"].as_array().unwrap().iter().map(|e| e["trials"].as_u64().unwrap()).collect();
         assert_eq!(trials, vec![5, 5, 5], "{described}");
+    }
+
+    /// Along an embedding's own coordinates the model answers as at the assignment each point
+    /// projects to: the best point of each embedding, described in y, predicts as the trial
+    /// there; a point of the wrong dimension, or an embedding that does not exist, is refused.
+    #[test]
+    fn it_predicts_along_its_embeddings_coordinates() {
+        let problem = Problem { spec: spec(12, serde_json::json!({"d": 2, "k": 2, "initialDesignSize": 3})), seed: 4, priors: Vec::new() };
+        let designer = designer_for(&problem.spec).unwrap();
+        let mut rng = StdRng::seed_from_u64(1);
+        let mut history = Vec::new();
+        for _ in 0..12 {
+            let model = designer.fit(&problem, &history, None, &mut rng).unwrap().model;
+            let a = model.suggest(&[], 1, &mut rng).unwrap().remove(0);
+            let v: f64 = a.0.values().map(|v| if let crate::trial::ParamValue::Float(x) = v { (x - 0.1).powi(2) } else { 0.0 }).sum();
+            history.push(Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), v)])) });
+        }
+        let model = designer.fit(&problem, &history, None, &mut rng).unwrap().model;
+        assert_eq!(model.embeddings(), Some(Embeddings { count: 2, dimension: 2, half_width: 1.0 }));
+        let described = model.describe();
+        // The assignment a point of Y projects to, as the designer maps it.
+        let params: RemboParams = serde_json::from_value(serde_json::json!({"d": 2, "k": 2, "initialDesignSize": 3})).unwrap();
+        let ambient = Ambient::new(&problem.spec.space, &Embedded::new(params.settings(12).unwrap(), problem.seed));
+        for (r, e) in described["embeddings"].as_array().unwrap().iter().enumerate() {
+            let y: Vec<f64> = serde_json::from_value(e["bestY"].clone()).expect("each embedding's best point, in y");
+            let along = model.predictive_embedded(r, std::slice::from_ref(&y)).expect("it predicts in its embedding")[0].summary();
+            let at = model.predict(&[ambient.assignment(r, &y)]).expect("and at the trial")[0];
+            assert!((along.median - at.median).abs() < 1e-9 && (along.upper - at.upper).abs() < 1e-9, "{along:?} against {at:?}");
+        }
+        assert!(model.predictive_embedded(0, &[vec![0.0; 3]]).is_none(), "three coordinates in a 2-d embedding");
+        assert!(model.predictive_embedded(2, &[vec![0.0; 2]]).is_none(), "no third embedding");
     }
 }

@@ -186,6 +186,14 @@ impl Model for Widened {
         self.inner.predicts_only()
     }
 
+    fn embeddings(&self) -> Option<super::Embeddings> {
+        self.inner.embeddings()
+    }
+
+    fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
+        Some(self.inner.predictive_embedded(embedding, ys)?.into_iter().map(|p| p.widened(self.factor)).collect())
+    }
+
     fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
         self.inner.predict_metrics(points)
     }

@@ -234,6 +234,7 @@ impl EmbeddedFit {
                     "lengthScaleY": h.as_ref().map(|h| h.kernel[1].exp() * 2.0 * self.embedded.settings.half_width),
                     "logNoiseVariance": h.as_ref().map(|h| h.log_noise),
                     "trustRegion": run.local.as_ref().map(|l| serde_json::json!({"side": l.length, "restarts": l.restarts})),
+                    "bestY": run.best.as_ref().map(|w| self.embedded.y_of(w)),
                 })
             })
             .collect()

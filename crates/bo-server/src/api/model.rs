@@ -1,6 +1,6 @@
 //! bo's extensions for looking inside a study's model: `GET …/studies/{study}/model` (what the
-//! fitted model learned) and `POST …/studies/{study}:predict` (posterior mean and standard
-//! deviation of the objective at given parameters). The engine supplies the model (fitting one
+//! fitted model learned) and `POST …/studies/{study}:predict` (the predictive distribution of
+//! the objective at given parameters, or along one of a REMBO model's random embeddings). The engine supplies the model (fitting one
 //! if the study has none cached); this module never runs a designer.
 
 use axum::Json;
@@ -10,10 +10,11 @@ use super::error::{ApiError, ErrorBodyW};
 use super::state::AppState;
 use super::studies::{StudyPath, load_study};
 use super::wire::model::{
-    ImportanceW, MetricPredictionW, ModelSummaryW, ParameterImportanceW, PredictRequestW, PredictResponseW, PredictionW, TermShareW,
+    EmbeddedPointsW, ImportanceW, MetricPredictionW, ModelSummaryW, ParameterImportanceW, PredictRequestW, PredictResponseW, PredictionW,
+    TermShareW,
 };
 use super::wire::trial::assignment_from_wire;
-use crate::engine::ImportanceAnswer;
+use crate::engine::{EmbeddedRefusal, ImportanceAnswer};
 
 /// The most points one `:predict` takes.
 pub const MAX_PREDICT_POINTS: usize = 1000;
@@ -93,6 +94,12 @@ pub async fn get_importance(State(state): State<AppState>, Path(path): Path<Stud
               (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) -> Result<Json<PredictResponseW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    if let Some(embedded) = body.embedded {
+        if !body.trials.is_empty() {
+            return Err(ApiError::invalid("trials: points are given as trials or as embedded, not both"));
+        }
+        return predict_embedded(&state, &study, embedded).await;
+    }
     if body.trials.is_empty() {
         return Err(ApiError::invalid("trials: at least one point to predict at"));
     }
@@ -125,4 +132,26 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
             .map(|(i, p)| PredictionW { objective: MetricPredictionW::from(p), metrics: metrics_at(i) })
             .collect(),
     }))
+}
+
+/// `:predict` along one of the model's random embeddings (`embedded`).
+async fn predict_embedded(
+    state: &AppState,
+    study: &bo_store::StudyRecord,
+    embedded: EmbeddedPointsW,
+) -> Result<Json<PredictResponseW>, ApiError> {
+    let n = embedded.points.len();
+    if n == 0 || n > MAX_PREDICT_POINTS {
+        return Err(ApiError::invalid(format!("embedded.points: {n} points; 1 to {MAX_PREDICT_POINTS} per request")));
+    }
+    match state.engine.predict_embedded(study, embedded.embedding, embedded.points).await? {
+        Ok(predictions) => Ok(Json(PredictResponseW {
+            predictions: predictions.iter().map(|p| PredictionW { objective: MetricPredictionW::from(p), metrics: None }).collect(),
+        })),
+        Err(EmbeddedRefusal::Invalid(why)) => Err(ApiError::invalid(why)),
+        Err(EmbeddedRefusal::NoEmbeddings) => Err(ApiError::precondition(format!(
+            "embedded: the study's model has no random embeddings ({} predicts at trials' parameters: give trials instead); embedded points are for REMBO's LOW_DIM kernel",
+            study.spec.algorithm
+        ))),
+    }
 }

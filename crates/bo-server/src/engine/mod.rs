@@ -173,6 +173,15 @@ pub struct Predicted {
     pub metrics: Option<Vec<(String, Vec<bo_core::Prediction>)>>,
 }
 
+/// Why [`Engine::predict_embedded`] did not predict.
+#[derive(Debug)]
+pub enum EmbeddedRefusal {
+    /// The study's model has no random embeddings.
+    NoEmbeddings,
+    /// The embedding or a point does not fit them: what is wrong, naming the field.
+    Invalid(String),
+}
+
 /// What the engine holds now, for `/metrics`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Usage {
@@ -341,6 +350,49 @@ impl Engine {
             match model.predict(&points) {
                 Some(objective) => Ok(Predicted { objective, metrics: model.predict_metrics(&points) }),
                 None => Err(model.predicts_only()),
+            }
+        })
+        .await
+    }
+
+    /// Predictions along embedding `embedding` of the study's model at points `ys` of its box,
+    /// as [`Engine::predict`] makes them at parameters. `Err` with why not: the model has no
+    /// embeddings, or the embedding or a point does not fit them.
+    pub async fn predict_embedded(
+        &self,
+        study: &StudyRecord,
+        embedding: usize,
+        ys: Vec<Vec<f64>>,
+    ) -> Result<Result<Vec<bo_core::Prediction>, EmbeddedRefusal>, EngineError> {
+        let (basis, trials) = self.trials_now(study).await?;
+        let (entry, _) = self.entry_for(study, basis, &trials).await?;
+        self.compute(study, Class::Waited, move || {
+            let model = propose::up_to_date(&entry, &trials).0;
+            let Some(e) = model.embeddings() else { return Err(EmbeddedRefusal::NoEmbeddings) };
+            if embedding >= e.count {
+                return Err(EmbeddedRefusal::Invalid(format!(
+                    "embedded.embedding: {embedding} is not one of the model's embeddings, 0 to {}",
+                    e.count - 1
+                )));
+            }
+            let h = e.half_width;
+            for (i, y) in ys.iter().enumerate() {
+                if y.len() != e.dimension {
+                    return Err(EmbeddedRefusal::Invalid(format!(
+                        "embedded.points[{i}]: {} numbers; the embeddings have dimension {}",
+                        y.len(),
+                        e.dimension
+                    )));
+                }
+                if let Some(v) = y.iter().find(|v| !(v.is_finite() && v.abs() <= h)) {
+                    return Err(EmbeddedRefusal::Invalid(format!("embedded.points[{i}]: {v} is outside the box [-{h}, {h}]")));
+                }
+            }
+            match model.predictive_embedded(embedding, &ys) {
+                Some(p) => Ok(p.iter().map(bo_core::designer::Predictive::summary).collect()),
+                None => Err(EmbeddedRefusal::Invalid(format!(
+                    "embedded.embedding: embedding {embedding} has no model yet (it is still in its initial design)"
+                ))),
             }
         })
         .await

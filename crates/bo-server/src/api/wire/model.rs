@@ -30,14 +30,34 @@ pub struct ModelSummaryW {
     pub model: serde_json::Value,
 }
 
-/// `:predict` request.
+/// `:predict` request: `trials`, or `embedded`.
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schema(as = PredictRequest)]
 pub struct PredictRequestW {
-    /// The points, each a trial's parameters (exactly the active ones): 1 to 1,000.
-    #[schema(min_items = 1, max_items = 1000)]
+    /// The points, each a trial's parameters (exactly the active ones): 1 to 1,000; none when
+    /// `embedded` is given.
+    #[serde(default)]
+    #[schema(max_items = 1000)]
     pub trials: Vec<PredictPointW>,
+    /// Instead of `trials`: points along one of the model's random embeddings, for REMBO's
+    /// `LOW_DIM` kernel, whose GPs live in them and which predicts at a trial's parameters only
+    /// where they are a point of an embedding.
+    #[serde(default)]
+    pub embedded: Option<EmbeddedPointsW>,
+}
+
+/// Points of one random embedding's box.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = EmbeddedPoints)]
+pub struct EmbeddedPointsW {
+    /// Which embedding: its index, from 0, in `GET …/model`'s `model.embeddings`.
+    pub embedding: usize,
+    /// Points of its box `[−h, h]^d` (`model.searchBox`, `model.d`), each d finite numbers: 1 to
+    /// 1,000 points.
+    #[schema(min_items = 1, max_items = 1000)]
+    pub points: Vec<Vec<f64>>,
 }
 
 /// One point to predict at.

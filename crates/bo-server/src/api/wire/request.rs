@@ -172,7 +172,9 @@ pub struct StudyOverviewW {
     pub study: StudySummaryW,
     /// Its trials by state (every state named, zeros included).
     pub trial_counts: BTreeMap<String, i64>,
-    /// The best final value of its first metric among SUCCEEDED trials; absent with none.
+    /// The best final value of its first objective among its safe SUCCEEDED trials: the value of
+    /// the first of `listOptimalTrials` (except under `observationNoise: HIGH`, where the model
+    /// chooses that trial); absent with none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best_value: Option<f64>,
     /// When a trial last started, ended or was seen; absent with no trials.
