@@ -352,6 +352,19 @@ impl<'a> Predictive<'a> {
         Predictive { mean, sd, noise, warp, sign }
     }
 
+    /// The predictive distributions of `gp` (fitted to `warp`ed, `sign`-adjusted values) at
+    /// `xs`, its inputs.
+    pub(crate) fn of_gp(gp: &'a crate::gp::Gp, xs: &[Vec<f64>], warp: &'a gp::Warp, sign: f64) -> Vec<Predictive<'a>> {
+        let noise = gp.noise_sd();
+        gp.predict(xs)
+            .into_iter()
+            .map(|(m, v)| {
+                let (mean, sd) = gp.unstandardize_sd(m, v);
+                Predictive::new(mean, sd, noise, warp, sign)
+            })
+            .collect()
+    }
+
     /// The summary the API returns: median, central 90 % interval, and mean and deviation where
     /// finite.
     pub fn summary(&self) -> Prediction {

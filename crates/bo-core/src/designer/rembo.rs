@@ -366,9 +366,7 @@ impl Model for LowDimModel {
                 let (r, w) = self.ambient.locate(embedded, a)?;
                 let run = &self.fit.runs[r];
                 let gp = run.gp.as_ref()?;
-                let (m, v) = gp.predict(&[w])[0];
-                let (mean, stddev) = gp.unstandardize_sd(m, v);
-                Some(Predictive::new(mean, stddev, gp.noise_sd(), &run.warp, self.sign))
+                Predictive::of_gp(gp, &[w], &run.warp, self.sign).pop()
             })
             .collect::<Option<Vec<_>>>()
     }
@@ -386,16 +384,7 @@ impl Model for LowDimModel {
             return None;
         }
         let ws: Vec<Vec<f64>> = ys.iter().map(|y| embedded.w_of(y)).collect();
-        let noise = gp.noise_sd();
-        Some(
-            gp.predict(&ws)
-                .into_iter()
-                .map(|(m, v)| {
-                    let (mean, stddev) = gp.unstandardize_sd(m, v);
-                    Predictive::new(mean, stddev, noise, &run.warp, self.sign)
-                })
-                .collect(),
-        )
+        Some(Predictive::of_gp(gp, &ws, &run.warp, self.sign))
     }
 
     fn describe(&self) -> serde_json::Value {
@@ -525,16 +514,7 @@ impl Model for HighDimModel {
     fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
         let gp = self.gp.as_ref()?;
         let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
-        let noise = gp.noise_sd();
-        Some(
-            gp.predict(&xs)
-                .into_iter()
-                .map(|(m, v)| {
-                    let (mean, stddev) = gp.unstandardize_sd(m, v);
-                    Predictive::new(mean, stddev, noise, &self.warp, self.sign)
-                })
-                .collect(),
-        )
+        Some(Predictive::of_gp(gp, &xs, &self.warp, self.sign))
     }
 
     fn describe(&self) -> serde_json::Value {

@@ -182,14 +182,6 @@ impl Posterior {
     /// warp, see [`Warp::prediction`]).
     pub fn predictive(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Predictive<'_>> {
         let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
-        let noise = self.gp.noise_sd();
-        self.gp
-            .predict(&xs)
-            .into_iter()
-            .map(|(m, v)| {
-                let (mean, stddev) = self.gp.unstandardize_sd(m, v);
-                Predictive::new(mean, stddev, noise, &self.warp, self.sign)
-            })
-            .collect()
+        Predictive::of_gp(&self.gp, &xs, &self.warp, self.sign)
     }
 }
