@@ -593,19 +593,25 @@ mod tests {
         assert!(err.contains("trustRegion") && err.contains("LOW_DIM"), "{err}");
     }
 
-    #[test]
-    fn its_own_trials_are_recovered_and_spread_over_the_embeddings() {
-        let problem = Problem { spec: spec(12, serde_json::json!({"d": 2, "k": 3})), seed: 4, priors: Vec::new() };
+    /// `n` of REMBO's own suggestions, each scored by the squared distance of its coordinates from
+    /// `centre`, then the fit on all of them.
+    fn own_loop(problem: &Problem, n: usize, centre: f64) -> Fitted {
         let designer = designer_for(&problem.spec).unwrap();
         let mut rng = StdRng::seed_from_u64(1);
         let mut history = Vec::new();
-        for _ in 0..15 {
-            let model = designer.fit(&problem, &history, None, &mut rng).unwrap().model;
+        for _ in 0..n {
+            let model = designer.fit(problem, &history, None, &mut rng).unwrap().model;
             let a = model.suggest(&[], 1, &mut rng).unwrap().remove(0);
-            let v: f64 = a.0.values().map(|v| if let crate::trial::ParamValue::Float(x) = v { x * x } else { 0.0 }).sum();
+            let v: f64 = a.0.values().map(|v| if let crate::trial::ParamValue::Float(x) = v { (x - centre).powi(2) } else { 0.0 }).sum();
             history.push(Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), v)])) });
         }
-        let described = designer.fit(&problem, &history, None, &mut rng).unwrap().model.describe();
+        designer.fit(problem, &history, None, &mut rng).unwrap()
+    }
+
+    #[test]
+    fn its_own_trials_are_recovered_and_spread_over_the_embeddings() {
+        let problem = Problem { spec: spec(12, serde_json::json!({"d": 2, "k": 3})), seed: 4, priors: Vec::new() };
+        let described = own_loop(&problem, 15, 0.0).model.describe();
         assert_eq!(described["unmatchedTrials"], 0, "{described}");
         let trials: Vec<u64> = described["embeddings"].as_array().unwrap().iter().map(|e| e["trials"].as_u64().unwrap()).collect();
         assert_eq!(trials, vec![5, 5, 5], "{described}");
@@ -617,16 +623,7 @@ mod tests {
     #[test]
     fn it_predicts_along_its_embeddings_coordinates() {
         let problem = Problem { spec: spec(12, serde_json::json!({"d": 2, "k": 2, "initialDesignSize": 3})), seed: 4, priors: Vec::new() };
-        let designer = designer_for(&problem.spec).unwrap();
-        let mut rng = StdRng::seed_from_u64(1);
-        let mut history = Vec::new();
-        for _ in 0..12 {
-            let model = designer.fit(&problem, &history, None, &mut rng).unwrap().model;
-            let a = model.suggest(&[], 1, &mut rng).unwrap().remove(0);
-            let v: f64 = a.0.values().map(|v| if let crate::trial::ParamValue::Float(x) = v { (x - 0.1).powi(2) } else { 0.0 }).sum();
-            history.push(Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), v)])) });
-        }
-        let model = designer.fit(&problem, &history, None, &mut rng).unwrap().model;
+        let model = own_loop(&problem, 12, 0.1).model;
         assert_eq!(model.embeddings(), Some(Embeddings { count: 2, dimension: 2, half_width: 1.0 }));
         let described = model.describe();
         // The assignment a point of Y projects to, as the designer maps it.
