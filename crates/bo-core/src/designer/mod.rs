@@ -374,9 +374,7 @@ impl<'a> Predictive<'a> {
     /// [`Prediction::normal_approximation`] of [`Predictive::summary`], bit for bit, without
     /// the quadrature of the mean and deviation: what an acquisition over predictions reads.
     pub fn normal_approximation(&self) -> (f64, f64) {
-        let z = Z_95;
-        let (median, lower, upper) =
-            (self.warp.invert(self.mean), self.warp.invert(self.mean - z * self.sd), self.warp.invert(self.mean + z * self.sd));
+        let (median, lower, upper) = self.warp.central(self.mean, self.sd);
         Prediction { median, lower, upper, mean: None, stddev: None }.signed(self.sign).normal_approximation()
     }
 

@@ -158,13 +158,19 @@ impl Warp {
         }
     }
 
+    /// The median and the central 90 % interval in the objective's units of a normal `N(mean,
+    /// sd²)` of warped values: `g⁻¹` of the normal's.
+    pub fn central(&self, mean: f64, sd: f64) -> (f64, f64, f64) {
+        let z = crate::designer::Z_95;
+        (self.invert(mean), self.invert(mean - z * sd), self.invert(mean + z * sd))
+    }
+
     /// The prediction in the objective's units of a normal `N(mean, sd²)` of warped values: the
     /// distribution of `g⁻¹(W)`. Its quantiles are `g⁻¹` of the normal's; its mean and standard
     /// deviation are Gauss–Hermite quadratures of `g⁻¹` (exact for the identity), left out when
     /// they come out non-finite.
     pub fn prediction(&self, mean: f64, sd: f64) -> Prediction {
-        let z = crate::designer::Z_95;
-        let (median, lower, upper) = (self.invert(mean), self.invert(mean - z * sd), self.invert(mean + z * sd));
+        let (median, lower, upper) = self.central(mean, sd);
         let (m, s) = match self {
             Warp::Identity => (mean, sd),
             _ => {
