@@ -24,7 +24,7 @@
 //! model's predictions ([`super::context`]).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rand::Rng;
 
@@ -105,7 +105,8 @@ fn pick(history: &[Observation], chosen: &BTreeSet<usize>) -> Vec<Observation> {
 pub const CHECKED: usize = 256;
 
 /// `fitted`'s model, its predictions widened to be right about the trials left out (see the
-/// module docs); unchanged where it has no predictive distribution or needs no widening.
+/// module docs): the evidence is kept, and the factor found the first time a prediction is
+/// asked for — a refit, which never predicts, pays nothing for it. Unchanged without evidence.
 fn widened(problem: &Problem, history: &[Observation], chosen: &BTreeSet<usize>, fitted: Fitted) -> Fitted {
     let Some(metric) = problem.spec.objectives().next().map(|m| m.id.clone()) else { return fitted };
     let left_out: Vec<(&Assignment, f64)> = history
@@ -123,26 +124,36 @@ fn widened(problem: &Problem, history: &[Observation], chosen: &BTreeSet<usize>,
     }
     let (points, values): (Vec<Assignment>, Vec<f64>) =
         (0..m).map(|k| left_out[k * left_out.len() / m]).map(|(a, v)| (a.clone(), v)).unzip();
-    let Some(predictive) = fitted.model.predictive(&points) else { return fitted };
-    let residuals: Vec<Residual> = predictive.iter().zip(&values).map(|(p, &y)| p.residual(y)).collect();
-    let factor = calibration::factor(&residuals, 1.0, calibration::BOUNDS.1);
-    if factor <= 1.0 {
-        return fitted;
-    }
-    Fitted { model: Arc::new(Widened { inner: fitted.model, factor, checked: m }), state: fitted.state }
+    let evidence = Arc::new(Evidence { points, values, factor: OnceLock::new() });
+    Fitted { model: Arc::new(Widened { inner: fitted.model, evidence }), state: fitted.state }
 }
 
-/// A subset's model whose predictions are `factor` times as wide; everything else is the inner
-/// model's.
+/// The trials left out that a subset's model is checked against, and the factor they ask for.
+struct Evidence {
+    points: Vec<Assignment>,
+    values: Vec<f64>,
+    factor: OnceLock<f64>,
+}
+
+/// A subset's model whose predictions are widened by [`Evidence`]'s factor; everything else is
+/// the inner model's. The models it observes into share the evidence (and the factor).
 struct Widened {
     inner: Arc<dyn Model>,
-    factor: f64,
-    checked: usize,
+    evidence: Arc<Evidence>,
 }
 
 impl Widened {
     fn rewrap(&self, inner: Arc<dyn Model>) -> Arc<dyn Model> {
-        Arc::new(Widened { inner, factor: self.factor, checked: self.checked })
+        Arc::new(Widened { inner, evidence: self.evidence.clone() })
+    }
+
+    /// The factor, found on first use: 1 for a model without a predictive distribution.
+    fn factor(&self) -> f64 {
+        *self.evidence.factor.get_or_init(|| {
+            let Some(predictive) = self.inner.predictive(&self.evidence.points) else { return 1.0 };
+            let residuals: Vec<Residual> = predictive.iter().zip(&self.evidence.values).map(|(p, &y)| p.residual(y)).collect();
+            calibration::factor(&residuals, 1.0, calibration::BOUNDS.1)
+        })
     }
 }
 
@@ -179,7 +190,8 @@ impl Model for Widened {
     }
 
     fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
-        Some(self.inner.predictive(points)?.into_iter().map(|p| p.widened(self.factor)).collect())
+        let factor = self.factor();
+        Some(self.inner.predictive(points)?.into_iter().map(|p| p.widened(factor)).collect())
     }
 
     fn predicts_only(&self) -> Option<&'static str> {
@@ -191,7 +203,8 @@ impl Model for Widened {
     }
 
     fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
-        Some(self.inner.predictive_embedded(embedding, ys)?.into_iter().map(|p| p.widened(self.factor)).collect())
+        let factor = self.factor();
+        Some(self.inner.predictive_embedded(embedding, ys)?.into_iter().map(|p| p.widened(factor)).collect())
     }
 
     fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
@@ -208,14 +221,19 @@ impl Model for Widened {
 
     fn describe(&self) -> serde_json::Value {
         let mut out = self.inner.describe();
-        if let serde_json::Value::Object(map) = &mut out {
-            map.insert("predictionsWidened".into(), serde_json::json!({ "factor": self.factor, "checkedOnTrials": self.checked }));
+        let factor = self.factor();
+        if factor > 1.0
+            && let serde_json::Value::Object(map) = &mut out
+        {
+            map.insert("predictionsWidened".into(), serde_json::json!({ "factor": factor, "checkedOnTrials": self.evidence.points.len() }));
         }
         out
     }
 
     fn memory_bytes(&self) -> usize {
-        self.inner.memory_bytes()
+        // An assignment: a B-tree node at least, about 128 bytes an entry with its key.
+        let evidence = self.evidence.points.iter().map(|a| 512 + 128 * a.0.len()).sum::<usize>() + 8 * self.evidence.values.len();
+        self.inner.memory_bytes() + evidence
     }
 }
 
