@@ -102,6 +102,8 @@ fn high_dimensional_designers_show_what_they_learned_and_refuse_what_they_cannot
             (json!({"embedded": {"embedding": 0, "points": [[0.0, 0.0, 0.0]]}}), "embedded.points[0]"),
             (json!({"embedded": {"embedding": 0, "points": [[0.0, 1.5]]}}), "embedded.points[0]"),
             (json!({"embedded": {"embedding": 0, "points": []}}), "embedded.points"),
+            (json!({"embedded": {"embedding": 0, "points": vec![[0.0, 0.0]; 1001]}}), "embedded.points: 1001 points; 1 to 1000"),
+            (json!({"embedded": {"embedding": 1e20, "points": [[0.0, 0.0]]}}), ""),
             (json!({"embedded": {"embedding": 0, "points": [[0.0, 0.0]]}, "trials": [{"parameters": []}]}), "trials"),
         ] {
             let (status, answer) = s.post(&format!("/studies/{study}:predict"), body.clone());
