@@ -72,6 +72,10 @@ def test_a_person_runs_a_study_from_the_browser(browser, acting):
         p.page.click("#key-form button")
     p.page.wait_for_selector("#act")
     p.page.wait_for_selector("#open-trials h3")
+    # Nothing has finished: the history says so rather than drawing an empty frame.
+    p.page.wait_for_selector("#history[data-drawn=true]")
+    assert "No trial has finished yet" in p.page.locator("#history").inner_text()
+    assert p.page.locator("#history canvas").count() == 0
 
     # Add a trial of one's own: the conditional field appears once its parent has the value it
     # depends on, and the trial is stored with exactly the active parameters.
@@ -91,6 +95,9 @@ def test_a_person_runs_a_study_from_the_browser(browser, acting):
     assert stored[1][0] == "SUCCEEDED" and stored[1][2] == {"accuracy": 0.81}, stored
     assert set(stored[1][1]) == {"optimizer", "momentum", "layers"}, stored
     assert "sgd" in json.dumps(stored[1][1]["optimizer"]) and "0.5" in json.dumps(stored[1][1]["momentum"]), stored
+    # The first completed trial replaces the sentence with the chart.
+    until(lambda: p.page.locator("#history canvas").count() > 0, "the history is drawn once a trial has finished")
+    assert "No trial has finished yet" not in p.page.locator("#history").inner_text()
 
     # The API validates what the form lets through: adam has no momentum, so it is not sent; an
     # integer out of range is refused with the server's message and nothing is stored.

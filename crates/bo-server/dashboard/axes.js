@@ -27,8 +27,11 @@ function thin(values, count) {
   return out;
 }
 
-/** A tick's label: no more digits than its neighbours need (on a log axis, than it needs). */
+/** A tick's label: no more digits than its neighbours need (on a log axis, than it needs); empty
+ * for a tick a chart filtered out (uPlot passes it as null). */
 export function tickLabel(v, all, log = false) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "";
+  all = all.filter((x) => x !== null && x !== undefined && Number.isFinite(x));
   const a = Math.abs(v);
   if (a !== 0 && (a < 1e-3 || a >= 1e5)) {
     const [m, e] = v.toExponential(1).split("e");

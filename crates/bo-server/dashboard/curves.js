@@ -4,6 +4,7 @@
 // at the same step (the container's `data-stopped-marks` says how many were drawn).
 
 import uPlot from "./vendor/uPlot.esm.js";
+import { tickLabel } from "./axes.js";
 import { INTEGER_TICKS } from "./format.js";
 import { call } from "./api.js";
 
@@ -65,7 +66,7 @@ export function curvesChart(container, answer) {
     height: 300,
     legend: { show: false },
     scales: { x: { time: false } },
-    axes: [{ label: "step", incrs: INTEGER_TICKS }, { label: answer.metricId, size: 70 }],
+    axes: [{ label: "step", incrs: INTEGER_TICKS }, { label: answer.metricId, size: 70, values: (u, splits) => splits.map((v) => tickLabel(v, splits)) }],
     series,
     hooks: { draw: [ring, () => { container.dataset.drawn = "true"; }] },
   };

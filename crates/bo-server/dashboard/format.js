@@ -16,13 +16,28 @@ export function el(tag, attrs = {}, ...children) {
   return e;
 }
 
-/** A number for people: up to 6 significant digits, exponent when tiny or huge. */
-export function num(v) {
-  if (v === undefined || v === null || Number.isNaN(v)) return "—";
-  if (Number.isInteger(v)) return v.toLocaleString("en");
+/**
+ * A number for people: at most `digits` significant digits, no trailing zeros, thousands
+ * separated, and an exponent (`1.23e-7`, `4.5e+12`) when the value is tiny or huge. Tables of
+ * measured values use the default 6, so close trials stay apart; captions, legends and labels
+ * use {@link short}.
+ */
+export function num(v, digits = 6) {
+  if (v === undefined || v === null || typeof v !== "number" || Number.isNaN(v)) return "—";
+  if (!Number.isFinite(v)) return v > 0 ? "∞" : "−∞";
   const a = Math.abs(v);
-  if (a !== 0 && (a < 1e-4 || a >= 1e7)) return v.toExponential(3);
-  return Number(v.toPrecision(6)).toString();
+  if (Number.isInteger(v) && a < 1e15) return v.toLocaleString("en");
+  if (a !== 0 && (a < 1e-4 || a >= 10 ** Math.max(digits, 7))) {
+    const [mantissa, exponent] = v.toExponential(digits - 1).split("e");
+    return `${Number(mantissa)}e${exponent}`;
+  }
+  const rounded = Number(v.toPrecision(digits));
+  return rounded.toLocaleString("en", { maximumFractionDigits: 20 });
+}
+
+/** A number in a caption, legend or label: three significant digits (see {@link num}). */
+export function short(v) {
+  return num(v, 3);
 }
 
 /** How long ago an RFC 3339 time was. */

@@ -10,6 +10,7 @@
 
 import uPlot from "./vendor/uPlot.esm.js";
 import { call } from "./api.js";
+import { tickLabel } from "./axes.js";
 import { INTEGER_TICKS } from "./format.js";
 
 /** Buckets at most: a chart this wide shows no more. */
@@ -112,7 +113,7 @@ export function historyChart(container, { data, bucketWidth, safety, minimise, b
     height: 320,
     // The band only when there is an infeasible trial to put in it.
     scales: { x: { time: false }, y: { distr: log ? 3 : 1, ...(banded ? { range: valueRange(minimise, log) } : {}) }, band: { auto: false, range: [0, 1] } },
-    axes: [{ label: bucketed ? `trial (buckets of ${bucketWidth})` : "trial", incrs: INTEGER_TICKS }, { label: metricId, size: 70, ...(banded ? { filter: outsideBand } : {}) }],
+    axes: [{ label: bucketed ? `trial (buckets of ${bucketWidth})` : "trial", incrs: INTEGER_TICKS }, { label: metricId, size: 70, values: (u, splits) => splits.map((v) => tickLabel(v, splits)), ...(banded ? { filter: outsideBand } : {}) }],
     series: [
       { label: "trial" },
       { label: bucketed ? `${metricId}, best in bucket` : metricId, stroke: "#2f6fdb", paths: () => null, points: { show: true, size: 5, fill: "#2f6fdb", stroke: "#2f6fdb" } },

@@ -7,7 +7,7 @@
 
 import { ApiError, call } from "./api.js";
 import { drawAxes, extent, tickLabel, ticks } from "./axes.js";
-import { el, num } from "./format.js";
+import { el, num, short } from "./format.js";
 import { axesOf } from "./parcoords.js";
 import { Trials } from "./trials.js";
 
@@ -82,7 +82,7 @@ function describe(summary, trials, metric) {
   const hyper = model.hyperparameters || {};
   const table = el("table", { id: "hyperparameters" }, el("tbody", {},
     ...rows.map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, String(v)))),
-    ...Object.entries(hyper).map(([k, v]) => el("tr", {}, el("th", {}, label(k)), el("td", { class: "num" }, typeof v === "number" ? num(v) : JSON.stringify(v)))),
+    ...Object.entries(hyper).map(([k, v]) => el("tr", {}, el("th", {}, label(k)), el("td", { class: "num" }, typeof v === "number" ? short(v) : JSON.stringify(v)))),
   ));
   if (model.acquisition) table.tBodies[0].append(el("tr", {}, el("th", {}, "acquisition"), el("td", {}, model.acquisition)));
   const shown = ["hyperparameters", "tree", "embeddings", "groups", "cliques", "objectives", "safety", "constraints", "acquisition"];
@@ -103,7 +103,7 @@ function metricModels(model) {
     ...Object.entries(model.objectives || {}).map(([id, m]) => [id, "objective", m]),
     ...Object.entries(model.safety || {}).map(([id, m]) => [id, "safety", m]),
   ];
-  const hyper = (m) => Object.entries(m.hyperparameters || {}).map(([k, x]) => el("div", {}, `${label(k)} ${typeof x === "number" ? num(x) : JSON.stringify(x)}`));
+  const hyper = (m) => Object.entries(m.hyperparameters || {}).map(([k, x]) => el("div", {}, `${label(k)} ${typeof x === "number" ? short(x) : JSON.stringify(x)}`));
   const models = el("table", { id: "metric-models" },
     el("thead", {}, el("tr", {}, el("th", {}, "metric"), el("th", {}, "role"), el("th", {}, "its model"))),
     el("tbody", {}, ...rows.map(([id, role, m]) => el("tr", {}, el("td", {}, id), el("td", {}, role), el("td", { class: "muted hyper" }, ...hyper(m))))));
@@ -131,7 +131,7 @@ function tree(vertices, trials, metric) {
         if (trials.states[r] === "SUCCEEDED" && values[r] !== null && (best === null || better(values[r], best))) best = values[r];
       }
       return el("tr", {}, el("td", {}, v.vertex), el("td", {}, v.parameters.join(", ") || "—"), el("td", { class: "num" }, n.toLocaleString("en")), el("td", { class: "num" }, num(best)),
-        el("td", { class: "muted hyper" }, ...Object.entries(v.hyperparameters || {}).map(([k, x]) => el("div", {}, `${label(k)} ${num(x)}`))));
+        el("td", { class: "muted hyper" }, ...Object.entries(v.hyperparameters || {}).map(([k, x]) => el("div", {}, `${label(k)} ${short(x)}`))));
     })));
 }
 
@@ -150,12 +150,12 @@ function embeddings(model) {
   const keys = [...new Set(list.flatMap((e) => Object.keys(e)))].filter((k) => k !== "bestY");
   // Seeds are identifiers, not quantities: shown as given. A small object (a trust region's
   // side and restarts) reads as "side 0.8, restarts 0", not as JSON cut off at the panel's edge.
-  const words = (o) => Object.entries(o).map(([k, x]) => `${k} ${typeof x === "number" ? num(x) : x}`).join(", ");
+  const words = (o) => Object.entries(o).map(([k, x]) => `${k} ${typeof x === "number" ? short(x) : x}`).join(", ");
   const cell = (v, k) => (k === "seed" ? String(v) : typeof v === "number" ? num(v) : v === undefined || v === null ? "—"
     : typeof v === "object" && !Array.isArray(v) && Object.values(v).every((x) => typeof x !== "object") ? words(v)
     : typeof v === "object" ? JSON.stringify(v) : String(v));
   return el("div", { id: "embeddings" },
-    el("p", {}, `${list.length} random embedding${list.length === 1 ? "" : "s"} of dimension ${model.d}; the search box is [${num(model.searchBox?.[0])}, ${num(model.searchBox?.[1])}]^${model.d}, each point projected into the space.`),
+    el("p", {}, `${list.length} random embedding${list.length === 1 ? "" : "s"} of dimension ${model.d}; the search box is [${short(model.searchBox?.[0])}, ${short(model.searchBox?.[1])}]^${model.d}, each point projected into the space.`),
     el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "#"), ...keys.map((k) => el("th", {}, k)))),
       el("tbody", {}, ...list.map((e, i) => el("tr", {}, el("td", { class: "num" }, i + 1), ...keys.map((k) => el("td", {}, cell(e[k], k))))))));
 }
@@ -331,7 +331,7 @@ async function drawMap(box, predictAt, base, numeric, trials, metric, around) {
     g.textBaseline = "middle";
     const marks = ticks(lo, hi, 6);
     for (const m of marks) g.fillText(tickLabel(m, marks), bar.l + bar.w + 4, bar.t + bar.h * (1 - (m - lo) / (hi - lo || 1)));
-    legend.textContent = `${what.value === "median" ? `the model's median of ${metric.metricId}` : "the width of the model's central 90 % interval"} from ${num(lo)} to ${num(hi)} (${what.value === "median" ? "better" : "wider"} is warmer); ${around}${cx.length ? "; dots are trials" : ""}.`;
+    legend.textContent = `${what.value === "median" ? `the model's median of ${metric.metricId}` : "the width of the model's central 90 % interval"} from ${short(lo)} to ${short(hi)} (${what.value === "median" ? "better" : "wider"} is warmer); ${around}${cx.length ? "; dots are trials" : ""}.`;
     box.dataset.drawn = "true";
   };
   for (const s of [xSel, ySel, what]) s.addEventListener("change", draw);

@@ -3,6 +3,8 @@
 // where the lines of trials that leave it inactive pass. Drag along an axis to keep a range (a
 // brush); double-click the axis to drop it. The brushes filter the trials table below.
 
+import { short } from "./format.js";
+
 const PAD = { top: 40, bottom: 50, left: 40, right: 60 };
 /** How far below an axis its "inactive" slot lies, in pixels. */
 const INACTIVE_DROP = 30;
@@ -208,7 +210,7 @@ export class ParallelCoordinates {
       g.font = "600 12px system-ui, sans-serif";
       label(a.id, this.x(k), PAD.top - 22);
       g.font = "11px system-ui, sans-serif";
-      const lo = a.categories ? a.categories[0] : fmt(a.min), hi = a.categories ? a.categories[a.categories.length - 1] : fmt(a.max);
+      const lo = a.categories ? a.categories[0] : short(a.min), hi = a.categories ? a.categories[a.categories.length - 1] : short(a.max);
       g.fillStyle = "#6a7385";
       label(String(lo), this.x(k), PAD.top + h + 14);
       label(String(hi), this.x(k), PAD.top - 6);
@@ -232,7 +234,3 @@ export class ParallelCoordinates {
   }
 }
 
-function fmt(v) {
-  if (!Number.isFinite(v)) return "";
-  return Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(1) : String(Number(v.toPrecision(3)));
-}

@@ -6,7 +6,7 @@
 // canvases.
 
 import { drawAxes, extent } from "./axes.js";
-import { el } from "./format.js";
+import { el, short } from "./format.js";
 import { objectivesOf, safeRow, safetyOf } from "./safety.js";
 
 export function paretoChart(box, trials, spec, optimalIds) {
@@ -26,7 +26,7 @@ export function paretoChart(box, trials, spec, optimalIds) {
     `${m1.metricId} (${m1.goal === "MINIMIZE" ? "lower" : "higher"} is better) across, ${m2.metricId} (${m2.goal === "MINIMIZE" ? "lower" : "higher"} is better) up; `,
     `${optimalIds.size} Pareto-optimal trials in green`, unsafe.length ? `, ${unsafe.length} unsafe trials as red crosses.` : "."),
     growth, el("p", { class: "muted", id: "hypervolume-caption" },
-      history.length ? `Hypervolume of the front after each succeeded trial: ${fmt(history[history.length - 1][1])} now, against the reference point (${history.reference.map(fmt).join(", ")}).`
+      history.length ? `Hypervolume of the front after each succeeded trial: ${short(history[history.length - 1][1])} now, against the reference point (${history.reference.map(short).join(", ")}).`
         : "Hypervolume: no succeeded trial yet."));
   drawGrowth(growth, history);
   const g = canvas.getContext("2d");
@@ -113,9 +113,6 @@ function drawGrowth(canvas, history) {
   g.stroke();
 }
 
-function fmt(v) {
-  return Math.abs(v) >= 1e4 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(3) : Number(v.toPrecision(4)).toString();
-}
 
 /** A range with a margin, so the points at its ends are not drawn on the frame. */
 function widen([lo, hi]) {

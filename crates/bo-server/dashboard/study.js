@@ -74,6 +74,15 @@ export async function studyPage(main, where, number) {
     logToggle.disabled = !history.positive;
     logToggle.title = history.positive ? "" : "a log scale needs every value above zero";
     const log = logToggle.checked && history.positive;
+    if (history.data[0].length === 0) {
+      // No trial has finished: a sentence, not an empty frame; the chart replaces it with the first.
+      chart?.plot.destroy();
+      chart = null;
+      historyBox.replaceChildren(el("p", { class: "muted" }, "No trial has finished yet: the history is drawn from the first completed trial."));
+      historyBox.dataset.drawn = "true";
+      return;
+    }
+    if (historyBox.firstElementChild?.tagName === "P") historyBox.replaceChildren();
     if (chart && chart.log === log && chart.width === history.bucketWidth) chart.plot.setData(history.data);
     else {
       chart?.plot.destroy();
