@@ -1,16 +1,20 @@
-//! How much wider a model's predictions must be to mean what they say: the one factor on the
-//! latent deviation under which observations the model did not see fall within their central
-//! 50 % and 90 % intervals as often as those levels say. What a subset's model is widened by
-//! (see [`super::subset`]): the trials left out of it are the evidence.
+//! How much wider or narrower a model's predictions must be to mean what they say: factors on
+//! the latent deviation under which observations the model did not see fall within their
+//! central 50 % and 90 % intervals as often as those levels say. Two kinds of evidence:
 //!
-//! The factor multiplies the latent deviation only: the observation noise the model learned is
+//! - a GP's own leave-one-out residuals (Rasmussen & Williams 2006, eq. 5.12), weighed by
+//!   region ([`ByRegion`]): next to the data a search crowded (posterior over prior variance
+//!   `ρ` near 0) and in the unexplored rest (`ρ` near 1) a model errs differently, and one
+//!   factor cannot serve both. Every GP model's predictions go through it;
+//! - the trials a subset's model left out ([`factor`], never below 1; see [`super::subset`]).
+//!
+//! A factor multiplies the latent deviation only: the observation noise the model learned is
 //! kept, and the observations are judged with it added. It changes what a model says it knows
-//! (`:predict`, the model page), never what it proposes. Must not: change anything on fewer than
-//! [`MIN_EVIDENCE`] observations, or go beyond [`BOUNDS`].
-//!
-//! A GP's own leave-one-out residuals (Rasmussen & Williams 2006, eq. 5.10–5.12) were tried as
-//! the evidence for every model and not adopted: narrowing by them broke the tree and 25-D
-//! problems (docs/benchmarks.md, "Calibration"), and they never asked for widening.
+//! (`:predict`, the model page, a context's search), never what it proposes. Must not: change
+//! anything on fewer than [`MIN_EVIDENCE`] observations, or go beyond [`BOUNDS`]. Measured in
+//! docs/benchmarks.md, "Calibration": one factor per model from the leave-one-out residuals
+//! broke the tree and 25-D problems; by region, and shrunk towards 1 where a group is small,
+//! it holds on them.
 
 /// One observation a model did not see, as it predicted it in its warped units.
 #[derive(Clone, Copy, Debug)]
@@ -66,6 +70,86 @@ pub fn factor(residuals: &[Residual], low: f64, high: f64) -> f64 {
     best.2
 }
 
+/// Factors that differ with how much the data told the model at a point: its posterior over
+/// prior latent variance `ρ`, near 0 next to the data and near 1 far from it. A model is wrong
+/// in different ways in the two places — where a search crowded its trials, and in the
+/// unexplored rest — and one factor cannot serve both.
+#[derive(Clone, Debug)]
+pub struct ByRegion {
+    /// `(ln ρ, ln factor)` at each group's median, by increasing `ρ`; empty: the factor is 1.
+    knots: Vec<(f64, f64)>,
+}
+
+impl ByRegion {
+    /// Every factor 1.
+    pub fn none() -> ByRegion {
+        ByRegion { knots: Vec::new() }
+    }
+
+    /// The factors found from `residuals`, each with its `ρ`: the residuals sorted by `ρ` and cut
+    /// into groups of equal count (at least [`GROUP`], at most [`MAX_GROUPS`]), each group's
+    /// [`factor`] within [`BOUNDS`], its logarithm shrunk towards 0 by `m / (m + GROUP)` for a
+    /// group of `m` (25 residuals say half of what they ask).
+    pub fn fit(residuals: &[(Residual, f64)]) -> ByRegion {
+        let mut usable: Vec<&(Residual, f64)> = residuals.iter().filter(|(_, rho)| rho.is_finite() && *rho > 0.0).collect();
+        if usable.len() < MIN_EVIDENCE {
+            return ByRegion::none();
+        }
+        usable.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let groups = (usable.len() / GROUP).clamp(1, MAX_GROUPS);
+        let knots = (0..groups)
+            .map(|g| {
+                let part = &usable[g * usable.len() / groups..(g + 1) * usable.len() / groups];
+                let own: Vec<Residual> = part.iter().map(|(r, _)| *r).collect();
+                (part[part.len() / 2].1.ln(), factor(&own, BOUNDS.0, BOUNDS.1).ln() * part.len() as f64 / (part.len() + GROUP) as f64)
+            })
+            .collect();
+        ByRegion { knots }
+    }
+
+    /// The factors of `gp`'s predictions, from the leave-one-out residuals of up to
+    /// [`LOO_POINTS`] of its observations (Rasmussen & Williams 2006, eq. 5.12, at the fitted
+    /// θ), each at its leave-one-out `ρ`.
+    pub fn of_gp(gp: &crate::gp::Gp) -> ByRegion {
+        let residuals: Vec<(Residual, f64)> = gp
+            .loo_residuals(LOO_POINTS)
+            .into_iter()
+            .map(|r| {
+                let residual = Residual { error: r.error, latent_sd: r.latent_var().sqrt(), noise_sd: r.noise.sqrt() };
+                (residual, r.latent_var() / r.prior_var)
+            })
+            .collect();
+        ByRegion::fit(&residuals)
+    }
+
+    /// The factor at `ρ`: interpolated in the logarithms between the groups', the nearest
+    /// group's beyond them.
+    pub fn at(&self, rho: f64) -> f64 {
+        let (Some(first), Some(last)) = (self.knots.first(), self.knots.last()) else { return 1.0 };
+        let x = rho.max(1e-300).ln();
+        if x <= first.0 {
+            return first.1.exp();
+        }
+        if x >= last.0 {
+            return last.1.exp();
+        }
+        let k = self.knots.partition_point(|(at, _)| *at <= x);
+        let ((x0, y0), (x1, y1)) = (self.knots[k - 1], self.knots[k]);
+        let t = if x1 > x0 { (x - x0) / (x1 - x0) } else { 0.0 };
+        (y0 + t * (y1 - y0)).exp()
+    }
+}
+
+/// The observations whose leave-one-out residuals [`ByRegion::of_gp`] weighs, at most: a
+/// 2,048-trial study's costs a quarter of a fit.
+pub const LOO_POINTS: usize = 256;
+
+/// The fewest residuals a group of [`ByRegion`] is found from.
+const GROUP: usize = 25;
+
+/// The most groups.
+const MAX_GROUPS: usize = 5;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +173,27 @@ mod tests {
         assert!((factor(&residuals(1.0), BOUNDS.0, BOUNDS.1) - 1.0).abs() < 0.05);
         // A subset's model is only ever widened.
         assert_eq!(factor(&residuals(3.0), 1.0, BOUNDS.1), 1.0);
+    }
+
+    #[test]
+    fn each_region_gets_its_own_factor() {
+        // Next to the data the model is 4 times too wide, far from it 2 times too narrow.
+        // Each side's ρ spread by a permutation, so a group sorted by ρ is a fair sample of its
+        // side's errors (which `residuals` gives in increasing order).
+        let spread = |k: usize| 1.0 + ((k * 211) % 399) as f64 / 399.0;
+        let near = residuals(4.0).into_iter().enumerate().map(|(k, r)| (r, 1e-4 * spread(k)));
+        let far = residuals(0.5).into_iter().enumerate().map(|(k, r)| (r, 0.4 * spread(k)));
+        let by = ByRegion::fit(&near.chain(far).collect::<Vec<_>>());
+        let shrink = |f: f64, m: f64| (f.ln() * m / (m + GROUP as f64)).exp();
+        // 798 residuals in five groups: the nearest two and the farthest two are pure.
+        let m = (798 / 5) as f64;
+        assert!((by.at(1e-6) / shrink(0.25, m) - 1.0).abs() < 0.1, "{}", by.at(1e-6));
+        assert!((by.at(1.0) / shrink(2.0, m) - 1.0).abs() < 0.1, "{}", by.at(1.0));
+        // In between, between the two.
+        let mid = by.at(1e-2);
+        assert!(by.at(1e-6) < mid && mid < by.at(1.0), "{mid}");
+        // Without evidence every factor is 1.
+        assert_eq!(ByRegion::fit(&[]).at(0.5), 1.0);
     }
 
     #[test]

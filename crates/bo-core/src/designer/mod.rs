@@ -353,13 +353,22 @@ impl<'a> Predictive<'a> {
     }
 
     /// The predictive distributions of `gp` (fitted to `warp`ed, `sign`-adjusted values) at
-    /// `xs`, its inputs.
-    pub(crate) fn of_gp(gp: &'a crate::gp::Gp, xs: &[Vec<f64>], warp: &'a gp::Warp, sign: f64) -> Vec<Predictive<'a>> {
+    /// `xs`, its inputs, each latent deviation widened or narrowed by `calibration` at the
+    /// point's posterior over prior variance.
+    pub(crate) fn of_gp(
+        gp: &'a crate::gp::Gp,
+        xs: &[Vec<f64>],
+        warp: &'a gp::Warp,
+        sign: f64,
+        calibration: &calibration::ByRegion,
+    ) -> Vec<Predictive<'a>> {
         let noise = gp.noise_sd();
         gp.predict(xs)
             .into_iter()
-            .map(|(m, v)| {
-                let (mean, sd) = gp.unstandardize_sd(m, v);
+            .zip(gp.prior_variance(xs))
+            .map(|((m, v), prior)| {
+                let factor = calibration.at(v / prior);
+                let (mean, sd) = gp.unstandardize_sd(m, v * factor * factor);
                 Predictive::new(mean, sd, noise, warp, sign)
             })
             .collect()

@@ -62,7 +62,7 @@
 //! designer maps assignments to it, and bo-bench drives it directly on D = 10⁹, where no search
 //! space can list the parameters.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rand::Rng;
 use serde::Deserialize;
@@ -70,6 +70,7 @@ use serde::Deserialize;
 use super::config::{FromConfig, check_range, refuse_conditional};
 use super::gp::{OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
 use super::{ConfigError, Designer, Embeddings, FitError, Fitted, Model, ModelState, Predictive, Problem};
+use super::calibration::ByRegion;
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedded, EmbeddedFit, Settings, isotropic, recover_from_rows, start};
 use crate::gp::Gp;
@@ -274,7 +275,8 @@ impl Rembo {
                     warm.and_then(|s| s.0.get("embeddings").cloned()).and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
                 let fit = embedded.fit(&data, &warm, from.is_restore(), spec.observation_noise, rng)?;
                 let state = ModelState(serde_json::json!({ "embeddings": fit.states() }));
-                let model = LowDimModel { ambient, fit, unmatched, sign };
+                let calibrations = fit.runs.iter().map(|_| OnceLock::new()).collect();
+                let model = LowDimModel { ambient, fit, unmatched, sign, calibrations };
                 Fitted { model: Arc::new(model), state }
             }
             RemboKernel::HighDim => {
@@ -314,6 +316,7 @@ impl Rembo {
                     gp: gp.map(|(gp, _, _)| gp),
                     n: history.len(),
                     sign,
+                    calibration: OnceLock::new(),
                 };
                 Fitted { model: Arc::new(model), state }
             }
@@ -329,6 +332,18 @@ struct LowDimModel {
     /// Completed trials in no embedding's image.
     unmatched: usize,
     sign: f64,
+    /// Each embedding's GP's calibration, found on its first prediction.
+    calibrations: Vec<OnceLock<ByRegion>>,
+}
+
+impl LowDimModel {
+    /// The predictive distributions of embedding `r`'s GP at `ws`, its own coordinates.
+    fn predictive_in(&self, r: usize, ws: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
+        let run = self.fit.runs.get(r)?;
+        let gp = run.gp.as_ref()?;
+        let calibration = self.calibrations[r].get_or_init(|| ByRegion::of_gp(gp));
+        Some(Predictive::of_gp(gp, ws, &run.warp, self.sign, calibration))
+    }
 }
 
 impl Model for LowDimModel {
@@ -364,9 +379,7 @@ impl Model for LowDimModel {
             .iter()
             .map(|a| {
                 let (r, w) = self.ambient.locate(embedded, a)?;
-                let run = &self.fit.runs[r];
-                let gp = run.gp.as_ref()?;
-                Predictive::of_gp(gp, &[w], &run.warp, self.sign).pop()
+                self.predictive_in(r, &[w])?.pop()
             })
             .collect::<Option<Vec<_>>>()
     }
@@ -378,13 +391,11 @@ impl Model for LowDimModel {
 
     fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
         let embedded = &self.fit.embedded;
-        let run = self.fit.runs.get(embedding)?;
-        let gp = run.gp.as_ref()?;
         if ys.iter().any(|y| y.len() != embedded.settings.d) {
             return None;
         }
         let ws: Vec<Vec<f64>> = ys.iter().map(|y| embedded.w_of(y)).collect();
-        Some(Predictive::of_gp(gp, &ws, &run.warp, self.sign))
+        self.predictive_in(embedding, &ws)
     }
 
     fn describe(&self) -> serde_json::Value {
@@ -421,6 +432,8 @@ struct HighDimModel {
     anchor: Option<(usize, Vec<f64>)>,
     /// Completed trials.
     n: usize,
+    /// The GP's calibration, found on its first prediction.
+    calibration: OnceLock<ByRegion>,
 }
 
 impl HighDimModel {
@@ -514,7 +527,7 @@ impl Model for HighDimModel {
     fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
         let gp = self.gp.as_ref()?;
         let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
-        Some(Predictive::of_gp(gp, &xs, &self.warp, self.sign))
+        Some(Predictive::of_gp(gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(gp))))
     }
 
     fn describe(&self) -> serde_json::Value {

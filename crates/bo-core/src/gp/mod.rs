@@ -39,6 +39,27 @@ pub struct Hyperparameters {
     pub log_noise: f64,
 }
 
+/// One observation as the GP predicts it from all the others (see [`Gp::loo_residuals`]), in
+/// standardised units.
+#[derive(Clone, Copy, Debug)]
+pub struct LooResidual {
+    /// The observation less its leave-one-out mean.
+    pub error: f64,
+    /// The leave-one-out predictive variance, the noise included.
+    pub variance: f64,
+    /// The noise variance.
+    pub noise: f64,
+    /// The kernel's prior variance there.
+    pub prior_var: f64,
+}
+
+impl LooResidual {
+    /// The leave-one-out variance of the latent function (never below 1e-12).
+    pub fn latent_var(&self) -> f64 {
+        (self.variance - self.noise).max(1e-12)
+    }
+}
+
 /// A GP conditioned on data.
 #[derive(Clone, Debug)]
 pub struct Gp {
@@ -197,18 +218,53 @@ impl Gp {
     /// score of the kernel. Comparable point by point between models of the same observations
     /// whatever their kernels; O(n³) for the inverse, about as much as one fit.
     pub fn loo_log_predictive(&self) -> Vec<f64> {
-        let n = self.n();
-        let alpha = self.chol.solve(&self.centred_residuals());
-        let inverse = self.chol.inverse();
         let ln_2pi = (2.0 * std::f64::consts::PI).ln();
         let ln_scale = self.y_std.ln();
-        (0..n)
-            .map(|i| {
-                let precision = inverse[(i, i)].max(f64::MIN_POSITIVE);
-                let residual = alpha[i] / precision;
-                -0.5 * (ln_2pi - precision.ln() + residual * residual * precision) - ln_scale
+        self.loo_residuals(usize::MAX)
+            .into_iter()
+            .map(|r| -0.5 * (ln_2pi + r.variance.ln() + r.error * r.error / r.variance) - ln_scale)
+            .collect()
+    }
+
+    /// The leave-one-out residuals of at most `most` observations, spread evenly over the data,
+    /// in standardised units at the fitted θ (Rasmussen & Williams 2006, eq. 5.12): each point's
+    /// error `yᵢ − μ₋ᵢ = αᵢ/[K⁻¹]ᵢᵢ` and variance `1/[K⁻¹]ᵢᵢ`, with the prior variance `k(xᵢ,
+    /// xᵢ)` there — how far off the model is at a point, and how much the rest of the data told
+    /// it there. All of them take the inverse, O(n³) as one fit; `m` of fewer, `[K⁻¹]ᵢᵢ =
+    /// ‖L⁻¹eᵢ‖²`, O(n²m).
+    pub fn loo_residuals(&self, most: usize) -> Vec<LooResidual> {
+        let n = self.n();
+        let m = n.min(most);
+        if m == 0 {
+            return Vec::new();
+        }
+        let alpha = self.chol.solve(&self.centred_residuals());
+        let at: Vec<usize> = (0..m).map(|k| k * n / m).collect();
+        let precisions: Vec<f64> = if m == n {
+            let inverse = self.chol.inverse();
+            (0..n).map(|i| inverse[(i, i)]).collect()
+        } else {
+            let columns = self.chol.solve_lower_mat(Mat::from_fn(n, m, |i, j| if i == at[j] { 1.0 } else { 0.0 }));
+            (0..m).map(|j| columns.col(j).squared_norm_l2()).collect()
+        };
+        let noise = self.log_noise.exp();
+        at.iter()
+            .zip(precisions)
+            .map(|(&i, precision)| {
+                let precision = precision.max(f64::MIN_POSITIVE);
+                LooResidual {
+                    error: alpha[i] / precision,
+                    variance: 1.0 / precision,
+                    noise,
+                    prior_var: self.kernel.eval(&self.x[i], &self.x[i]),
+                }
             })
             .collect()
+    }
+
+    /// The prior variance of the latent function at each of `xs` (standardised units).
+    pub fn prior_variance(&self, xs: &[Vec<f64>]) -> Vec<f64> {
+        xs.iter().map(|x| self.kernel.eval(x, x)).collect()
     }
 
     /// The sequential log predictive density of each observation given those before it, in

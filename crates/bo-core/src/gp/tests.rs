@@ -273,6 +273,15 @@ fn leave_one_out_matches_refitting_without_each_point() {
         let expected = -0.5 * ((2.0 * std::f64::consts::PI * var).ln() + (ys[i] - mean).powi(2) / var) - s.ln();
         assert!((got[i] - expected).abs() < 1e-8, "point {i}: {} vs {expected}", got[i]);
     }
+    // A few of the residuals, by triangular solves, are the same as all of them by the inverse.
+    let all = gp.loo_residuals(usize::MAX);
+    let some = gp.loo_residuals(5);
+    assert_eq!(some.len(), 5);
+    for (k, r) in some.iter().enumerate() {
+        let full = all[k * x.len() / 5];
+        assert!((r.error - full.error).abs() < 1e-9 && (r.variance / full.variance - 1.0).abs() < 1e-9, "{r:?} vs {full:?}");
+        assert!(r.latent_var() < r.variance && r.prior_var > 0.0);
+    }
 }
 
 /// The sequential density of each point equals the prediction of a GP on the points before it,

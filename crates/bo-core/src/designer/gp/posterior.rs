@@ -5,10 +5,12 @@
 //! constant prior mean. It knows nothing of acquisitions or candidate searches.
 
 use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 
 use super::output_warp::Warp;
+use crate::designer::calibration::ByRegion;
 use crate::designer::{FitError, Predictive};
 use crate::gp::Gp;
 use crate::study::{ObservationNoise, StudySpec};
@@ -72,7 +74,12 @@ pub(crate) struct Posterior {
     pub taken: HashSet<String>,
     /// Whether the data's points may be proposed again (`observationNoise: HIGH`).
     pub repeats: bool,
+    /// How much wider or narrower than the GP says its predictions must be, found from its
+    /// leave-one-out residuals on the first prediction ([`ByRegion::of_gp`]) and kept by the
+    /// posteriors conditioned on more trials (θ is the same; a refit finds it again).
+    calibration: Arc<OnceLock<ByRegion>>,
 }
+
 
 impl Posterior {
     /// An estimate of the heap the posterior holds, in bytes: its GP and the keys of the points
@@ -89,7 +96,7 @@ impl Posterior {
         // each point); otherwise the data's points are never proposed again.
         let repeats = spec.observation_noise == ObservationNoise::High;
         let taken = if repeats { HashSet::new() } else { history.iter().map(|o| o.assignment.key()).collect() };
-        Posterior { gp, sign, warp, objective: spec.objective().id.clone(), worst, taken, repeats }
+        Posterior { gp, sign, warp, objective: spec.objective().id.clone(), worst, taken, repeats, calibration: Arc::default() }
     }
 
     /// The posterior conditioned on `new` completed trials (without refitting θ); `None` when
@@ -129,6 +136,7 @@ impl Posterior {
             worst: self.worst,
             taken,
             repeats: self.repeats,
+            calibration: self.calibration.clone(),
         }
     }
 
@@ -182,6 +190,6 @@ impl Posterior {
     /// warp, see [`Warp::prediction`]).
     pub fn predictive(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Predictive<'_>> {
         let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
-        Predictive::of_gp(&self.gp, &xs, &self.warp, self.sign)
+        Predictive::of_gp(&self.gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(&self.gp)))
     }
 }
