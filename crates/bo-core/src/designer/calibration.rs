@@ -88,9 +88,9 @@ impl ByRegion {
 
     /// The factors found from `residuals`, each with its `ρ`: the residuals sorted by `ρ` and cut
     /// into groups of equal count (at least [`GROUP`], at most [`MAX_GROUPS`]), each group's
-    /// [`factor`] within [`BOUNDS`], its logarithm shrunk towards 0 by `m / (m + GROUP)` for a
+    /// [`factor`] within [`BOUNDS`] (at least 1 unless `narrows`), its logarithm shrunk towards 0 by `m / (m + GROUP)` for a
     /// group of `m` (25 residuals say half of what they ask).
-    pub fn fit(residuals: &[(Residual, f64)]) -> ByRegion {
+    pub fn fit(residuals: &[(Residual, f64)], narrows: bool) -> ByRegion {
         let mut usable: Vec<&(Residual, f64)> = residuals.iter().filter(|(_, rho)| rho.is_finite() && *rho > 0.0).collect();
         if usable.len() < MIN_EVIDENCE {
             return ByRegion::none();
@@ -101,7 +101,7 @@ impl ByRegion {
             .map(|g| {
                 let part = &usable[g * usable.len() / groups..(g + 1) * usable.len() / groups];
                 let own: Vec<Residual> = part.iter().map(|(r, _)| *r).collect();
-                (part[part.len() / 2].1.ln(), factor(&own, BOUNDS.0, BOUNDS.1).ln() * part.len() as f64 / (part.len() + GROUP) as f64)
+                (part[part.len() / 2].1.ln(), factor(&own, if narrows { BOUNDS.0 } else { 1.0 }, BOUNDS.1).ln() * part.len() as f64 / (part.len() + GROUP) as f64)
             })
             .collect();
         ByRegion { knots }
@@ -109,8 +109,8 @@ impl ByRegion {
 
     /// The factors of `gp`'s predictions, from the leave-one-out residuals of up to
     /// [`LOO_POINTS`] of its observations (Rasmussen & Williams 2006, eq. 5.12, at the fitted
-    /// θ), each at its leave-one-out `ρ`.
-    pub fn of_gp(gp: &crate::gp::Gp) -> ByRegion {
+    /// θ), each at its leave-one-out `ρ`; only ever widening unless `narrows`.
+    pub fn of_gp(gp: &crate::gp::Gp, narrows: bool) -> ByRegion {
         let residuals: Vec<(Residual, f64)> = gp
             .loo_residuals(LOO_POINTS)
             .into_iter()
@@ -119,7 +119,7 @@ impl ByRegion {
                 (residual, r.latent_var() / r.prior_var)
             })
             .collect();
-        ByRegion::fit(&residuals)
+        ByRegion::fit(&residuals, narrows)
     }
 
     /// The factor at `ρ`: interpolated in the logarithms between the groups', the nearest
@@ -141,7 +141,7 @@ impl ByRegion {
 }
 
 /// The observations whose leave-one-out residuals [`ByRegion::of_gp`] weighs, at most: a
-/// 2,048-trial study's costs a quarter of a fit.
+/// 2,048-trial study's cost about a third of one Cholesky factorisation (a fit does dozens).
 pub const LOO_POINTS: usize = 256;
 
 /// The fewest residuals a group of [`ByRegion`] is found from.
@@ -183,7 +183,7 @@ mod tests {
         let spread = |k: usize| 1.0 + ((k * 211) % 399) as f64 / 399.0;
         let near = residuals(4.0).into_iter().enumerate().map(|(k, r)| (r, 1e-4 * spread(k)));
         let far = residuals(0.5).into_iter().enumerate().map(|(k, r)| (r, 0.4 * spread(k)));
-        let by = ByRegion::fit(&near.chain(far).collect::<Vec<_>>());
+        let by = ByRegion::fit(&near.chain(far).collect::<Vec<_>>(), true);
         let shrink = |f: f64, m: f64| (f.ln() * m / (m + GROUP as f64)).exp();
         // 798 residuals in five groups: the nearest two and the farthest two are pure.
         let m = (798 / 5) as f64;
@@ -193,7 +193,7 @@ mod tests {
         let mid = by.at(1e-2);
         assert!(by.at(1e-6) < mid && mid < by.at(1.0), "{mid}");
         // Without evidence every factor is 1.
-        assert_eq!(ByRegion::fit(&[]).at(0.5), 1.0);
+        assert_eq!(ByRegion::fit(&[], true).at(0.5), 1.0);
     }
 
     #[test]

@@ -382,7 +382,7 @@ impl OverlapAddGp {
             learned_at: if self.known.is_some() { None } else { learned_at },
             gibbs_evaluations,
         };
-        Ok(GpModel::fitted(Posterior::new(gp, sign, warp, worst, spec, history), proposer, state))
+        Ok(GpModel::fitted(Posterior::new(gp, sign, warp, worst, spec, history).widening_only(), proposer, state))
     }
 }
 

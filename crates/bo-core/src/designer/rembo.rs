@@ -341,7 +341,7 @@ impl LowDimModel {
     fn predictive_in(&self, r: usize, ws: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
         let run = self.fit.runs.get(r)?;
         let gp = run.gp.as_ref()?;
-        let calibration = self.calibrations[r].get_or_init(|| ByRegion::of_gp(gp));
+        let calibration = self.calibrations[r].get_or_init(|| ByRegion::of_gp(gp, true));
         Some(Predictive::of_gp(gp, ws, &run.warp, self.sign, calibration))
     }
 }
@@ -527,7 +527,7 @@ impl Model for HighDimModel {
     fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
         let gp = self.gp.as_ref()?;
         let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
-        Some(Predictive::of_gp(gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(gp))))
+        Some(Predictive::of_gp(gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(gp, true))))
     }
 
     fn describe(&self) -> serde_json::Value {

@@ -78,6 +78,8 @@ pub(crate) struct Posterior {
     /// leave-one-out residuals on the first prediction ([`ByRegion::of_gp`]) and kept by the
     /// posteriors conditioned on more trials (θ is the same; a refit finds it again).
     calibration: Arc<OnceLock<ByRegion>>,
+    /// Whether the calibration may narrow the GP's predictions as well as widen them.
+    narrows: bool,
 }
 
 
@@ -96,7 +98,15 @@ impl Posterior {
         // each point); otherwise the data's points are never proposed again.
         let repeats = spec.observation_noise == ObservationNoise::High;
         let taken = if repeats { HashSet::new() } else { history.iter().map(|o| o.assignment.key()).collect() };
-        Posterior { gp, sign, warp, objective: spec.objective().id.clone(), worst, taken, repeats, calibration: Arc::default() }
+        Posterior { gp, sign, warp, objective: spec.objective().id.clone(), worst, taken, repeats, calibration: Arc::default(), narrows: true }
+    }
+
+    /// This posterior, its predictions only ever widened by their calibration: for a model whose
+    /// structure was chosen on the same data, whose leave-one-out residuals then flatter it
+    /// (`OVERLAP_ADD_GP`'s graph and length scales, sampled by their likelihood; measured in
+    /// docs/benchmarks.md, "Calibration").
+    pub fn widening_only(self) -> Posterior {
+        Posterior { narrows: false, ..self }
     }
 
     /// The posterior conditioned on `new` completed trials (without refitting θ); `None` when
@@ -137,6 +147,7 @@ impl Posterior {
             taken,
             repeats: self.repeats,
             calibration: self.calibration.clone(),
+            narrows: self.narrows,
         }
     }
 
@@ -190,6 +201,6 @@ impl Posterior {
     /// warp, see [`Warp::prediction`]).
     pub fn predictive(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Predictive<'_>> {
         let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
-        Predictive::of_gp(&self.gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(&self.gp)))
+        Predictive::of_gp(&self.gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(&self.gp, self.narrows)))
     }
 }

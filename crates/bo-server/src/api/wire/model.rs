@@ -82,7 +82,9 @@ pub struct PredictResponseW {
 /// point, in its units — of the latent objective, without observation noise. Under an output
 /// warp (`GET …/model`'s `outputWarp`) the distribution is the warp's inverse image of a
 /// normal, skewed: its quantiles are exact, and its mean and standard deviation are given only
-/// where they are finite.
+/// where they are finite. A GP's spread is calibrated: widened or narrowed by how far off its own
+/// leave-one-out predictions of the study's trials were, near the data and away from it (and a
+/// large study's subset model widened by the trials it left out).
 #[derive(Serialize, ToSchema)]
 pub struct PredictionW {
     /// The objective's distribution.
