@@ -67,10 +67,10 @@ use std::sync::{Arc, OnceLock};
 use rand::Rng;
 use serde::Deserialize;
 
+use super::calibration::ByRegion;
 use super::config::{FromConfig, check_range, refuse_conditional};
 use super::gp::{OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
 use super::{ConfigError, Designer, Embeddings, FitError, Fitted, Model, ModelState, Predictive, Problem};
-use super::calibration::ByRegion;
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedded, EmbeddedFit, Settings, isotropic, recover_from_rows, start};
 use crate::gp::Gp;

@@ -82,7 +82,6 @@ pub(crate) struct Posterior {
     narrows: bool,
 }
 
-
 impl Posterior {
     /// An estimate of the heap the posterior holds, in bytes: its GP and the keys of the points
     /// taken.
@@ -98,7 +97,17 @@ impl Posterior {
         // each point); otherwise the data's points are never proposed again.
         let repeats = spec.observation_noise == ObservationNoise::High;
         let taken = if repeats { HashSet::new() } else { history.iter().map(|o| o.assignment.key()).collect() };
-        Posterior { gp, sign, warp, objective: spec.objective().id.clone(), worst, taken, repeats, calibration: Arc::default(), narrows: true }
+        Posterior {
+            gp,
+            sign,
+            warp,
+            objective: spec.objective().id.clone(),
+            worst,
+            taken,
+            repeats,
+            calibration: Arc::default(),
+            narrows: true,
+        }
     }
 
     /// This posterior, its predictions only ever widened by their calibration: for a model whose
