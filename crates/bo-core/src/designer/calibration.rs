@@ -101,7 +101,10 @@ impl ByRegion {
             .map(|g| {
                 let part = &usable[g * usable.len() / groups..(g + 1) * usable.len() / groups];
                 let own: Vec<Residual> = part.iter().map(|(r, _)| *r).collect();
-                (part[part.len() / 2].1.ln(), factor(&own, if narrows { BOUNDS.0 } else { 1.0 }, BOUNDS.1).ln() * part.len() as f64 / (part.len() + GROUP) as f64)
+                (
+                    part[part.len() / 2].1.ln(),
+                    factor(&own, if narrows { BOUNDS.0 } else { 1.0 }, BOUNDS.1).ln() * part.len() as f64 / (part.len() + GROUP) as f64,
+                )
             })
             .collect();
         ByRegion { knots }
