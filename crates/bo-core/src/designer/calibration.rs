@@ -78,12 +78,14 @@ pub fn factor(residuals: &[Residual], low: f64, high: f64) -> f64 {
 pub struct ByRegion {
     /// `(ln ρ, ln factor)` at each group's median, by increasing `ρ`; empty: the factor is 1.
     knots: Vec<(f64, f64)>,
+    /// The residuals the factors were found from.
+    checked: usize,
 }
 
 impl ByRegion {
     /// Every factor 1.
     pub fn none() -> ByRegion {
-        ByRegion { knots: Vec::new() }
+        ByRegion { knots: Vec::new(), checked: 0 }
     }
 
     /// The factors found from `residuals`, each with its `ρ`: the residuals sorted by `ρ` and cut
@@ -107,7 +109,7 @@ impl ByRegion {
                 )
             })
             .collect();
-        ByRegion { knots }
+        ByRegion { knots, checked: usable.len() }
     }
 
     /// The factors of `gp`'s predictions, from the leave-one-out residuals of up to
@@ -123,6 +125,21 @@ impl ByRegion {
             })
             .collect();
         ByRegion::fit(&residuals, narrows)
+    }
+
+    /// What the model's description shows: each group's factor at its median `ρ`, and the
+    /// observations checked; null when nothing was found (too few observations).
+    pub fn describe(&self) -> serde_json::Value {
+        if self.knots.is_empty() {
+            return serde_json::Value::Null;
+        }
+        serde_json::json!({
+            "checkedOnTrials": self.checked,
+            "byRegion": self.knots.iter().map(|(rho, f)| serde_json::json!({
+                "posteriorOverPriorVariance": rho.exp(),
+                "factor": f.exp(),
+            })).collect::<Vec<_>>(),
+        })
     }
 
     /// The factor at `ρ`: interpolated in the logarithms between the groups', the nearest
@@ -197,6 +214,13 @@ mod tests {
         assert!(by.at(1e-6) < mid && mid < by.at(1.0), "{mid}");
         // Without evidence every factor is 1.
         assert_eq!(ByRegion::fit(&[], true).at(0.5), 1.0);
+        // The description names each group's factor where it was found.
+        let described = by.describe();
+        assert_eq!(described["checkedOnTrials"], 798);
+        let groups = described["byRegion"].as_array().expect("groups");
+        assert_eq!(groups.len(), 5);
+        assert!((groups[0]["factor"].as_f64().unwrap() - by.at(1e-6)).abs() < 1e-12);
+        assert!(ByRegion::fit(&[], true).describe().is_null());
     }
 
     #[test]

@@ -104,6 +104,12 @@ impl<P: Proposer> Model for GpModel<P> {
         {
             map.insert("outputWarp".into(), self.post.warp.describe());
         }
+        let calibration = self.post.calibration().describe();
+        if !calibration.is_null()
+            && let Some(map) = described.as_object_mut()
+        {
+            map.insert("predictionsCalibrated".into(), calibration);
+        }
         described
     }
 

@@ -206,10 +206,15 @@ impl Posterior {
         self.sign * self.warp.invert(self.gp.unstandardize(0.0, 0.0).0)
     }
 
+    /// How the GP's predictions are widened or narrowed ([`ByRegion::of_gp`]), found on first use.
+    pub fn calibration(&self) -> &ByRegion {
+        self.calibration.get_or_init(|| ByRegion::of_gp(&self.gp, self.narrows))
+    }
+
     /// The predictive distribution of the objective, in its own units and direction (through a
     /// warp, see [`Warp::prediction`]).
     pub fn predictive(&self, points: &[Assignment], encode: &dyn Fn(&Assignment) -> Vec<f64>) -> Vec<Predictive<'_>> {
         let xs: Vec<Vec<f64>> = points.iter().map(encode).collect();
-        Predictive::of_gp(&self.gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(&self.gp, self.narrows)))
+        Predictive::of_gp(&self.gp, &xs, &self.warp, self.sign, self.calibration())
     }
 }
