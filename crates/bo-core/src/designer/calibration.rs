@@ -10,7 +10,9 @@
 //!
 //! A factor multiplies the latent deviation only: the observation noise the model learned is
 //! kept, and the observations are judged with it added. It changes what a model says it knows
-//! (`:predict`, the model page, a context's search), never what it proposes. Must not: change
+//! (`:predict`, the model page) and what the searches that score candidates by a model's
+//! predictions read (a context's search, the acquisition over several metrics and safety
+//! metrics), never a single-metric GP designer's own acquisition. Must not: change
 //! anything on fewer than [`MIN_EVIDENCE`] observations, or go beyond [`BOUNDS`]. Measured in
 //! docs/benchmarks.md, "Calibration": one factor per model from the leave-one-out residuals
 //! broke the tree and 25-D problems; by region, and shrunk towards 1 where a group is small,
@@ -90,8 +92,8 @@ impl ByRegion {
 
     /// The factors found from `residuals`, each with its `ρ`: the residuals sorted by `ρ` and cut
     /// into groups of equal count (at least [`GROUP`], at most [`MAX_GROUPS`]), each group's
-    /// [`factor`] within [`BOUNDS`] (at least 1 unless `narrows`), its logarithm shrunk towards 0 by `m / (m + GROUP)` for a
-    /// group of `m` (25 residuals say half of what they ask).
+    /// [`factor`] within [`BOUNDS`] (at least 1 unless `narrows`), its logarithm shrunk towards
+    /// 0 by `m / (m + GROUP)` for a group of `m` (25 residuals say half of what they ask).
     pub fn fit(residuals: &[(Residual, f64)], narrows: bool) -> ByRegion {
         let mut usable: Vec<&(Residual, f64)> = residuals.iter().filter(|(_, rho)| rho.is_finite() && *rho > 0.0).collect();
         if usable.len() < MIN_EVIDENCE {

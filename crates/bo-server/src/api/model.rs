@@ -24,7 +24,7 @@ pub const MAX_PREDICT_POINTS: usize = 1000;
     params(StudyPath), responses((status = 200, description = "success", body = ModelSummaryW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<ModelSummaryW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let entry = state.engine.model(&study).await?;
+    let (entry, described) = state.engine.described(&study).await?;
     Ok(Json(ModelSummaryW {
         algorithm: study.spec.algorithm.clone(),
         data_version: study.data_version,
@@ -32,7 +32,7 @@ pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath
         trials: entry.trial_ids.len(),
         fitted_on_trials: entry.fitted_on,
         precomputed_suggestions: state.engine.precomputed(&study).await?,
-        model: entry.model.describe(),
+        model: described,
     }))
 }
 

@@ -333,6 +333,15 @@ impl Engine {
         Ok(self.entry_for(study, basis, &trials).await?.0)
     }
 
+    /// The study's model ([`Engine::model`]) and its description, computed under a permit of
+    /// the pool: describing may compute (a GP's calibration, a subset's widening, on first use).
+    pub async fn described(&self, study: &StudyRecord) -> Result<(Arc<Entry>, serde_json::Value), EngineError> {
+        let entry = self.model(study).await?;
+        let model = entry.model.clone();
+        let described = self.compute(study, Class::Waited, move || model.describe()).await?;
+        Ok((entry, described))
+    }
+
     /// Predictions at `points` of the study's model brought up to its data — [`Engine::model`]
     /// conditioned on the completed trials it was not fitted on (those a designer cannot observe
     /// are left out), so they reflect every result: the objective's and, for several metrics,
