@@ -141,12 +141,16 @@ def test_a_person_runs_a_study_from_the_browser(browser, acting):
         until(lambda: f"Suggested trial {expected}" in status(p).inner_text(), status(p).inner_text())
     p.page.locator("#open-table tr[data-trial='3'] [data-action=infeasible]").click()
     p.page.fill("#infeasible-3 input[name=reason]", "out of memory")
-    p.page.click("#infeasible-3 button[type=submit]")
-    until(lambda: "Trial 3 is INFEASIBLE" in status(p).inner_text(), status(p).inner_text())
-    assert trials_in_db(s)[3][0] == "INFEASIBLE" and trials_in_db(s)[3][3] == "out of memory"
+    # While that is being typed, the open trials change (trial 4 is stopped) and are drawn again:
+    # what was typed under trial 3 is still there.
     p.page.locator("#open-table tr[data-trial='4'] [data-action=stop]").click()
     until(lambda: "Trial 4 is stopped" in status(p).inner_text(), status(p).inner_text())
     assert trials_in_db(s)[4][0] == "STOPPING"
+    until(lambda: "STOPPING" in p.page.locator("#open-table tr[data-trial='4']").inner_text(), "the stopped trial is drawn again")
+    assert p.page.input_value("#infeasible-3 input[name=reason]") == "out of memory"
+    p.page.click("#infeasible-3 button[type=submit]")
+    until(lambda: "Trial 3 is INFEASIBLE" in status(p).inner_text(), status(p).inner_text())
+    assert trials_in_db(s)[3][0] == "INFEASIBLE" and trials_in_db(s)[3][3] == "out of memory"
 
     # Delete a trial: nothing happens until the confirmation's own button.
     p.page.locator("#open-table tr[data-trial='4'] [data-action=delete]").click()

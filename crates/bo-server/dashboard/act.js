@@ -22,6 +22,23 @@ export class Actions {
     this.status = el("p", { id: "act-status", class: "muted", role: "status" });
     this.form = el("div", { id: "act-form" });
     this.open = el("div", { id: "open-trials" });
+    // What a person has open under a row (a form, a confirmation), by trial: a redraw while
+    // they type (another worker's trial finished) puts the same node back, values and all.
+    this.under = new Map();
+    this.drawn = null;
+    this.table = el("div");
+    // Any trial by its number: built once, so a redraw never empties what is being typed.
+    const other = el("form", { id: "trial-by-id", class: "inline" },
+      el("label", {}, "any trial by number ", el("input", { name: "id", type: "number", min: 1, step: 1, required: true, size: 6 })), " ",
+      el("button", { type: "submit", class: "plain" }, "delete…"));
+    const otherBox = el("div");
+    other.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const id = Number(other.id.value);
+      this.confirm(otherBox, `Delete trial ${id}? This cannot be undone.`, `Delete trial ${id}`, () => this.deleteTrial(id));
+    });
+    this.heading = el("h3", {});
+    this.open.replaceChildren(this.heading, this.table, other, otherBox);
     const button = (id, label, run, plain = true) => el("button", { id, type: "button", class: plain ? "plain" : "", onclick: run }, label);
     this.root = el("section", { class: "card wide", id: "act" },
       el("div", { class: "toolbar" }, el("h2", {}, "Act on the study"),
@@ -93,12 +110,13 @@ export class Actions {
     });
   }
 
-  /** A confirmation in `box`: the action runs only on its own button. */
-  confirm(box, question, label, action) {
+  /** A confirmation in `box`: the action runs only on its own button; either button closes it
+   * (`closed`, when given, instead of emptying the box). */
+  confirm(box, question, label, action, closed = () => box.replaceChildren()) {
     box.replaceChildren(el("div", { class: "confirm", role: "alertdialog" },
       el("span", {}, question), " ",
-      el("button", { type: "button", class: "danger", onclick: () => { box.replaceChildren(); action(); } }, label), " ",
-      el("button", { type: "button", class: "plain", onclick: () => box.replaceChildren() }, "Cancel")));
+      el("button", { type: "button", class: "danger", onclick: () => { closed(); action(); } }, label), " ",
+      el("button", { type: "button", class: "plain", onclick: () => closed() }, "Cancel")));
   }
 
   /** A trial of the person's own: a field per parameter (a conditional one shown while its
@@ -130,7 +148,8 @@ export class Actions {
   }
 
   /** The open trials (REQUESTED, ACTIVE, STOPPING), newest first, with what can be done to each;
-   * and a way to any other trial by its number. */
+   * and a way to any other trial by its number. Redrawn only when those rows changed; a form or
+   * confirmation open under a row that is still open survives the redraw. */
   draw() {
     const rows = [];
     for (let r = this.trials.ids.length - 1; r >= 0 && rows.length < SHOWN; r--) {
@@ -139,18 +158,30 @@ export class Actions {
     const params = [...this.trials.parameters.keys()];
     const assignment = (r) => params.map((p) => [p, this.trials.parameters.get(p)[r]]).filter(([, v]) => v !== null && v !== undefined)
       .map(([p, v]) => `${p} = ${typeof v === "number" ? num(v) : v}`).join(", ");
+    const seen = rows.map((r) => [this.trials.ids[r], this.trials.states[r], assignment(r)]);
+    const key = JSON.stringify(seen);
+    if (key === this.drawn) return;
+    this.drawn = key;
+    const ids = new Set(seen.map(([id]) => id));
+    for (const id of [...this.under.keys()]) if (!ids.has(id)) this.under.delete(id);
+    this.heading.textContent = `Open trials${rows.length === SHOWN ? ` (the newest ${SHOWN})` : ""}`;
     const open = rows.length
       ? el("table", { id: "open-table" },
         el("thead", {}, el("tr", {}, el("th", { class: "num" }, "trial"), el("th", {}, "state"), el("th", {}, "parameters"), el("th", {}, ""))),
-        el("tbody", {}, ...rows.map((r) => {
-          const id = this.trials.ids[r];
+        el("tbody", {}, ...seen.map(([id, state, parameters]) => {
           const under = el("td", { colspan: 4 });
           const line = el("tr", { class: "act-under", hidden: true }, under);
-          const show = (node) => { under.replaceChildren(node); line.hidden = !node; };
+          const show = (node) => {
+            under.replaceChildren(...(node ? [node] : []));
+            line.hidden = !node;
+            if (node) this.under.set(id, node);
+            else this.under.delete(id);
+          };
+          if (this.under.has(id)) show(this.under.get(id));
           const b = (label, run, plain = true) => el("button", { type: "button", class: plain ? "plain" : "", "data-action": label, onclick: run }, label);
           return [
             el("tr", { "data-trial": id },
-              el("td", { class: "num" }, id), el("td", {}, this.trials.states[r]), el("td", { class: "params" }, assignment(r)),
+              el("td", { class: "num" }, id), el("td", {}, state), el("td", { class: "params" }, parameters),
               el("td", { class: "actions" },
                 b("complete", () => show(this.completeForm(id, () => show(null))), false),
                 b("measure", () => show(this.measureForm(id, () => show(null)))),
@@ -162,22 +193,14 @@ export class Actions {
                 b("delete", () => {
                   const box = el("div");
                   show(box);
-                  this.confirm(box, `Delete trial ${id}? This cannot be undone.`, `Delete trial ${id}`, () => this.deleteTrial(id));
+                  this.confirm(box, `Delete trial ${id}? This cannot be undone.`, `Delete trial ${id}`, () => { show(null); this.deleteTrial(id); },
+                    () => show(null));
                 }))),
             line,
           ];
         }).flat()))
       : el("p", { class: "muted" }, "No open trials: suggest one, or add one of your own.");
-    const other = el("form", { id: "trial-by-id", class: "inline" },
-      el("label", {}, "any trial by number ", el("input", { name: "id", type: "number", min: 1, step: 1, required: true, size: 6 })), " ",
-      el("button", { type: "submit", class: "plain" }, "delete…"));
-    const otherBox = el("div");
-    other.addEventListener("submit", (event) => {
-      event.preventDefault();
-      const id = Number(other.id.value);
-      this.confirm(otherBox, `Delete trial ${id}? This cannot be undone.`, `Delete trial ${id}`, () => this.deleteTrial(id));
-    });
-    this.open.replaceChildren(el("h3", {}, `Open trials${rows.length === SHOWN ? ` (the newest ${SHOWN})` : ""}`), open, other, otherBox);
+    this.table.replaceChildren(open);
   }
 
   deleteTrial(id) {
