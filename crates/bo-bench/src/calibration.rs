@@ -61,12 +61,18 @@ pub struct Row {
     pub baseline_log_density: f64,
     /// Median seconds of one fit.
     pub fit_seconds: f64,
+    /// Median seconds of the first prediction after a fit (its calibration is found then).
+    pub predict_seconds: f64,
     /// The median factor a subset's model widened its predictions by (1 where it did not, or
     /// fitted every trial).
     pub widened: f64,
     /// Why there are no numbers, when there are none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Each seed's points and how many fell in the 50 % and 90 % intervals: a seed's held-out
+    /// trials are one cluster where its search went, so the pooled coverage's sampling error
+    /// is over seeds, not points ([`pooled`]).
+    pub by_seed: Vec<[usize; 3]>,
 }
 
 #[derive(Default)]
@@ -77,16 +83,21 @@ struct Tally {
     log_density: f64,
     baseline: f64,
     fit_seconds: Vec<f64>,
+    predict_seconds: Vec<f64>,
     widened: Vec<f64>,
     skipped: Option<String>,
+    by_seed: BTreeMap<u64, [usize; 3]>,
 }
 
 impl Tally {
-    fn add(&mut self, predictive: &[Predictive<'_>], truth: &[f64], baseline: (f64, f64)) {
+    fn add(&mut self, seed: u64, predictive: &[Predictive<'_>], truth: &[f64], baseline: (f64, f64)) {
+        let own = self.by_seed.entry(seed).or_default();
         for (p, &y) in predictive.iter().zip(truth) {
+            let (in_50, in_90) = (p.quantile(0.25) <= y && y <= p.quantile(0.75), p.quantile(0.05) <= y && y <= p.quantile(0.95));
+            *own = [own[0] + 1, own[1] + usize::from(in_50), own[2] + usize::from(in_90)];
             self.points += 1;
-            self.in_50 += usize::from(p.quantile(0.25) <= y && y <= p.quantile(0.75));
-            self.in_90 += usize::from(p.quantile(0.05) <= y && y <= p.quantile(0.95));
+            self.in_50 += usize::from(in_50);
+            self.in_90 += usize::from(in_90);
             self.log_density += p.log_density(y);
             let z = (y - baseline.0) / baseline.1;
             self.baseline += -0.5 * z * z - baseline.1.ln() - 0.5 * std::f64::consts::TAU.ln();
@@ -185,17 +196,20 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
                     }
                 };
                 tally.fit_seconds.push(start.elapsed().as_secs_f64());
+                let start = Instant::now();
+                let predicted = fitted.model.predictive(&points);
+                tally.predict_seconds.push(start.elapsed().as_secs_f64());
                 tally.widened.push(fitted.model.describe()["predictionsWidened"]["factor"].as_f64().unwrap_or(1.0));
-                if let Some(predictive) = fitted.model.predictive(&points) {
+                if let Some(predictive) = predicted {
                     let truth: Vec<f64> = points.iter().map(problem.eval).collect();
-                    tally.add(&predictive, &truth, (mean, sd));
+                    tally.add(seed, &predictive, &truth, (mean, sd));
                 } else {
                     // A model that predicts only at points of its own: its next proposals.
                     let own = fitted.model.suggest(&[], settings.held_out, &mut rng)?;
                     match fitted.model.predictive(&own) {
                         Some(predictive) => {
                             let truth: Vec<f64> = own.iter().map(problem.eval).collect();
-                            tally.add(&predictive, &truth, (mean, sd));
+                            tally.add(seed, &predictive, &truth, (mean, sd));
                         }
                         None => tally.skipped = Some("no predictive distribution".into()),
                     }
@@ -221,8 +235,10 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
                 log_density: per(t.log_density),
                 baseline_log_density: per(t.baseline),
                 fit_seconds: median(t.fit_seconds),
+                predict_seconds: median(t.predict_seconds),
                 widened: median(t.widened),
                 skipped: t.skipped,
+                by_seed: t.by_seed.into_values().collect(),
             }
         })
         .collect())
@@ -231,14 +247,14 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
 /// Prints `rows` as a table.
 pub fn print(rows: &[Row]) {
     println!(
-        "{:<16} {:<24} {:>6} {:>6} {:>7} {:>7} {:>9} {:>9} {:>8}",
-        "designer", "problem", "size", "points", "50 %", "90 %", "log dens", "baseline", "fit s"
+        "{:<16} {:<24} {:>6} {:>6} {:>7} {:>7} {:>9} {:>9} {:>8} {:>9} {:>7}",
+        "designer", "problem", "size", "points", "50 %", "90 %", "log dens", "baseline", "fit s", "predict s", "widened"
     );
     for r in rows {
         match &r.skipped {
             Some(why) if r.points == 0 => println!("{:<16} {:<24} {:>6}  skipped: {why}", r.designer, r.problem, r.size),
             _ => println!(
-                "{:<16} {:<24} {:>6} {:>6} {:>6.1}% {:>6.1}% {:>9.2} {:>9.2} {:>8.2} {:>7.2}",
+                "{:<16} {:<24} {:>6} {:>6} {:>6.1}% {:>6.1}% {:>9.2} {:>9.2} {:>8.2} {:>9.3} {:>7.2}",
                 r.designer,
                 r.problem,
                 r.size,
@@ -248,9 +264,86 @@ pub fn print(rows: &[Row]) {
                 r.log_density,
                 r.baseline_log_density,
                 r.fit_seconds,
+                r.predict_seconds,
                 r.widened
             ),
         }
+    }
+}
+
+/// One designer at one size over every problem: its coverages with their sampling error.
+pub struct Pooled {
+    pub designer: String,
+    pub size: usize,
+    pub points: usize,
+    pub cover_50: f64,
+    pub cover_90: f64,
+    /// The standard errors of the two coverages: their deviation over resamplings of the
+    /// (problem, seed) clusters with replacement.
+    pub error_50: f64,
+    pub error_90: f64,
+    pub log_density: f64,
+}
+
+/// `rows` pooled by designer and size over every problem's points, each coverage
+/// with its standard error by a bootstrap over the (problem, seed) clusters — what separates a
+/// model's miscalibration from the measurement's own scatter.
+pub fn pooled(rows: &[Row]) -> Vec<Pooled> {
+    let mut groups: BTreeMap<(String, usize), Vec<&Row>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.points > 0) {
+        groups.entry((r.designer.clone(), r.size)).or_default().push(r);
+    }
+    let mut rng = StdRng::seed_from_u64(0x706f_6f6c);
+    groups
+        .into_iter()
+        .map(|((designer, size), rows)| {
+            let clusters: Vec<[usize; 3]> = rows.iter().flat_map(|r| r.by_seed.iter().copied()).collect();
+            let cover = |chosen: &mut dyn Iterator<Item = [usize; 3]>| {
+                let [n, a, b] = chosen.fold([0; 3], |s, c| [s[0] + c[0], s[1] + c[1], s[2] + c[2]]);
+                (a as f64 / n.max(1) as f64, b as f64 / n.max(1) as f64)
+            };
+            let (cover_50, cover_90) = cover(&mut clusters.iter().copied());
+            let resampled: Vec<(f64, f64)> =
+                (0..2000).map(|_| cover(&mut (0..clusters.len()).map(|_| clusters[rng.random_range(0..clusters.len())]))).collect();
+            let deviation = |v: &dyn Fn(&(f64, f64)) -> f64, at: f64| {
+                (resampled.iter().map(|r| (v(r) - at).powi(2)).sum::<f64>() / resampled.len() as f64).sqrt()
+            };
+            let points: usize = rows.iter().map(|r| r.points).sum();
+            Pooled {
+                error_50: deviation(&|r| r.0, cover_50),
+                error_90: deviation(&|r| r.1, cover_90),
+                cover_50,
+                cover_90,
+                log_density: rows.iter().map(|r| r.log_density * r.points as f64).sum::<f64>() / points as f64,
+                points,
+                designer,
+                size,
+            }
+        })
+        .collect()
+}
+
+/// Prints `pooled` as a table: a row is within the target when both coverages are within 7
+/// points of their levels.
+pub fn print_pooled(pooled: &[Pooled]) {
+    println!(
+        "{:<16} {:>6} {:>6} {:>14} {:>14} {:>9} {:>7}",
+        "designer", "size", "points", "50 % (± se)", "90 % (± se)", "log dens", "within"
+    );
+    for p in pooled {
+        let within = (100.0 * p.cover_50 - 50.0).abs() <= 7.0 && (100.0 * p.cover_90 - 90.0).abs() <= 7.0;
+        println!(
+            "{:<16} {:>6} {:>6} {:>6.1}% ± {:>4.1} {:>6.1}% ± {:>4.1} {:>9.2} {:>7}",
+            p.designer,
+            p.size,
+            p.points,
+            100.0 * p.cover_50,
+            100.0 * p.error_50,
+            100.0 * p.cover_90,
+            100.0 * p.error_90,
+            p.log_density,
+            if within { "7" } else { "" }
+        );
     }
 }
 

@@ -640,6 +640,7 @@ fn main() -> Result<()> {
                 calibration::print(&found);
                 rows.extend(found);
             }
+            calibration::print_pooled(&calibration::pooled(&rows));
             if let Some(path) = out {
                 std::fs::write(&path, serde_json::to_string_pretty(&rows)?).with_context(|| format!("writing {}", path.display()))?;
             }

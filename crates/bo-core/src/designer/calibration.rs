@@ -5,7 +5,9 @@
 //! - a GP's own leave-one-out residuals (Rasmussen & Williams 2006, eq. 5.12), weighed by
 //!   region ([`ByRegion`]): next to the data a search crowded (posterior over prior variance
 //!   `ρ` near 0) and in the unexplored rest (`ρ` near 1) a model errs differently, and one
-//!   factor cannot serve both. Every GP model's predictions go through it;
+//!   factor cannot serve both. Every GP model's predictions go through it; a model whose
+//!   structure was chosen on its own trials is judged by cross-validation with θ refitted on
+//!   each fold instead ([`Evidence`]), and only ever widened;
 //! - the trials a subset's model left out ([`factor`], never below 1; see [`super::subset`]).
 //!
 //! A factor multiplies the latent deviation only: the observation noise the model learned is
@@ -114,19 +116,22 @@ impl ByRegion {
         ByRegion { knots, checked: usable.len() }
     }
 
-    /// The factors of `gp`'s predictions, from the leave-one-out residuals of up to
-    /// [`LOO_POINTS`] of its observations (Rasmussen & Williams 2006, eq. 5.12, at the fitted
-    /// θ), each at its leave-one-out `ρ`; only ever widening unless `narrows`.
-    pub fn of_gp(gp: &crate::gp::Gp, narrows: bool) -> ByRegion {
-        let residuals: Vec<(Residual, f64)> = gp
-            .loo_residuals(LOO_POINTS)
+    /// The factors of `gp`'s predictions from the residuals `evidence` names, each at its `ρ`
+    /// (see [`Evidence`]).
+    pub fn of_gp(gp: &crate::gp::Gp, evidence: Evidence) -> ByRegion {
+        let refitted = match evidence {
+            Evidence::Refitted(noise) if gp.n() <= REFIT_POINTS => gp.cross_validated_residuals(FOLDS, noise),
+            _ => None,
+        };
+        let residuals: Vec<(Residual, f64)> = refitted
+            .unwrap_or_else(|| gp.loo_residuals(LOO_POINTS))
             .into_iter()
             .map(|r| {
                 let residual = Residual { error: r.error, latent_sd: r.latent_var().sqrt(), noise_sd: r.noise.sqrt() };
                 (residual, r.latent_var() / r.prior_var)
             })
             .collect();
-        ByRegion::fit(&residuals, narrows)
+        ByRegion::fit(&residuals, evidence == Evidence::LeaveOneOut)
     }
 
     /// What the model's description shows: each group's factor at its median `ρ`, and the
@@ -161,6 +166,28 @@ impl ByRegion {
         (y0 + t * (y1 - y0)).exp()
     }
 }
+
+/// Which residuals a GP's calibration ([`ByRegion::of_gp`]) is found from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Evidence {
+    /// Leave-one-out at the fitted θ (Rasmussen & Williams 2006, eq. 5.12), up to
+    /// [`LOO_POINTS`] observations; the factors widen or narrow.
+    LeaveOneOut,
+    /// For a model whose structure and θ were chosen by their likelihood on the same trials
+    /// (`OVERLAP_ADD_GP`'s graph and length scales), whose leave-one-out residuals at that θ
+    /// flatter it: [`FOLDS`]-fold cross-validation with θ optimised again on each fold within
+    /// these noise bounds, up to [`REFIT_POINTS`] observations (leave-one-out beyond, where θ is
+    /// settled); the factors only ever widen.
+    Refitted(crate::gp::NoiseBounds),
+}
+
+/// The folds of [`Evidence::Refitted`].
+pub const FOLDS: usize = 5;
+
+/// Above this many observations [`Evidence::Refitted`] falls back to leave-one-out: five warm
+/// fits of `OVERLAP_ADD_GP`'s 25-D model took 0.7 s at 100 trials and 1.8 s at 150 (its own fit
+/// 2.3 s and 4.9 s), 9 s at 300; and θ is settled by then (docs/benchmarks.md, "Calibration").
+pub const REFIT_POINTS: usize = 150;
 
 /// The observations whose leave-one-out residuals [`ByRegion::of_gp`] weighs, at most: a
 /// 2,048-trial study's cost about a third of one Cholesky factorisation (a fit does dozens).

@@ -382,7 +382,11 @@ impl OverlapAddGp {
             learned_at: if self.known.is_some() { None } else { learned_at },
             gibbs_evaluations,
         };
-        Ok(GpModel::fitted(Posterior::new(gp, sign, warp, worst, spec, history).widening_only(), proposer, state))
+        Ok(GpModel::fitted(
+            Posterior::new(gp, sign, warp, worst, spec, history).chosen_on_its_trials(spec.observation_noise),
+            proposer,
+            state,
+        ))
     }
 }
 

@@ -67,7 +67,7 @@ use std::sync::{Arc, OnceLock};
 use rand::Rng;
 use serde::Deserialize;
 
-use super::calibration::ByRegion;
+use super::calibration::{ByRegion, Evidence};
 use super::config::{FromConfig, check_range, refuse_conditional};
 use super::gp::{OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
 use super::{ConfigError, Designer, Embeddings, FitError, Fitted, Model, ModelState, Predictive, Problem};
@@ -341,7 +341,7 @@ impl LowDimModel {
     fn predictive_in(&self, r: usize, ws: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
         let run = self.fit.runs.get(r)?;
         let gp = run.gp.as_ref()?;
-        let calibration = self.calibrations[r].get_or_init(|| ByRegion::of_gp(gp, true));
+        let calibration = self.calibrations[r].get_or_init(|| ByRegion::of_gp(gp, Evidence::LeaveOneOut));
         Some(Predictive::of_gp(gp, ws, &run.warp, self.sign, calibration))
     }
 }
@@ -527,7 +527,7 @@ impl Model for HighDimModel {
     fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
         let gp = self.gp.as_ref()?;
         let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
-        Some(Predictive::of_gp(gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(gp, true))))
+        Some(Predictive::of_gp(gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(gp, Evidence::LeaveOneOut))))
     }
 
     fn describe(&self) -> serde_json::Value {

@@ -284,6 +284,41 @@ fn leave_one_out_matches_refitting_without_each_point() {
     }
 }
 
+/// Cross-validation refits θ on each fold: a GP held at a length scale twenty times too long is
+/// far too sure of its leave-one-out predictions, and its cross-validated residuals — each fold's
+/// θ optimised again — say so much less; the residuals are one per point, in this GP's units
+/// and under its prior mean; none on fewer than two points a fold or on a stacked GP.
+#[test]
+fn cross_validated_residuals_refit_theta_on_each_fold() {
+    let mut rng = StdRng::seed_from_u64(9);
+    let x: Vec<Vec<f64>> = (0..40).map(|_| (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let y: Vec<f64> = x.iter().map(|p| (9.0 * p[0]).sin() + (7.0 * p[1]).cos()).collect();
+    let (ys, m, s) = standardize(&y);
+    let wrong = Gp::new(Box::new(matern52(vec![0, 1], 4.0, B)), (1e-6f64).ln(), x.clone(), ys.clone(), m, s).unwrap();
+    let median_z = |r: &[LooResidual]| {
+        let mut z: Vec<f64> = r.iter().map(|r| r.error.abs() / r.variance.sqrt()).collect();
+        z.sort_by(f64::total_cmp);
+        z[z.len() / 2]
+    };
+    let loo = wrong.loo_residuals(usize::MAX);
+    let cv = wrong.cross_validated_residuals(5, NoiseBounds::DEFAULT).expect("40 points in 5 folds");
+    assert_eq!(cv.len(), 40);
+    assert!(cv.iter().all(|r| r.error.is_finite() && r.variance > r.noise && r.prior_var > 0.0), "{cv:?}");
+    let (at_fitted, refitted) = (median_z(&loo), median_z(&cv));
+    assert!(at_fitted > 3.0 && refitted < at_fitted / 3.0, "median |z|: {at_fitted} at the fixed θ, {refitted} refitted");
+    // The prior mean moved far away: a fold predicts under it too, so the held-out points' errors
+    // stay those of a model with this GP's prior mean (they would not if the fold reverted to its
+    // own data's mean).
+    let mut moved = wrong.clone();
+    moved.set_prior_mean(-50.0);
+    let shifted = moved.cross_validated_residuals(5, NoiseBounds::DEFAULT).unwrap();
+    assert!(shifted.iter().zip(&cv).any(|(a, b)| (a.error - b.error).abs() > 1e-6), "the prior mean is this GP's");
+    assert!(wrong.cross_validated_residuals(25, NoiseBounds::DEFAULT).is_none(), "fewer than two points a fold");
+    let base = Arc::new(wrong.clone());
+    let stacked = Gp::new(Box::new(matern52(vec![0, 1], 0.3, B)), -6.0, x, ys, m, s).unwrap().on_base(base, 40);
+    assert!(stacked.cross_validated_residuals(5, NoiseBounds::DEFAULT).is_none());
+}
+
 /// The sequential density of each point equals the prediction of a GP on the points before it,
 /// and the terms sum to the log marginal likelihood.
 #[test]

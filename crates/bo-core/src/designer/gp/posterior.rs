@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde::Deserialize;
 
 use super::output_warp::Warp;
-use crate::designer::calibration::ByRegion;
+use crate::designer::calibration::{ByRegion, Evidence};
 use crate::designer::{FitError, Predictive};
 use crate::gp::Gp;
 use crate::study::{ObservationNoise, StudySpec};
@@ -78,8 +78,8 @@ pub(crate) struct Posterior {
     /// leave-one-out residuals on the first prediction ([`ByRegion::of_gp`]) and kept by the
     /// posteriors conditioned on more trials (θ is the same; a refit finds it again).
     calibration: Arc<OnceLock<ByRegion>>,
-    /// Whether the calibration may narrow the GP's predictions as well as widen them.
-    narrows: bool,
+    /// What the calibration is found from.
+    evidence: Evidence,
 }
 
 impl Posterior {
@@ -106,16 +106,16 @@ impl Posterior {
             taken,
             repeats,
             calibration: Arc::default(),
-            narrows: true,
+            evidence: Evidence::LeaveOneOut,
         }
     }
 
-    /// This posterior, its predictions only ever widened by their calibration: for a model whose
-    /// structure was chosen on the same data, whose leave-one-out residuals then flatter it
-    /// (`OVERLAP_ADD_GP`'s graph and length scales, sampled by their likelihood; measured in
-    /// docs/benchmarks.md, "Calibration").
-    pub fn widening_only(self) -> Posterior {
-        Posterior { narrows: false, ..self }
+    /// This posterior calibrated as a model whose structure was chosen on the same trials
+    /// ([`Evidence::Refitted`], within the noise bounds of `noise`): `OVERLAP_ADD_GP`'s graph
+    /// and length scales, sampled by their likelihood, whose leave-one-out residuals at the
+    /// fitted θ flatter it (measured in docs/benchmarks.md, "Calibration").
+    pub fn chosen_on_its_trials(self, noise: ObservationNoise) -> Posterior {
+        Posterior { evidence: Evidence::Refitted(super::schedule::noise_bounds(noise)), ..self }
     }
 
     /// The posterior conditioned on `new` completed trials (without refitting θ); `None` when
@@ -156,7 +156,7 @@ impl Posterior {
             taken,
             repeats: self.repeats,
             calibration: self.calibration.clone(),
-            narrows: self.narrows,
+            evidence: self.evidence,
         }
     }
 
@@ -208,7 +208,7 @@ impl Posterior {
 
     /// How the GP's predictions are widened or narrowed ([`ByRegion::of_gp`]), found on first use.
     pub fn calibration(&self) -> &ByRegion {
-        self.calibration.get_or_init(|| ByRegion::of_gp(&self.gp, self.narrows))
+        self.calibration.get_or_init(|| ByRegion::of_gp(&self.gp, self.evidence))
     }
 
     /// The predictive distribution of the objective, in its own units and direction (through a
