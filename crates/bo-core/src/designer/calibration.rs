@@ -84,12 +84,15 @@ pub struct ByRegion {
     knots: Vec<(f64, f64)>,
     /// The residuals the factors were found from.
     checked: usize,
+    /// Whether they were cross-validated with θ refitted ([`Evidence::Refitted`]) rather than
+    /// left out one at a time at the fitted θ.
+    refitted: bool,
 }
 
 impl ByRegion {
     /// Every factor 1.
     pub fn none() -> ByRegion {
-        ByRegion { knots: Vec::new(), checked: 0 }
+        ByRegion { knots: Vec::new(), checked: 0, refitted: false }
     }
 
     /// The factors found from `residuals`, each with its `ρ`: the residuals sorted by `ρ` and cut
@@ -113,7 +116,7 @@ impl ByRegion {
                 )
             })
             .collect();
-        ByRegion { knots, checked: usable.len() }
+        ByRegion { knots, checked: usable.len(), refitted: false }
     }
 
     /// The factors of `gp`'s predictions from the residuals `evidence` names, each at its `ρ`
@@ -123,6 +126,7 @@ impl ByRegion {
             Evidence::Refitted(noise) if gp.n() <= REFIT_POINTS => gp.cross_validated_residuals(FOLDS, noise),
             _ => None,
         };
+        let cross_validated = refitted.is_some();
         let residuals: Vec<(Residual, f64)> = refitted
             .unwrap_or_else(|| gp.loo_residuals(LOO_POINTS))
             .into_iter()
@@ -131,7 +135,7 @@ impl ByRegion {
                 (residual, r.latent_var() / r.prior_var)
             })
             .collect();
-        ByRegion::fit(&residuals, evidence == Evidence::LeaveOneOut)
+        ByRegion { refitted: cross_validated, ..ByRegion::fit(&residuals, evidence == Evidence::LeaveOneOut) }
     }
 
     /// What the model's description shows: each group's factor at its median `ρ`, and the
@@ -142,6 +146,7 @@ impl ByRegion {
         }
         serde_json::json!({
             "checkedOnTrials": self.checked,
+            "checkedBy": if self.refitted { "CROSS_VALIDATION_REFITTED" } else { "LEAVE_ONE_OUT" },
             "byRegion": self.knots.iter().map(|(rho, f)| serde_json::json!({
                 "posteriorOverPriorVariance": rho.exp(),
                 "factor": f.exp(),
@@ -246,6 +251,7 @@ mod tests {
         // The description names each group's factor where it was found.
         let described = by.describe();
         assert_eq!(described["checkedOnTrials"], 798);
+        assert_eq!(described["checkedBy"], "LEAVE_ONE_OUT");
         let groups = described["byRegion"].as_array().expect("groups");
         assert_eq!(groups.len(), 5);
         assert!((groups[0]["factor"].as_f64().unwrap() - by.at(1e-6)).abs() < 1e-12);
@@ -262,5 +268,33 @@ mod tests {
         // All the error is noise the model knows of: no latent widening helps or is needed.
         let noisy: Vec<Residual> = residuals(1.0).into_iter().map(|r| Residual { latent_sd: 1e-6, noise_sd: 1.0, ..r }).collect();
         assert!((factor(&noisy, BOUNDS.0, BOUNDS.1).ln()).abs() < 1.0, "{}", factor(&noisy, BOUNDS.0, BOUNDS.1));
+    }
+
+    /// A GP whose amplitude is a hundred times too large is ten times too unsure: its
+    /// leave-one-out residuals narrow its predictions, refitted cross-validation never does; the description
+    /// says how they were checked, and beyond [`REFIT_POINTS`] it is leave-one-out.
+    #[test]
+    fn refitted_evidence_never_narrows() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let gp_of = |n: usize, rng: &mut rand::rngs::StdRng| {
+            let x: Vec<Vec<f64>> = (0..n).map(|_| vec![rng.random::<f64>(), rng.random::<f64>()]).collect();
+            let y: Vec<f64> = x.iter().map(|p| (3.0 * p[0]).sin() + p[1]).collect();
+            let (ys, m, s) = crate::gp::standardize(&y);
+            let mut kernel = crate::kernel::matern52(vec![0, 1], 0.5, (0.01, 20.0));
+            crate::kernel::Kernel::set_params(&mut kernel, &[100f64.ln(), 0.5f64.ln(), 0.5f64.ln()]);
+            crate::gp::Gp::new(Box::new(kernel), (1e-6f64).ln(), x, ys, m, s).expect("factorises")
+        };
+        let gp = gp_of(60, &mut rng);
+        let grid = [1e-8, 1e-4, 1e-2, 0.1, 0.5, 1.0];
+        let loo: Vec<f64> = grid.iter().map(|&rho| ByRegion::of_gp(&gp, Evidence::LeaveOneOut).at(rho)).collect();
+        assert!(loo.iter().any(|&f| f < 0.9), "leave-one-out narrows: {loo:?}");
+        let evidence = Evidence::Refitted(crate::gp::NoiseBounds::DEFAULT);
+        let by = ByRegion::of_gp(&gp, evidence);
+        let at: Vec<f64> = grid.iter().map(|&rho| by.at(rho)).collect();
+        assert!(at.iter().all(|&f| f >= 1.0), "never narrowed: {at:?}");
+        assert_eq!(by.describe()["checkedBy"], "CROSS_VALIDATION_REFITTED");
+        let large = ByRegion::of_gp(&gp_of(REFIT_POINTS + 1, &mut rng), evidence);
+        assert_eq!(large.describe()["checkedBy"], "LEAVE_ONE_OUT");
     }
 }
