@@ -193,8 +193,7 @@ export class Actions {
                 b("delete", () => {
                   const box = el("div");
                   show(box);
-                  this.confirm(box, `Delete trial ${id}? This cannot be undone.`, `Delete trial ${id}`, () => { show(null); this.deleteTrial(id); },
-                    () => show(null));
+                  this.confirm(box, `Delete trial ${id}? This cannot be undone.`, `Delete trial ${id}`, () => this.deleteTrial(id), () => show(null));
                 }))),
             line,
           ];

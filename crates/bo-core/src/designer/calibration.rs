@@ -122,12 +122,12 @@ impl ByRegion {
     /// The factors of `gp`'s predictions from the residuals `evidence` names, each at its `ρ`
     /// (see [`Evidence`]).
     pub fn of_gp(gp: &crate::gp::Gp, evidence: Evidence) -> ByRegion {
-        let refitted = match evidence {
+        let cross_validated = match evidence {
             Evidence::Refitted(noise) if gp.n() <= REFIT_POINTS => gp.cross_validated_residuals(FOLDS, noise),
             _ => None,
         };
-        let cross_validated = refitted.is_some();
-        let residuals: Vec<(Residual, f64)> = refitted
+        let refitted = cross_validated.is_some();
+        let residuals: Vec<(Residual, f64)> = cross_validated
             .unwrap_or_else(|| gp.loo_residuals(LOO_POINTS))
             .into_iter()
             .map(|r| {
@@ -135,7 +135,7 @@ impl ByRegion {
                 (residual, r.latent_var() / r.prior_var)
             })
             .collect();
-        ByRegion { refitted: cross_validated, ..ByRegion::fit(&residuals, evidence == Evidence::LeaveOneOut) }
+        ByRegion { refitted, ..ByRegion::fit(&residuals, evidence == Evidence::LeaveOneOut) }
     }
 
     /// What the model's description shows: each group's factor at its median `ρ`, and the
@@ -271,8 +271,9 @@ mod tests {
     }
 
     /// A GP whose amplitude is a hundred times too large is ten times too unsure: its
-    /// leave-one-out residuals narrow its predictions, refitted cross-validation never does; the description
-    /// says how they were checked, and beyond [`REFIT_POINTS`] it is leave-one-out.
+    /// leave-one-out residuals narrow its predictions, refitted cross-validation never does;
+    /// the description says how they were checked, and beyond [`REFIT_POINTS`] it is
+    /// leave-one-out.
     #[test]
     fn refitted_evidence_never_narrows() {
         use rand::{RngExt, SeedableRng};
@@ -287,7 +288,8 @@ mod tests {
         };
         let gp = gp_of(60, &mut rng);
         let grid = [1e-8, 1e-4, 1e-2, 0.1, 0.5, 1.0];
-        let loo: Vec<f64> = grid.iter().map(|&rho| ByRegion::of_gp(&gp, Evidence::LeaveOneOut).at(rho)).collect();
+        let by_loo = ByRegion::of_gp(&gp, Evidence::LeaveOneOut);
+        let loo: Vec<f64> = grid.iter().map(|&rho| by_loo.at(rho)).collect();
         assert!(loo.iter().any(|&f| f < 0.9), "leave-one-out narrows: {loo:?}");
         let evidence = Evidence::Refitted(crate::gp::NoiseBounds::DEFAULT);
         let by = ByRegion::of_gp(&gp, evidence);

@@ -264,8 +264,8 @@ impl Gp {
 
     /// `folds`-fold cross-validated residuals, in the order of the points: the points of each
     /// fold (every `folds`-th in the order held) predicted by a GP whose θ was optimised again
-    /// on the rest (from this GP's θ, at most 25 iterations, noise within `noise`), under this GP's prior mean and in
-    /// its standardised units. Unlike [`Gp::loo_residuals`] at the fitted θ they see how
+    /// on the rest (from this GP's θ, at most 25 iterations, noise within `noise`), under this
+    /// GP's prior mean and in its standardised units. Unlike [`Gp::loo_residuals`] at the fitted θ they see how
     /// uncertain θ itself is. `None` on a GP standing on a base or with fewer than `2 · folds`
     /// points; a fold whose fit fails is left out. O(folds) fits.
     pub fn cross_validated_residuals(&self, folds: usize, noise: NoiseBounds) -> Option<Vec<LooResidual>> {
