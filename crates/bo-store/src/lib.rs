@@ -153,6 +153,30 @@ impl Store {
         Ok(())
     }
 
+    /// SQLite: writes a consistent copy of the whole database to `path` while it serves
+    /// (`VACUUM INTO`, one read transaction: writers go on, and the copy holds every transaction
+    /// committed before it began and none after). The copy is made beside `path` and renamed
+    /// onto it, so `path` is never a half-written database; an existing `path` is refused.
+    /// Postgres has its own tools (`pg_dump`): refused with a message saying so.
+    pub async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError> {
+        if self.backend != Backend::Sqlite {
+            return Err(StoreError::Internal("a Postgres database is backed up with pg_dump (see the README, Backups)".into()));
+        }
+        if path.exists() {
+            return Err(StoreError::Internal(format!("{} exists; the backup does not overwrite a file", path.display())));
+        }
+        let name = path.file_name().ok_or_else(|| StoreError::Internal(format!("{} names no file", path.display())))?;
+        let partial = path.with_file_name(format!(".{}.partial", name.to_string_lossy()));
+        let _ = std::fs::remove_file(&partial);
+        let target = partial.to_str().ok_or_else(|| StoreError::Internal(format!("{} is not valid UTF-8", partial.display())))?;
+        let copied = sqlx::query("VACUUM INTO ?").bind(target).execute(&self.pool).await;
+        if let Err(e) = copied {
+            let _ = std::fs::remove_file(&partial);
+            return Err(e.into());
+        }
+        std::fs::rename(&partial, path).map_err(|e| StoreError::Internal(format!("renaming the copy to {}: {e}", path.display())))
+    }
+
     /// Closes every connection; waits for those in use.
     pub async fn close(&self) {
         self.pool.close().await;

@@ -1,8 +1,8 @@
-//! `bo-server studies | export | import`: an operator's tools on the database itself (like
-//! `pg_dump`), beside the service: list the studies, write one out (bo's Vertex-shaped JSON with
-//! the model state, CSV, or Optuna's journal), read one in (JSON, or an Optuna journal with the
-//! search space supplied). They share `--database-url` with the server; on SQLite they may run
-//! while it serves.
+//! `bo-server studies | export | import | backup`: an operator's tools on the database itself
+//! (like `pg_dump`), beside the service: list the studies, write one out (bo's Vertex-shaped JSON
+//! with the model state, CSV, or Optuna's journal), read one in (JSON, or an Optuna journal with
+//! the search space supplied), copy a whole SQLite database. They share `--database-url` with
+//! the server; on SQLite they may run while it serves.
 
 pub mod csv;
 pub mod document;
@@ -69,6 +69,13 @@ pub enum Command {
         #[arg(long)]
         optuna_study: Option<String>,
     },
+    /// Copies a whole SQLite database, consistent, while the server uses it (`VACUUM INTO`);
+    /// the copy is a database the server can be started on. (Postgres: pg_dump, see the README.)
+    Backup {
+        /// The file to write; it must not exist.
+        #[arg(long, short)]
+        output: PathBuf,
+    },
 }
 
 /// What `export` writes.
@@ -93,7 +100,7 @@ pub enum ImportFormat {
 
 /// Runs one tool against `config`'s database.
 pub async fn run(command: Command, config: &Config) -> anyhow::Result<()> {
-    if matches!(command, Command::Studies { .. } | Command::Export { .. })
+    if matches!(command, Command::Studies { .. } | Command::Export { .. } | Command::Backup { .. })
         && let Some(path) = sqlite_path(&config.database_url)
         && !path.exists()
     {
@@ -103,6 +110,12 @@ pub async fn run(command: Command, config: &Config) -> anyhow::Result<()> {
     let options = StoreOptions { max_connections: 2, acquire_timeout: Duration::from_secs_f64(config.database_timeout) };
     let store = Store::connect(&config.database_url, &options).await.context("opening the database")?;
     let result = match command {
+        Command::Backup { output } => {
+            store.backup_to(&output).await.context("backing up")?;
+            let bytes = std::fs::metadata(&output).map(|m| m.len()).unwrap_or(0);
+            eprintln!("backed up to {} ({:.1} MB)", output.display(), bytes as f64 / 1e6);
+            Ok(())
+        }
         Command::Studies { project, location } => studies(&store, project.as_deref(), location.as_deref()).await,
         Command::Export { study, format, output } => export(&store, &study, format, output).await,
         Command::Import { file, format, project, location, display_name, spec, optuna_study } => {
