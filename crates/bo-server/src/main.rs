@@ -1,6 +1,8 @@
 //! The `bo-server` binary: configuration, logging, then `bo_server::run`.
 
 use bo_server::config::LogFormat;
+use std::io::IsTerminal;
+
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
@@ -17,7 +19,7 @@ async fn main() -> anyhow::Result<()> {
     if let Some(command) = config.command.clone() {
         // A tool's output is its standard output; its warnings go to standard error.
         let filter = EnvFilter::try_new("warn").unwrap_or_else(|_| EnvFilter::new("warn"));
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()).init();
         if let Err(e) = bo_server::cli::run(command, &config).await {
             // The message and its causes on one line; a tool's user needs no backtrace.
             eprintln!("error: {e:#}");
@@ -27,7 +29,8 @@ async fn main() -> anyhow::Result<()> {
     }
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
     match config.log_format {
-        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+        // Colour only on a terminal: a log file or a collector gets plain text.
+        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).with_ansi(std::io::stdout().is_terminal()).init(),
         LogFormat::Json => tracing_subscriber::fmt().json().with_current_span(true).with_span_list(false).with_env_filter(filter).init(),
     }
     tracing::debug!(?config, "configuration");

@@ -1,6 +1,7 @@
-//! What `/metrics` reports, in the Prometheus (OpenMetrics) text format: requests by route and
-//! status, suggest latency by how the suggest was answered, refits, background work, the model
-//! cache and the database pool.
+//! What `/metrics` reports: requests by route and status, suggest latency by how the suggest
+//! was answered, refits, background work, the model cache and the database pool — in the
+//! OpenMetrics text format for a scraper that asks for it (Prometheus does), in Prometheus's
+//! classic text format (0.0.4) for every other (`promtool check metrics`, older agents, curl).
 //!
 //! This is the recorder: counters and histograms are recorded where things happen (the request
 //! middleware in `api::metrics`, the engine for suggests and refits); gauges are read when
@@ -176,6 +177,17 @@ impl Metrics {
             mirrored_trial_bytes.clone(),
         );
         registry.register("db_pool_connections", "Database connections, by state (idle, in_use, max)", pool_connections.clone());
+        // Every series an alert reads exists from the start at zero: a counter that appears
+        // with its first event at 1 has no earlier sample, so `increase()` misses that event.
+        for stage in ["fit", "suggest"] {
+            drop(fallbacks.get_or_create(&FallbackLabels { stage }));
+        }
+        for result in ["fitted", "adopted", "failed"] {
+            drop(refit_seconds.get_or_create(&RefitLabels { result }));
+        }
+        for path in ["queue", "cached", "fit", "pending", "contexts"] {
+            drop(suggest_seconds.get_or_create(&SuggestLabels { path }));
+        }
         Metrics {
             registry,
             requests,
@@ -250,6 +262,32 @@ impl Metrics {
     }
 }
 
+/// Prometheus's classic text format (0.0.4) of an OpenMetrics exposition as [`Metrics::render`]
+/// writes it. The two differ, for what bo exposes, only in a counter family's name (OpenMetrics
+/// names the family `x` and its sample `x_total`; the classic format names both `x_total`) and
+/// in the lines the classic format has not (`# UNIT`, `# EOF`).
+pub fn classic(openmetrics: &str) -> String {
+    let counters: std::collections::HashSet<&str> =
+        openmetrics.lines().filter_map(|l| l.strip_prefix("# TYPE ")).filter_map(|l| l.strip_suffix(" counter")).collect();
+    let mut out = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters.contains(name).then(|| format!("{prefix}{name}_total {tail}"))
+        });
+        match renamed {
+            Some(line) => out.push_str(&line),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +299,10 @@ mod tests {
         metrics.suggest(SuggestPath::Cached, 0.01);
         metrics.refit(RefitResult::Fitted, 0.2);
         metrics.fallback(FailedStage::Suggest);
+        let fresh = Metrics::new().render(Snapshot::default());
+        for needle in ["bo_designer_fallbacks_total{stage=\"fit\"} 0", "bo_refit_duration_seconds_count{result=\"failed\"} 0"] {
+            assert!(fresh.contains(needle), "a fresh exposition lacks {needle}:\n{fresh}");
+        }
         let text = metrics.render(Snapshot { cached_models: 3, pool_in_use: 2, pool_max: 16, ..Snapshot::default() });
         for needle in [
             "bo_http_requests_total{method=\"POST\",route=\"/v1/projects/{project}/locations/{location}/studies\",status=\"200\"} 1",
@@ -275,5 +317,13 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} missing from\n{text}");
         }
+        // The classic format names a counter's family as its samples, and has no EOF.
+        let old = classic(&text);
+        assert!(old.contains("# TYPE bo_http_requests_total counter\n"), "{old}");
+        assert!(old.contains("# HELP bo_designer_fallbacks_total Times a designer failed"), "{old}");
+        assert!(old.contains("# TYPE bo_suggest_duration_seconds histogram\n"), "{old}");
+        assert!(old.contains("bo_designer_fallbacks_total{stage=\"suggest\"} 1\n"), "{old}");
+        assert!(!old.contains("# EOF"), "{old}");
+        assert_eq!(old.lines().filter(|l| !l.starts_with('#')).count(), text.lines().filter(|l| !l.starts_with('#')).count());
     }
 }

@@ -45,8 +45,9 @@ pub fn router(state: AppState) -> axum::Router {
     axum::Router::new().route("/metrics", axum::routing::get(serve)).with_state(state)
 }
 
-/// `GET /metrics`.
-pub async fn serve(State(state): State<AppState>) -> Response {
+/// `GET /metrics`: OpenMetrics to a scraper whose `Accept` names it, the classic text format
+/// otherwise.
+pub async fn serve(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let (idle, size, max) = state.store.pool_usage();
     let engine = state.engine.usage();
     let snapshot = Snapshot {
@@ -60,10 +61,16 @@ pub async fn serve(State(state): State<AppState>) -> Response {
         pool_in_use: size.saturating_sub(idle),
         pool_max: max,
     };
-    let mut response = state.metrics.render(snapshot).into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"));
+    let text = state.metrics.render(snapshot);
+    let openmetrics =
+        headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).any(|v| v.contains("application/openmetrics-text"));
+    let (body, content_type) = if openmetrics {
+        (text, "application/openmetrics-text; version=1.0.0; charset=utf-8")
+    } else {
+        (crate::metrics::classic(&text), "text/plain; version=0.0.4; charset=utf-8")
+    };
+    let mut response = body.into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }
 
