@@ -76,3 +76,98 @@ fn concurrent_clients_never_share_a_trial() {
         assert!(trials.iter().all(|t| t["state"] == "SUCCEEDED"));
     }
 }
+
+/// SIGTERM while a background refit runs: the server stops in order — the fit ends (or, past
+/// the grace period, is left to end with the process and its refit lease is given back) before
+/// the database pool closes — so the log holds no warning or error (once: "background refit
+/// failed … closed pool" and "could not release the refit lease") and the lease is free for
+/// another replica at once. Twice: a grace the fit fits in, and one it does not.
+#[test]
+fn sigterm_mid_refit_stops_in_order() {
+    let _machine = crate::harness::machine_to_myself();
+    for db in databases("sigterm_mid_refit") {
+        for grace in ["30", "0"] {
+            let dir = std::env::temp_dir().join(bo_store::testing::unique_name("sigterm"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let log = dir.join("server.log");
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let out = std::fs::File::create(&log).unwrap();
+            let mut child = std::process::Command::new(crate::harness::server_binary())
+                .args(["--listen", &format!("127.0.0.1:{port}"), "--database-url", &db.url, "--log", "info", "--shutdown-grace", grace])
+                .stdout(out.try_clone().unwrap())
+                .stderr(out)
+                .spawn()
+                .expect("start bo-server");
+            let base = format!("http://127.0.0.1:{port}");
+            let http = reqwest::blocking::Client::new();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while !http.get(format!("{base}/readyz")).send().is_ok_and(|r| r.status().is_success()) {
+                assert!(std::time::Instant::now() < deadline, "bo-server did not become ready");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            let api = format!("{base}/v1/projects/demo/locations/local");
+            let name = format!("slow-fit-{grace}");
+            let parameters: Vec<_> =
+                (0..20).map(|i| json!({"parameterId": format!("x{i}"), "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}})).collect();
+            let study: serde_json::Value = http
+                .post(format!("{api}/studies"))
+                .json(&json!({"displayName": name, "studySpec": {"algorithm": "GP_BANDIT", "parameters": parameters, "metrics": [{"metricId": "y", "goal": "MINIMIZE"}]}}))
+                .send()
+                .unwrap()
+                .json()
+                .unwrap();
+            let study = study["name"].as_str().expect("a study").rsplit('/').next().unwrap().to_owned();
+            // Enough trials that a debug build's fit takes seconds.
+            for k in 0..1000u32 {
+                let x: Vec<f64> = (0..20u32).map(|i| f64::from((k * 37 + i * 11) % 101) / 100.0).collect();
+                let y: f64 = x.iter().enumerate().map(|(i, v)| (v - 0.05 * i as f64).powi(2)).sum();
+                let body = json!({
+                    "parameters": x.iter().enumerate().map(|(i, v)| json!({"parameterId": format!("x{i}"), "value": v})).collect::<Vec<_>>(),
+                    "finalMeasurement": {"metrics": [{"metricId": "y", "value": y}]},
+                });
+                let r = http.post(format!("{api}/studies/{study}/trials")).json(&body).send().unwrap();
+                assert!(r.status().is_success(), "{}", r.text().unwrap());
+            }
+            // A fit running: the study's background job holds a worker.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            loop {
+                let metrics = http.get(format!("{base}/metrics")).send().unwrap().text().unwrap();
+                let value = |name: &str| metrics.lines().find_map(|l| l.strip_prefix(name)?.trim().parse::<f64>().ok()).unwrap_or(0.0);
+                if value("bo_background_jobs ") >= 1.0 && value("bo_workers_busy ") >= 1.0 {
+                    break;
+                }
+                assert!(std::time::Instant::now() < deadline, "no refit started:\n{metrics}");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+            let status = child.wait().unwrap();
+            assert!(status.success(), "{grace}: SIGTERM should stop bo-server cleanly: {status}");
+            let text = std::fs::read_to_string(&log).unwrap();
+            let noisy: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    (l.contains(" WARN ") || l.contains(" ERROR ") || l.contains("closed pool") || l.contains("could not"))
+                        && !l.contains("no API keys configured")
+                })
+                .collect();
+            assert!(noisy.is_empty(), "{} grace {grace}: the shutdown logged\n{}\n(whole log:\n{text})", db.name, noisy.join("\n"));
+            assert!(!text.contains('\u{1b}'), "colour codes in a log file:\n{text}");
+            assert!(text.contains("stopped"), "{text}");
+            // The lease is free: another replica takes it at once.
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let options = bo_store::StoreOptions { max_connections: 1, acquire_timeout: std::time::Duration::from_secs(10) };
+                let store = bo_store::Store::connect(&db.url, &options).await.unwrap();
+                let record = store.lookup_study("demo", "local", &name).await.unwrap();
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+                assert!(
+                    store.take_refit_lease(record.id, "another replica", now, 30_000).await.unwrap(),
+                    "{} grace {grace}: the lease was left held",
+                    db.name
+                );
+                store.close().await;
+            });
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}

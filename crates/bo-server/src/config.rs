@@ -145,8 +145,8 @@ pub struct Config {
     #[arg(long, env = "BO_IDLE_TIMEOUT", value_parser = seconds, default_value_t = 20.0)]
     pub idle_timeout: f64,
 
-    /// Seconds shutdown (SIGTERM, Ctrl-C) waits for requests in flight before it closes their
-    /// connections anyway.
+    /// Seconds shutdown (SIGTERM, Ctrl-C) waits for requests in flight, and then for background
+    /// fits, before it closes their connections and gives the fits' refit leases back anyway.
     #[arg(long, env = "BO_SHUTDOWN_GRACE", value_parser = seconds, default_value_t = 10.0)]
     pub shutdown_grace: f64,
 

@@ -96,12 +96,26 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             Some((stop, served))
         }
     };
+    let engine = state.engine.clone();
     let app = app(state, config.metrics_listen.is_none());
-    listener::serve(listener, app, limits, shutdown_signal()).await;
+    let signalled = std::sync::Arc::new(std::sync::OnceLock::new());
+    let signal = {
+        let signalled = signalled.clone();
+        async move {
+            shutdown_signal().await;
+            let _ = signalled.set(std::time::Instant::now());
+        }
+    };
+    listener::serve(listener, app, limits, signal).await;
     if let Some((stop, served)) = metrics_server {
         let _ = stop.send(());
         let _ = served.await;
     }
+    // The engine's background work ends (or gives its leases back) before the pool closes,
+    // within what is left of the grace period (a second at least).
+    let grace = Duration::from_secs_f64(config.shutdown_grace.clamp(0.0, 3600.0));
+    let spent = signalled.get().map_or(Duration::ZERO, |at: &std::time::Instant| at.elapsed());
+    engine.shutdown(grace.saturating_sub(spent).max(Duration::from_secs(1))).await;
     store.close().await;
     tracing::info!("stopped");
     Ok(())

@@ -34,12 +34,15 @@ impl Engine {
     pub fn notify_changed(&self, study: &StudyRecord) {
         self.inner.slots.get(study.id).generation.fetch_add(1, Ordering::SeqCst);
         let refit = designer_for(&study.spec).map_or(true, |d| d.learns());
-        if refit && !self.reproducible(study) {
+        if refit
+            && !self.reproducible(study)
+            && let Some(task) = self.background_task()
+        {
             // At once, not behind a refit of older data the job may be busy with.
             let (engine, study) = (self.clone(), study.clone());
             let running = AheadRunning::start(self.inner.slots.get(study.id));
             tokio::spawn(async move {
-                let _running = running;
+                let (_running, _task) = (running, task);
                 if let Err(e) = engine.refill(&study, true).await {
                     tracing::debug!(study = study.id, error = %e, "next suggestion not precomputed");
                 }
@@ -49,7 +52,9 @@ impl Engine {
     }
 
     /// Adds `work` to the study's background job, starting one if none runs.
+    /// None starts once the engine is stopping, and a running one ends at its next step.
     pub(super) fn schedule(&self, study: &StudyRecord, work: Job) {
+        let Some(task) = self.background_task() else { return };
         let slot = self.inner.slots.get(study.id);
         if !slot.add_work(work) {
             return;
@@ -58,7 +63,11 @@ impl Engine {
         let engine = self.clone();
         let study = study.clone();
         tokio::spawn(async move {
+            let _task = task;
             while let Some(job) = slot.next_work() {
+                if engine.stopping() {
+                    break;
+                }
                 if job.refit {
                     let started = Instant::now();
                     let result = match engine.refit(&study).await {
@@ -73,6 +82,10 @@ impl Engine {
                         Ok(RefitOutcome::Gone) => {
                             engine.forget(study.id);
                             continue;
+                        }
+                        Err(e) if engine.stopping() => {
+                            tracing::debug!(study = study.id, error = %e, "background refit ended by the shutdown");
+                            break;
                         }
                         Err(e) => {
                             tracing::warn!(study = study.id, error = %e, "background refit failed");

@@ -29,11 +29,15 @@ impl Engine {
         let me = self.inner.replica.as_str();
         loop {
             if store.take_refit_lease(study.id, me, crate::now_ms(), ttl_ms).await? {
+                self.lease_held(study.id, true);
                 let renewer = {
-                    let (store, me, id) = (store.clone(), me.to_owned(), study.id);
+                    let (engine, store, me, id) = (self.clone(), store.clone(), me.to_owned(), study.id);
                     tokio::spawn(async move {
                         loop {
                             tokio::time::sleep(ttl / 3).await;
+                            if engine.stopping() {
+                                return; // the shutdown gives the lease back
+                            }
                             if let Err(e) = store.take_refit_lease(id, &me, crate::now_ms(), ttl_ms).await {
                                 tracing::warn!(study = id, error = %e, "could not renew the refit lease");
                             }
@@ -53,9 +57,14 @@ impl Engine {
                     Err(e) => Err(e),
                 };
                 renewer.abort();
-                if let Err(e) = store.release_refit_lease(study.id, me).await {
-                    tracing::warn!(study = study.id, error = %e, "could not release the refit lease (it will expire)");
+                match store.release_refit_lease(study.id, me).await {
+                    Ok(()) => {}
+                    // Past the shutdown's grace the pool may be closed: the shutdown gave the
+                    // lease back before closing it.
+                    Err(e) if self.stopping() => tracing::debug!(study = study.id, error = %e, "refit lease left to the shutdown"),
+                    Err(e) => tracing::warn!(study = study.id, error = %e, "could not release the refit lease (it will expire)"),
                 }
+                self.lease_held(study.id, false);
                 return outcome;
             }
             let basis = match store.study_basis(study.id).await {

@@ -47,6 +47,7 @@ mod permits;
 mod propose;
 mod queue;
 mod refit;
+mod shutdown;
 mod slot;
 mod stopping;
 mod suggest;
@@ -65,6 +66,7 @@ use bo_store::{Store, StoreError, StudyRecord};
 pub use cache::{Entry, ModelCache};
 pub use importance::{Answer as ImportanceAnswer, Report as ImportanceReport};
 pub use refit::RefitOutcome;
+pub use shutdown::Stopped;
 pub use suggest::SuggestReply;
 
 use crate::metrics::Metrics;
@@ -150,6 +152,8 @@ struct Inner {
     mirrors: mirror::Mirrors,
     /// Background jobs queued or running.
     jobs_running: AtomicUsize,
+    /// Every background task, and whether the engine is stopping (`shutdown.rs`).
+    background: shutdown::Background,
     /// The CPU: every model computation runs under one of these (`compute`).
     permits: Permits,
     /// Turns at the large reads (`read_turn`): half the workers, at least one.
@@ -257,6 +261,7 @@ impl Engine {
                 slots: Slots::default(),
                 mirrors: mirror::Mirrors::new(config.mirror_bytes),
                 jobs_running: AtomicUsize::new(0),
+                background: shutdown::Background::default(),
                 permits: Permits::new(config.workers),
                 reads: Permits::new(config.workers.div_ceil(2)),
                 replica: format!("{:016x}", rand::random::<u64>()),

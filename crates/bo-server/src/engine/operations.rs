@@ -10,11 +10,19 @@ use super::{Engine, EngineError};
 
 impl Engine {
     /// Finishes a pending suggest operation in the background: awaits `task` (or computes
-    /// anew), hands the trials out, and on failure marks the operation failed.
+    /// anew), hands the trials out, and on failure marks the operation failed. A stopping engine starts none, and one that the shutdown interrupts leaves its operation
+    /// pending: the next start finishes it.
     pub(super) fn spawn_finisher(&self, study: StudyRecord, op: Operation, task: Option<Compute>) {
+        let Some(running) = self.background_task() else { return };
         let engine = self.clone();
         tokio::spawn(async move {
-            if let Err(e) = engine.finish(&study, &op, task).await {
+            let _running = running;
+            let result = engine.finish(&study, &op, task).await;
+            if let Err(e) = &result
+                && engine.stopping()
+            {
+                tracing::info!(study = study.id, operation = op.id, error = %e, "a pending suggest was interrupted by the shutdown; the next start finishes it");
+            } else if let Err(e) = result {
                 tracing::warn!(study = study.id, operation = op.id, error = %e, "a pending suggest failed");
                 if let Err(e) =
                     engine.inner.store.fail_operation(study.id, op.id, &format!("the designer failed: {e}"), crate::now_ms()).await
