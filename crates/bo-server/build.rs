@@ -1,6 +1,8 @@
 //! Embeds the dashboard (`dashboard/`) in the binary: every file read, gzipped at build time, and
 //! listed in `$OUT_DIR/dashboard.rs` with its bytes; the assets' URLs are versioned by a hash of
-//! all of them (the index names the version), so a browser may keep an asset for good.
+//! all of them (the index names the version), so a browser may keep an asset for good. Also
+//! names the commit built (`BO_COMMIT`: the variable when set, as a container build passes it,
+//! else `git rev-parse`, else `unknown`) for `--version` and `/healthz`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,7 +26,36 @@ fn files(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
     }
 }
 
+/// The commit being built: `BO_COMMIT` when set, else the checkout's HEAD, else `unknown`.
+fn commit() -> String {
+    println!("cargo:rerun-if-env-changed=BO_COMMIT");
+    if let Ok(commit) = std::env::var("BO_COMMIT")
+        && !commit.trim().is_empty()
+    {
+        return commit.trim().to_owned();
+    }
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(&manifest)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    // Built again when HEAD moves (a commit, a checkout).
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        println!("cargo:rerun-if-changed={dir}/HEAD");
+        if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            println!("cargo:rerun-if-changed={dir}/{head}");
+        }
+    }
+    git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".to_owned())
+}
+
 fn main() {
+    println!("cargo:rustc-env=BO_COMMIT={}", commit());
     // Read when the script runs, not when it was compiled: a compiled script may be reused for
     // another checkout of the same sources (one target directory shared between clones).
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR")).join("dashboard");

@@ -867,3 +867,18 @@ fn prior_studies_inform_a_new_study() {
         assert_eq!(s.ok_get("/studies")["studies"].as_array().unwrap().len(), before, "nothing created");
     }
 }
+
+/// `bo-server --version` and `/healthz` name the same version and commit (a checkout's HEAD, or
+/// `unknown` for a build outside one).
+#[test]
+fn version_and_commit_are_reported() {
+    let out = std::process::Command::new(crate::harness::server_binary()).arg("--version").output().expect("bo-server --version");
+    assert!(out.status.success());
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let s = Server::start(&databases("version").remove(0));
+    let health: Value = reqwest::blocking::get(format!("{}/healthz", s.base)).unwrap().json().unwrap();
+    let (version, commit) = (health["version"].as_str().unwrap(), health["commit"].as_str().unwrap());
+    assert_eq!(printed.trim(), format!("bo-server {version} (commit {commit})"));
+    assert_eq!(version, env!("CARGO_PKG_VERSION"));
+    assert!(commit == "unknown" || (commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit())), "{commit}");
+}

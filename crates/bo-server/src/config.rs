@@ -7,7 +7,7 @@ use clap::Parser;
 
 /// bo: a self-hosted Vertex AI Vizier service — Bayesian optimisation over REST.
 #[derive(Clone, Parser)]
-#[command(name = "bo-server", version, about)]
+#[command(name = "bo-server", version = crate::VERSION, about)]
 pub struct Config {
     /// Address to listen on.
     #[arg(long, env = "BO_LISTEN", default_value = "127.0.0.1:8080")]

@@ -18,6 +18,13 @@ pub use api::app;
 use api::state::AppState;
 pub use config::Config;
 
+/// The commit this binary was built from (`build.rs`): `unknown` outside a git checkout
+/// without `BO_COMMIT`.
+pub const COMMIT: &str = env!("BO_COMMIT");
+
+/// What `--version` prints: the crate's version and the commit.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("BO_COMMIT"), ")");
+
 /// The current time in milliseconds since the Unix epoch: the one clock of the service.
 pub fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
@@ -37,7 +44,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tracing::info!(database = %config::redact(&config.database_url), backend = ?store.backend(), "database ready");
     let (address, narrowed) = config.listen_address(!access.keys.is_empty());
     let listener = tokio::net::TcpListener::bind(address).await.with_context(|| format!("listening on {address}"))?;
-    tracing::info!(address = %listener.local_addr()?, "bo-server listening");
+    tracing::info!(address = %listener.local_addr()?, version = VERSION, "bo-server listening");
     if access.keys.is_empty() {
         if narrowed {
             tracing::warn!(

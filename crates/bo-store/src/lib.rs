@@ -122,6 +122,12 @@ impl Store {
         };
         migrator.run(&pool).await.map_err(|e| match e {
             sqlx::migrate::MigrateError::Execute(e) => StoreError::from(e),
+            // A migration this binary does not have was applied: a newer bo wrote the database,
+            // and an older one must not write to a schema it does not know.
+            sqlx::migrate::MigrateError::VersionMissing(version) => StoreError::Internal(format!(
+                "the database was written by a newer bo-server: it has schema migration {version}, and this bo-server knows migrations up to {}; run the newer bo-server (or restore a backup taken before the upgrade)",
+                migrator.iter().map(|m| m.version).max().unwrap_or(0)
+            )),
             other => StoreError::Internal(format!("migration failed: {other}")),
         })?;
         let write_gate = (backend == Backend::Sqlite).then(|| Arc::new(tokio::sync::Mutex::new(())));

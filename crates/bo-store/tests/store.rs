@@ -417,6 +417,33 @@ async fn a_refit_lease_has_one_holder_until_it_is_released_or_expires() {
     }
 }
 
+/// A database a newer bo-server migrated further than this one knows is refused at connect,
+/// with a message saying so, and nothing is written to it.
+#[tokio::test]
+async fn a_database_from_a_newer_schema_is_refused() {
+    let mut urls = vec![testing::sqlite_url()];
+    urls.extend(testing::postgres_url("newer_schema").await);
+    for url in urls {
+        let store = Store::connect(&url, &options()).await.expect("connects");
+        store.close().await;
+        sqlx::any::install_default_drivers();
+        let pool = sqlx::AnyPool::connect(&url).await.expect("raw connection");
+        let insert = if url.starts_with("sqlite:") {
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (99990101, 'from the future', 1, X'00', 0)"
+        } else {
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (99990101, 'from the future', true, '\\x00'::bytea, 0)"
+        };
+        sqlx::query(insert).execute(&pool).await.expect("a future migration recorded");
+        pool.close().await;
+        let refused = Store::connect(&url, &options()).await.expect_err("refused");
+        let message = refused.to_string();
+        assert!(
+            message.contains("written by a newer bo-server") && message.contains("99990101") && message.contains("knows migrations up to"),
+            "{message}"
+        );
+    }
+}
+
 #[test]
 fn both_dialects_have_the_same_migrations() {
     let names = |dialect: &str| -> Vec<String> {

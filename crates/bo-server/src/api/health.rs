@@ -6,10 +6,11 @@ use axum::extract::State;
 use super::error::{ApiError, Code, ErrorBodyW};
 use super::state::AppState;
 
-/// Liveness: the process answers.
-#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "alive", body = Object)))]
+/// Liveness: the process answers, with its version and the commit it was built from.
+#[utoipa::path(get, path = "/healthz", tag = "health",
+    responses((status = 200, description = "alive: `{\"status\": \"ok\", \"version\": \"0.1.0\", \"commit\": \"1a2b3c4d5e6f\"}` (`commit` is `unknown` for a build outside a git checkout without BO_COMMIT)", body = Object)))]
 pub async fn healthz() -> Json<serde_json::Value> {
-    Json(serde_json::json!({"status": "ok"}))
+    Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "commit": crate::COMMIT}))
 }
 
 /// Readiness: the database answers.
