@@ -12,6 +12,7 @@ mod leases;
 mod outage;
 mod replicas;
 mod reproducible;
+mod restarts;
 mod robustness;
 mod studies;
 

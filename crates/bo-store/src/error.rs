@@ -63,10 +63,14 @@ impl From<serde_json::Error> for StoreError {
     }
 }
 
-/// SQLite's BUSY/LOCKED and Postgres's connection and lock-timeout classes: the database is
-/// there but cannot serve the request now.
+/// The database is there but cannot serve the request now: SQLite's BUSY and LOCKED, its disk
+/// full (FULL) and its I/O errors (IOERR and its extended codes); Postgres's connection class,
+/// lock timeout, disk full, and a server shutting down, crashed or starting.
 fn is_busy(code: Option<&str>) -> bool {
-    matches!(code, Some("5" | "6" | "517" | "262")) || code.is_some_and(|c| c.starts_with("08") || c == "55P03" || c == "57P01")
+    let sqlite_ioerr = code.and_then(|c| c.parse::<u32>().ok()).is_some_and(|c| c & 0xff == 10);
+    matches!(code, Some("5" | "6" | "517" | "262" | "13"))
+        || sqlite_ioerr
+        || code.is_some_and(|c| c.starts_with("08") || matches!(c, "55P03" | "53100" | "57P01" | "57P02" | "57P03"))
 }
 
 /// Whether `e` is a unique-constraint violation (SQLite and Postgres both report it; the

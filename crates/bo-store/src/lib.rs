@@ -75,6 +75,20 @@ pub struct Store {
     /// concurrent writers hundreds of times slower than the median. SQLite's own lock still
     /// keeps the data right; this only orders the waiting.
     write_gate: Option<Arc<tokio::sync::Mutex<()>>>,
+    /// SQLite: the database file (for the free space on its filesystem).
+    file: Option<std::path::PathBuf>,
+}
+
+/// Below this much free space on an SQLite file's filesystem the store is not ready
+/// ([`Store::low_on_disk`]): SQLite's write-ahead log alone grows by up to 4 MB between
+/// checkpoints, and a write that finds no room fails.
+pub const MIN_FREE_BYTES: u64 = 4 << 20;
+
+/// The file of an `sqlite://PATH[?…]` URL; `None` in memory.
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or_default();
+    (!path.is_empty() && path != ":memory:").then(|| std::path::PathBuf::from(path))
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
@@ -114,6 +128,22 @@ impl Store {
                     Ok(())
                 })
             })
+            .after_release(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend != Backend::Sqlite {
+                        return Ok(true);
+                    }
+                    // A failed write (a full disk, an I/O error) can leave an SQLite connection
+                    // inside a transaction — holding the write lock, or a read snapshot that no
+                    // longer moves — which would refuse every other writer and answer reads
+                    // from the past. Such a connection cannot begin a transaction: it is
+                    // closed instead of pooled. (A deferred BEGIN and its ROLLBACK touch no file.)
+                    match conn.execute("BEGIN").await {
+                        Ok(_) => Ok(conn.execute("ROLLBACK").await.is_ok()),
+                        Err(_) => Ok(false),
+                    }
+                })
+            })
             .connect_with(connect_options)
             .await?;
         let migrator = match backend {
@@ -131,7 +161,8 @@ impl Store {
             other => StoreError::Internal(format!("migration failed: {other}")),
         })?;
         let write_gate = (backend == Backend::Sqlite).then(|| Arc::new(tokio::sync::Mutex::new(())));
-        Ok(Store { pool, backend, write_gate })
+        let file = (backend == Backend::Sqlite).then(|| sqlite_file(&url)).flatten();
+        Ok(Store { pool, backend, write_gate, file })
     }
 
     /// Waits for this process's turn to write (SQLite; nothing to wait for on Postgres, whose
@@ -151,6 +182,17 @@ impl Store {
     /// The connection pool now: (idle, open, most allowed).
     pub fn pool_usage(&self) -> (usize, usize, usize) {
         (self.pool.num_idle(), self.pool.size() as usize, self.pool.options().get_max_connections() as usize)
+    }
+
+    /// SQLite: the bytes free on the database file's filesystem when fewer than
+    /// [`MIN_FREE_BYTES`] (writes fail, or are about to, until room is made); `None` when there
+    /// is room, or for Postgres (which reports a full disk on the write itself).
+    pub fn low_on_disk(&self) -> Option<u64> {
+        let dir = self.file.as_ref()?.parent()?;
+        let dir = if dir.as_os_str().is_empty() { std::path::Path::new(".") } else { dir };
+        let stat = rustix::fs::statvfs(dir).ok()?;
+        let free = stat.f_bavail.saturating_mul(stat.f_frsize);
+        (free < MIN_FREE_BYTES).then_some(free)
     }
 
     /// Checks that the database answers.

@@ -13,10 +13,20 @@ pub async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "commit": crate::COMMIT}))
 }
 
-/// Readiness: the database answers.
+/// Readiness: the database answers, and (SQLite) its disk has room for writes.
 #[utoipa::path(get, path = "/readyz", tag = "health",
-    responses((status = 200, description = "ready", body = Object), (status = 503, description = "the database is unreachable", body = ErrorBodyW)))]
+    responses((status = 200, description = "ready", body = Object), (status = 503, description = "the database is unreachable, or (SQLite) the disk under it is full", body = ErrorBodyW)))]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
+    if let Some(free) = state.store.low_on_disk() {
+        tracing::warn!(free_bytes = free, "readiness check failed: the database's disk is (nearly) full");
+        return Err(ApiError::new(
+            Code::Unavailable,
+            format!(
+                "the database's disk is full ({free} bytes free, fewer than {}): writes fail until room is made",
+                bo_store::MIN_FREE_BYTES
+            ),
+        ));
+    }
     match state.store.ping().await {
         Ok(()) => Ok(Json(serde_json::json!({"status": "ok", "database": format!("{:?}", state.store.backend()).to_lowercase()}))),
         Err(e) => {
