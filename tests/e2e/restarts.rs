@@ -281,12 +281,13 @@ fn postgres_restarted_under_load() {
         recovered.push((mode, recovers_and_kept_everything(&s, &study, &seen, back, Duration::from_secs(15))));
     }
     drop(load);
-    let seen = lock(&seen);
-    println!(
-        "postgres stopped and started under 16 workers: {} completions acknowledged, {} answers 503 meanwhile, recovered after it was back: {recovered:?}",
-        seen.acknowledged.len(),
-        seen.unavailable
-    );
+    report(&seen, &format!("postgres stopped and started, recovered after it was back: {recovered:?}"));
+}
+
+/// What the workers saw, for the test's output (docs/benchmarks.md records it).
+fn report(seen: &Mutex<Seen>, what: &str) {
+    let seen = lock(seen);
+    println!("{what}; under 16 workers: {} completions acknowledged, {} answers 503 meanwhile", seen.acknowledged.len(), seen.unavailable);
 }
 
 /// A small filesystem of this test's own (a 16 MB tmpfs, which needs root), unmounted when
@@ -355,10 +356,5 @@ fn sqlite_disk_fills_under_load() {
     let back = Instant::now();
     let recovered = recovers_and_kept_everything(&s, &study, &seen, back, Duration::from_secs(15));
     drop(load);
-    let seen = lock(&seen);
-    println!(
-        "sqlite's disk filled under 16 workers: {} completions acknowledged, {} answers 503 meanwhile, recovered {recovered:?} after room was made",
-        seen.acknowledged.len(),
-        seen.unavailable
-    );
+    report(&seen, &format!("sqlite's disk filled, recovered {recovered:?} after room was made"));
 }
