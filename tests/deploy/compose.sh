@@ -61,7 +61,8 @@ if [ ! -x "$binary" ]; then
     say "building the release binary"
     cargo build --release --locked -p bo-server
 fi
-eval "$(tests/deploy/images.sh "$binary" | sed 's/^/export /')"
+images=$(tests/deploy/images.sh "$binary")
+eval "$(echo "$images" | sed 's/^/export /')"
 size=$(docker image inspect -f '{{.Size}}' "$BO_IMAGE")
 base_size=$(docker image inspect -f '{{.Size}}' "$BO_BASE_IMAGE")
 say "image $BO_IMAGE: $((size / 1000000)) MB ($((base_size / 1000000)) MB of it the base $BO_BASE_IMAGE, $(($(stat -c %s "$binary") / 1000000)) MB the binary)"
