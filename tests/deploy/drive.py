@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
                 t = got[0]
                 record({"event": "suggested", "worker": me, "trial": t.id})
                 value = loss(t.parameters)
-                time.sleep(0.05)  # the training
+                time.sleep(0.3)  # the training: long enough that a crash lands mid-run
                 t.complete(value)
                 record({"event": "completed", "worker": me, "trial": t.id, "value": value})
         except Exception as e:  # noqa: BLE001 - the test reports any worker's failure
