@@ -1,8 +1,8 @@
 //! The `bo-server` binary: configuration, logging, then `bo_server::run`.
 
-use bo_server::config::LogFormat;
 use std::io::IsTerminal;
 
+use bo_server::config::LogFormat;
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 

@@ -51,7 +51,12 @@ impl From<sqlx::Error> for StoreError {
             sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Tls(_) | sqlx::Error::WorkerCrashed => {
                 StoreError::Unavailable(e)
             }
-            sqlx::Error::Database(ref db) if is_busy(db.code().as_deref()) => StoreError::Unavailable(e),
+            sqlx::Error::Database(ref db) if is_busy(db.code().as_deref()) => {
+                if is_sqlite_disk_error(db.code().as_deref()) {
+                    SQLITE_DISK_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                StoreError::Unavailable(e)
+            }
             other => StoreError::Internal(other.to_string()),
         }
     }
@@ -64,14 +69,25 @@ impl From<serde_json::Error> for StoreError {
 }
 
 /// The database is there but cannot serve the request now: SQLite's BUSY and LOCKED, its disk
-/// full (FULL) and its I/O errors (IOERR and its extended codes); Postgres's connection class,
-/// lock timeout, disk full, and a server shutting down, crashed or starting.
+/// full and its I/O errors ([`is_sqlite_disk_error`]); Postgres's connection class, lock
+/// timeout, disk full, and a server shutting down, crashed or starting.
 fn is_busy(code: Option<&str>) -> bool {
-    let sqlite_ioerr = code.and_then(|c| c.parse::<u32>().ok()).is_some_and(|c| c & 0xff == 10);
-    matches!(code, Some("5" | "6" | "517" | "262" | "13"))
-        || sqlite_ioerr
+    matches!(code, Some("5" | "6" | "517" | "262"))
+        || is_sqlite_disk_error(code)
         || code.is_some_and(|c| c.starts_with("08") || matches!(c, "55P03" | "53100" | "57P01" | "57P02" | "57P03"))
 }
+
+/// SQLite's FULL (13) and IOERR (10, and its extended codes `10 + 256·k`). Postgres's codes
+/// (five characters) are never numbers this short.
+fn is_sqlite_disk_error(code: Option<&str>) -> bool {
+    code.and_then(|c| c.parse::<u32>().ok()).is_some_and(|c| c == 13 || c & 0xff == 10)
+}
+
+/// Set once an SQLite statement of this process has failed on its disk (full, or an I/O
+/// error): such a failure can leave its connection inside a transaction, so from then on every
+/// released SQLite connection is checked before it is pooled again (`Store::connect`). Until
+/// then, releasing a connection costs nothing extra.
+pub(crate) static SQLITE_DISK_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether `e` is a unique-constraint violation (SQLite and Postgres both report it; the
 /// constraint's name is reported by Postgres only, so callers use this where one unique

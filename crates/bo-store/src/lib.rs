@@ -84,8 +84,9 @@ pub struct Store {
 /// checkpoints, and a write that finds no room fails.
 pub const MIN_FREE_BYTES: u64 = 4 << 20;
 
-/// The file of an `sqlite://PATH[?…]` URL; `None` in memory.
-fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+/// The file of an `sqlite://PATH[?…]` (or `sqlite:PATH`) URL; `None` for another database or
+/// SQLite in memory.
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next().unwrap_or_default();
     (!path.is_empty() && path != ":memory:").then(|| std::path::PathBuf::from(path))
@@ -130,14 +131,15 @@ impl Store {
             })
             .after_release(move |conn, _meta| {
                 Box::pin(async move {
-                    if backend != Backend::Sqlite {
+                    if backend != Backend::Sqlite || !error::SQLITE_DISK_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
                         return Ok(true);
                     }
                     // A failed write (a full disk, an I/O error) can leave an SQLite connection
                     // inside a transaction — holding the write lock, or a read snapshot that no
                     // longer moves — which would refuse every other writer and answer reads
                     // from the past. Such a connection cannot begin a transaction: it is
-                    // closed instead of pooled. (A deferred BEGIN and its ROLLBACK touch no file.)
+                    // closed instead of pooled. (A deferred BEGIN and its ROLLBACK touch no file;
+                    // checked only once a disk error has happened, off the common path.)
                     match conn.execute("BEGIN").await {
                         Ok(_) => Ok(conn.execute("ROLLBACK").await.is_ok()),
                         Err(_) => Ok(false),

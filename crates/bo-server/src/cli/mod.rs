@@ -101,7 +101,7 @@ pub enum ImportFormat {
 /// Runs one tool against `config`'s database.
 pub async fn run(command: Command, config: &Config) -> anyhow::Result<()> {
     if matches!(command, Command::Studies { .. } | Command::Export { .. } | Command::Backup { .. })
-        && let Some(path) = sqlite_path(&config.database_url)
+        && let Some(path) = bo_store::sqlite_file(&config.database_url)
         && !path.exists()
     {
         // A misspelt path would otherwise become an empty database and an empty answer.
@@ -200,14 +200,6 @@ fn read_spec(file: &PathBuf, limits: &bo_core::Limits) -> anyhow::Result<bo_core
         serde_json::from_value(value).with_context(|| format!("{} is not a Vertex StudySpec", file.display()))?
     };
     spec.into_domain(limits).map_err(|e| anyhow::anyhow!("{}: {}: {}", file.display(), e.path, e.reason))
-}
-
-/// The file of a `sqlite://PATH[?…]` (or `sqlite:PATH`) URL; `None` for another database or
-/// SQLite in memory.
-fn sqlite_path(url: &str) -> Option<PathBuf> {
-    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
-    let path = rest.split('?').next().unwrap_or_default();
-    (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
 }
 
 /// `projects/P/locations/L/studies/N-or-display-name` → the study.

@@ -10,8 +10,9 @@ use super::{Engine, EngineError};
 
 impl Engine {
     /// Finishes a pending suggest operation in the background: awaits `task` (or computes
-    /// anew), hands the trials out, and on failure marks the operation failed. A stopping engine starts none, and one that the shutdown interrupts leaves its operation
-    /// pending: the next start finishes it.
+    /// anew), hands the trials out, and on failure marks the operation failed. A stopping engine
+    /// starts none, and one that the shutdown interrupts leaves its operation pending: the next
+    /// start finishes it.
     pub(super) fn spawn_finisher(&self, study: StudyRecord, op: Operation, task: Option<Compute>) {
         let Some(running) = self.background_task() else { return };
         let engine = self.clone();
