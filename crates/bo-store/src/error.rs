@@ -11,6 +11,8 @@ pub enum Entity {
     Trial,
     /// An operation.
     Operation,
+    /// An upload of `studies:import`.
+    Import,
 }
 
 impl fmt::Display for Entity {
@@ -19,6 +21,7 @@ impl fmt::Display for Entity {
             Entity::Study => "study",
             Entity::Trial => "trial",
             Entity::Operation => "operation",
+            Entity::Import => "import",
         })
     }
 }

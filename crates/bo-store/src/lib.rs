@@ -16,6 +16,7 @@ mod changes;
 mod curves;
 mod error;
 mod history;
+mod imports;
 mod models;
 mod operations;
 mod overview;
@@ -36,12 +37,13 @@ pub use changes::{Cursor, TrialChanges};
 pub use curves::{CURVE_POINTS_EACH, Curve, CurveMetric, CurvePoint, Curves};
 pub use error::{Entity, StoreError};
 pub use history::HistoryBucket;
+pub use imports::{ImportError, ImportRecord};
 pub use models::StoredModel;
 pub use operations::{Operation, OperationKind};
 pub use overview::StudyOverview;
 pub use studies::{StudyRecord, StudyState, StudySummary};
 pub use suggest::{Opened, SuggestOutcome, SuggestRequest, SuggestTx};
-pub use transfer::StudyDump;
+pub use transfer::{StudyDump, StudyHead};
 pub use trials::{Basis, NewTrial};
 
 /// Which database a store talks to.

@@ -5,13 +5,24 @@
 //! moves the rows.
 
 use bo_core::Trial;
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 
 use crate::Store;
 use crate::error::{Entity, StoreError, is_unique_violation};
 use crate::models::StoredModel;
 use crate::studies::StudyRecord;
 use crate::trials::{Load, insert_trial, load_trials};
+
+/// A study without its trials: what an export writes before them and an import creates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudyHead {
+    /// The study (its `id`, `number`, `project` and `location` are the source's).
+    pub study: StudyRecord,
+    /// The next trial id it would give (ids of deleted trials are never reused).
+    pub next_trial_id: i64,
+    /// Its model's fitted state, if any.
+    pub model: Option<StoredModel>,
+}
 
 /// Everything a study is, as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,31 +38,21 @@ pub struct StudyDump {
 }
 
 impl Store {
+    /// Reads the study `study_id` without its trials, in one short transaction; an export then
+    /// reads the trials with ids below its `next_trial_id` a page at a time
+    /// ([`Store::list_trials`]).
+    pub async fn study_head(&self, study_id: i64) -> Result<StudyHead, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let head = read_head(&mut tx, study_id).await?;
+        tx.commit().await?;
+        Ok(head)
+    }
+
     /// Reads the study `study_id` whole, in one snapshot.
     pub async fn dump_study(&self, study_id: i64) -> Result<StudyDump, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let row =
-            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {}, next_trial_id FROM studies WHERE id = $1", crate::studies::STUDY_COLUMNS)))
-                .bind(study_id)
-                .fetch_optional(&mut *tx)
-                .await?
-                .ok_or(StoreError::NotFound(Entity::Study))?;
-        let study = crate::studies::study_from_row(&row)?;
-        let next_trial_id: i64 = row.try_get("next_trial_id")?;
+        let StudyHead { study, next_trial_id, model } = read_head(&mut tx, study_id).await?;
         let trials = load_trials(&mut tx, study_id, 0, i64::MAX, i64::MAX, Load::Full).await?;
-        let model = sqlx::query("SELECT data_version, state, fitted_at_ms FROM models WHERE study_id = $1")
-            .bind(study_id)
-            .fetch_optional(&mut *tx)
-            .await?
-            .map(|row| -> Result<StoredModel, StoreError> {
-                let state: String = row.try_get("state")?;
-                Ok(StoredModel {
-                    data_version: row.try_get("data_version")?,
-                    state: serde_json::from_str(&state)?,
-                    fitted_at_ms: row.try_get("fitted_at_ms")?,
-                })
-            })
-            .transpose()?;
         tx.commit().await?;
         Ok(StudyDump { study, trials, next_trial_id, model })
     }
@@ -66,59 +67,102 @@ impl Store {
         display_name: &str,
         dump: &StudyDump,
     ) -> Result<StudyRecord, StoreError> {
-        let spec = &dump.study.spec;
-        let apart = crate::trials::Apart::of(spec);
-        let spec_json = serde_json::to_string(spec)?;
+        let apart = crate::trials::Apart::of(&dump.study.spec);
         let next_trial_id = dump.trials.iter().map(|t| t.id + 1).max().unwrap_or(1).max(dump.next_trial_id);
+        let head = StudyHead { study: dump.study.clone(), next_trial_id, model: None };
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
-        let number = crate::studies::take_study_number(&mut tx, project, location).await?;
-        let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
-             next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING {}",
-            crate::studies::STUDY_COLUMNS
-        )))
-        .bind(project)
-        .bind(location)
-        .bind(display_name)
-        .bind(&spec_json)
-        .bind(dump.study.state.as_str())
-        .bind(&dump.study.inactive_reason)
-        .bind(dump.study.create_time_ms)
-        .bind(number)
-        .bind(&apart.metric)
-        .bind(next_trial_id)
-        .bind(dump.study.data_version)
-        .bind(crate::trials::Apart::safety_json(spec)?)
-        .bind(spec_json.len() as i64)
-        .bind(&spec.algorithm)
-        .bind(serde_json::to_string(&spec.metrics)?)
-        .fetch_one(&mut *tx)
-        .await;
-        let row = match inserted {
-            Ok(row) => row,
-            Err(e) if is_unique_violation(&e) => {
-                return Err(StoreError::AlreadyExists(format!(
-                    "{project}/{location} already has a study named {display_name:?}; import it under another name"
-                )));
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let study = crate::studies::study_from_row(&row)?;
+        let study = insert_study(&mut tx, project, location, display_name, &head).await?;
         for trial in &dump.trials {
             insert_trial(&mut tx, study.id, trial, &apart).await?;
         }
-        if let Some(model) = &dump.model {
-            sqlx::query("INSERT INTO models (study_id, data_version, state, fitted_at_ms) VALUES ($1, $2, $3, $4)")
-                .bind(study.id)
-                .bind(model.data_version)
-                .bind(serde_json::to_string(&model.state)?)
-                .bind(model.fitted_at_ms)
-                .execute(&mut *tx)
-                .await?;
-        }
+        insert_model(&mut tx, study.id, dump.model.as_ref()).await?;
         tx.commit().await?;
-        Ok(StudyRecord { state: dump.study.state, ..study })
+        Ok(study)
     }
+}
+
+async fn read_head(conn: &mut AnyConnection, study_id: i64) -> Result<StudyHead, StoreError> {
+    let row =
+        sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {}, next_trial_id FROM studies WHERE id = $1", crate::studies::STUDY_COLUMNS)))
+            .bind(study_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(StoreError::NotFound(Entity::Study))?;
+    let study = crate::studies::study_from_row(&row)?;
+    let next_trial_id: i64 = row.try_get("next_trial_id")?;
+    let model = sqlx::query("SELECT data_version, state, fitted_at_ms FROM models WHERE study_id = $1")
+        .bind(study_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .map(|row| -> Result<StoredModel, StoreError> {
+            let state: String = row.try_get("state")?;
+            Ok(StoredModel {
+                data_version: row.try_get("data_version")?,
+                state: serde_json::from_str(&state)?,
+                fitted_at_ms: row.try_get("fitted_at_ms")?,
+            })
+        })
+        .transpose()?;
+    Ok(StudyHead { study, next_trial_id, model })
+}
+
+/// Creates `head`'s study as the next study of `project`/`location` named `display_name`, in
+/// `conn`'s transaction; its model is not written ([`insert_model`]). A study of that name
+/// already there is `AlreadyExists`.
+pub(crate) async fn insert_study(
+    conn: &mut AnyConnection,
+    project: &str,
+    location: &str,
+    display_name: &str,
+    head: &StudyHead,
+) -> Result<StudyRecord, StoreError> {
+    let spec = &head.study.spec;
+    let apart = crate::trials::Apart::of(spec);
+    let spec_json = serde_json::to_string(spec)?;
+    let number = crate::studies::take_study_number(&mut *conn, project, location).await?;
+    let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
+         next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING {}",
+        crate::studies::STUDY_COLUMNS
+    )))
+    .bind(project)
+    .bind(location)
+    .bind(display_name)
+    .bind(&spec_json)
+    .bind(head.study.state.as_str())
+    .bind(&head.study.inactive_reason)
+    .bind(head.study.create_time_ms)
+    .bind(number)
+    .bind(&apart.metric)
+    .bind(head.next_trial_id)
+    .bind(head.study.data_version)
+    .bind(crate::trials::Apart::safety_json(spec)?)
+    .bind(spec_json.len() as i64)
+    .bind(&spec.algorithm)
+    .bind(serde_json::to_string(&spec.metrics)?)
+    .fetch_one(&mut *conn)
+    .await;
+    match inserted {
+        Ok(row) => Ok(crate::studies::study_from_row(&row)?),
+        Err(e) if is_unique_violation(&e) => Err(StoreError::AlreadyExists(format!(
+            "{project}/{location} already has a study named {display_name:?}; import it under another name"
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Writes a study's model state, if it has one, in `conn`'s transaction.
+pub(crate) async fn insert_model(conn: &mut AnyConnection, study_id: i64, model: Option<&StoredModel>) -> Result<(), StoreError> {
+    if let Some(model) = model {
+        sqlx::query("INSERT INTO models (study_id, data_version, state, fitted_at_ms) VALUES ($1, $2, $3, $4)")
+            .bind(study_id)
+            .bind(model.data_version)
+            .bind(serde_json::to_string(&model.state)?)
+            .bind(model.fitted_at_ms)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }

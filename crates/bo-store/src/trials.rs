@@ -185,7 +185,7 @@ impl Apart {
     }
 
     /// Whether `trial`'s final measurement is on the wrong side of a safety threshold.
-    fn is_unsafe(&self, trial: &Trial) -> bool {
+    pub fn is_unsafe(&self, trial: &Trial) -> bool {
         trial.final_measurement.as_ref().is_some_and(|m| self.safety.iter().any(|s| m.metrics.get(&s.id).is_some_and(|&v| !s.is_safe(v))))
     }
 }

@@ -4,10 +4,6 @@
 //! the search space supplied), copy a whole SQLite database. They share `--database-url` with
 //! the server; on SQLite they may run while it serves.
 
-pub mod csv;
-pub mod document;
-pub mod optuna;
-
 use std::io::{BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -18,7 +14,8 @@ use bo_store::{Store, StoreOptions, StudyRecord};
 use crate::api::studies::study_name;
 use crate::api::wire::study::{StudySpecW, StudyW};
 use crate::config::Config;
-use document::StudyExport;
+use crate::transfer::document::StudyExport;
+use crate::transfer::{Format, optuna};
 
 /// The tools.
 #[derive(Clone, Debug, clap::Subcommand)]
@@ -38,8 +35,8 @@ pub enum Command {
         study: String,
         /// `json`: the whole study, trials and model state, for `import`; `csv`: one row per
         /// trial; `optuna-journal`: for optuna.load_study and optuna-dashboard.
-        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
-        format: ExportFormat,
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
         /// The file to write (default: standard output).
         #[arg(long, short)]
         output: Option<PathBuf>,
@@ -76,17 +73,6 @@ pub enum Command {
         #[arg(long, short)]
         output: PathBuf,
     },
-}
-
-/// What `export` writes.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum ExportFormat {
-    /// bo's export document.
-    Json,
-    /// The trials as CSV.
-    Csv,
-    /// Optuna's journal.
-    OptunaJournal,
 }
 
 /// What `import` reads.
@@ -215,29 +201,16 @@ async fn find(store: &Store, name: &str) -> anyhow::Result<StudyRecord> {
     found.with_context(|| format!("study {name}"))
 }
 
-async fn export(store: &Store, name: &str, format: ExportFormat, output: Option<PathBuf>) -> anyhow::Result<()> {
+async fn export(store: &Store, name: &str, format: Format, output: Option<PathBuf>) -> anyhow::Result<()> {
     let study = find(store, name).await?;
-    let dump = store.dump_study(study.id).await?;
     let mut out: Box<dyn Write> = match &output {
         Some(path) => Box::new(BufWriter::new(std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?)),
         None => Box::new(BufWriter::new(std::io::stdout().lock())),
     };
-    match format {
-        ExportFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &StudyExport::new(&dump, chrono::Utc::now().timestamp_millis()))?;
-            out.write_all(b"\n")?;
-        }
-        ExportFormat::Csv => csv::write(&dump, &mut out)?,
-        ExportFormat::OptunaJournal => {
-            for line in optuna::export(&dump) {
-                serde_json::to_writer(&mut out, &line)?;
-                out.write_all(b"\n")?;
-            }
-        }
-    }
+    let written = crate::transfer::write(store, study.id, format, &mut out).await?;
     out.flush()?;
     if output.is_some() {
-        eprintln!("exported {} trial(s) of {}", dump.trials.len(), study_name(&study));
+        eprintln!("exported {written} trial(s) of {}", study_name(&study));
     }
     Ok(())
 }

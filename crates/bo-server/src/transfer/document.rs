@@ -1,11 +1,13 @@
 //! The export document: a study whole as Vertex-shaped JSON — the `Study` as `GET` returns it,
 //! every `Trial` as `ListTrials` returns it, plus what only the database knows (the next trial
-//! id, the data version, the model's fitted state). Reading one back checks it as the API checks
-//! a request (the spec against the server's limits, each trial's parameters against the space,
-//! each measurement against the metrics) and names the first bad field.
+//! id, the data version, the model's fitted state). `trials` is the document's last field, so a
+//! writer streams it after the rest (`super::Encoder`) and an upload sends the rest first.
+//! Reading one back checks it as the API checks a request (the spec against the server's
+//! limits, each trial's parameters against the space, each measurement against the metrics)
+//! and names the first bad field.
 
 use bo_core::{Limits, Measurement, ModelState, Trial, TrialState};
-use bo_store::{StoredModel, StudyDump, StudyRecord, StudyState};
+use bo_store::{StoredModel, StudyDump, StudyHead, StudyRecord, StudyState};
 use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 
@@ -28,8 +30,6 @@ pub struct StudyExport {
     pub export_time: String,
     /// The study, as `GET …/studies/{study}` returns it.
     pub study: StudyW,
-    /// Every trial in id order, as `ListTrials` returns them.
-    pub trials: Vec<TrialW>,
     /// The next trial id (ids of deleted trials are never reused).
     #[serde(with = "int64")]
     pub next_trial_id: i64,
@@ -39,6 +39,10 @@ pub struct StudyExport {
     /// The model's fitted state, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelExport>,
+    /// Every trial in id order, as `ListTrials` returns them; the last field (an upload's
+    /// opening may leave it out and send the trials in parts).
+    #[serde(default)]
+    pub trials: Vec<TrialW>,
 }
 
 /// A model's fitted state, as the designer stored it.
@@ -71,26 +75,46 @@ fn bad(path: impl Into<String>, message: impl Into<String>) -> DocumentError {
 impl StudyExport {
     /// The document of a dumped study.
     pub fn new(dump: &StudyDump, now_ms: i64) -> StudyExport {
-        let study = study_to_wire(&dump.study);
-        let trials = dump.trials.iter().map(|t| TrialW::from_domain(t, &study.name, &dump.study.spec.space)).collect();
+        let head = StudyHead { study: dump.study.clone(), next_trial_id: dump.next_trial_id, model: dump.model.clone() };
+        let mut doc = StudyExport::head(&head, now_ms);
+        doc.trials = dump.trials.iter().map(|t| TrialW::from_domain(t, &doc.study.name, &dump.study.spec.space)).collect();
+        doc
+    }
+
+    /// The document of a study's head, its `trials` empty.
+    pub fn head(head: &StudyHead, now_ms: i64) -> StudyExport {
         StudyExport {
             bo_export_format: FORMAT,
             export_time: format_time(now_ms),
-            study,
-            trials,
-            next_trial_id: dump.next_trial_id,
-            data_version: dump.study.data_version,
-            model: dump.model.as_ref().map(|m| ModelExport {
+            study: study_to_wire(&head.study),
+            next_trial_id: head.next_trial_id,
+            data_version: head.study.data_version,
+            model: head.model.as_ref().map(|m| ModelExport {
                 data_version: m.data_version,
                 fit_time: format_time(m.fitted_at_ms),
                 state: m.state.0.clone(),
             }),
+            trials: Vec::new(),
         }
     }
 
     /// The study this document describes, checked; its `id` and `number` are left 0 (the
     /// database gives new ones).
     pub fn into_dump(self, limits: &Limits) -> Result<StudyDump, DocumentError> {
+        let (head, wire) = self.into_head(limits)?;
+        let mut trials: Vec<Trial> = Vec::with_capacity(wire.len());
+        for (i, t) in wire.into_iter().enumerate() {
+            let trial = trial_from_wire(t, &head.study.spec, limits, &format!("trials[{i}]"))?;
+            if trials.last().is_some_and(|p| p.id >= trial.id) {
+                return Err(bad(format!("trials[{i}].id"), format!("trial ids must be positive and increasing, got {}", trial.id)));
+            }
+            trials.push(trial);
+        }
+        Ok(StudyDump { study: head.study, trials, next_trial_id: head.next_trial_id, model: head.model })
+    }
+
+    /// The document's head, checked, and its trials unchecked (for [`trial_from_wire`]).
+    pub fn into_head(self, limits: &Limits) -> Result<(StudyHead, Vec<TrialW>), DocumentError> {
         if self.bo_export_format != FORMAT {
             return Err(bad("boExportFormat", format!("this bo reads format {FORMAT}, the file is format {}", self.bo_export_format)));
         }
@@ -102,52 +126,6 @@ impl StudyExport {
             _ => StudyState::Active,
         };
         let create_time_ms = parse_time(&self.study.create_time, "study.createTime")?;
-        let mut trials: Vec<Trial> = Vec::with_capacity(self.trials.len());
-        for (i, t) in self.trials.into_iter().enumerate() {
-            let at = format!("trials[{i}]");
-            let id: i64 = t.id.parse().map_err(|_| bad(format!("{at}.id"), format!("{:?} is not a trial number", t.id)))?;
-            if id < 1 || trials.last().is_some_and(|p| p.id >= id) {
-                return Err(bad(format!("{at}.id"), format!("trial ids must be positive and increasing, got {id}")));
-            }
-            let state = match t.state {
-                TrialStateW::REQUESTED => TrialState::Requested,
-                TrialStateW::ACTIVE => TrialState::Active,
-                TrialStateW::STOPPING => TrialState::Stopping,
-                TrialStateW::SUCCEEDED => TrialState::Succeeded,
-                TrialStateW::INFEASIBLE => TrialState::Infeasible,
-                TrialStateW::STATE_UNSPECIFIED => return Err(bad(format!("{at}.state"), "required")),
-            };
-            let assignment = assignment_from_wire(t.parameters, &spec.space).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
-            limits
-                .check(bo_core::Limit::Measurements, t.measurements.len())
-                .map_err(|e| bad(format!("{at}.measurements"), e.to_string()))?;
-            let measurements = t
-                .measurements
-                .into_iter()
-                .enumerate()
-                .map(|(k, m)| measurement(m, &spec, &format!("{at}.measurements[{k}]"), false))
-                .collect::<Result<Vec<_>, _>>()?;
-            let final_measurement =
-                t.final_measurement.map(|m| measurement(m, &spec, &format!("{at}.finalMeasurement"), true)).transpose()?;
-            if state == TrialState::Succeeded && final_measurement.is_none() {
-                return Err(bad(format!("{at}.finalMeasurement"), "a SUCCEEDED trial needs its final measurement"));
-            }
-            limits.check_text(&t.client_id, bo_core::limits::Text::Id).map_err(|e| bad(format!("{at}.clientId"), e.to_string()))?;
-            limits
-                .check_text(&t.infeasible_reason, bo_core::limits::Text::Free)
-                .map_err(|e| bad(format!("{at}.infeasibleReason"), e.to_string()))?;
-            trials.push(Trial {
-                id,
-                state,
-                assignment,
-                measurements,
-                final_measurement,
-                client_id: t.client_id,
-                infeasible_reason: t.infeasible_reason,
-                start_time_ms: parse_time(&t.start_time, &format!("{at}.startTime"))?,
-                end_time_ms: if t.end_time.is_empty() { None } else { Some(parse_time(&t.end_time, &format!("{at}.endTime"))?) },
-            });
-        }
         let model = match self.model {
             None => None,
             Some(m) => {
@@ -173,8 +151,52 @@ impl StudyExport {
             create_time_ms,
             data_version: self.data_version,
         };
-        Ok(StudyDump { study, trials, next_trial_id: self.next_trial_id, model })
+        Ok((StudyHead { study, next_trial_id: self.next_trial_id, model }, self.trials))
     }
+}
+
+/// One trial of a document, checked against the study's `spec` and the server's limits as the
+/// API checks a created trial; `at` names it in a message (`trials[3]`).
+pub fn trial_from_wire(t: TrialW, spec: &bo_core::StudySpec, limits: &Limits, at: &str) -> Result<Trial, DocumentError> {
+    let id: i64 = t.id.parse().map_err(|_| bad(format!("{at}.id"), format!("{:?} is not a trial number", t.id)))?;
+    if id < 1 {
+        return Err(bad(format!("{at}.id"), format!("trial ids must be positive and increasing, got {id}")));
+    }
+    let state = match t.state {
+        TrialStateW::REQUESTED => TrialState::Requested,
+        TrialStateW::ACTIVE => TrialState::Active,
+        TrialStateW::STOPPING => TrialState::Stopping,
+        TrialStateW::SUCCEEDED => TrialState::Succeeded,
+        TrialStateW::INFEASIBLE => TrialState::Infeasible,
+        TrialStateW::STATE_UNSPECIFIED => return Err(bad(format!("{at}.state"), "required")),
+    };
+    let assignment = assignment_from_wire(t.parameters, &spec.space).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
+    limits.check(bo_core::Limit::Measurements, t.measurements.len()).map_err(|e| bad(format!("{at}.measurements"), e.to_string()))?;
+    let measurements = t
+        .measurements
+        .into_iter()
+        .enumerate()
+        .map(|(k, m)| measurement(m, spec, &format!("{at}.measurements[{k}]"), false))
+        .collect::<Result<Vec<_>, _>>()?;
+    let final_measurement = t.final_measurement.map(|m| measurement(m, spec, &format!("{at}.finalMeasurement"), true)).transpose()?;
+    if state == TrialState::Succeeded && final_measurement.is_none() {
+        return Err(bad(format!("{at}.finalMeasurement"), "a SUCCEEDED trial needs its final measurement"));
+    }
+    limits.check_text(&t.client_id, bo_core::limits::Text::Id).map_err(|e| bad(format!("{at}.clientId"), e.to_string()))?;
+    limits
+        .check_text(&t.infeasible_reason, bo_core::limits::Text::Free)
+        .map_err(|e| bad(format!("{at}.infeasibleReason"), e.to_string()))?;
+    Ok(Trial {
+        id,
+        state,
+        assignment,
+        measurements,
+        final_measurement,
+        client_id: t.client_id,
+        infeasible_reason: t.infeasible_reason,
+        start_time_ms: parse_time(&t.start_time, &format!("{at}.startTime"))?,
+        end_time_ms: if t.end_time.is_empty() { None } else { Some(parse_time(&t.end_time, &format!("{at}.endTime"))?) },
+    })
 }
 
 fn measurement(m: MeasurementW, spec: &bo_core::StudySpec, path: &str, complete: bool) -> Result<Measurement, DocumentError> {

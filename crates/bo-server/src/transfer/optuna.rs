@@ -53,69 +53,70 @@ fn iso(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(SecondsFormat::Micros, false)
 }
 
-/// The journal lines of `dump`.
-pub fn export(dump: &StudyDump) -> Vec<Value> {
-    let spec = &dump.study.spec;
+/// The journal lines of `study` before its trials.
+pub fn head(study: &StudyRecord) -> Vec<Value> {
+    let spec = &study.spec;
     let directions: Vec<i64> = spec.metrics.iter().map(|m| if m.goal == Goal::Maximize { 2 } else { 1 }).collect();
-    let mut lines = vec![
-        json!({"op_code": CREATE_STUDY, "worker_id": WORKER, "study_name": dump.study.display_name, "directions": directions}),
-        json!({"op_code": SET_STUDY_USER_ATTR, "worker_id": WORKER, "study_id": 0, "user_attr": {"bo:study": study_name(&dump.study)}}),
+    vec![
+        json!({"op_code": CREATE_STUDY, "worker_id": WORKER, "study_name": study.display_name, "directions": directions}),
+        json!({"op_code": SET_STUDY_USER_ATTR, "worker_id": WORKER, "study_id": 0, "user_attr": {"bo:study": study_name(study)}}),
         json!({"op_code": SET_STUDY_USER_ATTR, "worker_id": WORKER, "study_id": 0,
                "user_attr": {SPEC_ATTR: serde_json::to_value(StudySpecW::from_domain(spec)).unwrap_or(Value::Null)}}),
         // What `study.set_metric_names` stores: optuna-dashboard labels the objectives with them.
         json!({"op_code": SET_STUDY_SYSTEM_ATTR, "worker_id": WORKER, "study_id": 0,
                "system_attr": {"study:metric_names": spec.metrics.iter().map(|m| m.id.as_str()).collect::<Vec<_>>()}}),
-    ];
+    ]
+}
+
+/// The journal line of trial `t` of a study of `spec`.
+pub fn trial_line(spec: &StudySpec, t: &Trial) -> Value {
     let objective = &spec.objective().id;
-    for t in &dump.trials {
-        let mut distributions = serde_json::Map::new();
-        let mut params = serde_json::Map::new();
-        for id in spec.space.active_ids(&t.assignment) {
-            let (Some(p), Some(v)) = (spec.space.param(id), t.assignment.get(id)) else { continue };
-            let (dist, internal) = distribution(&p.domain, p.scale, v);
-            distributions.insert(id.to_owned(), Value::String(dist.to_string()));
-            params.insert(id.to_owned(), internal);
-        }
-        let state = match t.state {
-            TrialState::Succeeded => COMPLETE,
-            TrialState::Infeasible => FAIL,
-            TrialState::Requested => WAITING,
-            TrialState::Active | TrialState::Stopping => RUNNING,
-        };
-        let finals: Option<Vec<f64>> = match (&t.final_measurement, t.state) {
-            (Some(f), TrialState::Succeeded) => spec.metrics.iter().map(|m| f.metrics.get(&m.id).copied()).collect(),
-            _ => None,
-        };
-        let (value, values) = match finals {
-            Some(vs) if vs.len() == 1 => (json!(vs[0]), Value::Null),
-            Some(vs) => (Value::Null, json!(vs)),
-            None => (Value::Null, Value::Null),
-        };
-        let intermediate: BTreeMap<String, f64> =
-            t.measurements.iter().filter_map(|m| m.metrics.get(objective).map(|v| (m.step_count.to_string(), *v))).collect();
-        let mut user_attrs = serde_json::Map::new();
-        user_attrs.insert("bo:trial".into(), json!(t.id));
-        if let Some(f) = &t.final_measurement {
-            user_attrs.insert("bo:metrics".into(), json!(f.metrics));
-        }
-        if !t.client_id.is_empty() {
-            user_attrs.insert("bo:clientId".into(), json!(t.client_id));
-        }
-        if !t.infeasible_reason.is_empty() {
-            user_attrs.insert("bo:infeasibleReason".into(), json!(t.infeasible_reason));
-        }
-        let mut op = json!({
-            "op_code": CREATE_TRIAL, "worker_id": WORKER, "study_id": 0,
-            "datetime_start": iso(t.start_time_ms), "state": state, "value": value, "values": values,
-            "distributions": distributions, "params": params, "user_attrs": user_attrs, "system_attrs": {},
-            "intermediate_values": intermediate,
-        });
-        if let (Some(end), true) = (t.end_time_ms, t.state.is_completed()) {
-            op["datetime_complete"] = json!(iso(end));
-        }
-        lines.push(op);
+    let mut distributions = serde_json::Map::new();
+    let mut params = serde_json::Map::new();
+    for id in spec.space.active_ids(&t.assignment) {
+        let (Some(p), Some(v)) = (spec.space.param(id), t.assignment.get(id)) else { continue };
+        let (dist, internal) = distribution(&p.domain, p.scale, v);
+        distributions.insert(id.to_owned(), Value::String(dist.to_string()));
+        params.insert(id.to_owned(), internal);
     }
-    lines
+    let state = match t.state {
+        TrialState::Succeeded => COMPLETE,
+        TrialState::Infeasible => FAIL,
+        TrialState::Requested => WAITING,
+        TrialState::Active | TrialState::Stopping => RUNNING,
+    };
+    let finals: Option<Vec<f64>> = match (&t.final_measurement, t.state) {
+        (Some(f), TrialState::Succeeded) => spec.metrics.iter().map(|m| f.metrics.get(&m.id).copied()).collect(),
+        _ => None,
+    };
+    let (value, values) = match finals {
+        Some(vs) if vs.len() == 1 => (json!(vs[0]), Value::Null),
+        Some(vs) => (Value::Null, json!(vs)),
+        None => (Value::Null, Value::Null),
+    };
+    let intermediate: BTreeMap<String, f64> =
+        t.measurements.iter().filter_map(|m| m.metrics.get(objective).map(|v| (m.step_count.to_string(), *v))).collect();
+    let mut user_attrs = serde_json::Map::new();
+    user_attrs.insert("bo:trial".into(), json!(t.id));
+    if let Some(f) = &t.final_measurement {
+        user_attrs.insert("bo:metrics".into(), json!(f.metrics));
+    }
+    if !t.client_id.is_empty() {
+        user_attrs.insert("bo:clientId".into(), json!(t.client_id));
+    }
+    if !t.infeasible_reason.is_empty() {
+        user_attrs.insert("bo:infeasibleReason".into(), json!(t.infeasible_reason));
+    }
+    let mut op = json!({
+        "op_code": CREATE_TRIAL, "worker_id": WORKER, "study_id": 0,
+        "datetime_start": iso(t.start_time_ms), "state": state, "value": value, "values": values,
+        "distributions": distributions, "params": params, "user_attrs": user_attrs, "system_attrs": {},
+        "intermediate_values": intermediate,
+    });
+    if let (Some(end), true) = (t.end_time_ms, t.state.is_completed()) {
+        op["datetime_complete"] = json!(iso(end));
+    }
+    op
 }
 
 /// Optuna's distribution (as its JSON) and the value's internal representation.

@@ -4,40 +4,38 @@
 
 use std::io::Write;
 
-use bo_core::ParamValue;
-use bo_store::StudyDump;
+use bo_core::{ParamValue, StudySpec, Trial};
 
 use crate::api::wire::format_time;
 
-/// Writes `dump`'s trials to `out`.
-pub fn write(dump: &StudyDump, out: &mut impl Write) -> std::io::Result<()> {
-    let spec = &dump.study.spec;
-    let params = spec.space.params();
+/// The header line of a study of `spec`.
+pub fn header(spec: &StudySpec, out: &mut impl Write) -> std::io::Result<()> {
     let mut header: Vec<String> = vec!["trial".into(), "state".into()];
-    header.extend(params.iter().map(|p| p.id.clone()));
+    header.extend(spec.space.params().iter().map(|p| p.id.clone()));
     header.extend(spec.metrics.iter().map(|m| m.id.clone()));
     header.extend(["measurements", "start_time", "end_time", "client_id", "infeasible_reason"].map(String::from));
-    line(out, &header)?;
-    for t in &dump.trials {
-        let active: std::collections::HashSet<&str> = spec.space.active_ids(&t.assignment).into_iter().collect();
-        let mut row: Vec<String> = vec![t.id.to_string(), t.state.as_str().to_owned()];
-        for p in &params {
-            row.push(match t.assignment.get(&p.id) {
-                Some(v) if active.contains(p.id.as_str()) => value(v),
-                _ => String::new(),
-            });
-        }
-        for m in &spec.metrics {
-            row.push(t.final_measurement.as_ref().and_then(|f| f.metrics.get(&m.id)).map(|x| number(*x)).unwrap_or_default());
-        }
-        row.push(t.measurements.len().to_string());
-        row.push(format_time(t.start_time_ms));
-        row.push(t.end_time_ms.map(format_time).unwrap_or_default());
-        row.push(t.client_id.clone());
-        row.push(t.infeasible_reason.clone());
-        line(out, &row)?;
+    line(out, &header)
+}
+
+/// The line of trial `t` of a study of `spec`.
+pub fn row(spec: &StudySpec, t: &Trial, out: &mut impl Write) -> std::io::Result<()> {
+    let active: std::collections::HashSet<&str> = spec.space.active_ids(&t.assignment).into_iter().collect();
+    let mut row: Vec<String> = vec![t.id.to_string(), t.state.as_str().to_owned()];
+    for p in &spec.space.params() {
+        row.push(match t.assignment.get(&p.id) {
+            Some(v) if active.contains(p.id.as_str()) => value(v),
+            _ => String::new(),
+        });
     }
-    Ok(())
+    for m in &spec.metrics {
+        row.push(t.final_measurement.as_ref().and_then(|f| f.metrics.get(&m.id)).map(|x| number(*x)).unwrap_or_default());
+    }
+    row.push(t.measurements.len().to_string());
+    row.push(format_time(t.start_time_ms));
+    row.push(t.end_time_ms.map(format_time).unwrap_or_default());
+    row.push(t.client_id.clone());
+    row.push(t.infeasible_reason.clone());
+    line(out, &row)
 }
 
 fn value(v: &ParamValue) -> String {

@@ -1,0 +1,303 @@
+//! Uploads of a study in parts (`studies:import`): an upload is opened with the study's head,
+//! takes its trials a part at a time (staged in tables shaped as `trials` and `measurements`),
+//! and is committed in one transaction that creates the study and copies the staged rows with
+//! one statement per table — or abandoned, or left to expire. Nothing of an upload is visible as
+//! a study before its commit. The head is kept as the text the server gives (this module does
+//! not read it); the server decodes it again at the commit and hands over the [`StudyHead`].
+
+use bo_core::{StudySpec, Trial};
+use sqlx::{AnyConnection, Row};
+
+use crate::Store;
+use crate::error::{Entity, StoreError};
+use crate::transfer::{StudyHead, insert_model, insert_study};
+use crate::trials::Apart;
+
+/// An upload in progress.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportRecord {
+    /// Its name within its project and location (the server makes it: random, unguessable).
+    pub id: String,
+    /// The project it imports into.
+    pub project: String,
+    /// The location it imports into.
+    pub location: String,
+    /// The study's display name once committed.
+    pub display_name: String,
+    /// The document's head, as the server wrote it at the opening.
+    pub head: String,
+    /// Trials staged so far.
+    pub trials: i64,
+    /// The largest staged trial id (0 before the first): the next part starts above it.
+    pub last_trial_id: i64,
+    /// When it was opened, milliseconds since the epoch.
+    pub create_time_ms: i64,
+    /// When it is dropped unless used again, milliseconds since the epoch.
+    pub expire_time_ms: i64,
+}
+
+/// Why an upload cannot open or take a part.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The project and location already have this many uploads open.
+    #[error(
+        "{project}/{location} already has {open} imports in progress (at most {limit}); commit or delete one, or wait for it to expire"
+    )]
+    TooMany {
+        /// The project.
+        project: String,
+        /// The location.
+        location: String,
+        /// How many are open.
+        open: i64,
+        /// The most allowed.
+        limit: i64,
+    },
+    /// A part's first trial id is not above the last one staged.
+    #[error(
+        "trials[{index}].id: {id} is not above the last trial id already staged, {last}; ids must increase across parts (to resume, send the trials after {last})"
+    )]
+    OutOfOrder {
+        /// The trial's index in the part.
+        index: usize,
+        /// Its id.
+        id: i64,
+        /// The last staged.
+        last: i64,
+    },
+    /// The upload would pass its trial limit.
+    #[error("an import holds at most {limit} trials; this part would make {would}")]
+    TooLarge {
+        /// The limit.
+        limit: i64,
+        /// What it would hold.
+        would: i64,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for ImportError {
+    fn from(e: sqlx::Error) -> Self {
+        ImportError::Store(e.into())
+    }
+}
+
+const IMPORT_COLUMNS: &str = "id, project, location, display_name, head, trials, last_trial_id, create_time_ms, expire_time_ms";
+
+fn import_from_row(row: &sqlx::any::AnyRow) -> Result<ImportRecord, StoreError> {
+    Ok(ImportRecord {
+        id: row.try_get("id")?,
+        project: row.try_get("project")?,
+        location: row.try_get("location")?,
+        display_name: row.try_get("display_name")?,
+        head: row.try_get("head")?,
+        trials: row.try_get("trials")?,
+        last_trial_id: row.try_get("last_trial_id")?,
+        create_time_ms: row.try_get("create_time_ms")?,
+        expire_time_ms: row.try_get("expire_time_ms")?,
+    })
+}
+
+impl Store {
+    /// Opens an upload (dropping every expired one first). At most `max_open` are open per
+    /// project and location.
+    pub async fn open_import(&self, record: &ImportRecord, max_open: i64) -> Result<ImportRecord, ImportError> {
+        let _turn = self.write_turn().await;
+        let mut tx = self.pool.begin().await?;
+        drop_expired(&mut tx, record.create_time_ms).await?;
+        let open: i64 = sqlx::query("SELECT COUNT(*) AS n FROM imports WHERE project = $1 AND location = $2")
+            .bind(&record.project)
+            .bind(&record.location)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get("n")?;
+        if open >= max_open {
+            return Err(ImportError::TooMany { project: record.project.clone(), location: record.location.clone(), open, limit: max_open });
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO imports (id, project, location, display_name, head, trials, last_trial_id, create_time_ms, expire_time_ms) \
+             VALUES ($1, $2, $3, $4, $5, 0, 0, $6, $7) RETURNING {IMPORT_COLUMNS}"
+        )))
+        .bind(&record.id)
+        .bind(&record.project)
+        .bind(&record.location)
+        .bind(&record.display_name)
+        .bind(&record.head)
+        .bind(record.create_time_ms)
+        .bind(record.expire_time_ms)
+        .fetch_one(&mut *tx)
+        .await?;
+        let opened = import_from_row(&row)?;
+        tx.commit().await?;
+        Ok(opened)
+    }
+
+    /// The upload `id` of `project`/`location`, unless it has expired by `now_ms`.
+    pub async fn get_import(&self, project: &str, location: &str, id: &str, now_ms: i64) -> Result<ImportRecord, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        find(&mut conn, project, location, id, now_ms).await
+    }
+
+    /// Stages `trials` (checked by the server against `spec`) in the upload, which then
+    /// expires at `expire_time_ms`; all of them or none. Their ids must increase, from above
+    /// the last staged; the upload holds at most `max_trials`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn stage_import_trials(
+        &self,
+        project: &str,
+        location: &str,
+        id: &str,
+        spec: &StudySpec,
+        trials: &[Trial],
+        now_ms: i64,
+        expire_time_ms: i64,
+        max_trials: i64,
+    ) -> Result<ImportRecord, ImportError> {
+        let apart = Apart::of(spec);
+        let objective = apart.metric.as_str();
+        let _turn = self.write_turn().await;
+        let mut tx = self.pool.begin().await?;
+        let upload = find(&mut tx, project, location, id, now_ms).await?;
+        let mut last = upload.last_trial_id;
+        let would = upload.trials.saturating_add(trials.len() as i64);
+        if would > max_trials {
+            return Err(ImportError::TooLarge { limit: max_trials, would });
+        }
+        for (index, trial) in trials.iter().enumerate() {
+            if trial.id <= last {
+                return Err(ImportError::OutOfOrder { index, id: trial.id, last });
+            }
+            last = trial.id;
+            let final_objective = trial.final_measurement.as_ref().and_then(|m| m.metrics.get(objective).copied());
+            sqlx::query(
+                "INSERT INTO import_trials (import_id, id, state, parameters, final_measurement, client_id, infeasible_reason, \
+                 start_time_ms, end_time_ms, objective, is_unsafe) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $11 = 1 THEN $10 END, $12)",
+            )
+            .bind(id)
+            .bind(trial.id)
+            .bind(trial.state.as_str())
+            .bind(serde_json::to_string(&trial.assignment).map_err(StoreError::from)?)
+            .bind(trial.final_measurement.as_ref().map(serde_json::to_string).transpose().map_err(StoreError::from)?)
+            .bind(&trial.client_id)
+            .bind(&trial.infeasible_reason)
+            .bind(trial.start_time_ms)
+            .bind(trial.end_time_ms)
+            .bind(final_objective.unwrap_or(0.0))
+            .bind(i64::from(final_objective.is_some()))
+            .bind(i64::from(apart.is_unsafe(trial)))
+            .execute(&mut *tx)
+            .await?;
+            for (seq, m) in trial.measurements.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO import_measurements (import_id, trial_id, seq, step_count, elapsed_secs, metrics, objective) \
+                     VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $8 = 1 THEN $7 END)",
+                )
+                .bind(id)
+                .bind(trial.id)
+                .bind(seq as i64)
+                .bind(m.step_count)
+                .bind(m.elapsed_secs)
+                .bind(serde_json::to_string(&m.metrics).map_err(StoreError::from)?)
+                .bind(m.metrics.get(objective).copied().unwrap_or(0.0))
+                .bind(i64::from(m.metrics.contains_key(objective)))
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE imports SET trials = $1, last_trial_id = $2, expire_time_ms = $3 WHERE id = $4 RETURNING {IMPORT_COLUMNS}"
+        )))
+        .bind(would)
+        .bind(last)
+        .bind(expire_time_ms)
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        let staged = import_from_row(&row)?;
+        tx.commit().await?;
+        Ok(staged)
+    }
+
+    /// Creates the upload's study from `head` (decoded by the server from the upload's head) as
+    /// the next study of its project and location, copies its staged trials in, and drops the
+    /// upload: all in one transaction. A study of its name already there is `AlreadyExists`
+    /// and the upload stays.
+    pub async fn commit_import(&self, upload: &ImportRecord, head: &StudyHead, now_ms: i64) -> Result<crate::StudyRecord, StoreError> {
+        let _turn = self.write_turn().await;
+        let mut tx = self.pool.begin().await?;
+        let found = find(&mut tx, &upload.project, &upload.location, &upload.id, now_ms).await?;
+        let head = StudyHead { next_trial_id: head.next_trial_id.max(found.last_trial_id + 1), ..head.clone() };
+        let study = insert_study(&mut tx, &found.project, &found.location, &found.display_name, &head).await?;
+        sqlx::query(
+            "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, \
+             end_time_ms, objective, is_unsafe, change_seq) \
+             SELECT $1, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, objective, \
+             is_unsafe, (SELECT change_seq FROM studies WHERE id = $1) FROM import_trials WHERE import_id = $2",
+        )
+        .bind(study.id)
+        .bind(&found.id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics, objective) \
+             SELECT $1, trial_id, seq, step_count, elapsed_secs, metrics, objective FROM import_measurements WHERE import_id = $2",
+        )
+        .bind(study.id)
+        .bind(&found.id)
+        .execute(&mut *tx)
+        .await?;
+        insert_model(&mut tx, study.id, head.model.as_ref()).await?;
+        drop_one(&mut tx, &found.id).await?;
+        tx.commit().await?;
+        Ok(study)
+    }
+
+    /// Abandons the upload `id`, its staged trials with it.
+    pub async fn delete_import(&self, project: &str, location: &str, id: &str, now_ms: i64) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
+        let mut tx = self.pool.begin().await?;
+        find(&mut tx, project, location, id, now_ms).await?;
+        drop_one(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+async fn find(conn: &mut AnyConnection, project: &str, location: &str, id: &str, now_ms: i64) -> Result<ImportRecord, StoreError> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {IMPORT_COLUMNS} FROM imports WHERE id = $1 AND project = $2 AND location = $3 AND expire_time_ms > $4"
+    )))
+    .bind(id)
+    .bind(project)
+    .bind(location)
+    .bind(now_ms)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(StoreError::NotFound(Entity::Import))?;
+    import_from_row(&row)
+}
+
+/// Drops one upload's rows (children first: SQLite enforces foreign keys only when asked).
+async fn drop_one(conn: &mut AnyConnection, id: &str) -> Result<(), StoreError> {
+    for table in ["import_measurements", "import_trials"] {
+        sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE import_id = $1"))).bind(id).execute(&mut *conn).await?;
+    }
+    sqlx::query("DELETE FROM imports WHERE id = $1").bind(id).execute(&mut *conn).await?;
+    Ok(())
+}
+
+async fn drop_expired(conn: &mut AnyConnection, now_ms: i64) -> Result<(), StoreError> {
+    let expired: Vec<String> = sqlx::query("SELECT id FROM imports WHERE expire_time_ms <= $1")
+        .bind(now_ms)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|row| row.try_get("id"))
+        .collect::<Result<_, _>>()?;
+    for id in expired {
+        drop_one(conn, &id).await?;
+    }
+    Ok(())
+}
