@@ -135,6 +135,16 @@ impl Server {
             .map_or(0, |kb| kb * 1024)
     }
 
+    /// The process's resident memory now, in bytes (Linux: VmRSS).
+    pub fn rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    }
+
     /// Sends SIGTERM and waits for a clean exit.
     pub fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.child.id().to_string();

@@ -15,6 +15,7 @@ mod reproducible;
 mod restarts;
 mod robustness;
 mod studies;
+mod transfer;
 
 use serde_json::{Value, json};
 

@@ -71,12 +71,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         trial_lease: (config.trial_lease > 0.0).then(|| std::time::Duration::from_secs_f64(config.trial_lease.min(365.0 * 86_400.0))),
     };
     let metrics = std::sync::Arc::new(metrics::Metrics::new());
-    let state = AppState {
-        store: store.clone(),
-        engine: engine::Engine::new(store.clone(), &engine_config, metrics.clone()),
-        access: std::sync::Arc::new(access),
-        metrics,
-    };
+    let engine = engine::Engine::new(store.clone(), &engine_config, metrics.clone());
+    let state = AppState::new(store.clone(), engine, std::sync::Arc::new(access), metrics);
     tracing::info!(replica = state.engine.replica(), "replica named (on refit leases)");
     match state.engine.resume_pending().await {
         Ok(0) => {}

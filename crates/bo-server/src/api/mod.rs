@@ -18,6 +18,7 @@ pub mod request_id;
 mod routes;
 pub mod state;
 pub mod studies;
+pub mod transfer;
 pub mod trials;
 pub mod wire;
 

@@ -10,7 +10,7 @@ use axum::Router;
 use axum::routing::MethodRouter;
 
 use super::state::AppState;
-use super::{columns, dashboard, health, model, operations, studies, trials};
+use super::{columns, dashboard, health, model, operations, studies, transfer, trials};
 
 /// Studies, trials and operations of one project and location.
 const LOCATION: &str = "/v1/projects/{project}/locations/{location}";
@@ -53,13 +53,16 @@ macro_rules! api {
 api! {
     verbs: [
         trials::complete_trial, trials::add_trial_measurement, trials::stop_trial, trials::check_trial_early_stopping_state,
-        model::predict, studies::stop_study
+        model::predict, studies::stop_study, studies::get_study, transfer::export_study, transfer::append_import,
+        transfer::commit_import
     ];
     v1 {
         "/studies" => { get studies::list_studies, post studies::create_study }
         "/studies:lookup" => { post studies::lookup_study }
         "/studies:overview" => { get studies::study_overview }
-        "/studies/{study}" => { get studies::get_study, delete studies::delete_study, post [studies::post_study_verb] }
+        "/studies:import" => { post transfer::import_study }
+        "/imports/{import}" => { get transfer::get_import, delete transfer::delete_import, post [transfer::post_import_verb] }
+        "/studies/{study}" => { get [transfer::get_study_or_verb], delete studies::delete_study, post [studies::post_study_verb] }
         "/studies/{study}/model" => { get model::get_model }
         "/studies/{study}/importance" => { get model::get_importance }
         "/studies/{study}/trials" => { get trials::list_trials, post trials::create_trial }

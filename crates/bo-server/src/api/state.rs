@@ -19,4 +19,13 @@ pub struct AppState {
     pub access: Arc<Access>,
     /// What `/metrics` reports.
     pub metrics: Arc<Metrics>,
+    /// Turns at streaming an export (`super::transfer::MAX_EXPORTS`).
+    pub exports: Arc<tokio::sync::Semaphore>,
+}
+
+impl AppState {
+    /// The state of a service over `store` and `engine`.
+    pub fn new(store: Store, engine: Engine, access: Arc<Access>, metrics: Arc<Metrics>) -> AppState {
+        AppState { store, engine, access, metrics, exports: Arc::new(tokio::sync::Semaphore::new(super::transfer::MAX_EXPORTS)) }
+    }
 }

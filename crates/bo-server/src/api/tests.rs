@@ -27,7 +27,7 @@ impl TestApp {
         let store = Store::connect(&bo_store::testing::sqlite_url(), &options).await.expect("a test database");
         let metrics = Arc::new(Metrics::new());
         let engine = Engine::new(store.clone(), &EngineConfig::default(), metrics.clone());
-        let state = AppState { store, engine, access: Arc::new(access), metrics };
+        let state = AppState::new(store, engine, Arc::new(access), metrics);
         TestApp { router: super::app(state, true) }
     }
 

@@ -129,8 +129,9 @@ impl StudyExport {
         let model = match self.model {
             None => None,
             Some(m) => {
-                if !m.state.is_object() {
-                    return Err(bad("model.state", "must be the JSON object the designer stored"));
+                // A designer without fitted state (random search) stores null.
+                if !(m.state.is_object() || m.state.is_null()) {
+                    return Err(bad("model.state", "must be the JSON object (or null) the designer stored"));
                 }
                 Some(StoredModel {
                     data_version: m.data_version,

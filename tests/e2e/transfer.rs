@@ -1,0 +1,379 @@
+//! Export and import over REST between two real servers with API keys: a study streamed out
+//! (`:export` in each format) and uploaded in parts into another server serves the same trials
+//! and goes on suggesting; a bad part is refused naming its field and stores nothing; another
+//! project's study or upload is a 404; a large study exports in bounded memory.
+
+use reqwest::StatusCode;
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+
+use super::harness::{Database, Server, databases};
+
+const ALICE: &str = "alice-key-0123456789";
+const BOB: &str = "bob-key-9876543210";
+
+fn keys() -> String {
+    let alice = bo_server::api::access::hash_key(ALICE);
+    let bob = bo_server::api::access::hash_key(BOB);
+    format!("alice {alice} team-a; bob {bob} team-b")
+}
+
+/// A client of one server under one key, in project `team-a` (or another, by path).
+struct Api<'a> {
+    server: &'a Server,
+    key: &'a str,
+    client: Client,
+}
+
+impl<'a> Api<'a> {
+    fn new(server: &'a Server, key: &'a str) -> Api<'a> {
+        Api { server, key, client: Client::builder().timeout(std::time::Duration::from_secs(300)).build().expect("client") }
+    }
+
+    fn url(&self, path: &str) -> String {
+        if path.starts_with("/v1/") {
+            format!("{}{path}", self.server.base)
+        } else {
+            format!("{}/v1/projects/team-a/locations/lab{path}", self.server.base)
+        }
+    }
+
+    fn text(&self, method: &str, path: &str, body: Option<String>) -> (StatusCode, reqwest::header::HeaderMap, String) {
+        let mut request = self.client.request(method.parse().expect("method"), self.url(path)).bearer_auth(self.key);
+        if let Some(body) = body {
+            request = request.header("content-type", "application/json").body(body);
+        }
+        let response = request.send().expect("request reaches bo-server");
+        let (status, headers) = (response.status(), response.headers().clone());
+        (status, headers, response.text().expect("a whole body"))
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let (status, _, text) = self.text(method, path, body.map(|b| b.to_string()));
+        (status, serde_json::from_str(&text).unwrap_or_else(|_| panic!("{method} {path} answered {status} with {text:?}")))
+    }
+
+    fn ok(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let (status, value) = self.call(method, path, body);
+        assert_eq!(status, StatusCode::OK, "{method} {path} on {}: {value}", self.server.db.name);
+        value
+    }
+}
+
+fn pairs(test: &str) -> Vec<(Database, Database)> {
+    databases(&format!("{test}_from")).into_iter().zip(databases(&format!("{test}_to"))).collect()
+}
+
+fn last_segment(name: &Value) -> String {
+    name.as_str().expect("a name").rsplit('/').next().expect("a segment").to_owned()
+}
+
+/// A study of `api`'s with every kind of trial: succeeded with intermediate measurements,
+/// infeasible, active (handed out, unfinished), requested, and a deleted one (a gap in the ids).
+fn populate(api: &Api, name: &str, completed: usize) -> String {
+    let study = last_segment(&api.ok("POST", "/studies", Some(super::conditional_study(name, "RANDOM_SEARCH")))["name"]);
+    let mut done = 0;
+    while done < completed {
+        let op = api.ok("POST", &format!("/studies/{study}/trials:suggest"), Some(json!({"suggestionCount": 4, "clientId": "w"})));
+        for trial in op["response"]["trials"].as_array().expect("trials") {
+            let id = last_segment(&trial["name"]);
+            let at = format!("/studies/{study}/trials/{id}");
+            let lr = trial["parameters"].as_array().unwrap().iter().find(|p| p["parameterId"] == "lr").unwrap()["value"].as_f64().unwrap();
+            for step in 1..=3 {
+                api.ok("POST", &format!("{at}:addTrialMeasurement"), Some(json!({"measurement": {"stepCount": step.to_string(), "metrics": [{"metricId": "accuracy", "value": lr * step as f64}]}})));
+            }
+            if done % 7 == 3 {
+                api.ok(
+                    "POST",
+                    &format!("{at}:complete"),
+                    Some(json!({"trialInfeasible": true, "infeasibleReason": "diverged, \"NaN\" loss"})),
+                );
+            } else {
+                api.ok(
+                    "POST",
+                    &format!("{at}:complete"),
+                    Some(json!({"finalMeasurement": {"metrics": [{"metricId": "accuracy", "value": lr}]}})),
+                );
+            }
+            done += 1;
+        }
+    }
+    api.ok("DELETE", &format!("/studies/{study}/trials/2"), None);
+    api.ok("POST", &format!("/studies/{study}/trials:suggest"), Some(json!({"suggestionCount": 2, "clientId": "still-running"})));
+    api.ok("POST", &format!("/studies/{study}/trials"), Some(json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "lr", "value": 0.01}, {"parameterId": "beta", "value": 0.9}]})));
+    study
+}
+
+/// Every trial of a study, as ListTrials answers, without the fields that name the study.
+fn trials(api: &Api, study: &str) -> Vec<Value> {
+    let listed = api.ok("GET", &format!("/studies/{study}/trials"), None);
+    listed["trials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mut t| {
+            t.as_object_mut().unwrap().remove("name");
+            t
+        })
+        .collect()
+}
+
+/// Uploads a JSON export to `api`'s server in parts of `part` trials; returns the new study.
+fn upload(api: &Api, document: &str, part: usize, display_name: &str) -> Value {
+    let mut doc: Value = serde_json::from_str(document).expect("the export is JSON");
+    let all = doc["trials"].take();
+    let all = all.as_array().expect("trials");
+    doc["trials"] = json!(all.iter().take(part).collect::<Vec<_>>());
+    let opened = api.ok("POST", &format!("/studies:import?displayName={display_name}"), Some(doc));
+    let import = last_segment(&opened["name"]);
+    assert_eq!(opened["trialCount"], json!(all.len().min(part).to_string()));
+    for chunk in all[all.len().min(part)..].chunks(part) {
+        api.ok("POST", &format!("/imports/{import}:append"), Some(json!({"trials": chunk})));
+    }
+    let progress = api.ok("GET", &format!("/imports/{import}"), None);
+    assert_eq!(progress["trialCount"], json!(all.len().to_string()), "{progress}");
+    let study = api.ok("POST", &format!("/imports/{import}:commit"), Some(json!({})));
+    let (status, _) = api.call("GET", &format!("/imports/{import}"), None);
+    assert_eq!(status, StatusCode::NOT_FOUND, "a committed upload is gone");
+    study
+}
+
+#[test]
+fn a_study_exported_over_rest_imports_into_another_server_and_serves_the_same_trials() {
+    for (from_db, to_db) in pairs("rest_transfer") {
+        let source = Server::start_with(&from_db, &["--api-keys", &keys(), "--rate-limit", "0"]);
+        let target = Server::start_with(&to_db, &["--api-keys", &keys(), "--rate-limit", "0"]);
+        let (alice, alice_there, bob) = (Api::new(&source, ALICE), Api::new(&target, ALICE), Api::new(&source, BOB));
+        let study = populate(&alice, "to move", 28);
+        let before = trials(&alice, &study);
+        assert_eq!(before.len(), 30, "28 finished, 2 running and 1 requested, less the deleted one");
+
+        let (status, headers, document) = alice.text("GET", &format!("/studies/{study}:export"), None);
+        assert_eq!(status, StatusCode::OK, "{document}");
+        assert_eq!(headers["content-type"], "application/json");
+        assert_eq!(headers["content-disposition"], format!("attachment; filename=\"study-{study}.json\""));
+        let doc: Value = serde_json::from_str(&document).expect("the streamed document is one JSON value");
+        assert_eq!(doc["trials"].as_array().unwrap().len(), 30);
+        assert_eq!(doc["boExportFormat"], json!(1));
+
+        let imported = upload(&alice_there, &document, 7, "moved");
+        assert_eq!(imported["displayName"], "moved");
+        assert_eq!(imported["studySpec"], doc["study"]["studySpec"], "the spec is the source's");
+        let copy = last_segment(&imported["name"]);
+        let after = trials(&alice_there, &copy);
+        assert_eq!(after, before, "every trial, its id, state, parameters, measurements and times, as it was");
+
+        // It goes on: new trials get ids past every id the source ever gave.
+        let created = alice_there.ok("POST", &format!("/studies/{copy}/trials"), Some(json!({"parameters": [{"parameterId": "model", "value": "mlp"}, {"parameterId": "hidden", "value": 64}, {"parameterId": "lr", "value": 0.1}, {"parameterId": "beta", "value": 0.9}]})));
+        let new_id: i64 = created["id"].as_str().unwrap().parse().unwrap();
+        let max_id: i64 = before.iter().map(|t| t["id"].as_str().unwrap().parse::<i64>().unwrap()).max().unwrap();
+        assert!(new_id > max_id, "a new trial {new_id} reuses no id up to {max_id}");
+        let op = alice_there.ok("POST", &format!("/studies/{copy}/trials:suggest"), Some(json!({"suggestionCount": 3, "clientId": "new"})));
+        assert_eq!(op["response"]["trials"].as_array().map(Vec::len), Some(3), "the copy suggests: {op}");
+
+        // The other formats, streamed the same way.
+        let (status, headers, csv) = alice.text("GET", &format!("/studies/{study}:export?format=csv"), None);
+        assert_eq!((status, headers["content-type"].to_str().unwrap()), (StatusCode::OK, "text/csv; charset=utf-8"));
+        assert_eq!(csv.lines().count(), 31, "a header and a row per trial");
+        assert!(csv.starts_with("trial,state,model,"), "{csv}");
+        let (status, _, journal) = alice.text("GET", &format!("/studies/{study}:export?format=optuna-journal"), None);
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(journal.lines().count(), 4 + 30, "the study's four operations and a trial each");
+        for line in journal.lines() {
+            serde_json::from_str::<Value>(line).expect("each journal line is JSON");
+        }
+
+        // Another project's study and upload are 404, as a path that exists nowhere.
+        let foreign = bob.call("GET", &format!("/v1/projects/team-a/locations/lab/studies/{study}:export"), None);
+        assert_eq!(foreign.0, StatusCode::NOT_FOUND, "{}", foreign.1);
+        let (status, _) = bob.call("POST", "/v1/projects/team-a/locations/lab/studies:import", Some(doc.clone()));
+        assert_eq!(status, StatusCode::NOT_FOUND);
+
+        // The same name again is a conflict, before anything is staged.
+        let (status, body) = alice_there.call("POST", "/studies:import?displayName=moved", Some(doc.clone()));
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("displayName"), "{body}");
+    }
+}
+
+#[test]
+fn a_bad_part_is_refused_naming_its_field_and_stores_nothing() {
+    for db in databases("rest_import_hostile") {
+        let server = Server::start_with(&db, &["--api-keys", &keys(), "--rate-limit", "0", "--max-body-bytes", "200000"]);
+        let alice = Api::new(&server, ALICE);
+        let study = populate(&alice, "source", 8);
+        let (_, _, document) = alice.text("GET", &format!("/studies/{study}:export"), None);
+        let mut doc: Value = serde_json::from_str(&document).unwrap();
+        let all = doc["trials"].take();
+        doc["trials"] = json!([]);
+
+        for (query, field) in [("?format=xml", "format"), ("?fromat=csv", "fromat")] {
+            let (status, body) = alice.call("GET", &format!("/studies/{study}:export{query}"), None);
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+            assert!(body["error"]["message"].as_str().unwrap().trim_start_matches('"').starts_with(field), "{body}");
+        }
+        let (status, _) = alice.call("GET", &format!("/studies/{study}:exprot"), None);
+        assert_eq!(status, StatusCode::NOT_FOUND);
+
+        // A bad document head, and a first part with a bad trial: nothing opens.
+        let mut bad = doc.clone();
+        bad["boExportFormat"] = json!(2);
+        let (status, body) = alice.call("POST", "/studies:import?displayName=x", Some(bad));
+        assert_eq!(
+            (status, body["error"]["message"].as_str().unwrap().starts_with("boExportFormat")),
+            (StatusCode::BAD_REQUEST, true),
+            "{body}"
+        );
+        let mut bad = doc.clone();
+        bad["trials"] = json!([all[0].clone()]);
+        bad["trials"][0]["parameters"][0]["value"] = json!("quantum");
+        let (status, body) = alice.call("POST", "/studies:import?displayName=x", Some(bad));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().starts_with("trials[0].parameters"), "{body}");
+        let (status, body) = alice.call("POST", "/studies:import?displayName=x", Some(json!({"boExportFormat": 1, "surprise": true})));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+        let opened = alice.ok("POST", "/studies:import?displayName=copy", Some(doc.clone()));
+        let import = last_segment(&opened["name"]);
+        assert_eq!(import.len(), 32, "an upload's id is random");
+        let part = |trials: Value| alice.call("POST", &format!("/imports/{import}:append"), Some(json!({"trials": trials})));
+
+        // Each bad part names its field, and the upload is as before.
+        let mut infeasible_value = all[0].clone();
+        infeasible_value["finalMeasurement"]["metrics"][0]["value"] = json!("NaN");
+        let mut no_state = all[0].clone();
+        no_state["state"] = json!("STATE_UNSPECIFIED");
+        let mut unknown_metric = all[0].clone();
+        unknown_metric["measurements"][0]["metrics"][0]["metricId"] = json!("loss");
+        let out_of_order = json!([all[3].clone(), all[1].clone()]);
+        for (trials, field) in [
+            (json!([infeasible_value]), "trials[0].finalMeasurement"),
+            (json!([no_state]), "trials[0].state"),
+            (json!([unknown_metric]), "trials[0].measurements[0]"),
+            (out_of_order, "trials[1].id"),
+            (json!("not a list"), "trials"),
+        ] {
+            let (status, body) = part(trials);
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{field}: {body}");
+            let message = body["error"]["message"].as_str().unwrap();
+            assert!(message.starts_with(field), "{field}: {message}");
+            assert!(!message.contains("bo_") && !message.contains("Error"), "a message without Rust in it: {message}");
+        }
+        assert_eq!(alice.ok("GET", &format!("/imports/{import}"), None)["trialCount"], "0", "nothing of a refused part was kept");
+
+        // Too large a part is refused by the body limit; parts must go on past the last id.
+        let huge = json!({"trials": vec![all[0].clone(); 400]});
+        let (status, _, _) = alice.text("POST", &format!("/imports/{import}:append"), Some(huge.to_string()));
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        alice.ok("POST", &format!("/imports/{import}:append"), Some(json!({"trials": [all[0].clone(), all[1].clone()]})));
+        let (status, body) = part(json!([all[1].clone()]));
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(body["error"]["message"].as_str().unwrap().contains("resume"), "{body}");
+
+        // Other uploads' names, and another project's, are 404.
+        for path in ["/imports/00000000000000000000000000000000", &format!("/v1/projects/team-b/locations/lab/imports/{import}")] {
+            let (status, body) = alice.call("GET", path, None);
+            assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
+        }
+        let (status, body) = alice.call("POST", "/imports/x:append", Some(json!({"trials": []})));
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        let (status, body) = Api::new(&server, BOB).call("GET", &format!("/v1/projects/team-a/locations/lab/imports/{import}"), None);
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+
+        // A study of the upload's name made meanwhile: the commit is a conflict and the upload stays.
+        let mut spec = super::conditional_study("copy", "RANDOM_SEARCH");
+        spec["displayName"] = json!("copy");
+        alice.ok("POST", "/studies", Some(spec));
+        let (status, body) = alice.call("POST", &format!("/imports/{import}:commit"), None);
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert_eq!(alice.ok("GET", &format!("/imports/{import}"), None)["trialCount"], "2");
+        alice.ok("DELETE", &format!("/imports/{import}"), None);
+        let (status, _) = alice.call("POST", &format!("/imports/{import}:commit"), None);
+        assert_eq!(status, StatusCode::NOT_FOUND, "an abandoned upload is gone");
+
+        // A location holds a bounded number of open uploads.
+        let limit = bo_server::api::transfer::MAX_OPEN_IMPORTS;
+        for i in 0..limit {
+            alice.ok("POST", &format!("/studies:import?displayName=open-{i}"), Some(doc.clone()));
+        }
+        let (status, body) = alice.call("POST", "/studies:import?displayName=one-more", Some(doc.clone()));
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains(&format!("at most {limit}")), "{body}");
+        let listed = alice.ok("GET", "/studies", None);
+        assert_eq!(listed["studies"].as_array().unwrap().len(), 2, "no upload shows as a study: {listed}");
+    }
+}
+
+/// A study of `n` trials, exported while the server's memory is watched: the document is tens
+/// of megabytes and the server's peak grows by a fraction of it. `BO_EXPORT_TRIALS` sets `n`
+/// (docs/benchmarks.md records 100,000).
+#[test]
+fn a_large_study_exports_in_bounded_memory() {
+    let n: usize = std::env::var("BO_EXPORT_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(30_000);
+    let db = databases("rest_export_large").remove(0);
+    let server = Server::start_with(&db, &["--api-keys", &keys(), "--rate-limit", "0", "--max-body-bytes", "4000000"]);
+    let alice = Api::new(&server, ALICE);
+    let study = last_segment(&alice.ok("POST", "/studies", Some(super::conditional_study("large", "RANDOM_SEARCH")))["name"]);
+    let (_, _, head) = alice.text("GET", &format!("/studies/{study}:export"), None);
+    let mut doc: Value = serde_json::from_str(&head).unwrap();
+    let trial = |id: usize| {
+        json!({"id": id.to_string(), "state": "SUCCEEDED", "startTime": "2026-01-01T00:00:00Z", "endTime": "2026-01-01T00:01:00Z",
+               "parameters": [{"parameterId": "model", "value": "mlp"}, {"parameterId": "hidden", "value": (8 + id % 500) as f64},
+                              {"parameterId": "lr", "value": 1e-4 + (id as f64) * 1e-6}, {"parameterId": "beta", "value": 0.9}],
+               "measurements": [{"stepCount": "1", "metrics": [{"metricId": "accuracy", "value": 0.5}]},
+                                {"stepCount": "2", "metrics": [{"metricId": "accuracy", "value": 0.6}]}],
+               "finalMeasurement": {"stepCount": "2", "metrics": [{"metricId": "accuracy", "value": (id % 1000) as f64 / 1000.0}]}})
+    };
+    doc["trials"] = json!([]);
+    let import = last_segment(&alice.ok("POST", "/studies:import?displayName=large-copy", Some(doc))["name"]);
+    let started = std::time::Instant::now();
+    for first in (1..=n).step_by(5000) {
+        let part: Vec<Value> = (first..(first + 5000).min(n + 1)).map(trial).collect();
+        alice.ok("POST", &format!("/imports/{import}:append"), Some(json!({"trials": part})));
+    }
+    let staged = started.elapsed();
+    let copy = last_segment(&alice.ok("POST", &format!("/imports/{import}:commit"), None)["name"]);
+    let committed = started.elapsed() - staged;
+    // A fresh process, so its peak is the export's and not the upload's.
+    assert!(server.terminate().success());
+    let server = Server::start_with(&db, &["--api-keys", &keys(), "--rate-limit", "0"]);
+    let alice = Api::new(&server, ALICE);
+    alice.ok("GET", &format!("/studies/{copy}"), None);
+    let before = server.rss();
+    let started = std::time::Instant::now();
+    let mut response = alice.client.get(alice.url(&format!("/studies/{copy}:export"))).bearer_auth(ALICE).send().expect("export");
+    assert_eq!(response.status(), StatusCode::OK);
+    let (mut bytes, mut lines, mut buffer, mut samples) = (0usize, 0usize, [0u8; 1 << 16], Vec::new());
+    loop {
+        let read = std::io::Read::read(&mut response, &mut buffer).expect("the body streams to its end");
+        if read == 0 {
+            break;
+        }
+        bytes += read;
+        // The server's resident memory, each megabyte of the document.
+        if bytes / 1_000_000 != (bytes - read) / 1_000_000 {
+            samples.push((bytes, server.rss()));
+        }
+        lines += buffer[..read].iter().filter(|b| **b == b'\n').count();
+    }
+    let exported = started.elapsed();
+    let peak = server.peak_rss();
+    // Memory that grew with the document would be larger in its last quarter than its first.
+    let most = |part: &[(usize, u64)]| part.iter().map(|s| s.1).max().unwrap_or(0);
+    let (early, late) = (most(&samples[..samples.len() / 4]), most(&samples[samples.len() * 3 / 4..]));
+    eprintln!(
+        "{n} trials on {}: staged in {staged:.1?}, committed in {committed:.1?}, exported {:.1} MB in {exported:.1?}; server RSS {:.1} MB \
+         before, at most {:.1} MB in the first quarter of the export and {:.1} MB in the last, peak {:.1} MB",
+        db.name,
+        bytes as f64 / 1e6,
+        before as f64 / 1e6,
+        early as f64 / 1e6,
+        late as f64 / 1e6,
+        peak as f64 / 1e6
+    );
+    assert_eq!(lines, n + 2, "the head, a line per trial and the end");
+    assert!(bytes > n * 400, "the document holds every trial ({bytes} bytes)");
+    assert!(samples.len() >= 8, "sampled through the export");
+    assert!(late < early + (16 << 20), "the server's memory does not grow with the document: {early} → {late} bytes over {bytes}");
+}
