@@ -293,3 +293,132 @@ def test_a_journal_bo_wrote_imports_back_without_a_spec_and_spec_takes_bo_s_expo
         assert printed == imported.name
         assert imported.spec["parameters"] == study.spec["parameters"] and imported.spec["metrics"] == study.spec["metrics"]
         assert [(t.state, t.parameters, t.value) for t in imported.trials() if t.state in ("SUCCEEDED", "INFEASIBLE")] == original
+
+
+# Over REST, with API keys: what a team member without database access does.
+
+KEY = "transfer-team-key"
+
+
+def keyed(database_url: str):
+    import hashlib
+
+    return bo_server.serve("--api-keys", f"t {hashlib.sha256(KEY.encode()).hexdigest()} team-a", database_url=database_url)
+
+
+def keyed_trials(client: "bo.Client", study: "bo.Study") -> list:
+    listed = client.transport.request("GET", f"/v1/{study.name}/trials")["trials"]
+    return [{k: v for k, v in t.items() if k != "name"} for t in listed]
+
+
+def test_a_study_moves_over_rest_between_servers_with_keys(tmp_path) -> None:
+    import numpy as np
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    gen_a = keyed(f"sqlite://{tmp_path}/a.db")
+    gen_b = keyed(postgres_or_sqlite(tmp_path, "rest_target"))
+    a, b = next(gen_a), next(gen_b)
+    try:
+        ours = bo.Client(a, project="team-a", api_key=KEY)
+        study = ours.create_study("over rest", space(), metrics={"score": "MAXIMIZE"}, algorithm="GP_BANDIT")
+
+        def objective(t: bo.Trial) -> np.float64:
+            # What training code returns: numpy scalars, measured along the way.
+            t.add_measurement(np.float32(score(t) - 1.0), step=np.int64(1))
+            return np.float64(score(t))
+
+        study.optimize(objective, 16)
+        study.suggest(1, "still-running")
+        before = keyed_trials(ours, study)
+
+        size = study.export(tmp_path / "study.json")
+        assert size == (tmp_path / "study.json").stat().st_size and not (tmp_path / "study.json.partial").exists()
+        doc = json.loads((tmp_path / "study.json").read_text())
+        assert len(doc["trials"]) == 17 and doc["model"]["state"], "every trial and the fitted model"
+        study.export(tmp_path / "study.csv", format="csv")
+        rows = list(csv.DictReader((tmp_path / "study.csv").read_text().splitlines()))
+        assert [int(r["trial"]) for r in rows] == list(range(1, 18))
+        study.export(tmp_path / "study.log", format="optuna-journal")
+        loaded = optuna.load_study(study_name="over rest", storage=JournalStorage(JournalFileBackend(str(tmp_path / "study.log"))))
+        assert len(loaded.trials) == 17 and loaded.best_value == max(t.value for t in study.trials() if t.value is not None)
+
+        # Into the other server in parts of about 2 kB (several requests), all at once at the end.
+        theirs = bo.Client(b, project="team-a", api_key=KEY)
+        moved = theirs.import_study(tmp_path / "study.json", part_bytes=2000)
+        assert moved.display_name == "over rest" and moved.spec == study.spec
+        assert keyed_trials(theirs, moved) == before
+        assert moved.model()["algorithm"] == study.model()["algorithm"]
+        [held] = moved.suggest(1, "still-running")
+        assert held.id == 17, "the ACTIVE trial's worker gets it back there"
+        [new] = moved.suggest(1, "newcomer")
+        assert new.id == 18
+
+        # Under another name, again; the same name is refused and nothing is left behind.
+        again = theirs.import_study(tmp_path / "study.json", display_name="second copy")
+        assert again.id == 2 and len(list(again.trials())) == 17
+        with pytest.raises(bo.ApiError) as refused:
+            theirs.import_study(tmp_path / "study.json")
+        assert refused.value.status == 409 and "displayName" in refused.value.message
+        assert [s.display_name for s in theirs.studies()] == ["over rest", "second copy"]
+
+        # Another project's key sees none of it.
+        with pytest.raises(bo.ApiError) as foreign:
+            bo.Client(a, project="team-b", api_key=KEY).study(1).export(tmp_path / "x.json")
+        assert foreign.value.status == 404 and not (tmp_path / "x.json").exists()
+    finally:
+        next(gen_a, None)
+        next(gen_b, None)
+
+
+def test_an_interrupted_import_leaves_nothing_behind(tmp_path, monkeypatch) -> None:
+    gen = keyed(f"sqlite://{tmp_path}/a.db")
+    url = next(gen)
+    try:
+        client = bo.Client(url, project="team-a", api_key=KEY)
+        study = client.create_study("source", space(), metrics={"score": "MAXIMIZE"}, algorithm="RANDOM_SEARCH")
+        for t in study.suggest(12, "w"):
+            t.complete(score(t))
+        study.export(tmp_path / "study.json")
+
+        # Ctrl-C during the third part.
+        real = client.transport.request
+        seen = {"appends": 0, "upload": None}
+
+        def request(method, path, body=None, **kw):
+            if path.endswith("/studies:import"):
+                answer = real(method, path, body, **kw)
+                seen["upload"] = answer["name"]
+                return answer
+            if path.endswith(":append"):
+                seen["appends"] += 1
+                if seen["appends"] == 3:
+                    raise KeyboardInterrupt
+            return real(method, path, body, **kw)
+
+        monkeypatch.setattr(client.transport, "request", request)
+        with pytest.raises(KeyboardInterrupt):
+            client.import_study(tmp_path / "study.json", display_name="copy", part_bytes=600)
+        monkeypatch.undo()
+        assert seen["upload"], "an upload was opened"
+        with pytest.raises(bo.ApiError) as gone:
+            client.transport.request("GET", f"/v1/{seen['upload']}")
+        assert gone.value.status == 404, "the upload was deleted"
+        assert [s.display_name for s in client.studies()] == ["source"]
+
+        # Files that are not bo's export, and formats that do not exist, say so.
+        (tmp_path / "study.csv").write_text("trial,state\n1,SUCCEEDED\n")
+        with pytest.raises(ValueError, match="not bo's JSON export"):
+            client.import_study(tmp_path / "study.csv")
+        with pytest.raises(ValueError, match="format must be one of json, csv, optuna-journal"):
+            study.export(tmp_path / "x", format="xml")
+    finally:
+        next(gen, None)
+
+    # The server is gone: the export fails within the retry policy and leaves no file.
+    down = bo.Client(url, project="team-a", api_key=KEY, retry=bo.RetryPolicy(deadline=1.0))
+    down.transport.answered = True  # as a client that had talked to it before it went away
+    with pytest.raises(bo.ConnectionFailed):
+        bo.Study(down, {"name": "projects/team-a/locations/local/studies/1"}).export(tmp_path / "late.json")
+    assert not (tmp_path / "late.json").exists() and not (tmp_path / "late.json.partial").exists()

@@ -177,6 +177,24 @@ def test_a_person_runs_a_study_from_the_browser(browser, acting):
     until(lambda: "COMPLETED" in p.page.locator("h1 .state").inner_text(), "the badge follows")
     p.shot("act-stopped" + ("-keyed" if s.keyed else ""))
 
+    # Export it in each format, with the page's key: the files hold what the database holds.
+    for button, suffix in (("#export-json", ".json"), ("#export-csv", ".csv"), ("#export-journal", ".journal.log")):
+        with p.page.expect_download() as saved:
+            p.page.click(button)
+        path = saved.value.path()
+        assert saved.value.suggested_filename.endswith(suffix), saved.value.suggested_filename
+        text = open(path, encoding="utf-8").read()
+        if suffix == ".json":
+            doc = json.loads(text)
+            assert sorted(int(t["id"]) for t in doc["trials"]) == sorted(trials_in_db(s))
+            assert doc["study"]["displayName"] == "by-hand"
+        elif suffix == ".csv":
+            assert text.splitlines()[0].startswith("trial,state,") and len(text.splitlines()) == 1 + len(trials_in_db(s))
+        else:
+            assert len(text.splitlines()) == 4 + len(trials_in_db(s))
+        until(lambda: "Saved study-" in status(p).inner_text(), status(p).inner_text())
+    p.shot("act-exported" + ("-keyed" if s.keyed else ""))
+
     # Delete the study, behind its confirmation; the page goes back to the list.
     p.page.click("#delete-study")
     p.page.click(".confirm button.danger")

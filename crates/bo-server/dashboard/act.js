@@ -1,10 +1,10 @@
 // Acting on a study by hand (a person in the loop): ask for a suggestion, add a trial of one's
-// own, report a measurement, complete a trial, mark it infeasible, stop it, delete it; stop or
-// delete the study. Every action is one call of the same /v1 API, with the same key, as every
+// own, report a measurement, complete a trial, mark it infeasible, stop it, delete it; stop,
+// export (bo's JSON for import elsewhere, CSV, Optuna's journal) or delete the study. Every action is one call of the same /v1 API, with the same key, as every
 // client makes: the server validates, and its message is shown as it is. Deleting asks first.
 // Must not: keep state of its own about trials (the page's poll shows what the server holds).
 
-import { call } from "./api.js";
+import { call, download } from "./api.js";
 import { el, num } from "./format.js";
 
 const OPEN = new Set(["REQUESTED", "ACTIVE", "STOPPING"]);
@@ -45,7 +45,11 @@ export class Actions {
         button("suggest", "Suggest a trial", () => this.suggest(), false),
         button("add-trial", "Add a trial…", () => this.showAddForm()),
         button("stop-study", "Stop the study", () => this.stopStudy()),
-        button("delete-study", "Delete the study…", () => this.confirmDeleteStudy())),
+        button("delete-study", "Delete the study…", () => this.confirmDeleteStudy()),
+        el("span", { class: "muted" }, "export:"),
+        button("export-json", "JSON", () => this.export("json")),
+        button("export-csv", "CSV", () => this.export("csv")),
+        button("export-journal", "Optuna journal", () => this.export("optuna-journal"))),
       this.status, this.form, this.open);
   }
 
@@ -98,6 +102,15 @@ export class Actions {
       await call("POST", `${this.studyPath}:stop`, {});
       return "The study is stopped: it suggests nothing more; open trials can still report.";
     });
+  }
+
+  /** Saves the study as a file: `json` is bo's export document, which `studies:import` (the
+   * Python client's `import_study`) reads on this server or another. */
+  export(format) {
+    return this.run("Exporting", async () => {
+      const { name, bytes } = await download(`${this.studyPath}:export?format=${format}`, `study.${format}`);
+      return `Saved ${name} (${num(bytes / 1024)} KiB).`;
+    }, false);
   }
 
   confirmDeleteStudy() {

@@ -65,6 +65,40 @@ export async function call(method, path, body) {
   }
 }
 
+/** `GET path` saved as a file (the name the server gives in Content-Disposition, else
+ * `fallback`), with the same key as every call; resolves to the name and size once saved. The
+ * browser holds the file until it is saved. */
+export async function download(path, fallback) {
+  for (;;) {
+    const headers = {};
+    const key = localStorage.getItem(KEY);
+    if (key) headers.authorization = `Bearer ${key}`;
+    const response = await fetch(path, { headers });
+    if (response.status === 401) {
+      await askForKey(key ? "That key was refused." : "");
+      continue;
+    }
+    if (!response.ok) {
+      const text = await response.text();
+      let message = "";
+      try { message = JSON.parse(text).error?.message || ""; } catch { message = ""; }
+      throw new ApiError(response.status, message || response.statusText);
+    }
+    const blob = await response.blob();
+    const named = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") || "");
+    const name = named ? named[1] : fallback;
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = name;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    return { name, bytes: blob.size };
+  }
+}
+
 /** The location's path prefix. */
 export function locationPath(project, location) {
   return `/v1/projects/${encodeURIComponent(project)}/locations/${encodeURIComponent(location)}`;

@@ -16,6 +16,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import os
 import random
 import socket
 import ssl
@@ -216,6 +217,74 @@ class Transport:
                 attempt += 1
                 continue
             return _decode(status, raw)
+
+    def download(self, path: str, dest: "os.PathLike[str] | str", *, query: Optional[Mapping[str, str]] = None) -> int:
+        """Streams ``GET path`` into the file ``dest`` a part at a time (never the whole answer in
+        memory) and returns its size in bytes. The file appears only when the answer is whole:
+        it is written beside it as ``dest.partial`` and renamed. A failure before or during the
+        body (429/503, a dropped connection, a body cut off) starts over within the retry
+        policy's deadline; an error status is an :class:`ApiError`."""
+        url = self._prefix + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        partial = f"{os.fspath(dest)}.partial"
+        headers = dict(self._headers, Accept="*/*")
+        start = time.monotonic()
+        attempt = 0
+        try:
+            while True:
+                try:
+                    conn = self._connection()
+                    conn.request("GET", url, headers=headers)
+                    response = conn.getresponse()
+                    status = response.status
+                    if status != 200:
+                        raw = response.read()
+                        retry_after = response.getheader("Retry-After")
+                        self.answered = True
+                        if status in RETRY_STATUSES and time.monotonic() - start < self.retry.deadline:
+                            self._count(str(status))
+                            wait = self.retry.wait(attempt)
+                            if retry_after is not None:
+                                try:
+                                    wait = max(wait, min(float(retry_after), self.retry.maximum))
+                                except ValueError:
+                                    pass
+                            self._log_retry("GET", url, f"the server answered {status}", attempt, start, wait)
+                            self._sleep(wait)
+                            attempt += 1
+                            continue
+                        _decode(status, raw)
+                        raise ApiError(status, "HTTP_ERROR", f"the server answered {status}")
+                    self.answered = True
+                    size = 0
+                    with open(partial, "wb") as out:
+                        while True:
+                            part = response.read(1 << 16)
+                            if not part:
+                                break
+                            out.write(part)
+                            size += len(part)
+                    # A body cut off by the server (a failure part way) raises IncompleteRead above.
+                    if response.getheader("Connection", "").lower() == "close":
+                        self._drop_connection()
+                    os.replace(partial, dest)
+                    return size
+                except (ConnectionError, http.client.HTTPException, socket.timeout) as e:
+                    self._drop_connection()
+                    if not self.answered:
+                        raise ConnectionFailed(f"GET {self.base_url}{url}: {_cause(e, self._scheme)}") from None
+                    elapsed = time.monotonic() - start
+                    if elapsed >= self.retry.deadline:
+                        raise ConnectionFailed(f"GET {self.base_url}{url}: {_cause(e, self._scheme)} (gave up after {elapsed:.0f} s)") from e
+                    self._count("connection")
+                    wait = self.retry.wait(attempt)
+                    self._log_retry("GET", url, _cause(e, self._scheme), attempt, start, wait)
+                    self._sleep(wait)
+                    attempt += 1
+        finally:
+            if os.path.exists(partial):
+                os.remove(partial)
 
     def _log_retry(self, method: str, url: str, what: str, attempt: int, start: float, wait: float) -> None:
         elapsed = time.monotonic() - start

@@ -365,6 +365,17 @@ class Study:
         """Deletes the study with its trials (``DELETE``); it cannot be undone."""
         self._client._t.request("DELETE", self._path)
 
+    def export(self, path: Union[str, "os.PathLike[str]"], format: str = "json") -> int:
+        """Writes the study to the file ``path`` (``GET …:export``, streamed: any size) and
+        returns its size in bytes. ``format``: ``"json"`` — bo's export document, every trial
+        with its measurements and the model's state, for :meth:`Client.import_study`;
+        ``"csv"`` — one row per trial, for pandas; ``"optuna-journal"`` — Optuna's journal file,
+        for ``optuna-dashboard`` and ``optuna.load_study`` (``JournalFileBackend``). The file
+        appears only once it is whole."""
+        if format not in EXPORT_FORMATS:
+            raise ValueError(f"format must be one of {', '.join(EXPORT_FORMATS)}, got {format!r}")
+        return self._client._t.download(f"{self._path}:export", path, query={"format": format})
+
     def optimize(
         self,
         objective: "Objective",
@@ -381,6 +392,14 @@ class Study:
         from .optimize import optimize
 
         return optimize(self, objective, n_trials, n_workers=n_workers, client_id=client_id, progress=progress, catch=catch)
+
+
+#: What :meth:`Study.export` writes.
+EXPORT_FORMATS = ("json", "csv", "optuna-journal")
+
+#: The most bytes of trials :meth:`Client.import_study` sends in one request (the server's
+#: body limit is 1 MiB by default).
+IMPORT_PART_BYTES = 512 * 1024
 
 
 def default_client_id() -> str:
@@ -518,6 +537,73 @@ class Client:
             token = page.get("nextPageToken")
             if not token:
                 return
+
+    def import_study(self, path: Union[str, "os.PathLike[str]"], *, display_name: Optional[str] = None, part_bytes: int = IMPORT_PART_BYTES) -> Study:
+        """Creates a study of this project and location from a file :meth:`Study.export` wrote
+        (format ``"json"``, from this server or another), with every trial, its id, state,
+        measurements and times, and the model's state; returns it. ``display_name`` defaults to
+        the exported study's (a study of that name here is an :class:`ApiError` 409).
+
+        The trials go in parts of at most ``part_bytes`` (``POST …/studies:import``, then
+        ``…/imports/{id}:append``) and the study appears in one step at the end (``:commit``):
+        all of it or, after any failure (Ctrl-C too), nothing — the upload is deleted. An
+        Optuna journal is read by ``bo-server import --format optuna-journal``, which takes the
+        search space it lacks."""
+        import json
+
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if head.lstrip()[:1] != b"{":
+                raise ValueError(f"{os.fspath(path)} is not bo's JSON export (an Optuna journal or CSV cannot be imported over REST)")
+            f.seek(0)
+            try:
+                doc = json.load(f)
+            except ValueError as e:
+                raise ValueError(f"{os.fspath(path)} is not bo's JSON export: {e}") from None
+        if not isinstance(doc, dict) or "boExportFormat" not in doc:
+            raise ValueError(f"{os.fspath(path)} is not bo's JSON export (it has no boExportFormat)")
+        trials: List[Json] = doc.pop("trials", None) or []
+        parts: List[List[Json]] = [[]]
+        size = 0
+        for t in trials:
+            n = len(json.dumps(t, allow_nan=False)) + 1
+            if parts[-1] and size + n > part_bytes:
+                parts.append([])
+                size = 0
+            parts[-1].append(t)
+            size += n
+        query = {"displayName": display_name} if display_name is not None else None
+        upload = self._t.request("POST", f"{self._path}/studies:import", {**doc, "trials": parts[0]}, query=query)
+        name = upload["name"].rsplit("/", 1)[-1]
+        at = f"{self._path}/imports/{_quote(name)}"
+        try:
+            for part in parts[1:]:
+                last = int(part[-1]["id"])
+
+                def already_there(last: int = last) -> Tuple[bool, Json]:
+                    # The part reached the server before the connection broke.
+                    now = self._t.request("GET", at)
+                    return int(now.get("lastTrialId", "0")) >= last, now
+
+                self._t.request("POST", f"{at}:append", {"trials": part}, on_ambiguous=already_there)
+
+            def committed() -> Tuple[bool, Json]:
+                try:
+                    self._t.request("GET", at)
+                    return False, None
+                except ApiError as e:
+                    if e.status != 404:
+                        raise
+                    target = display_name if display_name is not None else doc.get("study", {}).get("displayName", "")
+                    return True, self._t.request("POST", f"{self._path}/studies:lookup", {"displayName": target})
+
+            return Study(self, self._t.request("POST", f"{at}:commit", {}, on_ambiguous=committed))
+        except BaseException:
+            try:
+                self._t.request("DELETE", at)
+            except Exception:
+                pass  # it expires by itself
+            raise
 
     def _wait(self, op: Json, *, timeout: float = 3600.0) -> Json:
         """Polls a long-running operation until it is done; raises its error."""
