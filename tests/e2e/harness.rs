@@ -127,20 +127,20 @@ impl Server {
 
     /// The process's peak resident memory so far, in bytes (Linux: VmHWM).
     pub fn peak_rss(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |kb| kb * 1024)
+        self.memory("VmHWM:")
     }
 
     /// The process's resident memory now, in bytes (Linux: VmRSS).
     pub fn rss(&self) -> u64 {
+        self.memory("VmRSS:")
+    }
+
+    /// A line of `/proc/PID/status` in kB, in bytes (0 when it cannot be read).
+    fn memory(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             .map_or(0, |kb| kb * 1024)
     }

@@ -205,15 +205,7 @@ class Transport:
                 continue
             self.answered = True
             if status in RETRY_STATUSES and time.monotonic() - start < self.retry.deadline:
-                self._count(str(status))
-                wait = self.retry.wait(attempt)
-                if retry_after is not None:
-                    try:
-                        wait = max(wait, min(float(retry_after), self.retry.maximum))
-                    except ValueError:
-                        pass
-                self._log_retry(method, url, f"the server answered {status}", attempt, start, wait)
-                self._sleep(wait)
+                self._wait_out(status, retry_after, method, url, attempt, start)
                 attempt += 1
                 continue
             return _decode(status, raw)
@@ -243,15 +235,7 @@ class Transport:
                         retry_after = response.getheader("Retry-After")
                         self.answered = True
                         if status in RETRY_STATUSES and time.monotonic() - start < self.retry.deadline:
-                            self._count(str(status))
-                            wait = self.retry.wait(attempt)
-                            if retry_after is not None:
-                                try:
-                                    wait = max(wait, min(float(retry_after), self.retry.maximum))
-                                except ValueError:
-                                    pass
-                            self._log_retry("GET", url, f"the server answered {status}", attempt, start, wait)
-                            self._sleep(wait)
+                            self._wait_out(status, retry_after, "GET", url, attempt, start)
                             attempt += 1
                             continue
                         _decode(status, raw)
@@ -285,6 +269,19 @@ class Transport:
         finally:
             if os.path.exists(partial):
                 os.remove(partial)
+
+    def _wait_out(self, status: int, retry_after: Optional[str], method: str, url: str, attempt: int, start: float) -> None:
+        """Waits before resending after a "not now" status: the backoff, or longer when the
+        server's ``Retry-After`` says so (up to the policy's maximum)."""
+        self._count(str(status))
+        wait = self.retry.wait(attempt)
+        if retry_after is not None:
+            try:
+                wait = max(wait, min(float(retry_after), self.retry.maximum))
+            except ValueError:
+                pass
+        self._log_retry(method, url, f"the server answered {status}", attempt, start, wait)
+        self._sleep(wait)
 
     def _log_retry(self, method: str, url: str, what: str, attempt: int, start: float, wait: float) -> None:
         elapsed = time.monotonic() - start
