@@ -201,19 +201,19 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
 /// 405, with `Allow` naming the methods of the resource asked for. A custom verb
 /// (`…/trials/1:complete`) shares its router entry with the resource (`…/trials/{trial}`), so
 /// the router's own list would mix the two: Vertex's verbs take POST only, bo's read-only verbs
-/// (`trials:columns`, `studies:overview`, …) GET, resources GET and DELETE.
+/// (`trials:columns`, `studies:overview`, `studies/{s}:export`, …) GET, resources GET and DELETE.
 async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> axum::response::Response {
     use axum::response::IntoResponse;
     let path = uri.path();
     let last = path.rsplit('/').next().unwrap_or_default();
     let parent = path.rsplit('/').nth(1).unwrap_or_default();
     // bo's read-only verbs take GET; Vertex's verbs take POST.
-    const GET_VERBS: [&str; 4] = [":columns", ":curves", ":history", ":overview"];
+    const GET_VERBS: [&str; 5] = [":columns", ":curves", ":history", ":overview", ":export"];
     let allow = if GET_VERBS.iter().any(|v| last.ends_with(v)) {
         Some("GET,HEAD")
     } else if last.contains(':') {
         Some("POST")
-    } else if matches!(parent, "studies" | "trials") && path.starts_with("/v1/") {
+    } else if matches!(parent, "studies" | "trials" | "imports") && path.starts_with("/v1/") {
         Some("GET,HEAD,DELETE")
     } else {
         None

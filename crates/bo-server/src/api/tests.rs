@@ -71,6 +71,26 @@ async fn the_root_leads_to_the_dashboard() {
     }
 }
 
+/// A method a resource does not take is a 405 whose `Allow` lists exactly the documented ones,
+/// though verbs share their router entry with the resource (`…/{study}` and `…/{study}:export`).
+#[tokio::test]
+async fn a_wrong_method_is_told_the_right_ones() {
+    let app = TestApp::new(Access::default()).await;
+    for (method, uri, allow) in [
+        (Method::OPTIONS, "/v1/projects/p/locations/l/studies/1", "GET,HEAD,DELETE"),
+        (Method::OPTIONS, "/v1/projects/p/locations/l/studies/1:export", "GET,HEAD"),
+        (Method::PUT, "/v1/projects/p/locations/l/studies/1:stop", "POST"),
+        (Method::OPTIONS, "/v1/projects/p/locations/l/imports/abc", "GET,HEAD,DELETE"),
+        (Method::GET, "/v1/projects/p/locations/l/studies:import", "POST"),
+        (Method::PATCH, "/v1/projects/p/locations/l/imports/abc:commit", "POST"),
+    ] {
+        let request = Request::builder().method(method.clone()).uri(uri).body(Body::empty()).expect("a request");
+        let response = app.router.clone().oneshot(request).await.expect("the router answers");
+        assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED, "{method} {uri}");
+        assert_eq!(response.headers()["allow"], allow, "{method} {uri}");
+    }
+}
+
 /// Every operation the OpenAPI document lists is served: routed to a handler, which answers
 /// for itself (never the router's "no such resource" or a 405).
 #[tokio::test]
