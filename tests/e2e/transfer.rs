@@ -377,3 +377,30 @@ fn a_large_study_exports_in_bounded_memory() {
     assert!(samples.len() >= 8, "sampled through the export");
     assert!(late < early + (16 << 20), "the server's memory does not grow with the document: {early} → {late} bytes over {bytes}");
 }
+
+/// Uploads are kept in the database: behind a proxy the parts of one upload may reach different
+/// replicas of a Postgres service, and the commit another again.
+#[test]
+fn an_upload_goes_on_at_another_replica() {
+    let Some(db) = databases("rest_import_replicas").into_iter().find(|d| d.name == "postgres") else {
+        eprintln!("no Postgres (BO_TEST_POSTGRES_URL): replicas share only a Postgres database");
+        return;
+    };
+    let one = Server::start_with(&db, &["--api-keys", &keys(), "--rate-limit", "0"]);
+    let two = Server::start_with(&db, &["--api-keys", &keys(), "--rate-limit", "0"]);
+    let (a, b) = (Api::new(&one, ALICE), Api::new(&two, ALICE));
+    let study = populate(&a, "replicated", 8);
+    let (_, _, document) = a.text("GET", &format!("/studies/{study}:export"), None);
+    let mut doc: Value = serde_json::from_str(&document).unwrap();
+    let all = doc["trials"].take();
+    let all = all.as_array().unwrap();
+    doc["trials"] = json!([]);
+    let import = last_segment(&a.ok("POST", "/studies:import?displayName=copy", Some(doc))["name"]);
+    for (k, part) in all.chunks(3).enumerate() {
+        let api = if k % 2 == 0 { &b } else { &a };
+        api.ok("POST", &format!("/imports/{import}:append"), Some(json!({"trials": part})));
+    }
+    assert_eq!(b.ok("GET", &format!("/imports/{import}"), None)["trialCount"], json!(all.len().to_string()));
+    let copy = last_segment(&b.ok("POST", &format!("/imports/{import}:commit"), None)["name"]);
+    assert_eq!(trials(&a, &copy), trials(&a, &study));
+}
