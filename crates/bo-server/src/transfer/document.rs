@@ -73,14 +73,6 @@ fn bad(path: impl Into<String>, message: impl Into<String>) -> DocumentError {
 }
 
 impl StudyExport {
-    /// The document of a dumped study.
-    pub fn new(dump: &StudyDump, now_ms: i64) -> StudyExport {
-        let head = StudyHead { study: dump.study.clone(), next_trial_id: dump.next_trial_id, model: dump.model.clone() };
-        let mut doc = StudyExport::head(&head, now_ms);
-        doc.trials = dump.trials.iter().map(|t| TrialW::from_domain(t, &doc.study.name, &dump.study.spec.space)).collect();
-        doc
-    }
-
     /// The document of a study's head, its `trials` empty.
     pub fn head(head: &StudyHead, now_ms: i64) -> StudyExport {
         StudyExport {
