@@ -1,0 +1,166 @@
+"""Compute to quality on real training curves (``real_curves.py``), in one run: bo over HTTP
+(the server started here, driven by bo_client as a training job would: a measurement per step,
+``should_stop`` after each) with each stopping rule, and Optuna's TPESampler with no pruner, the
+median pruner, successive halving and Hyperband, on the same problems, seeds and budget.
+
+    bash bench/peers/run.sh --real-curves --problem mlp_digits --arm bo:median --seeds 3 --trainings 20 --out r.json
+
+The budget is ``trainings`` full trainings' worth of steps; a run ends when it is spent. After
+each trial: the steps spent and the incumbent's final validation error (the fully trained trial
+with the lowest final error; stopped trials' partial errors are not final results). One worker.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+sys.path.insert(0, os.path.dirname(__file__))
+from real_curves import PROBLEMS, Problem  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ARMS = ["optuna:none", "optuna:median", "optuna:sha", "optuna:hyperband", "bo:none", "bo:median", "bo:decay", "bo:convex"]
+
+
+def optuna_run(problem: Problem, pruner_name: str, budget: int, seed: int) -> Dict[str, Any]:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    pruner = {
+        "none": optuna.pruners.NopPruner(),
+        "median": optuna.pruners.MedianPruner(),
+        "sha": optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3),
+        "hyperband": optuna.pruners.HyperbandPruner(min_resource=1, max_resource=problem.steps, reduction_factor=3),
+    }[pruner_name]
+    study = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruner)
+    trace = Trace(seed)
+    while trace.spent < budget:
+        start = time.perf_counter()
+        trial = study.ask()
+        config: Dict[str, Any] = {}
+        for p in problem.params:
+            if p.when is not None and config.get(p.when[0]) not in p.when[1]:
+                continue
+            if p.kind == "categorical":
+                config[p.name] = trial.suggest_categorical(p.name, list(p.choices))
+            elif p.kind == "int":
+                config[p.name] = trial.suggest_int(p.name, int(p.low), int(p.high), log=p.log)
+            else:
+                config[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
+        trace.optimiser_seconds += time.perf_counter() - start
+        curve = problem.curve(config)
+        value, steps = None, 0
+        for step in range(1, problem.steps + 1):
+            if trace.spent >= budget:
+                break
+            trace.spent += 1
+            steps, value = step, curve[step - 1]
+            trial.report(value, step)
+            if step < problem.steps and trial.should_prune():
+                break
+        start = time.perf_counter()
+        if steps == problem.steps:
+            study.tell(trial, value)
+        else:
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        trace.optimiser_seconds += time.perf_counter() - start
+        trace.after_trial(steps == problem.steps, curve[-1])
+    return trace.done()
+
+
+class Trace:
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.spent = 0
+        self.best: Optional[float] = None
+        self.trials = 0
+        self.full = 0
+        self.optimiser_seconds = 0.0
+        self.points: List[List[Any]] = []
+
+    def after_trial(self, full: bool, final: float) -> None:
+        self.trials += 1
+        if full:
+            self.full += 1
+            self.best = final if self.best is None else min(self.best, final)
+        self.points.append([self.spent, self.best])
+
+    def done(self) -> Dict[str, Any]:
+        return {"seed": self.seed, "trials": self.trials, "full": self.full, "optimiser_seconds": self.optimiser_seconds,
+                "trace": self.points}
+
+
+def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> Dict[str, Any]:
+    sys.path.insert(0, os.path.join(ROOT, "clients", "python", "src"))
+    import bo_client as bo
+
+    root = bo.SearchSpace()
+    made: Dict[str, Any] = {}
+    for p in problem.params:
+        at = root if p.when is None else made[p.when[0]].when(*p.when[1])
+        if p.kind == "categorical":
+            made[p.name] = at.categorical(p.name, list(p.choices))
+        elif p.kind == "int":
+            made[p.name] = at.integer(p.name, int(p.low), int(p.high), log=p.log)
+        else:
+            made[p.name] = at.float(p.name, p.low, p.high, log=p.log)
+    stopping = {"none": None, "median": bo.MedianStopping(), "decay": bo.DecayCurveStopping(), "convex": bo.ConvexStopping()}[rule]
+    client = bo.Client(server.url, project="curves")
+    study = client.create_study(f"{problem.name}-{rule}-seed{seed}", root, metrics={"error": "MINIMIZE"}, stopping=stopping)
+    trace = Trace(seed)
+    while trace.spent < budget:
+        start = time.perf_counter()
+        (trial,) = study.suggest(1, client_id="worker")
+        trace.optimiser_seconds += time.perf_counter() - start
+        curve = problem.curve(dict(trial.parameters))
+        value, steps = None, 0
+        for step in range(1, problem.steps + 1):
+            if trace.spent >= budget:
+                break
+            trace.spent += 1
+            steps, value = step, curve[step - 1]
+            start = time.perf_counter()
+            trial.add_measurement({"error": value}, step=step)
+            stop = step < problem.steps and stopping is not None and trial.should_stop()
+            trace.optimiser_seconds += time.perf_counter() - start
+            if stop:
+                break
+        start = time.perf_counter()
+        trial.complete({"error": value}, step=steps)
+        trace.optimiser_seconds += time.perf_counter() - start
+        trace.after_trial(steps == problem.steps, curve[-1])
+    return trace.done()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--problem", required=True, choices=sorted(PROBLEMS))
+    ap.add_argument("--arm", required=True, choices=ARMS)
+    ap.add_argument("--trainings", type=int, default=20, help="the budget, in full trainings' steps")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--bo-server", default=os.path.join(ROOT, "target", "release", "bo-server"))
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    problem = PROBLEMS[args.problem]
+    budget = args.trainings * problem.steps
+    family, rule = args.arm.split(":")
+    runs = []
+    if family == "bo":
+        from bench import BoServer
+
+        server = BoServer(args.bo_server)
+        try:
+            runs = [bo_run(server, problem, rule, budget, seed) for seed in range(args.seeds)]
+        finally:
+            server.close()
+    else:
+        runs = [optuna_run(problem, rule, budget, seed) for seed in range(args.seeds)]
+    with open(args.out, "w") as f:
+        json.dump({"problem": args.problem, "arm": args.arm, "budget": budget, "steps": problem.steps, "runs": runs}, f)
+
+
+if __name__ == "__main__":
+    main()
