@@ -109,7 +109,8 @@ export class Actions {
   export(format) {
     return this.run("Exporting", async () => {
       const { name, bytes } = await download(`${this.studyPath}:export?format=${format}`, `study.${format}`);
-      return `Saved ${name} (${num(bytes / 1024)} KiB).`;
+      const size = bytes < 1024 ? `${bytes} bytes` : bytes < 1 << 20 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / (1 << 20)).toFixed(1)} MiB`;
+      return `Saved ${name} (${size}).`;
     }, false);
   }
 
