@@ -192,23 +192,31 @@ export class Actions {
             else this.under.delete(id);
           };
           if (this.under.has(id)) show(this.under.get(id));
+          // Opens what `make` builds under the row; its `close` closes it only while it is still
+          // what is open there (a form that finishes after another was opened leaves that one).
+          const openUnder = (make) => {
+            let node = null;
+            node = make(() => { if (this.under.get(id) === node) show(null); });
+            show(node);
+            return node;
+          };
           const b = (label, run, plain = true) => el("button", { type: "button", class: plain ? "plain" : "", "data-action": label, onclick: run }, label);
           return [
             el("tr", { "data-trial": id },
               el("td", { class: "num" }, id), el("td", {}, state), el("td", { class: "params" }, parameters),
               el("td", { class: "actions" },
-                b("complete", () => show(this.completeForm(id, () => show(null))), false),
-                b("measure", () => show(this.measureForm(id, () => show(null)))),
-                b("infeasible", () => show(this.infeasibleForm(id, () => show(null)))),
+                b("complete", () => openUnder((close) => this.completeForm(id, close)), false),
+                b("measure", () => openUnder((close) => this.measureForm(id, close))),
+                b("infeasible", () => openUnder((close) => this.infeasibleForm(id, close))),
                 b("stop", () => this.run(`Stopping trial ${id}`, async () => {
                   await call("POST", `${this.trialPath(id)}:stop`, {});
                   return `Trial ${id} is stopped.`;
                 })),
-                b("delete", () => {
+                b("delete", () => openUnder((close) => {
                   const box = el("div");
-                  show(box);
-                  this.confirm(box, `Delete trial ${id}? This cannot be undone.`, `Delete trial ${id}`, () => this.deleteTrial(id), () => show(null));
-                }))),
+                  this.confirm(box, `Delete trial ${id}? This cannot be undone.`, `Delete trial ${id}`, () => this.deleteTrial(id), close);
+                  return box;
+                })))),
             line,
           ];
         }).flat()))
