@@ -57,6 +57,16 @@ class Param:
     when: Optional[tuple] = None  # (parent, (values…))
 
 
+def declare(p: Param, categorical: Callable[..., Any], integer: Callable[..., Any], real: Callable[..., Any]) -> Any:
+    """``p`` declared through an optimiser's three calls (Optuna's ``suggest_*``, bo_client's
+    ``SearchSpace`` methods), which take the same arguments."""
+    if p.kind == "categorical":
+        return categorical(p.name, list(p.choices))
+    if p.kind == "int":
+        return integer(p.name, int(p.low), int(p.high), log=p.log)
+    return real(p.name, p.low, p.high, log=p.log)
+
+
 @dataclass(frozen=True)
 class Problem:
     name: str

@@ -16,10 +16,10 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(__file__))
-from real_curves import PROBLEMS, Problem  # noqa: E402
+from real_curves import PROBLEMS, Problem, declare  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARMS = ["optuna:none", "optuna:median", "optuna:sha", "optuna:hyperband", "bo:none", "bo:median", "bo:decay", "bo:convex"]
@@ -44,23 +44,15 @@ def optuna_run(problem: Problem, pruner_name: str, budget: int, seed: int) -> Di
         for p in problem.params:
             if p.when is not None and config.get(p.when[0]) not in p.when[1]:
                 continue
-            if p.kind == "categorical":
-                config[p.name] = trial.suggest_categorical(p.name, list(p.choices))
-            elif p.kind == "int":
-                config[p.name] = trial.suggest_int(p.name, int(p.low), int(p.high), log=p.log)
-            else:
-                config[p.name] = trial.suggest_float(p.name, p.low, p.high, log=p.log)
+            config[p.name] = declare(p, trial.suggest_categorical, trial.suggest_int, trial.suggest_float)
         trace.optimiser_seconds += time.perf_counter() - start
         curve = problem.curve(config)
-        value, steps = None, 0
-        for step in range(1, problem.steps + 1):
-            if trace.spent >= budget:
-                break
-            trace.spent += 1
-            steps, value = step, curve[step - 1]
+
+        def report(step: int, value: float, last: bool) -> bool:
             trial.report(value, step)
-            if step < problem.steps and trial.should_prune():
-                break
+            return not last and trial.should_prune()
+
+        steps, value = trace.train(problem, curve, budget, report)
         start = time.perf_counter()
         if steps == problem.steps:
             study.tell(trial, value)
@@ -80,6 +72,23 @@ class Trace:
         self.full = 0
         self.optimiser_seconds = 0.0
         self.points: List[List[Any]] = []
+
+    def train(self, problem: Problem, curve: List[float], budget: int, report: Callable[[int, float, bool], bool]) -> Tuple[int, float]:
+        """Shows the optimiser the curve a step at a time while the budget lasts: ``report(step,
+        value, last)`` reports it and, before the last step, says whether to stop. Returns the
+        steps trained and the last value."""
+        value, steps = curve[0], 0
+        for step in range(1, problem.steps + 1):
+            if self.spent >= budget:
+                break
+            self.spent += 1
+            steps, value = step, curve[step - 1]
+            start = time.perf_counter()
+            stop = report(step, value, step == problem.steps)
+            self.optimiser_seconds += time.perf_counter() - start
+            if stop:
+                break
+        return steps, value
 
     def after_trial(self, full: bool, final: float) -> None:
         self.trials += 1
@@ -101,12 +110,7 @@ def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> 
     made: Dict[str, Any] = {}
     for p in problem.params:
         at = root if p.when is None else made[p.when[0]].when(*p.when[1])
-        if p.kind == "categorical":
-            made[p.name] = at.categorical(p.name, list(p.choices))
-        elif p.kind == "int":
-            made[p.name] = at.integer(p.name, int(p.low), int(p.high), log=p.log)
-        else:
-            made[p.name] = at.float(p.name, p.low, p.high, log=p.log)
+        made[p.name] = declare(p, at.categorical, at.integer, at.float)
     stopping = {"none": None, "median": bo.MedianStopping(), "decay": bo.DecayCurveStopping(), "convex": bo.ConvexStopping()}[rule]
     client = bo.Client(server.url, project="curves")
     study = client.create_study(f"{problem.name}-{rule}-seed{seed}", root, metrics={"error": "MINIMIZE"}, stopping=stopping)
@@ -116,18 +120,12 @@ def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> 
         (trial,) = study.suggest(1, client_id="worker")
         trace.optimiser_seconds += time.perf_counter() - start
         curve = problem.curve(dict(trial.parameters))
-        value, steps = None, 0
-        for step in range(1, problem.steps + 1):
-            if trace.spent >= budget:
-                break
-            trace.spent += 1
-            steps, value = step, curve[step - 1]
-            start = time.perf_counter()
+
+        def measure(step: int, value: float, last: bool, trial: Any = trial) -> bool:
             trial.add_measurement({"error": value}, step=step)
-            stop = step < problem.steps and stopping is not None and trial.should_stop()
-            trace.optimiser_seconds += time.perf_counter() - start
-            if stop:
-                break
+            return not last and stopping is not None and bool(trial.should_stop())
+
+        steps, value = trace.train(problem, curve, budget, measure)
         start = time.perf_counter()
         trial.complete({"error": value}, step=steps)
         trace.optimiser_seconds += time.perf_counter() - start
