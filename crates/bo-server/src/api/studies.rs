@@ -49,7 +49,7 @@ pub struct StudyPath {
 
 /// A display name is required and not blank (its length and characters were checked with the
 /// body, as every name's are).
-fn check_display_name(name: &str) -> Result<(), ApiError> {
+pub(super) fn check_display_name(name: &str) -> Result<(), ApiError> {
     if name.trim().is_empty() {
         return Err(ApiError::invalid("displayName: required, and must not be blank"));
     }

@@ -305,9 +305,7 @@ pub async fn import_study(
     let limits = state.access.limits.clone();
     let (head, trials) = blocking("checking the document", move || check_document(doc, &limits)).await??;
     let display_name = params.display_name.unwrap_or_else(|| head.study.display_name.clone());
-    if display_name.trim().is_empty() {
-        return Err(ApiError::invalid("displayName: required (the document has none)"));
-    }
+    super::studies::check_display_name(&display_name)?;
     state.access.limits.check_text(&display_name, bo_core::limits::Text::Id).map_err(|e| ApiError::invalid(format!("displayName: {e}")))?;
     match state.store.lookup_study(&path.project, &path.location, &display_name).await {
         Ok(_) => {
