@@ -788,6 +788,18 @@ fn contexts_and_safety_configs_are_bounded() {
             assert_eq!(status, 400, "{value}: {body}");
             assert!(needles.iter().all(|n| message(&body).contains(n)) && message(&body).len() < 500, "{value}: {body}");
         }
+        for (value, needles) in [
+            (json!({}), vec!["successiveHalvingStoppingSpec.maxStepCount", "required"]),
+            (json!({"maxStepCount": "10", "minStepCount": "0"}), vec!["minStepCount", "positive"]),
+            (json!({"maxStepCount": "10", "minStepCount": "10"}), vec!["maxStepCount", "above minStepCount"]),
+            (json!({"maxStepCount": "10", "reductionFactor": 1}), vec!["reductionFactor", "1.5 to 100"]),
+            (json!({"maxStepCount": "9000000000000000000", "reductionFactor": 1.5}), vec!["reductionFactor", "rungs"]),
+            (json!({"maxStepCount": "10", "rungs": 3}), vec!["rungs"]),
+        ] {
+            let (status, body) = s.post("/studies", with_rule("successiveHalvingStoppingSpec", value.clone()));
+            assert_eq!(status, 400, "{value}: {body}");
+            assert!(needles.iter().all(|n| message(&body).contains(n)) && message(&body).len() < 500, "{value}: {body}");
+        }
         assert_eq!(study_count(&s), before, "nothing stored");
         watch.finish(db.name);
     }

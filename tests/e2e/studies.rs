@@ -365,6 +365,67 @@ fn curve_rules_stop_hopeless_trials() {
     }
 }
 
+/// Successive halving on the real server (rungs at 1 and 3 below 9, a third goes on): trials
+/// are ranked at their highest rung among every trial that reached it, whatever its state; a
+/// trial past the last rung is not judged. The stopped trial, completed, is partial: the study's
+/// best is the best trained in full, though the partial one measured better.
+#[test]
+fn successive_halving_keeps_the_best_third_at_each_rung() {
+    for db in databases("successive_halving") {
+        let s = Server::start(&db);
+        let spec = json!({"displayName": "asha", "studySpec": {
+            "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH",
+            "successiveHalvingStoppingSpec": {"maxStepCount": "9", "reductionFactor": 3},
+            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}});
+        let study = s.create_study(spec);
+        let got = s.ok_get(&format!("/studies/{study}"));
+        assert_eq!(
+            got["studySpec"]["successiveHalvingStoppingSpec"],
+            json!({"minStepCount": "1", "maxStepCount": "9", "reductionFactor": 3.0}),
+            "the defaults are echoed: {got}"
+        );
+        let measure = |trial: &str, curve: &[(i64, f64)]| {
+            for (step, v) in curve {
+                s.ok_post(
+                    &format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
+                    json!({"measurement": {"stepCount": step, "metrics": [{"metricId": "loss", "value": v}]}}),
+                );
+            }
+        };
+        let check = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:checkTrialEarlyStoppingState"), json!({}));
+        let stops = |t: &str| check(t)["response"].get("shouldStop").is_some_and(|v| v == true);
+        // Three trials trained in full: losses at rung 3 of 0.3, 0.5 and 0.7, finals 0.2, 0.4, 0.6.
+        for (k, level) in [0.3, 0.5, 0.7].into_iter().enumerate() {
+            let t = id(&s.suggest(&study, 1, &format!("full-{k}"))[0]);
+            measure(&t, &[(1, level + 0.2), (3, level), (9, level - 0.1)]);
+            assert!(!stops(&t), "a trial at maxStepCount is not judged");
+            s.ok_post(&format!("/studies/{study}/trials/{t}:complete"), json!({}));
+        }
+        let first = id(&s.suggest(&study, 1, "first")[0]);
+        measure(&first, &[(1, 0.1)]);
+        // At rung 1 the others had 0.5, 0.7, 0.9: the best third is at most 0.63.
+        assert!(!stops(&first), "0.1 is among the best third at rung 1");
+        measure(&first, &[(2, 0.15), (4, 0.1)]);
+        // At rung 3 (its value: the first measurement past it, 0.1) it beats everyone.
+        assert!(!stops(&first));
+        let worse = id(&s.suggest(&study, 1, "worse")[0]);
+        measure(&worse, &[(1, 0.8)]);
+        assert!(stops(&worse), "0.8 at rung 1 is not among the best third of 0.1, 0.5, 0.7, 0.9");
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials/{worse}"))["state"], "STOPPING");
+        // A stopped trial's result is partial: even a better value does not make it the best.
+        let partial = id(&s.suggest(&study, 1, "partial")[0]);
+        measure(&partial, &[(1, 0.05)]);
+        s.ok_post(&format!("/studies/{study}/trials/{partial}:stop"), json!({}));
+        s.ok_post(
+            &format!("/studies/{study}/trials/{partial}:complete"),
+            json!({"finalMeasurement": {"stepCount": "1", "metrics": [{"metricId": "loss", "value": 0.01}]}}),
+        );
+        let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
+        let best: Vec<&str> = optimal["optimalTrials"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+        assert_eq!(best, vec!["1"], "the best trained in full, not the partial {partial}: {optimal}");
+    }
+}
+
 /// Each bad request: a 4xx naming what is wrong, and nothing stored changes.
 #[test]
 fn bad_input_is_rejected_and_changes_nothing() {

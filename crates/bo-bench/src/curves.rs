@@ -20,6 +20,8 @@ use anyhow::{Context, Result};
 use bo_core::designer::designer_for;
 use bo_core::gp::Hyperparameters;
 use bo_core::stopping::decay_curve::DecayCurveModel;
+use bo_core::stopping::partial;
+use bo_core::stopping::successive_halving::SuccessiveHalving;
 use bo_core::stopping::{Finished, StoppingDecision, convex, median_rule};
 use bo_core::{
     Assignment, ConvexStopping, Domain, Goal, Measurement, Observation, Outcome, ParamSpec, ParamValue, Scale, SearchSpace, StoppingSpec,
@@ -162,6 +164,19 @@ pub enum Rule {
     DecayCurve,
     /// `convexAutomatedStoppingSpec` (maximum 50 epochs, the other settings default).
     Convex,
+    /// `successiveHalvingStoppingSpec` (rungs 1, 3, 9, 27 below 50 epochs, a third goes on).
+    SuccessiveHalving,
+}
+
+/// What the designer learns from a trial a rule stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Partials {
+    /// Its final value as the decay-curve model predicts it from its curve, as the service does
+    /// (`bo_core::stopping::partial`).
+    Model,
+    /// Its last value, as if it were the configuration's result (the service before partial
+    /// results were modelled).
+    Last,
 }
 
 impl Rule {
@@ -172,6 +187,7 @@ impl Rule {
             "median" => Rule::Median,
             "decay" => Rule::DecayCurve,
             "convex" => Rule::Convex,
+            "asha" => Rule::SuccessiveHalving,
             _ => return None,
         })
     }
@@ -183,6 +199,7 @@ impl Rule {
             Rule::Median => "median",
             Rule::DecayCurve => "decay",
             Rule::Convex => "convex",
+            Rule::SuccessiveHalving => "asha",
         }
     }
 
@@ -192,6 +209,12 @@ impl Rule {
             Rule::Median => Some(StoppingSpec::Median { use_elapsed_duration: false }),
             Rule::DecayCurve => Some(StoppingSpec::DecayCurve { use_elapsed_duration: false }),
             Rule::Convex => Some(StoppingSpec::Convex(ConvexStopping { max_step_count: Some(EPOCHS as f64), ..ConvexStopping::default() })),
+            Rule::SuccessiveHalving => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
+                min_step_count: 1.0,
+                max_step_count: EPOCHS as f64,
+                reduction_factor: 3.0,
+                use_elapsed_duration: false,
+            })),
         }
     }
 }
@@ -214,8 +237,17 @@ pub struct CurveTrace {
     pub suggest_seconds: f64,
 }
 
-/// Runs `algorithm` with `rule` on `problem` until `budget` epochs are spent.
-pub fn run(problem: &CurveProblem, algorithm: &str, config: serde_json::Value, rule: Rule, budget: usize, seed: u64) -> Result<CurveTrace> {
+/// Runs `algorithm` with `rule` on `problem` until `budget` epochs are spent, the designer
+/// learning stopped trials as `partials` says.
+pub fn run(
+    problem: &CurveProblem,
+    algorithm: &str,
+    config: serde_json::Value,
+    rule: Rule,
+    partials: Partials,
+    budget: usize,
+    seed: u64,
+) -> Result<CurveTrace> {
     let mut spec = StudySpec::new("accuracy", Goal::Maximize, space(), algorithm).with_config(config);
     spec.stopping = rule.spec();
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
@@ -247,6 +279,7 @@ pub fn run(problem: &CurveProblem, algorithm: &str, config: serde_json::Value, r
             infeasible_reason: String::new(),
             start_time_ms: 0,
             end_time_ms: None,
+            stop_time_ms: None,
         };
         let mut stopped = None;
         for t in 1..=EPOCHS {
@@ -275,6 +308,7 @@ pub fn run(problem: &CurveProblem, algorithm: &str, config: serde_json::Value, r
                     Some(StoppingSpec::Convex(c)) => convex::decide(c, &spec, &finished, &trial),
                     _ => unreachable!("the convex rule's spec"),
                 },
+                Rule::SuccessiveHalving => bo_core::stopping::decide(&spec, &trial, &trials, &mut rng),
             };
             trace.rule_seconds += start.elapsed().as_secs_f64();
             if decision.should_stop {
@@ -283,6 +317,9 @@ pub fn run(problem: &CurveProblem, algorithm: &str, config: serde_json::Value, r
             }
         }
         let trained_fully = trial.measurements.len() == EPOCHS;
+        if stopped.is_some() {
+            trial.stop_time_ms = Some(0);
+        }
         if let Some(m) = stopped.and_then(|d| d.last_measurement) {
             trial.measurements.push(m);
         }
@@ -298,17 +335,23 @@ pub fn run(problem: &CurveProblem, algorithm: &str, config: serde_json::Value, r
         }
         history.push(Observation { assignment: a, outcome: Outcome::Measured(last.metrics.clone()) });
         trials.push(trial);
-        // The rules' view of the finished trials, as a service reads it at each data version.
-        if matches!(rule, Rule::DecayCurve | Rule::Convex) {
+        // The rules' view of the finished trials, as a service reads it at each data version, and
+        // the partial trials' predicted final values, from the same model.
+        let model_partials = partials == Partials::Model && trials.iter().any(Trial::is_partial);
+        if matches!(rule, Rule::DecayCurve | Rule::Convex) || model_partials {
             let start = Instant::now();
             finished = Finished::from_trials(&spec, &trials, 0, false);
-            if rule == Rule::DecayCurve {
+            if rule == Rule::DecayCurve || model_partials {
                 curve_model = DecayCurveModel::fit(&spec, &finished, curve_warm.as_ref(), &mut rng)?;
                 if let Some(m) = &curve_model {
                     curve_warm = Some(m.hyperparameters());
                 }
             }
             trace.rule_seconds += start.elapsed().as_secs_f64();
+        }
+        if model_partials && let Some(m) = &curve_model {
+            let estimates = partial::estimates(m, &trials, &partial::curves_of(&spec, &trials));
+            history = partial::observations(&spec, &trials, &estimates);
         }
         trace.spent.push(spent);
         trace.incumbent.push(best_reported.map(|(_, truth)| truth));

@@ -179,9 +179,13 @@ enum Command {
         /// Problems, comma-separated (default: all).
         #[arg(long, value_delimiter = ',')]
         problems: Vec<String>,
-        /// Rules, comma-separated: none, median, decay, convex.
-        #[arg(long, value_delimiter = ',', default_value = "none,median,decay,convex")]
+        /// Rules, comma-separated: none, median, decay, convex, asha.
+        #[arg(long, value_delimiter = ',', default_value = "none,median,decay,convex,asha")]
         rules: Vec<String>,
+        /// What the designer learns from a stopped trial: `model` (its predicted final value, as
+        /// the service does) or `last` (its last value).
+        #[arg(long, default_value = "model")]
+        partials: String,
         /// A directory to write each problem and rule's JSON into (as the peers' script writes it).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -496,8 +500,13 @@ fn main() -> Result<()> {
                 }
             }
         }
-        Command::Curves { algorithm, config, budget, seeds, problems: names, rules, out } => {
+        Command::Curves { algorithm, config, budget, seeds, problems: names, rules, partials, out } => {
             let config = parse_config(config)?;
+            let (partials, suffix) = match partials.as_str() {
+                "model" => (curves::Partials::Model, ""),
+                "last" => (curves::Partials::Last, "-last"),
+                other => anyhow::bail!("--partials is model or last, got {other:?}"),
+            };
             let rules =
                 rules.iter().map(|r| curves::Rule::parse(r).with_context(|| format!("no rule {r:?}"))).collect::<Result<Vec<_>>>()?;
             let chosen: Vec<curves::CurveProblem> =
@@ -522,7 +531,7 @@ fn main() -> Result<()> {
                 let optimum = p.optimum();
                 for &rule in &rules {
                     let runs = (0..seeds)
-                        .map(|seed| curves::run(p, &algorithm, config.clone(), rule, budget, seed))
+                        .map(|seed| curves::run(p, &algorithm, config.clone(), rule, partials, budget, seed))
                         .collect::<Result<Vec<_>>>()?;
                     let at =
                         |e: usize| median(runs.iter().map(|r| curves::at_epochs(r, e).map_or(f64::INFINITY, |v| optimum - v)).collect());
@@ -541,9 +550,9 @@ fn main() -> Result<()> {
                         rule_ms
                     );
                     if let Some(dir) = &out {
-                        let report = serde_json::json!({ "problem": p.name, "optimizer": format!("bo {algorithm}"), "rule": rule.name(),
+                        let report = serde_json::json!({ "problem": p.name, "optimizer": format!("bo {algorithm}"), "rule": format!("{}{suffix}", rule.name()),
                             "budget": budget, "optimum": optimum, "runs": runs });
-                        let path = dir.join(format!("{}-bo-{}.json", p.name, rule.name()));
+                        let path = dir.join(format!("{}-bo-{}{suffix}.json", p.name, rule.name()));
                         std::fs::write(&path, serde_json::to_string(&report)?).with_context(|| format!("writing {}", path.display()))?;
                     }
                 }

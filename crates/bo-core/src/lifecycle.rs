@@ -92,13 +92,14 @@ impl Trial {
         Ok(())
     }
 
-    /// Asks the trial to stop early: ACTIVE or REQUESTED becomes STOPPING (stopping a STOPPING
-    /// trial changes nothing); a completed trial cannot stop.
-    pub fn stop(&mut self) -> Result<(), TrialError> {
+    /// Asks the trial to stop early at `now_ms`: ACTIVE or REQUESTED becomes STOPPING, its stop
+    /// time set (stopping a STOPPING trial changes nothing); a completed trial cannot stop.
+    pub fn stop(&mut self, now_ms: i64) -> Result<(), TrialError> {
         if self.state.is_completed() {
             return Err(TrialError::AlreadyStopped { id: self.id, state: self.state });
         }
         self.state = TrialState::Stopping;
+        self.stop_time_ms.get_or_insert(now_ms);
         Ok(())
     }
 
@@ -136,6 +137,7 @@ mod tests {
             infeasible_reason: String::new(),
             start_time_ms: 0,
             end_time_ms: None,
+            stop_time_ms: None,
         }
     }
 
@@ -173,11 +175,12 @@ mod tests {
         let over = t.add_measurement(Measurement::default(), &limits).unwrap_err();
         assert!(matches!(over, TrialError::OverLimit(o) if o.limit == Limit::Measurements && o.found == 3), "{over:?}");
         assert_eq!(t.measurements.len(), 2);
-        t.stop().unwrap();
+        t.stop(5).unwrap();
         assert_eq!(t.state, TrialState::Stopping);
-        t.stop().unwrap();
+        t.stop(6).unwrap();
+        assert_eq!(t.stop_time_ms, Some(5), "the first stop's time stays");
         t.state = TrialState::Infeasible;
-        assert_eq!(t.stop().unwrap_err(), TrialError::AlreadyStopped { id: 7, state: TrialState::Infeasible });
+        assert_eq!(t.stop(7).unwrap_err(), TrialError::AlreadyStopped { id: 7, state: TrialState::Infeasible });
         assert_eq!(
             t.add_measurement(Measurement::default(), &limits).unwrap_err().to_string(),
             "trial 7 is INFEASIBLE: it takes no more measurements"

@@ -115,6 +115,9 @@ pub enum StoppingSpec {
     /// `convexAutomatedStoppingSpec` (and v1beta1's `convexStopConfig`): the curve's
     /// extrapolation under convexity against the best, with an autoregressive last measurement.
     Convex(ConvexStopping),
+    /// `successiveHalvingStoppingSpec` (bo extension): ASHA's promotion rule at rungs a factor
+    /// apart (see [`crate::stopping::successive_halving`]).
+    SuccessiveHalving(crate::stopping::successive_halving::SuccessiveHalving),
 }
 
 /// `convexAutomatedStoppingSpec`, with the proto's defaults made explicit where they are fixed.
@@ -146,6 +149,7 @@ impl StoppingSpec {
         match self {
             StoppingSpec::Median { use_elapsed_duration } | StoppingSpec::DecayCurve { use_elapsed_duration } => *use_elapsed_duration,
             StoppingSpec::Convex(c) => c.use_elapsed_duration,
+            StoppingSpec::SuccessiveHalving(h) => h.use_elapsed_duration,
         }
     }
 
@@ -155,6 +159,7 @@ impl StoppingSpec {
             StoppingSpec::Median { .. } => "medianAutomatedStoppingSpec",
             StoppingSpec::DecayCurve { .. } => "decayCurveStoppingSpec",
             StoppingSpec::Convex(_) => "convexAutomatedStoppingSpec",
+            StoppingSpec::SuccessiveHalving(_) => "successiveHalvingStoppingSpec",
         }
     }
 }

@@ -142,9 +142,21 @@ pub struct Trial {
     pub start_time_ms: i64,
     /// Completion time, milliseconds since the Unix epoch.
     pub end_time_ms: Option<i64>,
+    /// When it was asked to stop before completing (by the study's stopping rule or its
+    /// client), milliseconds since the Unix epoch: its results are then partial (see
+    /// [`Trial::is_partial`]).
+    pub stop_time_ms: Option<i64>,
 }
 
 impl Trial {
+    /// Whether the trial's results are partial: it was asked to stop before it completed, so its
+    /// final measurement is a point on a curve cut short, not the configuration's result. The
+    /// designers model such a trial's final value from its curve, and "best" and
+    /// `listOptimalTrials` leave it out while any trial trained in full is there.
+    pub fn is_partial(&self) -> bool {
+        self.stop_time_ms.is_some()
+    }
+
     /// An estimate of the heap the trial holds, in bytes: what the service's trial mirror is
     /// bounded by (checked against a counting allocator in `tests/memory.rs`). A map entry costs
     /// its share of a B-tree node (about 96 bytes; a small map one whole node) besides its

@@ -53,6 +53,7 @@ impl Stored {
             infeasible_reason: self.infeasible_reason.as_str().into(),
             start_time_ms: 1,
             end_time_ms: Some(2),
+            stop_time_ms: None,
         }
     }
 }

@@ -47,10 +47,9 @@ pub struct TrialChanges {
     /// The id its next trial will have now (with `data_version`, the study's [`Basis`] as read
     /// before the trials).
     pub next_trial_id: i64,
-    /// The trials, whole but without intermediate measurements, in the order they were written.
+    /// The trials, whole (their stop times too) but without intermediate measurements, in the
+    /// order they were written.
     pub trials: Vec<Trial>,
-    /// For each trial, when it was asked to stop (by its client or the early-stopping rule).
-    pub stopped_ms: Vec<Option<i64>>,
     /// Whether the reader's cursor was from before a trial was deleted: these changes start
     /// from the beginning, and the reader drops what it held.
     pub reset: bool,
@@ -145,7 +144,7 @@ impl Store {
         // or a mirror's usual read) cost less than the hop to a blocking thread.
         let read: i64 = packed.iter().map(|(n, _)| *n).sum();
         let keep = usize::try_from(limit).unwrap_or(usize::MAX);
-        let (trials, stopped_ms, last) = if read <= DECODE_INLINE {
+        let (trials, last) = if read <= DECODE_INLINE {
             decode(&packed, keep)?
         } else {
             tokio::task::spawn_blocking(move || decode(&packed, keep))
@@ -162,7 +161,6 @@ impl Store {
                 data_version: head.try_get("data_version")?,
                 next_trial_id: head.try_get("next_trial_id")?,
                 trials: vec![],
-                stopped_ms: vec![],
                 reset,
                 more,
                 cursor,
@@ -175,7 +173,6 @@ impl Store {
             data_version: head.try_get("data_version")?,
             next_trial_id: head.try_get("next_trial_id")?,
             trials,
-            stopped_ms,
             reset,
             more,
             cursor,
@@ -218,9 +215,9 @@ fn packed_changes_sql(backend: Backend) -> String {
 /// infeasible reason, start, end and stop times.
 type Line = (i64, i64, String, Assignment, Option<Measurement>, String, String, i64, Option<i64>, Option<i64>);
 
-/// Trials as read back from the packs: in the order they were written, with their stop times and
-/// the cursor after the last.
-type Decoded = (Vec<Trial>, Vec<Option<i64>>, Option<Cursor>);
+/// Trials as read back from the packs: in the order they were written, and the cursor after the
+/// last.
+type Decoded = (Vec<Trial>, Option<Cursor>);
 
 /// The first `keep` trials, in the order they were written, of the packed rows (each with how
 /// many trials it holds).
@@ -240,17 +237,17 @@ fn decode(packs: &[(i64, String)], keep: usize) -> Result<Decoded, StoreError> {
                 infeasible_reason,
                 start_time_ms,
                 end_time_ms,
+                stop_time_ms: stopped,
             };
-            read.push((Cursor { seq, trial_id: id }, trial, stopped));
+            read.push((Cursor { seq, trial_id: id }, trial));
         }
         // A NULL anywhere in a line would have dropped it from its pack without a word.
         if (read.len() - before) as i64 != *n {
             return Err(StoreError::Internal(format!("a pack of {n} changed trials decoded to {}", read.len() - before)));
         }
     }
-    read.sort_unstable_by_key(|(at, _, _)| *at);
+    read.sort_unstable_by_key(|(at, _)| *at);
     read.truncate(keep);
-    let last = read.last().map(|(at, _, _)| *at);
-    let (trials, stopped_ms) = read.into_iter().map(|(_, trial, stopped)| (trial, stopped)).unzip();
-    Ok((trials, stopped_ms, last))
+    let last = read.last().map(|(at, _)| *at);
+    Ok((read.into_iter().map(|(_, trial)| trial).collect(), last))
 }

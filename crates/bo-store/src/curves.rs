@@ -165,13 +165,15 @@ impl Store {
     /// ([`Finished`]): the curves of the [`MAX_CURVES`] most recent SUCCEEDED trials with
     /// measurements of the objective, each thinned in SQL to [`CURVE_POINTS`] points as
     /// [`bo_core::stopping::curves::thin`] thins, positions in steps or elapsed seconds
-    /// (`by_elapsed`); how many such trials there are; and the best safe final value of all
-    /// SUCCEEDED trials (`maximize` says which is best). Plain reads, no lock.
+    /// (`by_elapsed`); how many such trials there are; and the best safe final value of the
+    /// SUCCEEDED trials trained in full, or of all while none is (`maximize` says which is
+    /// best). Plain reads, no lock.
     pub async fn finished_curves(&self, study_id: i64, except: i64, by_elapsed: bool, maximize: bool) -> Result<Finished, StoreError> {
         let mut conn = self.pool.acquire().await?;
-        let best = if maximize { "MAX(objective)" } else { "MIN(objective)" };
+        // The best trained in full; a partial one only while there is none.
+        let best = if maximize { "MAX" } else { "MIN" };
         let best: Option<f64> = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {best} AS best FROM trials WHERE study_id = $1 AND id <> $2 AND state = 'SUCCEEDED' AND is_unsafe = 0"
+            "SELECT COALESCE({best}(CASE WHEN stopped_ms IS NULL THEN objective END), {best}(objective)) AS best FROM trials WHERE study_id = $1 AND id <> $2 AND state = 'SUCCEEDED' AND is_unsafe = 0"
         )))
         .bind(study_id)
         .bind(except)
@@ -205,29 +207,59 @@ impl Store {
             });
         }
         if !ids.is_empty() {
-            let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
-            let placeholders: Vec<String> = (0..ids.len()).map(|k| format!("${}", k + 3)).collect();
-            // The k-th of n points (by position, then arrival) is kept when ⌊k·max/n⌋ > ⌊(k−1)·max/n⌋.
-            let sql = format!(
-                "SELECT trial_id, pos, objective FROM (SELECT m.trial_id, CAST({position} AS DOUBLE PRECISION) AS pos, m.objective, \
-                 ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY {position}, m.seq) AS k, \
-                 COUNT(*) OVER (PARTITION BY m.trial_id) AS n \
-                 FROM measurements m WHERE m.study_id = $1 AND m.objective IS NOT NULL AND m.trial_id IN ({})) s \
-                 WHERE (k * $2) / n > ((k - 1) * $2) / n ORDER BY trial_id, k",
-                placeholders.join(", ")
-            );
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(study_id).bind(CURVE_POINTS as i64);
-            for id in &ids {
-                query = query.bind(*id);
-            }
-            let mut by_trial: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
-            for row in query.fetch_all(&mut *conn).await? {
-                by_trial.entry(row.try_get("trial_id")?).or_default().push((row.try_get("pos")?, row.try_get("objective")?));
-            }
+            let chosen = format!("SELECT t.id {with_curve} ORDER BY t.id DESC LIMIT $3");
+            let mut by_trial = thinned_points(&mut conn, &chosen, study_id, except, MAX_CURVES, by_elapsed).await?;
             for (curve, id) in curves.iter_mut().zip(&ids) {
                 curve.points = by_trial.remove(id).unwrap_or_default();
             }
         }
         Ok(Finished { curves, count: usize::try_from(count).unwrap_or(0), best })
     }
+
+    /// The curves of the partial trials — SUCCEEDED after being asked to stop, with
+    /// measurements of the objective — the most recent [`MAX_PARTIAL_CURVES`], each thinned as
+    /// [`Store::finished_curves`] thins, by trial id: what a designer models a partial trial's
+    /// final value from (`bo_core::stopping::partial`). A plain read, no lock.
+    pub async fn partial_curves(&self, study_id: i64, by_elapsed: bool) -> Result<BTreeMap<i64, Vec<(f64, f64)>>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let chosen = "SELECT t.id FROM trials t WHERE t.study_id = $1 AND t.id <> $2 AND t.state = 'SUCCEEDED' \
+             AND t.stopped_ms IS NOT NULL AND t.objective IS NOT NULL ORDER BY t.id DESC LIMIT $3";
+        thinned_points(&mut conn, chosen, study_id, 0, MAX_PARTIAL_CURVES, by_elapsed).await
+    }
+}
+
+/// Partial trials whose curves a refit reads: beyond them, the oldest keep their last value.
+pub const MAX_PARTIAL_CURVES: usize = 10_000;
+
+/// The objective's points of the trials `chosen` selects (a query of their ids over `$1` the
+/// study, `$2` a trial left out and `$3` a limit), by position then arrival, each curve thinned
+/// to [`CURVE_POINTS`] in SQL: the k-th of n is kept when ⌊k·max/n⌋ > ⌊(k−1)·max/n⌋.
+async fn thinned_points(
+    conn: &mut sqlx::AnyConnection,
+    chosen: &str,
+    study_id: i64,
+    except: i64,
+    limit: usize,
+    by_elapsed: bool,
+) -> Result<BTreeMap<i64, Vec<(f64, f64)>>, StoreError> {
+    let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+    let sql = format!(
+        "SELECT trial_id, pos, objective FROM (SELECT m.trial_id, CAST({position} AS DOUBLE PRECISION) AS pos, m.objective, \
+         ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY {position}, m.seq) AS k, \
+         COUNT(*) OVER (PARTITION BY m.trial_id) AS n \
+         FROM measurements m WHERE m.study_id = $1 AND m.objective IS NOT NULL AND m.trial_id IN ({chosen})) s \
+         WHERE (k * $4) / n > ((k - 1) * $4) / n ORDER BY trial_id, k"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(study_id)
+        .bind(except)
+        .bind(limit as i64)
+        .bind(CURVE_POINTS as i64)
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut by_trial: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
+    for row in rows {
+        by_trial.entry(row.try_get("trial_id")?).or_default().push((row.try_get("pos")?, row.try_get("objective")?));
+    }
+    Ok(by_trial)
 }

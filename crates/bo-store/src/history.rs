@@ -1,6 +1,7 @@
 //! A study's optimisation history at a bounded size: the trials in id order cut into buckets of
 //! consecutive ids, each with the lowest and highest final objective of its SUCCEEDED trials and
-//! its counts, and the same extremes among its safe trials (what a best so far may be) —
+//! its counts, and the same extremes among its safe trials trained in full (what a best so far
+//! may be: a trial asked to stop is partial, see `bo_core::Trial::is_partial`) —
 //! aggregated in SQL, so a chart of a study of any size costs at most a few
 //! thousand rows. With no more trials than buckets, each bucket is one trial. A plain read.
 
@@ -28,7 +29,7 @@ pub struct HistoryBucket {
     pub stopped: i64,
     /// Its SUCCEEDED trials that are unsafe (a safety metric on the wrong side of its threshold).
     pub unsafe_trials: i64,
-    /// The lowest final objective among its safe SUCCEEDED trials.
+    /// The lowest final objective among its safe SUCCEEDED trials that were not asked to stop.
     pub safe_min: Option<f64>,
     /// The highest.
     pub safe_max: Option<f64>,
@@ -54,8 +55,8 @@ impl Store {
              SUM(CASE WHEN state = 'INFEASIBLE' THEN 1 ELSE 0 END) AS infeasible, \
              SUM(CASE WHEN stopped_ms IS NOT NULL THEN 1 ELSE 0 END) AS stopped, \
              SUM(CASE WHEN state = 'SUCCEEDED' AND is_unsafe = 1 THEN 1 ELSE 0 END) AS unsafe_trials, \
-             MIN(CASE WHEN state = 'SUCCEEDED' AND is_unsafe = 0 THEN objective END) AS safe_lo, \
-             MAX(CASE WHEN state = 'SUCCEEDED' AND is_unsafe = 0 THEN objective END) AS safe_hi \
+             MIN(CASE WHEN state = 'SUCCEEDED' AND is_unsafe = 0 AND stopped_ms IS NULL THEN objective END) AS safe_lo, \
+             MAX(CASE WHEN state = 'SUCCEEDED' AND is_unsafe = 0 AND stopped_ms IS NULL THEN objective END) AS safe_hi \
              FROM trials WHERE study_id = $1 GROUP BY (id - 1) / $2 ORDER BY bucket",
         )
         .bind(study_id)

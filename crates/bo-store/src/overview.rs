@@ -36,8 +36,9 @@ impl Store {
         }
         let placeholders: Vec<String> = (0..studies.len()).map(|k| format!("${}", k + 1)).collect();
         let sql = format!(
-            "SELECT study_id, state, COUNT(*) AS n, MIN(CASE WHEN is_unsafe = 0 THEN objective END) AS lo, \
-             MAX(CASE WHEN is_unsafe = 0 THEN objective END) AS hi, \
+            "SELECT study_id, state, COUNT(*) AS n, \
+             COALESCE(MIN(CASE WHEN is_unsafe = 0 AND stopped_ms IS NULL THEN objective END), MIN(CASE WHEN is_unsafe = 0 THEN objective END)) AS lo, \
+             COALESCE(MAX(CASE WHEN is_unsafe = 0 AND stopped_ms IS NULL THEN objective END), MAX(CASE WHEN is_unsafe = 0 THEN objective END)) AS hi, \
              MAX(COALESCE(last_seen_ms, end_time_ms, start_time_ms)) AS seen, MAX(end_time_ms) AS ended \
              FROM trials WHERE study_id IN ({}) GROUP BY study_id, state",
             placeholders.join(", ")

@@ -169,7 +169,7 @@ impl SuggestTx {
         let order = if maximize { "DESC" } else { "ASC" };
         let best = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT id, end_time_ms FROM trials WHERE study_id = $1 AND state = 'SUCCEEDED' AND objective IS NOT NULL \
-             AND is_unsafe = 0 ORDER BY objective {order}, end_time_ms, id LIMIT 1"
+             AND is_unsafe = 0 ORDER BY CASE WHEN stopped_ms IS NULL THEN 0 ELSE 1 END, objective {order}, end_time_ms, id LIMIT 1"
         )))
         .bind(self.study_id)
         .fetch_optional(&mut *self.tx)
@@ -274,6 +274,7 @@ impl SuggestTx {
             infeasible_reason: String::new(),
             start_time_ms: self.now_ms,
             end_time_ms: None,
+            stop_time_ms: None,
         };
         insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
         self.next_id += 1;

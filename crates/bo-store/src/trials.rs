@@ -40,7 +40,8 @@ pub struct NewTrial {
     pub infeasible_reason: String,
 }
 
-pub(crate) const TRIAL_COLUMNS: &str = "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms";
+pub(crate) const TRIAL_COLUMNS: &str =
+    "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, stopped_ms";
 
 pub(crate) fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
     RawTrial::from_row(row)?.decode()
@@ -57,6 +58,7 @@ struct RawTrial {
     infeasible_reason: String,
     start_time_ms: i64,
     end_time_ms: Option<i64>,
+    stopped_ms: Option<i64>,
 }
 
 impl RawTrial {
@@ -70,6 +72,7 @@ impl RawTrial {
             infeasible_reason: row.try_get("infeasible_reason")?,
             start_time_ms: row.try_get("start_time_ms")?,
             end_time_ms: row.try_get("end_time_ms")?,
+            stopped_ms: row.try_get("stopped_ms")?,
         })
     }
 
@@ -90,6 +93,7 @@ impl RawTrial {
             infeasible_reason: self.infeasible_reason,
             start_time_ms: self.start_time_ms,
             end_time_ms: self.end_time_ms,
+            stop_time_ms: self.stopped_ms,
         })
     }
 }
@@ -412,7 +416,8 @@ impl Store {
     /// measurement, in id order, its id and its final values of `metrics` (`None` where it lacks
     /// one), taken out of the stored measurement by the database — eight bytes a value read,
     /// whatever else the measurement holds. Unsafe trials (a safety metric on the wrong side of
-    /// its threshold, as marked when they completed) are left out.
+    /// its threshold, as marked when they completed) are left out, and so are partial ones
+    /// (asked to stop: `bo_core::Trial::is_partial`) while any trial was trained in full.
     pub async fn final_values(&self, study_id: i64, metrics: &[String]) -> Result<Vec<(i64, Vec<Option<f64>>)>, StoreError> {
         let value = |k: usize| match self.backend {
             Backend::Sqlite => {
@@ -424,9 +429,10 @@ impl Store {
             Backend::Postgres => format!("CAST(CAST(final_measurement AS JSON) -> 'metrics' ->> ${} AS DOUBLE PRECISION)", k + 2),
         };
         let columns: Vec<String> = (0..metrics.len()).map(|k| format!("{} AS v{k}", value(k))).collect();
+        const FULL: &str = "study_id = $1 AND state = 'SUCCEEDED' AND final_measurement IS NOT NULL AND is_unsafe = 0";
         let sql = format!(
-            "SELECT id{}{} FROM trials WHERE study_id = $1 AND state = 'SUCCEEDED' AND final_measurement IS NOT NULL \
-             AND is_unsafe = 0 ORDER BY id",
+            "SELECT id{}{} FROM trials WHERE {FULL} AND (stopped_ms IS NULL OR NOT EXISTS (SELECT 1 FROM trials WHERE {FULL} \
+             AND stopped_ms IS NULL)) ORDER BY id",
             if columns.is_empty() { "" } else { ", " },
             columns.join(", ")
         );
@@ -507,6 +513,7 @@ impl Store {
             infeasible_reason: new.infeasible_reason,
             start_time_ms: now_ms,
             end_time_ms: new.state.is_completed().then_some(now_ms),
+            stop_time_ms: None,
         };
         insert_trial(&mut tx, study_id, &trial, &locked.objective).await?;
         sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2").bind(id + 1).bind(study_id).execute(&mut *tx).await?;
@@ -532,7 +539,7 @@ impl Store {
 
     /// Asks a trial to stop early ([`Trial::stop`]).
     pub async fn stop_trial(&self, study_id: i64, trial_id: i64, now_ms: i64) -> Result<Trial, StoreError> {
-        self.change_trial(study_id, trial_id, now_ms, Trial::stop).await
+        self.change_trial(study_id, trial_id, now_ms, |t| t.stop(now_ms)).await
     }
 
     /// Appends an intermediate measurement to a trial ([`Trial::add_measurement`], within
@@ -634,6 +641,25 @@ impl Store {
         rows.iter().map(|r| r.try_get::<f64, _>("average").map_err(StoreError::from)).collect()
     }
 
+    /// Each trial's objective at `rung` — of its first measurement (by position, then arrival)
+    /// at or past `rung` (steps, or elapsed seconds `by_elapsed`) — for every trial but `except`
+    /// that reached it, whatever its state: what successive halving ranks a trial among. One
+    /// number per trial, chosen in SQL; a plain read outside any transaction.
+    pub async fn values_at_rung(&self, study_id: i64, except: i64, rung: f64, by_elapsed: bool) -> Result<Vec<f64>, StoreError> {
+        let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT v FROM (SELECT m.objective AS v, ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY {position}, m.seq) AS k \
+             FROM measurements m WHERE m.study_id = $1 AND m.trial_id <> $2 AND m.objective IS NOT NULL AND {position} >= $3) s \
+             WHERE k = 1"
+        )))
+        .bind(study_id)
+        .bind(except)
+        .bind(rung)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| r.try_get::<f64, _>("v").map_err(StoreError::from)).collect()
+    }
+
     /// Records an early-stopping check of a trial decided outside the lock (`should_stop`): a
     /// trial still ACTIVE that should stop becomes STOPPING and gets `last_measurement`, if the
     /// rule made one (the convex rule's prediction) and `limits` leave room for it; its client
@@ -658,6 +684,7 @@ impl Store {
         touch(&mut tx, study_id, trial_id, now_ms).await?;
         if should_stop && trial.state == TrialState::Active {
             trial.state = TrialState::Stopping;
+            trial.stop_time_ms.get_or_insert(now_ms);
             let before = trial.measurements.len();
             if let Some(m) = decision.last_measurement
                 && let Err(e) = trial.add_measurement(m, limits)

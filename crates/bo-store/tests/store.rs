@@ -538,6 +538,52 @@ async fn running_averages_are_aggregated_in_sql() {
     }
 }
 
+/// Successive halving's and the partial trials' reads come from SQL: each trial's value at a
+/// rung is its first measurement at or past it, whatever its state; a trial asked to stop is
+/// partial — its stop time is kept, its thinned curve read for the designer, and the optimal
+/// trials leave it out while a trial trained in full is there.
+#[tokio::test]
+async fn rung_values_partial_curves_and_the_best_trained_in_full() {
+    for store in stores("rung_values").await {
+        let (study, _) = store.create_study("p", "l", "rungs", &spec(), 1).await.unwrap();
+        let at = |step: i64, acc: f64| Measurement {
+            step_count: step,
+            elapsed_secs: step as f64,
+            metrics: BTreeMap::from([("acc".to_owned(), acc)]),
+        };
+        let add = |state: TrialState, measurements: Vec<Measurement>, i: i64| NewTrial {
+            assignment: point(i),
+            state,
+            final_measurement: None,
+            measurements,
+            infeasible_reason: String::new(),
+        };
+        let full = store.create_trial(study.id, add(TrialState::Requested, vec![at(1, 0.1), at(4, 0.5), at(9, 0.6)], 1), 1).await.unwrap();
+        let cut = store.create_trial(study.id, add(TrialState::Requested, vec![at(1, 0.2), at(2, 0.9), at(3, 0.95)], 2), 1).await.unwrap();
+        let judged = store.create_trial(study.id, add(TrialState::Requested, vec![at(3, 0.3)], 3), 1).await.unwrap();
+        let mut values = store.values_at_rung(study.id, judged.id, 3.0, false).await.unwrap();
+        values.sort_by(f64::total_cmp);
+        assert_eq!(values, vec![0.5, 0.95], "the first measurement at or past the rung, the judged trial left out");
+        assert_eq!(store.values_at_rung(study.id, 0, 10.0, false).await.unwrap(), Vec::<f64>::new());
+        let stopped = store.stop_trial(study.id, cut.id, 7).await.unwrap();
+        assert_eq!(stopped.stop_time_ms, Some(7));
+        let mut spec = spec();
+        spec.measurement_selection = bo_core::MeasurementSelection::Last;
+        for id in [full.id, cut.id] {
+            store.complete_trial(study.id, id, &spec, Completion::Selected, 9).await.unwrap();
+        }
+        assert_eq!(store.get_trial(study.id, cut.id).await.unwrap().stop_time_ms, Some(7), "the stop time is kept");
+        let curves = store.partial_curves(study.id, false).await.unwrap();
+        assert_eq!(curves.keys().copied().collect::<Vec<_>>(), vec![cut.id]);
+        assert_eq!(curves[&cut.id], vec![(1.0, 0.2), (2.0, 0.9), (3.0, 0.95)]);
+        let best = store.final_values(study.id, &["acc".to_owned()]).await.unwrap();
+        assert_eq!(best, vec![(full.id, vec![Some(0.6)])], "the partial trial's 0.95 is left out");
+        store.delete_trial(study.id, full.id).await.unwrap();
+        let best = store.final_values(study.id, &["acc".to_owned()]).await.unwrap();
+        assert_eq!(best, vec![(cut.id, vec![Some(0.95)])], "with none trained in full, the partial one counts");
+    }
+}
+
 /// A page of trials stops early when their stored size passes the budget, always holding one.
 #[tokio::test]
 async fn pages_are_bounded_by_size() {
@@ -781,7 +827,7 @@ async fn changes_read_in_packs_are_exact_and_cut_by_their_byte_budget() {
         let all = store.trial_changes(study.id, Cursor::START, 100_000, 1 << 30).await.unwrap();
         assert!(!all.more && !all.reset);
         assert_eq!(all.trials, plain, "every trial as the plain read has it");
-        assert_eq!(all.stopped_ms, vec![None; plain.len()]);
+        assert!(all.trials.iter().all(|t| t.stop_time_ms.is_none()));
 
         // A budget of one byte: the first trial always, then a cut.
         let (mut cursor, mut pages) = (Cursor::START, 0);

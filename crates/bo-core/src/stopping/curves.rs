@@ -145,6 +145,7 @@ pub(super) mod testing {
             infeasible_reason: String::new(),
             start_time_ms: 0,
             end_time_ms: None,
+            stop_time_ms: None,
         }
     }
 }

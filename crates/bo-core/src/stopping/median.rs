@@ -90,6 +90,7 @@ mod tests {
             infeasible_reason: String::new(),
             start_time_ms: 0,
             end_time_ms: None,
+            stop_time_ms: None,
         }
     }
 

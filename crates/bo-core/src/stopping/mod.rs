@@ -1,8 +1,9 @@
 //! Automated early stopping: whether a running trial should stop, by the study's rule. One file
 //! per rule — `median.rs` (the median rule), `decay_curve.rs` (a GP over parameters and position
 //! predicts the final value), `convex.rs` (the curve extrapolated under convexity, with an
-//! autoregressive last measurement) — and `curves.rs`, the finished trials' learning curves the
-//! last two read.
+//! autoregressive last measurement), `successive_halving.rs` (ASHA's promotion rule at rungs) —
+//! with `curves.rs`, the finished trials' learning curves the curve rules read, and `partial.rs`,
+//! a stopped trial's final value as the designers learn it.
 //!
 //! Must not do: I/O, clocks or threads. A service learns from [`check`] what a rule needs, reads
 //! it from its database (bounded: [`curves::MAX_CURVES`] curves of [`curves::CURVE_POINTS`]
@@ -13,6 +14,8 @@ pub mod convex;
 pub mod curves;
 pub mod decay_curve;
 pub mod median;
+pub mod partial;
+pub mod successive_halving;
 
 use rand::Rng;
 
@@ -63,6 +66,17 @@ pub enum Check {
         /// Positions are elapsed seconds rather than steps.
         use_elapsed: bool,
     },
+    /// Successive halving: the values the other trials had at `rung` (see
+    /// [`successive_halving::values_at`]; a service reads them in its database), for
+    /// [`successive_halving::rung_decision`] against the trial's `value` there.
+    Rung {
+        /// The rule.
+        rule: successive_halving::SuccessiveHalving,
+        /// The highest rung the trial has reached.
+        rung: f64,
+        /// Its value at the rung.
+        value: f64,
+    },
 }
 
 /// Applies `spec` to `trial` as far as the trial alone allows: a completed trial, a study without
@@ -80,6 +94,19 @@ pub fn check(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial)
     match spec {
         StoppingSpec::Median { .. } => Check::Median { at, best, use_elapsed },
         StoppingSpec::DecayCurve { .. } | StoppingSpec::Convex(_) => Check::Curves { use_elapsed },
+        StoppingSpec::SuccessiveHalving(rule) => {
+            let Some(rung) = rule.rung_at(at) else {
+                return Check::Decided(StoppingDecision::go_on(if at >= rule.max_step_count {
+                    format!("the trial is at {at}, at or past maxStepCount {}", rule.max_step_count)
+                } else {
+                    format!("the trial is at {at}, below the first rung at {}", rule.min_step_count)
+                }));
+            };
+            match successive_halving::value_at(objective, trial, rung, use_elapsed) {
+                Some(value) => Check::Rung { rule: rule.clone(), rung, value },
+                None => Check::Decided(StoppingDecision::go_on("the trial has no measurement of the objective at its rung")),
+            }
+        }
     }
 }
 
@@ -91,6 +118,10 @@ pub fn decide(study: &StudySpec, trial: &Trial, others: &[Trial], rng: &mut dyn 
     match check(study.stopping.as_ref(), objective, trial) {
         Check::Decided(decision) => decision,
         Check::Median { use_elapsed, .. } => median_rule(objective, trial, others, use_elapsed),
+        Check::Rung { rule, rung, value } => {
+            let values = successive_halving::values_at(objective, others, trial.id, rung, rule.use_elapsed_duration);
+            successive_halving::rung_decision(objective, &rule, rung, value, values)
+        }
         Check::Curves { use_elapsed } => {
             let finished = Finished::from_trials(study, others, trial.id, use_elapsed);
             match study.stopping.as_ref() {

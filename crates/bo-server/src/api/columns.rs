@@ -69,7 +69,7 @@ pub async fn trial_columns(
     // Columns of up to 100,000 trials, as JSON, gzipped when the client takes it (a tenth of
     // the bytes): tens of milliseconds per 100,000, off the runtime.
     let spec = study.spec.clone();
-    super::offload::json_negotiated(&headers, move || TrialColumnsW::new(head, &changes.trials, changes.stopped_ms, &spec)).await
+    super::offload::json_negotiated(&headers, move || TrialColumnsW::new(head, &changes.trials, &spec)).await
 }
 
 /// Whether the request's `Accept-Encoding` takes gzip (RFC 9110, 12.5.3): `gzip`, `x-gzip` or

@@ -3,7 +3,8 @@
 //! database reads out of the final measurements — under a permit of the engine's pool, and kept
 //! in the study's slot by data version: once per version, however many ask at once (the
 //! dashboard asks on every poll in which trials changed). With `observationNoise: HIGH` and one
-//! objective, the best trial is the one the model predicts best, once it predicts.
+//! objective, the best trial is the one the model predicts best, once it predicts. Partial
+//! trials (asked to stop before completing) take part only while no trial was trained in full.
 
 use std::sync::Arc;
 
@@ -74,14 +75,17 @@ impl Engine {
         let spec = study.spec.clone();
         self.compute(study, Class::Waited, move || {
             let objective = spec.objective();
-            let done: Vec<(i64, &bo_core::Assignment)> = trials
+            let done: Vec<&bo_core::Trial> = trials
                 .iter()
                 .filter(|t| {
                     t.state == TrialState::Succeeded
                         && t.final_measurement.as_ref().is_some_and(|m| m.metrics.contains_key(&objective.id) && spec.is_safe(&m.metrics))
                 })
-                .map(|t| (t.id, &t.assignment))
                 .collect();
+            // Partial trials (asked to stop) only while none was trained in full.
+            let any_full = done.iter().any(|t| !t.is_partial());
+            let done: Vec<(i64, &bo_core::Assignment)> =
+                done.into_iter().filter(|t| !(any_full && t.is_partial())).map(|t| (t.id, &t.assignment)).collect();
             if done.is_empty() {
                 return None;
             }

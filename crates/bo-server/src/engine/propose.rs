@@ -62,14 +62,16 @@ fn used_up(study: &StudyRecord, trials: &[Trial], extra: &[Assignment], points: 
 
 /// `entry`'s model brought up to `trials`: the completions it has not seen observed (a GP
 /// conditions on their values), and the points in flight for it — the running trials, and the
-/// unseen completions of a model that cannot observe them.
+/// unseen completions of a model that cannot observe them or that are partial (their final
+/// value is predicted at the next refit, `bo_core::stopping::partial`).
 pub(super) fn up_to_date(entry: &Entry, trials: &[Trial]) -> (Arc<dyn Model>, Vec<Assignment>) {
-    let unseen: Vec<Observation> =
-        trials.iter().filter(|t| t.state.is_completed() && !entry.trial_ids.contains(&t.id)).filter_map(Observation::from_trial).collect();
-    let updated = if unseen.is_empty() { None } else { entry.model.observe(&unseen) };
+    let unseen = |t: &&Trial| t.state.is_completed() && !entry.trial_ids.contains(&t.id);
+    let observable: Vec<Observation> =
+        trials.iter().filter(unseen).filter(|t| !t.is_partial()).filter_map(Observation::from_trial).collect();
+    let updated = if observable.is_empty() { None } else { entry.model.observe(&observable) };
     let pending = trials
         .iter()
-        .filter(|t| !t.state.is_completed() || (updated.is_none() && !entry.trial_ids.contains(&t.id)))
+        .filter(|t| !t.state.is_completed() || (!entry.trial_ids.contains(&t.id) && (updated.is_none() || t.is_partial())))
         .map(|t| t.assignment.clone())
         .collect();
     (updated.unwrap_or_else(|| entry.model.clone()), pending)

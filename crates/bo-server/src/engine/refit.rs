@@ -1,16 +1,18 @@
-//! Fitting a study: `build_entry` (the CPU work, a plain function), its run under a permit of
-//! the engine's pool (`Engine::fit`, `Engine::restore`), the stand-in when a designer fails
+//! Fitting a study: `build_entry` (the CPU work, a plain function: partial trials observed at
+//! their predicted final values, `bo_core::stopping::partial`), its run under a permit of the
+//! engine's pool (`Engine::fit`, `Engine::restore`), the stand-in when a designer fails
 //! (`fallback_entry`, the study's initial design), the warm start (cache, else database),
 //! keeping the result (database and cache), and `Engine::refit_study`, which chains them. A
 //! background refit that fails leaves the cached model as it was: the study keeps its last
 //! model.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use bo_core::designer::PriorStudy;
 use bo_core::designer::QuasiRandomSearch;
 use bo_core::designer::designer_for;
+use bo_core::stopping::partial::{self, Estimate};
 use bo_core::{Designer, ModelState, Observation, Problem, Trial};
 use bo_store::{Basis, Store, StoreError, StoredModel, StudyRecord};
 use rand::SeedableRng;
@@ -42,19 +44,20 @@ pub enum RefitOutcome {
 /// returning the cache entry. Pure CPU work: call it on a blocking thread.
 #[cfg(test)]
 pub fn fit_entry(study: &StudyRecord, data_version: i64, trials: &[Trial], warm: Option<&ModelState>) -> Result<Entry, EngineError> {
-    build_entry(study, data_version, trials, Vec::new(), warm, false)
+    build_entry(study, data_version, trials, &BTreeMap::new(), Vec::new(), warm, false)
 }
 
 fn build_entry(
     study: &StudyRecord,
     data_version: i64,
     trials: &[Trial],
+    estimates: &BTreeMap<i64, Estimate>,
     priors: Vec<PriorStudy>,
     warm: Option<&ModelState>,
     restore: bool,
 ) -> Result<Entry, EngineError> {
     let designer = designer_for(&study.spec)?;
-    let history: Vec<Observation> = trials.iter().filter_map(Observation::from_trial).collect();
+    let history = partial::observations(&study.spec, trials, estimates);
     let seed = study_seed(study);
     let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let problem = Problem { spec: study.spec.clone(), seed, priors };
@@ -167,9 +170,11 @@ impl Engine {
     ) -> Result<Arc<Entry>, EngineError> {
         self.inner.hooks.reached(super::hooks::Point::Fit).await?;
         let priors = super::transfer::load_priors(&self.inner.store, study).await?;
+        let estimates = self.partial_estimates(study, &trials).await?;
         let owned = study.clone();
-        let entry =
-            self.compute(study, class, move || build_entry(&owned, data_version, &trials, priors, warm.as_ref(), restore)).await??;
+        let entry = self
+            .compute(study, class, move || build_entry(&owned, data_version, &trials, &estimates, priors, warm.as_ref(), restore))
+            .await??;
         Ok(Arc::new(entry))
     }
 

@@ -1,15 +1,18 @@
 //! Early-stopping decisions (`bo_core::stopping`): the median rule from running averages the
-//! database aggregates; the curve rules from the finished trials' thinned curves, computed on a
+//! database aggregates; successive halving from the values at a rung it picks out; the curve rules from the finished trials' thinned curves, computed on a
 //! blocking thread. The decay-curve model is fitted once per data version (fits of one study take
 //! turns on its slot, warm-started from the last θ) and kept in the study's slot; judging a trial
-//! only conditions it on the trial's curve. Nothing here runs inside a transaction.
+//! only conditions it on the trial's curve, and the same model predicts the final values of the
+//! partial trials a refit learns from. Nothing here runs inside a transaction.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bo_core::Trial;
 use bo_core::stopping::decay_curve::{DecayCurveModel, too_few};
-use bo_core::stopping::{Check, StoppingDecision, check, convex, median_decision};
+use bo_core::stopping::partial::{self, Estimate};
+use bo_core::stopping::{Check, StoppingDecision, check, convex, median_decision, successive_halving};
 use bo_core::{Goal, StoppingSpec};
+use bo_core::{Trial, TrialState};
 use bo_store::StudyRecord;
 use rand::SeedableRng;
 
@@ -28,6 +31,10 @@ impl Engine {
                 let averages = self.inner.store.running_averages(study.id, trial.id, at, use_elapsed).await?;
                 Ok(median_decision(objective, at, best, averages))
             }
+            Check::Rung { rule, rung, value } => {
+                let values = self.inner.store.values_at_rung(study.id, trial.id, rung, rule.use_elapsed_duration).await?;
+                Ok(successive_halving::rung_decision(objective, &rule, rung, value, values))
+            }
             Check::Curves { use_elapsed } => {
                 let maximize = objective.goal == Goal::Maximize;
                 if let Some(StoppingSpec::Convex(rule)) = &spec.stopping {
@@ -42,6 +49,26 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// The predicted final objective of each partial trial among `trials` (asked to stop, then
+    /// completed: `bo_core::stopping::partial`), by the study's decay-curve model, for the
+    /// designer to learn from; none while there is no model. The model is the one the stopping
+    /// rules use, fitted once per data version.
+    pub(super) async fn partial_estimates(
+        &self,
+        study: &StudyRecord,
+        trials: &Arc<Vec<Trial>>,
+    ) -> Result<BTreeMap<i64, Estimate>, EngineError> {
+        if !trials.iter().any(|t| t.is_partial() && t.state == TrialState::Succeeded) {
+            return Ok(BTreeMap::new());
+        }
+        let use_elapsed = study.spec.stopping.as_ref().is_some_and(|s| s.use_elapsed());
+        let maximize = study.spec.objective().goal == Goal::Maximize;
+        let Ok(model) = self.decay_curve_model(study, use_elapsed, maximize).await? else { return Ok(BTreeMap::new()) };
+        let curves = self.inner.store.partial_curves(study.id, use_elapsed).await?;
+        let trials = trials.clone();
+        self.compute(study, Class::Waited, move || partial::estimates(&model, &trials, &curves)).await
     }
 
     /// The study's decay-curve model at its data version: kept, or fitted now on a blocking
@@ -75,5 +102,60 @@ impl Engine {
         let warm = model.as_ref().map(|m| m.hyperparameters()).or_else(|| kept.as_ref().and_then(|f| f.warm.clone()));
         *kept = Some(CurveFit { data_version: study.data_version, model: model.clone(), reason: reason.clone(), warm });
         Ok(model.ok_or(reason))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use bo_core::{Assignment, Completion, Measurement, MeasurementSelection, ParamValue};
+    use bo_store::NewTrial;
+
+    use super::*;
+    use crate::engine::{EngineConfig, testing};
+
+    /// What a refit learns from a partial trial goes through the study's curve model: a trial
+    /// stopped after 3 of 20 steps, whose last value is far from where its curve was heading, is
+    /// learnt near its true final value.
+    #[tokio::test]
+    async fn a_refit_learns_a_partial_trial_at_its_predicted_final_value() {
+        let store = testing::store().await;
+        let study = testing::study(&store, "partial", serde_json::Value::Null).await;
+        // Losses fall from 1 to (x − 0.3)² over 20 steps.
+        let curve = |x: f64, steps: i64| -> Vec<Measurement> {
+            (1..=steps)
+                .map(|s| {
+                    let level = (x - 0.3f64).powi(2);
+                    let f = level + (1.0 - level) * (-(s as f64) / 3.0).exp();
+                    Measurement { step_count: s, elapsed_secs: s as f64, metrics: BTreeMap::from([("f".to_owned(), f)]) }
+                })
+                .collect()
+        };
+        let new = |x: f64, steps: i64| NewTrial {
+            assignment: Assignment(BTreeMap::from([("x".to_owned(), ParamValue::Float(x))])),
+            state: TrialState::Requested,
+            measurements: curve(x, steps),
+            final_measurement: None,
+            infeasible_reason: String::new(),
+        };
+        let mut spec = study.spec.clone();
+        spec.measurement_selection = MeasurementSelection::Last;
+        for x in [0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.9, 1.0] {
+            let t = store.create_trial(study.id, new(x, 20), 1).await.unwrap();
+            store.complete_trial(study.id, t.id, &spec, Completion::Selected, 2).await.unwrap();
+        }
+        let partial = store.create_trial(study.id, new(0.5, 3), 1).await.unwrap();
+        store.stop_trial(study.id, partial.id, 3).await.unwrap();
+        store.complete_trial(study.id, partial.id, &spec, Completion::Selected, 4).await.unwrap();
+
+        let engine = Engine::new(store.clone(), &EngineConfig::default(), Arc::default());
+        let study = store.study_by_id(study.id).await.unwrap();
+        let (_, trials) = store.suggest_snapshot(study.id).await.unwrap();
+        let estimates = engine.partial_estimates(&study, &Arc::new(trials)).await.unwrap();
+        assert_eq!(estimates.keys().copied().collect::<Vec<_>>(), vec![partial.id], "only the partial trial is predicted");
+        let (last, truth) = (curve(0.5, 3)[2].metrics["f"], curve(0.5, 20)[19].metrics["f"]);
+        let e = estimates[&partial.id];
+        assert!((e.mean - truth).abs() < 0.5 * (last - truth).abs(), "predicted {e:?}, last {last}, truth {truth}");
     }
 }

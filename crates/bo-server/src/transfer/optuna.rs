@@ -380,6 +380,7 @@ pub fn import(
             infeasible_reason: reason,
             start_time_ms: start,
             end_time_ms: Some(end),
+            stop_time_ms: None,
         });
     }
     let display_name = target.display_name.unwrap_or(name).to_owned();

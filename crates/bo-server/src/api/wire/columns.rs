@@ -85,7 +85,7 @@ pub struct ColumnsHead {
 
 impl TrialColumnsW {
     /// The columns of `trials` (with when each was asked to stop) of a study of `spec`.
-    pub fn new(head: ColumnsHead, trials: &[Trial], stop_times: Vec<Option<i64>>, spec: &StudySpec) -> TrialColumnsW {
+    pub fn new(head: ColumnsHead, trials: &[Trial], spec: &StudySpec) -> TrialColumnsW {
         let ColumnsHead { study_state, data_version, reset, more, cursor } = head;
         TrialColumnsW {
             study_state,
@@ -97,7 +97,7 @@ impl TrialColumnsW {
             states: trials.iter().map(|t| TrialStateW::from_domain(t.state)).collect(),
             start_times: trials.iter().map(|t| t.start_time_ms).collect(),
             end_times: trials.iter().map(|t| t.end_time_ms).collect(),
-            stop_times,
+            stop_times: trials.iter().map(|t| t.stop_time_ms).collect(),
             metrics: spec
                 .metrics
                 .iter()

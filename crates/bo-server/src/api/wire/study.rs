@@ -2,6 +2,7 @@
 //! `StudySpec` (the parameter tree is `parameter.rs`'s).
 
 use bo_core::stopping::convex;
+use bo_core::stopping::successive_halving::{self, SuccessiveHalving};
 use bo_core::{
     ConvexStopping, Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, SpaceError, StoppingSpec, StudySpec,
     Transfer,
@@ -120,6 +121,11 @@ pub struct StudySpecW {
     /// measurement for a stopped trial.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub convex_automated_stopping_spec: Option<ConvexAutomatedStoppingSpecW>,
+    /// bo extension: asynchronous successive halving (ASHA's promotion rule): at rungs
+    /// `minStepCount · reductionFactor^k` below `maxStepCount`, a trial goes on when it is among
+    /// the best `1/reductionFactor` of the trials that reached its rung.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub successive_halving_stopping_spec: Option<SuccessiveHalvingStoppingSpecW>,
     /// v1beta1's deprecated form of `convexAutomatedStoppingSpec`; accepted, and echoed as that.
     #[serde(skip_serializing)]
     pub convex_stop_config: Option<ConvexStopConfigW>,
@@ -201,6 +207,52 @@ pub struct ConvexAutomatedStoppingSpecW {
     /// Not supported: `true` is refused with a 400.
     #[serde(skip_serializing_if = "is_default")]
     pub update_all_stopped_trials: bool,
+}
+
+/// `successiveHalvingStoppingSpec` (bo extension; see bo-core's `stopping::successive_halving`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = SuccessiveHalvingStoppingSpec)]
+pub struct SuccessiveHalvingStoppingSpecW {
+    /// The lowest rung: trials are not judged before it. Unset: 1.
+    #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = super::opt_int64_schema)]
+    pub min_step_count: Option<i64>,
+    /// Required: a full training's position; rungs sit below it and a trial at it is not judged.
+    #[serde(with = "opt_int64", skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = super::opt_int64_schema)]
+    pub max_step_count: Option<i64>,
+    /// The factor between rungs; `1/reductionFactor` of the trials at a rung go on. Unset: 3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reduction_factor: Option<f64>,
+    /// Positions are elapsed seconds rather than steps.
+    #[serde(skip_serializing_if = "is_default")]
+    pub use_elapsed_duration: bool,
+}
+
+impl SuccessiveHalvingStoppingSpecW {
+    fn into_domain(self, path: &str) -> Result<SuccessiveHalving, SpaceError> {
+        let Some(max) = self.max_step_count else {
+            return Err(SpaceError::new(format!("{path}.maxStepCount"), "is required: the position of a full training"));
+        };
+        let rule = SuccessiveHalving {
+            min_step_count: self.min_step_count.map_or(successive_halving::DEFAULT_MIN_STEP, |v| v as f64),
+            max_step_count: max as f64,
+            reduction_factor: self.reduction_factor.unwrap_or(successive_halving::DEFAULT_REDUCTION_FACTOR),
+            use_elapsed_duration: self.use_elapsed_duration,
+        };
+        rule.check(path)?;
+        Ok(rule)
+    }
+
+    fn from_domain(h: &SuccessiveHalving) -> SuccessiveHalvingStoppingSpecW {
+        SuccessiveHalvingStoppingSpecW {
+            min_step_count: Some(h.min_step_count.round() as i64),
+            max_step_count: Some(h.max_step_count.round() as i64),
+            reduction_factor: Some(h.reduction_factor),
+            use_elapsed_duration: h.use_elapsed_duration,
+        }
+    }
 }
 
 /// v1beta1's deprecated `StudySpec.ConvexStopConfig`: `convexAutomatedStoppingSpec` under older
@@ -570,6 +622,7 @@ impl StudySpecW {
             (self.decay_curve_stopping_spec.is_some(), "decayCurveStoppingSpec"),
             (self.convex_automated_stopping_spec.is_some(), "convexAutomatedStoppingSpec"),
             (self.convex_stop_config.is_some(), "convexStopConfig"),
+            (self.successive_halving_stopping_spec.is_some(), "successiveHalvingStoppingSpec"),
         ]
         .into_iter()
         .filter_map(|(present, field)| present.then_some(field))
@@ -620,6 +673,8 @@ impl StudySpecW {
             Some(StoppingSpec::Convex(c.into_domain(&space, limits, "studySpec.convexAutomatedStoppingSpec")?))
         } else if let Some(c) = self.convex_stop_config {
             Some(StoppingSpec::Convex(ConvexAutomatedStoppingSpecW::from(c).into_domain(&space, limits, "studySpec.convexStopConfig")?))
+        } else if let Some(h) = self.successive_halving_stopping_spec {
+            Some(StoppingSpec::SuccessiveHalving(h.into_domain("studySpec.successiveHalvingStoppingSpec")?))
         } else {
             None
         };
@@ -679,6 +734,10 @@ impl StudySpecW {
             },
             convex_automated_stopping_spec: match &spec.stopping {
                 Some(StoppingSpec::Convex(c)) => Some(ConvexAutomatedStoppingSpecW::from_domain(c)),
+                _ => None,
+            },
+            successive_halving_stopping_spec: match &spec.stopping {
+                Some(StoppingSpec::SuccessiveHalving(h)) => Some(SuccessiveHalvingStoppingSpecW::from_domain(h)),
                 _ => None,
             },
             transfer_learning_config: (spec.transfer != Transfer::default()).then(|| TransferLearningConfigW {
