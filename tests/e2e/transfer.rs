@@ -89,6 +89,10 @@ fn populate(api: &Api, name: &str, completed: usize) -> String {
                     Some(json!({"trialInfeasible": true, "infeasibleReason": "diverged, \"NaN\" loss"})),
                 );
             } else {
+                if done % 7 == 5 {
+                    // Stopped early: a partial result, which keeps its stop time.
+                    api.ok("POST", &format!("{at}:stop"), Some(json!({})));
+                }
                 api.ok(
                     "POST",
                     &format!("{at}:complete"),
@@ -148,6 +152,7 @@ fn a_study_exported_over_rest_imports_into_another_server_and_serves_the_same_tr
         let study = populate(&alice, "to move", 28);
         let before = trials(&alice, &study);
         assert_eq!(before.len(), 30, "28 finished, 2 running and 1 requested, less the deleted one");
+        assert_eq!(before.iter().filter(|t| t.get("stopTime").is_some()).count(), 4, "four were stopped");
 
         let (status, headers, document) = alice.text("GET", &format!("/studies/{study}:export"), None);
         assert_eq!(status, StatusCode::OK, "{document}");
@@ -180,9 +185,13 @@ fn a_study_exported_over_rest_imports_into_another_server_and_serves_the_same_tr
         let (status, _, journal) = alice.text("GET", &format!("/studies/{study}:export?format=optuna-journal"), None);
         assert_eq!(status, StatusCode::OK);
         assert_eq!(journal.lines().count(), 4 + 30, "the study's four operations and a trial each");
-        for line in journal.lines() {
-            serde_json::from_str::<Value>(line).expect("each journal line is JSON");
-        }
+        let states: Vec<i64> = journal
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).expect("each journal line is JSON"))
+            .filter(|op| op["op_code"] == 4)
+            .map(|op| op["state"].as_i64().unwrap())
+            .collect();
+        assert_eq!(states.iter().filter(|s| **s == 2).count(), 4, "the stopped trials are Optuna's pruned ones: {states:?}");
 
         // Another project's study and upload are 404, as a path that exists nowhere.
         let foreign = bob.call("GET", &format!("/v1/projects/team-a/locations/lab/studies/{study}:export"), None);

@@ -107,6 +107,11 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
                                        update_all_stopped_trials=False),
             study_stopping=bo.StudyStopping(should_stop_asap=True), transfer_learning=False,
         ),
+        client.create_study(
+            "all-asha", full_space(), {"accuracy": "MAXIMIZE"},
+            stopping=bo.SuccessiveHalvingStopping(max_step_count=27, min_step_count=1, reduction_factor=3,
+                                                  use_elapsed_duration=False),
+        ),
     ]
     settable = {p for spec in sent for p in json_paths(spec)}
     missing = sorted(wanted - settable)
@@ -119,6 +124,7 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
     assert studies[2].spec["transferLearningConfig"] == {"disableTransferLearning": True}
     assert studies[0].objective_ids == ["accuracy"]
     assert "convexAutomatedStoppingSpec" in studies[2].spec and studies[2].spec["studyStoppingConfig"]["shouldStopAsap"] is True
+    assert studies[3].spec["successiveHalvingStoppingSpec"] == {"minStepCount": "1", "maxStepCount": "27", "reductionFactor": 3.0}
 
 
 def test_typed_spec_errors_are_caught_before_sending() -> None:

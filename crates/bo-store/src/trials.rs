@@ -298,7 +298,7 @@ pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial:
     let objective = apart.metric.as_str();
     sqlx::query(
         "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, \
-         objective, is_unsafe, change_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $11 = 1 THEN $10 END, $12, \
+         objective, is_unsafe, stopped_ms, change_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $11 = 1 THEN $10 END, $12, $13, \
          (SELECT change_seq FROM studies WHERE id = $1))",
     )
     .bind(study_id)
@@ -313,6 +313,7 @@ pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial:
     .bind(final_objective(trial, objective).unwrap_or(0.0))
     .bind(i64::from(final_objective(trial, objective).is_some()))
     .bind(i64::from(apart.is_unsafe(trial)))
+    .bind(trial.stop_time_ms)
     .execute(&mut *conn)
     .await?;
     insert_measurements(conn, study_id, trial.id, 0, &trial.measurements, objective).await

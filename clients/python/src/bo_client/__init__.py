@@ -15,7 +15,7 @@ from ._http import ApiError, ConnectionFailed, RetryPolicy
 from .client import Client, Measurement, Prediction, Study, Trial
 from .optimize import Infeasible, OptimizeResult
 from .space import Parameter, SearchSpace
-from .spec import ConvexStopping, DecayCurveStopping, MedianStopping, Metric, StudyStopping
+from .spec import ConvexStopping, DecayCurveStopping, MedianStopping, Metric, StudyStopping, SuccessiveHalvingStopping
 
 __all__ = [
     "ApiError",
@@ -34,6 +34,7 @@ __all__ = [
     "SearchSpace",
     "Study",
     "StudyStopping",
+    "SuccessiveHalvingStopping",
     "Trial",
 ]
 __version__ = "0.2.0"

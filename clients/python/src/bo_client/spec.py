@@ -18,7 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Union
 
-__all__ = ["ConvexStopping", "DecayCurveStopping", "MedianStopping", "Metric", "Stopping", "StudyStopping"]
+__all__ = [
+    "ConvexStopping",
+    "DecayCurveStopping",
+    "MedianStopping",
+    "Metric",
+    "Stopping",
+    "StudyStopping",
+    "SuccessiveHalvingStopping",
+]
 
 Json = Any
 
@@ -116,6 +124,31 @@ class ConvexStopping:
 
 
 @dataclass(frozen=True)
+class SuccessiveHalvingStopping:
+    """Asynchronous successive halving (ASHA's promotion rule; a bo extension): at rungs
+    ``min_step_count * reduction_factor**k`` below ``max_step_count`` (a full training, in steps
+    or seconds with ``use_elapsed_duration``), a trial goes on only while it is among the best
+    ``1 / reduction_factor`` of the trials that reached its rung. A stopped trial's result is
+    partial: the model learns its predicted final value, and it is not the study's best while a
+    trial trained in full is there."""
+
+    max_step_count: int
+    min_step_count: int = 1
+    reduction_factor: float = 3.0
+    use_elapsed_duration: bool = False
+
+    def to_vertex(self) -> Json:
+        return {
+            "successiveHalvingStoppingSpec": {
+                "minStepCount": str(int(self.min_step_count)),
+                "maxStepCount": str(int(self.max_step_count)),
+                "reductionFactor": float(self.reduction_factor),
+                "useElapsedDuration": self.use_elapsed_duration,
+            }
+        }
+
+
+@dataclass(frozen=True)
 class StudyStopping:
     """When the whole study stops (``studyStoppingConfig``), read before each suggestion:
     ``should_stop_asap``; at ``max_num_trials``; after ``max_num_trials_no_progress`` completed
@@ -160,4 +193,4 @@ class StudyStopping:
 
 
 #: One of the automated stopping rules (a study has at most one).
-Stopping = Union[MedianStopping, DecayCurveStopping, ConvexStopping]
+Stopping = Union[MedianStopping, DecayCurveStopping, ConvexStopping, SuccessiveHalvingStopping]

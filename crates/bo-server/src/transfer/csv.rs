@@ -13,7 +13,7 @@ pub fn header(spec: &StudySpec, out: &mut impl Write) -> std::io::Result<()> {
     let mut header: Vec<String> = vec!["trial".into(), "state".into()];
     header.extend(spec.space.params().iter().map(|p| p.id.clone()));
     header.extend(spec.metrics.iter().map(|m| m.id.clone()));
-    header.extend(["measurements", "start_time", "end_time", "client_id", "infeasible_reason"].map(String::from));
+    header.extend(["measurements", "start_time", "end_time", "client_id", "infeasible_reason", "stop_time"].map(String::from));
     line(out, &header)
 }
 
@@ -35,6 +35,7 @@ pub fn row(spec: &StudySpec, t: &Trial, out: &mut impl Write) -> std::io::Result
     row.push(t.end_time_ms.map(format_time).unwrap_or_default());
     row.push(t.client_id.clone());
     row.push(t.infeasible_reason.clone());
+    row.push(t.stop_time_ms.map(format_time).unwrap_or_default());
     line(out, &row)
 }
 

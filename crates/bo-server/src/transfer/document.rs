@@ -189,7 +189,7 @@ pub fn trial_from_wire(t: TrialW, spec: &bo_core::StudySpec, limits: &Limits, at
         infeasible_reason: t.infeasible_reason,
         start_time_ms: parse_time(&t.start_time, &format!("{at}.startTime"))?,
         end_time_ms: if t.end_time.is_empty() { None } else { Some(parse_time(&t.end_time, &format!("{at}.endTime"))?) },
-        stop_time_ms: None,
+        stop_time_ms: if t.stop_time.is_empty() { None } else { Some(parse_time(&t.stop_time, &format!("{at}.stopTime"))?) },
     })
 }
 

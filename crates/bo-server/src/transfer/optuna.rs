@@ -4,7 +4,8 @@
 //!
 //! Out: a `CREATE_STUDY` with one direction per metric, the bo study's name and spec as study
 //! user attributes, then one `CREATE_TRIAL` per trial carrying everything (Optuna's own
-//! `create_new_trial(template_trial=…)` form). SUCCEEDED is `COMPLETE`, INFEASIBLE `FAIL`,
+//! `create_new_trial(template_trial=…)` form). SUCCEEDED is `COMPLETE` (`PRUNED` when partial,
+//! in a one-metric study), INFEASIBLE `FAIL`,
 //! REQUESTED `WAITING`, ACTIVE and STOPPING `RUNNING`. Each trial's distributions are its active
 //! parameters' (a conditional space is Optuna's "define-by-run" space): DOUBLE is
 //! `FloatDistribution` (`log` for a log scale; a reverse-log scale has no Optuna counterpart and
@@ -15,8 +16,9 @@
 //! In: the journal is replayed (create/delete study, create trial, set param, set state and
 //! values, set intermediate value, attributes) and the chosen study's finished trials become bo
 //! trials of the search space the user supplies: `COMPLETE` SUCCEEDED with its values as the
-//! metrics in order, `PRUNED` SUCCEEDED at its last intermediate value (a one-metric study;
-//! otherwise INFEASIBLE), `FAIL` INFEASIBLE; RUNNING and WAITING trials are left out and counted.
+//! metrics in order, `PRUNED` SUCCEEDED at its last intermediate value and partial (a one-metric
+//! study; otherwise INFEASIBLE), `FAIL` INFEASIBLE; RUNNING and WAITING trials are left out and
+//! counted.
 
 use std::collections::BTreeMap;
 
@@ -80,6 +82,8 @@ pub fn trial_line(spec: &StudySpec, t: &Trial) -> Value {
         params.insert(id.to_owned(), internal);
     }
     let state = match t.state {
+        // A partial result of one metric is Optuna's pruned trial, valued at its last value.
+        TrialState::Succeeded if t.is_partial() && spec.metrics.len() == 1 => PRUNED,
         TrialState::Succeeded => COMPLETE,
         TrialState::Infeasible => FAIL,
         TrialState::Requested => WAITING,
@@ -380,7 +384,8 @@ pub fn import(
             infeasible_reason: reason,
             start_time_ms: start,
             end_time_ms: Some(end),
-            stop_time_ms: None,
+            // A pruned trial was stopped: its result is partial.
+            stop_time_ms: (t.state == PRUNED && state == TrialState::Succeeded).then_some(end),
         });
     }
     let display_name = target.display_name.unwrap_or(name).to_owned();

@@ -91,6 +91,11 @@ pub struct TrialW {
     /// Output only, RFC 3339; set once completed.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub end_time: String,
+    /// Output only (bo extension), RFC 3339: when the trial was asked to stop, by the study's
+    /// stopping rule or its client. A trial completed after it is partial: the designers learn
+    /// its predicted final value, and "best" ranks it only while no trial was trained in full.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stop_time: String,
     /// Output only: the client the trial was handed to.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub client_id: String,
@@ -132,6 +137,7 @@ impl TrialW {
             measurements: trial.measurements.iter().map(measurement_to_wire).collect(),
             start_time: format_time(trial.start_time_ms),
             end_time: trial.end_time_ms.map(format_time).unwrap_or_default(),
+            stop_time: trial.stop_time_ms.map(format_time).unwrap_or_default(),
             client_id: trial.client_id.clone(),
             infeasible_reason: trial.infeasible_reason.clone(),
             custom_job: String::new(),
