@@ -177,6 +177,9 @@ pub enum Partials {
     /// Its last value, as if it were the configuration's result (the service before partial
     /// results were modelled).
     Last,
+    /// Its predicted final value less one standard deviation of the prediction: a candidate
+    /// rule, measured against `Model`.
+    Cautious,
 }
 
 impl Rule {
@@ -337,7 +340,7 @@ pub fn run(
         trials.push(trial);
         // The rules' view of the finished trials, as a service reads it at each data version, and
         // the partial trials' predicted final values, from the same model.
-        let model_partials = partials == Partials::Model && trials.iter().any(Trial::is_partial);
+        let model_partials = partials != Partials::Last && trials.iter().any(Trial::is_partial);
         if matches!(rule, Rule::DecayCurve | Rule::Convex) || model_partials {
             let start = Instant::now();
             finished = Finished::from_trials(&spec, &trials, 0, false);
@@ -350,7 +353,11 @@ pub fn run(
             trace.rule_seconds += start.elapsed().as_secs_f64();
         }
         if model_partials && let Some(m) = &curve_model {
-            let estimates = partial::estimates(m, &trials, &partial::curves_of(&spec, &trials));
+            let mut estimates = partial::estimates(m, &trials, &partial::curves_of(&spec, &trials));
+            if partials == Partials::Cautious {
+                // The objective is maximised here.
+                estimates.values_mut().for_each(|e| e.mean -= e.sd);
+            }
             history = partial::observations(&spec, &trials, &estimates);
         }
         trace.spent.push(spent);

@@ -183,7 +183,8 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "none,median,decay,convex,asha")]
         rules: Vec<String>,
         /// What the designer learns from a stopped trial: `model` (its predicted final value, as
-        /// the service does) or `last` (its last value).
+        /// the service does), `last` (its last value) or `cautious` (the prediction less one
+        /// standard deviation).
         #[arg(long, default_value = "model")]
         partials: String,
         /// A directory to write each problem and rule's JSON into (as the peers' script writes it).
@@ -505,7 +506,8 @@ fn main() -> Result<()> {
             let (partials, suffix) = match partials.as_str() {
                 "model" => (curves::Partials::Model, ""),
                 "last" => (curves::Partials::Last, "-last"),
-                other => anyhow::bail!("--partials is model or last, got {other:?}"),
+                "cautious" => (curves::Partials::Cautious, "-cautious"),
+                other => anyhow::bail!("--partials is model, last or cautious, got {other:?}"),
             };
             let rules =
                 rules.iter().map(|r| curves::Rule::parse(r).with_context(|| format!("no rule {r:?}"))).collect::<Result<Vec<_>>>()?;

@@ -33,7 +33,8 @@ pub struct Finished {
     pub curves: Vec<Curve>,
     /// How many SUCCEEDED trials have a curve, in all.
     pub count: usize,
-    /// The best final objective value of any safe SUCCEEDED trial.
+    /// The best final objective value of the safe SUCCEEDED trials trained in full, or of all of
+    /// them while none is (a partial trial's value is not a configuration's result).
     pub best: Option<f64>,
 }
 
@@ -62,11 +63,13 @@ impl Finished {
     pub fn from_trials(study: &StudySpec, trials: &[Trial], except: i64, use_elapsed: bool) -> Finished {
         let objective = study.objective();
         let mut finished = Finished::default();
+        let mut best_partial: Option<f64> = None;
         for t in trials.iter().rev().filter(|t| t.id != except && t.state == TrialState::Succeeded) {
             let Some(m) = t.final_measurement.as_ref() else { continue };
             let Some(&value) = m.metrics.get(&objective.id) else { continue };
-            if study.is_safe(&m.metrics) && finished.best.is_none_or(|b| objective.goal.better(value, b)) {
-                finished.best = Some(value);
+            let best = if t.is_partial() { &mut best_partial } else { &mut finished.best };
+            if study.is_safe(&m.metrics) && best.is_none_or(|b| objective.goal.better(value, b)) {
+                *best = Some(value);
             }
             let points = points(objective, t, use_elapsed);
             if points.is_empty() {
@@ -77,6 +80,7 @@ impl Finished {
                 finished.curves.push(Curve { assignment: t.assignment.clone(), points: thin(&points, CURVE_POINTS), final_value: value });
             }
         }
+        finished.best = finished.best.or(best_partial);
         finished
     }
 
