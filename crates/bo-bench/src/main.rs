@@ -173,7 +173,7 @@ enum Command {
         /// Epochs per seed (a full training is 50).
         #[arg(long, default_value_t = 2000)]
         budget: usize,
-        /// Number of seeds (0, 1, …).
+        /// Number of seeds (from `--first-seed`, 0 unless given).
         #[arg(long, default_value_t = 10)]
         seeds: u64,
         /// Problems, comma-separated (default: all).
@@ -182,6 +182,9 @@ enum Command {
         /// Rules, comma-separated: none, median, decay, convex, asha.
         #[arg(long, value_delimiter = ',', default_value = "none,median,decay,convex,asha")]
         rules: Vec<String>,
+        /// The first seed: seeds run from it on (a validation half after a choosing half).
+        #[arg(long, default_value_t = 0)]
+        first_seed: u64,
         /// What the designer learns from a stopped trial: `model` (its predicted final value, as
         /// the service does), `last` (its last value) or `cautious` (the prediction less one
         /// standard deviation).
@@ -501,7 +504,7 @@ fn main() -> Result<()> {
                 }
             }
         }
-        Command::Curves { algorithm, config, budget, seeds, problems: names, rules, partials, out } => {
+        Command::Curves { algorithm, config, budget, seeds, first_seed, problems: names, rules, partials, out } => {
             let config = parse_config(config)?;
             let (partials, suffix) = match partials.as_str() {
                 "model" => (curves::Partials::Model, ""),
@@ -532,7 +535,7 @@ fn main() -> Result<()> {
             for p in &chosen {
                 let optimum = p.optimum();
                 for &rule in &rules {
-                    let runs = (0..seeds)
+                    let runs = (first_seed..first_seed + seeds)
                         .map(|seed| curves::run(p, &algorithm, config.clone(), rule, partials, budget, seed))
                         .collect::<Result<Vec<_>>>()?;
                     let at =
