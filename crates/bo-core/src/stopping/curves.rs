@@ -137,6 +137,16 @@ pub(super) mod testing {
             .collect()
     }
 
+    /// A trial in `state` whose measurements of `acc` are `curve`'s (step, value) pairs, two
+    /// seconds a step.
+    pub fn trial(id: i64, state: TrialState, curve: &[(i64, f64)]) -> Trial {
+        let measurements = curve
+            .iter()
+            .map(|&(step, v)| Measurement { step_count: step, elapsed_secs: step as f64 * 2.0, metrics: [("acc".to_owned(), v)].into() })
+            .collect();
+        Trial { id, state, measurements, ..running(0.0, 0.0, 0) }
+    }
+
     /// A running trial at (x, y) measured for `up_to` steps.
     pub fn running(x: f64, y: f64, up_to: usize) -> Trial {
         Trial {

@@ -62,37 +62,12 @@ pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use rand::SeedableRng;
 
     use super::*;
+    use crate::stopping::curves::testing::trial;
     use crate::stopping::{Check, check, decide};
     use crate::study::{Goal, StoppingSpec};
-    use crate::trial::Assignment;
-    use crate::trial::Measurement;
-
-    fn trial(id: i64, state: TrialState, curve: &[(i64, f64)]) -> Trial {
-        Trial {
-            id,
-            state,
-            assignment: Assignment::default(),
-            measurements: curve
-                .iter()
-                .map(|(step, v)| Measurement {
-                    step_count: *step,
-                    elapsed_secs: *step as f64 * 2.0,
-                    metrics: BTreeMap::from([("acc".into(), *v)]),
-                })
-                .collect(),
-            final_measurement: None,
-            client_id: String::new(),
-            infeasible_reason: String::new(),
-            start_time_ms: 0,
-            end_time_ms: None,
-            stop_time_ms: None,
-        }
-    }
 
     fn study(rule: StoppingSpec) -> crate::StudySpec {
         let mut s = crate::StudySpec::new("acc", Goal::Maximize, crate::designer::testing::fixtures::unit_cube(1), "RANDOM_SEARCH");

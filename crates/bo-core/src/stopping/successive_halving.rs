@@ -144,32 +144,13 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
+    use crate::stopping::curves::testing::trial;
     use crate::study::Goal;
-    use crate::trial::{Assignment, Measurement, TrialState};
+    use crate::trial::TrialState;
 
     fn rule() -> SuccessiveHalving {
         SuccessiveHalving { min_step_count: 1.0, max_step_count: 27.0, reduction_factor: 3.0, use_elapsed_duration: false }
-    }
-
-    fn trial(id: i64, curve: &[(i64, f64)]) -> Trial {
-        Trial {
-            id,
-            state: TrialState::Active,
-            assignment: Assignment::default(),
-            measurements: curve
-                .iter()
-                .map(|&(s, v)| Measurement { step_count: s, elapsed_secs: s as f64, metrics: BTreeMap::from([("loss".into(), v)]) })
-                .collect(),
-            final_measurement: None,
-            client_id: String::new(),
-            infeasible_reason: String::new(),
-            start_time_ms: 0,
-            end_time_ms: None,
-            stop_time_ms: None,
-        }
     }
 
     #[test]
@@ -199,11 +180,11 @@ mod tests {
 
     #[test]
     fn a_trial_is_judged_at_the_first_measurement_past_its_highest_rung() {
-        let loss = MetricSpec::objective("loss", Goal::Minimize);
-        let t = trial(1, &[(1, 0.9), (2, 0.8), (4, 0.5), (5, 0.1)]);
+        let loss = MetricSpec::objective("acc", Goal::Minimize);
+        let t = trial(1, TrialState::Active, &[(1, 0.9), (2, 0.8), (4, 0.5), (5, 0.1)]);
         assert_eq!(value_at(&loss, &t, 3.0, false), Some(0.5));
         assert_eq!(value_at(&loss, &t, 9.0, false), None);
-        let others = vec![t.clone(), trial(2, &[(3, 0.2)]), trial(3, &[(1, 0.1)])];
+        let others = vec![t.clone(), trial(2, TrialState::Succeeded, &[(3, 0.2)]), trial(3, TrialState::Active, &[(1, 0.1)])];
         assert_eq!(values_at(&loss, &others, 1, 3.0, false), vec![0.2]);
     }
 
