@@ -157,9 +157,14 @@ def _train_mlp(c: Dict[str, Any]) -> List[float]:
         momentum=c["momentum"], nesterovs_momentum=True, alpha=c["alpha"], batch_size=c["batch_size"], random_state=0,
         warm_start=True, max_iter=1, shuffle=True,
     )
-    out = []
+    out: List[float] = []
     for _ in range(30):
-        model.fit(x_train, y_train)
+        try:
+            model.fit(x_train, y_train)
+        except ValueError:
+            # Diverged ("non-finite parameter weights"): as a training job would report it, the
+            # error of a classifier that knows nothing from here on.
+            return out + [1.0] * (30 - len(out))
         out.append(1.0 - model.score(x_valid, y_valid))
     return out
 

@@ -212,6 +212,8 @@ impl Store {
             for (curve, id) in curves.iter_mut().zip(&ids) {
                 curve.points = by_trial.remove(id).unwrap_or_default();
             }
+            // A trial deleted, or pushed out of the newest by one finishing, between the reads.
+            curves.retain(|c| !c.points.is_empty());
         }
         Ok(Finished { curves, count: usize::try_from(count).unwrap_or(0), best })
     }

@@ -1,9 +1,10 @@
 //! Early-stopping decisions (`bo_core::stopping`): the median rule from running averages the
-//! database aggregates; successive halving from the values at a rung it picks out; the curve rules from the finished trials' thinned curves, computed on a
-//! blocking thread. The decay-curve model is fitted once per data version (fits of one study take
-//! turns on its slot, warm-started from the last θ) and kept in the study's slot; judging a trial
-//! only conditions it on the trial's curve, and the same model predicts the final values of the
-//! partial trials a refit learns from. Nothing here runs inside a transaction.
+//! database aggregates; successive halving from the values at a rung it picks out; the curve
+//! rules from the finished trials' thinned curves, computed on a blocking thread. The
+//! decay-curve model is fitted once per data version (fits of one study take turns on its slot,
+//! warm-started from the last θ) and kept in the study's slot; judging a trial only conditions it
+//! on the trial's curve, and the same model predicts the final values of the partial trials a
+//! refit learns from. Nothing here runs inside a transaction.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,8 +12,7 @@ use std::sync::Arc;
 use bo_core::stopping::decay_curve::{DecayCurveModel, too_few};
 use bo_core::stopping::partial::{self, Estimate};
 use bo_core::stopping::{Check, StoppingDecision, check, convex, median_decision, successive_halving};
-use bo_core::{Goal, StoppingSpec};
-use bo_core::{Trial, TrialState};
+use bo_core::{Goal, StoppingSpec, Trial, TrialState};
 use bo_store::StudyRecord;
 use rand::SeedableRng;
 
