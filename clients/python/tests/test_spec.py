@@ -6,6 +6,7 @@ import json
 import pathlib
 from typing import Any, Dict, Iterator, List, Set
 
+import numpy as np
 import pytest
 
 import bo_client as bo
@@ -109,8 +110,9 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
         ),
         client.create_study(
             "all-asha", full_space(), {"accuracy": "MAXIMIZE"},
-            stopping=bo.SuccessiveHalvingStopping(max_step_count=27, min_step_count=1, reduction_factor=3,
-                                                  use_elapsed_duration=False),
+            # Settings as ML code computes them: numpy numbers.
+            stopping=bo.SuccessiveHalvingStopping(max_step_count=np.int64(27), min_step_count=np.int32(1),
+                                                  reduction_factor=np.float32(3.0), use_elapsed_duration=False),
         ),
     ]
     settable = {p for spec in sent for p in json_paths(spec)}
