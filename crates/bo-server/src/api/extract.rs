@@ -92,13 +92,47 @@ pub fn parse_body_now<T: DeserializeOwned>(bytes: &[u8], limits: &Limits) -> Res
     normalize_keys(&mut value);
     serde_path_to_error::deserialize(super::wire::strict::Strict(value)).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
+        let inner = in_words(&e.into_inner().to_string());
         if path == "." {
             ApiError::invalid(format!("invalid request body: {inner}"))
         } else {
             ApiError::invalid(format!("{path}: {inner}"))
         }
     })
+}
+
+/// serde's message with the Rust type it expected in words: "expected u32" reads "expected an
+/// integer from 0 to 4294967295", "expected f64" reads "expected a number".
+fn in_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 12] = [
+        ("u8", "an integer from 0 to 255"),
+        ("u16", "an integer from 0 to 65535"),
+        ("u32", "an integer from 0 to 4294967295"),
+        ("u64", "a non-negative integer"),
+        ("usize", "a non-negative integer"),
+        ("i8", "an integer from -128 to 127"),
+        ("i16", "an integer from -32768 to 32767"),
+        ("i32", "an integer from -2147483648 to 2147483647"),
+        ("i64", "an integer"),
+        ("isize", "an integer"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+    ];
+    let mut out = message.to_owned();
+    for (ty, words) in WORDS {
+        let needle = format!("expected {ty}");
+        let mut from = 0;
+        while let Some(at) = out[from..].find(&needle).map(|i| i + from) {
+            let end = at + needle.len();
+            if out[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                from = end;
+                continue;
+            }
+            out.replace_range(at..end, &format!("expected {words}"));
+            from = at + "expected ".len() + words.len();
+        }
+    }
+    out
 }
 
 /// Every string and key of a body, at any depth, is free text at most: no NUL or other control
@@ -188,6 +222,29 @@ mod tests {
         let e = parse::<serde_json::Value>(id.as_bytes()).unwrap_err();
         assert!(format!("{e:?}").contains("p[0].parameterId") && format!("{e:?}").contains("--max-id-length"), "{e:?}");
         assert!(parse::<serde_json::Value>(br#"{"reason": "line 1\nline 2\ttab"}"#).is_ok());
+    }
+
+    /// A user reads what was expected, never a Rust type.
+    #[test]
+    fn wrong_types_are_named_in_words() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Counts {
+            small: Option<u32>,
+            big: Option<i64>,
+            x: Option<f64>,
+        }
+        for (body, field, words) in [
+            (&br#"{"small": 2.5}"#[..], "small", "an integer from 0 to 4294967295"),
+            (br#"{"small": -1}"#, "small", "an integer from 0 to 4294967295"),
+            (br#"{"big": "x"}"#, "big", "expected an integer"),
+            (br#"{"x": true}"#, "x", "expected a number"),
+        ] {
+            let e = format!("{:?}", parse::<Counts>(body).unwrap_err());
+            assert!(e.contains(field) && e.contains(words), "{e}");
+            assert!(!["u32", "i64", "f64"].iter().any(|t| e.contains(t)), "{e}");
+        }
+        assert_eq!(super::in_words("expected u32, expected u64x"), "expected an integer from 0 to 4294967295, expected u64x");
     }
 
     #[test]
