@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compute to quality on real training curves (issue 45), in one run: every arm of
-# bench/peers/real_curves_bench.py (bo over HTTP with each stopping rule, successive halving too; Optuna TPE with no
+# bench/peers/real_curves_bench.py (bo over HTTP with each stopping rule, successive halving and Hyperband too; Optuna TPE with no
 # pruner, the median pruner, successive halving and Hyperband) on the three real-curve problems,
 # the same seeds and budget; prints the table for docs/benchmarks.md. Curves are cached under
 # target/real-curves/, so a second run trains nothing it has trained before.
@@ -13,7 +13,7 @@ out=target/real-curves-runs
 rm -rf "$out" && mkdir -p "$out"
 cargo build --release -q -p bo-server
 for problem in mlp_digits hgb_classify sgd_classify; do
-    for arm in optuna:none optuna:median optuna:sha optuna:hyperband bo:none bo:median bo:decay bo:convex bo:asha; do
+    for arm in optuna:none optuna:median optuna:sha optuna:hyperband bo:none bo:median bo:decay bo:convex bo:asha bo:hyperband; do
         bash bench/peers/run.sh --real-curves --problem "$problem" --arm "$arm" --seeds "$seeds" --trainings "$trainings" \
             --out "$out/$problem-${arm/:/-}.json"
     done

@@ -22,7 +22,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 from real_curves import PROBLEMS, Problem, declare  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ARMS = ["optuna:none", "optuna:median", "optuna:sha", "optuna:hyperband", "bo:none", "bo:median", "bo:decay", "bo:convex", "bo:asha"]
+ARMS = ["optuna:none", "optuna:median", "optuna:sha", "optuna:hyperband", "bo:none", "bo:median", "bo:decay", "bo:convex", "bo:asha",
+        "bo:hyperband"]
 
 
 def optuna_run(problem: Problem, pruner_name: str, budget: int, seed: int) -> Dict[str, Any]:
@@ -112,7 +113,10 @@ def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> 
         at = root if p.when is None else made[p.when[0]].when(*p.when[1])
         made[p.name] = declare(p, at.categorical, at.integer, at.float)
     stopping = {"none": None, "median": bo.MedianStopping(), "decay": bo.DecayCurveStopping(), "convex": bo.ConvexStopping(),
-                "asha": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3)}[rule]
+                "asha": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3),
+                # A bracket at each rung 1, 3, 9, … below the full training, as Optuna's HyperbandPruner.
+                "hyperband": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3,
+                                                          brackets=sum(1 for k in range(64) if 3 ** k < problem.steps))}[rule]
     client = bo.Client(server.url, project="curves")
     study = client.create_study(f"{problem.name}-{rule}-seed{seed}", root, metrics={"error": "MINIMIZE"}, stopping=stopping)
     trace = Trace(seed)

@@ -795,6 +795,10 @@ fn contexts_and_safety_configs_are_bounded() {
             (json!({"maxStepCount": "10", "reductionFactor": 1}), vec!["reductionFactor", "1.5 to 100"]),
             (json!({"maxStepCount": "9000000000000000000", "reductionFactor": 1.5}), vec!["reductionFactor", "rungs"]),
             (json!({"maxStepCount": "10", "rungs": 3}), vec!["rungs"]),
+            (json!({"maxStepCount": "10", "brackets": 0}), vec!["brackets", "from 1 to 3"]),
+            (json!({"maxStepCount": "10", "brackets": 4}), vec!["brackets", "from 1 to 3"]),
+            (json!({"maxStepCount": "10", "brackets": 1e12}), vec!["brackets", "an integer from 0 to"]),
+            (json!({"maxStepCount": "10", "brackets": -1}), vec!["brackets", "an integer from 0 to"]),
         ] {
             let (status, body) = s.post("/studies", with_rule("successiveHalvingStoppingSpec", value.clone()));
             assert_eq!(status, 400, "{value}: {body}");

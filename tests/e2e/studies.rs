@@ -381,7 +381,7 @@ fn successive_halving_keeps_the_best_third_at_each_rung() {
         let got = s.ok_get(&format!("/studies/{study}"));
         assert_eq!(
             got["studySpec"]["successiveHalvingStoppingSpec"],
-            json!({"minStepCount": "1", "maxStepCount": "9", "reductionFactor": 3.0}),
+            json!({"minStepCount": "1", "maxStepCount": "9", "reductionFactor": 3.0, "brackets": 1}),
             "the defaults are echoed: {got}"
         );
         let measure = |trial: &str, curve: &[(i64, f64)]| {
@@ -423,6 +423,47 @@ fn successive_halving_keeps_the_best_third_at_each_rung() {
         let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
         let best: Vec<&str> = optimal["optimalTrials"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
         assert_eq!(best, vec!["1"], "the best trained in full, not the partial {partial}: {optimal}");
+    }
+}
+
+/// Asynchronous Hyperband on the real server (rungs at 1 and 3 below 9, two brackets: trials 1, 2,
+/// 4, 5, 7 in the first, starting at rung 1; 3, 6, 8 in the second, starting at rung 3): a trial
+/// is judged only from its bracket's first rung, and only against its bracket's trials.
+#[test]
+fn hyperband_brackets_judge_each_trial_within_its_bracket() {
+    for db in databases("hyperband_brackets") {
+        let s = Server::start(&db);
+        let spec = json!({"displayName": "hyperband", "studySpec": {
+            "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH",
+            "successiveHalvingStoppingSpec": {"maxStepCount": "9", "brackets": 2},
+            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}});
+        let study = s.create_study(spec);
+        assert_eq!(s.ok_get(&format!("/studies/{study}"))["studySpec"]["successiveHalvingStoppingSpec"]["brackets"], 2);
+        let measure = |trial: &str, step: i64, v: f64| {
+            s.ok_post(
+                &format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
+                json!({"measurement": {"stepCount": step, "metrics": [{"metricId": "loss", "value": v}]}}),
+            );
+        };
+        let check = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:checkTrialEarlyStoppingState"), json!({}));
+        let stops = |t: &str| check(t)["response"].get("shouldStop").is_some_and(|v| v == true);
+        let trials: Vec<String> = (0..3).map(|k| id(&s.suggest(&study, 1, &format!("w{k}"))[0])).collect();
+        assert_eq!(trials, ["1", "2", "3"]);
+        // Trial 1 (first bracket) sets the bar at rung 1 and reaches rung 3 at 0.2.
+        measure("1", 1, 0.5);
+        assert!(!stops("1"), "the first of its bracket at rung 1");
+        measure("1", 3, 0.2);
+        assert!(!stops("1"));
+        // Trial 2, the first bracket's too, is judged at rung 1 against trial 1's 0.5.
+        measure("2", 1, 0.9);
+        assert!(stops("2"), "0.9 at rung 1 against 0.5 in its bracket");
+        // Trial 3 is in the second bracket: not judged at step 1, however bad.
+        measure("3", 1, 0.95);
+        assert!(!stops("3"), "below its bracket's first rung");
+        // At rung 3 it is the first of its bracket, though trial 1 had 0.2 there.
+        measure("3", 3, 0.6);
+        assert!(!stops("3"), "judged only within its bracket");
+        assert_eq!(s.ok_get(&format!("/studies/{study}/trials/3"))["state"], "ACTIVE");
     }
 }
 

@@ -112,7 +112,8 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
             "all-asha", full_space(), {"accuracy": "MAXIMIZE"},
             # Settings as ML code computes them: numpy numbers.
             stopping=bo.SuccessiveHalvingStopping(max_step_count=np.int64(27), min_step_count=np.int32(1),
-                                                  reduction_factor=np.float32(3.0), use_elapsed_duration=False),
+                                                  reduction_factor=np.float32(3.0), use_elapsed_duration=False,
+                                                  brackets=np.int64(2)),
         ),
     ]
     settable = {p for spec in sent for p in json_paths(spec)}
@@ -126,7 +127,8 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
     assert studies[2].spec["transferLearningConfig"] == {"disableTransferLearning": True}
     assert studies[0].objective_ids == ["accuracy"]
     assert "convexAutomatedStoppingSpec" in studies[2].spec and studies[2].spec["studyStoppingConfig"]["shouldStopAsap"] is True
-    assert studies[3].spec["successiveHalvingStoppingSpec"] == {"minStepCount": "1", "maxStepCount": "27", "reductionFactor": 3.0}
+    assert studies[3].spec["successiveHalvingStoppingSpec"] == {
+        "minStepCount": "1", "maxStepCount": "27", "reductionFactor": 3.0, "brackets": 2}
 
 
 def test_typed_spec_errors_are_caught_before_sending() -> None:

@@ -166,6 +166,9 @@ pub enum Rule {
     Convex,
     /// `successiveHalvingStoppingSpec` (rungs 1, 3, 9, 27 below 50 epochs, a third goes on).
     SuccessiveHalving,
+    /// The same with Hyperband's brackets (`hyperband`: one starting at each rung, `brackets:
+    /// 4`; `hyperband2`, `hyperband3`: the first 2 or 3).
+    Hyperband(u32),
 }
 
 /// What the designer learns from a trial a rule stopped.
@@ -191,6 +194,9 @@ impl Rule {
             "decay" => Rule::DecayCurve,
             "convex" => Rule::Convex,
             "asha" => Rule::SuccessiveHalving,
+            "hyperband" => Rule::Hyperband(4),
+            "hyperband2" => Rule::Hyperband(2),
+            "hyperband3" => Rule::Hyperband(3),
             _ => return None,
         })
     }
@@ -203,6 +209,9 @@ impl Rule {
             Rule::DecayCurve => "decay",
             Rule::Convex => "convex",
             Rule::SuccessiveHalving => "asha",
+            Rule::Hyperband(2) => "hyperband2",
+            Rule::Hyperband(3) => "hyperband3",
+            Rule::Hyperband(_) => "hyperband",
         }
     }
 
@@ -212,11 +221,12 @@ impl Rule {
             Rule::Median => Some(StoppingSpec::Median { use_elapsed_duration: false }),
             Rule::DecayCurve => Some(StoppingSpec::DecayCurve { use_elapsed_duration: false }),
             Rule::Convex => Some(StoppingSpec::Convex(ConvexStopping { max_step_count: Some(EPOCHS as f64), ..ConvexStopping::default() })),
-            Rule::SuccessiveHalving => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
+            Rule::SuccessiveHalving | Rule::Hyperband(_) => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
                 min_step_count: 1.0,
                 max_step_count: EPOCHS as f64,
                 reduction_factor: 3.0,
                 use_elapsed_duration: false,
+                brackets: if let Rule::Hyperband(b) = self { b } else { 1 },
             })),
         }
     }
@@ -311,7 +321,7 @@ pub fn run(
                     Some(StoppingSpec::Convex(c)) => convex::decide(c, &spec, &finished, &trial),
                     _ => unreachable!("the convex rule's spec"),
                 },
-                Rule::SuccessiveHalving => bo_core::stopping::decide(&spec, &trial, &trials, &mut rng),
+                Rule::SuccessiveHalving | Rule::Hyperband(_) => bo_core::stopping::decide(&spec, &trial, &trials, &mut rng),
             };
             trace.rule_seconds += start.elapsed().as_secs_f64();
             if decision.should_stop {

@@ -644,12 +644,13 @@ impl Store {
 
     /// Each trial's objective at `rung` — of its first measurement (by position, then arrival)
     /// at or past `rung` (steps, or elapsed seconds `by_elapsed`) — for every trial but `except`
-    /// that reached it, whatever its state: what successive halving ranks a trial among. One
-    /// number per trial, chosen in SQL; a plain read outside any transaction.
-    pub async fn values_at_rung(&self, study_id: i64, except: i64, rung: f64, by_elapsed: bool) -> Result<Vec<f64>, StoreError> {
+    /// that reached it, whatever its state, with the trial's number: what successive halving
+    /// ranks a trial among. One number per trial, chosen in SQL; a plain read outside any
+    /// transaction.
+    pub async fn values_at_rung(&self, study_id: i64, except: i64, rung: f64, by_elapsed: bool) -> Result<Vec<(i64, f64)>, StoreError> {
         let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT v FROM (SELECT m.objective AS v, ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY {position}, m.seq) AS k \
+            "SELECT trial_id, v FROM (SELECT m.trial_id, m.objective AS v, ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY {position}, m.seq) AS k \
              FROM measurements m WHERE m.study_id = $1 AND m.trial_id <> $2 AND m.objective IS NOT NULL AND {position} >= $3) s \
              WHERE k = 1"
         )))
@@ -658,7 +659,7 @@ impl Store {
         .bind(rung)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(|r| r.try_get::<f64, _>("v").map_err(StoreError::from)).collect()
+        rows.iter().map(|r| Ok((r.try_get::<i64, _>("trial_id")?, r.try_get::<f64, _>("v")?))).collect()
     }
 
     /// Records an early-stopping check of a trial decided outside the lock (`should_stop`): a

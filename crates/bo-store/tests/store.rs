@@ -562,9 +562,9 @@ async fn rung_values_partial_curves_and_the_best_trained_in_full() {
         let cut = store.create_trial(study.id, add(TrialState::Requested, vec![at(1, 0.2), at(2, 0.9), at(3, 0.95)], 2), 1).await.unwrap();
         let judged = store.create_trial(study.id, add(TrialState::Requested, vec![at(3, 0.3)], 3), 1).await.unwrap();
         let mut values = store.values_at_rung(study.id, judged.id, 3.0, false).await.unwrap();
-        values.sort_by(f64::total_cmp);
-        assert_eq!(values, vec![0.5, 0.95], "the first measurement at or past the rung, the judged trial left out");
-        assert_eq!(store.values_at_rung(study.id, 0, 10.0, false).await.unwrap(), Vec::<f64>::new());
+        values.sort_by_key(|(id, _)| *id);
+        assert_eq!(values, vec![(full.id, 0.5), (cut.id, 0.95)], "the first measurement at or past the rung, the judged trial left out");
+        assert_eq!(store.values_at_rung(study.id, 0, 10.0, false).await.unwrap(), Vec::<(i64, f64)>::new());
         let stopped = store.stop_trial(study.id, cut.id, 7).await.unwrap();
         assert_eq!(stopped.stop_time_ms, Some(7));
         let mut spec = spec();

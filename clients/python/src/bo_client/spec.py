@@ -130,12 +130,17 @@ class SuccessiveHalvingStopping:
     or seconds with ``use_elapsed_duration``), a trial goes on only while it is among the best
     ``1 / reduction_factor`` of the trials that reached its rung. A stopped trial's result is
     partial: the model learns its predicted final value, and it is not the study's best while a
-    trial trained in full is there."""
+    trial trained in full is there.
+
+    ``brackets`` above 1 makes it asynchronous Hyperband: bracket ``b`` starts ``b`` rungs higher,
+    each trial is judged within its bracket, and trials are spread over brackets as Hyperband
+    spreads them (at most the number of rungs)."""
 
     max_step_count: int
     min_step_count: int = 1
     reduction_factor: float = 3.0
     use_elapsed_duration: bool = False
+    brackets: int = 1
 
     def to_vertex(self) -> Json:
         return {
@@ -143,7 +148,8 @@ class SuccessiveHalvingStopping:
                 "minStepCount": str(int(self.min_step_count)),
                 "maxStepCount": str(int(self.max_step_count)),
                 "reductionFactor": float(self.reduction_factor),
-                "useElapsedDuration": self.use_elapsed_duration,
+                "useElapsedDuration": bool(self.use_elapsed_duration),
+                "brackets": int(self.brackets),
             }
         }
 

@@ -95,11 +95,12 @@ pub fn check(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial)
         StoppingSpec::Median { .. } => Check::Median { at, best, use_elapsed },
         StoppingSpec::DecayCurve { .. } | StoppingSpec::Convex(_) => Check::Curves { use_elapsed },
         StoppingSpec::SuccessiveHalving(rule) => {
-            let Some(rung) = rule.rung_at(at) else {
+            let bracket = rule.bracket_of(trial.id);
+            let Some(rung) = rule.rung_at(at, bracket) else {
                 return Check::Decided(StoppingDecision::go_on(if at >= rule.max_step_count {
                     format!("the trial is at {at}, at or past maxStepCount {}", rule.max_step_count)
                 } else {
-                    format!("the trial is at {at}, below the first rung at {}", rule.min_step_count)
+                    format!("the trial is at {at}, below the first rung of its bracket")
                 }));
             };
             match successive_halving::value_at(objective, trial, rung, use_elapsed) {
@@ -120,7 +121,7 @@ pub fn decide(study: &StudySpec, trial: &Trial, others: &[Trial], rng: &mut dyn 
         Check::Median { use_elapsed, .. } => median_rule(objective, trial, others, use_elapsed),
         Check::Rung { rule, rung, value } => {
             let values = successive_halving::values_at(objective, others, trial.id, rung, rule.use_elapsed_duration);
-            successive_halving::rung_decision(objective, &rule, rung, value, values)
+            successive_halving::rung_decision(objective, &rule, trial.id, rung, value, values)
         }
         Check::Curves { use_elapsed } => {
             let finished = Finished::from_trials(study, others, trial.id, use_elapsed);

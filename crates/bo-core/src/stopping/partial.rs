@@ -103,6 +103,7 @@ mod tests {
             max_step_count: 50.0,
             reduction_factor: 3.0,
             use_elapsed_duration: false,
+            brackets: 1,
         }));
         let model = DecayCurveModel::fit(&spec, &finished(12), None, &mut StdRng::seed_from_u64(1)).unwrap().expect("enough curves");
         let truth = curve(0.4, 0.5, 50).last().unwrap().1;

@@ -12,6 +12,15 @@
 //! rung so far, so any number of workers may run at once. A trial past the last rung is never
 //! stopped.
 //!
+//! With `brackets` above 1 the rule is asynchronous Hyperband (Li et al. 2018, Algorithm 1, read
+//! asynchronously as in Li et al. 2020, §3.3): bracket `b` starts its rungs `b` rungs higher
+//! (`minStepCount · η^(k+b)`), so later brackets stop fewer trials and later. Each trial belongs to
+//! one bracket, fixed by its number ([`SuccessiveHalving::bracket_of`]), and is judged only
+//! against the trials of its bracket. Trials are spread over brackets as Hyperband spreads
+//! configurations — bracket `b` with `s` rungs gets a share `∝ η^s / (s + 1)`, each bracket then
+//! spending about the same budget — along the golden-ratio sequence of trial numbers, so any
+//! prefix of a study's trials is spread close to those shares.
+//!
 //! Unlike Ray's scheduler, which judges a trial once per rung, a trial checked again before it
 //! reaches its next rung is judged again, against everyone at the rung by then: the decision
 //! depends on the measurements alone, not on when checks happened to come.
@@ -32,6 +41,12 @@ pub const DEFAULT_REDUCTION_FACTOR: f64 = 3.0;
 pub const DEFAULT_MIN_STEP: f64 = 1.0;
 /// The most rungs a study may have: more would judge a trial at steps too close to tell apart.
 pub const MAX_RUNGS: usize = 64;
+/// Brackets when none is given: one, plain successive halving.
+pub const DEFAULT_BRACKETS: u32 = 1;
+
+fn default_brackets() -> u32 {
+    DEFAULT_BRACKETS
+}
 
 /// The rule's settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,6 +60,10 @@ pub struct SuccessiveHalving {
     /// Positions are elapsed seconds instead of steps.
     #[serde(default)]
     pub use_elapsed_duration: bool,
+    /// Hyperband's brackets: bracket `b` (from 0) starts at the `b`-th rung. 1 is plain
+    /// successive halving; at most the number of rungs.
+    #[serde(default = "default_brackets")]
+    pub brackets: u32,
 }
 
 impl SuccessiveHalving {
@@ -63,16 +82,24 @@ impl SuccessiveHalving {
         if !(1.5..=100.0).contains(&eta) {
             return Err(SpaceError::new(format!("{path}.reductionFactor"), format!("must be from 1.5 to 100, got {eta}")));
         }
-        if self.rungs().len() > MAX_RUNGS {
+        let rungs = self.rungs().len();
+        if rungs > MAX_RUNGS {
             return Err(SpaceError::new(
                 format!("{path}.reductionFactor"),
                 format!("gives more than {MAX_RUNGS} rungs from {min} to {max}; raise it or minStepCount"),
             ));
         }
+        if !(1..=rungs as u32).contains(&self.brackets) {
+            return Err(SpaceError::new(
+                format!("{path}.brackets"),
+                format!("must be from 1 to {rungs}, the number of rungs from minStepCount to maxStepCount, got {}", self.brackets),
+            ));
+        }
         Ok(())
     }
 
-    /// The rungs, lowest first: `min · η^k` below the maximum (at most [`MAX_RUNGS`] + 1).
+    /// The rungs of the first bracket, lowest first: `min · η^k` below the maximum (at most
+    /// [`MAX_RUNGS`] + 1).
     pub fn rungs(&self) -> Vec<f64> {
         let mut rungs = Vec::new();
         let mut r = self.min_step_count;
@@ -83,13 +110,54 @@ impl SuccessiveHalving {
         rungs
     }
 
-    /// The highest rung at or below `at`, if `at` is below the maximum.
-    pub fn rung_at(&self, at: f64) -> Option<f64> {
+    /// The bracket of trial number `trial`: the first whose cumulative Hyperband share passes
+    /// the trial's point of the golden-ratio sequence (always 0 with one bracket).
+    pub fn bracket_of(&self, trial: i64) -> u32 {
+        if self.brackets <= 1 {
+            return 0;
+        }
+        bracket_by(&self.shares(), trial)
+    }
+
+    /// Each bracket's share of the trials, summing to 1: bracket `b` with `s` rungs gets
+    /// `η^s / (s + 1)` of it, normalised (Li et al. 2018, Algorithm 1's `n`).
+    pub fn shares(&self) -> Vec<f64> {
+        let rungs = self.rungs().len();
+        let brackets = (self.brackets.max(1) as usize).min(rungs.max(1));
+        let weights: Vec<f64> = (0..brackets)
+            .map(|b| {
+                let s = (rungs - b) as f64;
+                // Relative to the first bracket, so large η^s cannot overflow.
+                self.reduction_factor.powf(s - rungs as f64) * (rungs as f64 + 1.0) / (s + 1.0)
+            })
+            .collect();
+        let total: f64 = weights.iter().sum();
+        weights.iter().map(|w| w / total).collect()
+    }
+
+    /// The highest rung of `bracket` at or below `at`, if `at` is below the maximum.
+    pub fn rung_at(&self, at: f64, bracket: u32) -> Option<f64> {
         if at >= self.max_step_count {
             return None;
         }
-        self.rungs().into_iter().take_while(|r| *r <= at).last()
+        self.rungs().into_iter().skip(bracket as usize).take_while(|r| *r <= at).last()
     }
+}
+
+/// The fractional part of the golden ratio: trial numbers times it, modulo 1, spread evenly.
+const GOLDEN: f64 = 0.618_033_988_749_894_9;
+
+/// The bracket of trial number `trial` given the brackets' `shares`.
+fn bracket_by(shares: &[f64], trial: i64) -> u32 {
+    let u = (trial as f64 * GOLDEN).fract().abs();
+    let mut cumulative = 0.0;
+    for (b, share) in shares.iter().enumerate() {
+        cumulative += share;
+        if u < cumulative {
+            return b as u32;
+        }
+    }
+    shares.len().saturating_sub(1) as u32
 }
 
 /// A trial's value at `rung`: the objective of its first measurement (by position, then arrival)
@@ -104,17 +172,29 @@ pub fn value_at(objective: &MetricSpec, trial: &Trial, rung: f64, use_elapsed: b
         .map(|(_, v)| v)
 }
 
-/// The values the trials among `others` (all but `except`) had at `rung`.
-pub fn values_at(objective: &MetricSpec, others: &[Trial], except: i64, rung: f64, use_elapsed: bool) -> Vec<f64> {
-    others.iter().filter(|t| t.id != except).filter_map(|t| value_at(objective, t, rung, use_elapsed)).collect()
+/// The values the trials among `others` (all but `except`) had at `rung`, with their numbers.
+pub fn values_at(objective: &MetricSpec, others: &[Trial], except: i64, rung: f64, use_elapsed: bool) -> Vec<(i64, f64)> {
+    others.iter().filter(|t| t.id != except).filter_map(|t| Some((t.id, value_at(objective, t, rung, use_elapsed)?))).collect()
 }
 
-/// The rule for a trial whose value at `rung` is `value`, given the other trials' values there:
-/// stop when it is worse than their `1 − 1/η` quantile (linear between order statistics).
-pub fn rung_decision(objective: &MetricSpec, rule: &SuccessiveHalving, rung: f64, value: f64, mut others: Vec<f64>) -> StoppingDecision {
-    others.retain(|v| v.is_finite());
+/// The rule for trial number `trial` whose value at `rung` is `value`, given the other trials'
+/// values there (by trial number): stop when it is worse than the `1 − 1/η` quantile (linear
+/// between order statistics) of the values of the trials in its bracket.
+pub fn rung_decision(
+    objective: &MetricSpec,
+    rule: &SuccessiveHalving,
+    trial: i64,
+    rung: f64,
+    value: f64,
+    others: Vec<(i64, f64)>,
+) -> StoppingDecision {
+    let shares = rule.shares();
+    let bracket_of = |id: i64| if rule.brackets > 1 { bracket_by(&shares, id) } else { 0 };
+    let bracket = bracket_of(trial);
+    let others: Vec<f64> = others.into_iter().filter(|(id, v)| v.is_finite() && bracket_of(*id) == bracket).map(|(_, v)| v).collect();
+    let within = if rule.brackets > 1 { format!(" of bracket {bracket}") } else { String::new() };
     if others.is_empty() {
-        return StoppingDecision::go_on(format!("the first trial to reach the rung at {rung}"));
+        return StoppingDecision::go_on(format!("the first trial{within} to reach the rung at {rung}"));
     }
     let keep = 1.0 / rule.reduction_factor;
     // Larger is better once a minimised objective is negated: the cutoff is the value that the
@@ -128,7 +208,7 @@ pub fn rung_decision(objective: &MetricSpec, rule: &SuccessiveHalving, rung: f64
     StoppingDecision {
         should_stop,
         reason: format!(
-            "value {value} at the rung at {rung} against {cutoff}, the best {:.0} % of the {n} other trials that reached it",
+            "value {value} at the rung at {rung} against {cutoff}, the best {:.0} % of the {n} other trials{within} that reached it",
             100.0 * keep
         ),
         last_measurement: None,
@@ -150,32 +230,72 @@ mod tests {
     use crate::trial::TrialState;
 
     fn rule() -> SuccessiveHalving {
-        SuccessiveHalving { min_step_count: 1.0, max_step_count: 27.0, reduction_factor: 3.0, use_elapsed_duration: false }
+        SuccessiveHalving { min_step_count: 1.0, max_step_count: 27.0, reduction_factor: 3.0, use_elapsed_duration: false, brackets: 1 }
+    }
+
+    /// `values` as the values of trials 2, 3, …: all in the one bracket of [`rule`].
+    fn numbered(values: &[f64]) -> Vec<(i64, f64)> {
+        values.iter().enumerate().map(|(i, v)| (i as i64 + 2, *v)).collect()
     }
 
     #[test]
     fn rungs_grow_by_the_factor_below_the_maximum() {
         assert_eq!(rule().rungs(), vec![1.0, 3.0, 9.0]);
-        assert_eq!(rule().rung_at(0.5), None);
-        assert_eq!(rule().rung_at(4.0), Some(3.0));
-        assert_eq!(rule().rung_at(26.0), Some(9.0));
-        assert_eq!(rule().rung_at(27.0), None);
+        assert_eq!(rule().rung_at(0.5, 0), None);
+        assert_eq!(rule().rung_at(4.0, 0), Some(3.0));
+        assert_eq!(rule().rung_at(26.0, 0), Some(9.0));
+        assert_eq!(rule().rung_at(27.0, 0), None);
+        // A later bracket starts higher.
+        assert_eq!(rule().rung_at(2.0, 1), None);
+        assert_eq!(rule().rung_at(4.0, 1), Some(3.0));
+        assert_eq!(rule().rung_at(8.0, 2), None);
+        assert_eq!(rule().rung_at(26.0, 2), Some(9.0));
     }
 
     #[test]
     fn a_third_goes_on_at_each_rung() {
         let loss = MetricSpec::objective("loss", Goal::Minimize);
         // Others at rung 3: losses 0.1..0.9; the best third are ≤ 0.37 (the 1/3 quantile).
-        let others: Vec<f64> = (1..=9).map(|k| k as f64 / 10.0).collect();
-        assert!(!rung_decision(&loss, &rule(), 3.0, 0.3, others.clone()).should_stop);
-        assert!(rung_decision(&loss, &rule(), 3.0, 0.4, others.clone()).should_stop);
+        let others = numbered(&(1..=9).map(|k| k as f64 / 10.0).collect::<Vec<_>>());
+        assert!(!rung_decision(&loss, &rule(), 1, 3.0, 0.3, others.clone()).should_stop);
+        assert!(rung_decision(&loss, &rule(), 1, 3.0, 0.4, others.clone()).should_stop);
         // Maximised: the best third are ≥ 0.63.
         let acc = MetricSpec::objective("loss", Goal::Maximize);
-        assert!(!rung_decision(&acc, &rule(), 3.0, 0.7, others.clone()).should_stop);
-        assert!(rung_decision(&acc, &rule(), 3.0, 0.6, others).should_stop);
+        assert!(!rung_decision(&acc, &rule(), 1, 3.0, 0.7, others.clone()).should_stop);
+        assert!(rung_decision(&acc, &rule(), 1, 3.0, 0.6, others).should_stop);
         // The first at a rung goes on; one other sets the bar.
-        assert!(!rung_decision(&loss, &rule(), 3.0, 9.0, vec![]).should_stop);
-        assert!(rung_decision(&loss, &rule(), 3.0, 0.5, vec![0.4]).should_stop);
+        assert!(!rung_decision(&loss, &rule(), 1, 3.0, 9.0, vec![]).should_stop);
+        assert!(rung_decision(&loss, &rule(), 1, 3.0, 0.5, vec![(2, 0.4)]).should_stop);
+    }
+
+    /// Hyperband's brackets: shares as Li et al. (2018) spread configurations, every prefix of
+    /// trial numbers close to them, and a trial judged only within its bracket.
+    #[test]
+    fn brackets_share_the_trials_as_hyperband_and_judge_within() {
+        let hyperband = SuccessiveHalving { brackets: 3, ..rule() };
+        // Rungs 1, 3, 9: brackets of 3, 2 and 1 rungs get 27/4, 9/3 and 3/2 of the trials.
+        let shares = hyperband.shares();
+        let expected = [27.0 / 4.0, 3.0, 1.5].map(|w| w / 11.25);
+        for (s, e) in shares.iter().zip(expected) {
+            assert!((s - e).abs() < 1e-12, "{shares:?}");
+        }
+        for n in [20_i64, 100, 1000] {
+            let mut counts = [0usize; 3];
+            for id in 1..=n {
+                counts[hyperband.bracket_of(id) as usize] += 1;
+            }
+            for (c, e) in counts.iter().zip(expected) {
+                assert!((*c as f64 / n as f64 - e).abs() < 2.5 / n as f64 + 0.01, "{n} trials: {counts:?}");
+            }
+        }
+        assert!((1..100).all(|id| rule().bracket_of(id) == 0), "one bracket");
+        // A trial is judged only against its own bracket's trials at the rung.
+        let loss = MetricSpec::objective("loss", Goal::Minimize);
+        let (mine, other): (Vec<i64>, Vec<i64>) = (2..40).partition(|id| hyperband.bracket_of(*id) == hyperband.bracket_of(1));
+        let others: Vec<(i64, f64)> = mine.iter().map(|id| (*id, 0.9)).chain(other.iter().map(|id| (*id, 0.1))).collect();
+        let d = rung_decision(&loss, &hyperband, 1, 3.0, 0.5, others);
+        assert!(!d.should_stop, "better than every trial of its bracket: {}", d.reason);
+        assert!(d.reason.contains("bracket"), "{}", d.reason);
     }
 
     #[test]
@@ -185,7 +305,7 @@ mod tests {
         assert_eq!(value_at(&loss, &t, 3.0, false), Some(0.5));
         assert_eq!(value_at(&loss, &t, 9.0, false), None);
         let others = vec![t.clone(), trial(2, TrialState::Succeeded, &[(3, 0.2)]), trial(3, TrialState::Active, &[(1, 0.1)])];
-        assert_eq!(values_at(&loss, &others, 1, 3.0, false), vec![0.2]);
+        assert_eq!(values_at(&loss, &others, 1, 3.0, false), vec![(2, 0.2)]);
     }
 
     #[test]
@@ -200,6 +320,8 @@ mod tests {
         assert!(bad(|r| r.reduction_factor = 1.0).contains("reductionFactor"));
         assert!(bad(|r| r.reduction_factor = f64::NAN).contains("reductionFactor"));
         assert!(bad(|r| (r.max_step_count, r.reduction_factor) = (1e30, 1.5)).contains("rungs"));
+        assert!(bad(|r| r.brackets = 0).contains("brackets"));
+        assert!(bad(|r| r.brackets = 4).contains("from 1 to 3"));
         assert!(rule().check("x").is_ok());
     }
 }

@@ -33,7 +33,7 @@ impl Engine {
             }
             Check::Rung { rule, rung, value } => {
                 let values = self.inner.store.values_at_rung(study.id, trial.id, rung, rule.use_elapsed_duration).await?;
-                Ok(successive_halving::rung_decision(objective, &rule, rung, value, values))
+                Ok(successive_halving::rung_decision(objective, &rule, trial.id, rung, value, values))
             }
             Check::Curves { use_elapsed } => {
                 let maximize = objective.goal == Goal::Maximize;

@@ -228,6 +228,12 @@ pub struct SuccessiveHalvingStoppingSpecW {
     /// Positions are elapsed seconds rather than steps.
     #[serde(skip_serializing_if = "is_default")]
     pub use_elapsed_duration: bool,
+    /// Asynchronous Hyperband: bracket `b` (from 0) starts at the `b`-th rung, and each trial is
+    /// judged within its bracket; trials are spread over brackets as Hyperband spreads them. From
+    /// 1 (plain successive halving) to the number of rungs. Unset: 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 64)]
+    pub brackets: Option<u32>,
 }
 
 impl SuccessiveHalvingStoppingSpecW {
@@ -240,6 +246,7 @@ impl SuccessiveHalvingStoppingSpecW {
             max_step_count: max as f64,
             reduction_factor: self.reduction_factor.unwrap_or(successive_halving::DEFAULT_REDUCTION_FACTOR),
             use_elapsed_duration: self.use_elapsed_duration,
+            brackets: self.brackets.unwrap_or(successive_halving::DEFAULT_BRACKETS),
         };
         rule.check(path)?;
         Ok(rule)
@@ -251,6 +258,7 @@ impl SuccessiveHalvingStoppingSpecW {
             max_step_count: Some(h.max_step_count.round() as i64),
             reduction_factor: Some(h.reduction_factor),
             use_elapsed_duration: h.use_elapsed_duration,
+            brackets: Some(h.brackets),
         }
     }
 }
