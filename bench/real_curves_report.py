@@ -1,7 +1,12 @@
 """The table of bench/real_curves.sh: per problem and arm, the median over seeds of the
 incumbent's final validation error once 10 %, 25 %, 50 % and 100 % of the budget is spent (— when
 no trial has been trained fully by then), the trials run and the share trained fully, and the
-optimiser's own seconds per trial (suggest, measurements, stopping checks, over HTTP for bo)."""
+optimiser's own seconds per trial (suggest, measurements, stopping checks, over HTTP for bo).
+
+A second table answers issue 45's other question, compute to quality: per problem, the best
+peer's (a non-bo arm's) median final error, and for each arm the share of the budget after which
+its incumbent is at least that good — the median over seeds, a seed that never gets there
+counting as never (shown "—" when most seeds do not)."""
 import glob
 import json
 import statistics
@@ -19,10 +24,48 @@ def at(trace, spent_limit):
     return best
 
 
+def first_reach(trace, target):
+    """The steps spent when the incumbent first was at most `target`, or None."""
+    for spent, incumbent in trace:
+        if incumbent is not None and incumbent <= target + 1e-12:
+            return spent
+    return None
+
+
+def reach_table(reports):
+    """Per problem: the best peer's final error, and each arm's median share of the budget to
+    reach it."""
+    print()
+    print("| problem | best peer (final error) | arm | share of the budget to reach it |")
+    print("| --- | --- | --- | ---: |")
+    problems = sorted({r["problem"] for r in reports})
+    for problem in problems:
+        mine = [r for r in reports if r["problem"] == problem]
+        finals = {}
+        for r in mine:
+            values = [at(run["trace"], r["budget"]) for run in r["runs"]]
+            known = [v for v in values if v is not None]
+            if len(known) * 2 > len(values):
+                finals[r["arm"]] = statistics.median(known)
+        peers = {arm: v for arm, v in finals.items() if not arm.startswith("bo:")}
+        if not peers:
+            continue
+        best_arm = min(peers, key=peers.get)
+        target = peers[best_arm]
+        for r in mine:
+            shares = [first_reach(run["trace"], target) for run in r["runs"]]
+            shares = sorted(float("inf") if s is None else s / r["budget"] for s in shares)
+            share = statistics.median(shares)
+            cell = f"{share:.2f}" if share != float("inf") else "—"
+            print(f"| {problem} | {best_arm} ({target:.4f}) | {r['arm']} | {cell} |")
+
+
 def main(directory):
     rows = []
+    reports = []
     for path in sorted(glob.glob(f"{directory}/*.json")):
         report = json.load(open(path))
+        reports.append(report)
         budget = report["budget"]
         cells = []
         for f in FRACTIONS:
@@ -38,6 +81,7 @@ def main(directory):
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for problem, arm, cells, trials, full, seconds in rows:
         print(f"| {problem} | {arm} | {' | '.join(cells)} | {trials:g} | {full:.2f} | {seconds:.3f} |")
+    reach_table(reports)
 
 
 if __name__ == "__main__":
