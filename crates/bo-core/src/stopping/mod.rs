@@ -10,6 +10,8 @@
 //! points) and runs the curve rules off its async runtime; [`decide`] does all of it in process
 //! from the study's trials whole.
 
+#[cfg(test)]
+mod conformance;
 pub mod convex;
 pub mod curves;
 pub mod decay_curve;
