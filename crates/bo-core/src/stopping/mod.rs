@@ -1,9 +1,10 @@
 //! Automated early stopping: whether a running trial should stop, by the study's rule. One file
 //! per rule — `median.rs` (the median rule), `decay_curve.rs` (a GP over parameters and position
 //! predicts the final value), `convex.rs` (the curve extrapolated under convexity, with an
-//! autoregressive last measurement), `successive_halving.rs` (ASHA's promotion rule at rungs) —
-//! with `curves.rs`, the finished trials' learning curves the curve rules read, and `partial.rs`,
-//! a stopped trial's final value as the designers learn it.
+//! autoregressive last measurement), `successive_halving.rs` (ASHA's promotion rule at rungs,
+//! with Hyperband's brackets) — with `curves.rs`, the finished trials' learning curves the curve
+//! rules read, `partial.rs`, a stopped trial's final value as the designers learn it, and
+//! `conformance.rs`, the tests every rule passes.
 //!
 //! Must not do: I/O, clocks or threads. A service learns from [`check`] what a rule needs, reads
 //! it from its database (bounded: [`curves::MAX_CURVES`] curves of [`curves::CURVE_POINTS`]
