@@ -98,6 +98,7 @@ fn every_rule_conforms() {
 
         // The best configuration goes on at every check; the worst stops before the end.
         let (best, worst) = (0.7, 0.0);
+        let (min_spec, min_others) = mirrored(&spec, &others);
         let mut stopped_at = None;
         for steps in CHECKS {
             let b = decision(&spec, &judged(best, steps), &others);
@@ -108,7 +109,6 @@ fn every_rule_conforms() {
             let again = decision(&spec, &judged(worst, steps), &others);
             assert_eq!((w.should_stop, &w.reason), (again.should_stop, &again.reason), "{name}: the same inputs decided twice");
             // A minimised study, mirrored, decides alike.
-            let (min_spec, min_others) = mirrored(&spec, &others);
             let min_trial = mirrored(&spec, &[judged(worst, steps)]).1.remove(0);
             let m = decision(&min_spec, &min_trial, &min_others);
             assert_eq!(m.should_stop, w.should_stop, "{name}: minimised {} against maximised {}", m.reason, w.reason);

@@ -113,9 +113,6 @@ impl SuccessiveHalving {
     /// The bracket of trial number `trial`: the first whose cumulative Hyperband share passes
     /// the trial's point of the golden-ratio sequence (always 0 with one bracket).
     pub fn bracket_of(&self, trial: i64) -> u32 {
-        if self.brackets <= 1 {
-            return 0;
-        }
         bracket_by(&self.shares(), trial)
     }
 
@@ -189,9 +186,9 @@ pub fn rung_decision(
     others: Vec<(i64, f64)>,
 ) -> StoppingDecision {
     let shares = rule.shares();
-    let bracket_of = |id: i64| if rule.brackets > 1 { bracket_by(&shares, id) } else { 0 };
-    let bracket = bracket_of(trial);
-    let others: Vec<f64> = others.into_iter().filter(|(id, v)| v.is_finite() && bracket_of(*id) == bracket).map(|(_, v)| v).collect();
+    let bracket = bracket_by(&shares, trial);
+    let others: Vec<f64> =
+        others.into_iter().filter(|(id, v)| v.is_finite() && bracket_by(&shares, *id) == bracket).map(|(_, v)| v).collect();
     let within = if rule.brackets > 1 { format!(" of bracket {bracket}") } else { String::new() };
     if others.is_empty() {
         return StoppingDecision::go_on(format!("the first trial{within} to reach the rung at {rung}"));
