@@ -136,7 +136,11 @@ fn trials(problem: &Problem, seed: u64, small: usize, total: usize) -> Result<Ve
             space.decode(&u)
         };
         let y = noise.observe((problem.eval)(&a));
-        history.push(Observation { assignment: a.clone(), outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) });
+        history.push(Observation {
+            objective_sd: None,
+            assignment: a.clone(),
+            outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])),
+        });
         out.push((a, y));
     }
     Ok(out)
@@ -166,7 +170,11 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
         for &n in &sizes {
             let train: Vec<Observation> = run[..n]
                 .iter()
-                .map(|(a, y)| Observation { assignment: a.clone(), outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), *y)])) })
+                .map(|(a, y)| Observation {
+                    objective_sd: None,
+                    assignment: a.clone(),
+                    outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), *y)])),
+                })
                 .collect();
             let values: Vec<f64> = run[..n].iter().map(|(_, y)| *y).collect();
             let mean = values.iter().sum::<f64>() / n as f64;

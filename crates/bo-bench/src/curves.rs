@@ -174,9 +174,16 @@ pub enum Rule {
 /// What the designer learns from a trial a rule stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Partials {
-    /// Its final value as the decay-curve model predicts it from its curve, as the service does
+    /// Its final value as the decay-curve model predicts it from its curve, observed with the
+    /// prediction's variance as noise of its own, as the service does
     /// (`bo_core::stopping::partial`).
     Model,
+    /// The predicted final value taken as if measured (the prediction's spread dropped): the
+    /// service before partial trials carried their uncertainty.
+    Mean,
+    /// As `Model` with half the prediction's standard deviation: a candidate, measured against
+    /// `Model` and `Mean`.
+    HalfSpread,
     /// Its last value, as if it were the configuration's result (the service before partial
     /// results were modelled).
     Last,
@@ -346,7 +353,7 @@ pub fn run(
                 best_reported = Some((reported, problem.accuracy(&c, EPOCHS as f64)));
             }
         }
-        history.push(Observation { assignment: a, outcome: Outcome::Measured(last.metrics.clone()) });
+        history.push(Observation { objective_sd: None, assignment: a, outcome: Outcome::Measured(last.metrics.clone()) });
         trials.push(trial);
         // The rules' view of the finished trials, as a service reads it at each data version, and
         // the partial trials' predicted final values, from the same model.
@@ -369,6 +376,11 @@ pub fn run(
                 estimates.values_mut().for_each(|e| e.mean -= e.sd);
             }
             history = partial::observations(&spec, &trials, &estimates);
+            match partials {
+                Partials::Mean => history.iter_mut().for_each(|o| o.objective_sd = None),
+                Partials::HalfSpread => history.iter_mut().for_each(|o| o.objective_sd = o.objective_sd.map(|s| 0.5 * s)),
+                _ => {}
+            }
         }
         trace.spent.push(spent);
         trace.incumbent.push(best_reported.map(|(_, truth)| truth));

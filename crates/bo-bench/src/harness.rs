@@ -99,7 +99,11 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
             b.push(best_observed);
         }
         trace.regret.push((best - problem.optimum).max(0.0));
-        history.push(Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), observed)])) });
+        history.push(Observation {
+            objective_sd: None,
+            assignment,
+            outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), observed)])),
+        });
     }
     Ok(trace)
 }

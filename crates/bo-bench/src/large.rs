@@ -59,7 +59,14 @@ pub fn compare(problem: &Problem, algorithm: &str, ns: &[usize], steps: usize, s
                 let mut observe = |a: bo_core::Assignment| {
                     let y = (problem.eval)(&a);
                     let measured = noise.observe(y);
-                    (y, Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), measured)])) })
+                    (
+                        y,
+                        Observation {
+                            objective_sd: None,
+                            assignment: a,
+                            outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), measured)])),
+                        },
+                    )
                 };
                 let (mut best, mut history) = (f64::INFINITY, Vec::with_capacity(n + steps));
                 for a in uniform {

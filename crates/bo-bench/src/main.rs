@@ -185,9 +185,11 @@ enum Command {
         /// The first seed: seeds run from it on (a validation half after a choosing half).
         #[arg(long, default_value_t = 0)]
         first_seed: u64,
-        /// What the designer learns from a stopped trial: `model` (its predicted final value, as
-        /// the service does), `last` (its last value) or `cautious` (the prediction less one
-        /// standard deviation).
+        /// What the designer learns from a stopped trial: `model` (its predicted final value
+        /// with the prediction's variance as noise of its own, as the service does), `mean` (the
+        /// predicted value as if measured), `half-spread` (`model` with half the standard
+        /// deviation), `last` (its last value) or `cautious` (the
+        /// prediction less one standard deviation).
         #[arg(long, default_value = "model")]
         partials: String,
         /// A directory to write each problem and rule's JSON into (as the peers' script writes it).
@@ -509,8 +511,10 @@ fn main() -> Result<()> {
             let (partials, suffix) = match partials.as_str() {
                 "model" => (curves::Partials::Model, ""),
                 "last" => (curves::Partials::Last, "-last"),
+                "mean" => (curves::Partials::Mean, "-mean"),
+                "half-spread" => (curves::Partials::HalfSpread, "-half-spread"),
                 "cautious" => (curves::Partials::Cautious, "-cautious"),
-                other => anyhow::bail!("--partials is model, last or cautious, got {other:?}"),
+                other => anyhow::bail!("--partials is model, mean, half-spread, last or cautious, got {other:?}"),
             };
             let rules =
                 rules.iter().map(|r| curves::Rule::parse(r).with_context(|| format!("no rule {r:?}"))).collect::<Result<Vec<_>>>()?;
@@ -840,7 +844,7 @@ fn latency(
                     let x: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
                     let y = objective.value(&x);
                     let assignment = Assignment(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect());
-                    Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
+                    Observation { objective_sd: None, assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
                 })
                 .collect();
             let start = Instant::now();

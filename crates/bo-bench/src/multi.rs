@@ -234,7 +234,7 @@ pub fn run(problem: &MoProblem, algorithm: &str, config: serde_json::Value, budg
         let metrics = y.iter().enumerate().map(|(i, v)| (format!("f{}", i + 1), *v)).collect();
         seen.push(y);
         trace.hv_regret.push((max_hv - hv(&seen, problem.reference)).max(0.0));
-        history.push(Observation { assignment: a, outcome: Outcome::Measured(metrics) });
+        history.push(Observation { objective_sd: None, assignment: a, outcome: Outcome::Measured(metrics) });
     }
     Ok(trace)
 }

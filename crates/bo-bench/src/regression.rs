@@ -32,7 +32,11 @@ fn sample(problem: &Problem, n: usize, rng: &mut StdRng) -> Vec<Assignment> {
 fn observe(problem: &Problem, points: &[Assignment]) -> Vec<Observation> {
     points
         .iter()
-        .map(|a| Observation { assignment: a.clone(), outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (problem.eval)(a))])) })
+        .map(|a| Observation {
+            objective_sd: None,
+            assignment: a.clone(),
+            outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (problem.eval)(a))])),
+        })
         .collect()
 }
 

@@ -114,7 +114,7 @@ fn observation(trial: &Value, metric: &str) -> Result<Observation> {
         .and_then(|ms| ms.iter().find(|m| m["metricId"] == metric))
         .and_then(|m| m["value"].as_f64())
         .with_context(|| format!("trial {} has no final {metric}", trial["id"]))?;
-    Ok(Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([(metric.to_owned(), value)])) })
+    Ok(Observation { objective_sd: None, assignment, outcome: Outcome::Measured(BTreeMap::from([(metric.to_owned(), value)])) })
 }
 
 #[cfg(test)]

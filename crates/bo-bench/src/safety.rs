@@ -170,7 +170,7 @@ pub fn run(
         let mut metrics: std::collections::BTreeMap<String, f64> = c.iter().enumerate().map(|(i, v)| (format!("c{}", i + 1), *v)).collect();
         metrics.insert("f".into(), f);
         let outcome = if constraints == Constraints::Infeasible && !safe { Outcome::Infeasible } else { Outcome::Measured(metrics) };
-        history.push(Observation { assignment: a, outcome });
+        history.push(Observation { objective_sd: None, assignment: a, outcome });
     }
     Ok(trace)
 }

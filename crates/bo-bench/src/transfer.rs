@@ -84,7 +84,7 @@ fn observe(f: fn(&[f64]) -> f64, spec: &StudySpec, priors: Vec<PriorStudy>, budg
         let a = fitted.model.suggest(&[], 1, &mut rng)?.into_iter().next().context("the designer proposed nothing")?;
         warm = Some(fitted.state);
         let y = f(&values(&a, d));
-        let o = Observation { assignment: a, outcome: Outcome::Measured([("f".to_owned(), y)].into_iter().collect()) };
+        let o = Observation { objective_sd: None, assignment: a, outcome: Outcome::Measured([("f".to_owned(), y)].into_iter().collect()) };
         history.push(o.clone());
         out.push((o, y));
     }

@@ -193,6 +193,11 @@ pub struct Observation {
     pub assignment: Assignment,
     /// How it ended.
     pub outcome: Outcome,
+    /// Where the objective's value is an estimate rather than a measurement — a partial trial's
+    /// predicted final value (`stopping::partial`) — the estimate's standard deviation, in the
+    /// objective's units; `None` for a measured value. The GP designers observe such a value
+    /// with this much more noise; the others take the value as it is.
+    pub objective_sd: Option<f64>,
 }
 
 /// How a completed trial ended.
@@ -212,6 +217,6 @@ impl Observation {
             (TrialState::Infeasible, _) => Outcome::Infeasible,
             _ => return None,
         };
-        Some(Observation { assignment: trial.assignment.clone(), outcome })
+        Some(Observation { assignment: trial.assignment.clone(), outcome, objective_sd: None })
     }
 }

@@ -109,6 +109,7 @@ fn budgets_count_what_is_allocated() {
             let loss = (0..6).map(|k| (a.0[&format!("x{k}")].as_f64().unwrap() - 0.3).powi(2)).sum::<f64>();
             let accuracy = (-loss).exp();
             Observation {
+                objective_sd: None,
                 assignment: a,
                 outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), loss), ("accuracy".to_owned(), accuracy)])),
             }

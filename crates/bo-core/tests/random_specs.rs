@@ -126,7 +126,11 @@ fn every_designer_suggests(space: &SearchSpace, seed: u64, fit: bool) -> Result<
                 .map(|k| {
                     let u: Vec<f64> = (0..space.n_params()).map(|_| rng.random()).collect();
                     let value = if k == 2 { 5e307 } else { rng.random::<f64>() };
-                    Observation { assignment: space.decode(&u), outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), value)])) }
+                    Observation {
+                        objective_sd: None,
+                        assignment: space.decode(&u),
+                        outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), value)])),
+                    }
                 })
                 .collect()
         } else {

@@ -403,7 +403,7 @@ impl AddGpUcb {
         let features = Features::new(&spec.space);
         let d_all = features.dim();
         let encode = |a: &Assignment| features.encode(a);
-        let Some(Training { sign, worst, ranked, x, y, warp }) =
+        let Some(Training { sign, worst, ranked, x, y, extra, warp }) =
             Training::new(spec, history, &encode, self.params.initial_design_size, self.params.output_warping)
         else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
@@ -421,7 +421,7 @@ impl AddGpUcb {
         };
         let restarts = self.params.num_restarts;
         let kernel = self.kernel(&features, &groups).boxed();
-        let (mut gp, mut state) = fit_gp(kernel, x, &y, spec.observation_noise, restarts, start, rng)?;
+        let (mut gp, mut state) = fit_gp(kernel, x, &y, &extra, spec.observation_noise, restarts, start, rng)?;
         let mut learned_at = learned_at;
         if let Decomposition::Learned(size) = self.decomposition
             && !start.is_restore()
@@ -433,7 +433,7 @@ impl AddGpUcb {
             let scorer = match self.params.length_scales {
                 LengthScales::Shared => None,
                 LengthScales::PerParameter => {
-                    Some(fit_gp(shared.clone().boxed(), gp.x().to_vec(), &y, spec.observation_noise, restarts, Start::Cold, rng)?.0)
+                    Some(fit_gp(shared.clone().boxed(), gp.x().to_vec(), &y, &extra, spec.observation_noise, restarts, Start::Cold, rng)?.0)
                 }
             };
             if let Some(better) = self.search_grouping(scorer.as_ref().unwrap_or(&gp), shared, &groups, d_all, size, rng) {
@@ -441,8 +441,16 @@ impl AddGpUcb {
                 // θ again for the new grouping, from the current θ (a refit on unchanged data is
                 // a warm optimisation).
                 let x = gp.x().to_vec();
-                (gp, state) =
-                    fit_gp(self.kernel(&features, &groups).boxed(), x, &y, spec.observation_noise, restarts, Start::Last(&state), rng)?;
+                (gp, state) = fit_gp(
+                    self.kernel(&features, &groups).boxed(),
+                    x,
+                    &y,
+                    &extra,
+                    spec.observation_noise,
+                    restarts,
+                    Start::Last(&state),
+                    rng,
+                )?;
             }
             learned_at = Some(n);
         }
@@ -504,10 +512,10 @@ impl AddGpUcb {
     ) -> Option<Vec<Vec<usize>>> {
         let h = gp.hyperparameters();
         kernel.set_params(&h.kernel);
-        let (x, y) = fit_subset(gp.x(), gp.y(), MAX_SCORED_POINTS);
+        let (x, y, extra) = fit_subset(gp.x(), gp.y(), gp.extra_noise(), MAX_SCORED_POINTS);
         let mut score = |groups: &[Vec<usize>]| {
             kernel.set_groups(groups);
-            log_marginal_likelihood(kernel.as_kernel(), &x, &y, h.log_noise).unwrap_or(f64::NEG_INFINITY)
+            log_marginal_likelihood(kernel.as_kernel(), &x, &y, &extra, h.log_noise).unwrap_or(f64::NEG_INFINITY)
         };
         let start = score(current);
         let mut best = (current.to_vec(), start);
@@ -761,6 +769,7 @@ mod tests {
             .map(|_| {
                 let x: Vec<f64> = (0..d).map(|_| rng.random()).collect();
                 Observation {
+                    objective_sd: None,
                     assignment: Assignment(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect()),
                     outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f(&x))])),
                 }

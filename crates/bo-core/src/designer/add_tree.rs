@@ -294,12 +294,13 @@ impl AddTree {
         let layout = Layout::new(Features::new(&spec.space));
         let encode = |a: &Assignment| layout.encode(a);
         let initial = self.params.initial_design_size.unwrap_or_else(|| initial_design_for(&layout));
-        let Some(Training { sign, worst, ranked, x, y, warp }) = Training::new(spec, history, &encode, initial, self.params.output_warping)
+        let Some(Training { sign, worst, ranked, x, y, extra, warp }) =
+            Training::new(spec, history, &encode, initial, self.params.output_warping)
         else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let kernel = Box::new(layout.kernel(self.params.kernel, self.params.max_length_scale));
-        let (gp, state) = fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, start, rng)?;
+        let (gp, state) = fit_gp(kernel, x, &y, &extra, spec.observation_noise, self.params.num_restarts, start, rng)?;
         let layout_paths = layout.n_paths();
         let components = {
             let mut k = layout.kernel(self.params.kernel, self.params.max_length_scale);
@@ -630,7 +631,7 @@ mod tests {
 
     fn observed(a: Assignment) -> Observation {
         let y = f(&a);
-        Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
+        Observation { objective_sd: None, assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
     }
 
     /// Seed 000 Fig. 1: v_r ∈ [−1, 1]² shared, t ∈ {1, 2}, v_p1 ∈ [−1, 1]² and v_p2 ∈ [−1, 1]³.

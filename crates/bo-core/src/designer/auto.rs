@@ -600,6 +600,7 @@ mod tests {
         points
             .iter()
             .map(|x| Observation {
+                objective_sd: None,
                 assignment: Assignment(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect()),
                 outcome: Outcome::Measured([("y".to_owned(), f(x))].into_iter().collect()),
             })

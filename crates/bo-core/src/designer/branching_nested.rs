@@ -208,7 +208,7 @@ mod tests {
                     spec.space.decode(&[(i as f64 + 0.5) / 16.0, (i % 2) as f64 * 0.5 + 0.25, ((i * 7) % 16) as f64 / 16.0, 0.3]);
                 let num = |id: &str| if let Some(ParamValue::Float(x)) = a.get(id) { *x } else { 0.0 };
                 let y = -(num("w") - 0.3).powi(2) - num("va") - (num("vb") - 0.5).abs();
-                Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
+                Observation { objective_sd: None, assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
             })
             .collect();
         let designer = designer_for(&spec).unwrap();

@@ -202,7 +202,7 @@ mod tests {
             let history: Vec<Observation> = (0..40u64)
                 .map(|i| {
                     let a = space.decode(&sobol_point(i, 3, 5));
-                    Observation { outcome: Outcome::Measured(BTreeMap::from([("loss".into(), f(&a))])), assignment: a }
+                    Observation { objective_sd: None, outcome: Outcome::Measured(BTreeMap::from([("loss".into(), f(&a))])), assignment: a }
                 })
                 .collect();
             let fitted = designer.fit(&problem, &history, None, &mut rng).unwrap();

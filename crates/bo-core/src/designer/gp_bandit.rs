@@ -255,16 +255,16 @@ impl GpBandit {
         };
         // The prior studies' GPs model the objective's own values: no warp on a stack.
         let warping = if stack.is_some() { OutputWarping::None } else { self.params.output_warping };
-        let Some(Training { sign, worst, ranked, x, y, warp }) = Training::new(spec, history, &encode, initial, warping) else {
+        let Some(Training { sign, worst, ranked, x, y, extra, warp }) = Training::new(spec, history, &encode, initial, warping) else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let kernel = (self.variant.kernel)(&features, &self.params);
         let (gp, state) = match &stack {
-            None => fit_gp(kernel, x, &y, spec.observation_noise, self.params.num_restarts, start, rng)?,
+            None => fit_gp(kernel, x, &y, &extra, spec.observation_noise, self.params.num_restarts, start, rng)?,
             Some(stack) => {
                 let n = x.len();
                 let residuals = stack.residuals(&x, &y);
-                let (gp, state) = fit_gp(kernel, x, &residuals, spec.observation_noise, self.params.num_restarts, start, rng)?;
+                let (gp, state) = fit_gp(kernel, x, &residuals, &extra, spec.observation_noise, self.params.num_restarts, start, rng)?;
                 (gp.on_base(stack.gp.clone(), n), stack.keep_in(state))
             }
         };
@@ -492,7 +492,7 @@ mod tests {
                 let (a, b) = ((0.1 + i as f64 * 0.37) % 1.0, (0.2 + i as f64 * 0.61) % 1.0);
                 let assignment =
                     Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a)), ("b".to_owned(), ParamValue::Float(b))]));
-                Observation { assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f(i, a, b))])) }
+                Observation { objective_sd: None, assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f(i, a, b))])) }
             })
             .collect()
     }
@@ -513,6 +513,7 @@ mod tests {
         let history: Vec<Observation> = [("a", 0.1), ("b", 0.9), ("c", 0.2), ("a", 0.15), ("b", 0.7), ("c", 0.25)]
             .iter()
             .map(|(c, f)| Observation {
+                objective_sd: None,
                 assignment: Assignment(BTreeMap::from([("c".to_owned(), ParamValue::Categorical((*c).into()))])),
                 outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), *f)])),
             })
@@ -562,7 +563,11 @@ mod tests {
             let Some(ParamValue::Int(n)) = got[0].get("n") else { unreachable!() };
             let w = if got[0].get("w") == Some(&ParamValue::Categorical("u".into())) { 0.1 } else { 0.0 };
             let f = (*n as f64 - 7.0).abs() / 50.0 + w;
-            history.push(Observation { assignment: got[0].clone(), outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f)])) });
+            history.push(Observation {
+                objective_sd: None,
+                assignment: got[0].clone(),
+                outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f)])),
+            });
         }
     }
 
@@ -615,6 +620,7 @@ mod tests {
             .map(|i| {
                 let (a, b) = ((0.13 + i as f64 * 0.37) % 1.0, (0.29 + i as f64 * 0.61) % 1.0);
                 Observation {
+                    objective_sd: None,
                     assignment: Assignment(BTreeMap::from([
                         ("a".to_owned(), ParamValue::Float(a)),
                         ("b".to_owned(), ParamValue::Float(b)),
@@ -636,6 +642,7 @@ mod tests {
     fn observing_new_data_equals_conditioning_the_gp_on_it() {
         let spec = unit_spec(&["a"], Goal::Minimize, serde_json::json!({"initialDesignSize": 3}));
         let obs = |a: f64| Observation {
+            objective_sd: None,
             assignment: Assignment(BTreeMap::from([("a".to_owned(), ParamValue::Float(a))])),
             outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (a - 0.4).powi(2))])),
         };

@@ -178,7 +178,7 @@ impl OverlapAddGp {
     /// sampled within the budget.
     fn gibbs(&self, gp: &Gp, features: &Features, graph: &Graph, rng: &mut dyn Rng) -> Learned {
         let h = gp.hyperparameters();
-        let (x, y) = fit_subset(gp.x(), gp.y(), 300);
+        let (x, y, extra) = fit_subset(gp.x(), gp.y(), gp.extra_noise(), 300);
         let log_amplitude = h.kernel[0];
         let nearest = |l: f64| {
             (0..LENGTH_SCALES.len())
@@ -189,7 +189,7 @@ impl OverlapAddGp {
         let mut likelihood = |g: &Graph, scales: &[usize]| {
             let mut theta = vec![log_amplitude];
             theta.extend(scales.iter().map(|&s| LENGTH_SCALES[s].ln()));
-            log_marginal_likelihood(&kernel_for(features, g, Some(&theta)), &x, &y, h.log_noise).unwrap_or(f64::NEG_INFINITY)
+            log_marginal_likelihood(&kernel_for(features, g, Some(&theta)), &x, &y, &extra, h.log_noise).unwrap_or(f64::NEG_INFINITY)
         };
         let sampler = Gibbs { edge_prior: self.params.edge_prior, max_clique: self.params.max_clique, budget: self.params.gibbs_budget };
         sampler.run(graph.clone(), scales, &mut likelihood, &mut |_| {}, rng)
@@ -320,7 +320,7 @@ impl OverlapAddGp {
         let features = Features::new(&spec.space);
         let d = features.dim();
         let encode = |a: &Assignment| features.encode(a);
-        let Some(Training { sign, worst, ranked, x, y, warp }) =
+        let Some(Training { sign, worst, ranked, x, y, extra, warp }) =
             Training::new(spec, history, &encode, self.params.initial_design_size, self.params.output_warping)
         else {
             return QuasiRandomSearch.fit(problem, history, None, rng);
@@ -338,7 +338,7 @@ impl OverlapAddGp {
         };
         let restarts = self.params.num_restarts;
         let (mut gp, mut state) =
-            fit_gp(Box::new(kernel_for(&features, &graph, None)), x, &y, spec.observation_noise, restarts, start, rng)?;
+            fit_gp(Box::new(kernel_for(&features, &graph, None)), x, &y, &extra, spec.observation_noise, restarts, start, rng)?;
         let mut gibbs_evaluations = None;
         if self.known.is_none() && !start.is_restore() && learned_at.is_none_or(|at| n < at || n >= at + self.params.relearn_every) {
             let learned = self.gibbs(&gp, &features, &graph, rng);
@@ -352,7 +352,7 @@ impl OverlapAddGp {
             let start = Hyperparameters { kernel: theta, names: kernel.param_names(), log_noise: h.log_noise };
             let warm_state = warm_start(start, n);
             let x = gp.x().to_vec();
-            (gp, state) = fit_gp(Box::new(kernel), x, &y, spec.observation_noise, restarts, Start::Last(&warm_state), rng)?;
+            (gp, state) = fit_gp(Box::new(kernel), x, &y, &extra, spec.observation_noise, restarts, Start::Last(&warm_state), rng)?;
             learned_at = Some(n);
         }
         if let (Some(at), serde_json::Value::Object(map)) = (learned_at, &mut state.0) {

@@ -289,13 +289,14 @@ impl Rembo {
                     self.settings.initial_design_size * self.settings.k,
                     self.settings.output_warping,
                 ) {
-                    Some(Training { x, y, warp, .. }) => {
+                    Some(Training { x, y, extra, warp, .. }) => {
                         let kernel = isotropic((0..features.dim()).collect(), &features.categorical_dims(), 0.5, (0.01, 20.0));
                         let warm = warm.and_then(|s| s.0.get("gp").cloned()).map(ModelState);
                         let (gp, state) = fit_gp(
                             kernel,
                             x,
                             &y,
+                            &extra,
                             spec.observation_noise,
                             self.settings.num_restarts,
                             start(warm.as_ref(), from.is_restore()),
@@ -616,7 +617,11 @@ mod tests {
             let model = designer.fit(problem, &history, None, &mut rng).unwrap().model;
             let a = model.suggest(&[], 1, &mut rng).unwrap().remove(0);
             let v: f64 = a.0.values().map(|v| if let crate::trial::ParamValue::Float(x) = v { (x - centre).powi(2) } else { 0.0 }).sum();
-            history.push(Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), v)])) });
+            history.push(Observation {
+                objective_sd: None,
+                assignment: a,
+                outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), v)])),
+            });
         }
         designer.fit(problem, &history, None, &mut rng).unwrap()
     }

@@ -177,7 +177,7 @@ fn labelled(o: &Observation) -> Observation {
         }
         Outcome::Infeasible => BTreeMap::from([(FEASIBILITY.to_owned(), 0.0)]),
     };
-    Observation { assignment: o.assignment.clone(), outcome: Outcome::Measured(metrics) }
+    Observation { objective_sd: None, assignment: o.assignment.clone(), outcome: Outcome::Measured(metrics) }
 }
 
 /// What is stored: each metric's model state, in the study's metric order.
@@ -600,6 +600,7 @@ impl MetricsModel {
                     .iter()
                     .zip(p)
                     .map(|(a, (mean, _))| Observation {
+                        objective_sd: None,
                         assignment: a.clone(),
                         outcome: Outcome::Measured(BTreeMap::from([(spec.id.clone(), sign(spec.goal) * mean)])),
                     })
@@ -942,7 +943,7 @@ mod tests {
             let fitted = designer.fit(&problem, &history, warm.as_ref(), &mut rng).unwrap();
             warm = Some(fitted.state);
             let a = fitted.model.suggest(&[], 1, &mut rng).unwrap().remove(0);
-            history.push(Observation { outcome: evaluate(&a), assignment: a });
+            history.push(Observation { objective_sd: None, outcome: evaluate(&a), assignment: a });
         }
         let late: Vec<(f64, f64)> = history[15..]
             .iter()
@@ -1001,7 +1002,7 @@ mod tests {
             }
             warm = Some(fitted.state);
             let a = fitted.model.suggest(&[], 1, &mut rng).unwrap().remove(0);
-            history.push(Observation { outcome: constrained(&a), assignment: a });
+            history.push(Observation { objective_sd: None, outcome: constrained(&a), assignment: a });
         }
     }
 
@@ -1050,12 +1051,12 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(1);
         let history: Vec<Observation> = (0..12)
             .map(|i| problem.spec.space.decode(&sobol_point(i, 2, 3)))
-            .filter(|a| values(&Observation { outcome: constrained(a), assignment: a.clone() }).1 > 0.02)
-            .map(|a| Observation { outcome: constrained(&a), assignment: a })
+            .filter(|a| values(&Observation { objective_sd: None, outcome: constrained(a), assignment: a.clone() }).1 > 0.02)
+            .map(|a| Observation { objective_sd: None, outcome: constrained(&a), assignment: a })
             .collect();
         let fitted = designer.fit(&problem, &history, None, &mut rng).unwrap();
         let next = fitted.model.suggest(&[], 1, &mut rng).unwrap().remove(0);
-        let (_, g) = values(&Observation { outcome: constrained(&next), assignment: next.clone() });
+        let (_, g) = values(&Observation { objective_sd: None, outcome: constrained(&next), assignment: next.clone() });
         let nearest = history.iter().map(|o| values(o).1).fold(f64::INFINITY, f64::min);
         assert!(g < nearest, "the suggestion ({next:?}, g = {g}) is safer than every trial so far (g ≥ {nearest})");
     }
@@ -1082,7 +1083,7 @@ mod tests {
                         ("x0".into(), crate::trial::ParamValue::Float((0.13 + 0.37 * i as f64) % 1.0)),
                         ("x1".into(), crate::trial::ParamValue::Float((0.29 + 0.61 * i as f64) % 1.0)),
                     ]));
-                    Observation { outcome: constrained(&a), assignment: a }
+                    Observation { objective_sd: None, outcome: constrained(&a), assignment: a }
                 })
                 .collect();
             let described = designer.fit(&problem, &history, None, &mut StdRng::seed_from_u64(1)).unwrap().model.describe().to_string();
@@ -1129,9 +1130,9 @@ mod tests {
                 let fitted = designer.fit(&problem, &history, warm.as_ref(), &mut rng).unwrap();
                 warm = Some(fitted.state);
                 let a = fitted.model.suggest(&[], 1, &mut rng).unwrap().remove(0);
-                let (f, g) = values(&Observation { outcome: constrained(&a), assignment: a.clone() });
+                let (f, g) = values(&Observation { objective_sd: None, outcome: constrained(&a), assignment: a.clone() });
                 let outcome = if g <= 0.5 { Outcome::Measured(BTreeMap::from([("f".into(), f)])) } else { Outcome::Infeasible };
-                history.push(Observation { assignment: a, outcome });
+                history.push(Observation { objective_sd: None, assignment: a, outcome });
                 model = Some(fitted.model);
             }
             let best = history
@@ -1166,7 +1167,7 @@ mod tests {
                 let a = problem.spec.space.decode(&sobol_point(i, 2, 9));
                 let Outcome::Measured(mut m) = evaluate(&a) else { unreachable!() };
                 m.remove("f2");
-                Observation { assignment: a, outcome: Outcome::Measured(m) }
+                Observation { objective_sd: None, assignment: a, outcome: Outcome::Measured(m) }
             })
             .collect();
         let fitted = designer.fit(&problem, &history, None, &mut rng).unwrap();

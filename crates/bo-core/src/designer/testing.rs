@@ -150,7 +150,7 @@ fn observe(space: &SearchSpace, i: usize, a: Assignment) -> Observation {
         let accuracy: f64 = (-u.iter().map(|u| (u - 0.7).powi(2)).sum::<f64>()).exp();
         Outcome::Measured(BTreeMap::from([("loss".to_owned(), loss), ("accuracy".to_owned(), accuracy)]))
     };
-    Observation { assignment: a, outcome }
+    Observation { objective_sd: None, assignment: a, outcome }
 }
 
 fn suggest(problem: &Problem, history: &[Observation], pending: &[Assignment], count: usize, seed: u64) -> Vec<Assignment> {
@@ -324,7 +324,11 @@ pub fn predictions_are_bounded_on(
         for i in 0..30 {
             let a = suggest(&problem, &history, &[], 1, 3000 + i).remove(0);
             let value = loss(&a);
-            history.push(Observation { assignment: a, outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), value)])) });
+            history.push(Observation {
+                objective_sd: None,
+                assignment: a,
+                outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), value)])),
+            });
         }
         let fitted = designer.fit(&problem, &history, None, &mut StdRng::seed_from_u64(11)).expect("fit succeeds");
         let mut rng = StdRng::seed_from_u64(12);

@@ -172,7 +172,11 @@ mod tests {
             .iter()
             .map(|&(x, y)| {
                 let a = Assignment([("x".to_owned(), ParamValue::Float(x)), ("y".to_owned(), ParamValue::Float(y))].into_iter().collect());
-                Observation { assignment: a, outcome: Outcome::Measured([("m".to_owned(), f(x, y))].into_iter().collect()) }
+                Observation {
+                    objective_sd: None,
+                    assignment: a,
+                    outcome: Outcome::Measured([("m".to_owned(), f(x, y))].into_iter().collect()),
+                }
             })
             .collect()
     }

@@ -146,7 +146,7 @@ impl Embedded {
             let y: Vec<f64> = y.iter().map(|v| warp.apply(*v)).collect();
             let kernel = isotropic((0..d).collect(), &[], INITIAL_LENGTH_SCALE_Y / scale, bounds);
             let (gp, state) =
-                fit_gp(kernel, x, &y, noise, self.settings.num_restarts, start(warm.get(r).and_then(Option::as_ref), restore), rng)?;
+                fit_gp(kernel, x, &y, &[], noise, self.settings.num_restarts, start(warm.get(r).and_then(Option::as_ref), restore), rng)?;
             runs.push(Run { gp: Some(gp), warp, n: trials.len(), best, local, state: Some(state) });
         }
         Ok(EmbeddedFit { embedded: self.clone(), runs })

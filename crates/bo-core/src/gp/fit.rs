@@ -4,6 +4,10 @@
 //!
 //! `log p(y | θ) = −½ yᵀα − Σ log Lᵢᵢ − (n/2) log 2π`, and
 //! `∂/∂θⱼ = ½ tr((ααᵀ − K⁻¹) ∂K/∂θⱼ)` (Rasmussen & Williams 2006, eq. 5.8–5.9).
+//!
+//! A point may carry a known noise variance of its own on top of the fitted one (a target that
+//! is an estimate, [`fit_with`]): `K + σ²I + diag(extra)`. The extra is data, not a
+//! hyperparameter, so the gradient in log σ² is unchanged: `½ σ² tr(W)`.
 
 use faer::Mat;
 use rand::{Rng, RngExt};
@@ -76,15 +80,22 @@ pub enum Search {
 /// (docs/benchmarks.md, "The noise prior").
 pub(crate) const LOG_NOISE_PRIOR: (f64, f64) = (-9.21, 1.5);
 
-/// The negative log posterior (−LML − log prior) at `theta` and its gradient.
-pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], theta: &[f64]) -> Result<(f64, Vec<f64>), LinalgError> {
+/// The negative log posterior (−LML − log prior) at `theta` and its gradient, each point `i`
+/// observed with noise `exp(log σ²) + extra[i]` (`extra` empty: none beyond the fitted noise).
+pub fn neg_log_posterior(
+    kernel: &mut dyn Kernel,
+    x: &[Vec<f64>],
+    y: &[f64],
+    extra: &[f64],
+    theta: &[f64],
+) -> Result<(f64, Vec<f64>), LinalgError> {
     crate::pace::checkpoint();
     let p = kernel.n_params();
     kernel.set_params(&theta[..p]);
     let log_noise = theta[p];
     let noise = log_noise.exp();
     let n = x.len();
-    let k = gram(kernel, x, noise);
+    let k = gram(kernel, x, noise, extra);
     // A block-diagonal K (an Add-Tree over root subtrees that share nothing) factors block by
     // block: LML and W are sums over blocks, at Σ n_b³ instead of n³.
     let blocks = blocks(&k);
@@ -120,11 +131,11 @@ pub fn neg_log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], the
 }
 
 /// The log marginal likelihood of standardised `y` under `kernel` at its current θ and noise
-/// variance `exp(log_noise)`, without gradient: one factorisation, for comparing structures
-/// (groupings, graphs) at a fixed θ.
-pub fn log_marginal_likelihood(kernel: &dyn Kernel, x: &[Vec<f64>], y: &[f64], log_noise: f64) -> Result<f64, LinalgError> {
+/// variance `exp(log_noise)` (plus each point's `extra`, as in [`neg_log_posterior`]), without
+/// gradient: one factorisation, for comparing structures (groupings, graphs) at a fixed θ.
+pub fn log_marginal_likelihood(kernel: &dyn Kernel, x: &[Vec<f64>], y: &[f64], extra: &[f64], log_noise: f64) -> Result<f64, LinalgError> {
     crate::pace::checkpoint();
-    let chol = Cholesky::new(&gram(kernel, x, log_noise.exp()))?;
+    let chol = Cholesky::new(&gram(kernel, x, log_noise.exp(), extra))?;
     let alpha = chol.solve(y);
     let fit: f64 = y.iter().zip(&alpha).map(|(a, b)| a * b).sum();
     Ok(-0.5 * fit - 0.5 * chol.log_det() - 0.5 * x.len() as f64 * (2.0 * std::f64::consts::PI).ln())
@@ -169,14 +180,32 @@ pub(super) fn blocks(k: &Mat<f64>) -> Vec<Vec<usize>> {
 /// that alone and [`Search::Reuse`] keeps it — the designers ask for these between full searches,
 /// as the optimum moves little when a trial is added, and the search is most of a refit's cost.
 pub fn fit(
-    mut kernel: Box<dyn Kernel>,
+    kernel: Box<dyn Kernel>,
     x: Vec<Vec<f64>>,
     y_raw: &[f64],
     config: &FitConfig,
     warm: Option<&Hyperparameters>,
     rng: &mut dyn Rng,
 ) -> Result<Gp, LinalgError> {
+    fit_with(kernel, x, y_raw, &[], config, warm, rng)
+}
+
+/// [`fit`] where target `i` carries a known noise variance `extra_raw[i]` of its own, in
+/// `y_raw`'s units, on top of the fitted noise: a value that is itself an estimate (a partial
+/// trial's predicted final value) pulls the posterior less than a measured one. `extra_raw`
+/// is empty, or one finite non-negative value per point.
+pub fn fit_with(
+    mut kernel: Box<dyn Kernel>,
+    x: Vec<Vec<f64>>,
+    y_raw: &[f64],
+    extra_raw: &[f64],
+    config: &FitConfig,
+    warm: Option<&Hyperparameters>,
+    rng: &mut dyn Rng,
+) -> Result<Gp, LinalgError> {
     let (y, y_mean, y_std) = standardize(y_raw);
+    let extra: Vec<f64> =
+        if extra_raw.iter().any(|v| *v > 0.0) { extra_raw.iter().map(|v| (v / (y_std * y_std)).max(0.0)).collect() } else { Vec::new() };
     let p = kernel.n_params();
     let mut bounds = kernel.bounds();
     bounds.push((config.noise.min.ln(), config.noise.max.ln()));
@@ -196,7 +225,7 @@ pub fn fit(
         && let Some(theta) = starts.first()
     {
         kernel.set_params(&theta[..p]);
-        return Gp::new(kernel, theta[p], x, y, y_mean, y_std);
+        return Gp::with_extra_noise(kernel, theta[p], x, y, extra, y_mean, y_std);
     }
     let full = starts.is_empty() || config.search == Search::Full;
     if full {
@@ -214,12 +243,12 @@ pub fn fit(
                 .collect(),
         );
     }
-    let (fit_x, fit_y) = fit_subset(&x, &y, config.max_fit_points);
+    let (fit_x, fit_y, fit_extra) = fit_subset(&x, &y, &extra, config.max_fit_points);
     let mut best: Option<(f64, Vec<f64>)> = None;
     for start in starts {
         let mut k = kernel.clone();
         let m = minimize_with_tolerance(
-            |theta| neg_log_posterior(k.as_mut(), &fit_x, &fit_y, theta).unwrap_or((f64::INFINITY, vec![0.0; p + 1])),
+            |theta| neg_log_posterior(k.as_mut(), &fit_x, &fit_y, &fit_extra, theta).unwrap_or((f64::INFINITY, vec![0.0; p + 1])),
             &start,
             &lower,
             &upper,
@@ -236,16 +265,17 @@ pub fn fit(
         t
     });
     kernel.set_params(&theta[..p]);
-    Gp::new(kernel, theta[p], x, y, y_mean, y_std)
+    Gp::with_extra_noise(kernel, theta[p], x, y, extra, y_mean, y_std)
 }
 
 /// The points the hyperparameters are fitted on: all of them up to `max` points; beyond, the
 /// best `max / 2` by value (where the optimiser works) and an even spread of the rest (so the
-/// length scales still see the whole space). Deterministic.
-pub fn fit_subset(x: &[Vec<f64>], y: &[f64], max: usize) -> (Vec<Vec<f64>>, Vec<f64>) {
+/// length scales still see the whole space). Deterministic. `extra` (empty, or a point's own
+/// noise each) follows the points chosen.
+pub fn fit_subset(x: &[Vec<f64>], y: &[f64], extra: &[f64], max: usize) -> (Vec<Vec<f64>>, Vec<f64>, Vec<f64>) {
     let n = x.len();
     if n <= max || max == 0 {
-        return (x.to_vec(), y.to_vec());
+        return (x.to_vec(), y.to_vec(), extra.to_vec());
     }
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| y[b].total_cmp(&y[a]));
@@ -255,5 +285,6 @@ pub fn fit_subset(x: &[Vec<f64>], y: &[f64], max: usize) -> (Vec<Vec<f64>>, Vec<
     let mut chosen: Vec<usize> = order[..best].to_vec();
     chosen.extend((0..spread).map(|k| rest[k * rest.len() / spread]));
     chosen.sort_unstable();
-    (chosen.iter().map(|&i| x[i].clone()).collect(), chosen.iter().map(|&i| y[i]).collect())
+    let extra = if extra.is_empty() { Vec::new() } else { chosen.iter().map(|&i| extra[i]).collect() };
+    (chosen.iter().map(|&i| x[i].clone()).collect(), chosen.iter().map(|&i| y[i]).collect(), extra)
 }

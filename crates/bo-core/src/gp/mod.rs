@@ -2,7 +2,10 @@
 //! outputs: the posterior mean and variance (and their gradients in x, for acquisition
 //! optimisation), in batch; conditioning on one more point in O(n²) by extending the Cholesky
 //! factor — which is how pending trials and batch members become fantasies; and, in [`fit`], the
-//! log marginal likelihood with its analytic gradient, maximised by multi-start L-BFGS.
+//! log marginal likelihood with its analytic gradient, maximised by multi-start L-BFGS. A point
+//! may carry a known noise variance of its own on top of the fitted one (a target that is an
+//! estimate: `K + σ²I + diag(extra)`, Rasmussen & Williams 2006, §2.2 with a heteroscedastic
+//! diagonal); fantasies carry none.
 //!
 //! A GP may stand on a *base*: another GP fitted before on other data (a prior study), whose
 //! posterior is this one's prior mean (OSS Vizier's stacked residual GP, `set_priors`). It is
@@ -23,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::kernel::Kernel;
 use crate::linalg::{Cholesky, LinalgError, dot};
 
-pub use fit::{FitConfig, NoiseBounds, Search, fit, fit_subset, log_marginal_likelihood};
+pub use fit::{FitConfig, NoiseBounds, Search, fit, fit_subset, fit_with, log_marginal_likelihood};
 
 /// The smallest posterior variance reported (standardised units), so σ is never 0.
 pub const MIN_VARIANCE: f64 = 1e-12;
@@ -68,6 +71,10 @@ pub struct Gp {
     x: Vec<Vec<f64>>,
     /// Standardised targets.
     y: Vec<f64>,
+    /// Each point's noise variance beyond the model's (standardised units): a target that is
+    /// itself an estimate, e.g. a partial trial's predicted final value, is that much less
+    /// certain. Empty when every point has the model's noise alone; else one per point.
+    extra: Vec<f64>,
     y_mean: f64,
     y_std: f64,
     chol: Cholesky,
@@ -148,10 +155,35 @@ impl Gp {
     /// The posterior of `kernel` (with its current θ) and noise `exp(log_noise)` given `x` and
     /// already-standardised `y` (`y_mean`, `y_std` restore the original scale).
     pub fn new(kernel: Box<dyn Kernel>, log_noise: f64, x: Vec<Vec<f64>>, y: Vec<f64>, y_mean: f64, y_std: f64) -> Result<Gp, LinalgError> {
-        let k = gram(kernel.as_ref(), &x, log_noise.exp());
+        Gp::with_extra_noise(kernel, log_noise, x, y, Vec::new(), y_mean, y_std)
+    }
+
+    /// [`Gp::new`] where point `i` is observed with noise variance `exp(log_noise) + extra[i]`
+    /// (standardised units; `extra` empty, or one finite non-negative value per point).
+    pub fn with_extra_noise(
+        kernel: Box<dyn Kernel>,
+        log_noise: f64,
+        x: Vec<Vec<f64>>,
+        y: Vec<f64>,
+        extra: Vec<f64>,
+        y_mean: f64,
+        y_std: f64,
+    ) -> Result<Gp, LinalgError> {
+        assert!(extra.is_empty() || extra.len() == x.len(), "extra noise: one value per point");
+        let k = gram(kernel.as_ref(), &x, log_noise.exp(), &extra);
         let chol = Cholesky::new(&k)?;
         let alpha = chol.solve(&y);
-        Ok(Gp { kernel, log_noise, x, y, y_mean, y_std, chol, alpha, base: None })
+        Ok(Gp { kernel, log_noise, x, y, extra, y_mean, y_std, chol, alpha, base: None })
+    }
+
+    /// Each point's noise variance beyond the model's (standardised units); empty when none.
+    pub fn extra_noise(&self) -> &[f64] {
+        &self.extra
+    }
+
+    /// The noise variance of point `i` (standardised units): the model's, plus its own extra.
+    fn noise_at(&self, i: usize) -> f64 {
+        self.log_noise.exp() + self.extra.get(i).copied().unwrap_or(0.0)
     }
 
     /// This GP, fitted on the residuals of `base` over its points, standing on `base`: its targets
@@ -247,7 +279,6 @@ impl Gp {
             let columns = self.chol.solve_lower_mat(Mat::from_fn(n, m, |i, j| if i == at[j] { 1.0 } else { 0.0 }));
             (0..m).map(|j| columns.col(j).squared_norm_l2()).collect()
         };
-        let noise = self.log_noise.exp();
         at.iter()
             .zip(precisions)
             .map(|(&i, precision)| {
@@ -255,7 +286,7 @@ impl Gp {
                 LooResidual {
                     error: alpha[i] / precision,
                     variance: 1.0 / precision,
-                    noise,
+                    noise: self.noise_at(i),
                     prior_var: self.kernel.eval(&self.x[i], &self.x[i]),
                 }
             })
@@ -284,7 +315,9 @@ impl Gp {
             let (held, kept): (Vec<usize>, Vec<usize>) = (0..n).partition(|i| i % folds == f);
             let x: Vec<Vec<f64>> = kept.iter().map(|&i| self.x[i].clone()).collect();
             let y: Vec<f64> = kept.iter().map(|&i| self.y[i]).collect();
-            let Ok(mut fold) = fit(self.kernel.clone_box(), x, &y, &config, Some(&own), &mut rng) else { continue };
+            // Back in the fold's raw units (this GP's standardised ones), as `fit_with` takes them.
+            let extra: Vec<f64> = if self.extra.is_empty() { Vec::new() } else { kept.iter().map(|&i| self.extra[i]).collect() };
+            let Ok(mut fold) = fit_with(self.kernel.clone_box(), x, &y, &extra, &config, Some(&own), &mut rng) else { continue };
             // This GP's prior mean is 0 in its standardised units, the fold's original ones.
             fold.set_prior_mean(-fold.y_mean / fold.y_std);
             let xs: Vec<Vec<f64>> = held.iter().map(|&i| self.x[i].clone()).collect();
@@ -292,7 +325,8 @@ impl Gp {
             let noise_var = fold.log_noise.exp() * scale;
             for ((&i, (m, v)), prior) in held.iter().zip(fold.predict(&xs)).zip(fold.prior_variance(&xs)) {
                 let (m, v) = fold.unstandardize(m, v);
-                out[i] = Some(LooResidual { error: self.y[i] - m, variance: v + noise_var, noise: noise_var, prior_var: prior * scale });
+                let noise = noise_var + self.extra.get(i).copied().unwrap_or(0.0);
+                out[i] = Some(LooResidual { error: self.y[i] - m, variance: v + noise, noise, prior_var: prior * scale });
             }
         }
         Some(out.into_iter().flatten().collect())
@@ -341,6 +375,7 @@ impl Gp {
         self.chol.memory_bytes()
             + n * (8 * width + 48)
             + 16 * n
+            + 8 * self.extra.len()
             + self.base.as_ref().map_or(0, |b| b.gp.memory_bytes() + 8 * b.offsets.len())
             + 512
     }
@@ -501,6 +536,7 @@ impl Gp {
             log_noise: self.log_noise,
             x: self.x.clone(),
             y: self.y.clone(),
+            extra: self.extra.clone(),
             y_mean: self.y_mean,
             y_std: self.y_std,
             chol: self.chol.with_room(extra),
@@ -512,7 +548,15 @@ impl Gp {
     /// The same posterior from a fresh factorisation of all its points at the same θ and
     /// standardisation: what conditioning by factor extension must equal.
     pub fn refactored(&self) -> Result<Gp, LinalgError> {
-        let mut gp = Gp::new(self.kernel.clone(), self.log_noise, self.x.clone(), self.residuals(), self.y_mean, self.y_std)?;
+        let mut gp = Gp::with_extra_noise(
+            self.kernel.clone(),
+            self.log_noise,
+            self.x.clone(),
+            self.residuals(),
+            self.extra.clone(),
+            self.y_mean,
+            self.y_std,
+        )?;
         gp.y = self.y.clone();
         gp.base = self.base.clone();
         Ok(gp)
@@ -539,8 +583,11 @@ impl Gp {
             return Ok(());
         }
         let b = self.kernel.cross(&self.x, &xs);
-        let c = gram(self.kernel.as_ref(), &xs, noise.unwrap_or_else(|| self.log_noise.exp()));
+        let c = gram(self.kernel.as_ref(), &xs, noise.unwrap_or_else(|| self.log_noise.exp()), &[]);
         self.chol.extend(b.as_ref(), c.as_ref())?;
+        if !self.extra.is_empty() {
+            self.extra.resize(self.x.len() + xs.len(), 0.0);
+        }
         if let Some(base) = &mut self.base {
             base.offsets.extend(base.gp.mean_original(&xs).into_iter().map(|m| m / self.y_std));
         }
@@ -551,11 +598,11 @@ impl Gp {
     }
 }
 
-/// `K(x, x) + noise·I`.
-pub(crate) fn gram(kernel: &dyn Kernel, x: &[Vec<f64>], noise: f64) -> Mat<f64> {
+/// `K(x, x) + noise·I + diag(extra)` (`extra` empty, or one value per point).
+pub(crate) fn gram(kernel: &dyn Kernel, x: &[Vec<f64>], noise: f64, extra: &[f64]) -> Mat<f64> {
     let mut k = kernel.gram(x);
     for i in 0..x.len() {
-        k[(i, i)] += noise;
+        k[(i, i)] += noise + extra.get(i).copied().unwrap_or(0.0);
     }
     k
 }

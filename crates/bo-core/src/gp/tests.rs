@@ -59,17 +59,58 @@ fn log_marginal_likelihood_gradient_matches_finite_differences() {
     let (ys, _, _) = standardize(&y);
     let mut k: Box<dyn crate::kernel::Kernel> = Box::new(matern52(vec![0, 1], 0.3, B));
     let theta = vec![0.2, -1.0, -0.5, -4.0];
-    let (f0, g) = fit::neg_log_posterior(k.as_mut(), &x, &ys, &theta).unwrap();
-    let h = 1e-6;
-    for j in 0..theta.len() {
-        let mut tp = theta.clone();
-        tp[j] += h;
-        let mut tm = theta.clone();
-        tm[j] -= h;
-        let fp = fit::neg_log_posterior(k.as_mut(), &x, &ys, &tp).unwrap().0;
-        let fm = fit::neg_log_posterior(k.as_mut(), &x, &ys, &tm).unwrap().0;
-        let fd = (fp - fm) / (2.0 * h);
-        assert!((fd - g[j]).abs() < 1e-5 * (1.0 + fd.abs()), "θ[{j}]: analytic {} vs {fd} (f = {f0})", g[j]);
+    // Without and with points of their own noise (every third an estimate).
+    let extra: Vec<f64> = (0..20).map(|i| if i % 3 == 0 { 0.05 * (1 + i) as f64 } else { 0.0 }).collect();
+    for extra in [&[][..], &extra[..]] {
+        let (f0, g) = fit::neg_log_posterior(k.as_mut(), &x, &ys, extra, &theta).unwrap();
+        let h = 1e-6;
+        for j in 0..theta.len() {
+            let mut tp = theta.clone();
+            tp[j] += h;
+            let mut tm = theta.clone();
+            tm[j] -= h;
+            let fp = fit::neg_log_posterior(k.as_mut(), &x, &ys, extra, &tp).unwrap().0;
+            let fm = fit::neg_log_posterior(k.as_mut(), &x, &ys, extra, &tm).unwrap().0;
+            let fd = (fp - fm) / (2.0 * h);
+            assert!((fd - g[j]).abs() < 1e-5 * (1.0 + fd.abs()), "θ[{j}], {} extra: analytic {} vs {fd} (f = {f0})", extra.len(), g[j]);
+        }
+    }
+}
+
+/// A target with noise of its own pulls the posterior less than a measured one: an uncertain
+/// low value beside a measured high one leaves the mean near the measured one, and the point's
+/// own variance is the sum of the two noises (as the leave-one-out residuals report it).
+#[test]
+fn a_point_with_noise_of_its_own_pulls_the_posterior_less() {
+    let x = vec![vec![0.1], vec![0.5], vec![0.52], vec![0.9]];
+    let y = vec![0.0, 1.0, -1.0, 0.0];
+    let k = matern52(vec![0], 0.3, B);
+    let same = Gp::new(Box::new(k.clone()), -6.0, x.clone(), y.clone(), 0.0, 1.0).unwrap();
+    let extra = vec![0.0, 0.0, 4.0, 0.0];
+    let own = Gp::with_extra_noise(Box::new(k.clone()), -6.0, x.clone(), y.clone(), extra.clone(), 0.0, 1.0).unwrap();
+    let at = [vec![0.51]];
+    let (m_same, m_own) = (same.predict(&at)[0].0, own.predict(&at)[0].0);
+    assert!(m_own > 0.6 && m_same < 0.5, "the uncertain point pulls less: {m_own} against {m_same}");
+    let loo = own.loo_residuals(usize::MAX);
+    assert!((loo[2].noise - (4.0 + (-6.0f64).exp())).abs() < 1e-12, "{:?}", loo[2]);
+    assert!((loo[1].noise - (-6.0f64).exp()).abs() < 1e-12, "{:?}", loo[1]);
+    // Fantasies have no noise of their own, and a fresh factorisation is the same posterior.
+    let mut fantasy = own.with_room(1);
+    fantasy.condition_on(vec![vec![0.3]], vec![0.2], None).unwrap();
+    assert_eq!(fantasy.extra_noise(), &[0.0, 0.0, 4.0, 0.0, 0.0]);
+    let again = fantasy.refactored().unwrap();
+    for (a, b) in fantasy.predict(&at).iter().zip(again.predict(&at)) {
+        assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9);
+    }
+    // `fit_with` takes the extra in the targets' own units: scaled targets, scaled extra, and
+    // the same standardised posterior.
+    let mut rng = StdRng::seed_from_u64(1);
+    let config = FitConfig { restarts: 0, ..FitConfig::default() };
+    let scaled: Vec<f64> = y.iter().map(|v| 10.0 * v).collect();
+    let a = fit::fit_with(Box::new(k.clone()), x.clone(), &y, &extra, &config, None, &mut rng).unwrap();
+    let b = fit::fit_with(Box::new(k), x, &scaled, &extra.iter().map(|v| 100.0 * v).collect::<Vec<_>>(), &config, None, &mut rng).unwrap();
+    for (p, q) in a.extra_noise().iter().zip(b.extra_noise()) {
+        assert!((p - q).abs() < 1e-12, "{:?} against {:?}", a.extra_noise(), b.extra_noise());
     }
 }
 
@@ -182,10 +223,10 @@ fn a_block_diagonal_likelihood_is_fitted_block_by_block_with_the_same_value_and_
     let mut k: Box<dyn Kernel> = Box::new(AddTree::new(vec![term("left", 0, 2), term("right", 1, 3)]));
     let mut theta = k.params();
     theta.push(-3.0);
-    let (f0, g) = fit::neg_log_posterior(k.as_mut(), &x, &ys, &theta).unwrap();
+    let (f0, g) = fit::neg_log_posterior(k.as_mut(), &x, &ys, &[], &theta).unwrap();
     // The dense reference: one Cholesky of the whole K.
     k.set_params(&theta[..theta.len() - 1]);
-    let dense = gram(k.as_ref(), &x, (-3.0f64).exp());
+    let dense = gram(k.as_ref(), &x, (-3.0f64).exp(), &[]);
     assert_eq!(fit::blocks(&dense).len(), 2, "the two subtrees are two blocks");
     let chol = crate::linalg::Cholesky::new(&dense).unwrap();
     let alpha = chol.solve(&ys);
@@ -201,8 +242,8 @@ fn a_block_diagonal_likelihood_is_fitted_block_by_block_with_the_same_value_and_
         let (mut tp, mut tm) = (theta.clone(), theta.clone());
         tp[j] += h;
         tm[j] -= h;
-        let fd = (fit::neg_log_posterior(k.as_mut(), &x, &ys, &tp).unwrap().0
-            - fit::neg_log_posterior(k.as_mut(), &x, &ys, &tm).unwrap().0)
+        let fd = (fit::neg_log_posterior(k.as_mut(), &x, &ys, &[], &tp).unwrap().0
+            - fit::neg_log_posterior(k.as_mut(), &x, &ys, &[], &tm).unwrap().0)
             / (2.0 * h);
         assert!((fd - g[j]).abs() < 1e-5 * (1.0 + fd.abs()), "θ[{j}]: analytic {} vs {fd}", g[j]);
     }
@@ -338,7 +379,7 @@ fn sequential_densities_are_the_chain_rule_of_the_marginal_likelihood() {
         let expected = -0.5 * ((2.0 * std::f64::consts::PI * var).ln() + (ys[i] - mean).powi(2) / var) - s.ln();
         assert!((got[i] - expected).abs() < 1e-8, "point {i}: {} vs {expected}", got[i]);
     }
-    let lml = log_marginal_likelihood(&kernel, &x, &ys, log_noise).unwrap();
+    let lml = log_marginal_likelihood(&kernel, &x, &ys, &[], log_noise).unwrap();
     let total: f64 = got.iter().sum::<f64>() + x.len() as f64 * s.ln();
     assert!((total - lml).abs() < 1e-8, "{total} vs {lml}");
 }

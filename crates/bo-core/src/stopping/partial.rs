@@ -7,8 +7,10 @@
 //! and the designers learn from that.
 //!
 //! Where no model can be fitted yet (fewer than [`super::decay_curve::MIN_CURVES`] curves) or the
-//! trial has no curve, its last value stands. The prediction's spread is reported but not yet
-//! used: the GP designers assume one noise level for every observation.
+//! trial has no curve, its last value stands. The prediction's standard deviation goes with it
+//! ([`Observation::objective_sd`]): the GP designers observe the estimate with that much noise
+//! of its own on top of the fitted noise, so a trial stopped after one epoch pulls the model
+//! less than one stopped near its end.
 //!
 //! Must not do: I/O. A service reads the partial trials' thinned curves from its database
 //! and keeps one curve model per data version.
@@ -67,6 +69,7 @@ pub fn observations(study: &StudySpec, trials: &[Trial], estimates: &BTreeMap<i6
                 && let Some(v) = metrics.get_mut(objective)
             {
                 *v = e.mean;
+                o.objective_sd = Some(e.sd);
             }
             Some(o)
         })
@@ -123,6 +126,7 @@ mod tests {
         for (o, id) in observed.iter().zip([1, 2]) {
             let Outcome::Measured(m) = &o.outcome else { panic!("measured") };
             assert_eq!(m["obj"], estimates[&id].mean);
+            assert_eq!(o.objective_sd, Some(estimates[&id].sd), "the estimate's spread goes with it");
         }
     }
 
@@ -145,5 +149,6 @@ mod tests {
         let observed = observations(&spec, &trials, &estimates);
         let values: Vec<f64> = observed.iter().map(|o| if let Outcome::Measured(m) = &o.outcome { m["obj"] } else { f64::NAN }).collect();
         assert_eq!(values, vec![full.final_measurement.unwrap().metrics["obj"], 0.25]);
+        assert!(observed.iter().all(|o| o.objective_sd.is_none()), "measured values carry no spread");
     }
 }

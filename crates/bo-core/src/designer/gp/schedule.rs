@@ -120,12 +120,15 @@ fn mode(n: usize, last: Option<&State>, restore: bool) -> Mode {
     }
 }
 
-/// Fits `kernel` to `x`, `y` under the study's noise setting, in the [`Mode`] the schedule gives
-/// from `start`; returns the GP and the state to store.
+/// Fits `kernel` to `x`, `y` under the study's noise setting, each target with its own noise
+/// variance `extra` on top (empty: none; [`super::training::Training::extra`]), in the [`Mode`]
+/// the schedule gives from `start`; returns the GP and the state to store.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn fit_gp(
     kernel: Box<dyn Kernel>,
     x: Vec<Vec<f64>>,
     y: &[f64],
+    extra: &[f64],
     noise: ObservationNoise,
     restarts: usize,
     start: Start<'_>,
@@ -141,7 +144,7 @@ pub(crate) fn fit_gp(
     let n = x.len();
     let mode = mode(n, last.as_ref(), restore);
     let config = FitConfig { noise, restarts, search: mode.search(), ..FitConfig::default() };
-    let gp = gp::fit(kernel, x, y, &config, last.as_ref().map(|s| &s.gp), rng)
+    let gp = gp::fit_with(kernel, x, y, extra, &config, last.as_ref().map(|s| &s.gp), rng)
         .map_err(|e| FitError::Numerical(format!("GP fit failed: {e}")))?;
     let kept = |f: fn(&State) -> Option<usize>| last.as_ref().and_then(f);
     let full_fit_at = if mode == Mode::Fit { Some(n) } else { kept(|s| s.full_fit_at) };

@@ -1,7 +1,9 @@
 //! A study's completed trials as a GP's training data: the objective made a maximisation,
 //! infeasible trials at the worst feasible value (their penalty), the trials ranked, the targets
-//! warped as the designer asks ([`super::output_warp`]). The one rule every GP designer trains
-//! on; it knows nothing of kernels or fits.
+//! warped as the designer asks ([`super::output_warp`]), and each target that is an estimate
+//! (a partial trial's predicted final value, [`Observation::objective_sd`]) with its own noise
+//! variance, carried through the warp by its slope there (the delta method). The one rule every
+//! GP designer trains on; it knows nothing of kernels or fits.
 
 use super::output_warp::{OutputWarping, Warp};
 use crate::study::{Goal, StudySpec};
@@ -20,6 +22,9 @@ pub(crate) struct Training<'h> {
     pub x: Vec<Vec<f64>>,
     /// Outputs, `sign`-adjusted and warped.
     pub y: Vec<f64>,
+    /// Each output's noise variance of its own, in the warped units (`(g'(y)·sd)²` for an
+    /// estimate, 0 for a measurement); empty when every output is measured.
+    pub extra: Vec<f64>,
     /// The warp the outputs went through, fitted to them.
     pub warp: Warp,
 }
@@ -67,10 +72,67 @@ impl<'h> Training<'h> {
         }
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         let worst = ranked.iter().map(|(_, y)| *y).fold(f64::INFINITY, f64::min);
-        let (x, y): (Vec<Vec<f64>>, Vec<f64>) =
-            history.iter().zip(&values).filter_map(|(o, v)| v.map(|v| (encode(&o.assignment), v))).unzip();
+        let (mut x, mut y, mut sd) = (Vec::new(), Vec::new(), Vec::new());
+        for (o, v) in history.iter().zip(&values) {
+            if let Some(v) = v {
+                x.push(encode(&o.assignment));
+                y.push(*v);
+                sd.push(o.objective_sd.filter(|s| s.is_finite() && *s > 0.0 && matches!(o.outcome, Outcome::Measured(_))));
+            }
+        }
         let warp = Warp::fit(warping, &y);
+        let extra: Vec<f64> = if sd.iter().any(Option::is_some) {
+            y.iter().zip(&sd).map(|(v, s)| s.map_or(0.0, |s| (warp.log_slope(warp.apply(*v)).exp() * s).powi(2))).collect()
+        } else {
+            Vec::new()
+        };
         let y = if warp.is_identity() { y } else { y.iter().map(|v| warp.apply(*v)).collect() };
-        Some(Training { sign, worst, ranked, x, y, warp })
+        Some(Training { sign, worst, ranked, x, y, extra, warp })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::space::{Domain, ParamSpec, Scale, SearchSpace};
+    use crate::study::Goal;
+    use crate::trial::ParamValue;
+
+    fn observed(x: f64, y: f64, sd: Option<f64>) -> Observation {
+        Observation {
+            assignment: Assignment(BTreeMap::from([("x".to_owned(), ParamValue::Float(x))])),
+            outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), y)])),
+            objective_sd: sd,
+        }
+    }
+
+    /// An estimate's spread becomes its own noise variance, carried through the warp by the
+    /// warp's slope at its value (the delta method); a measured value has none, an infeasible
+    /// trial's penalty none, and a study of measured values no extra at all.
+    #[test]
+    fn an_estimates_spread_is_its_own_noise_through_the_warp() {
+        let x = ParamSpec {
+            id: "x".into(),
+            domain: Domain::Double { min: 0.0, max: 1.0 },
+            scale: Scale::Linear,
+            default: None,
+            children: vec![],
+        };
+        let spec = StudySpec::new("loss", Goal::Minimize, SearchSpace::new(vec![x]).unwrap(), "GP_BANDIT");
+        let encode = |a: &Assignment| vec![a.0["x"].as_f64().unwrap_or(0.0)];
+        let mut history: Vec<Observation> = (0..8).map(|i| observed(i as f64 / 8.0, (i as f64 - 3.0).powi(2), None)).collect();
+        let measured = Training::new(&spec, &history, &encode, 2, OutputWarping::None).unwrap();
+        assert!(measured.extra.is_empty(), "no estimate, no extra noise");
+        history[2].objective_sd = Some(0.5);
+        history.push(Observation { outcome: Outcome::Infeasible, ..observed(0.99, 0.0, Some(3.0)) });
+        for warping in [OutputWarping::None, OutputWarping::YeoJohnson, OutputWarping::HalfRank] {
+            let t = Training::new(&spec, &history, &encode, 2, warping).unwrap();
+            assert_eq!(t.extra.len(), t.y.len(), "{warping:?}");
+            let slope = t.warp.log_slope(t.y[2]).exp();
+            assert!((t.extra[2] - (slope * 0.5).powi(2)).abs() < 1e-12, "{warping:?}: {:?}", t.extra);
+            assert!(t.extra.iter().enumerate().all(|(i, v)| i == 2 || *v == 0.0), "{warping:?}: {:?}", t.extra);
+        }
     }
 }
