@@ -13,8 +13,8 @@ import sys
 out = sys.argv[1]
 reports = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(out, "*.json")))]
 optimum = {r["problem"]: r["optimum"] for r in reports if "optimum" in r}
-rules = ["none", "median", "hyperband", "decay", "convex"]
-reports.sort(key=lambda r: (r["problem"], r["optimizer"], rules.index(r["rule"])))
+order = ["none", "median", "hyperband", "sha", "asha", "hyperband2", "hyperband3", "decay", "convex"]
+reports.sort(key=lambda r: (r["problem"], r["optimizer"], order.index(r["rule"]) if r["rule"] in order else len(order), r["rule"]))
 budget = reports[0]["budget"]
 marks = [budget // 4, budget // 2, budget]
 

@@ -257,85 +257,170 @@ pub struct CurveTrace {
     pub suggest_seconds: f64,
 }
 
-/// Runs `algorithm` with `rule` on `problem` until `budget` epochs are spent, the designer
-/// learning stopped trials as `partials` says.
-pub fn run(
-    problem: &CurveProblem,
-    algorithm: &str,
-    config: serde_json::Value,
-    rule: Rule,
-    partials: Partials,
-    budget: usize,
-    seed: u64,
-) -> Result<CurveTrace> {
-    let mut spec = StudySpec::new("accuracy", Goal::Maximize, space(), algorithm).with_config(config);
+/// How a run is set up besides its problem and seed.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The designer's name.
+    pub algorithm: String,
+    /// Its `algorithmConfig`.
+    pub config: serde_json::Value,
+    /// The stopping rule.
+    pub rule: Rule,
+    /// What the designer learns from a stopped trial.
+    pub partials: Partials,
+    /// Epochs to spend.
+    pub budget: usize,
+    /// Trials trained at once (asynchronous workers: each asks for a new trial as soon as its
+    /// last one ends, with the others' pending).
+    pub workers: usize,
+}
+
+/// A trial being trained: where it is in the run's trials, its configuration's numbers and its
+/// per-trial offset.
+struct Running {
+    at: usize,
+    numbers: [f64; 6],
+    offset: f64,
+}
+
+/// Runs `setup` on `problem` until its budget of epochs is spent. Time advances an epoch at a
+/// time: each worker's trial trains one epoch and the rule decides on it, in worker order; a
+/// worker whose trial ended gets a new one, the designer seeing the others as pending. With
+/// one worker this is a sequential study.
+pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrace> {
+    let Setup { algorithm, config, rule, partials, budget, workers } = setup.clone();
+    let mut spec = StudySpec::new("accuracy", Goal::Maximize, space(), &algorithm).with_config(config);
     spec.stopping = rule.spec();
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
     let study = bo_core::Problem { spec: spec.clone(), seed, priors: Vec::new() };
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut state = State {
+        spec,
+        rule,
+        partials,
+        rng: StdRng::seed_from_u64(seed),
+        history: Vec::new(),
+        trials: Vec::new(),
+        curve_model: None,
+        curve_warm: None,
+        finished: Finished::default(),
+        trace: CurveTrace { seed, spent: vec![], incumbent: vec![], full: 0, rule_seconds: 0.0, suggest_seconds: 0.0 },
+        spent: 0,
+        best_reported: None,
+    };
     let mut noise = StdRng::seed_from_u64(seed ^ 0x5eed_c0de);
-    let objective = spec.objective().clone();
-    let (mut history, mut trials): (Vec<Observation>, Vec<Trial>) = (Vec::new(), Vec::new());
+    let objective = state.spec.objective().clone();
     let mut warm = None;
-    let (mut curve_model, mut curve_warm): (Option<DecayCurveModel>, Option<Hyperparameters>) = (None, None);
-    let mut finished = Finished::default();
-    let mut trace = CurveTrace { seed, spent: vec![], incumbent: vec![], full: 0, rule_seconds: 0.0, suggest_seconds: 0.0 };
-    let (mut spent, mut best_reported): (usize, Option<(f64, f64)>) = (0, None);
-    while spent < budget {
-        let start = Instant::now();
-        let fitted = designer.fit(&study, &history, warm.as_ref(), &mut rng)?;
-        let a = fitted.model.suggest(&[], 1, &mut rng)?.into_iter().next().context("the designer proposed nothing")?;
-        trace.suggest_seconds += start.elapsed().as_secs_f64();
-        warm = Some(fitted.state);
-        let c = numbers(&a);
-        let offset = gauss(&mut noise) * problem.noise;
-        let mut trial = Trial {
-            id: trials.len() as i64 + 1,
-            state: TrialState::Active,
-            assignment: a.clone(),
-            measurements: vec![],
-            final_measurement: None,
-            client_id: String::new(),
-            infeasible_reason: String::new(),
-            start_time_ms: 0,
-            end_time_ms: None,
-            stop_time_ms: None,
-        };
-        let mut stopped = None;
-        for t in 1..=EPOCHS {
-            if spent >= budget {
+    let mut running: Vec<Option<Running>> = (0..workers.max(1)).map(|_| None).collect();
+    loop {
+        for w in 0..running.len() {
+            if running[w].is_some() || state.spent >= budget {
+                continue;
+            }
+            let pending: Vec<Assignment> = running.iter().flatten().map(|r| state.trials[r.at].assignment.clone()).collect();
+            let start = Instant::now();
+            let fitted = designer.fit(&study, &state.history, warm.as_ref(), &mut state.rng)?;
+            let a = fitted.model.suggest(&pending, 1, &mut state.rng)?.into_iter().next().context("the designer proposed nothing")?;
+            state.trace.suggest_seconds += start.elapsed().as_secs_f64();
+            warm = Some(fitted.state);
+            let numbers = numbers(&a);
+            let offset = gauss(&mut noise) * problem.noise;
+            state.trials.push(Trial {
+                id: state.trials.len() as i64 + 1,
+                state: TrialState::Active,
+                assignment: a,
+                measurements: vec![],
+                final_measurement: None,
+                client_id: String::new(),
+                infeasible_reason: String::new(),
+                start_time_ms: 0,
+                end_time_ms: None,
+                stop_time_ms: None,
+            });
+            running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset });
+        }
+        if running.iter().all(Option::is_none) {
+            break;
+        }
+        for slot in running.iter_mut() {
+            let Some(r) = slot.as_ref() else { continue };
+            if state.spent >= budget {
                 break;
             }
-            spent += 1;
-            let y = problem.accuracy(&c, t as f64) + offset + gauss(&mut noise) * problem.noise;
-            trial.measurements.push(Measurement {
+            state.spent += 1;
+            let t = state.trials[r.at].measurements.len() + 1;
+            let y = problem.accuracy(&r.numbers, t as f64) + r.offset + gauss(&mut noise) * problem.noise;
+            state.trials[r.at].measurements.push(Measurement {
                 step_count: t as i64,
                 elapsed_secs: t as f64,
                 metrics: [("accuracy".to_owned(), y)].into(),
             });
             if t == EPOCHS {
-                break;
+                state.complete(r.at, None, problem)?;
+                *slot = None;
+                continue;
             }
             let start = Instant::now();
+            let trial = &state.trials[r.at];
             let decision = match rule {
                 Rule::None => StoppingDecision::go_on(""),
-                Rule::Median => median_rule(&objective, &trial, &trials, false),
-                Rule::DecayCurve => match &curve_model {
-                    Some(m) => m.decide(&objective, &trial),
+                Rule::Median => median_rule(&objective, trial, &state.trials, false),
+                Rule::DecayCurve => match &state.curve_model {
+                    Some(m) => m.decide(&objective, trial),
                     None => StoppingDecision::go_on(""),
                 },
-                Rule::Convex => match &spec.stopping {
-                    Some(StoppingSpec::Convex(c)) => convex::decide(c, &spec, &finished, &trial),
+                Rule::Convex => match &state.spec.stopping {
+                    Some(StoppingSpec::Convex(c)) => convex::decide(c, &state.spec, &state.finished, trial),
                     _ => unreachable!("the convex rule's spec"),
                 },
-                Rule::SuccessiveHalving | Rule::Hyperband(_) => bo_core::stopping::decide(&spec, &trial, &trials, &mut rng),
+                Rule::SuccessiveHalving | Rule::Hyperband(_) => {
+                    bo_core::stopping::decide(&state.spec, trial, &state.trials, &mut state.rng)
+                }
             };
-            trace.rule_seconds += start.elapsed().as_secs_f64();
+            state.trace.rule_seconds += start.elapsed().as_secs_f64();
             if decision.should_stop {
-                stopped = Some(decision);
-                break;
+                state.complete(r.at, Some(decision), problem)?;
+                *slot = None;
             }
         }
+        if state.spent >= budget {
+            // The budget is spent: the trials still training end where they are (one given out
+            // in the last round that never trained is left out).
+            for r in running.iter_mut().filter_map(Option::take) {
+                if !state.trials[r.at].measurements.is_empty() {
+                    state.complete(r.at, None, problem)?;
+                }
+            }
+            break;
+        }
+    }
+    Ok(state.trace)
+}
+
+/// A run's state between epochs.
+struct State {
+    spec: StudySpec,
+    rule: Rule,
+    partials: Partials,
+    rng: StdRng,
+    /// What the designer learns from.
+    history: Vec<Observation>,
+    /// Every trial, running ones included (the rules see them, as the service's do).
+    trials: Vec<Trial>,
+    curve_model: Option<DecayCurveModel>,
+    curve_warm: Option<Hyperparameters>,
+    finished: Finished,
+    trace: CurveTrace,
+    spent: usize,
+    /// The best reported final value of a fully trained trial, with its true final accuracy.
+    best_reported: Option<(f64, f64)>,
+}
+
+impl State {
+    /// Completes trial `at`, stopped by `stopped` or ended (trained fully, or cut by the budget),
+    /// and updates what the designer and the rules learn from.
+    fn complete(&mut self, at: usize, stopped: Option<StoppingDecision>, problem: &CurveProblem) -> Result<()> {
+        let spec = &self.spec;
+        let trial = &mut self.trials[at];
         let trained_fully = trial.measurements.len() == EPOCHS;
         if stopped.is_some() {
             trial.stop_time_ms = Some(0);
@@ -343,49 +428,52 @@ pub fn run(
         if let Some(m) = stopped.and_then(|d| d.last_measurement) {
             trial.measurements.push(m);
         }
-        let last = trial.measurements.last().cloned().context("a measurement")?;
+        let last = trial.measurements.last().context("a trained trial has a measurement")?.clone();
         trial.final_measurement = Some(last.clone());
         trial.state = TrialState::Succeeded;
         let reported = last.metrics["accuracy"];
         if trained_fully {
-            trace.full += 1;
-            if best_reported.is_none_or(|(r, _)| reported > r) {
-                best_reported = Some((reported, problem.accuracy(&c, EPOCHS as f64)));
+            self.trace.full += 1;
+            if self.best_reported.is_none_or(|(r, _)| reported > r) {
+                self.best_reported = Some((reported, problem.accuracy(&numbers(&trial.assignment), EPOCHS as f64)));
             }
         }
-        history.push(Observation { objective_sd: None, assignment: a, outcome: Outcome::Measured(last.metrics.clone()) });
-        trials.push(trial);
+        self.history.push(Observation {
+            objective_sd: None,
+            assignment: trial.assignment.clone(),
+            outcome: Outcome::Measured(last.metrics),
+        });
         // The rules' view of the finished trials, as a service reads it at each data version, and
         // the partial trials' predicted final values, from the same model.
-        let model_partials = partials != Partials::Last && trials.iter().any(Trial::is_partial);
-        if matches!(rule, Rule::DecayCurve | Rule::Convex) || model_partials {
+        let model_partials = self.partials != Partials::Last && self.trials.iter().any(Trial::is_partial);
+        if matches!(self.rule, Rule::DecayCurve | Rule::Convex) || model_partials {
             let start = Instant::now();
-            finished = Finished::from_trials(&spec, &trials, 0, false);
-            if rule == Rule::DecayCurve || model_partials {
-                curve_model = DecayCurveModel::fit(&spec, &finished, curve_warm.as_ref(), &mut rng)?;
-                if let Some(m) = &curve_model {
-                    curve_warm = Some(m.hyperparameters());
+            self.finished = Finished::from_trials(spec, &self.trials, 0, false);
+            if self.rule == Rule::DecayCurve || model_partials {
+                self.curve_model = DecayCurveModel::fit(spec, &self.finished, self.curve_warm.as_ref(), &mut self.rng)?;
+                if let Some(m) = &self.curve_model {
+                    self.curve_warm = Some(m.hyperparameters());
                 }
             }
-            trace.rule_seconds += start.elapsed().as_secs_f64();
+            self.trace.rule_seconds += start.elapsed().as_secs_f64();
         }
-        if model_partials && let Some(m) = &curve_model {
-            let mut estimates = partial::estimates(m, &trials, &partial::curves_of(&spec, &trials));
-            if partials == Partials::Cautious {
+        if model_partials && let Some(m) = &self.curve_model {
+            let mut estimates = partial::estimates(m, &self.trials, &partial::curves_of(spec, &self.trials));
+            if self.partials == Partials::Cautious {
                 // The objective is maximised here.
                 estimates.values_mut().for_each(|e| e.mean -= e.sd);
             }
-            history = partial::observations(&spec, &trials, &estimates);
-            match partials {
-                Partials::Mean => history.iter_mut().for_each(|o| o.objective_sd = None),
-                Partials::HalfSpread => history.iter_mut().for_each(|o| o.objective_sd = o.objective_sd.map(|s| 0.5 * s)),
+            self.history = partial::observations(spec, &self.trials, &estimates);
+            match self.partials {
+                Partials::Mean => self.history.iter_mut().for_each(|o| o.objective_sd = None),
+                Partials::HalfSpread => self.history.iter_mut().for_each(|o| o.objective_sd = o.objective_sd.map(|s| 0.5 * s)),
                 _ => {}
             }
         }
-        trace.spent.push(spent);
-        trace.incumbent.push(best_reported.map(|(_, truth)| truth));
+        self.trace.spent.push(self.spent);
+        self.trace.incumbent.push(self.best_reported.map(|(_, truth)| truth));
+        Ok(())
     }
-    Ok(trace)
 }
 
 fn gauss(rng: &mut StdRng) -> f64 {
@@ -401,6 +489,36 @@ pub fn at_epochs(trace: &CurveTrace, epochs: usize) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Workers train side by side: with no rule, four workers finish four full trainings per 200
+    /// epochs, in the same round (the epochs spent counted as each trains its last); with successive halving some end early and are replaced at once, and
+    /// the budget is spent to the epoch.
+    #[test]
+    fn asynchronous_workers_share_the_budget() {
+        let problem = &problems()[0];
+        let setup = |rule, workers| Setup {
+            algorithm: "RANDOM_SEARCH".into(),
+            config: serde_json::Value::Null,
+            rule,
+            partials: Partials::Model,
+            budget: 400,
+            workers,
+        };
+        let trace = run(problem, &setup(Rule::None, 4), 3).unwrap();
+        assert_eq!(trace.spent, vec![197, 198, 199, 200, 397, 398, 399, 400]);
+        assert_eq!(trace.full, 8);
+        let one = run(problem, &setup(Rule::None, 1), 3).unwrap();
+        assert_eq!(one.spent, (1..=8).map(|k| 50 * k).collect::<Vec<_>>(), "one worker is a sequential study");
+        let halving = run(problem, &setup(Rule::SuccessiveHalving, 4), 3).unwrap();
+        assert_eq!(halving.spent.last(), Some(&400));
+        assert!(
+            halving.spent.len() > 12 && halving.full < halving.spent.len() / 2,
+            "{} trials, {} full",
+            halving.spent.len(),
+            halving.full
+        );
+        assert!(halving.spent.windows(2).all(|w| w[0] <= w[1]));
+    }
 
     #[test]
     fn curves_rise_to_their_level_and_the_optimum_is_the_best_final_accuracy() {

@@ -185,6 +185,10 @@ enum Command {
         /// The first seed: seeds run from it on (a validation half after a choosing half).
         #[arg(long, default_value_t = 0)]
         first_seed: u64,
+        /// Trials trained at once: asynchronous workers, each given a new trial as soon as its
+        /// last one ends (the others pending).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+        workers: u16,
         /// What the designer learns from a stopped trial: `model` (its predicted final value
         /// with the prediction's variance as noise of its own, as the service does), `mean` (the
         /// predicted value as if measured), `half-spread` (`model` with half the standard
@@ -506,9 +510,9 @@ fn main() -> Result<()> {
                 }
             }
         }
-        Command::Curves { algorithm, config, budget, seeds, first_seed, problems: names, rules, partials, out } => {
+        Command::Curves { algorithm, config, budget, seeds, first_seed, workers, problems: names, rules, partials, out } => {
             let config = parse_config(config)?;
-            let (partials, suffix) = match partials.as_str() {
+            let (partials, partials_suffix) = match partials.as_str() {
                 "model" => (curves::Partials::Model, ""),
                 "last" => (curves::Partials::Last, "-last"),
                 "mean" => (curves::Partials::Mean, "-mean"),
@@ -516,6 +520,7 @@ fn main() -> Result<()> {
                 "cautious" => (curves::Partials::Cautious, "-cautious"),
                 other => anyhow::bail!("--partials is model, mean, half-spread, last or cautious, got {other:?}"),
             };
+            let suffix = if workers > 1 { format!("{partials_suffix}-w{workers}") } else { partials_suffix.to_owned() };
             let rules =
                 rules.iter().map(|r| curves::Rule::parse(r).with_context(|| format!("no rule {r:?}"))).collect::<Result<Vec<_>>>()?;
             let chosen: Vec<curves::CurveProblem> =
@@ -524,7 +529,7 @@ fn main() -> Result<()> {
                 std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             }
             let marks = [budget / 4, budget / 2, budget];
-            println!("{algorithm}, {seeds} seeds, {budget} epochs: median regret of the fully trained incumbent");
+            println!("{algorithm}, {seeds} seeds, {budget} epochs, {workers} worker(s): median regret of the fully trained incumbent");
             println!(
                 "{:<6} {:<7} {:>9} {:>9} {:>9} {:>7} {:>6} {:>12}",
                 "problem",
@@ -539,9 +544,15 @@ fn main() -> Result<()> {
             for p in &chosen {
                 let optimum = p.optimum();
                 for &rule in &rules {
-                    let runs = (first_seed..first_seed + seeds)
-                        .map(|seed| curves::run(p, &algorithm, config.clone(), rule, partials, budget, seed))
-                        .collect::<Result<Vec<_>>>()?;
+                    let setup = curves::Setup {
+                        algorithm: algorithm.clone(),
+                        config: config.clone(),
+                        rule,
+                        partials,
+                        budget,
+                        workers: workers.into(),
+                    };
+                    let runs = (first_seed..first_seed + seeds).map(|seed| curves::run(p, &setup, seed)).collect::<Result<Vec<_>>>()?;
                     let at =
                         |e: usize| median(runs.iter().map(|r| curves::at_epochs(r, e).map_or(f64::INFINITY, |v| optimum - v)).collect());
                     let trials: Vec<f64> = runs.iter().map(|r| r.spent.len() as f64).collect();
