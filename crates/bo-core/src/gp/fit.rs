@@ -80,6 +80,9 @@ pub enum Search {
 /// (docs/benchmarks.md, "The noise prior").
 pub(crate) const LOG_NOISE_PRIOR: (f64, f64) = (-9.21, 1.5);
 
+/// The largest noise variance of a point's own (standardised units): 10⁶ times the targets'.
+const MAX_EXTRA_NOISE: f64 = 1e6;
+
 /// The negative log posterior (−LML − log prior) at `theta` and its gradient, each point `i`
 /// observed with noise `exp(log σ²) + extra[i]` (`extra` empty: none beyond the fitted noise).
 pub fn neg_log_posterior(
@@ -204,8 +207,13 @@ pub fn fit_with(
     rng: &mut dyn Rng,
 ) -> Result<Gp, LinalgError> {
     let (y, y_mean, y_std) = standardize(y_raw);
-    let extra: Vec<f64> =
-        if extra_raw.iter().any(|v| *v > 0.0) { extra_raw.iter().map(|v| (v / (y_std * y_std)).max(0.0)).collect() } else { Vec::new() };
+    // A point this uncertain tells the posterior nothing; a larger (or infinite) variance would
+    // only spoil the factorisation.
+    let extra: Vec<f64> = if extra_raw.iter().any(|v| *v > 0.0) {
+        extra_raw.iter().map(|v| (v / (y_std * y_std)).max(0.0).min(MAX_EXTRA_NOISE)).collect()
+    } else {
+        Vec::new()
+    };
     let p = kernel.n_params();
     let mut bounds = kernel.bounds();
     bounds.push((config.noise.min.ln(), config.noise.max.ln()));

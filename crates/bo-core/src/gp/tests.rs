@@ -112,6 +112,12 @@ fn a_point_with_noise_of_its_own_pulls_the_posterior_less() {
     for (p, q) in a.extra_noise().iter().zip(b.extra_noise()) {
         assert!((p - q).abs() < 1e-12, "{:?} against {:?}", a.extra_noise(), b.extra_noise());
     }
+    // An estimate of no use (an infinite or enormous spread) is bounded, and the fit stands.
+    let (x3, y3) = (vec![vec![0.1], vec![0.5], vec![0.9]], [0.0, 1.0, 0.5]);
+    let hopeless =
+        fit::fit_with(Box::new(matern52(vec![0], 0.3, B)), x3, &y3, &[0.0, f64::INFINITY, 1e300], &config, None, &mut rng).unwrap();
+    assert!(hopeless.extra_noise().iter().all(|v| v.is_finite()), "{:?}", hopeless.extra_noise());
+    assert!(hopeless.predict(&at)[0].0.is_finite());
 }
 
 #[test]
