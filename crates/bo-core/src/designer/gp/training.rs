@@ -81,12 +81,13 @@ impl<'h> Training<'h> {
             }
         }
         let warp = Warp::fit(warping, &y);
+        let y: Vec<f64> = if warp.is_identity() { y } else { y.iter().map(|v| warp.apply(*v)).collect() };
+        // `log_slope` takes the warped value.
         let extra: Vec<f64> = if sd.iter().any(Option::is_some) {
-            y.iter().zip(&sd).map(|(v, s)| s.map_or(0.0, |s| (warp.log_slope(warp.apply(*v)).exp() * s).powi(2))).collect()
+            y.iter().zip(&sd).map(|(w, s)| s.map_or(0.0, |s| (warp.log_slope(*w).exp() * s).powi(2))).collect()
         } else {
             Vec::new()
         };
-        let y = if warp.is_identity() { y } else { y.iter().map(|v| warp.apply(*v)).collect() };
         Some(Training { sign, worst, ranked, x, y, extra, warp })
     }
 }
@@ -96,13 +97,13 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::space::{Domain, ParamSpec, Scale, SearchSpace};
+    use crate::designer::testing::fixtures;
     use crate::study::Goal;
     use crate::trial::ParamValue;
 
     fn observed(x: f64, y: f64, sd: Option<f64>) -> Observation {
         Observation {
-            assignment: Assignment(BTreeMap::from([("x".to_owned(), ParamValue::Float(x))])),
+            assignment: Assignment(BTreeMap::from([("x0".to_owned(), ParamValue::Float(x))])),
             outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), y)])),
             objective_sd: sd,
         }
@@ -113,15 +114,8 @@ mod tests {
     /// trial's penalty none, and a study of measured values no extra at all.
     #[test]
     fn an_estimates_spread_is_its_own_noise_through_the_warp() {
-        let x = ParamSpec {
-            id: "x".into(),
-            domain: Domain::Double { min: 0.0, max: 1.0 },
-            scale: Scale::Linear,
-            default: None,
-            children: vec![],
-        };
-        let spec = StudySpec::new("loss", Goal::Minimize, SearchSpace::new(vec![x]).unwrap(), "GP_BANDIT");
-        let encode = |a: &Assignment| vec![a.0["x"].as_f64().unwrap_or(0.0)];
+        let spec = StudySpec::new("loss", Goal::Minimize, fixtures::unit_cube(1), "GP_BANDIT");
+        let encode = |a: &Assignment| vec![a.0["x0"].as_f64().unwrap_or(0.0)];
         let mut history: Vec<Observation> = (0..8).map(|i| observed(i as f64 / 8.0, (i as f64 - 3.0).powi(2), None)).collect();
         let measured = Training::new(&spec, &history, &encode, 2, OutputWarping::None).unwrap();
         assert!(measured.extra.is_empty(), "no estimate, no extra noise");
