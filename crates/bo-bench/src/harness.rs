@@ -1,6 +1,7 @@
 //! Runs a designer on a problem in process, as a study would: each step fits the designer on
-//! all completed trials (warm-started from the previous fit's state), asks for one suggestion,
-//! evaluates it. Records best-so-far simple regret and the seconds each fit + suggest took.
+//! all completed trials (warm-started from the previous fit's state), asks for one suggestion —
+//! or a batch of several, as parallel workers would —, evaluates it. Records best-so-far simple
+//! regret and the seconds each fit + suggest took.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -50,8 +51,10 @@ pub fn spec_with_space(space: SearchSpace, algorithm: &str, config: serde_json::
     StudySpec::new("f", Goal::Minimize, space, algorithm).with_config(config)
 }
 
-/// Runs `algorithm` on `problem` for `budget` evaluations with `seed`.
-pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget: usize, seed: u64) -> Result<RunTrace> {
+/// Runs `algorithm` on `problem` for `budget` evaluations with `seed`, asking for `batch`
+/// suggestions at each step (the last step's fewer when the budget runs out).
+pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget: usize, batch: usize, seed: u64) -> Result<RunTrace> {
+    anyhow::ensure!(batch >= 1, "a batch holds at least one suggestion");
     let spec = spec_for(problem, algorithm, config);
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
     let study = bo_core::Problem { spec, seed, priors: Vec::new() };
@@ -74,8 +77,10 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
     while history.len() < budget {
         let start = Instant::now();
         let fitted = designer.fit(&study, &history, warm.as_ref(), &mut rng)?;
-        let assignment = fitted.model.suggest(&[], 1, &mut rng)?.into_iter().next().context("the designer proposed nothing")?;
-        trace.suggest_seconds.push(start.elapsed().as_secs_f64());
+        let assignments = fitted.model.suggest(&[], batch.min(budget - history.len()), &mut rng)?;
+        anyhow::ensure!(!assignments.is_empty(), "the designer proposed nothing");
+        // A batch's one fit and search, shared among its members.
+        let seconds = start.elapsed().as_secs_f64() / assignments.len() as f64;
         if let (Some(truth), Some(log)) = (&truth, &mut trace.graph_recovery)
             && history.len().is_multiple_of(25)
             && !history.is_empty()
@@ -90,20 +95,23 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
             trace.auto_choices.push((history.len(), chosen.to_owned()));
         }
         warm = Some(fitted.state);
-        trace.suggestions.push(assignment.clone());
-        let y = (problem.eval)(&assignment);
-        best = best.min(y);
-        let observed = noise.observe(y);
-        best_observed = best_observed.min(observed);
-        if let Some(b) = &mut trace.best_observed {
-            b.push(best_observed);
+        for assignment in assignments {
+            trace.suggest_seconds.push(seconds);
+            trace.suggestions.push(assignment.clone());
+            let y = (problem.eval)(&assignment);
+            best = best.min(y);
+            let observed = noise.observe(y);
+            best_observed = best_observed.min(observed);
+            if let Some(b) = &mut trace.best_observed {
+                b.push(best_observed);
+            }
+            trace.regret.push((best - problem.optimum).max(0.0));
+            history.push(Observation {
+                objective_sd: None,
+                assignment,
+                outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), observed)])),
+            });
         }
-        trace.regret.push((best - problem.optimum).max(0.0));
-        history.push(Observation {
-            objective_sd: None,
-            assignment,
-            outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), observed)])),
-        });
     }
     Ok(trace)
 }
@@ -152,17 +160,30 @@ mod tests {
     fn gp_bandit_beats_random_search_on_branin_in_30_evaluations() {
         let branin = by_name("branin").unwrap();
         let final_regret = |algorithm: &str| -> Vec<f64> {
-            (0..5).map(|seed| *run(&branin, algorithm, serde_json::Value::Null, 30, seed).unwrap().regret.last().unwrap()).collect()
+            (0..5).map(|seed| *run(&branin, algorithm, serde_json::Value::Null, 30, 1, seed).unwrap().regret.last().unwrap()).collect()
         };
         let (gp, random) = (final_regret("GP_BANDIT"), final_regret("RANDOM_SEARCH"));
         assert!(median(gp.clone()) < median(random.clone()), "median simple regret: GP {gp:?} vs random {random:?}");
         assert!(median(gp.clone()) < 0.05, "GP_BANDIT should be near the optimum after 30 evaluations: {gp:?}");
     }
 
+    /// A run in batches spends exactly its budget (the last batch cut short), one regret and one
+    /// suggestion per evaluation, never the same point twice.
+    #[test]
+    fn a_batched_run_spends_exactly_its_budget() {
+        let branin = by_name("branin").unwrap();
+        let trace = run(&branin, "GP_BANDIT", serde_json::Value::Null, 22, 4, 0).unwrap();
+        assert_eq!((trace.regret.len(), trace.suggestions.len(), trace.suggest_seconds.len()), (22, 22, 22));
+        let distinct: std::collections::HashSet<String> = trace.suggestions.iter().map(|a| a.key()).collect();
+        assert_eq!(distinct.len(), 22, "a batch's members and earlier trials are never repeated");
+        assert!(trace.regret.windows(2).all(|w| w[1] <= w[0]), "best-so-far regret never rises");
+        assert!(run(&branin, "GP_BANDIT", serde_json::Value::Null, 5, 0, 0).is_err(), "an empty batch is refused");
+    }
+
     /// Median final regret of `algorithm` on `problem` over seeds 0, 1, 2.
     fn median_final(problem: &str, algorithm: &str, config: serde_json::Value, budget: usize) -> f64 {
         let p = by_name(problem).unwrap();
-        median((0..3).map(|seed| *run(&p, algorithm, config.clone(), budget, seed).unwrap().regret.last().unwrap()).collect())
+        median((0..3).map(|seed| *run(&p, algorithm, config.clone(), budget, 1, seed).unwrap().regret.last().unwrap()).collect())
     }
 
     /// The in-process check for ADD_GP_UCB, on its home problem: an additive function
@@ -216,7 +237,7 @@ mod tests {
             let config = golden["config"].clone();
             for run_json in golden["runs"].as_array_mut().unwrap() {
                 let seed = run_json["seed"].as_u64().unwrap();
-                let trace = run(&problem, &algorithm, config.clone(), budget, seed).unwrap();
+                let trace = run(&problem, &algorithm, config.clone(), budget, 1, seed).unwrap();
                 let now = serde_json::to_value(&trace.suggestions).unwrap();
                 if bless {
                     *run_json = serde_json::to_value(&trace).unwrap();
@@ -255,7 +276,7 @@ mod tests {
 
     #[test]
     fn a_trace_has_one_non_increasing_regret_per_evaluation() {
-        let trace = run(&by_name("hartmann3").unwrap(), "QUASI_RANDOM_SEARCH", serde_json::Value::Null, 12, 1).unwrap();
+        let trace = run(&by_name("hartmann3").unwrap(), "QUASI_RANDOM_SEARCH", serde_json::Value::Null, 12, 1, 1).unwrap();
         assert_eq!((trace.regret.len(), trace.suggest_seconds.len()), (12, 12));
         assert!(trace.regret.windows(2).all(|w| w[1] <= w[0]) && trace.regret.iter().all(|r| *r >= 0.0));
     }

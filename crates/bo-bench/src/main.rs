@@ -56,6 +56,13 @@ struct Design {
     /// Number of seeds (0, 1, …).
     #[arg(long, default_value_t = 5)]
     seeds: u64,
+    /// The first seed (seeds run from here up).
+    #[arg(long, default_value_t = 0)]
+    first_seed: u64,
+    /// Suggestions asked for at each step, all evaluated before the next fit (a batch of
+    /// parallel workers; `run` and `suite` on the listed problems).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    batch: u32,
     /// `algorithmConfig` as JSON.
     #[arg(long)]
     config: Option<String>,
@@ -382,7 +389,7 @@ fn main() -> Result<()> {
                 println!("{:<18} {:>4.0e} {:>14.6}   (REMBO only)", p.name, p.dim as f64, p.optimum);
             }
         }
-        Command::Suite { design: Design { algorithm, budget, seeds, config, true_structure }, problems: names, out } => {
+        Command::Suite { design: Design { algorithm, budget, seeds, first_seed, batch, config, true_structure }, problems: names, out } => {
             let config = parse_config(config)?;
             let chosen: Vec<Bench> = if names.is_empty() {
                 problems::all().into_iter().map(Bench::Listed).collect()
@@ -394,7 +401,7 @@ fn main() -> Result<()> {
             }
             let mid = (budget / 2).max(1);
             let early = (budget / 4).max(1);
-            println!("{algorithm}, {seeds} seeds, budget {budget}: median simple regret");
+            println!("{algorithm}, {seeds} seeds from {first_seed}, budget {budget}, batches of {batch}: median simple regret");
             println!(
                 "{:<18} {:>10} {:>10} {:>10} {:>9} {:>9}",
                 "problem",
@@ -406,7 +413,9 @@ fn main() -> Result<()> {
             );
             for p in chosen {
                 let config = p.config(&config, true_structure)?;
-                let mut runs = (0..seeds).map(|seed| p.run(&algorithm, &config, budget, seed)).collect::<Result<Vec<_>>>()?;
+                let mut runs = (first_seed..first_seed + seeds)
+                    .map(|seed| p.run(&algorithm, &config, budget, batch as usize, seed))
+                    .collect::<Result<Vec<_>>>()?;
                 runs.iter_mut().for_each(|r| r.suggestions.clear());
                 let at = |t: usize| median(runs.iter().map(|r| r.regret[t - 1]).collect());
                 let times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
@@ -434,7 +443,8 @@ fn main() -> Result<()> {
                 }
             }
         }
-        Command::Multi { design: Design { algorithm, budget, seeds, config, .. }, problems: names, list, out } => {
+        Command::Multi { design: Design { algorithm, budget, seeds, first_seed, batch, config, .. }, problems: names, list, out } => {
+            only_sequential(first_seed, batch)?;
             let all = multi::problems();
             let chosen: Vec<&multi::MoProblem> = if names.is_empty() {
                 all.iter().collect()
@@ -578,7 +588,14 @@ fn main() -> Result<()> {
                 }
             }
         }
-        Command::Safe { design: Design { algorithm, budget, seeds, config, .. }, problems: names, desired, infeasible, out } => {
+        Command::Safe {
+            design: Design { algorithm, budget, seeds, first_seed, batch, config, .. },
+            problems: names,
+            desired,
+            infeasible,
+            out,
+        } => {
+            only_sequential(first_seed, batch)?;
             let constraints = if infeasible { safety::Constraints::Infeasible } else { safety::Constraints::Safety(desired) };
             let all = safety::problems();
             let chosen: Vec<&safety::SafeProblem> = if names.is_empty() {
@@ -628,12 +645,17 @@ fn main() -> Result<()> {
                 }
             }
         }
-        Command::Run { problem, design: Design { algorithm, budget, seeds, config, true_structure }, out, suggestions } => {
+        Command::Run {
+            problem,
+            design: Design { algorithm, budget, seeds, first_seed, batch, config, true_structure },
+            out,
+            suggestions,
+        } => {
             let p = bench_named(&problem)?;
             let config = p.config(&parse_config(config)?, true_structure)?;
             let mut runs = Vec::new();
-            for seed in 0..seeds {
-                let mut trace = p.run(&algorithm, &config, budget, seed)?;
+            for seed in first_seed..first_seed + seeds {
+                let mut trace = p.run(&algorithm, &config, budget, batch as usize, seed)?;
                 if !suggestions {
                     trace.suggestions.clear();
                 }
@@ -765,12 +787,19 @@ impl Bench {
         Ok(serde_json::Value::Object(merged))
     }
 
-    fn run(&self, algorithm: &str, config: &serde_json::Value, budget: usize, seed: u64) -> Result<harness::RunTrace> {
+    fn run(&self, algorithm: &str, config: &serde_json::Value, budget: usize, batch: usize, seed: u64) -> Result<harness::RunTrace> {
         match self {
-            Bench::Listed(p) => harness::run(p, algorithm, config.clone(), budget, seed),
-            Bench::Lazy(p) => embedded::run(p, algorithm, config, budget, seed),
+            Bench::Listed(p) => harness::run(p, algorithm, config.clone(), budget, batch, seed),
+            Bench::Lazy(p) if batch == 1 => embedded::run(p, algorithm, config, budget, seed),
+            Bench::Lazy(p) => anyhow::bail!("{} is run one suggestion at a time: --batch applies to the listed problems", p.name),
         }
     }
+}
+
+/// `--first-seed` and `--batch` are `run`'s and `suite`'s: elsewhere they are refused, not ignored.
+fn only_sequential(first_seed: u64, batch: u32) -> Result<()> {
+    anyhow::ensure!(first_seed == 0 && batch == 1, "--first-seed and --batch apply to run and suite only");
+    Ok(())
 }
 
 fn bench_named(name: &str) -> Result<Bench> {
