@@ -69,6 +69,18 @@ impl std::fmt::Display for Acquisition {
 }
 
 impl Acquisition {
+    /// The same function with its incumbent raised to `value` where that is higher (UCB has
+    /// none): under the kriging believer a fantasy's believed value counts as observed, so a
+    /// pending trial believed better than the best one becomes the value to improve on
+    /// (Ginsbourger et al. 2010, §3.1).
+    pub fn with_incumbent_at_least(self, value: f64) -> Acquisition {
+        match self {
+            Acquisition::Ucb { .. } => self,
+            Acquisition::LogEi { best } => Acquisition::LogEi { best: best.max(value) },
+            Acquisition::LogPi { best } => Acquisition::LogPi { best: best.max(value) },
+        }
+    }
+
     /// The value at a posterior (mean, variance).
     pub fn value(self, mean: f64, var: f64) -> f64 {
         let sigma = var.sqrt();
@@ -238,5 +250,18 @@ mod tests {
                 assert!((fd - g[i]).abs() < 1e-5 * (1.0 + fd.abs()), "{acq:?} ∂/∂x[{i}]: {} vs {fd}", g[i]);
             }
         }
+    }
+
+    #[test]
+    fn a_believed_value_only_ever_raises_the_incumbent() {
+        let ei = Acquisition::LogEi { best: 0.5 };
+        assert_eq!(ei.with_incumbent_at_least(0.8), Acquisition::LogEi { best: 0.8 });
+        assert_eq!(ei.with_incumbent_at_least(0.2), ei, "a fantasy below the best changes nothing");
+        assert_eq!(ei.with_incumbent_at_least(f64::NEG_INFINITY), ei, "no fantasies");
+        assert_eq!(Acquisition::LogPi { best: 0.5 }.with_incumbent_at_least(0.8), Acquisition::LogPi { best: 0.8 });
+        let ucb = Acquisition::Ucb { beta: 2.0 };
+        assert_eq!(ucb.with_incumbent_at_least(9.0), ucb, "UCB has no incumbent");
+        // A raised incumbent lowers EI everywhere.
+        assert!(ei.with_incumbent_at_least(0.8).value(0.7, 0.01) < ei.value(0.7, 0.01));
     }
 }
