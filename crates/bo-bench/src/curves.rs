@@ -174,21 +174,24 @@ pub enum Rule {
 /// What the designer learns from a trial a rule stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Partials {
-    /// Its final value as the decay-curve model predicts it from its curve, observed with the
-    /// prediction's variance as noise of its own, as the service does
-    /// (`bo_core::stopping::partial`).
+    /// As the service does (`bo_core::stopping::partial`): `Predicted`, except under
+    /// successive halving, where `Last`.
     Model,
+    /// Its final value as the decay-curve model predicts it from its curve, observed with the
+    /// prediction's variance as noise of its own, whatever the rule (the service before
+    /// successive halving learnt the rung values).
+    Predicted,
     /// The predicted final value taken as if measured (the prediction's spread dropped): the
     /// service before partial trials carried their uncertainty.
     Mean,
-    /// As `Model` with half the prediction's standard deviation: a candidate, measured against
-    /// `Model` and `Mean`.
+    /// As `Predicted` with half the prediction's standard deviation: a candidate, measured
+    /// against `Predicted` and `Mean`.
     HalfSpread,
     /// Its last value, as if it were the configuration's result (the service before partial
     /// results were modelled).
     Last,
     /// Its predicted final value less one standard deviation of the prediction: a candidate
-    /// rule, measured against `Model`.
+    /// rule, measured against `Predicted`.
     Cautious,
 }
 
@@ -445,7 +448,12 @@ impl State {
         });
         // The rules' view of the finished trials, as a service reads it at each data version, and
         // the partial trials' predicted final values, from the same model.
-        let model_partials = self.partials != Partials::Last && self.trials.iter().any(Trial::is_partial);
+        let predicted = match self.partials {
+            Partials::Last => false,
+            Partials::Model => partial::predicts(spec),
+            Partials::Predicted | Partials::Mean | Partials::HalfSpread | Partials::Cautious => true,
+        };
+        let model_partials = predicted && self.trials.iter().any(Trial::is_partial);
         if matches!(self.rule, Rule::DecayCurve | Rule::Convex) || model_partials {
             let start = Instant::now();
             self.finished = Finished::from_trials(spec, &self.trials, 0, false);

@@ -196,11 +196,12 @@ enum Command {
         /// last one ends (the others pending).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
         workers: u16,
-        /// What the designer learns from a stopped trial: `model` (its predicted final value
-        /// with the prediction's variance as noise of its own, as the service does), `mean` (the
-        /// predicted value as if measured), `half-spread` (`model` with half the standard
-        /// deviation), `last` (its last value) or `cautious` (the
-        /// prediction less one standard deviation).
+        /// What the designer learns from a stopped trial: `model` (as the service does:
+        /// `predicted`, but `last` under successive halving), `predicted` (its predicted final
+        /// value with the prediction's variance as noise of its own, whatever the rule), `mean`
+        /// (the predicted value as if measured), `half-spread` (`predicted` with half the
+        /// standard deviation), `last` (its last value) or `cautious` (the prediction less one
+        /// standard deviation).
         #[arg(long, default_value = "model")]
         partials: String,
         /// A directory to write each problem and rule's JSON into (as the peers' script writes it).
@@ -524,11 +525,12 @@ fn main() -> Result<()> {
             let config = parse_config(config)?;
             let (partials, partials_suffix) = match partials.as_str() {
                 "model" => (curves::Partials::Model, ""),
+                "predicted" => (curves::Partials::Predicted, "-predicted"),
                 "last" => (curves::Partials::Last, "-last"),
                 "mean" => (curves::Partials::Mean, "-mean"),
                 "half-spread" => (curves::Partials::HalfSpread, "-half-spread"),
                 "cautious" => (curves::Partials::Cautious, "-cautious"),
-                other => anyhow::bail!("--partials is model, mean, half-spread, last or cautious, got {other:?}"),
+                other => anyhow::bail!("--partials is model, predicted, mean, half-spread, last or cautious, got {other:?}"),
             };
             let suffix = if workers > 1 { format!("{partials_suffix}-w{workers}") } else { partials_suffix.to_owned() };
             let rules =

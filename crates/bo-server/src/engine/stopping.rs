@@ -53,14 +53,15 @@ impl Engine {
 
     /// The predicted final objective of each partial trial among `trials` (asked to stop, then
     /// completed: `bo_core::stopping::partial`), by the study's decay-curve model, for the
-    /// designer to learn from; none while there is no model. The model is the one the stopping
-    /// rules use, fitted once per data version.
+    /// designer to learn from; none while there is no model, and none under successive halving
+    /// (`partial::predicts`). The model is the one the stopping rules use, fitted once per data
+    /// version.
     pub(super) async fn partial_estimates(
         &self,
         study: &StudyRecord,
         trials: &Arc<Vec<Trial>>,
     ) -> Result<BTreeMap<i64, Estimate>, EngineError> {
-        if !trials.iter().any(|t| t.is_partial() && t.state == TrialState::Succeeded) {
+        if !partial::predicts(&study.spec) || !trials.iter().any(|t| t.is_partial() && t.state == TrialState::Succeeded) {
             return Ok(BTreeMap::new());
         }
         let use_elapsed = study.spec.stopping.as_ref().is_some_and(|s| s.use_elapsed());
@@ -152,10 +153,27 @@ mod tests {
         let engine = Engine::new(store.clone(), &EngineConfig::default(), Arc::default());
         let study = store.study_by_id(study.id).await.unwrap();
         let (_, trials) = store.suggest_snapshot(study.id).await.unwrap();
-        let estimates = engine.partial_estimates(&study, &Arc::new(trials)).await.unwrap();
+        let estimates = engine.partial_estimates(&study, &Arc::new(trials.clone())).await.unwrap();
         assert_eq!(estimates.keys().copied().collect::<Vec<_>>(), vec![partial.id], "only the partial trial is predicted");
         let (last, truth) = (curve(0.5, 3)[2].metrics["f"], curve(0.5, 20)[19].metrics["f"]);
         let e = estimates[&partial.id];
         assert!((e.mean - truth).abs() < 0.5 * (last - truth).abs(), "predicted {e:?}, last {last}, truth {truth}");
+
+        // Under successive halving the same trial is learnt at its rung value: nothing is
+        // predicted, and the refit's observation is the last value.
+        let mut halving = study.clone();
+        halving.spec.stopping = Some(StoppingSpec::SuccessiveHalving(successive_halving::SuccessiveHalving {
+            min_step_count: 1.0,
+            max_step_count: 20.0,
+            reduction_factor: 3.0,
+            use_elapsed_duration: false,
+            brackets: 1,
+        }));
+        let trials = Arc::new(trials);
+        assert!(engine.partial_estimates(&halving, &trials).await.unwrap().is_empty());
+        let observed = partial::observations(&halving.spec, &trials, &BTreeMap::new());
+        let at_rung = observed.iter().find(|o| o.assignment == trials.iter().find(|t| t.id == partial.id).unwrap().assignment).unwrap();
+        assert_eq!(at_rung.outcome, bo_core::Outcome::Measured(BTreeMap::from([("f".to_owned(), last)])));
+        assert_eq!(at_rung.objective_sd, None);
     }
 }
