@@ -604,11 +604,11 @@ impl Proposer for AddGpUcbProposer {
     fn propose(&self, post: &Posterior, member: Member<'_>, _: &mut (), rng: &mut dyn Rng) -> Result<Option<Assignment>, FitError> {
         // t counts the real observations (seed 004's code: #observations + 1).
         let t = post.taken.len() + 1;
-        let Member { gp, taken, .. } = member;
+        let Member { gp, taken, believed, .. } = member;
         if let Some((anchors, config)) = &self.joint {
-            // A batch's fantasies are in `gp`: their values count as observed.
-            let best = gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let found = maximize_acquisition(Acquisition::LogEi { best }, gp, &self.features, taken, anchors, config, rng)?;
+            let best = post.gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let acquisition = Acquisition::LogEi { best }.with_incumbent_at_least(believed);
+            let found = maximize_acquisition(acquisition, gp, &self.features, taken, anchors, config, rng)?;
             return Ok(found.map(|(a, _)| a));
         }
         let mut x: Vec<f64> = match self.anchors.first() {

@@ -379,14 +379,8 @@ impl Proposer for GpBanditProposer {
         self.features.encode(a)
     }
 
-    fn propose(
-        &self,
-        post: &Posterior,
-        member: Member<'_>,
-        region: &mut PeRegion,
-        rng: &mut dyn Rng,
-    ) -> Result<Option<Assignment>, FitError> {
-        let Member { gp, taken, k, count, .. } = member;
+    fn propose(&self, _: &Posterior, member: Member<'_>, region: &mut PeRegion, rng: &mut dyn Rng) -> Result<Option<Assignment>, FitError> {
+        let Member { gp, taken, k, count, believed, .. } = member;
         // The posterior before this batch's fantasies (a copy only when there is a batch).
         if k == 0 && count > 1 {
             region.base = Some(gp.clone());
@@ -424,9 +418,6 @@ impl Proposer for GpBanditProposer {
                 maximize(&self.features, &score_batch, &score_grad, taken, &self.anchors, &self.config, rng)?
             }
             (acquisition, _) => {
-                // The fantasies (pending trials, then earlier members) follow the data in `gp`;
-                // the best believed value among them raises EI's and PI's incumbent.
-                let believed = gp.y()[post.gp.n().min(gp.n())..].iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let acquisition = acquisition.with_incumbent_at_least(believed);
                 maximize_acquisition(acquisition, gp, &self.features, taken, &self.anchors, &self.config, rng)?
             }
@@ -615,11 +606,8 @@ mod tests {
         let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut rng).unwrap().model;
         let first = model.suggest(&[], 1, &mut rng).unwrap();
         let believed = model.predict(&first).unwrap()[0].median;
-        let value = |o: &Observation| match &o.outcome {
-            Outcome::Measured(m) => m["f"],
-            Outcome::Infeasible => unreachable!(),
-        };
-        let measured_best = history.iter().map(value).fold(f64::NEG_INFINITY, f64::max);
+        let (_, values) = crate::designer::gp::objective_values(&problem.spec, &history);
+        let measured_best = values.into_iter().flatten().fold(f64::NEG_INFINITY, f64::max);
         assert!(believed > measured_best, "the set-up: the model believes its suggestion better than the best measured");
         let second = model.suggest(&first, 1, &mut rng).unwrap();
         let (p, q) = (point(&first[0]), point(&second[0]));

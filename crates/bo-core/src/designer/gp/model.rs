@@ -27,6 +27,11 @@ pub(crate) struct Member<'a> {
     pub count: usize,
     /// The number of pending trials.
     pub pending: usize,
+    /// The best value the fantasies (pending trials and the members so far) are believed at, in
+    /// `gp`'s standardised units; −∞ without fantasies. Counted as observed, it raises EI's and
+    /// PI's incumbent (`Acquisition::with_incumbent_at_least`): a pending trial believed better
+    /// than the best measured one is the value to improve on.
+    pub believed: f64,
 }
 
 /// What a GP designer's model adds to its posterior.
@@ -80,7 +85,9 @@ impl<P: Proposer> Model for GpModel<P> {
         let mut batch = P::Batch::default();
         let n_pending = pending.len();
         self.post.batch(&|a| self.proposer.encode(a), pending, count, |gp, taken, k| {
-            self.proposer.propose(&self.post, Member { gp, taken, k, count, pending: n_pending }, &mut batch, rng)
+            // The fantasies follow the data in `gp`.
+            let believed = gp.y()[self.post.gp.n().min(gp.n())..].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            self.proposer.propose(&self.post, Member { gp, taken, k, count, pending: n_pending, believed }, &mut batch, rng)
         })
     }
 
