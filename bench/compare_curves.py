@@ -15,6 +15,10 @@ import json
 import math
 import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from curves_report import at  # noqa: E402
 
 
 def load(dirs):
@@ -28,16 +32,6 @@ def load(dirs):
             entry = pooled.setdefault(key, {"optimum": r["optimum"], "budget": r["budget"], "runs": []})
             entry["runs"] += r["runs"]
     return pooled
-
-
-def at(run, epochs):
-    value = None
-    for spent, incumbent in zip(run["spent"], run["incumbent"]):
-        if spent > epochs:
-            break
-        if incumbent is not None:
-            value = incumbent
-    return value
 
 
 def regret(entry, epochs):
