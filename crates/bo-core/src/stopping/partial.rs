@@ -13,14 +13,16 @@
 //! less than one stopped near its end.
 //!
 //! Under successive halving ([`predicts`] is false) a partial trial is learnt at its last value,
-//! its value at the rung where it stopped, as BOHB's models (Falkner et al. 2018, §3.2) and
-//! Optuna's TPE learn pruned trials. There every stopped trial ends at one of a few shared
-//! positions, a trial that went on is one the rule found better at each rung it passed, and the
-//! values rise (or fall) along the curve, so the last values rank the trials as the rule did. The
-//! curve model, fitted on the few promoted trials that finished, predicts a trial stopped at
-//! the first rung near an average finished one with a wide spread, and the rule's verdict on its
-//! region is lost: measured in docs/benchmarks.md ("Successive halving learns the rung
-//! values"), the predictions lost at every budget, with one worker and with four.
+//! its value at the rung where it stopped: values measured at the budgets, as BOHB's models
+//! learn them (Falkner et al. 2018), not predictions of final ones, and ranked as Optuna's TPE
+//! ranks pruned trials, below the ones that went further. There every stopped trial ends at one
+//! of a few shared positions, a trial that went on is one the rule found better at each rung it
+//! passed, and the values rise (or fall) along the curve, so the last values rank the trials as
+//! the rule did. The curve model, fitted on the few promoted trials that finished, predicts a
+//! trial stopped at the first rung near an average finished one with a wide spread, and the
+//! rule's verdict on its region is lost. Measured in docs/benchmarks.md ("Successive halving
+//! learns the rung values"): the predictions lost at every budget with four workers, and at a
+//! quarter and a half of it with one; with one worker they won at the full budget.
 //!
 //! Must not do: I/O. A service reads the partial trials' thinned curves from its database
 //! and keeps one curve model per data version.
