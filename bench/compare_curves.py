@@ -12,13 +12,11 @@ name is taken without the `--partials`/`--workers` suffix the harness adds to it
 import argparse
 import glob
 import json
-import math
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from curves_report import at  # noqa: E402
+from curves_report import regret  # noqa: E402
 
 
 def load(dirs):
@@ -32,12 +30,6 @@ def load(dirs):
             entry = pooled.setdefault(key, {"optimum": r["optimum"], "budget": r["budget"], "runs": []})
             entry["runs"] += r["runs"]
     return pooled
-
-
-def regret(entry, epochs):
-    return statistics.median(
-        math.inf if at(run, epochs) is None else entry["optimum"] - at(run, epochs) for run in entry["runs"]
-    )
 
 
 ap = argparse.ArgumentParser()
@@ -59,7 +51,7 @@ tally = {m: [0.0, 0.0, 0, 0] for m in marks}
 for k in keys:
     cells = []
     for m in marks:
-        ra, rb = regret(a[k], m), regret(b[k], m)
+        ra, rb = regret(a[k]["runs"], a[k]["optimum"], m), regret(b[k]["runs"], b[k]["optimum"], m)
         cells += [f"{ra:.4f}", f"{rb:.4f}"]
         t = tally[m]
         t[0] += ra

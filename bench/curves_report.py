@@ -22,6 +22,12 @@ def at(run, epochs):
     return value
 
 
+def regret(runs, optimum, epochs):
+    """The median over `runs` of the optimum less the incumbent's accuracy at `epochs` (inf: no
+    fully trained trial yet)."""
+    return statistics.median(math.inf if at(run, epochs) is None else optimum - at(run, epochs) for run in runs)
+
+
 def main():
     out = sys.argv[1]
     reports = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(out, "*.json")))]
@@ -30,19 +36,16 @@ def main():
     reports.sort(key=lambda r: (r["problem"], r["optimizer"], order.index(r["rule"]) if r["rule"] in order else len(order), r["rule"]))
     budget = reports[0]["budget"]
     marks = [budget // 4, budget // 2, budget]
-
-
     print(f"| problem | optimiser | rule | {' | '.join(f'@{m} epochs' for m in marks)} | trials | trained fully | rule ms / trial |")
     print("| --- | --- | --- | " + "---: | " * len(marks) + "---: | ---: | ---: |")
     for r in reports:
         best = optimum[r["problem"]]
         runs = r["runs"]
-        regret = lambda e: statistics.median(math.inf if at(run, e) is None else best - at(run, e) for run in runs)
         trials = sum(len(run["spent"]) for run in runs)
         full = sum(run["full"] for run in runs) / max(trials, 1)
         rule_ms = 1e3 * sum(run["rule_seconds"] for run in runs) / max(trials, 1)
         print(
-            f"| {r['problem']} | {r['optimizer']} | {r['rule']} | {' | '.join(f'{regret(m):.4f}' for m in marks)} "
+            f"| {r['problem']} | {r['optimizer']} | {r['rule']} | {' | '.join(f'{regret(runs, best, m):.4f}' for m in marks)} "
             f"| {statistics.median(len(run['spent']) for run in runs):.0f} | {full:.2f} | {rule_ms:.1f} |"
         )
 
