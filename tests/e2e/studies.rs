@@ -381,7 +381,7 @@ fn successive_halving_keeps_the_best_third_at_each_rung() {
         let got = s.ok_get(&format!("/studies/{study}"));
         assert_eq!(
             got["studySpec"]["successiveHalvingStoppingSpec"],
-            json!({"minStepCount": "1", "maxStepCount": "9", "reductionFactor": 3.0, "brackets": 1}),
+            json!({"minStepCount": "1", "maxStepCount": "9", "reductionFactor": 3.0, "brackets": 1, "promotion": "QUANTILE"}),
             "the defaults are echoed: {got}"
         );
         let measure = |trial: &str, curve: &[(i64, f64)]| {
@@ -423,6 +423,29 @@ fn successive_halving_keeps_the_best_third_at_each_rung() {
         let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
         let best: Vec<&str> = optimal["optimalTrials"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
         assert_eq!(best, vec!["1"], "the best trained in full, not the partial {partial}: {optimal}");
+
+        // `TOP_K` promotion: the best ⌊n/3⌋ of all n at the rung (at least one) go on. With 0.2
+        // and 0.4 there, 0.25 beats the others' 1/3 quantile (0.267) but is not the best of three.
+        let spec = json!({"displayName": "asha-top-k", "studySpec": {
+            "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH",
+            "successiveHalvingStoppingSpec": {"maxStepCount": "9", "promotion": "TOP_K"},
+            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}});
+        let top = s.create_study(spec);
+        assert_eq!(s.ok_get(&format!("/studies/{top}"))["studySpec"]["successiveHalvingStoppingSpec"]["promotion"], "TOP_K");
+        let rung_one = |worker: &str, v: f64| {
+            let t = id(&s.suggest(&top, 1, worker)[0]);
+            s.ok_post(
+                &format!("/studies/{top}/trials/{t}:addTrialMeasurement"),
+                json!({"measurement": {"stepCount": 1, "metrics": [{"metricId": "loss", "value": v}]}}),
+            );
+            s.ok_post(&format!("/studies/{top}/trials/{t}:checkTrialEarlyStoppingState"), json!({}))["response"]
+                .get("shouldStop")
+                .is_some_and(|v| v == true)
+        };
+        assert!(!rung_one("a", 0.2), "the first at the rung goes on");
+        assert!(rung_one("b", 0.4), "the second goes on only if it beats the first");
+        assert!(rung_one("c", 0.25), "0.25 is not the best of 0.2, 0.25, 0.4");
+        assert!(!rung_one("d", 0.1), "0.1 is the best of four");
     }
 }
 

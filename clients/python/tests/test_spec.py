@@ -113,7 +113,7 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
             # Settings as ML code computes them: numpy numbers.
             stopping=bo.SuccessiveHalvingStopping(max_step_count=np.int64(27), min_step_count=np.int32(1),
                                                   reduction_factor=np.float32(3.0), use_elapsed_duration=False,
-                                                  brackets=np.int64(2)),
+                                                  brackets=np.int64(2), promotion="TOP_K"),
         ),
     ]
     settable = {p for spec in sent for p in json_paths(spec)}
@@ -128,7 +128,7 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
     assert studies[0].objective_ids == ["accuracy"]
     assert "convexAutomatedStoppingSpec" in studies[2].spec and studies[2].spec["studyStoppingConfig"]["shouldStopAsap"] is True
     assert studies[3].spec["successiveHalvingStoppingSpec"] == {
-        "minStepCount": "1", "maxStepCount": "27", "reductionFactor": 3.0, "brackets": 2}
+        "minStepCount": "1", "maxStepCount": "27", "reductionFactor": 3.0, "brackets": 2, "promotion": "TOP_K"}
 
 
 def test_typed_spec_errors_are_caught_before_sending() -> None:
@@ -138,3 +138,5 @@ def test_typed_spec_errors_are_caught_before_sending() -> None:
         bo.StudyStopping(maximum_runtime=10, maximum_end_time="2030-01-01T00:00:00Z").to_vertex()
     with pytest.raises(ValueError, match="max_duration_no_progress"):
         bo.StudyStopping(max_duration_no_progress=-1).to_vertex()
+    with pytest.raises(ValueError, match="promotion must be QUANTILE or TOP_K"):
+        bo.SuccessiveHalvingStopping(max_step_count=27, promotion="TOPK")

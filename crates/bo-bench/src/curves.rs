@@ -21,7 +21,7 @@ use bo_core::designer::designer_for;
 use bo_core::gp::Hyperparameters;
 use bo_core::stopping::decay_curve::DecayCurveModel;
 use bo_core::stopping::partial;
-use bo_core::stopping::successive_halving::SuccessiveHalving;
+use bo_core::stopping::successive_halving::{Promotion, SuccessiveHalving};
 use bo_core::stopping::{Finished, StoppingDecision, convex, median_rule};
 use bo_core::{
     Assignment, ConvexStopping, Domain, Goal, Measurement, Observation, Outcome, ParamSpec, ParamValue, Scale, SearchSpace, StoppingSpec,
@@ -164,11 +164,16 @@ pub enum Rule {
     DecayCurve,
     /// `convexAutomatedStoppingSpec` (maximum 50 epochs, the other settings default).
     Convex,
-    /// `successiveHalvingStoppingSpec` (rungs 1, 3, 9, 27 below 50 epochs, a third goes on).
-    SuccessiveHalving,
-    /// The same with Hyperband's brackets (`hyperband`: one starting at each rung, `brackets:
-    /// 4`; `hyperband2`, `hyperband3`: the first 2 or 3).
-    Hyperband(u32),
+    /// `successiveHalvingStoppingSpec`: rungs 1, 3, 9, 27 below 50 epochs, a third goes on, in
+    /// `brackets` of Hyperband (`asha`: 1; `hyperband`: one starting at each rung, 4;
+    /// `hyperband2`, `hyperband3`: the first 2 or 3), promoting by `promotion` (the name's
+    /// suffix `-topk` for `TOP_K`).
+    Halving {
+        /// Hyperband's brackets.
+        brackets: u32,
+        /// Which trials at a rung go on.
+        promotion: Promotion,
+    },
 }
 
 /// What the designer learns from a trial a rule stopped.
@@ -203,25 +208,41 @@ impl Rule {
             "median" => Rule::Median,
             "decay" => Rule::DecayCurve,
             "convex" => Rule::Convex,
-            "asha" => Rule::SuccessiveHalving,
-            "hyperband" => Rule::Hyperband(4),
-            "hyperband2" => Rule::Hyperband(2),
-            "hyperband3" => Rule::Hyperband(3),
-            _ => return None,
+            _ => {
+                let (base, promotion) = match name.strip_suffix("-topk") {
+                    Some(base) => (base, Promotion::TopK),
+                    None => (name, Promotion::Quantile),
+                };
+                let brackets = match base {
+                    "asha" => 1,
+                    "hyperband" => 4,
+                    "hyperband2" => 2,
+                    "hyperband3" => 3,
+                    _ => return None,
+                };
+                Rule::Halving { brackets, promotion }
+            }
         })
     }
 
     /// The name.
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            Rule::None => "none",
-            Rule::Median => "median",
-            Rule::DecayCurve => "decay",
-            Rule::Convex => "convex",
-            Rule::SuccessiveHalving => "asha",
-            Rule::Hyperband(2) => "hyperband2",
-            Rule::Hyperband(3) => "hyperband3",
-            Rule::Hyperband(_) => "hyperband",
+            Rule::None => "none".into(),
+            Rule::Median => "median".into(),
+            Rule::DecayCurve => "decay".into(),
+            Rule::Convex => "convex".into(),
+            Rule::Halving { brackets, promotion } => {
+                let base = match brackets {
+                    1 => "asha".to_owned(),
+                    4 => "hyperband".to_owned(),
+                    b => format!("hyperband{b}"),
+                };
+                match promotion {
+                    Promotion::Quantile => base,
+                    Promotion::TopK => format!("{base}-topk"),
+                }
+            }
         }
     }
 
@@ -231,12 +252,13 @@ impl Rule {
             Rule::Median => Some(StoppingSpec::Median { use_elapsed_duration: false }),
             Rule::DecayCurve => Some(StoppingSpec::DecayCurve { use_elapsed_duration: false }),
             Rule::Convex => Some(StoppingSpec::Convex(ConvexStopping { max_step_count: Some(EPOCHS as f64), ..ConvexStopping::default() })),
-            Rule::SuccessiveHalving | Rule::Hyperband(_) => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
+            Rule::Halving { brackets, promotion } => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
                 min_step_count: 1.0,
                 max_step_count: EPOCHS as f64,
                 reduction_factor: 3.0,
                 use_elapsed_duration: false,
-                brackets: if let Rule::Hyperband(b) = self { b } else { 1 },
+                brackets,
+                promotion,
             })),
         }
     }
@@ -375,9 +397,7 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
                     Some(StoppingSpec::Convex(c)) => convex::decide(c, &state.spec, &state.finished, trial),
                     _ => unreachable!("the convex rule's spec"),
                 },
-                Rule::SuccessiveHalving | Rule::Hyperband(_) => {
-                    bo_core::stopping::decide(&state.spec, trial, &state.trials, &mut state.rng)
-                }
+                Rule::Halving { .. } => bo_core::stopping::decide(&state.spec, trial, &state.trials, &mut state.rng),
             };
             state.trace.rule_seconds += start.elapsed().as_secs_f64();
             if decision.should_stop {
@@ -517,7 +537,7 @@ mod tests {
         assert_eq!(trace.full, 8);
         let one = run(problem, &setup(Rule::None, 1), 3).unwrap();
         assert_eq!(one.spent, (1..=8).map(|k| 50 * k).collect::<Vec<_>>(), "one worker is a sequential study");
-        let halving = run(problem, &setup(Rule::SuccessiveHalving, 4), 3).unwrap();
+        let halving = run(problem, &setup(Rule::parse("asha").unwrap(), 4), 3).unwrap();
         assert_eq!(halving.spent.last(), Some(&400));
         assert!(
             halving.spent.len() > 12 && halving.full < halving.spent.len() / 2,

@@ -129,18 +129,29 @@ class SuccessiveHalvingStopping:
     ``min_step_count * reduction_factor**k`` below ``max_step_count`` (a full training, in steps
     or seconds with ``use_elapsed_duration``), a trial goes on only while it is among the best
     ``1 / reduction_factor`` of the trials that reached its rung. A stopped trial's result is
-    partial: the model learns its predicted final value, and it is not the study's best while a
-    trial trained in full is there.
+    partial: the model learns its value at the rung where it stopped, and it is not the study's
+    best while a trial trained in full is there.
 
     ``brackets`` above 1 makes it asynchronous Hyperband: bracket ``b`` starts ``b`` rungs higher,
     each trial is judged within its bracket, and trials are spread over brackets as Hyperband
-    spreads them (at most the number of rungs)."""
+    spreads them (at most the number of rungs).
+
+    ``promotion`` says which trials at a rung go on: ``"QUANTILE"`` (Ray Tune's ASHA) those at
+    least as good as the ``1 - 1/reduction_factor`` quantile of the others' values there;
+    ``"TOP_K"`` (ASHA's paper, Optuna's ``SuccessiveHalvingPruner``) those among the best
+    ``max(1, n // reduction_factor)`` of the ``n`` values there, their own included — stricter
+    while few trials have reached the rung."""
 
     max_step_count: int
     min_step_count: int = 1
     reduction_factor: float = 3.0
     use_elapsed_duration: bool = False
     brackets: int = 1
+    promotion: str = "QUANTILE"
+
+    def __post_init__(self) -> None:
+        if self.promotion not in ("QUANTILE", "TOP_K"):
+            raise ValueError(f"promotion must be QUANTILE or TOP_K, got {self.promotion!r}")
 
     def to_vertex(self) -> Json:
         return {
@@ -150,6 +161,7 @@ class SuccessiveHalvingStopping:
                 "reductionFactor": float(self.reduction_factor),
                 "useElapsedDuration": bool(self.use_elapsed_duration),
                 "brackets": int(self.brackets),
+                "promotion": self.promotion,
             }
         }
 

@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use super::curves::testing::{running, study};
-use super::successive_halving::SuccessiveHalving;
+use super::successive_halving::{Promotion, SuccessiveHalving};
 use super::{StoppingDecision, decide};
 use crate::study::{ConvexStopping, Goal, StoppingSpec, StudySpec};
 use crate::trial::{Trial, TrialState};
@@ -29,13 +29,16 @@ fn rules() -> Vec<(&'static str, StoppingSpec)> {
         reduction_factor: 3.0,
         use_elapsed_duration: false,
         brackets: 1,
+        promotion: Promotion::Quantile,
     };
     vec![
         ("median", StoppingSpec::Median { use_elapsed_duration: false }),
         ("decay curve", StoppingSpec::DecayCurve { use_elapsed_duration: false }),
         ("convex", StoppingSpec::Convex(ConvexStopping { max_step_count: Some(STEPS as f64), ..ConvexStopping::default() })),
         ("successive halving", StoppingSpec::SuccessiveHalving(asha.clone())),
-        ("hyperband", StoppingSpec::SuccessiveHalving(SuccessiveHalving { brackets: 4, ..asha })),
+        ("successive halving, top k", StoppingSpec::SuccessiveHalving(SuccessiveHalving { promotion: Promotion::TopK, ..asha.clone() })),
+        ("hyperband", StoppingSpec::SuccessiveHalving(SuccessiveHalving { brackets: 4, ..asha.clone() })),
+        ("hyperband, top k", StoppingSpec::SuccessiveHalving(SuccessiveHalving { brackets: 4, promotion: Promotion::TopK, ..asha })),
     ]
 }
 

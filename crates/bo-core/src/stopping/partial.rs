@@ -154,6 +154,7 @@ mod tests {
             reduction_factor: 3.0,
             use_elapsed_duration: false,
             brackets: 4,
+            promotion: crate::stopping::successive_halving::Promotion::TopK,
         }));
         assert!(!predicts(&halving));
         for rule in [

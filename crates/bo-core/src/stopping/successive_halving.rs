@@ -21,6 +21,14 @@
 //! spending about the same budget — along the golden-ratio sequence of trial numbers, so any
 //! prefix of a study's trials is spread close to those shares.
 //!
+//! How many go on is the rule's [`Promotion`]. `QUANTILE` (the default) is Ray's: a trial goes
+//! on when it is at least as good as the `1 − 1/η` quantile of the *others'* values, so with
+//! few trials at a rung most go on. `TOP_K` is ASHA's `top_k(rung, |rung|/η)` (Li et al. 2020,
+//! Algorithm 2) as Optuna's `SuccessiveHalvingPruner` reads it without resumption: a trial goes
+//! on when it is among the best `max(1, ⌊n/η⌋)` of the `n` values at the rung, its own
+//! included — the second trial at a rung goes on only if it beats the first. It stops more
+//! trials early, before the rung fills, and so spends fewer epochs on promotions.
+//!
 //! Unlike Ray's scheduler, which judges a trial once per rung, a trial checked again before it
 //! reaches its next rung is judged again, against everyone at the rung by then: the decision
 //! depends on the measurements alone, not on when checks happened to come.
@@ -48,6 +56,19 @@ fn default_brackets() -> u32 {
     DEFAULT_BRACKETS
 }
 
+/// Which of the trials at a rung go on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Promotion {
+    /// At least as good as the `1 − 1/η` quantile (linear between order statistics) of the other
+    /// trials' values at the rung: Ray Tune's `AsyncHyperBandScheduler`.
+    #[default]
+    Quantile,
+    /// Among the best `max(1, ⌊n/η⌋)` of the `n` values at the rung, its own included: ASHA's
+    /// `top_k` (Li et al. 2020, Algorithm 2) and Optuna's `SuccessiveHalvingPruner`.
+    TopK,
+}
+
 /// The rule's settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SuccessiveHalving {
@@ -64,6 +85,9 @@ pub struct SuccessiveHalving {
     /// successive halving; at most the number of rungs.
     #[serde(default = "default_brackets")]
     pub brackets: u32,
+    /// Which of the trials at a rung go on.
+    #[serde(default)]
+    pub promotion: Promotion,
 }
 
 impl SuccessiveHalving {
@@ -175,8 +199,8 @@ pub fn values_at(objective: &MetricSpec, others: &[Trial], except: i64, rung: f6
 }
 
 /// The rule for trial number `trial` whose value at `rung` is `value`, given the other trials'
-/// values there (by trial number): stop when it is worse than the `1 − 1/η` quantile (linear
-/// between order statistics) of the values of the trials in its bracket.
+/// values there (by trial number): stop when it is worse than the cutoff its [`Promotion`] sets
+/// among the values of the trials in its bracket.
 pub fn rung_decision(
     objective: &MetricSpec,
     rule: &SuccessiveHalving,
@@ -193,21 +217,30 @@ pub fn rung_decision(
     if others.is_empty() {
         return StoppingDecision::go_on(format!("the first trial{within} to reach the rung at {rung}"));
     }
-    let keep = 1.0 / rule.reduction_factor;
-    // Larger is better once a minimised objective is negated: the cutoff is the value that the
-    // best `keep` share of the others reach.
+    // Larger is better once a minimised objective is negated.
     let sign = if objective.goal.better(1.0, 0.0) { 1.0 } else { -1.0 };
-    let mut oriented: Vec<f64> = others.iter().map(|v| sign * v).collect();
-    oriented.sort_by(f64::total_cmp);
-    let cutoff = sign * quantile(&oriented, 1.0 - keep);
-    let should_stop = objective.goal.better(cutoff, value);
     let n = others.len();
+    let (cutoff, among) = match rule.promotion {
+        Promotion::Quantile => {
+            let keep = 1.0 / rule.reduction_factor;
+            let mut oriented: Vec<f64> = others.iter().map(|v| sign * v).collect();
+            oriented.sort_by(f64::total_cmp);
+            // The value that the best `keep` share of the others reach.
+            let cutoff = sign * quantile(&oriented, 1.0 - keep);
+            (cutoff, format!("the best {:.0} % of the {n} other trials{within} that reached it", 100.0 * keep))
+        }
+        Promotion::TopK => {
+            let mut oriented: Vec<f64> = others.iter().chain([&value]).map(|v| sign * v).collect();
+            oriented.sort_by(|a, b| b.total_cmp(a));
+            let k = ((oriented.len() as f64 / rule.reduction_factor).floor() as usize).max(1);
+            // The k-th best of all values, the trial's own included.
+            let cutoff = sign * oriented[k - 1];
+            (cutoff, format!("the last of the best {k} of the {} trials{within} that reached it, this one included", n + 1))
+        }
+    };
     StoppingDecision {
-        should_stop,
-        reason: format!(
-            "value {value} at the rung at {rung} against {cutoff}, the best {:.0} % of the {n} other trials{within} that reached it",
-            100.0 * keep
-        ),
+        should_stop: objective.goal.better(cutoff, value),
+        reason: format!("value {value} at the rung at {rung} against {cutoff}, {among}"),
         last_measurement: None,
     }
 }
@@ -227,7 +260,14 @@ mod tests {
     use crate::trial::TrialState;
 
     fn rule() -> SuccessiveHalving {
-        SuccessiveHalving { min_step_count: 1.0, max_step_count: 27.0, reduction_factor: 3.0, use_elapsed_duration: false, brackets: 1 }
+        SuccessiveHalving {
+            min_step_count: 1.0,
+            max_step_count: 27.0,
+            reduction_factor: 3.0,
+            use_elapsed_duration: false,
+            brackets: 1,
+            promotion: Promotion::Quantile,
+        }
     }
 
     /// `values` as the values of trials 2, 3, …: all in the one bracket of [`rule`].
@@ -263,6 +303,30 @@ mod tests {
         // The first at a rung goes on; one other sets the bar.
         assert!(!rung_decision(&loss, &rule(), 1, 3.0, 9.0, vec![]).should_stop);
         assert!(rung_decision(&loss, &rule(), 1, 3.0, 0.5, vec![(2, 0.4)]).should_stop);
+    }
+
+    /// ASHA's `top_k`: the best `⌊n/η⌋` of all `n` at the rung (at least one) go on, so the
+    /// second trial goes on only if it beats the first.
+    #[test]
+    fn top_k_keeps_the_best_share_of_all_values_at_the_rung() {
+        let top = SuccessiveHalving { promotion: Promotion::TopK, ..rule() };
+        let loss = MetricSpec::objective("loss", Goal::Minimize);
+        assert!(!rung_decision(&loss, &top, 1, 3.0, 9.0, vec![]).should_stop);
+        assert!(rung_decision(&loss, &top, 1, 3.0, 0.5, vec![(2, 0.4)]).should_stop);
+        assert!(!rung_decision(&loss, &top, 1, 3.0, 0.4, vec![(2, 0.4)]).should_stop, "a tie goes on");
+        // Where the quantile rule lets a trial between two others go on (0.25 beats their 1/3
+        // quantile, 0.267), top-k stops it: it is not the best of three.
+        assert!(!rung_decision(&loss, &rule(), 1, 3.0, 0.25, numbered(&[0.2, 0.4])).should_stop);
+        assert!(rung_decision(&loss, &top, 1, 3.0, 0.25, numbered(&[0.2, 0.4])).should_stop);
+        // 8 others and itself: the best 3 of 9 go on.
+        let others = numbered(&[0.1, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]);
+        assert!(!rung_decision(&loss, &top, 1, 3.0, 0.3, others.clone()).should_stop);
+        let d = rung_decision(&loss, &top, 1, 3.0, 0.45, others.clone());
+        assert!(d.should_stop && d.reason.contains("best 3 of the 9"), "{}", d.reason);
+        // Maximised: the largest are the best.
+        let acc = MetricSpec::objective("acc", Goal::Maximize);
+        assert!(!rung_decision(&acc, &top, 1, 3.0, 0.85, others.clone()).should_stop);
+        assert!(rung_decision(&acc, &top, 1, 3.0, 0.65, others).should_stop);
     }
 
     /// Hyperband's brackets: shares as Li et al. (2018) spread configurations, every prefix of

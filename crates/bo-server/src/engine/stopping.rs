@@ -168,6 +168,7 @@ mod tests {
             reduction_factor: 3.0,
             use_elapsed_duration: false,
             brackets: 1,
+            promotion: successive_halving::Promotion::Quantile,
         }));
         let trials = Arc::new(trials);
         assert!(engine.partial_estimates(&halving, &trials).await.unwrap().is_empty());

@@ -2,7 +2,7 @@
 //! `StudySpec` (the parameter tree is `parameter.rs`'s).
 
 use bo_core::stopping::convex;
-use bo_core::stopping::successive_halving::{self, SuccessiveHalving};
+use bo_core::stopping::successive_halving::{self, Promotion, SuccessiveHalving};
 use bo_core::{
     ConvexStopping, Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, SpaceError, StoppingSpec, StudySpec,
     Transfer,
@@ -36,6 +36,16 @@ wire_enum! {
     /// `StudySpec.MeasurementSelectionType`; unspecified means LAST_MEASUREMENT.
     #[schema(as = MeasurementSelectionType)]
     MeasurementSelectionTypeW { #[default] MEASUREMENT_SELECTION_TYPE_UNSPECIFIED = 0, LAST_MEASUREMENT = 1, BEST_MEASUREMENT = 2 }
+}
+wire_enum! {
+    /// `successiveHalvingStoppingSpec.promotion` (bo extension): which trials at a rung go on.
+    /// `QUANTILE` (Ray Tune's ASHA): those at least as good as the `1 − 1/reductionFactor`
+    /// quantile of the other trials' values at the rung. `TOP_K` (ASHA's paper, Optuna's
+    /// successive-halving pruner): those among the best `max(1, ⌊n/reductionFactor⌋)` of the `n`
+    /// values at the rung, their own included; stricter while few trials have reached it.
+    /// Unspecified means QUANTILE.
+    #[schema(as = SuccessiveHalvingPromotion)]
+    PromotionW { #[default] PROMOTION_UNSPECIFIED = 0, QUANTILE = 1, TOP_K = 2 }
 }
 
 /// The algorithm of a study: Vertex's enum names (or numbers) and bo's own names, as a string.
@@ -234,6 +244,9 @@ pub struct SuccessiveHalvingStoppingSpecW {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, maximum = 64)]
     pub brackets: Option<u32>,
+    /// Which trials at a rung go on. Unset: `QUANTILE`.
+    #[serde(skip_serializing_if = "is_default")]
+    pub promotion: PromotionW,
 }
 
 impl SuccessiveHalvingStoppingSpecW {
@@ -247,6 +260,10 @@ impl SuccessiveHalvingStoppingSpecW {
             reduction_factor: self.reduction_factor.unwrap_or(successive_halving::DEFAULT_REDUCTION_FACTOR),
             use_elapsed_duration: self.use_elapsed_duration,
             brackets: self.brackets.unwrap_or(successive_halving::DEFAULT_BRACKETS),
+            promotion: match self.promotion {
+                PromotionW::PROMOTION_UNSPECIFIED | PromotionW::QUANTILE => Promotion::Quantile,
+                PromotionW::TOP_K => Promotion::TopK,
+            },
         };
         rule.check(path)?;
         Ok(rule)
@@ -259,6 +276,10 @@ impl SuccessiveHalvingStoppingSpecW {
             reduction_factor: Some(h.reduction_factor),
             use_elapsed_duration: h.use_elapsed_duration,
             brackets: Some(h.brackets),
+            promotion: match h.promotion {
+                Promotion::Quantile => PromotionW::QUANTILE,
+                Promotion::TopK => PromotionW::TOP_K,
+            },
         }
     }
 }
