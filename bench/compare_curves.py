@@ -1,5 +1,5 @@
 """Two sets of `bo-bench curves --out` runs compared (A, then B), per (problem, rule) both hold:
-the median regret of the fully trained incumbent at a quarter, half and all of the epoch budget
+the median regret of the fully trained incumbent at a tenth, a quarter, half and all of the epoch budget
 for A and for B (inf: the median run had no fully trained trial yet), and per budget how many
 pairs B has lower and higher, and the sums over the pairs.
 
@@ -7,12 +7,15 @@ pairs B has lower and higher, and the sums over the pairs.
 
 Directories joined by commas are merged: their runs (seeds) of the same problem and rule are
 pooled, so two halves of seeds (`--first-seed 0` and `5`) compare as one set of ten. A rule's
-name is taken without the `--partials`/`--workers` suffix the harness adds to it.
+name is taken without the `--partials`/`--workers` suffix the harness adds to it. `--rename
+FROM=TO` compares rule FROM of A with rule TO of B (two arms of one run: `A=B=DIR --rename
+asha=asha-topk`).
 """
 import argparse
 import glob
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -26,7 +29,8 @@ def load(dirs):
             r = json.load(open(path))
             if "optimum" not in r:
                 continue
-            key = (r["problem"], r["rule"].split("-")[0])
+            rule = re.sub(r"(-(predicted|last|mean|half-spread|cautious))?(-w\d+)?$", "", r["rule"])
+            key = (r["problem"], rule)
             entry = pooled.setdefault(key, {"optimum": r["optimum"], "budget": r["budget"], "runs": []})
             entry["runs"] += r["runs"]
     return pooled
@@ -35,16 +39,20 @@ def load(dirs):
 ap = argparse.ArgumentParser()
 ap.add_argument("a")
 ap.add_argument("b")
-ap.add_argument("--rules", help="only these rules, comma-separated")
+ap.add_argument("--rules", help="only these rules (of A), comma-separated")
+ap.add_argument("--rename", action="append", default=[], help="FROM=TO: A's rule FROM against B's rule TO")
 args = ap.parse_args()
 a, b = load(args.a), load(args.b)
+for pair in args.rename:
+    old, new = pair.split("=")
+    b = {(p, old if r == new else r): v for (p, r), v in b.items() if r != old or old == new}
 keys = sorted(set(a) & set(b))
 if args.rules:
     keys = [k for k in keys if k[1] in args.rules.split(",")]
 if not keys:
     raise SystemExit("no (problem, rule) is in both")
 budget = a[keys[0]]["budget"]
-marks = [budget // 4, budget // 2, budget]
+marks = [budget // 10, budget // 4, budget // 2, budget]
 print(f"| problem | rule | seeds | " + " | ".join(f"A @{m} | B @{m}" for m in marks) + " |")
 print("| --- | --- | ---: | " + "---: | " * (2 * len(marks)))
 tally = {m: [0.0, 0.0, 0, 0] for m in marks}

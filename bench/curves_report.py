@@ -1,8 +1,13 @@
 """The table of bench/curves.sh: per learning-curve problem, optimiser and early-stopping rule, the
 median regret (best final accuracy of any configuration less the true final accuracy of the fully
-trained incumbent) once a quarter, half and all of the epoch budget is spent (inf: the median run
-had no fully trained trial yet), the median number of trials run, the share of trials trained
-fully, and the rule's milliseconds per trial."""
+trained incumbent) once a tenth, a quarter, half and all of the epoch budget is spent (inf: the
+median run had no fully trained trial yet), the median number of trials run, the share of trials
+trained fully, and the rule's milliseconds per trial.
+
+    python3 bench/curves_report.py DIR[,DIR2...]
+
+Directories joined by commas are pooled: runs of the same problem, optimiser and rule (two halves
+of seeds) count as one set."""
 import glob
 import json
 import math
@@ -29,13 +34,21 @@ def regret(runs, optimum, epochs):
 
 
 def main():
-    out = sys.argv[1]
-    reports = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(out, "*.json")))]
+    pooled = {}
+    for out in sys.argv[1].split(","):
+        for path in sorted(glob.glob(os.path.join(out, "*.json"))):
+            r = json.load(open(path))
+            key = (r["problem"], r["optimizer"], r["rule"])
+            if key in pooled:
+                pooled[key]["runs"] = pooled[key]["runs"] + r["runs"]
+            else:
+                pooled[key] = r
+    reports = list(pooled.values())
     optimum = {r["problem"]: r["optimum"] for r in reports if "optimum" in r}
     order = ["none", "median", "hyperband", "sha", "asha", "hyperband2", "hyperband3", "decay", "convex"]
     reports.sort(key=lambda r: (r["problem"], r["optimizer"], order.index(r["rule"]) if r["rule"] in order else len(order), r["rule"]))
     budget = reports[0]["budget"]
-    marks = [budget // 4, budget // 2, budget]
+    marks = [budget // 10, budget // 4, budget // 2, budget]
     print(f"| problem | optimiser | rule | {' | '.join(f'@{m} epochs' for m in marks)} | trials | trained fully | rule ms / trial |")
     print("| --- | --- | --- | " + "---: | " * len(marks) + "---: | ---: | ---: |")
     for r in reports:
