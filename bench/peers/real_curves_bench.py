@@ -23,7 +23,7 @@ from real_curves import PROBLEMS, Problem, declare  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARMS = ["optuna:none", "optuna:median", "optuna:sha", "optuna:hyperband", "bo:none", "bo:median", "bo:decay", "bo:convex", "bo:asha",
-        "bo:hyperband"]
+        "bo:asha-topk", "bo:hyperband"]
 
 
 def optuna_run(problem: Problem, pruner_name: str, budget: int, seed: int) -> Dict[str, Any]:
@@ -114,6 +114,8 @@ def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> 
         made[p.name] = declare(p, at.categorical, at.integer, at.float)
     stopping = {"none": None, "median": bo.MedianStopping(), "decay": bo.DecayCurveStopping(), "convex": bo.ConvexStopping(),
                 "asha": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3),
+                "asha-topk": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3,
+                                                          promotion="TOP_K"),
                 # A bracket at each rung 1, 3, 9, … below the full training, as Optuna's HyperbandPruner.
                 "hyperband": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3,
                                                           brackets=sum(1 for k in range(64) if 3 ** k < problem.steps))}[rule]
