@@ -14,9 +14,11 @@
 //! late over-fitting that grows as dropout falls — so fast starters are not always the best
 //! finishers — plus a per-trial offset and per-epoch noise.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+
 use bo_core::designer::designer_for;
 use bo_core::gp::Hyperparameters;
 use bo_core::stopping::decay_curve::DecayCurveModel;
@@ -174,6 +176,13 @@ pub enum Rule {
         /// Which trials at a rung go on.
         promotion: Promotion,
     },
+    /// `asha-resume`: ASHA as Li et al. (2020, Algorithm 2) run it, with checkpoints. A trial
+    /// pauses at each rung (1, 3, 9, 27 below 50; η = 3) and the designer learns its value there,
+    /// as a stopped trial's. A free worker resumes the best paused trial among the best
+    /// `⌊n/η⌋` of the `n` trials at the highest rung that has one, training it to the next rung.
+    /// Only when none is promotable does it start a new trial. The question it answers: does
+    /// handing stopped trials out again to resume beat start-or-stop alone?
+    Resume,
 }
 
 /// What the designer learns from a trial a rule stopped.
@@ -208,6 +217,7 @@ impl Rule {
             "median" => Rule::Median,
             "decay" => Rule::DecayCurve,
             "convex" => Rule::Convex,
+            "asha-resume" => Rule::Resume,
             _ => {
                 let (base, promotion) = match name.strip_suffix("-topk") {
                     Some(base) => (base, Promotion::TopK),
@@ -232,6 +242,7 @@ impl Rule {
             Rule::Median => "median".into(),
             Rule::DecayCurve => "decay".into(),
             Rule::Convex => "convex".into(),
+            Rule::Resume => "asha-resume".into(),
             Rule::Halving { brackets, promotion } => {
                 let base = match brackets {
                     1 => "asha".to_owned(),
@@ -260,6 +271,8 @@ impl Rule {
                 brackets,
                 promotion,
             })),
+            // Its paused trials are learnt at their rung values, as under successive halving.
+            Rule::Resume => Rule::Halving { brackets: 1, promotion: Promotion::TopK }.spec(),
         }
     }
 }
@@ -269,8 +282,9 @@ impl Rule {
 pub struct CurveTrace {
     /// The seed.
     pub seed: u64,
-    /// After each trial: epochs spent so far and the true final accuracy of the incumbent (the
-    /// fully trained trial with the best reported final value; `None` before one).
+    /// After each trial ends (or pauses, under `asha-resume`): epochs spent so far and the true
+    /// final accuracy of the incumbent (the fully trained trial with the best reported final
+    /// value; `None` before one).
     pub spent: Vec<usize>,
     /// The incumbent's true final accuracy after each trial.
     pub incumbent: Vec<Option<f64>>,
@@ -306,6 +320,8 @@ struct Running {
     at: usize,
     numbers: [f64; 6],
     offset: f64,
+    /// The step it trains to before it ends or pauses.
+    until: usize,
 }
 
 /// Runs `setup` on `problem` until its budget of epochs is spent. Time advances an epoch at a
@@ -336,9 +352,23 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
     let objective = state.spec.objective().clone();
     let mut warm = None;
     let mut running: Vec<Option<Running>> = (0..workers.max(1)).map(|_| None).collect();
+    // Each trial's offset, by its place in `state.trials`, for a trial resumed.
+    let mut offsets: Vec<f64> = Vec::new();
     loop {
         for w in 0..running.len() {
             if running[w].is_some() || state.spent >= budget {
+                continue;
+            }
+            if rule == Rule::Resume
+                && let Some(at) = promotable(&state.trials, &objective, &running)
+            {
+                let trial = &mut state.trials[at];
+                trial.state = TrialState::Active;
+                trial.final_measurement = None;
+                trial.stop_time_ms = None;
+                let until = RESUME_RUNGS.iter().copied().find(|r| *r > trial.measurements.len()).unwrap_or(EPOCHS);
+                running[w] = Some(Running { at, numbers: numbers(&trial.assignment), offset: offsets[at], until });
+                state.history = partial::observations(&state.spec, &state.trials, &BTreeMap::new());
                 continue;
             }
             let pending: Vec<Assignment> = running.iter().flatten().map(|r| state.trials[r.at].assignment.clone()).collect();
@@ -361,7 +391,9 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
                 end_time_ms: None,
                 stop_time_ms: None,
             });
-            running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset });
+            offsets.push(offset);
+            let until = if rule == Rule::Resume { RESUME_RUNGS[0] } else { EPOCHS };
+            running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset, until });
         }
         if running.iter().all(Option::is_none) {
             break;
@@ -384,6 +416,12 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
                 *slot = None;
                 continue;
             }
+            if t == r.until {
+                // Paused at its rung, to be resumed if it is promoted.
+                state.complete(r.at, Some(StoppingDecision::go_on("paused at its rung")), problem)?;
+                *slot = None;
+                continue;
+            }
             let start = Instant::now();
             let trial = &state.trials[r.at];
             let decision = match rule {
@@ -398,6 +436,7 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
                     _ => unreachable!("the convex rule's spec"),
                 },
                 Rule::Halving { .. } => bo_core::stopping::decide(&state.spec, trial, &state.trials, &mut state.rng),
+                Rule::Resume => StoppingDecision::go_on("trains to its rung"),
             };
             state.trace.rule_seconds += start.elapsed().as_secs_f64();
             if decision.should_stop {
@@ -504,6 +543,30 @@ impl State {
     }
 }
 
+/// The rungs of [`Rule::Resume`], in steps.
+const RESUME_RUNGS: [usize; 4] = [1, 3, 9, 27];
+
+/// The paused trial ASHA resumes next (Li et al. 2020, Algorithm 2): from the highest rung down,
+/// the best of the trials among the best `⌊n/3⌋` of the `n` that reached the rung that is paused
+/// there (neither running nor gone further); `None` when no rung has one.
+fn promotable(trials: &[Trial], objective: &bo_core::MetricSpec, running: &[Option<Running>]) -> Option<usize> {
+    for &rung in RESUME_RUNGS.iter().rev() {
+        let mut at_rung: Vec<(usize, f64)> = trials
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| Some((i, bo_core::stopping::successive_halving::value_at(objective, t, rung as f64, false)?)))
+            .collect();
+        // Accuracy: larger is better.
+        at_rung.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let k = at_rung.len() / 3;
+        let paused = |i: usize| trials[i].measurements.len() == rung && !running.iter().flatten().any(|r| r.at == i);
+        if let Some((i, _)) = at_rung.into_iter().take(k).find(|(i, _)| paused(*i)) {
+            return Some(i);
+        }
+    }
+    None
+}
+
 fn gauss(rng: &mut StdRng) -> f64 {
     let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
@@ -546,6 +609,59 @@ mod tests {
             halving.full
         );
         assert!(halving.spent.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    /// ASHA with checkpoints: the best third at the highest rung that has one is resumed, not a
+    /// trial running or gone further, and none while fewer than three reached a rung.
+    #[test]
+    fn asha_resumes_the_best_paused_trial_of_the_highest_promotable_rung() {
+        let accuracy = bo_core::MetricSpec::objective("accuracy", Goal::Maximize);
+        let trial = |curve: &[f64]| Trial {
+            id: 0,
+            state: TrialState::Succeeded,
+            assignment: Assignment::default(),
+            measurements: curve
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Measurement { step_count: i as i64 + 1, elapsed_secs: 0.0, metrics: [("accuracy".to_owned(), *v)].into() })
+                .collect(),
+            final_measurement: None,
+            client_id: String::new(),
+            infeasible_reason: String::new(),
+            start_time_ms: 0,
+            end_time_ms: None,
+            stop_time_ms: None,
+        };
+        let idle: Vec<Option<Running>> = vec![None];
+        // Two paused at rung 1: ⌊2/3⌋ = 0 go on.
+        let mut trials = vec![trial(&[0.5]), trial(&[0.7])];
+        assert_eq!(promotable(&trials, &accuracy, &idle), None);
+        // Three: the best, 0.7, goes on; if it is running, none does.
+        trials.push(trial(&[0.6]));
+        assert_eq!(promotable(&trials, &accuracy, &idle), Some(1));
+        let busy = vec![Some(Running { at: 1, numbers: [0.0; 6], offset: 0.0, until: 3 })];
+        assert_eq!(promotable(&trials, &accuracy, &busy), None);
+        // Once it has gone on to rung 3 it still counts at rung 1, and the rest stay paused.
+        trials[1] = trial(&[0.7, 0.72, 0.74]);
+        assert_eq!(promotable(&trials, &accuracy, &idle), None);
+        // Three at rung 3 (two of them paused there): the highest rung's best paused trial first.
+        trials.push(trial(&[0.8, 0.85, 0.9]));
+        trials.push(trial(&[0.75, 0.8, 0.8]));
+        trials.extend([0.1, 0.2, 0.3, 0.4].map(|v| trial(&[v])));
+        assert_eq!(promotable(&trials, &accuracy, &idle), Some(3), "0.9 is the best third of rung 3");
+
+        // A whole run: trials pause and resume, some train fully, and the budget is spent.
+        let setup = Setup {
+            algorithm: "RANDOM_SEARCH".into(),
+            config: serde_json::Value::Null,
+            rule: Rule::Resume,
+            partials: Partials::Model,
+            budget: 400,
+            workers: 1,
+        };
+        let trace = run(&problems()[0], &setup, 3).unwrap();
+        assert_eq!(trace.spent.last(), Some(&400));
+        assert!(trace.full >= 1 && trace.spent.len() > 60, "{} pauses and ends, {} full", trace.spent.len(), trace.full);
     }
 
     #[test]
