@@ -379,18 +379,7 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             warm = Some(fitted.state);
             let numbers = numbers(&a);
             let offset = gauss(&mut noise) * problem.noise;
-            state.trials.push(Trial {
-                id: state.trials.len() as i64 + 1,
-                state: TrialState::Active,
-                assignment: a,
-                measurements: vec![],
-                final_measurement: None,
-                client_id: String::new(),
-                infeasible_reason: String::new(),
-                start_time_ms: 0,
-                end_time_ms: None,
-                stop_time_ms: None,
-            });
+            state.trials.push(Trial::new(state.trials.len() as i64 + 1, a));
             offsets.push(offset);
             let until = if rule == Rule::Resume { RESUME_RUNGS[0] } else { EPOCHS };
             running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset, until });
@@ -617,20 +606,13 @@ mod tests {
     fn asha_resumes_the_best_paused_trial_of_the_highest_promotable_rung() {
         let accuracy = bo_core::MetricSpec::objective("accuracy", Goal::Maximize);
         let trial = |curve: &[f64]| Trial {
-            id: 0,
             state: TrialState::Succeeded,
-            assignment: Assignment::default(),
             measurements: curve
                 .iter()
                 .enumerate()
                 .map(|(i, v)| Measurement { step_count: i as i64 + 1, elapsed_secs: 0.0, metrics: [("accuracy".to_owned(), *v)].into() })
                 .collect(),
-            final_measurement: None,
-            client_id: String::new(),
-            infeasible_reason: String::new(),
-            start_time_ms: 0,
-            end_time_ms: None,
-            stop_time_ms: None,
+            ..Trial::new(0, Assignment::default())
         };
         let idle: Vec<Option<Running>> = vec![None];
         // Two paused at rung 1: ⌊2/3⌋ = 0 go on.

@@ -125,19 +125,12 @@ mod tests {
 
     fn trial(state: TrialState, measured: &[f64]) -> Trial {
         Trial {
-            id: 7,
             state,
-            assignment: Assignment::default(),
             measurements: measured
                 .iter()
                 .map(|v| Measurement { metrics: BTreeMap::from([("loss".to_owned(), *v)]), ..Default::default() })
                 .collect(),
-            final_measurement: None,
-            client_id: String::new(),
-            infeasible_reason: String::new(),
-            start_time_ms: 0,
-            end_time_ms: None,
-            stop_time_ms: None,
+            ..Trial::new(7, Assignment::default())
         }
     }
 

@@ -161,19 +161,12 @@ mod tests {
 
     fn done(id: i64, values: &[(&str, f64)]) -> Trial {
         Trial {
-            id,
             state: TrialState::Succeeded,
-            assignment: Assignment::default(),
-            measurements: vec![],
             final_measurement: Some(Measurement {
                 metrics: values.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect::<BTreeMap<_, _>>(),
                 ..Default::default()
             }),
-            client_id: String::new(),
-            infeasible_reason: String::new(),
-            start_time_ms: 0,
-            end_time_ms: None,
-            stop_time_ms: None,
+            ..Trial::new(id, Assignment::default())
         }
     }
 

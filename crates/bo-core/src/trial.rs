@@ -149,6 +149,23 @@ pub struct Trial {
 }
 
 impl Trial {
+    /// Trial number `id` at `assignment`, ACTIVE, not measured, with no client and no times: a
+    /// base to set the rest on (`Trial { state, ..Trial::new(id, assignment) }`).
+    pub fn new(id: i64, assignment: Assignment) -> Trial {
+        Trial {
+            id,
+            state: TrialState::Active,
+            assignment,
+            measurements: Vec::new(),
+            final_measurement: None,
+            client_id: String::new(),
+            infeasible_reason: String::new(),
+            start_time_ms: 0,
+            end_time_ms: None,
+            stop_time_ms: None,
+        }
+    }
+
     /// Whether the trial's results are partial: it was asked to stop before it completed, so its
     /// final measurement is a point on a curve cut short, not the configuration's result. The
     /// designers model such a trial's final value from its curve, and "best" and

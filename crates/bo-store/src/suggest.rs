@@ -264,18 +264,7 @@ impl SuggestTx {
     }
 
     async fn insert_new(&mut self, assignment: Assignment) -> Result<(), StoreError> {
-        let trial = Trial {
-            id: self.next_id,
-            state: TrialState::Active,
-            assignment,
-            measurements: vec![],
-            final_measurement: None,
-            client_id: self.client_id.clone(),
-            infeasible_reason: String::new(),
-            start_time_ms: self.now_ms,
-            end_time_ms: None,
-            stop_time_ms: None,
-        };
+        let trial = Trial { client_id: self.client_id.clone(), start_time_ms: self.now_ms, ..Trial::new(self.next_id, assignment) };
         insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
         self.next_id += 1;
         self.handed.push(trial);

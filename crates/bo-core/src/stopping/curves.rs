@@ -149,18 +149,7 @@ pub(super) mod testing {
 
     /// A running trial at (x, y) measured for `up_to` steps.
     pub fn running(x: f64, y: f64, up_to: usize) -> Trial {
-        Trial {
-            id: 99,
-            state: TrialState::Active,
-            assignment: assignment(x, y),
-            measurements: measurements(&curve(x, y, up_to)),
-            final_measurement: None,
-            client_id: String::new(),
-            infeasible_reason: String::new(),
-            start_time_ms: 0,
-            end_time_ms: None,
-            stop_time_ms: None,
-        }
+        Trial { measurements: measurements(&curve(x, y, up_to)), ..Trial::new(99, assignment(x, y)) }
     }
 }
 
