@@ -17,10 +17,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from curves_report import at  # noqa: E402
 
 
-def regrets(files, epochs, optimum):
+def regrets(reports, epochs, optimum):
     out = []
-    for path in files.split(","):
-        for run in json.load(open(path))["runs"]:
+    for report in reports:
+        for run in report["runs"]:
             value = at(run, epochs)
             out.append(math.inf if value is None else optimum - value)
     return out
@@ -32,8 +32,9 @@ def main():
     ap.add_argument("b")
     ap.add_argument("--at", type=int, required=True, help="epochs spent")
     args = ap.parse_args()
-    optimum = next(json.load(open(p))["optimum"] for p in (args.a + "," + args.b).split(",") if "optimum" in json.load(open(p)))
-    a, b = regrets(args.a, args.at, optimum), regrets(args.b, args.at, optimum)
+    ra, rb = ([json.load(open(p)) for p in files.split(",")] for files in (args.a, args.b))
+    optimum = next(r["optimum"] for r in ra + rb if "optimum" in r)
+    a, b = regrets(ra, args.at, optimum), regrets(rb, args.at, optimum)
     worst = max(v for v in a + b if v != math.inf) + 1.0
     a, b = [min(v, worst) for v in a], [min(v, worst) for v in b]
     p = mannwhitneyu(a, b, alternative="two-sided").pvalue

@@ -800,6 +800,7 @@ fn contexts_and_safety_configs_are_bounded() {
             (json!({"maxStepCount": "10", "brackets": 1e12}), vec!["brackets", "an integer from 0 to"]),
             (json!({"maxStepCount": "10", "brackets": -1}), vec!["brackets", "an integer from 0 to"]),
             (json!({"maxStepCount": "10", "promotion": "TOPK"}), vec!["promotion", "QUANTILE, TOP_K"]),
+            (json!({"maxStepCount": "10", "promotion": 7}), vec!["promotion", "QUANTILE, TOP_K"]),
         ] {
             let (status, body) = s.post("/studies", with_rule("successiveHalvingStoppingSpec", value.clone()));
             assert_eq!(status, 400, "{value}: {body}");

@@ -354,19 +354,25 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
     let mut running: Vec<Option<Running>> = (0..workers.max(1)).map(|_| None).collect();
     // Each trial's offset, by its place in `state.trials`, for a trial resumed.
     let mut offsets: Vec<f64> = Vec::new();
+    // Under `asha-resume`, the rungs trials pause at: the study's successive-halving spec.
+    let resume = match (&state.spec.stopping, rule) {
+        (Some(StoppingSpec::SuccessiveHalving(h)), Rule::Resume) => Some(h.clone()),
+        _ => None,
+    };
     loop {
         for w in 0..running.len() {
             if running[w].is_some() || state.spent >= budget {
                 continue;
             }
-            if rule == Rule::Resume
-                && let Some(at) = promotable(&state.trials, &objective, &running)
+            if let Some(rungs) = &resume
+                && let Some(at) = promotable(&state.trials, &objective, rungs, &running)
             {
                 let trial = &mut state.trials[at];
                 trial.state = TrialState::Active;
                 trial.final_measurement = None;
                 trial.stop_time_ms = None;
-                let until = RESUME_RUNGS.iter().copied().find(|r| *r > trial.measurements.len()).unwrap_or(EPOCHS);
+                let done = trial.measurements.len() as f64;
+                let until = rungs.rungs().into_iter().find(|r| *r > done).map_or(EPOCHS, |r| r as usize);
                 running[w] = Some(Running { at, numbers: numbers(&trial.assignment), offset: offsets[at], until });
                 state.history = partial::observations(&state.spec, &state.trials, &BTreeMap::new());
                 continue;
@@ -381,7 +387,7 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             let offset = gauss(&mut noise) * problem.noise;
             state.trials.push(Trial::new(state.trials.len() as i64 + 1, a));
             offsets.push(offset);
-            let until = if rule == Rule::Resume { RESUME_RUNGS[0] } else { EPOCHS };
+            let until = resume.as_ref().map_or(EPOCHS, |h| h.min_step_count as usize);
             running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset, until });
         }
         if running.iter().all(Option::is_none) {
@@ -532,23 +538,21 @@ impl State {
     }
 }
 
-/// The rungs of [`Rule::Resume`], in steps.
-const RESUME_RUNGS: [usize; 4] = [1, 3, 9, 27];
-
-/// The paused trial ASHA resumes next (Li et al. 2020, Algorithm 2): from the highest rung down,
-/// the best of the trials among the best `⌊n/3⌋` of the `n` that reached the rung that is paused
-/// there (neither running nor gone further); `None` when no rung has one.
-fn promotable(trials: &[Trial], objective: &bo_core::MetricSpec, running: &[Option<Running>]) -> Option<usize> {
-    for &rung in RESUME_RUNGS.iter().rev() {
+/// The paused trial ASHA resumes next (Li et al. 2020, Algorithm 2) at `rule`'s rungs: from the
+/// highest rung down, the best of the trials among the best `⌊n/η⌋` of the `n` that reached the
+/// rung that is paused there (neither running nor gone further); `None` when no rung has one.
+fn promotable(trials: &[Trial], objective: &bo_core::MetricSpec, rule: &SuccessiveHalving, running: &[Option<Running>]) -> Option<usize> {
+    for rung in rule.rungs().into_iter().rev() {
         let mut at_rung: Vec<(usize, f64)> = trials
             .iter()
             .enumerate()
-            .filter_map(|(i, t)| Some((i, bo_core::stopping::successive_halving::value_at(objective, t, rung as f64, false)?)))
+            .filter_map(|(i, t)| Some((i, bo_core::stopping::successive_halving::value_at(objective, t, rung, false)?)))
             .collect();
-        // Accuracy: larger is better.
-        at_rung.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let k = at_rung.len() / 3;
-        let paused = |i: usize| trials[i].measurements.len() == rung && !running.iter().flatten().any(|r| r.at == i);
+        // Best first: larger once a minimised objective is negated.
+        let sign = if objective.goal.better(1.0, 0.0) { 1.0 } else { -1.0 };
+        at_rung.sort_by(|a, b| (sign * b.1).total_cmp(&(sign * a.1)));
+        let k = (at_rung.len() as f64 / rule.reduction_factor).floor() as usize;
+        let paused = |i: usize| trials[i].measurements.len() as f64 == rung && !running.iter().flatten().any(|r| r.at == i);
         if let Some((i, _)) = at_rung.into_iter().take(k).find(|(i, _)| paused(*i)) {
             return Some(i);
         }
@@ -615,22 +619,26 @@ mod tests {
             ..Trial::new(0, Assignment::default())
         };
         let idle: Vec<Option<Running>> = vec![None];
+        let Some(StoppingSpec::SuccessiveHalving(rungs)) = Rule::Resume.spec() else {
+            panic!("asha-resume pauses at successive halving's rungs")
+        };
+        assert_eq!(rungs.rungs(), vec![1.0, 3.0, 9.0, 27.0]);
         // Two paused at rung 1: ⌊2/3⌋ = 0 go on.
         let mut trials = vec![trial(&[0.5]), trial(&[0.7])];
-        assert_eq!(promotable(&trials, &accuracy, &idle), None);
+        assert_eq!(promotable(&trials, &accuracy, &rungs, &idle), None);
         // Three: the best, 0.7, goes on; if it is running, none does.
         trials.push(trial(&[0.6]));
-        assert_eq!(promotable(&trials, &accuracy, &idle), Some(1));
+        assert_eq!(promotable(&trials, &accuracy, &rungs, &idle), Some(1));
         let busy = vec![Some(Running { at: 1, numbers: [0.0; 6], offset: 0.0, until: 3 })];
-        assert_eq!(promotable(&trials, &accuracy, &busy), None);
+        assert_eq!(promotable(&trials, &accuracy, &rungs, &busy), None);
         // Once it has gone on to rung 3 it still counts at rung 1, and the rest stay paused.
         trials[1] = trial(&[0.7, 0.72, 0.74]);
-        assert_eq!(promotable(&trials, &accuracy, &idle), None);
+        assert_eq!(promotable(&trials, &accuracy, &rungs, &idle), None);
         // Three at rung 3 (two of them paused there): the highest rung's best paused trial first.
         trials.push(trial(&[0.8, 0.85, 0.9]));
         trials.push(trial(&[0.75, 0.8, 0.8]));
         trials.extend([0.1, 0.2, 0.3, 0.4].map(|v| trial(&[v])));
-        assert_eq!(promotable(&trials, &accuracy, &idle), Some(3), "0.9 is the best third of rung 3");
+        assert_eq!(promotable(&trials, &accuracy, &rungs, &idle), Some(3), "0.9 is the best third of rung 3");
 
         // A whole run: trials pause and resume, some train fully, and the budget is spent.
         let setup = Setup {
