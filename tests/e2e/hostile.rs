@@ -801,6 +801,9 @@ fn contexts_and_safety_configs_are_bounded() {
             (json!({"maxStepCount": "10", "brackets": -1}), vec!["brackets", "an integer from 0 to"]),
             (json!({"maxStepCount": "10", "promotion": "TOPK"}), vec!["promotion", "QUANTILE, TOP_K"]),
             (json!({"maxStepCount": "10", "promotion": 7}), vec!["promotion", "QUANTILE, TOP_K"]),
+            (json!({"maxStepCount": "10", "resume": true, "brackets": 2}), vec!["resume", "brackets must be 1"]),
+            (json!({"maxStepCount": "10", "resume": true, "promotion": "QUANTILE"}), vec!["resume", "TOP_K or unset"]),
+            (json!({"maxStepCount": "10", "resume": "yes"}), vec!["resume"]),
         ] {
             let (status, body) = s.post("/studies", with_rule("successiveHalvingStoppingSpec", value.clone()));
             assert_eq!(status, 400, "{value}: {body}");

@@ -449,6 +449,84 @@ fn successive_halving_keeps_the_best_third_at_each_rung() {
     }
 }
 
+/// ASHA with checkpoints on the real server (`resume`; rungs at 1 and 3 below 9): every trial
+/// pauses at each rung; once three reached rung 1, `suggestTrials` hands the best paused one out
+/// again as a new trial that names it and carries its measurements, before any new
+/// configuration; the resumed trial pauses again only at the next rung, the paused one stays
+/// completed, and a chain counts once at a rung.
+#[test]
+fn successive_halving_resumes_the_best_paused_trial_as_a_new_trial() {
+    for db in databases("successive_halving_resume") {
+        let s = Server::start(&db);
+        let spec = json!({"displayName": "asha-resume", "studySpec": {
+            "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH",
+            "successiveHalvingStoppingSpec": {"maxStepCount": "9", "resume": true},
+            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}});
+        let study = s.create_study(spec);
+        let got = s.ok_get(&format!("/studies/{study}"))["studySpec"]["successiveHalvingStoppingSpec"].clone();
+        assert_eq!((&got["resume"], &got["promotion"]), (&json!(true), &json!("TOP_K")), "{got}");
+        let measure = |trial: &str, step: i64, v: f64| {
+            s.ok_post(
+                &format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
+                json!({"measurement": {"stepCount": step, "metrics": [{"metricId": "loss", "value": v}]}}),
+            );
+        };
+        let check = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:checkTrialEarlyStoppingState"), json!({}));
+        let stops = |t: &str| check(t)["response"].get("shouldStop").is_some_and(|v| v == true);
+        let complete = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:complete"), json!({}));
+        // Three configurations pause at rung 1 with losses 0.5, 0.3, 0.7; none is resumed while
+        // fewer than three reached the rung (⌊2/3⌋ = 0).
+        let mut paused = vec![];
+        for (k, v) in [0.5, 0.3, 0.7].into_iter().enumerate() {
+            let t = s.suggest(&study, 1, &format!("w{k}"))[0].clone();
+            assert!(t.get("resumedFrom").is_none(), "{k}: a new configuration: {t}");
+            let t = id(&t);
+            measure(&t, 1, v);
+            assert!(stops(&t), "even the best pauses at its rung");
+            complete(&t);
+            paused.push(t);
+        }
+        let resumed = s.suggest(&study, 1, "w3")[0].clone();
+        let best = &paused[1];
+        assert_eq!(
+            resumed["resumedFrom"],
+            format!("{}/trials/{best}", resumed["name"].as_str().unwrap().rsplit_once("/trials/").unwrap().0)
+        );
+        assert_eq!(resumed["resumedAt"], 1.0, "{resumed}");
+        let original = s.ok_get(&format!("/studies/{study}/trials/{best}"));
+        assert_eq!(resumed["parameters"], original["parameters"], "the paused trial's configuration");
+        assert_eq!(resumed["measurements"].as_array().map(Vec::len), Some(1), "its measurements: {resumed}");
+        assert_eq!(resumed["state"], "ACTIVE");
+        assert_eq!(original["state"], "SUCCEEDED", "the paused trial stays completed");
+        let next = id(&resumed);
+        assert_ne!(&next, best, "a new trial");
+        // It goes on past the rung it resumed at and pauses at the next.
+        measure(&next, 2, 0.28);
+        assert!(!stops(&next), "paused again at the rung it resumed at");
+        measure(&next, 3, 0.25);
+        assert!(stops(&next), "did not pause at rung 3");
+        complete(&next);
+        // Rung 3 has one trial (⌊1/3⌋ = 0 go on), and at rung 1 the chain counts once (the best
+        // third of three is its own): a new configuration starts.
+        let fresh = s.suggest(&study, 1, "w4")[0].clone();
+        assert!(fresh.get("resumedFrom").is_none() && fresh.get("measurements").is_none(), "{fresh}");
+        // A client that lists trials sees both of the chain, each as it was.
+        let listed = s.ok_get(&format!("/studies/{study}/trials"));
+        let chain: Vec<&Value> =
+            listed["trials"].as_array().unwrap().iter().filter(|t| t["id"] == json!(best) || t["id"] == json!(next)).collect();
+        assert_eq!(chain.len(), 2, "{listed}");
+        // Exported and imported, the chain is still a chain.
+        let doc = s.ok_get(&format!("/studies/{study}:export"));
+        let opened = s.ok_post("/studies:import?displayName=asha-resume-copy", doc);
+        let upload = opened["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+        let copy = s.ok_post(&format!("/imports/{upload}:commit"), json!({}));
+        let copy = copy["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+        let there = s.ok_get(&format!("/studies/{copy}/trials/{next}"));
+        assert!(there["resumedFrom"].as_str().unwrap().ends_with(&format!("/studies/{copy}/trials/{best}")), "{there}");
+        assert_eq!(there["resumedAt"], 1.0);
+    }
+}
+
 /// Asynchronous Hyperband on the real server (rungs at 1 and 3 below 9, two brackets: trials 1, 2,
 /// 4, 5, 7 in the first, starting at rung 1; 3, 6, 8 in the second, starting at rung 3): a trial
 /// is judged only from its bracket's first rung, and only against its bracket's trials.

@@ -256,7 +256,13 @@ fn a_bad_part_is_refused_naming_its_field_and_stores_nothing() {
         let mut unknown_metric = all[0].clone();
         unknown_metric["measurements"][0]["metrics"][0]["metricId"] = json!("loss");
         let out_of_order = json!([all[3].clone(), all[1].clone()]);
+        let mut resumes_later = all[0].clone();
+        (resumes_later["resumedFrom"], resumes_later["resumedAt"]) = (json!("projects/p/locations/l/studies/1/trials/9"), json!(3));
+        let mut resumed_nowhere = all[0].clone();
+        resumed_nowhere["resumedAt"] = json!(3);
         for (trials, field) in [
+            (json!([resumes_later]), "trials[0].resumedFrom"),
+            (json!([resumed_nowhere]), "trials[0].resumedFrom"),
             (json!([infeasible_value]), "trials[0].finalMeasurement"),
             (json!([no_state]), "trials[0].state"),
             (json!([unknown_metric]), "trials[0].measurements[0]"),

@@ -23,11 +23,11 @@ use bo_core::designer::designer_for;
 use bo_core::gp::Hyperparameters;
 use bo_core::stopping::decay_curve::DecayCurveModel;
 use bo_core::stopping::partial;
-use bo_core::stopping::successive_halving::{Promotion, SuccessiveHalving};
+use bo_core::stopping::successive_halving::{self, Promotion, SuccessiveHalving};
 use bo_core::stopping::{Finished, StoppingDecision, convex, median_rule};
 use bo_core::{
-    Assignment, ConvexStopping, Domain, Goal, Measurement, Observation, Outcome, ParamSpec, ParamValue, Scale, SearchSpace, StoppingSpec,
-    StudySpec, Trial, TrialState,
+    Assignment, ConvexStopping, Domain, Goal, Measurement, Observation, Outcome, ParamSpec, ParamValue, Resumed, Scale, SearchSpace,
+    StoppingSpec, StudySpec, Trial, TrialState,
 };
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -176,12 +176,12 @@ pub enum Rule {
         /// Which trials at a rung go on.
         promotion: Promotion,
     },
-    /// `asha-resume`: ASHA as Li et al. (2020, Algorithm 2) run it, with checkpoints. A trial
-    /// pauses at each rung (1, 3, 9, 27 below 50; η = 3) and the designer learns its value there,
-    /// as a stopped trial's. A free worker resumes the best paused trial among the best
-    /// `⌊n/η⌋` of the `n` trials at the highest rung that has one, training it to the next rung.
-    /// Only when none is promotable does it start a new trial. The question it answers: does
-    /// handing stopped trials out again to resume beat start-or-stop alone?
+    /// `asha-resume`: the service's `successiveHalvingStoppingSpec.resume`, ASHA as Li et al.
+    /// (2020, Algorithm 2) run it, with checkpoints. A trial pauses at each rung (1, 3, 9, 27
+    /// below 50; η = 3) and the designer learns its value there, as a stopped trial's. A free
+    /// worker resumes the best paused trial among the best `⌊n/η⌋` of the `n` trials at the
+    /// highest rung that has one, as a new trial carrying its curve, training it to the next
+    /// rung. Only when none is promotable does it start a new trial.
     Resume,
 }
 
@@ -270,9 +270,18 @@ impl Rule {
                 use_elapsed_duration: false,
                 brackets,
                 promotion,
+                resume: false,
             })),
-            // Its paused trials are learnt at their rung values, as under successive halving.
-            Rule::Resume => Rule::Halving { brackets: 1, promotion: Promotion::TopK }.spec(),
+            // The service's rule with `resume`: its paused trials are learnt at their rung values.
+            Rule::Resume => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
+                min_step_count: 1.0,
+                max_step_count: EPOCHS as f64,
+                reduction_factor: 3.0,
+                use_elapsed_duration: false,
+                brackets: 1,
+                promotion: Promotion::TopK,
+                resume: true,
+            })),
         }
     }
 }
@@ -320,8 +329,6 @@ struct Running {
     at: usize,
     numbers: [f64; 6],
     offset: f64,
-    /// The step it trains to before it ends or pauses.
-    until: usize,
 }
 
 /// Runs `setup` on `problem` until its budget of epochs is spent. Time advances an epoch at a
@@ -354,9 +361,9 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
     let mut running: Vec<Option<Running>> = (0..workers.max(1)).map(|_| None).collect();
     // Each trial's offset, by its place in `state.trials`, for a trial resumed.
     let mut offsets: Vec<f64> = Vec::new();
-    // Under `asha-resume`, the rungs trials pause at: the study's successive-halving spec.
-    let resume = match (&state.spec.stopping, rule) {
-        (Some(StoppingSpec::SuccessiveHalving(h)), Rule::Resume) => Some(h.clone()),
+    // Under `asha-resume`, the study's successive-halving spec, whose rule pauses trials.
+    let resume = match &state.spec.stopping {
+        Some(StoppingSpec::SuccessiveHalving(h)) if h.resume => Some(h.clone()),
         _ => None,
     };
     loop {
@@ -364,16 +371,22 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             if running[w].is_some() || state.spent >= budget {
                 continue;
             }
-            if let Some(rungs) = &resume
-                && let Some(at) = promotable(&state.trials, &objective, rungs, &running)
+            // As the service's suggest does: a paused trial ASHA promotes comes back as a new
+            // trial that resumes it, with its measurements (and the same noise offset).
+            if let Some(rule) = &resume
+                && let Some(from) = successive_halving::promotable_among(&objective, rule, &state.trials)
             {
-                let trial = &mut state.trials[at];
-                trial.state = TrialState::Active;
-                trial.final_measurement = None;
-                trial.stop_time_ms = None;
-                let done = trial.measurements.len() as f64;
-                let until = rungs.rungs().into_iter().find(|r| *r > done).map_or(EPOCHS, |r| r as usize);
-                running[w] = Some(Running { at, numbers: numbers(&trial.assignment), offset: offsets[at], until });
+                let old = &state.trials[from as usize - 1];
+                let at = old.measurements.last().map_or(0.0, |m| m.step_count as f64);
+                let trial = Trial {
+                    measurements: old.measurements.clone(),
+                    resumed: Some(Resumed { from, at }),
+                    ..Trial::new(state.trials.len() as i64 + 1, old.assignment.clone())
+                };
+                let (numbers, offset) = (numbers(&trial.assignment), offsets[from as usize - 1]);
+                state.trials.push(trial);
+                offsets.push(offset);
+                running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset });
                 state.history = partial::observations(&state.spec, &state.trials, &BTreeMap::new());
                 continue;
             }
@@ -387,8 +400,7 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             let offset = gauss(&mut noise) * problem.noise;
             state.trials.push(Trial::new(state.trials.len() as i64 + 1, a));
             offsets.push(offset);
-            let until = resume.as_ref().map_or(EPOCHS, |h| h.min_step_count as usize);
-            running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset, until });
+            running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset });
         }
         if running.iter().all(Option::is_none) {
             break;
@@ -411,12 +423,6 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
                 *slot = None;
                 continue;
             }
-            if t == r.until {
-                // Paused at its rung, to be resumed if it is promoted.
-                state.complete(r.at, Some(StoppingDecision::go_on("paused at its rung")), problem)?;
-                *slot = None;
-                continue;
-            }
             let start = Instant::now();
             let trial = &state.trials[r.at];
             let decision = match rule {
@@ -430,8 +436,7 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
                     Some(StoppingSpec::Convex(c)) => convex::decide(c, &state.spec, &state.finished, trial),
                     _ => unreachable!("the convex rule's spec"),
                 },
-                Rule::Halving { .. } => bo_core::stopping::decide(&state.spec, trial, &state.trials, &mut state.rng),
-                Rule::Resume => StoppingDecision::go_on("trains to its rung"),
+                Rule::Halving { .. } | Rule::Resume => bo_core::stopping::decide(&state.spec, trial, &state.trials, &mut state.rng),
             };
             state.trace.rule_seconds += start.elapsed().as_secs_f64();
             if decision.should_stop {
@@ -538,28 +543,6 @@ impl State {
     }
 }
 
-/// The paused trial ASHA resumes next (Li et al. 2020, Algorithm 2) at `rule`'s rungs: from the
-/// highest rung down, the best of the trials among the best `⌊n/η⌋` of the `n` that reached the
-/// rung that is paused there (neither running nor gone further); `None` when no rung has one.
-fn promotable(trials: &[Trial], objective: &bo_core::MetricSpec, rule: &SuccessiveHalving, running: &[Option<Running>]) -> Option<usize> {
-    for rung in rule.rungs().into_iter().rev() {
-        let mut at_rung: Vec<(usize, f64)> = trials
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| Some((i, bo_core::stopping::successive_halving::value_at(objective, t, rung, false)?)))
-            .collect();
-        // Best first: larger once a minimised objective is negated.
-        let sign = if objective.goal.better(1.0, 0.0) { 1.0 } else { -1.0 };
-        at_rung.sort_by(|a, b| (sign * b.1).total_cmp(&(sign * a.1)));
-        let k = (at_rung.len() as f64 / rule.reduction_factor).floor() as usize;
-        let paused = |i: usize| trials[i].measurements.len() as f64 == rung && !running.iter().flatten().any(|r| r.at == i);
-        if let Some((i, _)) = at_rung.into_iter().take(k).find(|(i, _)| paused(*i)) {
-            return Some(i);
-        }
-    }
-    None
-}
-
 fn gauss(rng: &mut StdRng) -> f64 {
     let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
@@ -604,42 +587,10 @@ mod tests {
         assert!(halving.spent.windows(2).all(|w| w[0] <= w[1]));
     }
 
-    /// ASHA with checkpoints: the best third at the highest rung that has one is resumed, not a
-    /// trial running or gone further, and none while fewer than three reached a rung.
+    /// ASHA with checkpoints through the rule's own pause and promotion: trials pause and
+    /// resume as new trials, some train fully, and the budget is spent.
     #[test]
-    fn asha_resumes_the_best_paused_trial_of_the_highest_promotable_rung() {
-        let accuracy = bo_core::MetricSpec::objective("accuracy", Goal::Maximize);
-        let trial = |curve: &[f64]| Trial {
-            state: TrialState::Succeeded,
-            measurements: curve
-                .iter()
-                .enumerate()
-                .map(|(i, v)| Measurement { step_count: i as i64 + 1, elapsed_secs: 0.0, metrics: [("accuracy".to_owned(), *v)].into() })
-                .collect(),
-            ..Trial::new(0, Assignment::default())
-        };
-        let idle: Vec<Option<Running>> = vec![None];
-        let Some(StoppingSpec::SuccessiveHalving(rungs)) = Rule::Resume.spec() else {
-            panic!("asha-resume pauses at successive halving's rungs")
-        };
-        assert_eq!(rungs.rungs(), vec![1.0, 3.0, 9.0, 27.0]);
-        // Two paused at rung 1: ⌊2/3⌋ = 0 go on.
-        let mut trials = vec![trial(&[0.5]), trial(&[0.7])];
-        assert_eq!(promotable(&trials, &accuracy, &rungs, &idle), None);
-        // Three: the best, 0.7, goes on; if it is running, none does.
-        trials.push(trial(&[0.6]));
-        assert_eq!(promotable(&trials, &accuracy, &rungs, &idle), Some(1));
-        let busy = vec![Some(Running { at: 1, numbers: [0.0; 6], offset: 0.0, until: 3 })];
-        assert_eq!(promotable(&trials, &accuracy, &rungs, &busy), None);
-        // Once it has gone on to rung 3 it still counts at rung 1, and the rest stay paused.
-        trials[1] = trial(&[0.7, 0.72, 0.74]);
-        assert_eq!(promotable(&trials, &accuracy, &rungs, &idle), None);
-        // Three at rung 3 (two of them paused there): the highest rung's best paused trial first.
-        trials.push(trial(&[0.8, 0.85, 0.9]));
-        trials.push(trial(&[0.75, 0.8, 0.8]));
-        trials.extend([0.1, 0.2, 0.3, 0.4].map(|v| trial(&[v])));
-        assert_eq!(promotable(&trials, &accuracy, &rungs, &idle), Some(3), "0.9 is the best third of rung 3");
-
+    fn asha_resume_pauses_and_resumes_until_the_budget_is_spent() {
         // A whole run: trials pause and resume, some train fully, and the budget is spent.
         let setup = Setup {
             algorithm: "RANDOM_SEARCH".into(),

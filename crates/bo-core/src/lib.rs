@@ -35,4 +35,4 @@ pub use lifecycle::{Completion, TrialError};
 pub use limits::{Limit, Limits};
 pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace, SpaceError};
 pub use study::{ConvexStopping, Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, StoppingSpec, StudySpec, Transfer};
-pub use trial::{Assignment, Measurement, Observation, Outcome, ParamValue, Trial, TrialState};
+pub use trial::{Assignment, Measurement, Observation, Outcome, ParamValue, Resumed, Trial, TrialState};

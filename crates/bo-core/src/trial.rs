@@ -146,6 +146,20 @@ pub struct Trial {
     /// client), milliseconds since the Unix epoch: its results are then partial (see
     /// [`Trial::is_partial`]).
     pub stop_time_ms: Option<i64>,
+    /// The paused trial this one resumes, under successive halving with resumption
+    /// (`stopping::successive_halving`): it carries that trial's measurements and goes on
+    /// from them.
+    pub resumed: Option<Resumed>,
+}
+
+/// Where a resumed trial came from: the paused trial it goes on from, and the position (step, or
+/// elapsed seconds) of the last measurement it took over from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Resumed {
+    /// The paused trial's number.
+    pub from: i64,
+    /// The position it paused at: the resumed trial pauses again only at a rung past it.
+    pub at: f64,
 }
 
 impl Trial {
@@ -163,6 +177,7 @@ impl Trial {
             start_time_ms: 0,
             end_time_ms: None,
             stop_time_ms: None,
+            resumed: None,
         }
     }
 
@@ -172,6 +187,13 @@ impl Trial {
     /// `listOptimalTrials` leave it out while any trial trained in full is there.
     pub fn is_partial(&self) -> bool {
         self.stop_time_ms.is_some()
+    }
+
+    /// The numbers of the trials among `trials` that a later trial resumes: each stands for its
+    /// configuration only until then, so the designers learn from the newest trial of a chain
+    /// alone and successive halving counts a chain once at each rung.
+    pub fn superseded(trials: &[Trial]) -> std::collections::BTreeSet<i64> {
+        trials.iter().filter_map(|t| t.resumed.map(|r| r.from)).collect()
     }
 
     /// An estimate of the heap the trial holds, in bytes: what the service's trial mirror is

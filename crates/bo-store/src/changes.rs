@@ -198,10 +198,12 @@ fn packed_changes_sql(backend: Backend) -> String {
     let text = |column: &str| format!("COALESCE(CAST({column} AS TEXT), 'null')");
     let line = format!(
         "'[' || id || ',' || change_seq || ',\"' || state || '\",' || parameters || ',' || {} || ',' || CAST({quote}(client_id) AS TEXT) \
-         || ',' || CAST({quote}(infeasible_reason) AS TEXT) || ',' || start_time_ms || ',' || {} || ',' || {} || ']'",
+         || ',' || CAST({quote}(infeasible_reason) AS TEXT) || ',' || start_time_ms || ',' || {} || ',' || {} || ',' || {} || ',' || {} || ']'",
         text("final_measurement"),
         text("end_time_ms"),
         text("stopped_ms"),
+        text("resumed_from"),
+        text("resumed_at"),
     );
     format!(
         "SELECT COUNT(*) AS n, {pack}({line}, '\n') AS lines FROM \
@@ -212,8 +214,8 @@ fn packed_changes_sql(backend: Backend) -> String {
 }
 
 /// One packed trial: id, change counter, state, parameters, final measurement, client id,
-/// infeasible reason, start, end and stop times.
-type Line = (i64, i64, String, Assignment, Option<Measurement>, String, String, i64, Option<i64>, Option<i64>);
+/// infeasible reason, start, end and stop times, and the trial it resumes with where.
+type Line = (i64, i64, String, Assignment, Option<Measurement>, String, String, i64, Option<i64>, Option<i64>, Option<i64>, Option<f64>);
 
 /// Trials as read back from the packs: in the order they were written, and the cursor after the
 /// last.
@@ -226,7 +228,20 @@ fn decode(packs: &[(i64, String)], keep: usize) -> Result<Decoded, StoreError> {
     for (n, pack) in packs {
         let before = read.len();
         for line in serde_json::Deserializer::from_str(pack).into_iter::<Line>() {
-            let (id, seq, state, assignment, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, stopped) = line?;
+            let (
+                id,
+                seq,
+                state,
+                assignment,
+                final_measurement,
+                client_id,
+                infeasible_reason,
+                start_time_ms,
+                end_time_ms,
+                stopped,
+                from,
+                at,
+            ) = line?;
             let trial = Trial {
                 id,
                 state: TrialState::parse(&state).ok_or_else(|| StoreError::Internal(format!("unknown stored trial state {state:?}")))?,
@@ -238,6 +253,7 @@ fn decode(packs: &[(i64, String)], keep: usize) -> Result<Decoded, StoreError> {
                 start_time_ms,
                 end_time_ms,
                 stop_time_ms: stopped,
+                resumed: crate::trials::resumed(from, at),
             };
             read.push((Cursor { seq, trial_id: id }, trial));
         }

@@ -1,7 +1,8 @@
 //! The suggest transaction, offered to the engine step by step: [`Store::open_suggest`] locks
 //! the study (taking back abandoned trials under a trial lease) and answers a client that
 //! already waits on a pending suggest; then, in order, [`SuggestTx::hand_back_held`],
-//! [`SuggestTx::hand_out_requested`], [`SuggestTx::trials_since`] for checking older
+//! [`SuggestTx::hand_out_requested`], [`SuggestTx::hand_out_resumed`] (successive halving
+//! with resumption), [`SuggestTx::trials_since`] for checking older
 //! proposals, [`SuggestTx::hand_out_new`], and [`SuggestTx::commit`], which records the
 //! operation (or finishes the pending one). Dropping the transaction rolls it back: that is how
 //! a caller with nothing to hand out for this [`Basis`] leaves, to compute proposals outside the
@@ -10,8 +11,11 @@
 //! Owns the bookkeeping of one suggest; never decides what to propose (the engine does, from
 //! what it computed before opening the transaction).
 
+use std::collections::BTreeMap;
+
+use bo_core::stopping::successive_halving::{SuccessiveHalving, promotable};
 use bo_core::study_stopping::{Best, Needs, Progress};
-use bo_core::{Assignment, Trial, TrialState};
+use bo_core::{Assignment, MetricSpec, Resumed, Trial, TrialState};
 use sqlx::{Any, Row, Transaction};
 use tokio::sync::OwnedMutexGuard;
 
@@ -19,7 +23,9 @@ use crate::Store;
 use crate::error::StoreError;
 use crate::operations::{Operation, OperationKind, finish_suggest, insert_operation, operation_in, pending_suggest};
 use crate::studies::StudyState;
-use crate::trials::{Basis, Load, Locked, insert_trial, load_trials, lock_study, touch, trials_in_state, write_trial};
+use crate::trials::{
+    Basis, Load, Locked, SUPERSEDED, insert_trial, load_trials, lock_study, touch, trials_in_state, values_at_rung, write_trial,
+};
 
 /// A suggest call.
 #[derive(Clone, Copy, Debug)]
@@ -224,6 +230,55 @@ impl SuggestTx {
             self.handed.push(t);
         }
         Ok(count - (self.handed.len() - before))
+    }
+
+    /// Under successive halving with resumption (`rule.resume`), hands the client up to `count`
+    /// new ACTIVE trials that resume paused ones, one at a time as ASHA promotes them
+    /// ([`promotable`], Li et al. 2020, Algorithm 2): each with the paused trial's parameters
+    /// and measurements, naming it ([`Trial::resumed`]). The paused trial stays as it is;
+    /// superseded, it no longer counts at a rung. Returns how many of the `count` are still
+    /// wanted: new configurations. Reads the values at each rung in SQL, a number per trial.
+    pub async fn hand_out_resumed(&mut self, count: usize, objective: &MetricSpec, rule: &SuccessiveHalving) -> Result<usize, StoreError> {
+        if count == 0 || !rule.resume {
+            return Ok(count);
+        }
+        let mut at_rungs = Vec::new();
+        for rung in rule.rungs() {
+            at_rungs.push((rung, values_at_rung(&mut self.tx, self.study_id, 0, rung, rule.use_elapsed_duration).await?));
+        }
+        let position = if rule.use_elapsed_duration { "m.elapsed_secs" } else { "m.step_count" };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT t.id, CAST(MAX({position}) AS DOUBLE PRECISION) AS at FROM trials t \
+             JOIN measurements m ON m.study_id = t.study_id AND m.trial_id = t.id \
+             WHERE t.study_id = $1 AND t.state = 'SUCCEEDED' AND t.stopped_ms IS NOT NULL AND t.id NOT IN {SUPERSEDED} GROUP BY t.id"
+        )))
+        .bind(self.study_id)
+        .fetch_all(&mut *self.tx)
+        .await?;
+        let mut paused: BTreeMap<i64, f64> =
+            rows.iter().map(|r| Ok((r.try_get::<i64, _>("id")?, r.try_get::<f64, _>("at")?))).collect::<Result<_, StoreError>>()?;
+        let mut resumed = 0;
+        while resumed < count
+            && let Some(from) = promotable(objective, rule, &at_rungs, &paused)
+        {
+            let at = paused.remove(&from).unwrap_or(0.0);
+            let Some(old) = load_trials(&mut self.tx, self.study_id, from - 1, from, 1, Load::Full).await?.pop() else { continue };
+            let trial = Trial {
+                client_id: self.client_id.clone(),
+                start_time_ms: self.now_ms,
+                measurements: old.measurements,
+                resumed: Some(Resumed { from, at }),
+                ..Trial::new(self.next_id, old.assignment)
+            };
+            insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
+            self.next_id += 1;
+            self.handed.push(trial);
+            resumed += 1;
+        }
+        if resumed > 0 {
+            self.save_next_id().await?;
+        }
+        Ok(count - resumed)
     }
 
     /// The trials created from id `first` on (without measurements): what proposals computed at

@@ -40,8 +40,7 @@ pub struct NewTrial {
     pub infeasible_reason: String,
 }
 
-pub(crate) const TRIAL_COLUMNS: &str =
-    "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, stopped_ms";
+pub(crate) const TRIAL_COLUMNS: &str = "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, stopped_ms, resumed_from, resumed_at";
 
 pub(crate) fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
     RawTrial::from_row(row)?.decode()
@@ -59,6 +58,8 @@ struct RawTrial {
     start_time_ms: i64,
     end_time_ms: Option<i64>,
     stopped_ms: Option<i64>,
+    resumed_from: Option<i64>,
+    resumed_at: Option<f64>,
 }
 
 impl RawTrial {
@@ -73,6 +74,8 @@ impl RawTrial {
             start_time_ms: row.try_get("start_time_ms")?,
             end_time_ms: row.try_get("end_time_ms")?,
             stopped_ms: row.try_get("stopped_ms")?,
+            resumed_from: row.try_get("resumed_from")?,
+            resumed_at: row.try_get("resumed_at")?,
         })
     }
 
@@ -94,6 +97,7 @@ impl RawTrial {
             start_time_ms: self.start_time_ms,
             end_time_ms: self.end_time_ms,
             stop_time_ms: self.stopped_ms,
+            resumed: resumed(self.resumed_from, self.resumed_at),
         })
     }
 }
@@ -298,8 +302,8 @@ pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial:
     let objective = apart.metric.as_str();
     sqlx::query(
         "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, \
-         objective, is_unsafe, stopped_ms, change_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $11 = 1 THEN $10 END, $12, $13, \
-         (SELECT change_seq FROM studies WHERE id = $1))",
+         objective, is_unsafe, stopped_ms, resumed_from, resumed_at, change_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+         CASE WHEN $11 = 1 THEN $10 END, $12, $13, $14, CASE WHEN $16 = 1 THEN $15 END, (SELECT change_seq FROM studies WHERE id = $1))",
     )
     .bind(study_id)
     .bind(trial.id)
@@ -314,10 +318,44 @@ pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial:
     .bind(i64::from(final_objective(trial, objective).is_some()))
     .bind(i64::from(apart.is_unsafe(trial)))
     .bind(trial.stop_time_ms)
+    .bind(trial.resumed.map(|r| r.from))
+    .bind(trial.resumed.map_or(0.0, |r| r.at))
+    .bind(i64::from(trial.resumed.is_some()))
     .execute(&mut *conn)
     .await?;
     insert_measurements(conn, study_id, trial.id, 0, &trial.measurements, objective).await
 }
+
+/// See [`Store::values_at_rung`]; on `conn`, inside a transaction or not.
+pub(crate) async fn values_at_rung(
+    conn: &mut AnyConnection,
+    study_id: i64,
+    except: i64,
+    rung: f64,
+    by_elapsed: bool,
+) -> Result<Vec<(i64, f64)>, StoreError> {
+    let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT trial_id, v FROM (SELECT m.trial_id, m.objective AS v, ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY {position}, m.seq) AS k \
+         FROM measurements m WHERE m.study_id = $1 AND m.trial_id <> $2 AND m.objective IS NOT NULL AND {position} >= $3 \
+         AND m.trial_id NOT IN {SUPERSEDED}) s WHERE k = 1"
+    )))
+    .bind(study_id)
+    .bind(except)
+    .bind(rung)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter().map(|r| Ok((r.try_get::<i64, _>("trial_id")?, r.try_get::<f64, _>("v")?))).collect()
+}
+
+/// A trial's resumption as stored: both columns, or neither.
+pub(crate) fn resumed(from: Option<i64>, at: Option<f64>) -> Option<bo_core::Resumed> {
+    Some(bo_core::Resumed { from: from?, at: at? })
+}
+
+/// The numbers of `$1`'s trials that a later trial resumes, as a SQL subquery: what successive
+/// halving and the designers leave out (`bo_core::Trial::superseded`).
+pub(crate) const SUPERSEDED: &str = "(SELECT resumed_from FROM trials WHERE study_id = $1 AND resumed_from IS NOT NULL)";
 
 // A nullable float is bound as a value and a flag (`CASE WHEN flag = 1 THEN value END`): sqlx's
 // `Any` driver declares a NULL's parameter type on Postgres as an integer, and a statement first
@@ -515,6 +553,7 @@ impl Store {
             start_time_ms: now_ms,
             end_time_ms: new.state.is_completed().then_some(now_ms),
             stop_time_ms: None,
+            resumed: None,
         };
         insert_trial(&mut tx, study_id, &trial, &locked.objective).await?;
         sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2").bind(id + 1).bind(study_id).execute(&mut *tx).await?;
@@ -644,22 +683,13 @@ impl Store {
 
     /// Each trial's objective at `rung` — of its first measurement (by position, then arrival)
     /// at or past `rung` (steps, or elapsed seconds `by_elapsed`) — for every trial but `except`
-    /// that reached it, whatever its state, with the trial's number: what successive halving
-    /// ranks a trial among. One number per trial, chosen in SQL; a plain read outside any
+    /// that reached it, whatever its state, with the trial's number, but those a later trial
+    /// resumes (a chain counts once, by its newest trial): what successive halving ranks a
+    /// trial among. One number per trial, chosen in SQL; a plain read outside any
     /// transaction.
     pub async fn values_at_rung(&self, study_id: i64, except: i64, rung: f64, by_elapsed: bool) -> Result<Vec<(i64, f64)>, StoreError> {
-        let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT trial_id, v FROM (SELECT m.trial_id, m.objective AS v, ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY {position}, m.seq) AS k \
-             FROM measurements m WHERE m.study_id = $1 AND m.trial_id <> $2 AND m.objective IS NOT NULL AND {position} >= $3) s \
-             WHERE k = 1"
-        )))
-        .bind(study_id)
-        .bind(except)
-        .bind(rung)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(|r| Ok((r.try_get::<i64, _>("trial_id")?, r.try_get::<f64, _>("v")?))).collect()
+        let mut conn = self.pool.acquire().await?;
+        values_at_rung(&mut conn, study_id, except, rung, by_elapsed).await
     }
 
     /// Records an early-stopping check of a trial decided outside the lock (`should_stop`): a

@@ -9,15 +9,22 @@
 //! - decides the same inputs the same way, in words without debug formats;
 //! - decides a minimised study as the maximised one it mirrors;
 //! - decides, without panicking, when other trials measured NaN or infinities.
+//!
+//! Successive halving with resumption pauses every trial at each rung instead, so it passes its
+//! own list ([`resumption_conforms`]): it never stops a completed or unmeasured trial; it pauses
+//! at the first rung, and a resumed trial only at a rung past the one it resumed at; among trials
+//! paused at a rung it promotes the best configuration and never the worst, counting a chain of
+//! resumptions once; a minimised study promotes as the maximised one it mirrors; NaN and
+//! infinities promote nothing wrong and panic nowhere.
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use super::curves::testing::{running, study};
-use super::successive_halving::{Promotion, SuccessiveHalving};
+use super::successive_halving::{Promotion, SuccessiveHalving, promotable_among, value_at};
 use super::{StoppingDecision, decide};
 use crate::study::{ConvexStopping, Goal, StoppingSpec, StudySpec};
-use crate::trial::{Trial, TrialState};
+use crate::trial::{Resumed, Trial, TrialState};
 
 const STEPS: usize = 50;
 const CHECKS: [usize; 7] = [1, 3, 5, 9, 15, 25, 40];
@@ -30,6 +37,7 @@ fn rules() -> Vec<(&'static str, StoppingSpec)> {
         use_elapsed_duration: false,
         brackets: 1,
         promotion: Promotion::Quantile,
+        resume: false,
     };
     vec![
         ("median", StoppingSpec::Median { use_elapsed_duration: false }),
@@ -133,4 +141,88 @@ fn every_rule_conforms() {
             plain_words(name, &decision(&spec, &judged(0.3, steps), &hostile));
         }
     }
+}
+
+#[test]
+fn resumption_conforms() {
+    let rule = SuccessiveHalving {
+        min_step_count: 1.0,
+        max_step_count: STEPS as f64,
+        reduction_factor: 3.0,
+        use_elapsed_duration: false,
+        brackets: 1,
+        promotion: Promotion::TopK,
+        resume: true,
+    };
+    rule.check("resume").expect("valid");
+    let spec = study(StoppingSpec::SuccessiveHalving(rule.clone()));
+    let objective = spec.objective().clone();
+    let others = others();
+
+    // Completed, or not measured yet: never stopped.
+    let mut done = judged(0.0, 10);
+    done.state = TrialState::Succeeded;
+    assert!(!decision(&spec, &done, &others).should_stop, "stopped a completed trial");
+    assert!(!decision(&spec, &judged(0.0, 0), &others).should_stop, "stopped a trial without measurements");
+    // Even the best configuration pauses at its first rung, in plain words.
+    let d = decision(&spec, &judged(0.7, 1), &others);
+    assert!(d.should_stop, "did not pause at the first rung: {}", d.reason);
+    plain_words("resume", &d);
+    // Resumed at 3, it goes on through 4–8 and pauses at 9.
+    let mut resumed = judged(0.7, 5);
+    resumed.resumed = Some(Resumed { from: 3, at: 3.0 });
+    assert!(!decision(&spec, &resumed, &others).should_stop, "paused again at the rung it resumed at");
+    let mut resumed = judged(0.7, 9);
+    resumed.resumed = Some(Resumed { from: 3, at: 3.0 });
+    assert!(decision(&spec, &resumed, &others).should_stop, "did not pause at the next rung");
+
+    // 24 configurations paused at 9: the best of the best ⌊24/3⌋ is promoted.
+    let cut = |t: &Trial| {
+        let mut t = t.clone();
+        t.measurements.truncate(9);
+        t.final_measurement = t.measurements.last().cloned();
+        t.stop_time_ms = Some(1);
+        t
+    };
+    let paused: Vec<Trial> = others.iter().map(cut).collect();
+    let best = paused
+        .iter()
+        .max_by(|a, b| value_at(&objective, a, 9.0, false).unwrap().total_cmp(&value_at(&objective, b, 9.0, false).unwrap()))
+        .unwrap()
+        .id;
+    let worst = paused
+        .iter()
+        .min_by(|a, b| value_at(&objective, a, 9.0, false).unwrap().total_cmp(&value_at(&objective, b, 9.0, false).unwrap()))
+        .unwrap()
+        .id;
+    assert_eq!(promotable_among(&objective, &rule, &paused), Some(best));
+    // A minimised study mirrored promotes the same trial.
+    let (min_spec, min_paused) = mirrored(&spec, &paused);
+    assert_eq!(promotable_among(min_spec.objective(), &rule, &min_paused), Some(best));
+
+    // Once resumed, the chain counts once: the new trial running, the paused one superseded.
+    // No other paused trial takes its place beyond the best ⌊24/3⌋ = 8, and the worst never
+    // goes on however many of the best are taken up.
+    let mut trials = paused.clone();
+    let mut taken = vec![];
+    loop {
+        let Some(id) = promotable_among(&objective, &rule, &trials) else { break };
+        assert_ne!(id, worst, "promoted the worst configuration");
+        let from = &trials[id as usize - 1];
+        let mut next = Trial::new(trials.len() as i64 + 1, from.assignment.clone());
+        next.measurements = from.measurements.clone();
+        next.resumed = Some(Resumed { from: id, at: 9.0 });
+        trials.push(next);
+        taken.push(id);
+        assert!(taken.len() <= 8, "promoted more than the best third: {taken:?}");
+    }
+    assert_eq!(taken.len(), 8, "{taken:?}");
+
+    // NaN and infinities at the rung: never promoted, no panic.
+    let mut hostile = paused.clone();
+    for t in hostile.iter_mut().take(3) {
+        t.measurements.iter_mut().for_each(|m| m.metrics.values_mut().for_each(|x| *x = f64::NAN));
+    }
+    let id = promotable_among(&objective, &rule, &hostile).expect("the finite ones still promote");
+    assert!(id > 3, "promoted a NaN");
 }

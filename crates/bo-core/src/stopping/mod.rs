@@ -107,6 +107,16 @@ pub fn check(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial)
                 }));
             };
             match successive_halving::value_at(objective, trial, rung, use_elapsed) {
+                Some(_) if rule.resume && trial.resumed.is_some_and(|r| r.at >= rung) => Check::Decided(StoppingDecision::go_on(format!(
+                    "the trial resumed at or past the rung at {rung} and trains to its next rung"
+                ))),
+                Some(value) if rule.resume => Check::Decided(StoppingDecision {
+                    should_stop: true,
+                    reason: format!(
+                        "paused at the rung at {rung} with value {value}, to be resumed as a new trial if it becomes one of the best there"
+                    ),
+                    last_measurement: None,
+                }),
                 Some(value) => Check::Rung { rule: rule.clone(), rung, value },
                 None => Check::Decided(StoppingDecision::go_on("the trial has no measurement of the objective at its rung")),
             }

@@ -77,11 +77,14 @@ pub fn curves_of(study: &StudySpec, trials: &[Trial]) -> BTreeMap<i64, Vec<(f64,
 }
 
 /// What a designer learns from `trials`: each completed trial's observation, a partial trial's
-/// objective replaced by its estimate where there is one.
+/// objective replaced by its estimate where there is one, and none of a trial a later one
+/// resumes ([`Trial::superseded`]: the newest trial of a chain stands for its configuration).
 pub fn observations(study: &StudySpec, trials: &[Trial], estimates: &BTreeMap<i64, Estimate>) -> Vec<Observation> {
     let objective = &study.objective().id;
+    let superseded = Trial::superseded(trials);
     trials
         .iter()
+        .filter(|t| !superseded.contains(&t.id))
         .filter_map(|t| {
             let mut o = Observation::from_trial(t)?;
             if let (Some(e), Outcome::Measured(metrics)) = (estimates.get(&t.id), &mut o.outcome)
@@ -144,6 +147,22 @@ mod tests {
         }
     }
 
+    /// A trial another resumes stands for its configuration no more: the designers learn the
+    /// newest trial of the chain alone, once it completes (pending until then).
+    #[test]
+    fn a_resumed_trial_is_learnt_through_its_newest_trial_only() {
+        let spec = study(StoppingSpec::DecayCurve { use_elapsed_duration: false });
+        let paused = stopped(1, 0.3, 0.5, 9);
+        let mut next = Trial { resumed: Some(crate::trial::Resumed { from: 1, at: 9.0 }), ..running(0.3, 0.5, 20) };
+        next.id = 2;
+        assert_eq!(observations(&spec, &[paused.clone(), next.clone()], &BTreeMap::new()), vec![], "running: pending");
+        next.state = TrialState::Succeeded;
+        next.final_measurement = next.measurements.last().cloned();
+        let observed = observations(&spec, &[paused.clone(), next.clone()], &BTreeMap::new());
+        assert_eq!(observed, vec![Observation::from_trial(&next).unwrap()]);
+        assert_eq!(observations(&spec, &[paused.clone()], &BTreeMap::new()).len(), 1, "alone, the paused trial is learnt");
+    }
+
     /// Under successive halving the designers learn a stopped trial at its rung value; under
     /// every other rule, and with none (a trial stopped by hand), at the prediction.
     #[test]
@@ -155,6 +174,7 @@ mod tests {
             use_elapsed_duration: false,
             brackets: 4,
             promotion: crate::stopping::successive_halving::Promotion::TopK,
+            resume: false,
         }));
         assert!(!predicts(&halving));
         for rule in [

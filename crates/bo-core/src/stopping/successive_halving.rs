@@ -29,6 +29,17 @@
 //! included — the second trial at a rung goes on only if it beats the first. It stops more
 //! trials early, before the rung fills, and so spends fewer epochs on promotions.
 //!
+//! With `resume` the rule is ASHA with checkpoints, as Li et al. (2020, Algorithm 2) run it:
+//! every trial pauses at each rung (it is asked to stop, and completes with its value there),
+//! and when a worker asks for work, the best paused trial among the best `⌊n/η⌋` of the `n`
+//! trials at the highest rung that has one is handed out again ([`promotable`]) — as a *new*
+//! trial with the paused one's parameters and measurements ([`Trial::resumed`]), which its
+//! client trains on from the checkpoint it saved. The paused trial stays completed, so nothing
+//! a client or a view has read moves backwards; it is superseded ([`Trial::superseded`]): the
+//! designers learn the newest trial of a chain only, and a chain counts once at each rung. Only
+//! when no rung has a trial to promote does a new configuration start. A resumed trial pauses
+//! again only at a rung past the one it resumed at.
+//!
 //! Unlike Ray's scheduler, which judges a trial once per rung, a trial checked again before it
 //! reaches its next rung is judged again, against everyone at the rung by then: the decision
 //! depends on the measurements alone, not on when checks happened to come.
@@ -88,6 +99,11 @@ pub struct SuccessiveHalving {
     /// Which of the trials at a rung go on.
     #[serde(default)]
     pub promotion: Promotion,
+    /// ASHA with checkpoints (Li et al. 2020, Algorithm 2): every trial pauses at each rung, and
+    /// a paused trial that becomes one of the best `⌊n/η⌋` at its rung is handed out again as a
+    /// new trial that resumes it ([`promotable`]). Only with one bracket and [`Promotion::TopK`].
+    #[serde(default)]
+    pub resume: bool,
 }
 
 impl SuccessiveHalving {
@@ -117,6 +133,18 @@ impl SuccessiveHalving {
             return Err(SpaceError::new(
                 format!("{path}.brackets"),
                 format!("must be from 1 to {rungs}, the number of rungs from minStepCount to maxStepCount, got {}", self.brackets),
+            ));
+        }
+        if self.resume && self.brackets != 1 {
+            return Err(SpaceError::new(
+                format!("{path}.resume"),
+                format!("resumes paused trials within one bracket only; brackets must be 1, got {}", self.brackets),
+            ));
+        }
+        if self.resume && self.promotion != Promotion::TopK {
+            return Err(SpaceError::new(
+                format!("{path}.resume"),
+                "promotes a paused trial by ASHA's top k (Li et al. 2020, Algorithm 2); promotion must be TOP_K or unset",
             ));
         }
         Ok(())
@@ -193,9 +221,63 @@ pub fn value_at(objective: &MetricSpec, trial: &Trial, rung: f64, use_elapsed: b
         .map(|(_, v)| v)
 }
 
-/// The values the trials among `others` (all but `except`) had at `rung`, with their numbers.
+/// The values the trials among `others` (all but `except`, and all but those a later trial
+/// resumes: [`Trial::superseded`]) had at `rung`, with their numbers.
 pub fn values_at(objective: &MetricSpec, others: &[Trial], except: i64, rung: f64, use_elapsed: bool) -> Vec<(i64, f64)> {
-    others.iter().filter(|t| t.id != except).filter_map(|t| Some((t.id, value_at(objective, t, rung, use_elapsed)?))).collect()
+    let superseded = Trial::superseded(others);
+    others
+        .iter()
+        .filter(|t| t.id != except && !superseded.contains(&t.id))
+        .filter_map(|t| Some((t.id, value_at(objective, t, rung, use_elapsed)?)))
+        .collect()
+}
+
+/// The paused trial to resume next under [`SuccessiveHalving::resume`] (Li et al. 2020,
+/// Algorithm 2's `get_job`): from the highest rung down, the best trial among the best
+/// `⌊n/η⌋` of the `n` values at the rung that is paused there; `None` when no rung has one,
+/// and a new trial starts.
+///
+/// `at_rungs` holds each rung with the values every trial that reached it had there (one per
+/// chain of resumptions: its newest trial), `paused` each paused trial's number with its last
+/// position — a trial stopped before completing whose configuration no later trial has taken
+/// up.
+pub fn promotable(
+    objective: &MetricSpec,
+    rule: &SuccessiveHalving,
+    at_rungs: &[(f64, Vec<(i64, f64)>)],
+    paused: &std::collections::BTreeMap<i64, f64>,
+) -> Option<i64> {
+    // Larger is better once a minimised objective is negated.
+    let sign = if objective.goal.better(1.0, 0.0) { 1.0 } else { -1.0 };
+    let rungs = rule.rungs();
+    for (i, rung) in rungs.iter().enumerate().rev() {
+        let next = rungs.get(i + 1).copied().unwrap_or(rule.max_step_count);
+        let Some((_, values)) = at_rungs.iter().find(|(r, _)| r == rung) else { continue };
+        let mut values: Vec<(i64, f64)> = values.iter().copied().filter(|(_, v)| v.is_finite()).collect();
+        values.sort_by(|a, b| (sign * b.1).total_cmp(&(sign * a.1)).then(a.0.cmp(&b.0)));
+        let k = (values.len() as f64 / rule.reduction_factor).floor() as usize;
+        let paused_here = |id: &i64| paused.get(id).is_some_and(|at| *at >= *rung && *at < next);
+        if let Some((id, _)) = values.into_iter().take(k).find(|(id, _)| paused_here(id)) {
+            return Some(id);
+        }
+    }
+    None
+}
+
+/// [`promotable`] from trials in memory (a service reads the same in its database): the
+/// values at each rung of the trials no later trial resumes, and the paused ones — stopped
+/// before completing, succeeded, not resumed — at their last position.
+pub fn promotable_among(objective: &MetricSpec, rule: &SuccessiveHalving, trials: &[Trial]) -> Option<i64> {
+    let use_elapsed = rule.use_elapsed_duration;
+    let at_rungs: Vec<(f64, Vec<(i64, f64)>)> =
+        rule.rungs().into_iter().map(|rung| (rung, values_at(objective, trials, 0, rung, use_elapsed))).collect();
+    let superseded = Trial::superseded(trials);
+    let paused = trials
+        .iter()
+        .filter(|t| t.is_partial() && t.state == crate::trial::TrialState::Succeeded && !superseded.contains(&t.id))
+        .filter_map(|t| Some((t.id, t.measurements.iter().map(|m| position(m, use_elapsed)).reduce(f64::max)?)))
+        .collect();
+    promotable(objective, rule, &at_rungs, &paused)
 }
 
 /// The rule for trial number `trial` whose value at `rung` is `value`, given the other trials'
@@ -267,6 +349,7 @@ mod tests {
             use_elapsed_duration: false,
             brackets: 1,
             promotion: Promotion::Quantile,
+            resume: false,
         }
     }
 
@@ -369,6 +452,46 @@ mod tests {
         assert_eq!(values_at(&loss, &others, 1, 3.0, false), vec![(2, 0.2)]);
     }
 
+    /// ASHA with checkpoints: the best third at the highest rung that has one is resumed; a
+    /// trial already resumed, running or gone further counts once, and none goes on while fewer
+    /// than three reached a rung.
+    #[test]
+    fn the_best_paused_trial_of_the_highest_promotable_rung_is_resumed() {
+        let rule = SuccessiveHalving { max_step_count: 50.0, promotion: Promotion::TopK, resume: true, ..rule() };
+        assert_eq!(rule.rungs(), vec![1.0, 3.0, 9.0, 27.0]);
+        let acc = MetricSpec::objective("acc", Goal::Maximize);
+        let paused = |id: i64, curve: &[f64]| {
+            let points: Vec<(i64, f64)> = curve.iter().enumerate().map(|(i, v)| (i as i64 + 1, *v)).collect();
+            let mut t = trial(id, TrialState::Succeeded, &points);
+            t.stop_time_ms = Some(1);
+            t
+        };
+        // Two paused at rung 1: ⌊2/3⌋ = 0 go on.
+        let mut trials = vec![paused(1, &[0.5]), paused(2, &[0.7])];
+        assert_eq!(promotable_among(&acc, &rule, &trials), None);
+        // Three: the best, 0.7, goes on.
+        trials.push(paused(3, &[0.6]));
+        assert_eq!(promotable_among(&acc, &rule, &trials), Some(2));
+        // Resumed by trial 4, still running: trial 2 is superseded and the chain counts once
+        // at rung 1, so no other goes on there.
+        let mut next = trial(4, TrialState::Active, &[(1, 0.7), (2, 0.72)]);
+        next.resumed = Some(crate::trial::Resumed { from: 2, at: 1.0 });
+        trials.push(next);
+        assert_eq!(promotable_among(&acc, &rule, &trials), None);
+        // Three at rung 3, two of them paused there: the highest rung's best paused trial first.
+        trials[3] = paused(4, &[0.7, 0.72, 0.74]);
+        trials[3].resumed = Some(crate::trial::Resumed { from: 2, at: 1.0 });
+        trials.push(paused(5, &[0.8, 0.85, 0.9]));
+        trials.push(paused(6, &[0.75, 0.8, 0.8]));
+        trials.extend([0.1, 0.2, 0.3, 0.4].into_iter().zip(7..).map(|(v, id)| paused(id, &[v])));
+        assert_eq!(promotable_among(&acc, &rule, &trials), Some(5), "0.9 is the best third of rung 3");
+        // A trial trained to its end is not paused, and a NaN is never among the best.
+        trials[4].stop_time_ms = None;
+        trials[5].measurements[2].metrics.insert("acc".into(), f64::NAN);
+        assert_ne!(promotable_among(&acc, &rule, &trials), Some(5));
+        assert_ne!(promotable_among(&acc, &rule, &trials), Some(6));
+    }
+
     #[test]
     fn settings_are_checked_and_name_the_field() {
         let bad = |f: fn(&mut SuccessiveHalving)| {
@@ -383,6 +506,9 @@ mod tests {
         assert!(bad(|r| (r.max_step_count, r.reduction_factor) = (1e30, 1.5)).contains("rungs"));
         assert!(bad(|r| r.brackets = 0).contains("brackets"));
         assert!(bad(|r| r.brackets = 4).contains("from 1 to 3"));
+        assert!(bad(|r| (r.resume, r.promotion) = (true, Promotion::Quantile)).contains("resume"));
+        assert!(bad(|r| (r.resume, r.promotion, r.brackets) = (true, Promotion::TopK, 2)).contains("brackets must be 1"));
         assert!(rule().check("x").is_ok());
+        assert!(SuccessiveHalving { resume: true, promotion: Promotion::TopK, ..rule() }.check("x").is_ok());
     }
 }

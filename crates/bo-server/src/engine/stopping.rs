@@ -169,6 +169,7 @@ mod tests {
             use_elapsed_duration: false,
             brackets: 1,
             promotion: successive_halving::Promotion::Quantile,
+            resume: false,
         }));
         let trials = Arc::new(trials);
         assert!(engine.partial_estimates(&halving, &trials).await.unwrap().is_empty());

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bo_core::designer::designer_for;
-use bo_core::{Assignment, Trial};
+use bo_core::{Assignment, StoppingSpec, Trial};
 use bo_store::{Basis, Opened, Operation, StudyRecord, SuggestOutcome, SuggestRequest};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -257,8 +257,9 @@ impl Engine {
         }
     }
 
-    /// One attempt at the study transaction, in order: held trials, REQUESTED trials, then new
-    /// ones from the plan; a miss rolls back.
+    /// One attempt at the study transaction, in order: held trials, REQUESTED trials, paused
+    /// trials to resume (successive halving with resumption), then new ones from the plan; a
+    /// miss rolls back.
     async fn attempt(
         &self,
         study: &StudyRecord,
@@ -288,7 +289,10 @@ impl Engine {
             if stopped_by_its_rules(study, &mut tx).await? {
                 return Ok(Attempt::Done(tx.commit().await?));
             }
-            let wanted = tx.hand_out_requested(count).await?;
+            let mut wanted = tx.hand_out_requested(count).await?;
+            if let Some(StoppingSpec::SuccessiveHalving(rule)) = &study.spec.stopping {
+                wanted = tx.hand_out_resumed(wanted, study.spec.objective(), rule).await?;
+            }
             if wanted > 0 {
                 let newer = match newer_than {
                     Some(first) => Some(tx.trials_since(first).await?),

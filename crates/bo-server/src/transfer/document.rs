@@ -190,7 +190,26 @@ pub fn trial_from_wire(t: TrialW, spec: &bo_core::StudySpec, limits: &Limits, at
         start_time_ms: parse_time(&t.start_time, &format!("{at}.startTime"))?,
         end_time_ms: if t.end_time.is_empty() { None } else { Some(parse_time(&t.end_time, &format!("{at}.endTime"))?) },
         stop_time_ms: if t.stop_time.is_empty() { None } else { Some(parse_time(&t.stop_time, &format!("{at}.stopTime"))?) },
+        resumed: resumed(&t.resumed_from, t.resumed_at, id, at)?,
     })
+}
+
+/// A trial's `resumedFrom` (a name ending in an earlier trial's number) and `resumedAt` (a
+/// finite position): both, or neither.
+fn resumed(from: &str, position: Option<f64>, id: i64, at: &str) -> Result<Option<bo_core::Resumed>, DocumentError> {
+    match (from.is_empty(), position) {
+        (true, None) => Ok(None),
+        (false, Some(p)) if p.is_finite() && p >= 0.0 => {
+            let number = from.rsplit('/').next().and_then(|n| n.parse::<i64>().ok()).filter(|n| (1..id).contains(n));
+            let from = number.ok_or_else(|| {
+                bad(format!("{at}.resumedFrom"), format!("must name an earlier trial of the study (…/trials/N, N below {id})"))
+            })?;
+            Ok(Some(bo_core::Resumed { from, at: p }))
+        }
+        (false, Some(p)) => Err(bad(format!("{at}.resumedAt"), format!("must be a finite position, at least 0, got {p}"))),
+        (true, Some(_)) => Err(bad(format!("{at}.resumedFrom"), "is required with resumedAt")),
+        (false, None) => Err(bad(format!("{at}.resumedAt"), "is required with resumedFrom")),
+    }
 }
 
 fn measurement(m: MeasurementW, spec: &bo_core::StudySpec, path: &str, complete: bool) -> Result<Measurement, DocumentError> {

@@ -386,6 +386,7 @@ pub fn import(
             end_time_ms: Some(end),
             // A pruned trial was stopped: its result is partial.
             stop_time_ms: (t.state == PRUNED && state == TrialState::Succeeded).then_some(end),
+            resumed: None,
         });
     }
     let display_name = target.display_name.unwrap_or(name).to_owned();

@@ -207,6 +207,7 @@ fn a_trial_round_trips_and_its_parameters_come_back_as_the_assignment() {
         start_time_ms: 1_700_000_000_000,
         end_time_ms: Some(1_700_000_060_500),
         stop_time_ms: None,
+        resumed: None,
     };
     // Parameters in the space's order; durations and times at millisecond precision.
     let wire = serde_json::to_value(TrialW::from_domain(&trial, "projects/p/locations/l/studies/1", &spec.space)).unwrap();

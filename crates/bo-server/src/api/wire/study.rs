@@ -244,9 +244,16 @@ pub struct SuccessiveHalvingStoppingSpecW {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 1, maximum = 64)]
     pub brackets: Option<u32>,
-    /// Which trials at a rung go on. Unset: `QUANTILE`.
+    /// Which trials at a rung go on. Unset: `QUANTILE`, or `TOP_K` with `resume`.
     #[serde(skip_serializing_if = "is_default")]
     pub promotion: PromotionW,
+    /// ASHA with checkpoints (Li et al. 2020, Algorithm 2): every trial pauses at each rung
+    /// (asked to stop, its client saves a checkpoint and completes it), and `suggestTrials`
+    /// hands out a paused trial that becomes one of the best `⌊n/η⌋` at its rung again, as a
+    /// new trial with its parameters and measurements and `resumedFrom` naming it, before any
+    /// new configuration. For clients that can resume from a checkpoint; one bracket, `TOP_K`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub resume: bool,
 }
 
 impl SuccessiveHalvingStoppingSpecW {
@@ -261,9 +268,11 @@ impl SuccessiveHalvingStoppingSpecW {
             use_elapsed_duration: self.use_elapsed_duration,
             brackets: self.brackets.unwrap_or(successive_halving::DEFAULT_BRACKETS),
             promotion: match self.promotion {
+                PromotionW::PROMOTION_UNSPECIFIED if self.resume => Promotion::TopK,
                 PromotionW::PROMOTION_UNSPECIFIED | PromotionW::QUANTILE => Promotion::Quantile,
                 PromotionW::TOP_K => Promotion::TopK,
             },
+            resume: self.resume,
         };
         rule.check(path)?;
         Ok(rule)
@@ -280,6 +289,7 @@ impl SuccessiveHalvingStoppingSpecW {
                 Promotion::Quantile => PromotionW::QUANTILE,
                 Promotion::TopK => PromotionW::TOP_K,
             },
+            resume: h.resume,
         }
     }
 }

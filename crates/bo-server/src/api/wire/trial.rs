@@ -96,6 +96,16 @@ pub struct TrialW {
     /// its predicted final value, and "best" ranks it only while no trial was trained in full.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub stop_time: String,
+    /// Output only (bo extension): under `successiveHalvingStoppingSpec.resume`, the paused
+    /// trial this one resumes (its name). The trial starts with that trial's parameters and
+    /// measurements; its client loads the checkpoint it saved for that trial and trains on.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub resumed_from: String,
+    /// Output only (bo extension), with `resumedFrom`: the position of the last measurement
+    /// taken over (its step count, or elapsed seconds under `useElapsedDuration`), where
+    /// training goes on from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumed_at: Option<f64>,
     /// Output only: the client the trial was handed to.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub client_id: String,
@@ -138,6 +148,8 @@ impl TrialW {
             start_time: format_time(trial.start_time_ms),
             end_time: trial.end_time_ms.map(format_time).unwrap_or_default(),
             stop_time: trial.stop_time_ms.map(format_time).unwrap_or_default(),
+            resumed_from: trial.resumed.map(|r| format!("{study_name}/trials/{}", r.from)).unwrap_or_default(),
+            resumed_at: trial.resumed.map(|r| r.at),
             client_id: trial.client_id.clone(),
             infeasible_reason: trial.infeasible_reason.clone(),
             custom_job: String::new(),
