@@ -115,6 +115,10 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
                                                   reduction_factor=np.float32(3.0), use_elapsed_duration=False,
                                                   brackets=np.int64(2), promotion="TOP_K"),
         ),
+        client.create_study(
+            "all-asha-resume", full_space(), {"accuracy": "MAXIMIZE"},
+            stopping=bo.SuccessiveHalvingStopping(max_step_count=np.int64(27), resume=np.bool_(True)),
+        ),
     ]
     settable = {p for spec in sent for p in json_paths(spec)}
     missing = sorted(wanted - settable)
@@ -129,6 +133,8 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
     assert "convexAutomatedStoppingSpec" in studies[2].spec and studies[2].spec["studyStoppingConfig"]["shouldStopAsap"] is True
     assert studies[3].spec["successiveHalvingStoppingSpec"] == {
         "minStepCount": "1", "maxStepCount": "27", "reductionFactor": 3.0, "brackets": 2, "promotion": "TOP_K"}
+    assert studies[4].spec["successiveHalvingStoppingSpec"] == {
+        "minStepCount": "1", "maxStepCount": "27", "reductionFactor": 3.0, "brackets": 1, "promotion": "TOP_K", "resume": True}
 
 
 def test_typed_spec_errors_are_caught_before_sending() -> None:
@@ -140,3 +146,7 @@ def test_typed_spec_errors_are_caught_before_sending() -> None:
         bo.StudyStopping(max_duration_no_progress=-1).to_vertex()
     with pytest.raises(ValueError, match="promotion must be QUANTILE or TOP_K"):
         bo.SuccessiveHalvingStopping(max_step_count=27, promotion="TOPK")
+    with pytest.raises(ValueError, match="promotion must be TOP_K or unset"):
+        bo.SuccessiveHalvingStopping(max_step_count=27, promotion="QUANTILE", resume=True)
+    with pytest.raises(ValueError, match="brackets must be 1"):
+        bo.SuccessiveHalvingStopping(max_step_count=27, brackets=2, resume=True)

@@ -109,6 +109,13 @@ class Trial:
     infeasible_reason: str = ""
     start_time: str = ""
     end_time: str = ""
+    #: Under ``SuccessiveHalvingStopping(resume=True)``: the id of the paused trial this one
+    #: resumes. It starts with that trial's parameters and measurements; load the checkpoint you
+    #: saved for that trial and train on from ``resumed_at``.
+    resumed_from: Optional[int] = None
+    #: With ``resumed_from``: the step (or elapsed seconds, under ``use_elapsed_duration``) of the
+    #: last measurement taken over, where training goes on from.
+    resumed_at: Optional[float] = None
 
     @classmethod
     def _from_vertex(cls, study: "Study", t: Json) -> "Trial":
@@ -124,6 +131,8 @@ class Trial:
             t.get("infeasibleReason", ""),
             t.get("startTime", ""),
             t.get("endTime", ""),
+            int(t["resumedFrom"].rsplit("/", 1)[1]) if t.get("resumedFrom") else None,
+            float(t["resumedAt"]) if t.get("resumedAt") is not None else None,
         )
 
     def _update(self, t: Json) -> "Trial":

@@ -136,34 +136,48 @@ class SuccessiveHalvingStopping:
     each trial is judged within its bracket, and trials are spread over brackets as Hyperband
     spreads them (at most the number of rungs).
 
-    ``promotion`` says which trials at a rung go on: ``"QUANTILE"`` (Ray Tune's ASHA) those at
-    least as good as the ``1 - 1/reduction_factor`` quantile of the others' values there;
+    ``promotion`` says which trials at a rung go on: ``"QUANTILE"`` (Ray Tune's ASHA; the default)
+    those at least as good as the ``1 - 1/reduction_factor`` quantile of the others' values there;
     ``"TOP_K"`` (ASHA's paper, Optuna's ``SuccessiveHalvingPruner``) those among the best
     ``max(1, n // reduction_factor)`` of the ``n`` values there, their own included — stricter
-    while few trials have reached the rung."""
+    while few trials have reached the rung.
+
+    ``resume=True`` is ASHA with checkpoints (Li et al. 2020, Algorithm 2), for training code that
+    saves a checkpoint and can go on from it: every trial pauses at each rung (``should_stop()``
+    says so; save a checkpoint and complete it), and a paused trial that becomes one of the best
+    ``n // reduction_factor`` at its rung comes back from ``suggest`` as a new trial with
+    ``resumed_from`` (the paused trial's id) and ``resumed_at`` (its last step): load that trial's
+    checkpoint and train on from there. One bracket; promotion ``"TOP_K"`` (the default with it)."""
 
     max_step_count: int
     min_step_count: int = 1
     reduction_factor: float = 3.0
     use_elapsed_duration: bool = False
     brackets: int = 1
-    promotion: str = "QUANTILE"
+    promotion: Optional[str] = None
+    resume: bool = False
 
     def __post_init__(self) -> None:
-        if self.promotion not in ("QUANTILE", "TOP_K"):
+        if self.promotion not in (None, "QUANTILE", "TOP_K"):
             raise ValueError(f"promotion must be QUANTILE or TOP_K, got {self.promotion!r}")
+        if self.resume and self.promotion == "QUANTILE":
+            raise ValueError("resume=True promotes by ASHA's top k: promotion must be TOP_K or unset")
+        if self.resume and int(self.brackets) != 1:
+            raise ValueError(f"resume=True resumes within one bracket: brackets must be 1, got {self.brackets!r}")
 
     def to_vertex(self) -> Json:
-        return {
-            "successiveHalvingStoppingSpec": {
-                "minStepCount": str(int(self.min_step_count)),
-                "maxStepCount": str(int(self.max_step_count)),
-                "reductionFactor": float(self.reduction_factor),
-                "useElapsedDuration": bool(self.use_elapsed_duration),
-                "brackets": int(self.brackets),
-                "promotion": self.promotion,
-            }
+        spec: Json = {
+            "minStepCount": str(int(self.min_step_count)),
+            "maxStepCount": str(int(self.max_step_count)),
+            "reductionFactor": float(self.reduction_factor),
+            "useElapsedDuration": bool(self.use_elapsed_duration),
+            "brackets": int(self.brackets),
         }
+        if self.promotion is not None:
+            spec["promotion"] = self.promotion
+        if self.resume:
+            spec["resume"] = True
+        return {"successiveHalvingStoppingSpec": spec}
 
 
 @dataclass(frozen=True)
