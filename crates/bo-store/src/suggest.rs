@@ -235,7 +235,8 @@ impl SuggestTx {
     /// Under successive halving with resumption (`rule.resume`), hands the client up to `count`
     /// new ACTIVE trials that resume paused ones, one at a time as ASHA promotes them
     /// ([`promotable`], Li et al. 2020, Algorithm 2): each with the paused trial's parameters
-    /// and measurements, naming it ([`Trial::resumed`]). The paused trial stays as it is;
+    /// and measurements (its final one too, where it is past them), naming it
+    /// ([`Trial::resumed`]). The paused trial stays as it is;
     /// superseded, it no longer counts at a rung. Returns how many of the `count` are still
     /// wanted: new configurations. Reads the values at each rung in SQL, a number per trial.
     pub async fn hand_out_resumed(&mut self, count: usize, objective: &MetricSpec, rule: &SuccessiveHalving) -> Result<usize, StoreError> {
@@ -261,12 +262,20 @@ impl SuggestTx {
         while resumed < count
             && let Some(from) = promotable(objective, rule, &at_rungs, &paused)
         {
-            let at = paused.remove(&from).unwrap_or(0.0);
+            let measured = paused.remove(&from).unwrap_or(0.0);
             let Some(old) = load_trials(&mut self.tx, self.study_id, from - 1, from, 1, Load::Full).await?.pop() else { continue };
+            // A final measurement past the last intermediate one (a client that completes with
+            // the result it stopped on) is where the trial's checkpoint is: it is taken over too.
+            let position = |m: &bo_core::Measurement| if rule.use_elapsed_duration { m.elapsed_secs } else { m.step_count as f64 };
+            let mut measurements = old.measurements;
+            if let Some(last) = old.final_measurement.filter(|f| position(f) > measured) {
+                measurements.push(last);
+            }
+            let at = measurements.last().map_or(measured, position);
             let trial = Trial {
                 client_id: self.client_id.clone(),
                 start_time_ms: self.now_ms,
-                measurements: old.measurements,
+                measurements,
                 resumed: Some(Resumed { from, at }),
                 ..Trial::new(self.next_id, old.assignment)
             };
