@@ -13,7 +13,7 @@ out=target/real-curves-runs
 rm -rf "$out" && mkdir -p "$out"
 cargo build --release -q -p bo-server
 for problem in mlp_digits hgb_classify sgd_classify; do
-    for arm in optuna:none optuna:median optuna:sha optuna:hyperband bo:none bo:median bo:decay bo:convex bo:asha bo:asha-topk bo:hyperband; do
+    for arm in optuna:none optuna:median optuna:sha optuna:hyperband bo:none bo:median bo:decay bo:convex bo:asha bo:asha-topk bo:asha-resume bo:hyperband; do
         bash bench/peers/run.sh --real-curves --problem "$problem" --arm "$arm" --seeds "$seeds" --trainings "$trainings" \
             --out "$out/$problem-${arm/:/-}.json"
     done

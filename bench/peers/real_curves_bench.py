@@ -23,7 +23,7 @@ from real_curves import PROBLEMS, Problem, declare  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARMS = ["optuna:none", "optuna:median", "optuna:sha", "optuna:hyperband", "bo:none", "bo:median", "bo:decay", "bo:convex", "bo:asha",
-        "bo:asha-topk", "bo:hyperband"]
+        "bo:asha-topk", "bo:asha-resume", "bo:hyperband"]
 
 
 def optuna_run(problem: Problem, pruner_name: str, budget: int, seed: int) -> Dict[str, Any]:
@@ -74,12 +74,14 @@ class Trace:
         self.optimiser_seconds = 0.0
         self.points: List[List[Any]] = []
 
-    def train(self, problem: Problem, curve: List[float], budget: int, report: Callable[[int, float, bool], bool]) -> Tuple[int, float]:
-        """Shows the optimiser the curve a step at a time while the budget lasts: ``report(step,
-        value, last)`` reports it and, before the last step, says whether to stop. Returns the
-        steps trained and the last value."""
-        value, steps = curve[0], 0
-        for step in range(1, problem.steps + 1):
+    def train(self, problem: Problem, curve: List[float], budget: int, report: Callable[[int, float, bool], bool],
+              after: int = 0) -> Tuple[int, float]:
+        """Shows the optimiser the curve a step at a time while the budget lasts, from the step
+        after ``after`` (a trial resumed from a checkpoint there): ``report(step, value, last)``
+        reports it and, before the last step, says whether to stop. Returns the step reached and
+        the last value."""
+        value, steps = curve[max(after, 1) - 1], after
+        for step in range(after + 1, problem.steps + 1):
             if self.spent >= budget:
                 break
             self.spent += 1
@@ -116,6 +118,10 @@ def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> 
                 "asha": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3),
                 "asha-topk": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3,
                                                           promotion="TOP_K"),
+                # ASHA with checkpoints: every trial pauses at each rung, a promoted one comes back as
+                # a new trial that goes on from its step (the cached curve is its checkpoint).
+                "asha-resume": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3,
+                                                            resume=True),
                 # A bracket at each rung 1, 3, 9, … below the full training, as Optuna's HyperbandPruner.
                 "hyperband": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3,
                                                           brackets=sum(1 for k in range(64) if 3 ** k < problem.steps))}[rule]
@@ -132,7 +138,8 @@ def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> 
             trial.add_measurement({"error": value}, step=step)
             return not last and stopping is not None and bool(trial.should_stop())
 
-        steps, value = trace.train(problem, curve, budget, measure)
+        after = int(trial.resumed_at) if trial.resumed_from is not None and trial.resumed_at is not None else 0
+        steps, value = trace.train(problem, curve, budget, measure, after)
         start = time.perf_counter()
         trial.complete({"error": value}, step=steps)
         trace.optimiser_seconds += time.perf_counter() - start

@@ -131,6 +131,60 @@ def test_a_tune_run_drives_a_conditional_study(server: Server, ray_cluster) -> N
     assert best is not None and best.value == max(t.value for t in trials if t.value is not None)
 
 
+def train_resumable(config, checkpoints):  # type: ignore[no-untyped-def]
+    """A trainable that keeps a checkpoint under its bo trial's id, written before each report
+    (the stopper may end the trial at any report), and goes on from the one it resumes."""
+    import json
+    import os
+    import time
+
+    from ray import tune
+
+    level = -abs(math.sin(1e4 * config["lr"]))
+    done = 0
+    if "bo_resumed_from" in config:
+        with open(os.path.join(checkpoints, f"{config['bo_resumed_from']}.json")) as f:
+            done = json.load(f)["step"]
+        if done != config["bo_resumed_at"]:
+            raise RuntimeError(f"resumed at {config['bo_resumed_at']}, the checkpoint is of step {done}")
+    for step in range(done + 1, ITERATIONS + 1):
+        time.sleep(0.05)
+        with open(os.path.join(checkpoints, f"{config['bo_trial_id']}.json"), "w") as f:
+            json.dump({"step": step}, f)
+        tune.report({"score": level * (1 - 0.5**step)})
+
+
+def test_asha_with_checkpoints_resumes_paused_trials_under_tune(server: Server, ray_cluster, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from ray import tune
+
+    from bo_client.ray import BoSearch
+
+    space = bo.SearchSpace()
+    space.float("lr", 1e-5, 1e-1, log=True)
+    stopping = bo.SuccessiveHalvingStopping(max_step_count=ITERATIONS, resume=True)
+    search = BoSearch(space, metric="score", mode="max", url=server.url, project="demo", study="tune-resume", stopping=stopping)
+    tuner = tune.Tuner(
+        tune.with_parameters(train_resumable, checkpoints=str(tmp_path)),
+        tune_config=tune.TuneConfig(search_alg=search, num_samples=14, max_concurrent_trials=1),
+        run_config=tune.RunConfig(stop=search.stopper(), verbose=0, storage_path=str(server.db.parent / "ray-resume")),
+    )
+    results = tuner.fit()
+    assert all(r.error is None for r in results), [str(r.error) for r in results if r.error is not None]
+
+    study = bo.Client(server.url, project="demo").load_study("tune-resume")
+    trials = {t.id: t for t in study.trials()}
+    resumed = [t for t in trials.values() if t.resumed_from is not None]
+    assert resumed, "no paused trial was resumed"
+    for t in resumed:
+        before = trials[t.resumed_from]
+        assert t.parameters == before.parameters
+        # The measurements taken over, then the resumed run's, on from where it paused.
+        steps = [m.step for m in t.measurements]
+        assert steps[: len(before.measurements)] == [m.step for m in before.measurements]
+        assert steps == list(range(1, len(steps) + 1)), steps
+        assert t.resumed_at == before.measurements[-1].step
+
+
 def test_the_ray_tune_example_runs(server: Server) -> None:
     """examples/ray_tune.py as its docstring runs it (its own Ray, in a fresh process)."""
     import os

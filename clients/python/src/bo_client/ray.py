@@ -22,7 +22,14 @@ How Tune maps onto bo:
 - ``on_trial_result`` adds a measurement (step: ``training_iteration``); ``on_trial_complete``
   completes the trial with its last result, or marks it INFEASIBLE when it errored.
 - :meth:`BoSearch.stopper` stops a trial when the study's early-stopping rule says so (the study
-  needs ``median_stopping=True``)."""
+  needs one: ``median_stopping=True``, the default, or ``stopping=``).
+- ``stopping=SuccessiveHalvingStopping(..., resume=True)`` is ASHA with checkpoints: the stopper
+  pauses every trial at each rung, and a paused trial the study promotes comes back as a new Tune
+  trial. Under it the config carries ``bo_trial_id`` (the bo trial's id: save the trainable's
+  checkpoint under it, where every worker can read it, *before* each ``tune.report``, since the
+  stopper may end the trial at any report) and, for a resumed trial, ``bo_resumed_from`` (the id
+  whose checkpoint to load) and ``bo_resumed_at`` (the step it was saved at). A resumed trial's
+  ``training_iteration`` starts again at 1; its measurements go on from ``bo_resumed_at``."""
 
 from __future__ import annotations
 
@@ -108,6 +115,7 @@ class BoSearch(Searcher):  # type: ignore[misc]
         study: str = "ray-tune",
         algorithm: Optional[str] = None,
         median_stopping: bool = True,
+        stopping: Optional[Any] = None,
         client: Optional[Client] = None,
     ) -> None:
         super().__init__(metric=metric, mode=mode)
@@ -117,6 +125,8 @@ class BoSearch(Searcher):  # type: ignore[misc]
         self._study_name = study
         self._algorithm = algorithm
         self._median_stopping = median_stopping
+        self._stopping = stopping
+        self._resume = bool(getattr(stopping, "resume", False))
         self._study: Optional[Study] = None
         self._trials: Dict[str, Trial] = {}
 
@@ -141,16 +151,15 @@ class BoSearch(Searcher):  # type: ignore[misc]
         trial = trials[0]
         self._trials[trial_id] = trial
         config: Dict[str, Any] = unflatten_dict({k: self._to_tune(k, v) for k, v in trial.parameters.items()}, delimiter="/")
+        if self._resume:
+            config["bo_trial_id"] = trial.id
+            if trial.resumed_from is not None:
+                config["bo_resumed_from"] = trial.resumed_from
+                config["bo_resumed_at"] = int(trial.resumed_at or 0)
         return config
 
     def on_trial_result(self, trial_id: str, result: Dict[str, Any]) -> None:
-        trial = self._trials.get(trial_id)
-        value = _metric_value(result, self._metric)
-        if trial is None or value is None:
-            return
-        assert self._metric is not None
-        step = result.get("training_iteration", len(trial.measurements) + 1)
-        trial.add_measurement({self._metric: value}, step=int(as_number(step, "training_iteration")))
+        self._record(trial_id, result)
 
     def on_trial_complete(self, trial_id: str, result: Optional[Dict[str, Any]] = None, error: bool = False) -> None:
         trial = self._trials.pop(trial_id, None)
@@ -162,7 +171,7 @@ class BoSearch(Searcher):  # type: ignore[misc]
         elif value is not None:
             assert self._metric is not None and result is not None
             step = result.get("training_iteration")
-            trial.complete({self._metric: value}, step=None if step is None else int(as_number(step, "training_iteration")))
+            trial.complete({self._metric: value}, step=None if step is None else _offset(trial) + int(as_number(step, "training_iteration")))
         else:
             raw = None if result is None or not self._metric else result.get(self._metric)
             trial.complete(infeasible=f"the trial's last result has no finite {self._metric!r} (it reported {raw!r})")
@@ -204,9 +213,26 @@ class BoSearch(Searcher):  # type: ignore[misc]
                 self._space,
                 {self._metric: "MAXIMIZE" if self._mode == "max" else "MINIMIZE"},
                 algorithm=self._algorithm,
-                median_stopping=self._median_stopping,
+                stopping=self._stopping,
+                median_stopping=self._median_stopping and self._stopping is None,
             )
         return self._study
+
+    def _record(self, trial_id: str, result: Dict[str, Any]) -> None:
+        """Adds the result as a measurement of its trial, once: the stopper records it before it
+        asks the study (so a rule judges the result it stops on), and Tune hands it to
+        ``on_trial_result`` after."""
+        trial = self._trials.get(trial_id)
+        value = _metric_value(result, self._metric)
+        if trial is None or value is None:
+            return
+        assert self._metric is not None
+        iteration = result.get("training_iteration")
+        step = len(trial.measurements) + 1 if iteration is None else _offset(trial) + int(as_number(iteration, "training_iteration"))
+        last = trial.measurements[-1].step if trial.measurements else None
+        if last is not None and last >= step:
+            return
+        trial.add_measurement({self._metric: value}, step=step)
 
     def _to_tune(self, name: str, value: Value) -> Any:
         back = self._back.get(name)
@@ -228,11 +254,18 @@ class BoStopper(Stopper):  # type: ignore[misc]
         trial = self._search._trials.get(trial_id)
         if trial is None:
             return False
+        self._search._record(trial_id, result)
         n = self._seen[trial_id] = self._seen.get(trial_id, 0) + 1
         return n % self._check_every == 0 and trial.should_stop()
 
     def stop_all(self) -> bool:
         return False
+
+
+def _offset(trial: Trial) -> int:
+    """The steps a resumed trial took over from the trial it resumes: its Tune iterations count
+    on from there."""
+    return int(trial.resumed_at or 0) if trial.resumed_from is not None else 0
 
 
 def _metric_value(result: Dict[str, Any], metric: Optional[str]) -> Optional[float]:
