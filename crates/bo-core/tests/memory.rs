@@ -54,6 +54,7 @@ impl Stored {
             start_time_ms: 1,
             end_time_ms: Some(2),
             stop_time_ms: None,
+            resumed: None,
         }
     }
 }
