@@ -205,8 +205,7 @@ fn resumption_conforms() {
     // goes on however many of the best are taken up.
     let mut trials = paused.clone();
     let mut taken = vec![];
-    loop {
-        let Some(id) = promotable_among(&objective, &rule, &trials) else { break };
+    while let Some(id) = promotable_among(&objective, &rule, &trials) {
         assert_ne!(id, worst, "promoted the worst configuration");
         let from = &trials[id as usize - 1];
         let mut next = Trial::new(trials.len() as i64 + 1, from.assignment.clone());

@@ -160,7 +160,7 @@ mod tests {
         next.final_measurement = next.measurements.last().cloned();
         let observed = observations(&spec, &[paused.clone(), next.clone()], &BTreeMap::new());
         assert_eq!(observed, vec![Observation::from_trial(&next).unwrap()]);
-        assert_eq!(observations(&spec, &[paused.clone()], &BTreeMap::new()).len(), 1, "alone, the paused trial is learnt");
+        assert_eq!(observations(&spec, std::slice::from_ref(&paused), &BTreeMap::new()).len(), 1, "alone, the paused trial is learnt");
     }
 
     /// Under successive halving the designers learn a stopped trial at its rung value; under
