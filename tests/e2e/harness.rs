@@ -216,6 +216,20 @@ impl Server {
         op["response"]["trials"].as_array().cloned().unwrap_or_default()
     }
 
+    /// Adds a measurement of one metric at `step`.
+    pub fn measure(&self, study: &str, trial: &str, metric: &str, step: i64, value: f64) {
+        self.ok_post(
+            &format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
+            serde_json::json!({"measurement": {"stepCount": step, "metrics": [{"metricId": metric, "value": value}]}}),
+        );
+    }
+
+    /// Whether the study's stopping rule stops the trial now.
+    pub fn stops(&self, study: &str, trial: &str) -> bool {
+        let op = self.ok_post(&format!("/studies/{study}/trials/{trial}:checkTrialEarlyStoppingState"), serde_json::json!({}));
+        op["response"].get("shouldStop").is_some_and(|v| v == true)
+    }
+
     /// Completes a trial with one metric value.
     pub fn complete(&self, study: &str, trial: &str, metric: &str, value: f64) -> Value {
         self.ok_post(

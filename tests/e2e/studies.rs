@@ -465,14 +465,8 @@ fn successive_halving_resumes_the_best_paused_trial_as_a_new_trial() {
         let study = s.create_study(spec);
         let got = s.ok_get(&format!("/studies/{study}"))["studySpec"]["successiveHalvingStoppingSpec"].clone();
         assert_eq!((&got["resume"], &got["promotion"]), (&json!(true), &json!("TOP_K")), "{got}");
-        let measure = |trial: &str, step: i64, v: f64| {
-            s.ok_post(
-                &format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
-                json!({"measurement": {"stepCount": step, "metrics": [{"metricId": "loss", "value": v}]}}),
-            );
-        };
-        let check = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:checkTrialEarlyStoppingState"), json!({}));
-        let stops = |t: &str| check(t)["response"].get("shouldStop").is_some_and(|v| v == true);
+        let measure = |trial: &str, step: i64, v: f64| s.measure(&study, trial, "loss", step, v);
+        let stops = |t: &str| s.stops(&study, t);
         let complete = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:complete"), json!({}));
         // Three configurations pause at rung 1 with losses 0.5, 0.3, 0.7; none is resumed while
         // fewer than three reached the rung (⌊2/3⌋ = 0).
@@ -547,14 +541,8 @@ fn hyperband_brackets_judge_each_trial_within_its_bracket() {
             "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0.0, "maxValue": 1.0}}]}});
         let study = s.create_study(spec);
         assert_eq!(s.ok_get(&format!("/studies/{study}"))["studySpec"]["successiveHalvingStoppingSpec"]["brackets"], 2);
-        let measure = |trial: &str, step: i64, v: f64| {
-            s.ok_post(
-                &format!("/studies/{study}/trials/{trial}:addTrialMeasurement"),
-                json!({"measurement": {"stepCount": step, "metrics": [{"metricId": "loss", "value": v}]}}),
-            );
-        };
-        let check = |t: &str| s.ok_post(&format!("/studies/{study}/trials/{t}:checkTrialEarlyStoppingState"), json!({}));
-        let stops = |t: &str| check(t)["response"].get("shouldStop").is_some_and(|v| v == true);
+        let measure = |trial: &str, step: i64, v: f64| s.measure(&study, trial, "loss", step, v);
+        let stops = |t: &str| s.stops(&study, t);
         let trials: Vec<String> = (0..3).map(|k| id(&s.suggest(&study, 1, &format!("w{k}"))[0])).collect();
         assert_eq!(trials, ["1", "2", "3"]);
         // Trial 1 (first bracket) sets the bar at rung 1 and reaches rung 3 at 0.2.
