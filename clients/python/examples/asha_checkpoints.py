@@ -14,26 +14,16 @@ when no paused trial is promoted. The budget is in epochs, as a cluster's is.
 import argparse
 import pathlib
 import tempfile
-from typing import Tuple
 
 import torch
 from torch import nn
 
 import bo_client as bo
 
+# The data of pytorch_training.py, beside this file (Python puts a script's folder on its path).
+from pytorch_training import Data, data
+
 EPOCHS = 27
-Data = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
-
-
-def data(seed: int = 0) -> Data:
-    """Two interleaved half-moons in 8 dimensions: 1,000 to train on, 400 to validate."""
-    g = torch.Generator().manual_seed(seed)
-    n = 1400
-    t = torch.rand(n, generator=g) * torch.pi
-    label = torch.randint(0, 2, (n,), generator=g)
-    xy = torch.stack([torch.cos(t) + label, torch.sin(t) * (1 - 2 * label) + 0.5 * label], dim=1)
-    x = torch.cat([xy, 0.3 * torch.randn(n, 6, generator=g)], dim=1) + 0.15 * torch.randn(n, 8, generator=g)
-    return x[:1000], label[:1000], x[1000:], label[1000:]
 
 
 def train(trial: bo.Trial, d: Data, checkpoints: pathlib.Path) -> int:

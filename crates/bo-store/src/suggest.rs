@@ -238,14 +238,11 @@ impl SuggestTx {
     /// and measurements (its final one too, where it is past them), naming it
     /// ([`Trial::resumed`]). The paused trial stays as it is;
     /// superseded, it no longer counts at a rung. Returns how many of the `count` are still
-    /// wanted: new configurations. Reads the values at each rung in SQL, a number per trial.
+    /// wanted: new configurations. Reads the paused trials, then the values at each rung one of
+    /// them reached, in SQL, a number per trial.
     pub async fn hand_out_resumed(&mut self, count: usize, objective: &MetricSpec, rule: &SuccessiveHalving) -> Result<usize, StoreError> {
         if count == 0 || !rule.resume {
             return Ok(count);
-        }
-        let mut at_rungs = Vec::new();
-        for rung in rule.rungs() {
-            at_rungs.push((rung, values_at_rung(&mut self.tx, self.study_id, 0, rung, rule.use_elapsed_duration).await?));
         }
         let position = if rule.use_elapsed_duration { "m.elapsed_secs" } else { "m.step_count" };
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -258,6 +255,13 @@ impl SuggestTx {
         .await?;
         let mut paused: BTreeMap<i64, f64> =
             rows.iter().map(|r| Ok((r.try_get::<i64, _>("id")?, r.try_get::<f64, _>("at")?))).collect::<Result<_, StoreError>>()?;
+        // Only the rungs a paused trial has reached can promote one: with none paused (every
+        // new study, and most suggests), no rung is read.
+        let highest = paused.values().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mut at_rungs = Vec::new();
+        for rung in rule.rungs().into_iter().filter(|r| *r <= highest) {
+            at_rungs.push((rung, values_at_rung(&mut self.tx, self.study_id, 0, rung, rule.use_elapsed_duration).await?));
+        }
         let mut resumed = 0;
         while resumed < count
             && let Some(from) = promotable(objective, rule, &at_rungs, &paused)
