@@ -131,6 +131,52 @@ def test_a_tune_run_drives_a_conditional_study(server: Server, ray_cluster) -> N
     assert best is not None and best.value == max(t.value for t in trials if t.value is not None)
 
 
+def test_trials_tune_s_asha_stops_are_partial_results(server: Server, ray_cluster) -> None:  # type: ignore[no-untyped-def]
+    """Under Tune's own ASHAScheduler a trial ASHA stops at a rung is a partial result to the
+    study (stopped, then completed), and one that reaches max_t is a full one."""
+    from ray import tune
+
+    from bo_client.ray import BoSearch
+
+    space = bo.SearchSpace()
+    space.float("lr", 1e-5, 1e-1, log=True)
+    for wrong in (0, 2.5, True):
+        with pytest.raises(ValueError, match="max_t must be a whole number of iterations"):
+            BoSearch(space, url=server.url, max_t=wrong)
+    search = BoSearch(space, metric="score", mode="max", url=server.url, project="demo", study="tune-asha",
+                      median_stopping=False, max_t=ITERATIONS)
+    tuner = tune.Tuner(
+        train_lr,
+        tune_config=tune.TuneConfig(
+            search_alg=search, num_samples=12, max_concurrent_trials=1,
+            scheduler=tune.schedulers.ASHAScheduler(metric="score", mode="max", max_t=ITERATIONS, grace_period=1, reduction_factor=3),
+        ),
+        run_config=tune.RunConfig(verbose=0, storage_path=str(server.db.parent / "ray-asha")),
+    )
+    results = tuner.fit()
+    assert all(r.error is None for r in results)
+
+    study = bo.Client(server.url, project="demo").load_study("tune-asha")
+    trials = list(study.trials())
+    assert len(trials) == 12 and all(t.state == "SUCCEEDED" for t in trials)
+    full = [t for t in trials if t.final_measurement.step == ITERATIONS]
+    cut = [t for t in trials if t.final_measurement.step < ITERATIONS]
+    assert full and cut, "ASHA stopped no trial, or every trial"
+    assert not any(t.partial for t in full)
+    assert all(t.partial for t in cut)
+    # "Best" ranks the trials trained in full only.
+    best = study.best_trial()
+    assert best is not None and best.id in {t.id for t in full}
+
+
+def train_lr(config):  # type: ignore[no-untyped-def]
+    from ray import tune
+
+    level = -abs(math.sin(1e4 * config["lr"]))
+    for step in range(1, ITERATIONS + 1):
+        tune.report({"score": level * (1 - 0.5**step)})
+
+
 def train_resumable(config, checkpoints):  # type: ignore[no-untyped-def]
     """A trainable that keeps a checkpoint under its bo trial's id, written before each report
     (the stopper may end the trial at any report), and goes on from the one it resumes."""

@@ -116,6 +116,9 @@ class Trial:
     #: With ``resumed_from``: the step (or elapsed seconds, under ``use_elapsed_duration``) of the
     #: last measurement taken over, where training goes on from.
     resumed_at: Optional[float] = None
+    #: When the trial was asked to stop (RFC 3339), by the study's stopping rule or its client;
+    #: empty when it never was.
+    stop_time: str = ""
 
     @classmethod
     def _from_vertex(cls, study: "Study", t: Json) -> "Trial":
@@ -133,6 +136,7 @@ class Trial:
             t.get("endTime", ""),
             int(t["resumedFrom"].rsplit("/", 1)[1]) if t.get("resumedFrom") else None,
             float(t["resumedAt"]) if t.get("resumedAt") is not None else None,
+            t.get("stopTime", ""),
         )
 
     def _update(self, t: Json) -> "Trial":
@@ -165,6 +169,12 @@ class Trial:
     @property
     def done(self) -> bool:
         return self.state in ("SUCCEEDED", "INFEASIBLE")
+
+    @property
+    def partial(self) -> bool:
+        """Whether the trial was stopped before it completed: its final value is a point on a
+        curve cut short, which the study learns as such, not the configuration's result."""
+        return bool(self.stop_time)
 
     def refresh(self) -> "Trial":
         """Reads the trial again."""

@@ -21,6 +21,13 @@ How Tune maps onto bo:
   the trial of a worker that never returns to the next.
 - ``on_trial_result`` adds a measurement (step: ``training_iteration``); ``on_trial_complete``
   completes the trial with its last result, or marks it INFEASIBLE when it errored.
+- A trial that Tune ends before it has trained in full — Tune's own scheduler (``ASHAScheduler``,
+  ``HyperBandScheduler``, a median rule), a stopper, the end of the run — goes to the study as
+  stopped early (``:stop``, then completed): bo learns it as a partial result, from its curve,
+  not as the configuration's final value, and "best" leaves it out while a trial trained in full
+  is there. "In full" is ``max_t`` (pass your scheduler's) or, without it, the furthest
+  ``training_iteration`` any trial of the search has reached. Tune ends a trial at its scheduler's
+  ``max_t`` too; a trainable that returns of itself has trained in full.
 - :meth:`BoSearch.stopper` stops a trial when the study's early-stopping rule says so (the study
   needs one: ``median_stopping=True``, the default, or ``stopping=``).
 - ``stopping=SuccessiveHalvingStopping(..., resume=True)`` is ASHA with checkpoints: the stopper
@@ -35,7 +42,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Categorical, Domain, Float, Integer, LogUniform, Quantized, Uniform
@@ -116,6 +123,7 @@ class BoSearch(Searcher):  # type: ignore[misc]
         algorithm: Optional[str] = None,
         median_stopping: bool = True,
         stopping: Optional[Any] = None,
+        max_t: Optional[int] = None,
         client: Optional[Client] = None,
     ) -> None:
         super().__init__(metric=metric, mode=mode)
@@ -129,6 +137,15 @@ class BoSearch(Searcher):  # type: ignore[misc]
         self._resume = bool(getattr(stopping, "resume", False))
         self._study: Optional[Study] = None
         self._trials: Dict[str, Trial] = {}
+        if max_t is not None and (isinstance(max_t, bool) or int(max_t) != max_t or max_t < 1):
+            raise ValueError(f"max_t must be a whole number of iterations, at least 1 (got {max_t!r})")
+        self._max_t = None if max_t is None else int(max_t)
+        # The furthest training_iteration any trial reached; each trial's last one Tune handed to
+        # on_trial_result (a result Tune ends the trial on goes to on_trial_complete only); the
+        # trials bo's own rule stopped (already STOPPING).
+        self._furthest = 0
+        self._last_result: Dict[str, int] = {}
+        self._stopped_by_bo: Set[str] = set()
 
     # -- Tune's protocol -------------------------------------------------------------------
 
@@ -159,10 +176,17 @@ class BoSearch(Searcher):  # type: ignore[misc]
         return config
 
     def on_trial_result(self, trial_id: str, result: Dict[str, Any]) -> None:
+        iteration = _iteration(result)
+        if iteration is not None:
+            self._last_result[trial_id] = iteration
+            self._furthest = max(self._furthest, iteration)
         self._record(trial_id, result)
 
     def on_trial_complete(self, trial_id: str, result: Optional[Dict[str, Any]] = None, error: bool = False) -> None:
         trial = self._trials.pop(trial_id, None)
+        last_result = self._last_result.pop(trial_id, None)
+        stopped_by_bo = trial_id in self._stopped_by_bo
+        self._stopped_by_bo.discard(trial_id)
         if trial is None or trial.done:
             return
         value = None if result is None else _metric_value(result, self._metric)
@@ -170,8 +194,14 @@ class BoSearch(Searcher):  # type: ignore[misc]
             trial.complete(infeasible="the Tune trial raised an error")
         elif value is not None:
             assert self._metric is not None and result is not None
-            step = result.get("training_iteration")
-            trial.complete({self._metric: value}, step=None if step is None else _offset(trial) + int(as_number(step, "training_iteration")))
+            step = _iteration(result)
+            if step is not None:
+                self._furthest = max(self._furthest, step)
+                # Tune ended it (this result never reached on_trial_result) short of a full run.
+                ended_by_tune = step != last_result
+                if ended_by_tune and step < (self._max_t or self._furthest) and not stopped_by_bo:
+                    trial.stop()
+            trial.complete({self._metric: value}, step=None if step is None else _offset(trial) + step)
         else:
             raw = None if result is None or not self._metric else result.get(self._metric)
             trial.complete(infeasible=f"the trial's last result has no finite {self._metric!r} (it reported {raw!r})")
@@ -256,7 +286,10 @@ class BoStopper(Stopper):  # type: ignore[misc]
             return False
         self._search._record(trial_id, result)
         n = self._seen[trial_id] = self._seen.get(trial_id, 0) + 1
-        return n % self._check_every == 0 and trial.should_stop()
+        stop = n % self._check_every == 0 and trial.should_stop()
+        if stop:
+            self._search._stopped_by_bo.add(trial_id)
+        return stop
 
     def stop_all(self) -> bool:
         return False
@@ -266,6 +299,12 @@ def _offset(trial: Trial) -> int:
     """The steps a resumed trial took over from the trial it resumes: its Tune iterations count
     on from there."""
     return int(trial.resumed_at or 0) if trial.resumed_from is not None else 0
+
+
+def _iteration(result: Dict[str, Any]) -> Optional[int]:
+    """The result's ``training_iteration``, or None when it has none."""
+    iteration = result.get("training_iteration")
+    return None if iteration is None else int(as_number(iteration, "training_iteration"))
 
 
 def _metric_value(result: Dict[str, Any], metric: Optional[str]) -> Optional[float]:
