@@ -1,7 +1,8 @@
 """The table of bench/real_curves.sh: per problem and arm, the median over seeds of the
 incumbent's final validation error once 10 %, 25 %, 50 % and 100 % of the budget is spent (— when
 no trial has been trained fully by then), the trials run and the share trained fully, and the
-optimiser's own seconds per trial (suggest, measurements, stopping checks, over HTTP for bo).
+optimiser's own seconds per trial (suggest, measurements, stopping checks, over HTTP for bo; "—"
+for Ray Tune's arms, whose scheduler and searcher run inside Tune's own loop, not timed here).
 
 A second table answers issue 45's other question, compute to quality: per problem, the best
 peer's (a non-bo arm's) median final error, and for each arm the share of the budget after which
@@ -80,7 +81,8 @@ def main(directory):
     print("| problem | arm | @10 % | @25 % | @50 % | @100 % | trials | trained fully | optimiser s / trial |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for problem, arm, cells, trials, full, seconds in rows:
-        print(f"| {problem} | {arm} | {' | '.join(cells)} | {trials:g} | {full:.2f} | {seconds:.3f} |")
+        timed = "—" if arm.startswith("ray:") else f"{seconds:.3f}"
+        print(f"| {problem} | {arm} | {' | '.join(cells)} | {trials:g} | {full:.2f} | {timed} |")
     reach_table(reports)
 
 

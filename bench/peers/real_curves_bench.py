@@ -1,7 +1,9 @@
 """Compute to quality on real training curves (``real_curves.py``), in one run: bo over HTTP
 (the server started here, driven by bo_client as a training job would: a measurement per step,
-``should_stop`` after each) with each stopping rule, and Optuna's TPESampler with no pruner, the
-median pruner, successive halving and Hyperband, on the same problems, seeds and budget.
+``should_stop`` after each) with each stopping rule, Optuna's TPESampler with no pruner, the
+median pruner, successive halving and Hyperband, and the multi-fidelity peers of
+``real_curves_mf.py`` (SMAC3, DEHB, Ray Tune's ASHA and BOHB), on the same problems, seeds and
+budget.
 
     bash bench/peers/run.sh --real-curves --problem mlp_digits --arm bo:median --seeds 3 --trainings 20 --out r.json
 
@@ -19,11 +21,13 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(__file__))
+import real_curves_mf  # noqa: E402
 from real_curves import PROBLEMS, Problem, declare  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARMS = ["optuna:none", "optuna:median", "optuna:sha", "optuna:hyperband", "bo:none", "bo:median", "bo:decay", "bo:convex", "bo:asha",
-        "bo:asha-topk", "bo:asha-resume", "bo:hyperband"]
+        "bo:asha-topk", "bo:asha-resume", "bo:hyperband", "smac:hyperband", "dehb:dehb", "ray:asha-random", "ray:asha-bo",
+        "ray:bohb"]
 
 
 def optuna_run(problem: Problem, pruner_name: str, budget: int, seed: int) -> Dict[str, Any]:
@@ -160,14 +164,23 @@ def main() -> None:
     budget = args.trainings * problem.steps
     family, rule = args.arm.split(":")
     runs = []
-    if family == "bo":
+    if family == "bo" or args.arm == "ray:asha-bo":
         from bench import BoServer
 
         server = BoServer(args.bo_server)
         try:
-            runs = [bo_run(server, problem, rule, budget, seed) for seed in range(args.seeds)]
+            if family == "bo":
+                runs = [bo_run(server, problem, rule, budget, seed) for seed in range(args.seeds)]
+            else:
+                runs = [real_curves_mf.ray_run(problem, rule, budget, seed, Trace(seed), server) for seed in range(args.seeds)]
         finally:
             server.close()
+    elif family == "smac":
+        runs = [real_curves_mf.smac_run(problem, budget, seed, Trace(seed)) for seed in range(args.seeds)]
+    elif family == "dehb":
+        runs = [real_curves_mf.dehb_run(problem, budget, seed, Trace(seed)) for seed in range(args.seeds)]
+    elif family == "ray":
+        runs = [real_curves_mf.ray_run(problem, rule, budget, seed, Trace(seed)) for seed in range(args.seeds)]
     else:
         runs = [optuna_run(problem, rule, budget, seed) for seed in range(args.seeds)]
     with open(args.out, "w") as f:

@@ -8,7 +8,8 @@
 #   bash bench/peers/run.sh --real-curves --problem mlp_digits --arm optuna:sha --seeds 3 --out real.json
 #   bash bench/peers/run.sh --mo --problem zdt1 --sampler gp --reference 11,11 --max-hv 120.667 --out mo.json
 # Installs the peers into target/peers/venv on first use (and again when requirements.txt
-# changes), HEBO into target/peers/hebo-venv when it is asked for (hebo-requirements.txt).
+# changes), HEBO into target/peers/hebo-venv when it is asked for (hebo-requirements.txt), and
+# real curves' SMAC3/DEHB and Ray arms into target/peers/mf-venv and ray-venv.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 install() { # venv requirements
@@ -22,7 +23,16 @@ install() { # venv requirements
     fi
 }
 venv=target/peers/venv
-install "$venv" bench/peers/requirements.txt
+case " $* " in
+    # Real curves' multi-fidelity peers each have a venv of their own (the requirements say why).
+    *" smac:"* | *" dehb:"*)
+        venv=target/peers/mf-venv
+        install "$venv" bench/peers/mf-requirements.txt ;;
+    *" ray:"*)
+        venv=target/peers/ray-venv
+        install "$venv" bench/peers/ray-requirements.txt ;;
+    *) install "$venv" bench/peers/requirements.txt ;;
+esac
 case " $* " in
     *" hebo "*) install target/peers/hebo-venv bench/peers/hebo-requirements.txt ;;
 esac
