@@ -5,15 +5,22 @@ optimiser's own seconds per trial (suggest, measurements, stopping checks, over 
 for Ray Tune's arms, whose scheduler and searcher run inside Tune's own loop, not timed here).
 
 A second table answers issue 45's other question, compute to quality: per problem, the best
-peer's (a non-bo arm's) median final error, and for each arm the share of the budget after which
-its incumbent is at least that good — the median over seeds, a seed that never gets there
-counting as never (shown "—" when most seeds do not)."""
+peer's (an arm without bo in it) median final error, and for each arm the share of the budget
+after which its incumbent is at least that good — the median over seeds, a seed that never gets
+there counting as never (shown "—" when most seeds do not).
+
+    python3 bench/real_curves_report.py DIR [DIR …]   # every *.json in the directories"""
 import glob
 import json
 import statistics
 import sys
 
 FRACTIONS = (0.1, 0.25, 0.5, 1.0)
+
+
+def is_bo(arm):
+    """bo's arms: its rules over HTTP, and its searcher under Ray Tune's ASHA."""
+    return arm.startswith("bo:") or arm == "ray:asha-bo"
 
 
 def at(trace, spent_limit):
@@ -48,7 +55,7 @@ def reach_table(reports):
             known = [v for v in values if v is not None]
             if len(known) * 2 > len(values):
                 finals[r["arm"]] = statistics.median(known)
-        peers = {arm: v for arm, v in finals.items() if not arm.startswith("bo:")}
+        peers = {arm: v for arm, v in finals.items() if not is_bo(arm)}
         if not peers:
             continue
         best_arm = min(peers, key=peers.get)
@@ -61,10 +68,10 @@ def reach_table(reports):
             print(f"| {problem} | {best_arm} ({target:.4f}) | {r['arm']} | {cell} |")
 
 
-def main(directory):
+def main(directories):
     rows = []
     reports = []
-    for path in sorted(glob.glob(f"{directory}/*.json")):
+    for path in sorted(p for d in directories for p in glob.glob(f"{d}/*.json")):
         report = json.load(open(path))
         reports.append(report)
         budget = report["budget"]
@@ -87,4 +94,4 @@ def main(directory):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])

@@ -170,7 +170,7 @@ def ray_run(problem: Problem, kind: str, limit: int, seed: int, trace: Any, serv
                 trace.full += 1
                 value = float(result[METRIC])
                 trace.best = value if trace.best is None else min(trace.best, value)
-            trace.points.append([trace.spent, trace.best])
+                trace.points.append([trace.spent, trace.best])
             return False
 
         def stop_all(self) -> bool:
