@@ -9,7 +9,13 @@ peer's (an arm without bo in it) median final error, and for each arm the share 
 after which its incumbent is at least that good — the median over seeds, a seed that never gets
 there counting as never (shown "—" when most seeds do not).
 
-    python3 bench/real_curves_report.py DIR [DIR …]   # every *.json in the directories"""
+    python3 bench/real_curves_report.py DIR [DIR …]   # every *.json in the directories
+
+Whether two arms differ at a fraction of the budget beyond seed noise: the two-sided Mann-Whitney
+U test of their per-seed errors (a seed with no fully trained trial yet counts as error 1; needs
+scipy, which the peers' venvs have):
+
+    python bench/real_curves_report.py --mwu 0.25 A.json B.json"""
 import glob
 import json
 import statistics
@@ -93,5 +99,22 @@ def main(directories):
     reach_table(reports)
 
 
+def mwu(fraction, a, b):
+    from scipy.stats import mannwhitneyu
+
+    def errors(path):
+        report = json.load(open(path))
+        values = [at(run["trace"], fraction * report["budget"]) for run in report["runs"]]
+        return report["arm"], [1.0 if v is None else v for v in values]
+
+    (arm_a, x), (arm_b, y) = errors(a), errors(b)
+    p = mannwhitneyu(x, y, alternative="two-sided").pvalue
+    print(f"at {fraction:g} of the budget: {arm_a} median {statistics.median(x):.4f}, {arm_b} median "
+          f"{statistics.median(y):.4f}, p = {p:.3f} ({len(x)} and {len(y)} seeds)")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ["--mwu"]:
+        mwu(float(sys.argv[2]), sys.argv[3], sys.argv[4])
+    else:
+        main(sys.argv[1:])
