@@ -134,15 +134,17 @@ def test_a_tune_run_drives_a_conditional_study(server: Server, ray_cluster) -> N
 def test_trials_tune_s_asha_stops_are_partial_results(server: Server, ray_cluster) -> None:  # type: ignore[no-untyped-def]
     """Under Tune's own ASHAScheduler a trial ASHA stops at a rung is a partial result to the
     study (stopped, then completed), and one that reaches max_t is a full one."""
+    import numpy as np
     from ray import tune
 
     from bo_client.ray import BoSearch
 
     space = bo.SearchSpace()
     space.float("lr", 1e-5, 1e-1, log=True)
-    for wrong in (0, 2.5, True):
-        with pytest.raises(ValueError, match="max_t must be a whole number of iterations"):
+    for wrong, message in ((0, "at least 1"), (2.5, "whole number"), (float("nan"), "whole number"), (True, "boolean"), ("8", "string")):
+        with pytest.raises(ValueError, match=f"max_t.*{message}"):
             BoSearch(space, url=server.url, max_t=wrong)
+    assert BoSearch(space, url=server.url, max_t=np.int64(ITERATIONS))._max_t == ITERATIONS
     search = BoSearch(space, metric="score", mode="max", url=server.url, project="demo", study="tune-asha",
                       median_stopping=False, max_t=ITERATIONS)
     tuner = tune.Tuner(

@@ -137,9 +137,12 @@ class BoSearch(Searcher):  # type: ignore[misc]
         self._resume = bool(getattr(stopping, "resume", False))
         self._study: Optional[Study] = None
         self._trials: Dict[str, Trial] = {}
-        if max_t is not None and (isinstance(max_t, bool) or int(max_t) != max_t or max_t < 1):
-            raise ValueError(f"max_t must be a whole number of iterations, at least 1 (got {max_t!r})")
-        self._max_t = None if max_t is None else int(max_t)
+        self._max_t: Optional[int] = None
+        if max_t is not None:
+            n = as_number(max_t, "max_t")
+            if not (math.isfinite(n) and n == int(n) and n >= 1):
+                raise ValueError(f"max_t must be a whole number of iterations, at least 1 (got {n!r})")
+            self._max_t = int(n)
         # The furthest training_iteration any trial reached; each trial's last one Tune handed to
         # on_trial_result (a result Tune ends the trial on goes to on_trial_complete only); the
         # trials bo's own rule stopped (already STOPPING).
