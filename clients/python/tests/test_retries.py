@@ -109,6 +109,53 @@ def test_an_answer_lost_after_the_server_applied_it_is_not_applied_twice(server:
     time.sleep(0)
 
 
+def test_a_proxy_s_502_after_the_replica_applied_it_is_not_applied_twice(server: Server) -> None:
+    """Behind a proxy the same case arrives as a status: the replica completes the trial and
+    dies before answering, and the proxy says 502. The client reads the trial before resending
+    (a resent completion would be refused: the trial is completed already)."""
+    client = bo.Client(server.url, project="demo")
+    study = client.create_study("gateway", one_float(), metrics={"m": "MAXIMIZE"})
+    [trial] = study.suggest(1, "w")
+    transport = client.transport
+    real = transport._connection
+    calls = {"n": 0}
+
+    class BadGateway:
+        status = 502
+
+        def read(self) -> bytes:
+            return b"<html>502 Bad Gateway</html>"
+
+        def getheader(self, name: str, default: str = "") -> str:
+            return default
+
+    class AnswersBadGateway:
+        def __init__(self, conn):  # type: ignore[no-untyped-def]
+            self.conn = conn
+
+        def request(self, *a, **k):  # type: ignore[no-untyped-def]
+            self.conn.request(*a, **k)
+
+        def getresponse(self):  # type: ignore[no-untyped-def]
+            self.conn.getresponse().read()
+            return BadGateway()
+
+        def close(self) -> None:
+            self.conn.close()
+
+    def proxied():  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        conn = real()
+        return AnswersBadGateway(conn) if calls["n"] == 1 else conn
+
+    transport._connection = proxied  # type: ignore[method-assign]
+    trial.complete(0.7)
+    transport._connection = real  # type: ignore[method-assign]
+    assert trial.state == "SUCCEEDED" and trial.value == 0.7
+    assert study.trial(trial.id).state == "SUCCEEDED"
+    assert transport.retries.get("502") == 1
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -70,6 +70,8 @@ class RetryPolicy:
 
 #: Statuses that mean "not now" rather than "no": the request changed nothing and may be resent.
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+#: The retried statuses a proxy answers when a replica failed with the request in hand.
+GATEWAY_STATUSES = frozenset({502, 504})
 
 
 class Transport:
@@ -157,7 +159,7 @@ class Transport:
 
         Retries on 429/502/503/504 and on connection errors until the policy's deadline. A
         request that may have reached the server before its connection broke (the answer was
-        lost) is *ambiguous*: when ``on_ambiguous`` is given it is asked first, and if it returns
+        lost), or before a proxy answered 502/504 for a replica that failed, is *ambiguous*: when ``on_ambiguous`` is given it is asked first, and if it returns
         ``(True, value)`` — the change is already there — ``value`` is the answer instead of a
         resend. Requests without it are resent as they are (bo's create-study, suggest with its
         ``clientId`` and the reads are idempotent)."""
@@ -207,6 +209,15 @@ class Transport:
             if status in RETRY_STATUSES and time.monotonic() - start < self.retry.deadline:
                 self._wait_out(status, retry_after, method, url, attempt, start)
                 attempt += 1
+                if status in GATEWAY_STATUSES and on_ambiguous is not None:
+                    # A proxy's 502/504: the replica behind it may have applied the request and
+                    # then failed before answering, so it is ambiguous too.
+                    try:
+                        done, value = on_ambiguous()
+                    except (ConnectionError, ConnectionFailed, OSError):
+                        done, value = False, None
+                    if done:
+                        return value
                 continue
             return _decode(status, raw)
 
