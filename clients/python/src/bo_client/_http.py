@@ -198,10 +198,7 @@ class Transport:
                     self._sleep(wait)
                 attempt += 1
                 if sent and on_ambiguous is not None:
-                    try:
-                        done, value = on_ambiguous()
-                    except (ConnectionError, ConnectionFailed, OSError):
-                        done, value = False, None
+                    done, value = _already_there(on_ambiguous)
                     if done:
                         return value
                 continue
@@ -212,10 +209,7 @@ class Transport:
                 if status in GATEWAY_STATUSES and on_ambiguous is not None:
                     # A proxy's 502/504: the replica behind it may have applied the request and
                     # then failed before answering, so it is ambiguous too.
-                    try:
-                        done, value = on_ambiguous()
-                    except (ConnectionError, ConnectionFailed, OSError):
-                        done, value = False, None
+                    done, value = _already_there(on_ambiguous)
                     if done:
                         return value
                 continue
@@ -335,3 +329,12 @@ def _decode(status: int, raw: bytes) -> Json:
         err = payload["error"]
         raise ApiError(status, str(err.get("status", "")), str(err.get("message", "")))
     raise ApiError(status, "HTTP_ERROR", raw[:500].decode("utf-8", "replace"))
+
+
+def _already_there(on_ambiguous: Callable[[], Tuple[bool, Json]]) -> Tuple[bool, Json]:
+    """Asks ``on_ambiguous`` whether an ambiguous request's change is already on the server; a
+    server it cannot reach either counts as "not there" (the request is resent)."""
+    try:
+        return on_ambiguous()
+    except (ConnectionError, ConnectionFailed, OSError):
+        return False, None
