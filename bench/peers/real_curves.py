@@ -67,6 +67,17 @@ def declare(p: Param, categorical: Callable[..., Any], integer: Callable[..., An
     return real(p.name, p.low, p.high, log=p.log)
 
 
+def bo_space(params: Sequence[Param], bo: Any) -> Any:
+    """The parameters as a ``bo_client.SearchSpace`` (``bo`` is the imported client), conditions
+    as ``when`` branches."""
+    root = bo.SearchSpace()
+    made: Dict[str, Any] = {}
+    for p in params:
+        at = root if p.when is None else made[p.when[0]].when(*p.when[1])
+        made[p.name] = declare(p, at.categorical, at.integer, at.float)
+    return root
+
+
 @dataclass(frozen=True)
 class Problem:
     name: str

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(__file__))
 import real_curves_mf  # noqa: E402
-from real_curves import PROBLEMS, Problem, declare  # noqa: E402
+from real_curves import PROBLEMS, Problem, bo_space, declare  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ARMS = ["optuna:none", "optuna:median", "optuna:sha", "optuna:hyperband", "bo:none", "bo:median", "bo:decay", "bo:convex", "bo:asha",
@@ -113,11 +113,7 @@ def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> 
     sys.path.insert(0, os.path.join(ROOT, "clients", "python", "src"))
     import bo_client as bo
 
-    root = bo.SearchSpace()
-    made: Dict[str, Any] = {}
-    for p in problem.params:
-        at = root if p.when is None else made[p.when[0]].when(*p.when[1])
-        made[p.name] = declare(p, at.categorical, at.integer, at.float)
+    root = bo_space(problem.params, bo)
     stopping = {"none": None, "median": bo.MedianStopping(), "decay": bo.DecayCurveStopping(), "convex": bo.ConvexStopping(),
                 "asha": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3),
                 "asha-topk": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3,

@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CLIENT = os.path.join(ROOT, "clients", "python", "src")
 sys.path.insert(0, HERE)
-from real_curves import PROBLEMS, Problem  # noqa: E402
+from real_curves import PROBLEMS, Problem, bo_space  # noqa: E402
 
 METRIC = "error"
 
@@ -198,13 +198,7 @@ def ray_run(problem: Problem, kind: str, limit: int, seed: int, trace: Any, serv
         import bo_client as bo
         from bo_client.ray import BoSearch
 
-        root = bo.SearchSpace()
-        made: Dict[str, Any] = {}
-        for p in problem.params:
-            at = root if p.when is None else made[p.when[0]].when(*p.when[1])
-            made[p.name] = (at.categorical(p.name, list(p.choices)) if p.kind == "categorical"
-                            else at.integer(p.name, int(p.low), int(p.high), log=p.log) if p.kind == "int"
-                            else at.float(p.name, p.low, p.high, log=p.log))
+        root = bo_space(problem.params, bo)
         tune_config["search_alg"] = BoSearch(root, metric=METRIC, mode="min", url=server.url, project="curves",
                                              study=f"{problem.name}-ray-asha-bo-seed{seed}", median_stopping=False,
                                              max_t=problem.steps)
