@@ -23,7 +23,8 @@ use bo_core::designer::designer_for;
 use bo_core::gp::Hyperparameters;
 use bo_core::stopping::decay_curve::DecayCurveModel;
 use bo_core::stopping::partial;
-use bo_core::stopping::successive_halving::{self, Promotion, SuccessiveHalving};
+use bo_core::stopping::spec::{Promotion, SuccessiveHalving};
+use bo_core::stopping::successive_halving;
 use bo_core::stopping::{Finished, StoppingDecision, convex, median_rule};
 use bo_core::{
     Assignment, ConvexStopping, Domain, Goal, Measurement, Observation, Outcome, ParamSpec, ParamValue, Resumed, Scale, SearchSpace,

@@ -34,5 +34,6 @@ pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, M
 pub use lifecycle::{Completion, TrialError};
 pub use limits::{Limit, Limits};
 pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace, SpaceError};
-pub use study::{ConvexStopping, Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, StoppingSpec, StudySpec, Transfer};
+pub use stopping::spec::{ConvexStopping, StoppingSpec};
+pub use study::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, StudySpec, Transfer};
 pub use trial::{Assignment, Measurement, Observation, Outcome, ParamValue, Resumed, Trial, TrialState};

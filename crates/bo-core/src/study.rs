@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::{Limit, Limits, Text};
 use crate::space::{SearchSpace, SpaceError};
+use crate::stopping::spec::StoppingSpec;
 use crate::trial::Measurement;
 
 /// Whether a metric is to be maximised or minimised.
@@ -95,73 +96,6 @@ pub enum MeasurementSelection {
     Last,
     /// The best one for the first metric.
     Best,
-}
-
-/// Automated early stopping of unpromising trials (see [`crate::stopping`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StoppingSpec {
-    /// The median stopping rule (Golovin et al., 2017), measured by step count or elapsed time.
-    Median {
-        /// Compare at equal elapsed time instead of equal step count.
-        use_elapsed_duration: bool,
-    },
-    /// `decayCurveStoppingSpec`: a GP over parameters and position predicts the trial's final
-    /// value; the trial stops when it is very unlikely to beat the best.
-    DecayCurve {
-        /// Positions are elapsed seconds instead of steps.
-        use_elapsed_duration: bool,
-    },
-    /// `convexAutomatedStoppingSpec` (and v1beta1's `convexStopConfig`): the curve's
-    /// extrapolation under convexity against the best, with an autoregressive last measurement.
-    Convex(ConvexStopping),
-    /// `successiveHalvingStoppingSpec` (bo extension): ASHA's promotion rule at rungs a factor
-    /// apart (see [`crate::stopping::successive_halving`]).
-    SuccessiveHalving(crate::stopping::successive_halving::SuccessiveHalving),
-}
-
-/// `convexAutomatedStoppingSpec`, with the proto's defaults made explicit where they are fixed.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ConvexStopping {
-    /// The position a trial is predicted at (`maxStepCount`); `None`: learned from the completed
-    /// trials (the furthest any reached).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_step_count: Option<f64>,
-    /// Trials are not judged before they pass this position (`minStepCount`); `None`: a tenth of
-    /// the maximum.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_step_count: Option<f64>,
-    /// Measurements a trial needs before it is judged, and completed trials beyond it the rule
-    /// waits for (`minMeasurementCount`; `None`: 5).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_measurement_count: Option<u32>,
-    /// The DOUBLE parameter that is the learning rate, used by the autoregressive prediction.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub learning_rate_parameter_name: Option<String>,
-    /// Positions are elapsed seconds instead of steps.
-    #[serde(default)]
-    pub use_elapsed_duration: bool,
-}
-
-impl StoppingSpec {
-    /// Whether positions are elapsed seconds instead of steps.
-    pub fn use_elapsed(&self) -> bool {
-        match self {
-            StoppingSpec::Median { use_elapsed_duration } | StoppingSpec::DecayCurve { use_elapsed_duration } => *use_elapsed_duration,
-            StoppingSpec::Convex(c) => c.use_elapsed_duration,
-            StoppingSpec::SuccessiveHalving(h) => h.use_elapsed_duration,
-        }
-    }
-
-    /// The rule's name on the wire.
-    pub fn name(&self) -> &'static str {
-        match self {
-            StoppingSpec::Median { .. } => "medianAutomatedStoppingSpec",
-            StoppingSpec::DecayCurve { .. } => "decayCurveStoppingSpec",
-            StoppingSpec::Convex(_) => "convexAutomatedStoppingSpec",
-            StoppingSpec::SuccessiveHalving(_) => "successiveHalvingStoppingSpec",
-        }
-    }
 }
 
 /// A study's whole configuration.

@@ -17,10 +17,6 @@ pub struct Config {
     #[arg(long, env = "BO_DATABASE_URL", default_value = "sqlite://bo.db", global = true)]
     pub database_url: String,
 
-    /// A tool to run on the database instead of serving (`studies`, `export`, `import`).
-    #[command(subcommand)]
-    pub command: Option<crate::cli::Command>,
-
     /// Most database connections held at once.
     #[arg(long, env = "BO_MAX_CONNECTIONS", default_value_t = 16)]
     pub max_connections: u32,
@@ -253,10 +249,45 @@ fn at_least_one(text: &str) -> Result<usize, String> {
     }
 }
 
+/// What each part of the service needs of the settings ([`Config::split`]); the access rules
+/// read theirs in `Access::from_config`.
+pub struct Parts {
+    /// The database pool's.
+    pub store: bo_store::StoreOptions,
+    /// The engine's.
+    pub engine: crate::engine::EngineConfig,
+    /// Every connection's bounds.
+    pub connections: crate::listener::ConnectionLimits,
+}
+
 impl Config {
+    /// The settings split into what each part of the service needs, out-of-range values
+    /// clamped to what each part can take.
+    pub fn split(&self) -> Parts {
+        Parts {
+            store: bo_store::StoreOptions {
+                max_connections: self.max_connections,
+                acquire_timeout: std::time::Duration::from_secs_f64(self.database_timeout.clamp(0.1, 3600.0)),
+            },
+            engine: crate::engine::EngineConfig {
+                workers: self.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
+                cache_bytes: self.model_cache_mb.saturating_mul(1 << 20),
+                mirror_bytes: self.trial_mirror_mb.saturating_mul(1 << 20),
+                prefetch: self.prefetch,
+                queue_staleness: i64::from(self.queue_staleness),
+                reproducible: self.reproducible,
+                max_suggest_wait: std::time::Duration::from_secs_f64(self.max_suggest_wait.clamp(0.0, 3600.0)),
+                lag_wait: std::time::Duration::from_secs_f64(self.model_lag_wait.clamp(0.0, 3600.0)),
+                refit_lease: std::time::Duration::from_secs_f64(self.refit_lease.clamp(1.0, 86_400.0)),
+                trial_lease: (self.trial_lease > 0.0).then(|| std::time::Duration::from_secs_f64(self.trial_lease.min(365.0 * 86_400.0))),
+            },
+            connections: self.connection_limits(),
+        }
+    }
+
     /// The bounds of every connection, the cap kept below the open-file limit (with room for
     /// the database pool and a margin).
-    pub fn connection_limits(&self) -> crate::listener::ConnectionLimits {
+    fn connection_limits(&self) -> crate::listener::ConnectionLimits {
         let reserved = self.max_connections as usize + 64;
         crate::listener::ConnectionLimits {
             max_connections: crate::listener::effective_cap(self.max_open_connections, reserved),

@@ -35,11 +35,8 @@ pub fn now_ms() -> i64 {
 /// the database.
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let access = Access::from_config(&config)?;
-    let options = bo_store::StoreOptions {
-        max_connections: config.max_connections,
-        acquire_timeout: std::time::Duration::from_secs_f64(config.database_timeout.clamp(0.1, 3600.0)),
-    };
-    let store = bo_store::Store::connect(&config.database_url, &options)
+    let parts = config.split();
+    let store = bo_store::Store::connect(&config.database_url, &parts.store)
         .await
         .with_context(|| format!("opening the database {}", config::redact(&config.database_url)))?;
     tracing::info!(database = %config::redact(&config.database_url), backend = ?store.backend(), "database ready");
@@ -58,20 +55,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     } else {
         tracing::info!(keys = access.keys.len(), "API keys configured: requests need `Authorization: Bearer KEY`");
     }
-    let engine_config = engine::EngineConfig {
-        workers: config.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
-        cache_bytes: config.model_cache_mb.saturating_mul(1 << 20),
-        mirror_bytes: config.trial_mirror_mb.saturating_mul(1 << 20),
-        prefetch: config.prefetch,
-        queue_staleness: i64::from(config.queue_staleness),
-        reproducible: config.reproducible,
-        max_suggest_wait: std::time::Duration::from_secs_f64(config.max_suggest_wait.clamp(0.0, 3600.0)),
-        lag_wait: std::time::Duration::from_secs_f64(config.model_lag_wait.clamp(0.0, 3600.0)),
-        refit_lease: std::time::Duration::from_secs_f64(config.refit_lease.clamp(1.0, 86_400.0)),
-        trial_lease: (config.trial_lease > 0.0).then(|| std::time::Duration::from_secs_f64(config.trial_lease.min(365.0 * 86_400.0))),
-    };
     let metrics = std::sync::Arc::new(metrics::Metrics::new());
-    let engine = engine::Engine::new(store.clone(), &engine_config, metrics.clone());
+    let engine = engine::Engine::new(store.clone(), &parts.engine, metrics.clone());
     let state = AppState::new(store.clone(), engine, std::sync::Arc::new(access), metrics);
     tracing::info!(replica = state.engine.replica(), "replica named (on refit leases)");
     match state.engine.resume_pending().await {
@@ -85,7 +70,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             Duration::from_secs_f64(config.operation_retention.min(100.0 * 365.0 * 86_400.0)),
         ));
     }
-    let limits = config.connection_limits();
+    let limits = parts.connections;
     tracing::info!(cap = limits.max_connections, idle_timeout = ?limits.idle_timeout, "connection limits");
     let metrics_server = match config.metrics_listen {
         None => None,

@@ -15,8 +15,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let config = bo_server::Config::parse();
-    if let Some(command) = config.command.clone() {
+    let bo_server::cli::CommandLine { config, command } = bo_server::cli::CommandLine::parse();
+    if let Some(command) = command {
         // A tool's output is its standard output; its warnings go to standard error.
         let filter = EnvFilter::try_new("warn").unwrap_or_else(|_| EnvFilter::new("warn"));
         tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()).init();

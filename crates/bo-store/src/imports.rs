@@ -9,9 +9,9 @@ use bo_core::{StudySpec, Trial};
 use sqlx::{AnyConnection, Row};
 
 use crate::Store;
+use crate::apart::Apart;
 use crate::error::{Entity, StoreError};
 use crate::transfer::{StudyHead, insert_model, insert_study};
-use crate::trials::Apart;
 
 /// An upload in progress.
 #[derive(Clone, Debug, PartialEq)]

@@ -12,11 +12,13 @@
 //! metrics). Only integer, float and text columns are used, which is what lets one `sqlx::Any`
 //! pool serve both databases; the dialects differ only in their migration folders.
 
+mod apart;
 mod changes;
 mod curves;
 mod error;
 mod history;
 mod imports;
+mod lock;
 mod models;
 mod operations;
 mod overview;
@@ -38,13 +40,14 @@ pub use curves::{CURVE_POINTS_EACH, Curve, CurveMetric, CurvePoint, Curves};
 pub use error::{Entity, StoreError};
 pub use history::HistoryBucket;
 pub use imports::{ImportError, ImportRecord};
+pub use lock::Basis;
 pub use models::StoredModel;
 pub use operations::{Operation, OperationKind};
 pub use overview::StudyOverview;
 pub use studies::{StudyRecord, StudyState, StudySummary};
 pub use suggest::{Opened, SuggestOutcome, SuggestRequest, SuggestTx};
 pub use transfer::{StudyDump, StudyHead};
-pub use trials::{Basis, NewTrial};
+pub use trials::NewTrial;
 
 /// Which database a store talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

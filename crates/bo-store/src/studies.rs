@@ -216,7 +216,7 @@ impl Store {
             .bind(now_ms)
             .bind(number)
             .bind(&spec.objective().id)
-            .bind(crate::trials::Apart::safety_json(spec)?)
+            .bind(crate::apart::Apart::safety_json(spec)?)
             .bind(spec_json.len() as i64)
             .bind(&spec.algorithm)
             .bind(serde_json::to_string(&spec.metrics)?)

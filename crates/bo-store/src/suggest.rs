@@ -13,7 +13,8 @@
 
 use std::collections::BTreeMap;
 
-use bo_core::stopping::successive_halving::{SuccessiveHalving, promotable};
+use bo_core::stopping::spec::SuccessiveHalving;
+use bo_core::stopping::successive_halving::promotable;
 use bo_core::study_stopping::{Best, Needs, Progress};
 use bo_core::{Assignment, MetricSpec, Resumed, Trial, TrialState};
 use sqlx::{Any, Row, Transaction};
@@ -21,11 +22,10 @@ use tokio::sync::OwnedMutexGuard;
 
 use crate::Store;
 use crate::error::StoreError;
+use crate::lock::{Basis, Locked, lock_study};
 use crate::operations::{Operation, OperationKind, finish_suggest, insert_operation, operation_in, pending_suggest};
 use crate::studies::StudyState;
-use crate::trials::{
-    Basis, Load, Locked, SUPERSEDED, insert_trial, load_trials, lock_study, touch, trials_in_state, values_at_rung, write_trial,
-};
+use crate::trials::{Load, SUPERSEDED, insert_trial, load_trials, touch, trials_in_state, values_at_rung, write_trial};
 
 /// A suggest call.
 #[derive(Clone, Copy, Debug)]

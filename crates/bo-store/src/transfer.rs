@@ -67,7 +67,7 @@ impl Store {
         display_name: &str,
         dump: &StudyDump,
     ) -> Result<StudyRecord, StoreError> {
-        let apart = crate::trials::Apart::of(&dump.study.spec);
+        let apart = crate::apart::Apart::of(&dump.study.spec);
         let next_trial_id = dump.trials.iter().map(|t| t.id + 1).max().unwrap_or(1).max(dump.next_trial_id);
         let head = StudyHead { study: dump.study.clone(), next_trial_id, model: None };
         let _turn = self.write_turn().await;
@@ -118,7 +118,7 @@ pub(crate) async fn insert_study(
     head: &StudyHead,
 ) -> Result<StudyRecord, StoreError> {
     let spec = &head.study.spec;
-    let apart = crate::trials::Apart::of(spec);
+    let apart = crate::apart::Apart::of(spec);
     let spec_json = serde_json::to_string(spec)?;
     let number = crate::studies::take_study_number(&mut *conn, project, location).await?;
     let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -138,7 +138,7 @@ pub(crate) async fn insert_study(
     .bind(&apart.metric)
     .bind(head.next_trial_id)
     .bind(head.study.data_version)
-    .bind(crate::trials::Apart::safety_json(spec)?)
+    .bind(crate::apart::Apart::safety_json(spec)?)
     .bind(spec_json.len() as i64)
     .bind(&spec.algorithm)
     .bind(serde_json::to_string(&spec.metrics)?)

@@ -1,28 +1,18 @@
 //! Trials and their measurements: create, read, list, delete and change under bo-core's trial
-//! rules, each a single transaction that starts by locking the study. Handing trials out to a
+//! rules, each a single transaction that starts by locking the study (`lock.rs`). Handing trials out to a
 //! client is the suggest transaction's (`suggest.rs`), which uses the helpers here.
 
 use std::collections::BTreeMap;
 
-use bo_core::{Assignment, Completion, Limits, Measurement, MetricSpec, StudySpec, Trial, TrialError, TrialState};
+use bo_core::{Assignment, Completion, Limits, Measurement, StudySpec, Trial, TrialError, TrialState};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
+use crate::apart::Apart;
 use crate::error::{Entity, StoreError};
+use crate::lock::{Basis, basis, lock_study};
 use crate::operations::{Operation, OperationKind, insert_operation, insert_pending_suggest, operation_in, pending_suggest};
-use crate::studies::StudyState;
 use crate::{Backend, Store};
-
-/// Where a study stood: its data version (bumped by every completion and deletion) and the id
-/// its next trial gets. Proposals computed from the trials read at a basis know every trial with
-/// a smaller id, completed ones by their values and the others as pending.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Basis {
-    /// The study's data version.
-    pub data_version: i64,
-    /// The id of the next trial.
-    pub next_trial_id: i64,
-}
 
 /// A trial to create.
 #[derive(Clone, Debug)]
@@ -162,77 +152,6 @@ pub(crate) async fn load_trials(
         Ok(trials)
     })
     .await
-}
-
-/// What locking a study reads of it.
-pub(crate) struct Locked {
-    pub basis: Basis,
-    pub state: StudyState,
-    /// What a trial row stores apart from its measurements.
-    pub objective: Apart,
-}
-
-/// What a trial row (and each measurement) stores apart from its JSON, for SQL to read: the
-/// study's objective metric's value, and whether the trial is unsafe under its safety metrics.
-pub(crate) struct Apart {
-    /// The study's objective metric (its first without a safety constraint).
-    pub metric: String,
-    /// Its safety metrics.
-    pub safety: Vec<MetricSpec>,
-}
-
-impl Apart {
-    /// What the trial rows of a study of `spec` store apart.
-    pub fn of(spec: &StudySpec) -> Apart {
-        Apart { metric: spec.objective().id.clone(), safety: spec.safety_metrics().cloned().collect() }
-    }
-
-    /// The study's safety metrics as stored in `studies.safety_metrics`.
-    pub fn safety_json(spec: &StudySpec) -> Result<String, StoreError> {
-        Ok(serde_json::to_string(&spec.safety_metrics().collect::<Vec<_>>())?)
-    }
-
-    /// Whether `trial`'s final measurement is on the wrong side of a safety threshold.
-    pub fn is_unsafe(&self, trial: &Trial) -> bool {
-        trial.final_measurement.as_ref().is_some_and(|m| self.safety.iter().any(|s| m.metrics.get(&s.id).is_some_and(|&v| !s.is_safe(v))))
-    }
-}
-
-/// Takes the study's write lock for the rest of the transaction (an update: SQLite takes its
-/// database write lock, Postgres the row lock), so reads that follow see no concurrent writer to
-/// this study, and moves the study's change counter on (trials written in the transaction record
-/// it: see `changes.rs`). Returns the study's basis, state and objective metric.
-pub(crate) async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<Locked, StoreError> {
-    let row = sqlx::query(
-        "UPDATE studies SET change_seq = change_seq + 1 WHERE id = $1 RETURNING next_trial_id, data_version, state, objective_metric, safety_metrics",
-    )
-    .bind(study_id)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(StoreError::NotFound(Entity::Study))?;
-    let state: String = row.try_get("state")?;
-    let state = match state.as_str() {
-        "COMPLETED" => StudyState::Completed,
-        "INACTIVE" => StudyState::Inactive,
-        _ => StudyState::Active,
-    };
-    Ok(Locked {
-        basis: Basis { data_version: row.try_get("data_version")?, next_trial_id: row.try_get("next_trial_id")? },
-        state,
-        objective: Apart {
-            metric: row.try_get("objective_metric")?,
-            safety: serde_json::from_str(&row.try_get::<String, _>("safety_metrics")?)?,
-        },
-    })
-}
-
-pub(crate) async fn basis(conn: &mut AnyConnection, study_id: i64) -> Result<Basis, StoreError> {
-    let row = sqlx::query("SELECT data_version, next_trial_id FROM studies WHERE id = $1")
-        .bind(study_id)
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or(StoreError::NotFound(Entity::Study))?;
-    Ok(Basis { data_version: row.try_get("data_version")?, next_trial_id: row.try_get("next_trial_id")? })
 }
 
 /// Trials of a study in `state`, owned by `client_id` when given, in id order, at most `limit`.

@@ -69,12 +69,12 @@ use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
 use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
+use super::gp::search::{ACQUISITION_ITERATIONS, DEFAULT_CANDIDATES, maximize_acquisition};
 use super::gp::{GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp};
-use super::gp_bandit::{ACQUISITION_ITERATIONS, DEFAULT_CANDIDATES, maximize_acquisition};
 use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::{Gp, fit_subset, log_marginal_likelihood};
-use crate::kernel::{GroupAdditive, Kernel, Matern52Profile, SquaredExpProfile};
+use crate::kernel::{GroupAdditive, Kernel, LENGTH_SCALE_BOUNDS, Matern52Profile, SquaredExpProfile};
 use crate::optimize::mixed::{MixedConfig, standard_normal};
 use crate::optimize::subspace::{self, Coordinate, SubspaceConfig};
 use crate::space::SearchSpace;
@@ -283,9 +283,6 @@ impl AddGpUcb {
     }
 }
 
-/// Length scales on the unit cube: seed 004's code searches bandwidths in [1e-5, 5] on [0, 1];
-/// below 0.01 a GP on a few hundred points is interpolating noise.
-const LENGTH_SCALE_BOUNDS: (f64, f64) = (0.01, 20.0);
 const INITIAL_LENGTH_SCALE: f64 = 0.5;
 
 /// The additive kernel under either profile.

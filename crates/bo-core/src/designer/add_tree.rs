@@ -56,8 +56,7 @@ use rand::{Rng, RngExt};
 use serde::Deserialize;
 
 use super::config::{FromConfig, check_range};
-use super::gp::{GpModel, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp};
-use super::gp_bandit::KernelKind;
+use super::gp::{GpModel, KernelKind, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp};
 use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::acquisition::Acquisition;
 use crate::gp::Gp;

@@ -30,8 +30,8 @@ use rand::Rng;
 use serde::Deserialize;
 
 use super::config::FromConfig;
-use super::gp::OutputWarping;
-use super::gp_bandit::{AcquisitionKind, KernelKind, Variant};
+use super::gp::{KernelKind, OutputWarping};
+use super::gp_bandit::{AcquisitionKind, Variant};
 use super::{ConfigError, Designer, FitError, Fitted, GpBandit, GpBanditParams, ModelState, Problem};
 use crate::kernel::{self, Branch, Kernel, LengthScalePrior, Nested, matern52};
 use crate::space::features::Features;

@@ -52,18 +52,19 @@
 //! 5.6 → 8.4); input warping helped Styblinski–Tang and hurt Hartmann-6 (1.4e-4 → 0.06) at twice
 //! the time per step, so it is off.
 
-use std::collections::HashSet;
-
 use rand::Rng;
 use serde::Deserialize;
 
 use super::config::{FromConfig, check_beta, check_range};
-use super::gp::{GpModel, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp, objective_values, trust_region};
-use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch, transfer};
+use super::gp::search::{ACQUISITION_ITERATIONS, DEFAULT_CANDIDATES, maximize_acquisition};
+use super::gp::{
+    GpModel, KernelKind, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp, objective_values, product_kernel, transfer,
+    trust_region,
+};
+use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::Gp;
-use crate::kernel::{Categorical, InputWarped, Kernel, LengthScalePrior, Product, matern52, squared_exp};
-use crate::optimize::NonFinite;
+use crate::kernel::{Kernel, LengthScalePrior};
 use crate::optimize::mixed::{MixedConfig, maximize};
 use crate::space::SearchSpace;
 use crate::space::features::Features;
@@ -83,17 +84,6 @@ pub enum AcquisitionKind {
     Ei,
     /// Probability of improvement (as log-PI).
     Pi,
-}
-
-/// Which stationary kernel for numeric parameters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum KernelKind {
-    /// Matérn-5/2.
-    #[default]
-    Matern52,
-    /// Squared exponential.
-    SquaredExp,
 }
 
 /// `algorithmConfig` of `GP_BANDIT` (the table above).
@@ -121,14 +111,6 @@ pub struct GpBanditParams {
     /// The warp of the objective the GP is fitted to.
     pub output_warping: OutputWarping,
 }
-
-/// Sobol candidates scored per suggestion by default, and L-BFGS iterations per start of the
-/// acquisition search. Measured with `bo-bench suite` (docs/benchmarks.md, issue 22's third
-/// pass): 256 and 15 instead of 512 and 30 left the regret within seed spread on 25 problems
-/// (30 seeds on the continuous and mixed ones, 20 on the conditional, 6 at D = 24–25) and made a
-/// suggestion 20–45 % cheaper; at D = 20 every start had run all 30 iterations.
-pub(super) const DEFAULT_CANDIDATES: usize = 256;
-pub(super) const ACQUISITION_ITERATIONS: usize = 15;
 
 impl Default for GpBanditParams {
     fn default() -> Self {
@@ -195,36 +177,9 @@ impl GpBandit {
     }
 }
 
-/// Length-scale bounds on the unit cube.
-const LENGTH_SCALE_BOUNDS: (f64, f64) = (0.01, 20.0);
-
+/// GP_BANDIT's kernel: [`product_kernel`] under its settings.
 pub(super) fn kernel_for(features: &Features, params: &GpBanditParams) -> Box<dyn Kernel> {
-    let numeric = features.numeric_dims();
-    let categorical = features.categorical_dims();
-    let prior = params.length_scale_prior;
-    // Under the dimension-scaled prior the fit starts from its median, as Hvarfner et al. do,
-    // and the bounds leave room above it (the median is 41 at D = 100).
-    let (start, bounds) = match prior {
-        LengthScalePrior::Weak => (0.5, LENGTH_SCALE_BOUNDS),
-        LengthScalePrior::DimensionScaled => {
-            let median = prior.median(numeric.len());
-            (median, (LENGTH_SCALE_BOUNDS.0, LENGTH_SCALE_BOUNDS.1.max(10.0 * median)))
-        }
-    };
-    let numeric_kernel: Option<Box<dyn Kernel>> = (!numeric.is_empty()).then(|| {
-        let stationary = match params.kernel {
-            KernelKind::Matern52 => Box::new(matern52(numeric.clone(), start, bounds).with_prior(prior)) as Box<dyn Kernel>,
-            KernelKind::SquaredExp => Box::new(squared_exp(numeric.clone(), start, bounds).with_prior(prior)),
-        };
-        if params.input_warping { Box::new(InputWarped::new(stationary, numeric)) as Box<dyn Kernel> } else { stationary }
-    });
-    let categorical_kernel: Option<Box<dyn Kernel>> =
-        (!categorical.is_empty()).then(|| Box::new(Categorical::new(categorical)) as Box<dyn Kernel>);
-    match (numeric_kernel, categorical_kernel) {
-        (Some(n), Some(c)) => Box::new(Product(vec![n, c])),
-        (Some(k), None) | (None, Some(k)) => k,
-        (None, None) => unreachable!("a search space has at least one parameter"),
-    }
+    product_kernel(features, params.kernel, params.length_scale_prior, params.input_warping)
 }
 
 impl Designer for GpBandit {
@@ -324,22 +279,6 @@ impl GpBandit {
 /// `initialDesignSize`'s default for a space of `d` features: 2d + 2 within [10, 30].
 pub(super) fn default_initial_design(d: usize) -> usize {
     (2 * d + 2).clamp(10, 30)
-}
-
-/// `acquisition` under `gp` maximised over the whole (flattened) space by `optimize::mixed`:
-/// `GP_BANDIT`'s search, and `ADD_GP_UCB`'s under `LOG_EI`.
-pub(super) fn maximize_acquisition(
-    acquisition: Acquisition,
-    gp: &Gp,
-    features: &Features,
-    taken: &HashSet<String>,
-    anchors: &[Assignment],
-    config: &MixedConfig,
-    rng: &mut dyn Rng,
-) -> Result<Option<(Assignment, f64)>, NonFinite> {
-    let score_batch = |xs: &[Vec<f64>]| gp.predict(xs).into_iter().map(|(m, v)| acquisition.value(m, v)).collect::<Vec<f64>>();
-    let score_grad = |xs: &[Vec<f64>]| gp.predict_with_grad_batch(xs).iter().map(|p| acquisition.value_and_grad(p)).collect::<Vec<_>>();
-    maximize(features, &score_batch, &score_grad, taken, anchors, config, rng)
 }
 
 /// GP_BANDIT's search: the acquisition maximised over the whole (flattened) space by

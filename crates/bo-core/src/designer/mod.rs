@@ -13,7 +13,7 @@ mod branching_nested;
 pub mod calibration;
 mod config;
 pub mod context;
-pub(crate) mod gp;
+pub mod gp;
 mod gp_bandit;
 mod grid;
 mod overlap_add_gp;
@@ -24,7 +24,6 @@ mod several_metrics;
 pub mod subset;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod transfer;
 
 use std::sync::Arc;
 
@@ -43,13 +42,13 @@ pub use add_tree::{AddTree, AddTreeParams};
 pub use auto::{Auto, AutoParams, Candidate, Criterion};
 pub use branching_nested::{BranchingNested, BranchingNestedParams};
 pub use gp::PriorMean;
+pub use gp::transfer::PriorStudy;
 pub use gp_bandit::{GpBandit, GpBanditParams};
 pub use grid::{GridParams, GridSearch};
 pub use overlap_add_gp::{OverlapAddGp, OverlapAddGpParams};
 pub use quasi_random::QuasiRandomSearch;
 pub use random::RandomSearch;
 pub use rembo::{Rembo, RemboKernel, RemboParams};
-pub use transfer::PriorStudy;
 
 /// The algorithm names a study may use. `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`, its
 /// synonym) chooses from the study's data: it fits `GP_BANDIT` under two length-scale priors,

@@ -45,7 +45,7 @@ use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
 use super::gp::{GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp, warm_start};
 use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
 use crate::gp::{Gp, Hyperparameters, fit_subset, log_marginal_likelihood};
-use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
+use crate::kernel::{GroupAdditive, Kernel, LENGTH_SCALE_BOUNDS, SquaredExpProfile};
 use crate::space::SearchSpace;
 use crate::space::features::{FeatureKind, Features};
 use crate::structure::{Factor, Graph, JunctionTree};
@@ -96,7 +96,6 @@ impl Default for OverlapAddGpParams {
 
 /// The length scales Gibbs sampling chooses from (unit-cube inputs; the reading's C6).
 const LENGTH_SCALES: [f64; 6] = [0.05, 0.1, 0.2, 0.4, 0.8, 1.6];
-const LENGTH_SCALE_BOUNDS: (f64, f64) = (0.01, 20.0);
 /// Grid points tabulated over all cliques, and junction-tree entries, at most.
 const MAX_TABLE_POINTS: usize = 20_000;
 const MAX_TREE_ENTRIES: usize = 2_000_000;

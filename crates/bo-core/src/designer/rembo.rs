@@ -290,7 +290,8 @@ impl Rembo {
                     self.settings.output_warping,
                 ) {
                     Some(Training { x, y, extra, warp, .. }) => {
-                        let kernel = isotropic((0..features.dim()).collect(), &features.categorical_dims(), 0.5, (0.01, 20.0));
+                        let kernel =
+                            isotropic((0..features.dim()).collect(), &features.categorical_dims(), 0.5, crate::kernel::LENGTH_SCALE_BOUNDS);
                         let warm = warm.and_then(|s| s.0.get("gp").cloned()).map(ModelState);
                         let (gp, state) = fit_gp(
                             kernel,

@@ -34,6 +34,11 @@ pub use sum_product::{Product, Sum, additive};
 
 use faer::{Mat, MatRef};
 
+/// The bounds of a length scale on the unit cube, for every GP of this crate: below 0.01 a GP on
+/// a few hundred points interpolates noise (Kandasamy et al. 2015's code searches bandwidths in
+/// [1e-5, 5] on [0, 1]); above 20 a coordinate hardly matters.
+pub const LENGTH_SCALE_BOUNDS: (f64, f64) = (0.01, 20.0);
+
 /// A covariance function with hyperparameters θ in log space.
 pub trait Kernel: Send + Sync + std::fmt::Debug {
     /// Names of the hyperparameters, in order (e.g. `log_amplitude`, `log_length_scale[3]`).

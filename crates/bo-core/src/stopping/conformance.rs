@@ -21,9 +21,10 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use super::curves::testing::{running, study};
-use super::successive_halving::{Promotion, SuccessiveHalving, promotable_among, value_at};
+use super::spec::{ConvexStopping, Promotion, StoppingSpec, SuccessiveHalving};
+use super::successive_halving::{promotable_among, value_at};
 use super::{StoppingDecision, decide};
-use crate::study::{ConvexStopping, Goal, StoppingSpec, StudySpec};
+use crate::study::{Goal, StudySpec};
 use crate::trial::{Resumed, Trial, TrialState};
 
 const STEPS: usize = 50;

@@ -27,9 +27,10 @@
 //! Must not do: I/O; `updateAllStoppedTrials` is refused where the study is read (a 400).
 
 use super::curves::{CURVE_POINTS, Finished, points};
+use super::spec::ConvexStopping;
 use super::{StoppingDecision, position};
 use crate::space::{Domain, SearchSpace, SpaceError};
-use crate::study::{ConvexStopping, Goal, StudySpec};
+use crate::study::{Goal, StudySpec};
 use crate::trial::{Assignment, Measurement, Trial};
 
 /// `minMeasurementCount` when unset (the proto's default).
@@ -243,7 +244,7 @@ impl Autoregression {
 mod tests {
     use super::*;
     use crate::stopping::curves::testing::{curve, finished, level, running, study};
-    use crate::study::StoppingSpec;
+    use crate::stopping::spec::StoppingSpec;
 
     fn spec() -> ConvexStopping {
         ConvexStopping { max_step_count: Some(50.0), ..ConvexStopping::default() }

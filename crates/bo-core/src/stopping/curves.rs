@@ -96,7 +96,8 @@ impl Finished {
 pub(super) mod testing {
     use super::*;
     use crate::designer::testing::fixtures::unit_cube;
-    use crate::study::{Goal, StoppingSpec};
+    use crate::stopping::spec::StoppingSpec;
+    use crate::study::Goal;
     use crate::trial::{Measurement, ParamValue};
 
     pub fn study(rule: StoppingSpec) -> StudySpec {

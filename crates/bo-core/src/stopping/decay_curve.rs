@@ -26,7 +26,7 @@ use super::curves::{CURVE_POINTS, Finished, points, thin};
 use super::{StoppingDecision, progress};
 use crate::acquisition::ndtr;
 use crate::gp::{FitConfig, Gp, Hyperparameters, NoiseBounds, Search, fit};
-use crate::kernel::{Categorical, Kernel, Product, matern52};
+use crate::kernel::{Categorical, Kernel, LENGTH_SCALE_BOUNDS, Product, matern52};
 use crate::linalg::LinalgError;
 use crate::space::features::Features;
 use crate::study::{Goal, MetricSpec, StudySpec};
@@ -40,8 +40,6 @@ pub const STOP_BELOW: f64 = 0.05;
 pub const MIN_PROGRESS: f64 = 0.1;
 /// Finished curves the model waits for.
 pub const MIN_CURVES: usize = 5;
-/// Length-scale bounds on the unit cube (features and `u`).
-const LENGTH_SCALE_BOUNDS: (f64, f64) = (0.01, 20.0);
 
 /// Why no model can be fitted yet.
 pub fn too_few(finished: &Finished) -> String {
@@ -220,7 +218,7 @@ mod tests {
 
     use super::*;
     use crate::stopping::curves::testing::{assignment, curve, finished, running, study};
-    use crate::study::StoppingSpec;
+    use crate::stopping::spec::StoppingSpec;
 
     fn decay_study() -> StudySpec {
         study(StoppingSpec::DecayCurve { use_elapsed_duration: false })

@@ -66,8 +66,9 @@ mod tests {
 
     use super::*;
     use crate::stopping::curves::testing::trial;
+    use crate::stopping::spec::StoppingSpec;
     use crate::stopping::{Check, check, decide};
-    use crate::study::{Goal, StoppingSpec};
+    use crate::study::Goal;
 
     fn study(rule: StoppingSpec) -> crate::StudySpec {
         let mut s = crate::StudySpec::new("acc", Goal::Maximize, crate::designer::testing::fixtures::unit_cube(1), "RANDOM_SEARCH");

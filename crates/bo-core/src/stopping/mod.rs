@@ -18,6 +18,7 @@ pub mod curves;
 pub mod decay_curve;
 pub mod median;
 pub mod partial;
+pub mod spec;
 pub mod successive_halving;
 
 use rand::Rng;
@@ -25,7 +26,9 @@ use rand::Rng;
 pub use curves::{Curve, Finished};
 pub use median::{MIN_COMPLETED, median_decision, median_rule, running_average};
 
-use crate::study::{MetricSpec, StoppingSpec, StudySpec};
+use spec::{StoppingSpec, SuccessiveHalving};
+
+use crate::study::{MetricSpec, StudySpec};
 use crate::trial::{Measurement, Trial};
 
 /// The decision for one trial, with why.
@@ -74,7 +77,7 @@ pub enum Check {
     /// [`successive_halving::rung_decision`] against the trial's `value` there.
     Rung {
         /// The rule.
-        rule: successive_halving::SuccessiveHalving,
+        rule: SuccessiveHalving,
         /// The highest rung the trial has reached.
         rung: f64,
         /// Its value at the rung.

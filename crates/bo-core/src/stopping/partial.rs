@@ -31,7 +31,8 @@ use std::collections::BTreeMap;
 
 use super::curves::{CURVE_POINTS, points, thin};
 use super::decay_curve::DecayCurveModel;
-use crate::study::{StoppingSpec, StudySpec};
+use super::spec::StoppingSpec;
+use crate::study::StudySpec;
 use crate::trial::{Observation, Outcome, Trial};
 
 /// Whether the designers learn `study`'s partial trials at the curve model's predicted final
@@ -105,7 +106,7 @@ mod tests {
 
     use super::*;
     use crate::stopping::curves::testing::{curve, finished, running, study};
-    use crate::study::StoppingSpec;
+    use crate::stopping::spec::StoppingSpec;
     use crate::trial::{Measurement, TrialState};
 
     /// A trial stopped after `steps` of 50 at (x, y), completed with its last value.
@@ -167,13 +168,13 @@ mod tests {
     /// every other rule, and with none (a trial stopped by hand), at the prediction.
     #[test]
     fn successive_halving_learns_the_rung_values() {
-        let halving = study(StoppingSpec::SuccessiveHalving(crate::stopping::successive_halving::SuccessiveHalving {
+        let halving = study(StoppingSpec::SuccessiveHalving(crate::stopping::spec::SuccessiveHalving {
             min_step_count: 1.0,
             max_step_count: 50.0,
             reduction_factor: 3.0,
             use_elapsed_duration: false,
             brackets: 4,
-            promotion: crate::stopping::successive_halving::Promotion::TopK,
+            promotion: crate::stopping::spec::Promotion::TopK,
             resume: false,
         }));
         assert!(!predicts(&halving));

@@ -6,19 +6,18 @@
 use std::collections::BTreeMap;
 
 use axum::extract::{Path, Query, State};
-#[cfg(test)]
-use axum::http::HeaderValue;
-use axum::http::{HeaderMap, header};
+use axum::http::HeaderMap;
 use axum::response::Response;
 use bo_store::{Cursor, CurveMetric};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::error::{ApiError, ErrorBodyW};
+use super::extract::{StudyPath, load_study};
 use super::state::AppState;
-use super::studies::{StudyPath, load_study, state_to_wire};
 use super::wire::columns::{ColumnsHead, CurveW, TrialColumnsW, TrialCurvesW, TrialHistoryW};
 use super::wire::shown;
+use super::wire::study::state_to_wire;
 
 /// Trials per read when `pageSize` is absent, and the most one read takes.
 pub const DEFAULT_COLUMNS_PAGE: i64 = 20_000;
@@ -70,29 +69,6 @@ pub async fn trial_columns(
     // the bytes): tens of milliseconds per 100,000, off the runtime.
     let spec = study.spec.clone();
     super::offload::json_negotiated(&headers, move || TrialColumnsW::new(head, &changes.trials, &spec)).await
-}
-
-/// Whether the request's `Accept-Encoding` takes gzip (RFC 9110, 12.5.3): `gzip`, `x-gzip` or
-/// `*` with a weight above 0 (`gzip;q=0` refuses it, and `*;q=0` refuses what is not named).
-pub fn accepts_gzip(headers: &HeaderMap) -> bool {
-    let Some(value) = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()) else { return false };
-    let mut named = None;
-    let mut any = None;
-    for item in value.split(',') {
-        let mut parts = item.split(';');
-        let coding = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-        let weight = parts
-            .filter_map(|p| p.trim().split_once('='))
-            .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
-            .map_or(Some(1.0), |(_, q)| q.trim().parse::<f64>().ok().filter(|q| (0.0..=1.0).contains(q)));
-        let Some(weight) = weight else { continue }; // a malformed weight: the item is ignored
-        match coding.as_str() {
-            "gzip" | "x-gzip" => named = Some(named.map_or(weight, |w: f64| w.max(weight))),
-            "*" => any = Some(weight),
-            _ => {}
-        }
-    }
-    named.or(any).is_some_and(|w| w > 0.0)
 }
 
 fn read_query(query: &BTreeMap<String, String>) -> Result<(Cursor, i64), ApiError> {
@@ -253,22 +229,6 @@ fn cursor_from_wire(s: &str) -> Option<Cursor> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn gzip_is_taken_only_where_its_weight_is_above_zero() {
-        let takes = |value: &str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_str(value).unwrap());
-            accepts_gzip(&headers)
-        };
-        for yes in ["gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.5", "*", "x-gzip", "GZIP", "gzip;q=0.001", "identity;q=0, *"] {
-            assert!(takes(yes), "{yes:?}");
-        }
-        for no in ["gzip;q=0", "gzip; q=0.0", "br", "identity", "*;q=0", "gzip;q=0, *", "gzip;q=x", ""] {
-            assert!(!takes(no), "{no:?}");
-        }
-        assert!(!accepts_gzip(&HeaderMap::new()));
-    }
 
     #[test]
     fn cursors_round_trip_and_nonsense_is_refused() {

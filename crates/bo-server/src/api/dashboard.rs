@@ -40,7 +40,7 @@ fn find(path: &str) -> Option<&'static Asset> {
 }
 
 fn serve(asset: &Asset, headers: &HeaderMap, cache: &'static str) -> Response {
-    let gzip_ok = super::columns::accepts_gzip(headers);
+    let gzip_ok = super::offload::accepts_gzip(headers);
     let mut response = if gzip_ok { asset.gzip.into_response() } else { asset.raw.into_response() };
     let h = response.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type(asset.path)));

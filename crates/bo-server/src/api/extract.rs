@@ -7,7 +7,10 @@ use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use bo_core::Limits;
 use bo_core::limits::Text;
+use bo_store::{StoreError, StudyRecord};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use utoipa::IntoParams;
 
 use super::access::{BodyLimit, BodyTimeout};
 use super::error::ApiError;
@@ -188,6 +191,27 @@ pub fn parse_id(kind: &str, raw: &str) -> Result<i64, ApiError> {
         .then(|| raw.parse::<i64>().ok())
         .flatten()
         .ok_or_else(|| ApiError::not_found(format!("{kind} {} not found", super::wire::shown(raw))))
+}
+
+/// A study: `projects/{project}/locations/{location}/studies/{study}`.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct StudyPath {
+    /// The project (tenant).
+    pub project: String,
+    /// The location.
+    pub location: String,
+    /// The study's number.
+    pub study: String,
+}
+
+/// Loads the study of `path`, a 404 naming it when it does not exist.
+pub async fn load_study(state: &AppState, project: &str, location: &str, raw_id: &str) -> Result<StudyRecord, ApiError> {
+    let id = parse_id("study", raw_id)?;
+    state.store.get_study(project, location, id).await.map_err(|e| match e {
+        StoreError::NotFound(_) => ApiError::not_found(format!("study projects/{project}/locations/{location}/studies/{raw_id} not found")),
+        e => e.into(),
+    })
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use axum::Json;
 use axum::extract::{Path, State};
 
 use super::error::{ApiError, ErrorBodyW};
+use super::extract::{StudyPath, load_study};
 use super::state::AppState;
-use super::studies::{StudyPath, load_study};
 use super::wire::model::{
     EmbeddedPointsW, ImportanceW, MetricPredictionW, ModelSummaryW, ParameterImportanceW, PredictRequestW, PredictResponseW, PredictionW,
     TermShareW,

@@ -24,7 +24,7 @@ pub async fn json<T: Serialize>(build: impl FnOnce() -> T + Send + 'static) -> R
 /// As [`json`], gzipped when the request's `Accept-Encoding` takes gzip (a tenth of the bytes
 /// for columns of numbers), with `Vary: accept-encoding` either way.
 pub async fn json_negotiated<T: Serialize>(headers: &HeaderMap, build: impl FnOnce() -> T + Send + 'static) -> Result<Response, ApiError> {
-    let mut response = answer(super::columns::accepts_gzip(headers), build).await?;
+    let mut response = answer(accepts_gzip(headers), build).await?;
     response.headers_mut().insert(header::VARY, HeaderValue::from_static("accept-encoding"));
     Ok(response)
 }
@@ -48,4 +48,48 @@ async fn answer<T: Serialize>(gzip: bool, build: impl FnOnce() -> T + Send + 'st
         h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     }
     Ok(response)
+}
+
+/// Whether the request's `Accept-Encoding` takes gzip (RFC 9110, 12.5.3): `gzip`, `x-gzip` or
+/// `*` with a weight above 0 (`gzip;q=0` refuses it, and `*;q=0` refuses what is not named).
+pub fn accepts_gzip(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()) else { return false };
+    let mut named = None;
+    let mut any = None;
+    for item in value.split(',') {
+        let mut parts = item.split(';');
+        let coding = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let weight = parts
+            .filter_map(|p| p.trim().split_once('='))
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case("q"))
+            .map_or(Some(1.0), |(_, q)| q.trim().parse::<f64>().ok().filter(|q| (0.0..=1.0).contains(q)));
+        let Some(weight) = weight else { continue }; // a malformed weight: the item is ignored
+        match coding.as_str() {
+            "gzip" | "x-gzip" => named = Some(named.map_or(weight, |w: f64| w.max(weight))),
+            "*" => any = Some(weight),
+            _ => {}
+        }
+    }
+    named.or(any).is_some_and(|w| w > 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzip_is_taken_only_where_its_weight_is_above_zero() {
+        let takes = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_str(value).unwrap());
+            accepts_gzip(&headers)
+        };
+        for yes in ["gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.5", "*", "x-gzip", "GZIP", "gzip;q=0.001", "identity;q=0, *"] {
+            assert!(takes(yes), "{yes:?}");
+        }
+        for no in ["gzip;q=0", "gzip; q=0.0", "br", "identity", "*;q=0", "gzip;q=0, *", "gzip;q=x", ""] {
+            assert!(!takes(no), "{no:?}");
+        }
+        assert!(!accepts_gzip(&HeaderMap::new()));
+    }
 }

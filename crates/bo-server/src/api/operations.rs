@@ -8,15 +8,16 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::error::{ApiError, Code, ErrorBodyW};
+use super::extract::load_study;
 use super::extract::{PathVersion, parse_id};
 use super::state::AppState;
-use super::studies::{load_study, study_name};
 use super::wire::format_time;
 use super::wire::operation::{
     ApiVersion, OperationW, StatusW, early_stopping_operation, failed_suggest_operation, finished_suggest_operation,
     pending_suggest_operation,
 };
 use super::wire::study::StudyStateW;
+use super::wire::study::study_name;
 use super::wire::trial::TrialW;
 
 /// An operation of a study.

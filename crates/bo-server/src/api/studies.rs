@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use bo_store::{StoreError, StudyRecord, StudyState, StudySummary};
+use bo_store::{StoreError, StudyState, StudySummary};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -13,7 +13,7 @@ use bo_core::{StudySpec, TrialState};
 
 use super::access::{Caller, Projects};
 use super::error::{ApiError, ErrorBodyW};
-use super::extract::{AppJson, RawBody, parse_body, parse_id};
+use super::extract::{AppJson, RawBody, StudyPath, load_study, parse_body};
 use super::offload;
 use super::page::{Page, PageParams};
 use super::state::AppState;
@@ -22,7 +22,7 @@ use super::wire::request::{
     EmptyRequestW, ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW,
     StudyOverviewW, StudySummaryW,
 };
-use super::wire::study::{MetricSpecW, StudySpecW, StudyStateW, StudyW};
+use super::wire::study::{MetricSpecW, StudyW, state_to_wire, study_name, study_to_wire};
 use crate::engine;
 
 /// The parent of studies: `projects/{project}/locations/{location}`.
@@ -35,18 +35,6 @@ pub struct LocationPath {
     pub location: String,
 }
 
-/// A study: `projects/{project}/locations/{location}/studies/{study}`.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Path)]
-pub struct StudyPath {
-    /// The project (tenant).
-    pub project: String,
-    /// The location.
-    pub location: String,
-    /// The study's number.
-    pub study: String,
-}
-
 /// A display name is required and not blank (its length and characters were checked with the
 /// body, as every name's are).
 pub(super) fn check_display_name(name: &str) -> Result<(), ApiError> {
@@ -54,41 +42,6 @@ pub(super) fn check_display_name(name: &str) -> Result<(), ApiError> {
         return Err(ApiError::invalid("displayName: required, and must not be blank"));
     }
     Ok(())
-}
-
-/// The resource name of a study.
-pub fn study_name(s: &StudyRecord) -> String {
-    format!("projects/{}/locations/{}/studies/{}", s.project, s.location, s.number)
-}
-
-/// The wire form of a stored study.
-pub fn study_to_wire(s: &StudyRecord) -> StudyW {
-    StudyW {
-        name: study_name(s),
-        display_name: s.display_name.clone(),
-        study_spec: StudySpecW::from_domain(&s.spec),
-        state: state_to_wire(s.state),
-        create_time: format_time(s.create_time_ms),
-        inactive_reason: s.inactive_reason.clone(),
-    }
-}
-
-/// The wire form of a study state.
-pub fn state_to_wire(s: StudyState) -> StudyStateW {
-    match s {
-        StudyState::Active => StudyStateW::ACTIVE,
-        StudyState::Inactive => StudyStateW::INACTIVE,
-        StudyState::Completed => StudyStateW::COMPLETED,
-    }
-}
-
-/// Loads the study of `path`, a 404 naming it when it does not exist.
-pub async fn load_study(state: &AppState, project: &str, location: &str, raw_id: &str) -> Result<StudyRecord, ApiError> {
-    let id = parse_id("study", raw_id)?;
-    state.store.get_study(project, location, id).await.map_err(|e| match e {
-        StoreError::NotFound(_) => ApiError::not_found(format!("study projects/{project}/locations/{location}/studies/{raw_id} not found")),
-        e => e.into(),
-    })
 }
 
 /// CreateStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/create>.

@@ -30,17 +30,18 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, Code, ErrorBodyW};
 use super::extract::{AppJson, RawBody, parse_body};
+use super::extract::{StudyPath, load_study};
 use super::offload::blocking;
 use super::state::AppState;
-use super::studies::{LocationPath, StudyPath, load_study, study_to_wire};
+use super::studies::LocationPath;
 use super::wire::study::StudyW;
+use super::wire::study::study_to_wire;
 use super::wire::trial::TrialW;
 use super::wire::{format_time, int64, shown};
 use crate::transfer::document::{DocumentError, StudyExport, trial_from_wire};
 use crate::transfer::{Encoder, Format, Pages};
 
-/// Exports streaming at once, over every project; one more is a 429 to retry.
-pub const MAX_EXPORTS: usize = 8;
+use super::state::MAX_EXPORTS;
 /// How long an export waits for its client to take the next part before giving up on it.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long an upload lives after its last part.
@@ -430,7 +431,7 @@ pub async fn commit_import(
         StoreError::AlreadyExists(m) => ApiError::new(Code::AlreadyExists, m),
         e => store_error(e),
     })?;
-    tracing::info!(study = %super::studies::study_name(&study), trials = upload.trials, "study imported");
+    tracing::info!(study = %super::wire::study::study_name(&study), trials = upload.trials, "study imported");
     state.engine.notify_changed(&study);
     Ok(Json(study_to_wire(&study)))
 }

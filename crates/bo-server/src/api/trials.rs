@@ -21,9 +21,9 @@ use bo_core::Limit;
 use super::error::{ApiError, ErrorBodyW, over_limit};
 use super::extract::PathVersion;
 use super::extract::{AppJson, RawBody, parse_body, parse_id};
+use super::extract::{StudyPath, load_study};
 use super::page::{Page, TrialPageParams};
 use super::state::AppState;
-use super::studies::{StudyPath, load_study, state_to_wire, study_name};
 use super::wire::format_time;
 use super::wire::measurement::measurement_from_wire;
 use super::wire::operation::{ApiVersion, OperationW, early_stopping_operation, suggest_operation};
@@ -32,6 +32,7 @@ use super::wire::request::{
     SuggestTrialsRequestW, TrialContextW,
 };
 use super::wire::study::StudyStateW;
+use super::wire::study::{state_to_wire, study_name};
 use super::wire::trial::{TrialStateW, TrialW, assignment_from_wire, context_from_wire};
 use crate::engine::SuggestReply;
 

@@ -11,11 +11,24 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use bo_store::{Store, StoreOptions, StudyRecord};
 
-use crate::api::studies::study_name;
+use crate::api::wire::study::study_name;
 use crate::api::wire::study::{StudySpecW, StudyW};
 use crate::config::Config;
 use crate::transfer::document::StudyExport;
 use crate::transfer::{Format, optuna};
+
+// The command line: the service's settings, and a tool to run on its database instead of serving.
+/// bo: a self-hosted Vertex AI Vizier service — Bayesian optimisation over REST.
+#[derive(clap::Parser)]
+#[command(name = "bo-server", version = crate::VERSION, about)]
+pub struct CommandLine {
+    /// The service's settings (the tools read `--database-url` and the limits).
+    #[command(flatten)]
+    pub config: Config,
+    /// A tool to run on the database instead of serving (`studies`, `export`, `import`, `backup`).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
 
 /// The tools.
 #[derive(Clone, Debug, clap::Subcommand)]

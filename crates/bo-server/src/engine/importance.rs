@@ -14,7 +14,6 @@ use bo_core::designer::designer_for;
 
 use super::permits::Class;
 use super::refit;
-use super::slot::Job;
 use super::{Engine, EngineError, study_seed};
 
 /// Studies with at most this many trials have their importance computed on request.
@@ -68,7 +67,7 @@ impl Engine {
         // large study is not read on the request path at all.
         let size = self.inner.store.study_basis(study.id).await?.next_trial_id - 1;
         if size > ON_REQUEST_TRIALS as i64 {
-            self.schedule(study, Job { importance: true, ..Job::default() });
+            self.schedule_importance(study);
             return Ok(Answer::Computing(last));
         }
         Ok(Answer::Current(self.current_importance(study, Class::Waited).await?))

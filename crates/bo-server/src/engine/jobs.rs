@@ -51,6 +51,11 @@ impl Engine {
         self.schedule(study, Job { refit, refill: true, importance: false });
     }
 
+    /// Schedules the study's parameter importance in its background job.
+    pub(super) fn schedule_importance(&self, study: &StudyRecord) {
+        self.schedule(study, Job { importance: true, ..Job::default() });
+    }
+
     /// Adds `work` to the study's background job, starting one if none runs.
     /// None starts once the engine is stopping, and a running one ends at its next step.
     pub(super) fn schedule(&self, study: &StudyRecord, work: Job) {

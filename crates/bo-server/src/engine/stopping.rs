@@ -162,13 +162,13 @@ mod tests {
         // Under successive halving the same trial is learnt at its rung value: nothing is
         // predicted, and the refit's observation is the last value.
         let mut halving = study.clone();
-        halving.spec.stopping = Some(StoppingSpec::SuccessiveHalving(successive_halving::SuccessiveHalving {
+        halving.spec.stopping = Some(StoppingSpec::SuccessiveHalving(bo_core::stopping::spec::SuccessiveHalving {
             min_step_count: 1.0,
             max_step_count: 20.0,
             reduction_factor: 3.0,
             use_elapsed_duration: false,
             brackets: 1,
-            promotion: successive_halving::Promotion::Quantile,
+            promotion: bo_core::stopping::spec::Promotion::Quantile,
             resume: false,
         }));
         let trials = Arc::new(trials);

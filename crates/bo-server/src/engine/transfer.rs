@@ -7,7 +7,7 @@
 //! (`designer::transfer`); nothing here fits.
 
 use bo_core::designer::designer_for;
-use bo_core::designer::transfer::{self, MAX_PRIOR_TRIALS, MIN_PRIOR_TRIALS, PriorStudy};
+use bo_core::designer::gp::transfer::{self, MAX_PRIOR_TRIALS, MIN_PRIOR_TRIALS, PriorStudy};
 use bo_core::{ConfigError, Observation, StudySpec};
 use bo_store::{Store, StoreError, StudyRecord};
 

@@ -11,9 +11,8 @@ use bo_store::{StoredModel, StudyDump, StudyHead, StudyRecord, StudyState};
 use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 
-use crate::api::studies::study_to_wire;
 use crate::api::wire::measurement::{MeasurementW, measurement_from_wire};
-use crate::api::wire::study::{StudyStateW, StudyW};
+use crate::api::wire::study::{StudyStateW, StudyW, study_to_wire};
 use crate::api::wire::trial::{TrialStateW, TrialW, assignment_from_wire};
 use crate::api::wire::{format_time, int64};
 

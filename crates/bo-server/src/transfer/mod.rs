@@ -19,7 +19,7 @@ use std::io::Write;
 use bo_core::Trial;
 use bo_store::{Store, StoreError, StudyHead};
 
-use crate::api::studies::study_name;
+use crate::api::wire::study::study_name;
 use crate::api::wire::trial::TrialW;
 use document::StudyExport;
 

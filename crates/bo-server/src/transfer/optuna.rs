@@ -27,8 +27,8 @@ use bo_store::{StudyDump, StudyRecord, StudyState};
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use crate::api::studies::study_name;
 use crate::api::wire::study::StudySpecW;
+use crate::api::wire::study::study_name;
 use crate::api::wire::trial::{ParameterW, ValueW, assignment_from_wire};
 
 const WORKER: &str = "bo-export";

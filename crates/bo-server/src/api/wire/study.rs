@@ -2,18 +2,19 @@
 //! `StudySpec` (the parameter tree is `parameter.rs`'s).
 
 use bo_core::stopping::convex;
-use bo_core::stopping::successive_halving::{self, Promotion, SuccessiveHalving};
+use bo_core::stopping::spec::{self, Promotion, SuccessiveHalving};
 use bo_core::{
     ConvexStopping, Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, SpaceError, StoppingSpec, StudySpec,
     Transfer,
 };
+use bo_store::{StudyRecord, StudyState};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::parameter::{ParameterSpecW, param_from_wire, param_to_wire};
-use super::{is_default, opt_int64, wire_enum};
+use super::{format_time, is_default, opt_int64, wire_enum};
 use bo_core::Limits;
-use bo_core::designer::transfer::MAX_PRIOR_STUDIES;
+use bo_core::designer::gp::transfer::MAX_PRIOR_STUDIES;
 use bo_core::limits::Text;
 use bo_core::study_stopping::{StudyStoppingConfig, TimeConstraint};
 
@@ -262,11 +263,11 @@ impl SuccessiveHalvingStoppingSpecW {
             return Err(SpaceError::new(format!("{path}.maxStepCount"), "is required: the position of a full training"));
         };
         let rule = SuccessiveHalving {
-            min_step_count: self.min_step_count.map_or(successive_halving::DEFAULT_MIN_STEP, |v| v as f64),
+            min_step_count: self.min_step_count.map_or(spec::DEFAULT_MIN_STEP, |v| v as f64),
             max_step_count: max as f64,
-            reduction_factor: self.reduction_factor.unwrap_or(successive_halving::DEFAULT_REDUCTION_FACTOR),
+            reduction_factor: self.reduction_factor.unwrap_or(spec::DEFAULT_REDUCTION_FACTOR),
             use_elapsed_duration: self.use_elapsed_duration,
-            brackets: self.brackets.unwrap_or(successive_halving::DEFAULT_BRACKETS),
+            brackets: self.brackets.unwrap_or(spec::DEFAULT_BRACKETS),
             promotion: match self.promotion {
                 PromotionW::PROMOTION_UNSPECIFIED if self.resume => Promotion::TopK,
                 PromotionW::PROMOTION_UNSPECIFIED | PromotionW::QUANTILE => Promotion::Quantile,
@@ -785,5 +786,31 @@ impl StudySpecW {
             }),
             ..Default::default()
         }
+    }
+}
+
+/// The resource name of a study.
+pub fn study_name(s: &StudyRecord) -> String {
+    format!("projects/{}/locations/{}/studies/{}", s.project, s.location, s.number)
+}
+
+/// The wire form of a stored study.
+pub fn study_to_wire(s: &StudyRecord) -> StudyW {
+    StudyW {
+        name: study_name(s),
+        display_name: s.display_name.clone(),
+        study_spec: StudySpecW::from_domain(&s.spec),
+        state: state_to_wire(s.state),
+        create_time: format_time(s.create_time_ms),
+        inactive_reason: s.inactive_reason.clone(),
+    }
+}
+
+/// The wire form of a study state.
+pub fn state_to_wire(s: StudyState) -> StudyStateW {
+    match s {
+        StudyState::Active => StudyStateW::ACTIVE,
+        StudyState::Inactive => StudyStateW::INACTIVE,
+        StudyState::Completed => StudyStateW::COMPLETED,
     }
 }

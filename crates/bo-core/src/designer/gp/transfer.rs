@@ -17,9 +17,10 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use super::gp::{Start, noise_bounds, objective_values};
-use super::{FitError, GpBanditParams, ModelState};
+use super::{KernelKind, Start, noise_bounds, objective_values, product_kernel};
+use crate::designer::{FitError, ModelState};
 use crate::gp::{self, FitConfig, Gp, Hyperparameters, Search};
+use crate::kernel::LengthScalePrior;
 use crate::space::ParamSpec;
 use crate::space::features::Features;
 use crate::study::StudySpec;
@@ -103,6 +104,11 @@ impl Stack {
     }
 }
 
+/// A level's kernel: GP_BANDIT's under its default settings.
+fn level_kernel(features: &Features) -> Box<dyn crate::kernel::Kernel> {
+    product_kernel(features, KernelKind::Matern52, LengthScalePrior::Weak, false)
+}
+
 /// The stack of `priors` over `features` for a study of `spec` (`None` without priors with
 /// enough trials): each level's θ as `start`'s state keeps it, else searched.
 pub(crate) fn fit_stack(
@@ -130,7 +136,7 @@ pub(crate) fn fit_stack(
         let warm = kept.get(thetas.len());
         let search = if warm.is_some() { Search::Reuse } else { Search::Full };
         let config = FitConfig { noise, search, ..FitConfig::default() };
-        let kernel = super::gp_bandit::kernel_for(features, &GpBanditParams::default());
+        let kernel = level_kernel(features);
         let n = x.len();
         let level = gp::fit(kernel, x, &residuals, &config, warm, rng)
             .map_err(|e| FitError::Numerical(format!("the GP of prior study {} failed: {e}", prior.name)))?;
@@ -256,7 +262,7 @@ mod tests {
         let x: Vec<Vec<f64>> = own.iter().map(|o| features.encode(&o.assignment)).collect();
         let y: Vec<f64> = own.iter().map(|o| if let Outcome::Measured(m) = &o.outcome { m["m"] } else { 0.0 }).collect();
         let r = stack.residuals(&x, &y);
-        let kernel = super::super::gp_bandit::kernel_for(&features, &GpBanditParams::default());
+        let kernel = level_kernel(&features);
         let top = gp::fit(kernel, x.clone(), &r, &FitConfig::default(), None, &mut rng).unwrap().on_base(stack.gp.clone(), 4);
         let w = top.stack_weight();
         assert!(w > 0.0 && w < 0.5, "four points against 25 and 15: the base's deviation dominates ({w})");
