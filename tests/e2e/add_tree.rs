@@ -1,4 +1,4 @@
-//! An ADD_TREE study over HTTP on seed 000's Jenatton function: four clients at once, each
+//! An ADD_TREE study over HTTP on Ma & Blaschko 2020's Jenatton function: four clients at once, each
 //! one's in-flight trial a fantasy for the others' suggestions, none given a point another has.
 
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,4 @@
-//! Problems too large for a search space: Branin in D = 10⁶ and 10⁹ (seed 001 §4, "D = 1 000 000
+//! Problems too large for a search space: Branin in D = 10⁶ and 10⁹ (Wang et al. 2016 §4, "D = 1 000 000
 //! 000"). A study cannot list 10⁹ parameters, so only REMBO runs these, through
 //! `bo_core::embedding::Embedded` — the designer's own algorithm on the embeddings'
 //! coordinates — with the objective reading its two coordinates of `p_X(A y)` lazily: two rows of
@@ -22,7 +22,7 @@ pub struct Lazy {
     pub dim: u64,
     /// The minimum value.
     pub optimum: f64,
-    /// The coordinates it reads (fixed, as seed 001's "selected once using a random permutation").
+    /// The coordinates it reads (fixed, as Wang et al. 2016's "selected once using a random permutation").
     pub coordinates: [u64; 2],
 }
 

@@ -25,7 +25,7 @@ pub struct RunTrace {
     /// Seconds of fit + suggest before each evaluation.
     pub suggest_seconds: Vec<f64>,
     /// For a noisy problem: the best (lowest) noisy observation so far after each evaluation —
-    /// what a user of the service sees, and what seed 003 reports.
+    /// what a user of the service sees, and what Zhang, Hung, Lin & Liu reports.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub best_observed: Option<Vec<f64>>,
     /// For a problem with a known structure (a dependency graph, or disjoint groups read as

@@ -66,8 +66,8 @@ struct Design {
     /// `algorithmConfig` as JSON.
     #[arg(long)]
     config: Option<String>,
-    /// Also tell the designer the problem's true structure (its `groups` or `edges`): seed
-    /// 004's "Add-*", seed 002's "Oracle".
+    /// Also tell the designer the problem's true structure (its `groups` or `edges`):
+    /// Kandasamy et al. 2015's "Add-*", Rolland et al. 2018's "Oracle".
     #[arg(long)]
     true_structure: bool,
 }

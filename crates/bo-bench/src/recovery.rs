@@ -1,10 +1,10 @@
-//! Scoring a learned structure against the true one: seed 002's CC and CS of a model's graph
+//! Scoring a learned structure against the true one: Rolland et al. 2018's CC and CS of a model's graph
 //! (or an additive model's groups, read as cliques).
 
 use bo_core::structure::Graph;
 
 /// How much of the true graph a learned one has: CC = shared edges / true edges, CS = shared
-/// non-edges / true non-edges (seed 002 §5).
+/// non-edges / true non-edges (Rolland et al. 2018 §5).
 pub fn recovery(truth: &Graph, edges: &[(usize, usize)]) -> (f64, f64) {
     let n = truth.n();
     let mut learned = Graph::empty(n);

@@ -156,7 +156,7 @@ pub struct Config {
     #[arg(long, env = "BO_REQUEST_TIMEOUT", value_parser = seconds, default_value_t = 60.0)]
     pub request_timeout: f64,
 
-    /// The sizes a request may have (README, "Limits").
+    /// The sizes a request may have (docs/settings.md, "Limits").
     #[command(flatten)]
     pub limits: LimitFlags,
 
@@ -169,7 +169,7 @@ pub struct Config {
     pub log_format: LogFormat,
 }
 
-/// The limits of `bo_core::Limits`, one flag each (README, "Limits"). Every refusal names its
+/// The limits of `bo_core::Limits`, one flag each (docs/settings.md, "Limits"). Every refusal names its
 /// flag ([`limit_flag`]).
 #[derive(Clone, Debug, clap::Args)]
 pub struct LimitFlags {

@@ -1,7 +1,7 @@
-//! Rolland et al.'s GP-sampled functions on fixed dependency graphs (seed 002 §5, Fig. 2; the
+//! Rolland et al.'s GP-sampled functions on fixed dependency graphs (Rolland et al. 2018 §5, Fig. 2; the
 //! reading's high-dimensional.md §4.7 recipe): `f(x) = Σ_{edges (a, b)} g_ab(x_a, x_b)`, each
 //! `g_ab` an independent draw from a GP with the squared-exponential kernel of length scale 0.2
-//! and variance 1/#edges (seed 002's `σ^(i)` rule) on the grid of `GRID` equally spaced values of
+//! and variance 1/#edges (Rolland et al. 2018's `σ^(i)` rule) on the grid of `GRID` equally spaced values of
 //! [0, 1] per variable, drawn exactly through the Cholesky factor of its `GRID² × GRID²`
 //! covariance from a fixed seed (`bo_core::embedding`'s normal rows, stable across versions). The
 //! star has 10 variables (a centre and 9 leaves), the grid is the 3 × 3 lattice (12 edges,
@@ -20,7 +20,7 @@ use faer::Mat;
 
 /// Values per variable.
 pub const GRID: usize = 20;
-/// The sampling kernel's length scale (seed 002: "L^(i) = 0.2 ∗ I_2", read as a length scale, C5).
+/// The sampling kernel's length scale (Rolland et al. 2018: "L^(i) = 0.2 ∗ I_2", read as a length scale, C5).
 const LENGTH_SCALE: f64 = 0.2;
 
 /// A sampled graph function.

@@ -1,6 +1,6 @@
 //! High-dimensional benchmark problems, all minimised (the reading's high-dimensional.md §2.9,
-//! §3.8 and Appendix A): Branin and Hartmann-6 embedded among dummy coordinates (seed 001's
-//! protocol), Kandasamy et al.'s additive three-modal functions (seed 004), and eight
+//! §3.8 and Appendix A): Branin and Hartmann-6 embedded among dummy coordinates (Wang et al. 2016's
+//! protocol), Kandasamy et al.'s additive three-modal functions (Kandasamy et al. 2015), and eight
 //! Hartmann-3 functions on disjoint groups.
 //!
 //! Which coordinates matter is chosen by a fixed permutation from [`permutation`] (SplitMix64,
@@ -35,8 +35,8 @@ pub fn centred_box(d: usize) -> SearchSpace {
     box_space(&vec![(-1.0, 1.0); d])
 }
 
-/// Branin on coordinates i, j of `x ∈ [−1, 1]^D` chosen by the permutation, rescaled as seed
-/// 001's code does: u = −5 + 15 (x_i + 1)/2, v = 15 (x_j + 1)/2.
+/// Branin on coordinates i, j of `x ∈ [−1, 1]^D` chosen by the permutation, rescaled as Wang et al.
+/// 2016's code does: u = −5 + 15 (x_i + 1)/2, v = 15 (x_j + 1)/2.
 fn branin_embedded(a: &Assignment, d: usize) -> f64 {
     let x = coords(a, d);
     let p = permutation(d, 1);
@@ -54,7 +54,7 @@ pub fn branin_centred(xi: f64, xj: f64) -> f64 {
 }
 
 /// A fixed random orthogonal `n × n` matrix: Gram–Schmidt on the rows of a standard normal
-/// matrix (seed 001 §4's rotation; its code takes Q of `qr(randn(D, D))`), rows from
+/// matrix (Wang et al. 2016 §4's rotation; its code takes Q of `qr(randn(D, D))`), rows from
 /// `bo_core::embedding`'s seeded generator.
 pub fn rotation(n: usize, seed: u64) -> Vec<Vec<f64>> {
     let g = bo_core::embedding::Embedding::new(seed, n);
@@ -71,7 +71,7 @@ pub fn rotation(n: usize, seed: u64) -> Vec<Vec<f64>> {
     q
 }
 
-/// Branin in D = 25 seen through a rotation: `f(R x)` (seed 001 §4, "REMBO's performance is not
+/// Branin in D = 25 seen through a rotation: `f(R x)` (Wang et al. 2016 §4, "REMBO's performance is not
 /// affected"). `R x` may leave the box; Branin's minimum 0.397887 is its minimum on all of R², and
 /// `Rᵀ z*` for an optimiser `z*` lies inside the box (tested).
 pub fn branin_d25_rotated(a: &Assignment) -> f64 {
@@ -104,7 +104,7 @@ pub fn additive_hartmann_groups() -> Vec<Vec<usize>> {
     permutation(24, 3).chunks(3).map(<[usize]>::to_vec).collect()
 }
 
-/// Kandasamy's three-modal `f_{d'}` (seed 004's code `get3ModalFunction.m`, the reading's §3.8):
+/// Kandasamy's three-modal `f_{d'}` (Kandasamy et al. 2015's code `get3ModalFunction.m`, the reading's §3.8):
 /// the log of a 3-component Gaussian mixture on `[−1, 1]^{d'}`, clipped below at −700; maximal
 /// at `c_2`.
 pub fn three_modal(z: &[f64]) -> f64 {

@@ -22,14 +22,14 @@ pub struct Problem {
     /// For a function on a known dependency graph: it, to score a model's learned graph.
     pub graph: Option<fn() -> Graph>,
     /// For an additive function of disjoint groups: the groups' parameter indices (what
-    /// `ADD_GP_UCB` is told for seed 004's "Add-*").
+    /// `ADD_GP_UCB` is told for Kandasamy et al. 2015's "Add-*").
     pub groups: Option<fn() -> Vec<Vec<usize>>>,
 }
 
 impl Problem {
     /// The structure the function is built on, as the `algorithmConfig` that tells it to the
-    /// designer: `groups` for `ADD_GP_UCB` (seed 004's "Add-*"), `edges` for `OVERLAP_ADD_GP`
-    /// (seed 002's "Oracle"). `None` for a problem without one.
+    /// designer: `groups` for `ADD_GP_UCB` (Kandasamy et al. 2015's "Add-*"), `edges` for `OVERLAP_ADD_GP`
+    /// (Rolland et al. 2018's "Oracle"). `None` for a problem without one.
     pub fn true_structure(&self) -> Option<serde_json::Value> {
         let ids: Vec<String> = (self.space)().params().iter().map(|p| p.id.clone()).collect();
         let name = |i: usize| ids[i].clone();

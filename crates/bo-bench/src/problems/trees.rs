@@ -1,8 +1,8 @@
 //! Conditional benchmark problems, all minimised (the reading's conditional.md §A1, §A5, §B5):
-//! Jenatton et al. (2017) as in conditional.md §A5.2 (seed 000's benchmark; optimum 0.1) and a
-//! smaller variant, seed 000's toy tree of Fig. 1, the three-level "jenatton3" of the authors' BoTorch port, a
-//! deeper and wider tree shaped like seed 000's VGG16 pruning problem built from known additive
-//! pieces, and seed 003's synthetic branching-and-nested function with its noise.
+//! Jenatton et al. (2017) as in conditional.md §A5.2 (Ma & Blaschko 2020's benchmark; optimum 0.1) and a
+//! smaller variant, Ma & Blaschko 2020's toy tree of Fig. 1, the three-level "jenatton3" of the authors' BoTorch port, a
+//! deeper and wider tree shaped like Ma & Blaschko 2020's VGG16 pruning problem built from known additive
+//! pieces, and Zhang, Hung, Lin & Liu's synthetic branching-and-nested function with its noise.
 
 use bo_core::{Assignment, Conditional, Domain, ParamSpec, ParamValue, ParentValues, Scale, SearchSpace};
 
@@ -100,7 +100,7 @@ const VGG_CHOICES: [&str; 2] = ["L1", "L2"];
 /// The optimal method per block (blocks 2, 3, 4).
 const VGG_BEST: [&str; 3] = ["L2", "L1", "L2"];
 
-/// A tree shaped like seed 000 §5.3's VGG16 pruning space (the reading's §A5.4): the root has no
+/// A tree shaped like Ma & Blaschko 2020 §5.3's VGG16 pruning space (the reading's §A5.4): the root has no
 /// continuous variable; blocks 2–4 each choose a method (`L1`/`L2`) and every chosen vertex
 /// holds 3 amounts in [0, 1] — depth 4, 8 paths, 14 vertices, 42 continuous parameters. Its
 /// value is a sum of known pieces, one per vertex on the path: `w_b Σⱼ (xⱼ − cⱼ)²` with centres
@@ -165,7 +165,7 @@ pub fn branching_nested_space() -> SearchSpace {
     .expect("valid")
 }
 
-/// The observation noise of seed 003's synthetic function.
+/// The observation noise of Zhang, Hung, Lin & Liu's synthetic function.
 pub const BRANCHING_NESTED_NOISE: f64 = 0.2;
 
 /// The branching-and-nested function, negated (noise-free).
@@ -181,7 +181,7 @@ pub fn branching_nested(a: &Assignment) -> f64 {
 
 /// The authors' "jenatton-small" (the reading's §A5.2): the Jenatton tree with every continuous
 /// value in [0, 1] and `f = shared + (leaf − 0.5)² + {0.1, 0.2, 0.3, 0.4}` — x² replaced by
-/// x²/4 — the scaling that reproduces seed 000's Fig. 4b. Optimum 0.1.
+/// x²/4 — the scaling that reproduces Ma & Blaschko 2020's Fig. 4b. Optimum 0.1.
 pub fn jenatton_small_space() -> SearchSpace {
     let binary = |id: &str, children| categorical(id, &["0", "1"], children);
     let unit = |id: &str| double(id, 0.0, 1.0);

@@ -8,8 +8,8 @@ use crate::gp::PosteriorGrad;
 /// The exploration schedule of UCB, `φ_t(x) = μ(x) + √β_t σ(x)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BetaSchedule {
-    /// `β_t = 0.2 · d · ln(2t)`: the practical schedule of seed 004 (Kandasamy et al. 2015,
-    /// §5) and seed 002, with `d` the dimension optimised.
+    /// `β_t = 0.2 · d · ln(2t)`: the practical schedule of Kandasamy et al. (2015,
+    /// §5) and Rolland et al. 2018, with `d` the dimension optimised.
     Kandasamy,
     /// `β_t = 2 ln(|X| t² π² / (6δ))`: Srinivas et al. (2010), Thm 1, with `|X|` the number of
     /// candidate points (or paths/patterns, conditional.md §A4 ¶5).

@@ -1,13 +1,13 @@
-//! `ADD_GP_UCB`: Add-GP-UCB (seed 004, Kandasamy, Schneider & Póczos 2015) — the objective
+//! `ADD_GP_UCB`: Add-GP-UCB (Kandasamy, Schneider & Póczos 2015) — the objective
 //! modelled as a sum of independent functions of disjoint groups of parameters, and the
 //! acquisition maximised group by group (the reading's high-dimensional.md §3).
 //!
 //! - **Model**: one GP with the additive kernel [`GroupAdditive`] over the groups (squared
-//!   exponential by default, as the paper; one length scale for all groups as seed 004's code
+//!   exponential by default, as the paper; one length scale for all groups as Kandasamy et al. 2015's code
 //!   has it, or one per variable shared across groupings; the amplitude split by group size),
-//!   one Cholesky of the summed Gram matrix; per-group posteriors μ_j, σ_j (seed 004 eq. 5) from
+//!   one Cholesky of the summed Gram matrix; per-group posteriors μ_j, σ_j (Kandasamy et al. 2015 eq. 5) from
 //!   `Gp::predict_component`.
-//! - **Prior mean** (our departure from seed 004's code, which uses the observations' mean): the
+//! - **Prior mean** (our departure from Kandasamy et al. 2015's code, which uses the observations' mean): the
 //!   worst observation. At the mean, a group's unexplored corners score as well as average and
 //!   — the sum of M per-group σ_j overstating σ by up to √M — the group-wise acquisition left the
 //!   incumbent for them: with the true groups, Kandasamy's (96, 5, 19) stayed at regret 1165
@@ -29,7 +29,7 @@
 //!   in no group are drawn uniformly, B6), or learned ("Add-d/M", `groupSize` d, M = ⌈D/d⌉
 //!   groups): every `relearnEvery` (N_cyc) observations the marginal likelihood at the current
 //!   θ scores the current grouping and `numPartitions` random ones (random permutations cut into
-//!   consecutive chunks, seed 004's code "partialLearn"; the reading's B3: max(5, D) and the
+//!   consecutive chunks, Kandasamy et al. 2015's code "partialLearn"; the reading's B3: max(5, D) and the
 //!   current one kept, so the likelihood never drops), then — our addition — a hill climb over
 //!   swaps of two parameters between groups, and θ is optimised again for the winner. Since θ
 //!   does not depend on the grouping ([`GroupAdditive`]), scoring a candidate costs one
@@ -39,10 +39,10 @@
 //!   Hartmann-3 × 8 at 200 evaluations: 2.0 with the search under the model's own length
 //!   scales, 0.29 with this). With the swaps the search finds Kandasamy's (10, 3, 3) groups
 //!   exactly within 125 evaluations; random partitions alone rarely beat the current grouping.
-//! - **Design**: the first `initialDesignSize` trials (10, seed 004's code) are quasi-random.
+//! - **Design**: the first `initialDesignSize` trials (10, Kandasamy et al. 2015's code) are quasi-random.
 //! - **Pending trials and batches**: kriging-believer fantasies in the shared GP (the reading's
 //!   §5: the papers do not treat batches); a proposal equal to a taken one is moved by a small
-//!   Gaussian step (seed 004's code guard).
+//!   Gaussian step (Kandasamy et al. 2015's code guard).
 //! - **Spaces**: numeric and categorical parameters (a categorical's distance is 0/1), no
 //!   conditions — a conditional space is `ADD_TREE`'s, and the config check says so.
 //!
@@ -53,7 +53,7 @@
 //! | `relearnEvery` | 25 | N_cyc: observations between decomposition searches | 1 – 10,000 |
 //! | `numPartitions` | max(5, D) | random groupings scored per search | 1 – 1,000 |
 //! | `swapsPerParameter` | 10 | pair swaps tried per search, per parameter | 0 – 1,000 |
-//! | `lengthScales` | `SHARED` | one for all (seed 004's code), or `PER_PARAMETER` | — |
+//! | `lengthScales` | `SHARED` | one for all (Kandasamy et al. 2015's code), or `PER_PARAMETER` | — |
 //! | `priorMean` | `WORST` | the GP's constant prior mean: `WORST` observation, or `MEAN` (the paper) | — |
 //! | `kernel` | `SQUARED_EXP` | `SQUARED_EXP` (the paper) or `MATERN52` | — |
 //! | `acquisition` | `GROUP_UCB` | `GROUP_UCB` (the paper's Alg. 1) or `LOG_EI` (above) | — |
@@ -123,7 +123,7 @@ pub enum LengthScales {
     /// One per parameter, shared by every grouping (the grouping search still scores under one
     /// shared length scale, fitted for it).
     PerParameter,
-    /// One for all (seed 004's code): the default.
+    /// One for all (Kandasamy et al. 2015's code): the default.
     Shared,
 }
 
@@ -131,7 +131,7 @@ pub enum LengthScales {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum AddAcquisition {
-    /// Each group's UCB maximised on its own coordinates (seed 004's Alg. 1): the default.
+    /// Each group's UCB maximised on its own coordinates (Kandasamy et al. 2015's Alg. 1): the default.
     GroupUcb,
     /// log expected improvement of the whole sum over the best trial, maximised over the whole
     /// space as `GP_BANDIT` does (`optimize::mixed`).
@@ -142,7 +142,7 @@ pub enum AddAcquisition {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum KernelChoice {
-    /// Squared exponential (seed 004 eq. 2).
+    /// Squared exponential (Kandasamy et al. 2015 eq. 2).
     #[default]
     SquaredExp,
     /// Matérn-5/2.
@@ -170,7 +170,7 @@ impl Default for AddGpUcbParams {
     }
 }
 
-/// The default d of Add-d/M: seed 004 found small groups (d = 3–5) best on every synthetic
+/// The default d of Add-d/M: Kandasamy et al. 2015 found small groups (d = 3–5) best on every synthetic
 /// problem whose true groups are larger or unknown (§5, the reading's §3.10).
 const DEFAULT_GROUP_SIZE: usize = 3;
 
@@ -492,7 +492,7 @@ impl AddGpUcb {
     }
 
     /// The grouping with the largest marginal likelihood at `gp`'s θ found from `current`:
-    /// `numPartitions` random partitions of groups of at most `size` (seed 004), then
+    /// `numPartitions` random partitions of groups of at most `size` (Kandasamy et al. 2015), then
     /// `swapsPerParameter · D` proposals exchanging two parameters of different groups of the
     /// best so far, each kept if it raises the likelihood (a hill climb the paper does not have:
     /// with 8 groups of 3 among 24 parameters, a random partition is almost never right and 24
@@ -599,7 +599,7 @@ impl Proposer for AddGpUcbProposer {
     }
 
     fn propose(&self, post: &Posterior, member: Member<'_>, _: &mut (), rng: &mut dyn Rng) -> Result<Option<Assignment>, FitError> {
-        // t counts the real observations (seed 004's code: #observations + 1).
+        // t counts the real observations (Kandasamy et al. 2015's code: #observations + 1).
         let t = post.taken.len() + 1;
         let Member { gp, taken, believed, .. } = member;
         if let Some((anchors, config)) = &self.joint {

@@ -1,5 +1,5 @@
 //! `ADD_TREE`: Bayesian optimisation over a conditional space with the Add-Tree covariance
-//! (seed 000, Ma & Blaschko; the reading's conditional.md §A2–§A4, §A9, §C).
+//! (Ma & Blaschko 2020, Ma & Blaschko; the reading's conditional.md §A2–§A4, §A9, §C).
 //!
 //! - **Tree**: `space::tree` turns the study's conditional parameters into vertices and
 //!   patterns (root-to-leaf paths). A trial's features are [`Features`]' coordinates followed by
@@ -39,7 +39,7 @@
 //! | Name | Default | Purpose | Range |
 //! | --- | --- | --- | --- |
 //! | `kernel` | `MATERN52` | per-vertex kernel: `MATERN52` or `SQUARED_EXP` | — |
-//! | `mode` | `JOINT` | `JOINT`, or `PAPER` for seed 000's Algorithm 2 (see [`Mode`]) | — |
+//! | `mode` | `JOINT` | `JOINT`, or `PAPER` for Ma & Blaschko 2020's Algorithm 2 (see [`Mode`]) | — |
 //! | `ucbKappa` | 1 | κ of the exploiting suggestions | (0, 100] |
 //! | `exploreEvery` | 2 | every this many suggestions use κ_t (0 never, 1 always) | 0 – 1,000 |
 //! | `exploreDecay` | 20 | with t trials, explore every max(`exploreEvery`, ⌊t/20⌋)-th (0 off) | 0 – 100,000 |
@@ -325,7 +325,7 @@ impl AddTree {
 }
 
 /// ADD_TREE's search: the joint UCB of every path over its own parameters, κ switching between
-/// exploiting and exploring steps, or seed 000's Algorithm 2.
+/// exploiting and exploring steps, or Ma & Blaschko 2020's Algorithm 2.
 struct AddTreeProposer {
     layout: Layout,
     mode: Mode,

@@ -5,9 +5,9 @@
 //! the same trials and proposes from the one that predicts them best:
 //!
 //! - **Candidates** ([`Candidate`]), in order of preference: on a conditional space `ADD_TREE`
-//!   (seed 000; the default, ahead of the flat GP on every bo-bench tree problem) and the flat
+//!   (Ma & Blaschko 2020; the default, ahead of the flat GP on every bo-bench tree problem) and the flat
 //!   GP; otherwise `GP_BANDIT` with the weak length-scale prior (the default) and `ADD_GP_UCB`
-//!   with learned groups (seed 004; from [`MIN_ADDITIVE_PARAMS`] parameters). `GP_BANDIT` with
+//!   with learned groups (Kandasamy et al. 2015; from [`MIN_ADDITIVE_PARAMS`] parameters). `GP_BANDIT` with
 //!   the dimension-scaled prior (Hvarfner et al. 2024) and with learned input warping are
 //!   compared only when `models` names them (see [`Candidate::by_default`]). All share one
 //!   quasi-random initial design (the default's size), so they fit the same trials. `REMBO` is

@@ -1,4 +1,4 @@
-//! `BRANCHING_NESTED`: seed 003's unified GP for branching and nested parameters (Zhang, Hung,
+//! `BRANCHING_NESTED`: Zhang, Hung, Lin & Liu's unified GP for branching and nested parameters (Zhang, Hung,
 //! Lin & Liu; the reading's conditional.md §B, §C4) with EI.
 //!
 //! - **Space**: shared quantitative parameters `w` (the unconditional numeric ones), branching
@@ -21,7 +21,7 @@
 //!
 //! | Name | Default | Purpose | Range |
 //! | --- | --- | --- | --- |
-//! | `initialDesignSize` | 10 (seed 003) | quasi-random trials first | 1 – 1,000 |
+//! | `initialDesignSize` | 10 (Zhang, Hung, Lin & Liu) | quasi-random trials first | 1 – 1,000 |
 //! | `numCandidates` | 512 | candidates per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 //! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`) | — |
@@ -61,13 +61,13 @@ impl Default for BranchingNestedParams {
     }
 }
 
-/// The designer: GP_BANDIT with seed 003's kernel.
+/// The designer: GP_BANDIT with Zhang, Hung, Lin & Liu's kernel.
 pub struct BranchingNested(GpBandit);
 
 impl FromConfig for BranchingNested {
     type Params = BranchingNestedParams;
 
-    /// The designer for `space`, or why the space is not one seed 003 models.
+    /// The designer for `space`, or why the space is not one Zhang, Hung, Lin & Liu models.
     fn new(params: BranchingNestedParams, space: &SearchSpace) -> Result<BranchingNested, ConfigError> {
         check_space(space)?;
         let bandit = GpBanditParams {
@@ -112,7 +112,7 @@ fn check_space(space: &SearchSpace) -> Result<(), ConfigError> {
             field: String::new(),
             reason: format!(
                 "BRANCHING_NESTED models branching CATEGORICAL parameters at the top of the space whose children have no \
-                 children (seed 003); {reason}. ADD_TREE models any conditional tree"
+                 children (Zhang, Hung, Lin & Liu); {reason}. ADD_TREE models any conditional tree"
             ),
         })
     };

@@ -13,7 +13,7 @@
 //!   One model, no classifier to fit, and it steers the acquisition away from the region; a
 //!   feasibility model would need a second GP and more data than these studies usually have.
 //! - **Acquisition**: log-EI over the best observed value by default; UCB with
-//!   `β_t = 0.2 · d · ln(2t)` (seed 004 §5, the practical schedule) unless `ucbBeta` fixes it;
+//!   `β_t = 0.2 · d · ln(2t)` (Kandasamy et al. 2015 §5, the practical schedule) unless `ucbBeta` fixes it;
 //!   or log-PI. EI is the default because bo-bench measured it better on 5 of 7 problems
 //!   (UCB over-explores boundaries as d grows; docs/benchmarks.md). Maximised by
 //!   `optimize::mixed`. The objective is the study's first metric; minimisation is handled by
@@ -149,7 +149,7 @@ pub(super) struct Variant {
     pub name: &'static str,
     /// The kernel over [`Features`].
     pub kernel: fn(&Features, &GpBanditParams) -> Box<dyn Kernel>,
-    /// EI's incumbent: the largest posterior mean at the data (for noisy objectives, seed 003 as
+    /// EI's incumbent: the largest posterior mean at the data (for noisy objectives, Zhang, Hung, Lin & Liu as
     /// the reading found best, §D) instead of the largest observation.
     pub plug_in_best: bool,
 }

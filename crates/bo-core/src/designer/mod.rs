@@ -19,6 +19,7 @@ mod grid;
 mod overlap_add_gp;
 mod quasi_random;
 mod random;
+mod registry;
 mod rembo;
 mod several_metrics;
 pub mod subset;
@@ -35,8 +36,6 @@ use crate::space::SearchSpace;
 use crate::study::StudySpec;
 use crate::trial::{Assignment, Observation};
 
-use config::build;
-
 pub use add_gp_ucb::{AddGpUcb, AddGpUcbParams};
 pub use add_tree::{AddTree, AddTreeParams};
 pub use auto::{Auto, AutoParams, Candidate, Criterion};
@@ -48,25 +47,8 @@ pub use grid::{GridParams, GridSearch};
 pub use overlap_add_gp::{OverlapAddGp, OverlapAddGpParams};
 pub use quasi_random::QuasiRandomSearch;
 pub use random::RandomSearch;
+pub use registry::{ALGORITHMS, designer_fitted_whole, designer_for};
 pub use rembo::{Rembo, RemboKernel, RemboParams};
-
-/// The algorithm names a study may use. `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`, its
-/// synonym) chooses from the study's data: it fits `GP_BANDIT` under two length-scale priors,
-/// `ADD_GP_UCB` with learned groups and, on a conditional space, `ADD_TREE`, and proposes from
-/// the one that predicts the trials best (see [`auto`]).
-pub const ALGORITHMS: &[&str] = &[
-    "AUTO",
-    "ALGORITHM_UNSPECIFIED",
-    "RANDOM_SEARCH",
-    "QUASI_RANDOM_SEARCH",
-    "GRID_SEARCH",
-    "GP_BANDIT",
-    "ADD_TREE",
-    "BRANCHING_NESTED",
-    "ADD_GP_UCB",
-    "OVERLAP_ADD_GP",
-    "REMBO",
-];
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.
 #[derive(Clone, Debug)]
@@ -259,7 +241,7 @@ pub trait Model: Send + Sync {
 
     /// The posterior mean of each additive term of the model at `points` (by the term's name,
     /// in standardised units: what matters is how much each varies), for a model whose kernel
-    /// is a sum of terms over groups of parameters (seed 004 eq. 5, seed 000's per-vertex
+    /// is a sum of terms over groups of parameters (Kandasamy et al. 2015 eq. 5, Ma & Blaschko 2020's per-vertex
     /// posterior); `None` otherwise.
     fn term_means(&self, _points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
         None
@@ -471,63 +453,6 @@ pub enum FitError {
         /// How many were asked for.
         asked: usize,
     },
-}
-
-/// The designer for `spec.algorithm`, its `algorithmConfig` checked (each designer's
-/// [`config::FromConfig`]); one that learns is fitted on a subset of a large study's
-/// observations ([`subset`]).
-pub fn designer_for(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
-    let designer = designer_fitted_whole(spec)?;
-    Ok(if designer.learns() { subset::Subset::wrap(designer) } else { designer })
-}
-
-/// [`designer_for`] without the subset: fitted on every observation whatever the study's size
-/// (what `designer_for` gives up to [`subset::EXACT_UP_TO`]; for measuring what the subset
-/// costs).
-pub fn designer_fitted_whole(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
-    let (spec, infeasible) = several_metrics::take_infeasible_trials(spec)?;
-    let designer = designer_of(&spec)?;
-    if infeasible.is_some() && !designer.learns() {
-        return Err(ConfigError::Invalid {
-            field: several_metrics::INFEASIBLE_TRIALS_KEY.into(),
-            reason: format!("{} learns nothing from trials; the setting is for the designers that model them", spec.algorithm),
-        });
-    }
-    // Several metrics (or infeasible trials modelled by a classifier): one model per metric of
-    // the study's own designer, and an acquisition over them. Designers that learn nothing
-    // propose the same whatever the metrics.
-    let classify = infeasible == Some(several_metrics::InfeasibleTrials::Classifier);
-    if (spec.metrics.len() > 1 || classify) && designer.learns() {
-        let single = several_metrics::single_objective_settings(&spec);
-        let designer = if single.is_empty() { designer } else { designer_of(&with_settings(&spec, &single))? };
-        return Ok(several_metrics::SeveralMetrics::wrap(designer, classify));
-    }
-    Ok(designer)
-}
-
-/// `spec` with `settings` added to its `algorithmConfig`.
-fn with_settings(spec: &StudySpec, settings: &[(&str, serde_json::Value)]) -> StudySpec {
-    let mut config = spec.algorithm_config.as_object().cloned().unwrap_or_default();
-    for (key, value) in settings {
-        config.insert((*key).to_owned(), value.clone());
-    }
-    StudySpec { algorithm_config: serde_json::Value::Object(config), ..spec.clone() }
-}
-
-fn designer_of(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
-    match spec.algorithm.as_str() {
-        "RANDOM_SEARCH" => build::<RandomSearch>(spec),
-        "QUASI_RANDOM_SEARCH" => build::<QuasiRandomSearch>(spec),
-        "AUTO" | "ALGORITHM_UNSPECIFIED" => build::<Auto>(spec),
-        "GRID_SEARCH" => build::<GridSearch>(spec),
-        "GP_BANDIT" => build::<GpBandit>(spec),
-        "ADD_TREE" => build::<AddTree>(spec),
-        "BRANCHING_NESTED" => build::<BranchingNested>(spec),
-        "ADD_GP_UCB" => build::<AddGpUcb>(spec),
-        "OVERLAP_ADD_GP" => build::<OverlapAddGp>(spec),
-        "REMBO" => build::<Rembo>(spec),
-        other => Err(ConfigError::UnknownAlgorithm { name: other.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() }),
-    }
 }
 
 /// `count` distinct new assignments drawn by `draw`, avoiding `taken` (pending and already

@@ -1,4 +1,4 @@
-//! `OVERLAP_ADD_GP`: additive GP-UCB with overlapping groups (seed 002, Rolland, Scarlett,
+//! `OVERLAP_ADD_GP`: additive GP-UCB with overlapping groups (Rolland et al. 2018, Rolland, Scarlett,
 //! Bogunovic & Cevher 2018; the reading's high-dimensional.md §4) — one term per maximal clique
 //! of a dependency graph over the parameters, the acquisition maximised exactly on a grid by
 //! max-sum over a junction tree, the graph learned by Gibbs sampling.
@@ -494,7 +494,7 @@ impl Proposer for OverlapAddGpProposer {
         let name = |i: usize| params[i].id.clone();
         let h = post.gp.hyperparameters();
         serde_json::json!({
-            "model": "additive GP over a dependency graph's cliques (seed 002)",
+            "model": "additive GP over a dependency graph's cliques (Rolland et al. 2018)",
             "trials": post.gp.n(),
             "edges": self.graph.edges().iter().map(|&(a, b)| [name(a), name(b)]).collect::<Vec<_>>(),
             "cliques": self.cliques.iter().map(|c| c.iter().map(|&i| name(i)).collect::<Vec<_>>()).collect::<Vec<_>>(),

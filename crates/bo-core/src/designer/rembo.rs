@@ -1,4 +1,4 @@
-//! `REMBO`: Bayesian optimisation in random embeddings (seed 001, Wang, Zoghi, Matheson, Hutter
+//! `REMBO`: Bayesian optimisation in random embeddings (Wang et al. 2016, Wang, Zoghi, Matheson, Hutter
 //! & de Freitas 2013; the reading's high-dimensional.md §2). For objectives that vary along few
 //! directions of a high-dimensional box, BO runs in `Y = [−h, h]^d` and each point `y` is
 //! evaluated at `p_X(A y)` (crate::embedding), the space's unit cube seen as `[−1, 1]^D`.
@@ -6,12 +6,12 @@
 //! - **Interleaved embeddings** (§3.1): `k` independent matrices (default 4), drawn from the
 //!   study's seed; each suggestion goes to the embedding with the fewest trials (completed and
 //!   pending), so the budget is split N/k as in Table 1. "The optimum is outside Y" happens with
-//!   probability ≈ 0.29 for one embedding of d = 2 in seed 001's box (the reading's §2.4) and ≈
+//!   probability ≈ 0.29 for one embedding of d = 2 in Wang et al. 2016's box (the reading's §2.4) and ≈
 //!   0.29^k for k; more in the smaller default box, which k embeddings cover.
 //! - **Kernels** (§3.2): `LOW_DIM`, an isotropic squared exponential on y, one GP per embedding
 //!   (Def. 4); `HIGH_DIM`, an isotropic squared exponential on the clipped point itself, one GP
 //!   over every trial, with a categorical mismatch counted as a unit distance (the Hamming
-//!   kernel of §3.2 with λ tied to ℓ; seed 001's code uses `exp(−h/θ)`, and the paper's
+//!   kernel of §3.2 with λ tied to ℓ; Wang et al. 2016's code uses `exp(−h/θ)`, and the paper's
 //!   `exp(−λh²/2)` is not positive definite in general). `HIGH_DIM` is the default when any
 //!   parameter is not DOUBLE, as integers, discrete values and categories are rounded after
 //!   clipping (the reading's A4, A6: equal-width bins) and `y` cannot be recovered from them,
@@ -22,14 +22,14 @@
 //!   another algorithm) are left out of the low-dimensional GPs and counted in `GET …/model`
 //!   (the reading's A12).
 //! - **Hyperparameters**: θ = (log amplitude, log ℓ) and the noise by MAP as every GP here, on
-//!   standardised outputs (A9); ℓ within [0.01, 1] in y's units — seed 001's Algorithm 3 shrinks
+//!   standardised outputs (A9); ℓ within [0.01, 1] in y's units — Wang et al. 2016's Algorithm 3 shrinks
 //!   the upper bound of [0.01, 50] after 5 low-variance picks, whose variances are not stored
 //!   with the trials, so a fixed bound stands in for it (measured, see the constant).
 //! - **Acquisition**: log-EI (§4: "EI"), maximised over Y by Sobol candidates and L-BFGS
 //!   (`optimize::subspace`) instead of DIRECT + CMA-ES — by default within a trust region
 //!   around the embedding's best point (TuRBO-1's box, as `GP_BANDIT`'s), the whole of Y when
-//!   the box has collapsed (a restart's global step) or holds no recoverable point. Not in seed
-//!   001: the local phase is what turns a basin found into a converged optimum, where the
+//!   the box has collapsed (a restart's global step) or holds no recoverable point. Not in Wang et al.
+//!   2016: the local phase is what turns a basin found into a converged optimum, where the
 //!   isotropic GP alone kept sampling Y's far corners (measured, below).
 //! - **Design**: each embedding's first `initialDesignSize` points (max(2, d + 1), A7) are
 //!   scrambled Sobol points of Y.
@@ -43,11 +43,11 @@
 //! | `initialDesignSize` | max(2, d + 1) | Sobol points per embedding | 1 – 1,000 |
 //! | `numCandidates` | 256 | Sobol candidates per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
-//! | `boxHalfWidth` | 1 | h of the search box `Y = [−h, h]^d` (seed 001: √d) | (0, 100] |
+//! | `boxHalfWidth` | 1 | h of the search box `Y = [−h, h]^d` (Wang et al. 2016: √d) | (0, 100] |
 //! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the warp of the objective each GP is fitted to (`gp::output_warp`) | — |
 //! | `trustRegion` | `true` (`LOW_DIM`) | `LOW_DIM` only: each embedding searches TuRBO-1's box around its best point (`gp::trust_region`, replayed from that embedding's trials), the whole of Y when the box collapses or holds no recoverable point | — |
 //!
-//! The last three depart from seed 001, measured (docs/benchmarks.md, "`REMBO`'s box, warp and
+//! The last three depart from Wang et al. 2016, measured (docs/benchmarks.md, "`REMBO`'s box, warp and
 //! trust region"): with `Y = [−√d, √d]^d` and d = 4 the two rows of `A y` that Branin reads
 //! leave `[−1, 1]` on about 89 % of Y, every run ended on the clipped boundary's minimum, and the
 //! defaults (d = 4, k = 4) were worse than random search after 200 evaluations (Branin in D = 25
@@ -56,7 +56,7 @@
 //! (Branin spans 0.4 to 308): 0.078 in D = 25, 0.10 in D = 100 and 0.52 on Hartmann-6 in D =
 //! 100, against random search's 0.35, 0.24 and 1.19. With the trust region as well: 2.4e-4,
 //! 2.5e-4 and 0.37; d = 4, k = 1 after 500 evaluations 3.7e-6 (median; 0.033 without it), and
-//! d = 2, k = 4 a mean of 1.4e-4 (seed 001: 1e-4).
+//! d = 2, k = 4 a mean of 1.4e-4 (Wang et al. 2016: 1e-4).
 //!
 //! [`Embedded`] is the algorithm on the embeddings' own coordinates, without a search space: the
 //! designer maps assignments to it, and bo-bench drives it directly on D = 10⁹, where no search

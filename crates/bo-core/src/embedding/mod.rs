@@ -1,4 +1,4 @@
-//! REMBO's random embeddings (seed 001, Wang et al. 2013, Alg. 2; the reading's
+//! REMBO's random embeddings (Wang et al. 2016, Wang et al. 2013, Alg. 2; the reading's
 //! high-dimensional.md §2): a matrix `A ∈ R^{D×d}` of independent N(0, 1) entries maps a point
 //! `y` of the low-dimensional box `Y = [−√d, √d]^d` to `p_X(A y)`, its coordinate-wise clip to
 //! `[−1, 1]^D` (the Euclidean projection onto the box, §2.2).
@@ -41,7 +41,7 @@ impl Embedding {
         Embedding { seed, d }
     }
 
-    /// The `r`-th of several independent embeddings drawn from one seed (seed 001 §3.1's
+    /// The `r`-th of several independent embeddings drawn from one seed (Wang et al. 2016 §3.1's
     /// interleaved runs).
     pub fn nth(seed: u64, r: usize, d: usize) -> Embedding {
         Embedding::new(mix(seed ^ mix((r as u64).wrapping_add(1).wrapping_mul(GOLDEN))), d)

@@ -1,6 +1,6 @@
-//! REMBO's search on the embeddings' own coordinates (seed 001 §3; the reading's
+//! REMBO's search on the embeddings' own coordinates (Wang et al. 2016 §3; the reading's
 //! high-dimensional.md §2): a trial of embedding `r` is `w ∈ [0, 1]^d`, the point `y = h (2w −
-//! 1)` of Y (`h` = 1 by default; seed 001's box has √d); each embedding has its own GP (the
+//! 1)` of Y (`h` = 1 by default; Wang et al. 2016's box has √d); each embedding has its own GP (the
 //! `LOW_DIM` kernel), its own scrambled Sobol design, and log-EI maximised over its box — or,
 //! under `trust_region`, over TuRBO-1's box around its best point (`designer::gp::trust_region`,
 //! replayed from that embedding's trials); a suggestion goes to the embedding with the fewest
@@ -52,7 +52,7 @@ pub struct Settings {
 /// evaluations median regret 9.8e-3 against 2.7e-2 with 50, after 500 mean 3.6e-3 against
 /// 2.0e-2 (docs/benchmarks.md) — the clipped plateaus of Y otherwise pull ℓ long.
 const LENGTH_SCALE_BOUNDS_Y: (f64, f64) = (0.01, 1.0);
-/// ℓ's start in y's units (seed 001's code, Branin demo).
+/// ℓ's start in y's units (Wang et al. 2016's code, Branin demo).
 const INITIAL_LENGTH_SCALE_Y: f64 = 0.1;
 /// Sobol points of the design skipped at most, per point, when they are not allowed.
 const MAX_DESIGN_SKIPS: usize = 8;

@@ -432,7 +432,7 @@ impl Gp {
     }
 
     /// The posterior of one additive component `f_c` of the latent function when the kernel
-    /// is a sum `k = Σ_c k_c` of independent components (seed 000's per-vertex posterior, the
+    /// is a sum `k = Σ_c k_c` of independent components (Ma & Blaschko 2020's per-vertex posterior, the
     /// reading's §A3.3): mean `k_c(X, x)ᵀα`, variance `k_c(x, x) − k_c(X, x)ᵀK⁻¹k_c(X, x)`.
     /// With `component` the whole kernel it is [`Gp::predict`].
     ///

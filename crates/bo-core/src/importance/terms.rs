@@ -1,6 +1,6 @@
 //! How much of an additive model's variation each term carries: the variance of each term's
 //! posterior mean over quasi-random points of the space, as a share of their sum — for the
-//! additive designers (seed 004's groups, seed 002's cliques, seed 000's tree vertices), the
+//! additive designers (Kandasamy et al. 2015's groups, Rolland et al. 2018's cliques, Ma & Blaschko 2020's tree vertices), the
 //! exact decomposition that Sobol indices estimate for a black box. Overlapping terms covary;
 //! the shares leave the covariances out.
 

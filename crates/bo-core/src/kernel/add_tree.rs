@@ -1,4 +1,4 @@
-//! The Add-Tree covariance (seed 000, Definition 5 and Algorithm 1; the reading's
+//! The Add-Tree covariance (Ma & Blaschko 2020, Definition 5 and Algorithm 1; the reading's
 //! conditional.md §A2, §C2): `k(x, x') = Σ_{v ∈ A(x) ∩ A(x')} [c_v + k_v(x_v, x'_v)]`, a sum over
 //! the vertices active at both points of a per-vertex kernel on that vertex's parameters plus a
 //! learnable per-branch offset `c_v ≥ 0` (the paper's "no term" for a vertex without variables

@@ -1,4 +1,4 @@
-//! The branching-and-nested covariance (seed 003, Zhang, Hung, Lin & Liu, eq. (4)–(5) and
+//! The branching-and-nested covariance (Zhang, Hung, Lin & Liu, Zhang, Hung, Lin & Liu, eq. (4)–(5) and
 //! Definition 1; the reading's conditional.md §B2):
 //! `R(x, x') = R_θ(w, w') · Π_k [z_k ≠ z'_k ? e^{−γ_k} : exp(−Σ_j φ^b_kj d(v^b_j, v'^b_j))]` —
 //! shared quantitative variables `w` under an ARD kernel, one factor per branching variable
@@ -305,7 +305,7 @@ impl Kernel for BranchingNested {
         Box::new(self.clone())
     }
 
-    /// γ per branching variable and φ per nested variable and level (seed 003's sensitivity
+    /// γ per branching variable and φ per nested variable and level (Zhang, Hung, Lin & Liu's sensitivity
     /// reading: a small γ says the branches behave alike, a small φ that the variable matters
     /// little within its branch).
     fn summary(&self) -> serde_json::Value {

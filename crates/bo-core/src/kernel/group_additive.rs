@@ -1,21 +1,21 @@
 //! The additive kernel of the high-dimensional papers: one stationary term per group of
-//! variables, the groups disjoint (seed 004, Kandasamy et al. 2015, eq. 1 and Obs. 1) or
-//! overlapping cliques of a dependency graph (seed 002, Rolland et al. 2018, §5):
+//! variables, the groups disjoint (Kandasamy et al. 2015, eq. 1 and Obs. 1) or
+//! overlapping cliques of a dependency graph (Rolland et al. 2018, §5):
 //!
 //! `k(x, y) = a · Σ_g w_g f(r²_g)`, `r²_g = Σ_{i∈g} s_i(x, y) / ℓᵢ²`, `w_g = |g| / Σ_h |h|`,
 //!
 //! with `s_i = (xᵢ − yᵢ)²` for a numeric coordinate and `[xᵢ ≠ yᵢ]` (a one-hot distance, so `f`
 //! stays positive definite) for a categorical one. The length scales are **per variable and
 //! shared by every group that holds the variable**, and the amplitude is split by group size
-//! (seed 002 §5's `σ^(i) = d_i/Σ d_j`, the reading's §4.6): θ = (log a, log ℓ₁ … log ℓ_D) does
-//! not depend on the grouping, so one θ scores many candidate groupings (seed 004's partial
+//! (Rolland et al. 2018 §5's `σ^(i) = d_i/Σ d_j`, the reading's §4.6): θ = (log a, log ℓ₁ … log ℓ_D) does
+//! not depend on the grouping, so one θ scores many candidate groupings (Kandasamy et al. 2015's partial
 //! marginal-likelihood search, the reading's §3.6) and a Gibbs sweep over a graph's edges
-//! (seed 002 Alg. 3) changes the kernel without changing its parameters. Seed 004's code shares
+//! (Rolland et al. 2018 Alg. 3) changes the kernel without changing its parameters. Seed 004's code shares
 //! one bandwidth across all groups; per-variable length scales (ARD) are the service's choice,
 //! measured in docs/benchmarks.md.
 //!
 //! [`GroupAdditive::component`] is one group's term, for the per-group posteriors μ_g, σ_g of
-//! seed 004 eq. 5 (`Gp::predict_component`).
+//! Kandasamy et al. 2015 eq. 5 (`Gp::predict_component`).
 //!
 //! Priors as [`super::Ard`]'s `Weak`: log a ~ N(0, 1), `log p(ℓ) = −0.1 (ℓ² + ℓ⁻²)`.
 
@@ -40,7 +40,7 @@ pub struct GroupAdditive<P: Profile> {
     log_length_scales: Vec<f64>,
     inv_length_scales: Vec<f64>,
     length_scale_bounds: (f64, f64),
-    /// One length scale for every dimension (seed 004's code) instead of one each.
+    /// One length scale for every dimension (Kandasamy et al. 2015's code) instead of one each.
     shared: bool,
     _profile: std::marker::PhantomData<P>,
 }
@@ -76,7 +76,7 @@ impl<P: Profile> GroupAdditive<P> {
         kernel
     }
 
-    /// The same kernel with one length scale shared by every dimension (seed 004's code,
+    /// The same kernel with one length scale shared by every dimension (Kandasamy et al. 2015's code,
     /// `useSameSm`): θ = (log a, log ℓ).
     pub fn with_shared_length_scale(mut self) -> GroupAdditive<P> {
         self.shared = true;

@@ -1,5 +1,5 @@
 //! Sums and products of kernels, and the additive kernel over groups of dimensions
-//! (`Σ_g k_g(x_g, y_g)`, seed 004 §2): the parameters of the parts, concatenated in order.
+//! (`Σ_g k_g(x_g, y_g)`, Kandasamy et al. 2015 §2): the parameters of the parts, concatenated in order.
 
 use faer::{Mat, MatRef};
 

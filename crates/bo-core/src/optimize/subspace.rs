@@ -1,7 +1,7 @@
 //! Maximising a score over a few coordinates of a feature vector, the others held fixed: the
-//! per-group acquisition maximisation of seed 004 (Add-GP-UCB's `φ̃_t^(j)` on `X^(j)`, the
+//! per-group acquisition maximisation of Kandasamy et al. 2015 (Add-GP-UCB's `φ̃_t^(j)` on `X^(j)`, the
 //! reading's §3.4 — "the acquisition is optimised in d-dimensional pieces, never in D
-//! dimensions") and the search over REMBO's low-dimensional box (seed 001, Alg. 2 step 4).
+//! dimensions") and the search over REMBO's low-dimensional box (Wang et al. 2016, Alg. 2 step 4).
 //!
 //! Scrambled Sobol candidates over the coordinates plus Gaussian perturbations of given anchors
 //! are scored in one batch; L-BFGS then moves the numeric coordinates from the best few, in

@@ -4,7 +4,7 @@
 //! for the exchangeable kernel). An inactive parameter takes a fixed value — [`INACTIVE`] for
 //! numeric, [`INACTIVE_CATEGORY`] for categorical — so two points of the same branch never
 //! differ along a dimension that neither uses, and points of different branches are told apart
-//! by their parents' values. (The tree kernels of seeds 000 and 003 will replace this
+//! by their parents' values. (The tree kernels of Ma & Blaschko 2020 and Zhang, Hung, Lin & Liu will replace this
 //! flattening for conditional spaces.)
 
 use super::encode::INACTIVE;

@@ -1,4 +1,4 @@
-//! The conditional space as the tree the structured models need (seed 000 §3; the reading's
+//! The conditional space as the tree the structured models need (Ma & Blaschko 2020 §3; the reading's
 //! conditional.md §C1–C3): **vertices** holding the parameters that become active under the same
 //! condition, and **patterns** — one choice for every reachable branching parameter, the
 //! generalisation of a root-to-leaf path when one level has several branching parameters.
@@ -46,7 +46,7 @@ pub struct Vertex {
     pub name: String,
 }
 
-/// One choice per reachable branching parameter: a root-to-leaf path of seed 000 when the
+/// One choice per reachable branching parameter: a root-to-leaf path of Ma & Blaschko 2020 when the
 /// space is a strict tree.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pattern {

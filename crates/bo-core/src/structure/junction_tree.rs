@@ -1,5 +1,5 @@
 //! Exact maximisation of a sum of factors over a discrete grid by max-sum message passing on a
-//! junction tree: seed 002's (Rolland et al. 2018) §3.2 for its overlapping additive acquisition
+//! junction tree: Rolland et al. 2018's (Rolland et al. 2018) §3.2 for its overlapping additive acquisition
 //! `Σ_c φ^(c)(x^(c))`, made executable as the reading prescribes (high-dimensional.md §4.4):
 //!
 //! 1. triangulate the dependency graph by greedy min-fill elimination (ties: fewest neighbours,

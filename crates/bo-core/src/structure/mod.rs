@@ -1,6 +1,6 @@
 //! The structure of additive models: dependency graphs over variables, their maximal cliques
-//! (one additive term each, seed 002 §2), and exact maximisation of a sum of factors on a
-//! junction tree ([`junction_tree`], seed 002 §3.2).
+//! (one additive term each, Rolland et al. 2018 §2), and exact maximisation of a sum of factors on a
+//! junction tree ([`junction_tree`], Rolland et al. 2018 §3.2).
 //!
 //! Must not know about GPs, data or search spaces.
 
@@ -54,7 +54,7 @@ impl Graph {
     }
 
     /// The maximal cliques (Bron–Kerbosch with pivoting), each sorted, in lexicographic order; an
-    /// isolated vertex is a clique of one (a one-variable term, seed 002 Fig. 1).
+    /// isolated vertex is a clique of one (a one-variable term, Rolland et al. 2018 Fig. 1).
     pub fn maximal_cliques(&self) -> Vec<Vec<usize>> {
         let mut out = Vec::new();
         self.bron_kerbosch(Vec::new(), (0..self.n()).collect(), Vec::new(), &mut out);

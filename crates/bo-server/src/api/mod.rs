@@ -242,6 +242,18 @@ mod document_tests {
         }
     }
 
+    /// The wire's description of `algorithm` names every algorithm the registry has, and no
+    /// other: the one list is `bo_core::ALGORITHMS`.
+    #[test]
+    fn the_documented_algorithms_are_the_registered_ones() {
+        let doc = serde_json::to_value(super::document()).unwrap();
+        let text = doc["components"]["schemas"]["StudySpec"]["properties"]["algorithm"]["description"].as_str().unwrap().to_owned();
+        let named: std::collections::BTreeSet<&str> =
+            text.split('`').skip(1).step_by(2).map(|name| name.trim()).filter(|name| !name.is_empty()).collect();
+        let registered: std::collections::BTreeSet<&str> = bo_core::ALGORITHMS.iter().copied().collect();
+        assert_eq!(named, registered, "{text}");
+    }
+
     #[test]
     fn every_documented_path_is_under_v1_or_health() {
         let doc = super::document();

@@ -40,7 +40,7 @@ pub(crate) fn add_fantasies(gp: &mut Gp, encode: &dyn Fn(&Assignment) -> Vec<f64
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PriorMean {
-    /// The observations' mean (seed 004's code).
+    /// The observations' mean (Kandasamy et al. 2015's code).
     #[default]
     Mean,
     /// The worst observation: unexplored regions are assumed no better than the worst seen.

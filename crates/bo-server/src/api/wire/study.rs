@@ -578,7 +578,7 @@ fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, Space
 }
 
 /// The key of `algorithmConfig` that is the service's: whether the study's suggestions depend
-/// only on its data, its seed and the order of calls (see the README's "Reproducible studies").
+/// only on its data, its seed and the order of calls (see docs/settings.md, "Reproducible studies").
 pub const REPRODUCIBLE_KEY: &str = "reproducible";
 
 /// Lifts `reproducible` (a boolean) out of the algorithm's settings, so the designer never sees
