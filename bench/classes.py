@@ -1,6 +1,7 @@
 """The problem-class table of docs/benchmarks.md: each optimiser's median rank and median
 normalised regret per class of problems, and the per-problem table behind it.
 
+    (cd docs/results && tar xzf 2026-11-26-classes.tar.gz)
     python3 bench/classes.py docs/results/2026-11-26-classes
 
 Reads, for each problem of CLASSES, bo's `<dir>/<run>/<problem>.json` (written by `bo-bench suite
