@@ -41,6 +41,19 @@ pub struct RunTrace {
     pub auto_choices: Vec<(usize, String)>,
 }
 
+/// The median of `v` (the mean of the middle two for an even count; NaN when empty).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
 /// A study spec minimising `f` over the problem's space with `algorithm`.
 pub fn spec_for(problem: &Problem, algorithm: &str, config: serde_json::Value) -> StudySpec {
     spec_with_space((problem.space)(), algorithm, config)
