@@ -701,29 +701,12 @@ mod tests {
 
     use super::*;
     use crate::designer::designer_for;
-    use crate::space::{Domain, ParamSpec, Scale};
+    
     use crate::study::{Goal, StudySpec};
     use crate::trial::{Outcome, ParamValue};
 
     fn spec(d: usize, config: serde_json::Value) -> StudySpec {
-        StudySpec::new(
-            "f",
-            Goal::Maximize,
-            SearchSpace::new(
-                (0..d)
-                    .map(|i| ParamSpec {
-                        id: format!("x{i}"),
-                        domain: Domain::Double { min: 0.0, max: 1.0 },
-                        scale: Scale::Linear,
-                        default: None,
-                        children: vec![],
-                    })
-                    .collect(),
-            )
-            .unwrap(),
-            "ADD_GP_UCB",
-        )
-        .with_config(config)
+        StudySpec::new("f", Goal::Maximize, crate::designer::testing::fixtures::unit_cube(d), "ADD_GP_UCB").with_config(config)
     }
 
     #[test]

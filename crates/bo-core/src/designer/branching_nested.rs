@@ -185,13 +185,7 @@ mod tests {
 
     #[test]
     fn the_model_shows_the_learned_gamma_and_phi() {
-        let double = |id: &str| ParamSpec {
-            id: id.into(),
-            domain: Domain::Double { min: 0.0, max: 1.0 },
-            scale: Scale::Linear,
-            default: None,
-            children: vec![],
-        };
+        let double = crate::designer::testing::fixtures::unit_double;
         let child = |value: &str, id: &str| Conditional { parent_values: ParentValues::Categorical(vec![value.into()]), spec: double(id) };
         let z = ParamSpec {
             id: "z".into(),

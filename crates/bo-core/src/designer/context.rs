@@ -170,7 +170,7 @@ mod tests {
 
     use super::*;
     use crate::designer::{Problem, designer_for};
-    use crate::space::{Domain, ParamSpec, Scale};
+    
     use crate::study::StudySpec;
     use crate::trial::{Observation, Outcome, ParamValue};
 
@@ -179,14 +179,7 @@ mod tests {
     /// over the slice — and a random-search study answers within the context too.
     #[test]
     fn a_context_is_searched_by_the_model() {
-        let p = |id: &str| ParamSpec {
-            id: id.into(),
-            domain: Domain::Double { min: 0.0, max: 1.0 },
-            scale: Scale::Linear,
-            default: None,
-            children: vec![],
-        };
-        let space = SearchSpace::new(vec![p("c"), p("x"), p("y")]).unwrap();
+        let space = crate::designer::testing::fixtures::unit_box(&["c", "x", "y"]);
         let f = |a: &Assignment| {
             let v = |id: &str| match a.get(id) {
                 Some(ParamValue::Float(x)) => *x,

@@ -415,14 +415,7 @@ mod tests {
 
     /// A GP_BANDIT study of metric `f` over `[0, 1]` for each id.
     fn unit_spec(ids: &[&str], goal: Goal, config: serde_json::Value) -> StudySpec {
-        let double = |id: &str| ParamSpec {
-            id: id.into(),
-            domain: Domain::Double { min: 0.0, max: 1.0 },
-            scale: Scale::Linear,
-            default: None,
-            children: vec![],
-        };
-        StudySpec::new("f", goal, SearchSpace::new(ids.iter().map(|id| double(id)).collect()).unwrap(), "GP_BANDIT").with_config(config)
+        StudySpec::new("f", goal, crate::designer::testing::fixtures::unit_box(ids), "GP_BANDIT").with_config(config)
     }
 
     /// `n` observations of `f(i, a, b)` at points spread over the unit square.

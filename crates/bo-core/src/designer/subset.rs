@@ -307,15 +307,7 @@ mod tests {
     use crate::trial::{Assignment, ParamValue};
 
     fn problem(goal: Goal) -> Problem {
-        use crate::space::{Domain, ParamSpec, Scale};
-        let x = ParamSpec {
-            id: "x".into(),
-            domain: Domain::Double { min: 0.0, max: 1.0 },
-            scale: Scale::Linear,
-            default: None,
-            children: vec![],
-        };
-        let space = SearchSpace::new(vec![x]).unwrap();
+        let space = crate::designer::testing::fixtures::unit_box(&["x"]);
         Problem { spec: StudySpec::new("f", goal, space, "GP_BANDIT"), seed: 0, priors: Vec::new() }
     }
 

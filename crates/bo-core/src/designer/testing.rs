@@ -38,10 +38,19 @@ pub mod fixtures {
         values.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    /// A DOUBLE parameter `id` over [0, 1], linear, without children.
+    pub fn unit_double(id: &str) -> ParamSpec {
+        leaf(id, Domain::Double { min: 0.0, max: 1.0 }, Scale::Linear)
+    }
+
+    /// A DOUBLE parameter over [0, 1] for each of `ids`.
+    pub fn unit_box(ids: &[&str]) -> SearchSpace {
+        SearchSpace::new(ids.iter().map(|id| unit_double(id)).collect()).expect("fixture is valid")
+    }
+
     /// `n` DOUBLE parameters `x0`, `x1`, … over [0, 1] (under the default limits).
     pub fn unit_cube(n: usize) -> SearchSpace {
-        SearchSpace::new((0..n).map(|i| leaf(&format!("x{i}"), Domain::Double { min: 0.0, max: 1.0 }, Scale::Linear)).collect())
-            .expect("fixture is valid")
+        SearchSpace::new((0..n).map(|i| unit_double(&format!("x{i}"))).collect()).expect("fixture is valid")
     }
 
     /// One parameter of every type and scale, no conditions.

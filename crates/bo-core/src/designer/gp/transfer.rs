@@ -158,19 +158,12 @@ mod tests {
     use super::*;
     use crate::designer::testing::fixtures;
     use crate::designer::{Problem, designer_for};
-    use crate::space::{Domain, Scale, SearchSpace};
+    use crate::space::SearchSpace;
     use crate::study::Goal;
     use crate::trial::{Assignment, Outcome, ParamValue};
 
     fn plane() -> SearchSpace {
-        let real = |id: &str| ParamSpec {
-            id: id.into(),
-            domain: Domain::Double { min: 0.0, max: 1.0 },
-            scale: Scale::Linear,
-            default: None,
-            children: vec![],
-        };
-        SearchSpace::new(vec![real("x"), real("y")]).unwrap()
+        fixtures::unit_box(&["x", "y"])
     }
 
     fn observe(f: &dyn Fn(f64, f64) -> f64, points: &[(f64, f64)]) -> Vec<Observation> {

@@ -11,20 +11,12 @@ use super::search::*;
 use super::*;
 use crate::designer::{Model, Problem, designer_for};
 use crate::optimize::sobol::sobol_point;
-use crate::space::{Domain, ParamSpec, Scale};
 use crate::study::{Goal, MetricSpec, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome};
 
 /// The unit square, x0 and x1.
 fn unit_square() -> SearchSpace {
-    let x = |id: &str| ParamSpec {
-        id: id.into(),
-        domain: Domain::Double { min: 0.0, max: 1.0 },
-        scale: Scale::Linear,
-        default: None,
-        children: vec![],
-    };
-    SearchSpace::new(vec![x("x0"), x("x1")]).unwrap()
+    crate::designer::testing::fixtures::unit_cube(2)
 }
 
 fn two_metric_spec(algorithm: &str) -> StudySpec {
