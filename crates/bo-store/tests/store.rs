@@ -26,6 +26,18 @@ fn point(i: i64) -> Assignment {
 }
 
 /// A planner proposing new points numbered on from `counter`.
+/// A trial to create at [`point`]`(i)`: REQUESTED, with no measurements; a test changes the
+/// fields it is about (`NewTrial { state, ..new_trial(i) }`).
+fn new_trial(i: i64) -> NewTrial {
+    NewTrial {
+        assignment: point(i),
+        state: TrialState::Requested,
+        measurements: vec![],
+        final_measurement: None,
+        infeasible_reason: String::new(),
+    }
+}
+
 fn new_points(counter: &mut i64) -> impl FnMut(Basis, Option<&[bo_core::Trial]>, usize) -> Result<Plan, StoreError> + '_ {
     move |_, _, n| {
         Ok(Plan::Ready(
@@ -146,20 +158,7 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
     for store in stores("trials_keep_measurements").await {
         let (study, _) = store.create_study("p", "l", "m", &spec(), 1).await.unwrap();
         let m = |step: i64, v: f64| Measurement { step_count: step, elapsed_secs: 1.5, metrics: BTreeMap::from([("acc".into(), v)]) };
-        let t = store
-            .create_trial(
-                study.id,
-                NewTrial {
-                    assignment: point(1),
-                    state: TrialState::Requested,
-                    measurements: vec![m(1, 0.1)],
-                    final_measurement: None,
-                    infeasible_reason: String::new(),
-                },
-                5,
-            )
-            .await
-            .unwrap();
+        let t = store.create_trial(study.id, NewTrial { measurements: vec![m(1, 0.1)], ..new_trial(1) }, 5).await.unwrap();
         assert_eq!(t.id, 1);
         store.add_measurement(study.id, t.id, m(2, 0.2), &Limits::default(), 3).await.unwrap();
         let t = store.complete_trial(study.id, t.id, &spec(), Completion::Measured(m(2, 0.2)), 9).await.unwrap();
@@ -181,13 +180,7 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything() {
 async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_operation() {
     for store in stores("suggest_semantics").await {
         let (study, _) = store.create_study("p", "l", "sg", &spec(), 1).await.unwrap();
-        let requested = NewTrial {
-            assignment: point(7),
-            state: TrialState::Requested,
-            measurements: vec![],
-            final_measurement: None,
-            infeasible_reason: String::new(),
-        };
+        let requested = new_trial(7);
         store.create_trial(study.id, requested, 1).await.unwrap();
         let mut counter = 100;
         let mut gen_ = new_points(&mut counter);
@@ -248,13 +241,7 @@ async fn concurrent_suggests_never_share_a_trial() {
     for store in stores("concurrent_suggests").await {
         let (study, _) = store.create_study("p", "l", "cc", &spec(), 1).await.unwrap();
         for i in 0..10 {
-            let new = NewTrial {
-                assignment: point(i),
-                state: TrialState::Requested,
-                measurements: vec![],
-                final_measurement: None,
-                infeasible_reason: String::new(),
-            };
+            let new = new_trial(i);
             store.create_trial(study.id, new, 1).await.unwrap();
         }
         let store = Arc::new(store);
@@ -289,13 +276,7 @@ async fn concurrent_suggests_never_share_a_trial() {
 async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit() {
     for store in stores("suggest_miss").await {
         let (study, _) = store.create_study("p", "l", "miss", &spec(), 1).await.unwrap();
-        let requested = NewTrial {
-            assignment: point(1),
-            state: TrialState::Requested,
-            measurements: vec![],
-            final_measurement: None,
-            infeasible_reason: String::new(),
-        };
+        let requested = new_trial(1);
         store.create_trial(study.id, requested, 1).await.unwrap();
         let (basis, trials) = store.suggest_snapshot(study.id).await.unwrap();
         assert_eq!((basis, trials.len()), (Basis { data_version: 0, next_trial_id: 2 }, 1));
@@ -511,11 +492,10 @@ async fn running_averages_are_aggregated_in_sql() {
         };
         let curve = |values: &[f64]| values.iter().enumerate().map(|(k, v)| at(k as i64 + 1, *v)).collect::<Vec<_>>();
         let add = |state: TrialState, measurements: Vec<Measurement>, i: i64| NewTrial {
-            assignment: point(i),
             state,
             final_measurement: (state == TrialState::Succeeded).then(|| at(9, 0.0)),
             measurements,
-            infeasible_reason: String::new(),
+            ..new_trial(i)
         };
         store.create_trial(study.id, add(TrialState::Succeeded, curve(&[0.2, 0.4, 0.9]), 1), 1).await.unwrap();
         store.create_trial(study.id, add(TrialState::Succeeded, curve(&[0.6, 0.8]), 2), 1).await.unwrap();
@@ -551,13 +531,7 @@ async fn rung_values_partial_curves_and_the_best_trained_in_full() {
             elapsed_secs: step as f64,
             metrics: BTreeMap::from([("acc".to_owned(), acc)]),
         };
-        let add = |state: TrialState, measurements: Vec<Measurement>, i: i64| NewTrial {
-            assignment: point(i),
-            state,
-            final_measurement: None,
-            measurements,
-            infeasible_reason: String::new(),
-        };
+        let add = |state: TrialState, measurements: Vec<Measurement>, i: i64| NewTrial { state, measurements, ..new_trial(i) };
         let full = store.create_trial(study.id, add(TrialState::Requested, vec![at(1, 0.1), at(4, 0.5), at(9, 0.6)], 1), 1).await.unwrap();
         let cut = store.create_trial(study.id, add(TrialState::Requested, vec![at(1, 0.2), at(2, 0.9), at(3, 0.95)], 2), 1).await.unwrap();
         let judged = store.create_trial(study.id, add(TrialState::Requested, vec![at(3, 0.3)], 3), 1).await.unwrap();
@@ -737,13 +711,7 @@ async fn changes_since_a_cursor_are_read_in_order_and_a_delete_resets_the_reader
     use bo_store::Cursor;
     for store in stores("trial_changes").await {
         let (study, _) = store.create_study("p", "l", "changes", &spec(), 1).await.unwrap();
-        let requested = |i| NewTrial {
-            assignment: point(i),
-            state: TrialState::Requested,
-            measurements: vec![],
-            final_measurement: None,
-            infeasible_reason: String::new(),
-        };
+        let requested = new_trial;
         for i in 1..=3 {
             store.create_trial(study.id, requested(i), 10).await.unwrap();
         }
@@ -864,22 +832,10 @@ async fn the_overview_counts_trials_and_finds_the_best() {
         for study in [&maximise, &minimise] {
             for (i, v) in [(1, 0.2), (2, 0.9), (3, 0.5)] {
                 let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), v)]) };
-                let new = NewTrial {
-                    assignment: point(i),
-                    state: TrialState::Succeeded,
-                    measurements: vec![],
-                    final_measurement: Some(m),
-                    infeasible_reason: String::new(),
-                };
+                let new = NewTrial { state: TrialState::Succeeded, final_measurement: Some(m), ..new_trial(i) };
                 store.create_trial(study.id, new, 100 + i).await.unwrap();
             }
-            let waiting = NewTrial {
-                assignment: point(9),
-                state: TrialState::Requested,
-                measurements: vec![],
-                final_measurement: None,
-                infeasible_reason: String::new(),
-            };
+            let waiting = new_trial(9);
             store.create_trial(study.id, waiting, 50).await.unwrap();
         }
         let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
@@ -899,13 +855,7 @@ async fn curves_put_running_trials_first_and_remember_a_stop() {
         let (study, _) = store.create_study("p", "l", "curves", &spec(), 1).await.unwrap();
         let m =
             |step: i64, v: f64| Measurement { step_count: step, elapsed_secs: step as f64, metrics: BTreeMap::from([("acc".into(), v)]) };
-        let new = |i, ms: Vec<Measurement>| NewTrial {
-            assignment: point(i),
-            state: TrialState::Requested,
-            measurements: ms,
-            final_measurement: None,
-            infeasible_reason: String::new(),
-        };
+        let new = |i, ms: Vec<Measurement>| NewTrial { measurements: ms, ..new_trial(i) };
         for i in 1..=4 {
             store.create_trial(study.id, new(i, if i == 3 { vec![] } else { vec![m(1, 0.1), m(2, 0.2)] }), 10).await.unwrap();
         }
@@ -950,13 +900,7 @@ async fn curves_read_any_metric_and_thin_long_ones() {
                 Measurement { step_count: k, elapsed_secs: 0.5 * k as f64, metrics }
             })
             .collect();
-        let new = NewTrial {
-            assignment: point(1),
-            state: TrialState::Requested,
-            measurements,
-            final_measurement: None,
-            infeasible_reason: String::new(),
-        };
+        let new = NewTrial { measurements, ..new_trial(1) };
         store.create_trial(study.id, new, 10).await.unwrap();
         for (metric, value) in
             [(CurveMetric::Objective, None), (CurveMetric::Named("loss \"quoted\""), Some(-1.0)), (CurveMetric::Named("acc"), None)]
@@ -999,13 +943,7 @@ async fn finished_curves_are_thinned_in_sql_as_in_memory() {
             if ms.len() >= 3 {
                 ms.swap(1, 2);
             }
-            let new = NewTrial {
-                assignment: point(i),
-                state: TrialState::Requested,
-                measurements: ms,
-                final_measurement: None,
-                infeasible_reason: String::new(),
-            };
+            let new = NewTrial { measurements: ms, ..new_trial(i) };
             store.create_trial(study.id, new, 10).await.unwrap();
             if i != total {
                 store.complete_trial(study.id, i, &spec(), Completion::Measured(m(99, i as f64 / 100.0)), 20).await.unwrap();
@@ -1048,11 +986,9 @@ async fn nulls_then_values_on_one_connection() {
         let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
         for (i, done) in [(1, false), (2, true), (3, false), (4, true)] {
             let new = NewTrial {
-                assignment: point(i),
                 state: if done { TrialState::Succeeded } else { TrialState::Requested },
-                measurements: vec![],
                 final_measurement: done.then(|| m.clone()),
-                infeasible_reason: String::new(),
+                ..new_trial(i)
             };
             store.create_trial(study.id, new, 10).await.unwrap_or_else(|e| panic!("{url}: trial {i}: {e}"));
         }
@@ -1076,7 +1012,7 @@ async fn the_history_is_aggregated_in_buckets() {
         for i in 1..=10 {
             let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), i as f64 / 10.0)]) };
             let (state, final_measurement) = if i == 4 { (TrialState::Infeasible, None) } else { (TrialState::Succeeded, Some(m)) };
-            let new = NewTrial { assignment: point(i), state, measurements: vec![], final_measurement, infeasible_reason: String::new() };
+            let new = NewTrial { state, final_measurement, ..new_trial(i) };
             store.create_trial(study.id, new, 10).await.unwrap();
         }
         let (width, buckets) = store.history(study.id, 4).await.unwrap();
@@ -1108,23 +1044,11 @@ async fn unsafe_trials_are_never_the_best() {
             metrics: BTreeMap::from([("acc".into(), acc), ("memory".into(), memory)]),
         };
         for (i, acc, memory) in [(1, 0.5, 0.5), (2, 0.9, 2.0), (3, 0.7, 1.0)] {
-            let new = NewTrial {
-                assignment: point(i),
-                state: TrialState::Succeeded,
-                measurements: vec![],
-                final_measurement: Some(m(acc, memory)),
-                infeasible_reason: String::new(),
-            };
+            let new = NewTrial { state: TrialState::Succeeded, final_measurement: Some(m(acc, memory)), ..new_trial(i) };
             store.create_trial(study.id, new, 10 + i).await.unwrap();
         }
         // One more through completion: the best accuracy, and unsafe.
-        let running = NewTrial {
-            assignment: point(4),
-            state: TrialState::Requested,
-            measurements: vec![],
-            final_measurement: None,
-            infeasible_reason: String::new(),
-        };
+        let running = new_trial(4);
         store.create_trial(study.id, running, 20).await.unwrap();
         store.complete_trial(study.id, 4, &safe_spec, Completion::Measured(m(0.95, 3.0)), 21).await.unwrap();
         let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
@@ -1163,10 +1087,10 @@ async fn a_study_moves_between_databases_whole() {
         };
         let new = NewTrial {
             state,
-            assignment: point(i),
             measurements: vec![measured(1, 0.1), measured(2, 5e-324)],
             final_measurement,
             infeasible_reason: reason,
+            ..new_trial(i)
         };
         source.create_trial(study.id, new, 2_000 + i).await.unwrap();
     }
@@ -1188,17 +1112,7 @@ async fn a_study_moves_between_databases_whole() {
         (dump.study.spec.clone(), dump.study.state, dump.study.create_time_ms, dump.study.data_version)
     );
     // The restored study goes on where it was: the next trial is number 6.
-    let added = target.create_trial(
-        moved.id,
-        NewTrial {
-            state: TrialState::Requested,
-            assignment: point(9),
-            measurements: vec![],
-            final_measurement: None,
-            infeasible_reason: String::new(),
-        },
-        9_000,
-    );
+    let added = target.create_trial(moved.id, new_trial(9), 9_000);
     assert_eq!(added.await.unwrap().id, 6);
 
     // Back into the first database, beside the original: a taken name is refused whole.

@@ -701,7 +701,7 @@ mod tests {
 
     use super::*;
     use crate::designer::designer_for;
-    
+
     use crate::study::{Goal, StudySpec};
     use crate::trial::{Outcome, ParamValue};
 

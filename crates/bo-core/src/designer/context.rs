@@ -170,7 +170,7 @@ mod tests {
 
     use super::*;
     use crate::designer::{Problem, designer_for};
-    
+
     use crate::study::StudySpec;
     use crate::trial::{Observation, Outcome, ParamValue};
 
