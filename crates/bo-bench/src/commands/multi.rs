@@ -1,0 +1,64 @@
+//! `bo-bench multi`: one designer on the multi-objective problems, one row per problem — the
+//! median hypervolume regret at a quarter, half and all of the budget, and the time of one step.
+//! `--list` prints each problem's reference point and true hypervolume, what the peers' script
+//! is given.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use super::{Design, create_out_dir, parse_config, write_json};
+use crate::harness::median;
+use crate::multi::{self, MoProblem};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    design: Design,
+    /// Problems, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    problems: Vec<String>,
+    /// List the problems instead.
+    #[arg(long)]
+    list: bool,
+    /// A directory to write each problem's JSON into (as the peers' script writes it).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub fn main(args: Args) -> Result<()> {
+    args.design.only_sequential()?;
+    let Args { design: Design { algorithm, budget, seeds, config, .. }, problems: names, list, out } = args;
+    let all = multi::problems();
+    let chosen: Vec<&MoProblem> = if names.is_empty() {
+        all.iter().collect()
+    } else {
+        names
+            .iter()
+            .map(|n| all.iter().find(|p| p.name == n).with_context(|| format!("no multi-objective problem {n:?}")))
+            .collect::<Result<_>>()?
+    };
+    if list {
+        for p in chosen {
+            let reference: Vec<String> = p.reference.iter().map(f64::to_string).collect();
+            println!("{} {} {}", p.name, reference.join(","), (p.max_hv)());
+        }
+        return Ok(());
+    }
+    let config = parse_config(config)?;
+    create_out_dir(&out)?;
+    let (early, mid) = ((budget / 4).max(1), (budget / 2).max(1));
+    println!("{algorithm}, {seeds} seeds, budget {budget}: median hypervolume regret");
+    println!("{:<14} {:>10} {:>10} {:>10} {:>9}", "problem", format!("@{early}"), format!("@{mid}"), format!("@{budget}"), "step ms");
+    for p in chosen {
+        let runs = (0..seeds).map(|seed| multi::run(p, &algorithm, config.clone(), budget, seed)).collect::<Result<Vec<_>>>()?;
+        let at = |t: usize| median(runs.iter().map(|r| r.hv_regret[t - 1]).collect());
+        let times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
+        println!("{:<14} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.1}", p.name, at(early), at(mid), at(budget), 1e3 * median(times));
+        if let Some(dir) = &out {
+            let report = serde_json::json!({ "problem": p.name, "algorithm": algorithm, "budget": budget, "runs": runs });
+            write_json(&dir.join(format!("{}.json", p.name)), &report)?;
+        }
+    }
+    Ok(())
+}
