@@ -1,0 +1,132 @@
+//! Studies: created once by name, numbered per tenant, listed in bounded pages; the model state
+//! and the refit lease kept with them.
+
+use super::*;
+
+async fn create_is_idempotent_by_name_and_conflicts_on_a_different_spec(store: Store) {
+    let (a, created) = store.create_study("p", "l", "s", &spec(), 1).await.unwrap();
+    assert!(created);
+    let (b, created) = store.create_study("p", "l", "s", &spec(), 2).await.unwrap();
+    assert!(!created);
+    assert_eq!(a, b);
+    let mut other = spec();
+    other.metrics[0].goal = Goal::Minimize;
+    assert!(matches!(store.create_study("p", "l", "s", &other, 3).await, Err(StoreError::AlreadyExists(_))));
+    // Another project may use the name.
+    let (c, created) = store.create_study("q", "l", "s", &other, 4).await.unwrap();
+    assert!(created && c.id != a.id);
+    assert_eq!(store.lookup_study("p", "l", "s").await.unwrap().id, a.id);
+    // Numbers are per project: q's study 1 is its own.
+    assert_eq!(store.get_study("q", "l", a.number).await.unwrap().id, c.id);
+    assert!(matches!(store.get_study("q", "l", 2).await, Err(StoreError::NotFound(Entity::Study))));
+}
+
+/// Studies are numbered within their project and location, operations within their study, and
+/// neither number is ever given twice: a tenant's ids tell nothing of another's activity.
+async fn numbers_are_per_tenant_and_never_reused(store: Store) {
+    let (a1, _) = store.create_study("a", "l", "one", &spec(), 1).await.unwrap();
+    let (b1, _) = store.create_study("b", "l", "one", &spec(), 1).await.unwrap();
+    let (a2, _) = store.create_study("a", "l", "two", &spec(), 1).await.unwrap();
+    assert_eq!((a1.number, b1.number, a2.number), (1, 1, 2));
+    assert_ne!(a1.id, b1.id, "the keys stay distinct");
+    // Creating an existing study again uses up no number; a deleted one's is not reused.
+    assert_eq!(store.create_study("a", "l", "two", &spec(), 2).await.unwrap().0.number, 2);
+    store.delete_study(a2.id).await.unwrap();
+    assert_eq!(store.create_study("a", "l", "three", &spec(), 3).await.unwrap().0.number, 3);
+    assert!(matches!(store.get_study("a", "l", 2).await, Err(StoreError::NotFound(Entity::Study))));
+    assert_eq!(store.get_study("b", "l", 1).await.unwrap().id, b1.id);
+    // Operations count from 1 in each study.
+    let mut counter = 0;
+    let first = done(suggest(&store, request(a1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
+    let other = done(suggest(&store, request(b1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
+    let second = store.record_early_stopping(a1.id, 1, 6, decided(false), &Limits::default(), "v1").await.unwrap().0;
+    assert_eq!((first.operation_id, other.operation_id, second), (1, 1, 2));
+    assert_eq!(store.get_operation(a1.id, 2).await.unwrap().id, 2);
+}
+
+/// A page of studies stops early when their specs' stored size passes the budget (read before
+/// any spec), always holding one; the overview's summary carries the algorithm and metrics
+/// without reading the spec.
+async fn study_pages_are_bounded_by_size(store: Store) {
+    let mut specs = Vec::new();
+    for k in 0..4 {
+        let mut spec = spec();
+        spec.algorithm = if k == 2 { "GP_BANDIT".into() } else { "RANDOM_SEARCH".into() };
+        spec.metrics.push(MetricSpec::objective(&format!("m{k}"), Goal::Minimize));
+        store.create_study("p", "l", &format!("s{k}"), &spec, 1).await.unwrap();
+        specs.push(spec);
+    }
+    let bytes = serde_json::to_string(&specs[0]).unwrap().len();
+    let (one, cut) = store.list_studies("p", "l", 0, 10, 1).await.unwrap();
+    assert!(one.len() == 1 && cut, "one study whatever the budget, and more follow");
+    let (two, cut) = store.list_studies("p", "l", 0, 10, 2 * bytes + 2).await.unwrap();
+    assert_eq!((two.len(), cut), (2, true));
+    assert_eq!(two[1].spec, specs[1], "whole");
+    let (all, cut) = store.list_studies("p", "l", 0, 10, 1 << 20).await.unwrap();
+    assert_eq!((all.len(), cut), (4, false));
+    let (rest, cut) = store.list_studies("p", "l", two[1].number, 10, 1).await.unwrap();
+    assert_eq!((rest.len(), cut, rest[0].display_name.as_str()), (1, true, "s2"));
+    // The overview reads no spec: every study, summarised from its row.
+    let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+    assert_eq!(overview.len(), 4);
+    let s2 = &overview[2].study;
+    assert_eq!((s2.display_name.as_str(), s2.algorithm.as_str()), ("s2", "GP_BANDIT"));
+    assert_eq!(s2.metrics, specs[2].metrics);
+    assert_eq!(s2.objective().map(|m| m.id.as_str()), Some("acc"));
+}
+
+async fn model_state_is_kept_and_never_overwritten_by_older_data(store: Store) {
+    let (study, _) = store.create_study("p", "l", "models", &spec(), 1).await.unwrap();
+    assert_eq!(store.model_state(study.id).await.unwrap(), None);
+    let m = |version: i64, tag: &str| bo_store::StoredModel {
+        data_version: version,
+        state: bo_core::ModelState(serde_json::json!({"tag": tag})),
+        fitted_at_ms: 7,
+    };
+    assert!(store.save_model_state(study.id, &m(3, "three")).await.unwrap());
+    assert!(!store.save_model_state(study.id, &m(2, "two")).await.unwrap(), "older data never wins");
+    assert_eq!(store.model_state(study.id).await.unwrap(), Some(m(3, "three")));
+    assert!(store.save_model_state(study.id, &m(5, "five")).await.unwrap());
+    assert_eq!(store.model_state(study.id).await.unwrap().unwrap().data_version, 5);
+    store.delete_study(study.id).await.unwrap();
+    assert_eq!(store.model_state(study.id).await.unwrap(), None);
+    assert!(!store.save_model_state(study.id, &m(6, "gone")).await.unwrap(), "a deleted study gets no model");
+}
+
+async fn a_refit_lease_has_one_holder_until_it_is_released_or_expires(store: Store) {
+    let (study, _) = store.create_study("p", "l", "leases", &spec(), 1).await.unwrap();
+    let id = study.id;
+    assert!(store.take_refit_lease(id, "a", 1_000, 100).await.unwrap());
+    assert!(!store.take_refit_lease(id, "b", 1_050, 100).await.unwrap(), "held by a until 1100");
+    assert!(store.take_refit_lease(id, "a", 1_050, 100).await.unwrap(), "its holder renews it");
+    assert!(!store.take_refit_lease(id, "b", 1_149, 100).await.unwrap());
+    assert!(store.take_refit_lease(id, "b", 1_150, 100).await.unwrap(), "expired: a died");
+    store.release_refit_lease(id, "a").await.unwrap();
+    assert!(!store.take_refit_lease(id, "a", 1_160, 100).await.unwrap(), "only the holder releases it");
+    store.release_refit_lease(id, "b").await.unwrap();
+    assert!(store.take_refit_lease(id, "a", 1_170, 100).await.unwrap(), "released");
+    // Many replicas asking at once: exactly one gets it.
+    store.release_refit_lease(id, "a").await.unwrap();
+    let store = Arc::new(store);
+    let asks: Vec<_> = (0..16)
+        .map(|r| {
+            let store = store.clone();
+            tokio::spawn(async move { store.take_refit_lease(id, &format!("r{r}"), 2_000, 100).await.unwrap() })
+        })
+        .collect();
+    let mut granted = 0;
+    for ask in asks {
+        granted += usize::from(ask.await.unwrap());
+    }
+    assert_eq!(granted, 1);
+    store.delete_study(id).await.unwrap();
+    assert!(!store.take_refit_lease(id, "a", 9_000, 100).await.unwrap(), "a deleted study is not leased");
+}
+
+each_database! {
+    create_is_idempotent_by_name_and_conflicts_on_a_different_spec,
+    numbers_are_per_tenant_and_never_reused,
+    study_pages_are_bounded_by_size,
+    model_state_is_kept_and_never_overwritten_by_older_data,
+    a_refit_lease_has_one_holder_until_it_is_released_or_expires,
+}

@@ -1,0 +1,77 @@
+//! Trials: kept with their measurements, listed in bounded pages, written with NULLs and values
+//! on one connection.
+
+use super::*;
+
+async fn trials_keep_measurements_and_deleting_a_study_removes_everything(store: Store) {
+    let (study, _) = store.create_study("p", "l", "m", &spec(), 1).await.unwrap();
+    let m = |step: i64, v: f64| Measurement { step_count: step, elapsed_secs: 1.5, metrics: BTreeMap::from([("acc".into(), v)]) };
+    let t = store.create_trial(study.id, NewTrial { measurements: vec![m(1, 0.1)], ..new_trial(1) }, 5).await.unwrap();
+    assert_eq!(t.id, 1);
+    store.add_measurement(study.id, t.id, m(2, 0.2), &Limits::default(), 3).await.unwrap();
+    let t = store.complete_trial(study.id, t.id, &spec(), Completion::Measured(m(2, 0.2)), 9).await.unwrap();
+    let back = store.get_trial(study.id, t.id).await.unwrap();
+    assert_eq!(back, t);
+    assert_eq!(back.measurements.len(), 2);
+    assert_eq!(store.get_study("p", "l", study.number).await.unwrap().data_version, 1);
+    // A refused change (bo-core's rule: completed once) leaves the trial as it was.
+    let refused = store.complete_trial(study.id, t.id, &spec(), Completion::Infeasible("late".into()), 5).await;
+    assert!(matches!(refused, Err(StoreError::Trial(bo_core::TrialError::AlreadyCompleted { .. }))), "{refused:?}");
+    assert_eq!(store.get_trial(study.id, t.id).await.unwrap().state, TrialState::Succeeded);
+    store.delete_study(study.id).await.unwrap();
+    assert!(matches!(store.get_trial(study.id, t.id).await, Err(StoreError::NotFound(Entity::Trial))));
+    assert!(matches!(store.delete_study(study.id).await, Err(StoreError::NotFound(Entity::Study))));
+}
+
+/// A page of trials stops early when their stored size passes the budget, always holding one.
+async fn pages_are_bounded_by_size(store: Store) {
+    let (study, _) = store.create_study("p", "l", "pages", &spec(), 1).await.unwrap();
+    let mut counter = 0;
+    done(suggest(&store, request(study.id, "w", 5, 1), new_points(&mut counter)).await.unwrap());
+    let (one, cut) = store.list_trials(study.id, 0, 10, 1).await.unwrap();
+    assert_eq!(one.len(), 1, "one trial whatever the budget");
+    assert!(cut, "the budget cut the page: more trials follow");
+    let (all, cut) = store.list_trials(study.id, 0, 10, 1 << 20).await.unwrap();
+    assert_eq!(all.len(), 5);
+    assert!(!cut, "the whole study fits: nothing follows");
+    let bytes = serde_json::to_string(&all[0].assignment).unwrap().len();
+    let (two, cut) = store.list_trials(study.id, 0, 10, 2 * bytes + 10).await.unwrap();
+    assert_eq!(two.len(), 2);
+    assert!(cut);
+    let (last, cut) = store.list_trials(study.id, 4, 10, 1).await.unwrap();
+    assert!(last.len() == 1 && !cut, "the last trial alone is not cut short");
+    let found = store.trials_by_id(study.id, &[4, 2, 99]).await.unwrap();
+    assert_eq!(found.iter().map(|t| t.id).collect::<Vec<_>>(), vec![2, 4], "those that exist, in id order");
+}
+
+/// The same statement bound first with NULLs, then with values, on one connection (a prepared
+/// statement's parameter types must not come from the first call's NULLs).
+async fn nulls_then_values_on_one_connection(db: Database) {
+    let url = db.url;
+    let store =
+        Store::connect(&url, &StoreOptions { max_connections: 1, acquire_timeout: std::time::Duration::from_secs(10) }).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "nulls", &spec(), 1).await.unwrap();
+    let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
+    for (i, done) in [(1, false), (2, true), (3, false), (4, true)] {
+        let new = NewTrial {
+            state: if done { TrialState::Succeeded } else { TrialState::Requested },
+            final_measurement: done.then(|| m.clone()),
+            ..new_trial(i)
+        };
+        store.create_trial(study.id, new, 10).await.unwrap_or_else(|e| panic!("{url}: trial {i}: {e}"));
+    }
+    // A measurement without the objective, then one with it.
+    let other = Measurement { metrics: BTreeMap::from([("other".into(), 1.0)]), ..m.clone() };
+    store.add_measurement(study.id, 1, other, &Limits::default(), 11).await.unwrap();
+    store.add_measurement(study.id, 1, m.clone(), &Limits::default(), 11).await.unwrap();
+    store.complete_trial(study.id, 1, &spec(), Completion::Measured(m.clone()), 12).await.unwrap();
+    store.add_measurement(study.id, 3, m.clone(), &Limits::default(), 13).await.unwrap();
+    let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
+    assert_eq!(overview[0].best, Some(0.5), "{url}");
+}
+
+each_database! {
+    trials_keep_measurements_and_deleting_a_study_removes_everything,
+    pages_are_bounded_by_size,
+    nulls_then_values_on_one_connection,
+}
