@@ -4,7 +4,7 @@ known optimum.
 
 Problem definitions mirror crates/bo-bench/src/problems/ (classic.rs, trees.rs, high_dim.rs;
 constants from the Virtual Library of Simulation Experiments; the tree problems from
-../shared/algorithms/conditional.md §A1, §A5, §B5). Conditional problems are written
+Ma & Blaschko 2020 and Zhang, Hung, Lin & Liu). Conditional problems are written
 define-by-run: a parameter is suggested only on the branch that uses it (space.py reads the tree
 off them for the optimisers that want it declared).
 

@@ -23,7 +23,7 @@ fn jenatton_spec() -> Value {
     })
 }
 
-/// The Jenatton et al. (2017) function (the reading's §A5.2), minimum 0.1.
+/// The Jenatton et al. (2017) function, minimum 0.1.
 fn jenatton(trial: &Value) -> f64 {
     let params = trial["parameters"].as_array().unwrap();
     let get = |id: &str| params.iter().find(|p| p["parameterId"] == id).map(|p| p["value"].clone());

@@ -2,7 +2,7 @@
 //! 000"). A study cannot list 10⁹ parameters, so only REMBO runs these, through
 //! `bo_core::embedding::Embedded` — the designer's own algorithm on the embeddings'
 //! coordinates — with the objective reading its two coordinates of `p_X(A y)` lazily: two rows of
-//! `A` per evaluation, never the matrix (the reading's §2.13 note 1, §7 item 2).
+//! `A` per evaluation, never the matrix.
 
 use anyhow::{Result, bail};
 use bo_core::ObservationNoise;

@@ -1,4 +1,4 @@
-//! Seed 000 Fig. 4b's regression protocol (the reading's §A5.2, T-A3): training sets of n
+//! Ma & Blaschko 2020, Fig. 4b's regression protocol: training sets of n
 //! points with every categorical drawn uniformly per decision and continuous values uniform, 50
 //! test points drawn the same way, log10 test MSE of the posterior mean; Add-Tree against
 //! independent GPs, one per leaf (`GP_BANDIT`'s GP on that leaf's points alone; a leaf with no

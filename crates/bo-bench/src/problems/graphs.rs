@@ -1,5 +1,5 @@
-//! Rolland et al.'s GP-sampled functions on fixed dependency graphs (Rolland et al. 2018 §5, Fig. 2; the
-//! reading's high-dimensional.md §4.7 recipe): `f(x) = Σ_{edges (a, b)} g_ab(x_a, x_b)`, each
+//! Rolland et al.'s GP-sampled functions on fixed dependency graphs (Rolland et al. 2018 §5,
+//! Fig. 2): `f(x) = Σ_{edges (a, b)} g_ab(x_a, x_b)`, each
 //! `g_ab` an independent draw from a GP with the squared-exponential kernel of length scale 0.2
 //! and variance 1/#edges (Rolland et al. 2018's `σ^(i)` rule) on the grid of `GRID` equally spaced values of
 //! [0, 1] per variable, drawn exactly through the Cholesky factor of its `GRID² × GRID²`

@@ -1,5 +1,4 @@
-//! High-dimensional benchmark problems, all minimised (the reading's high-dimensional.md §2.9,
-//! §3.8 and Appendix A): Branin and Hartmann-6 embedded among dummy coordinates (Wang et al. 2016's
+//! High-dimensional benchmark problems, all minimised: Branin and Hartmann-6 embedded among dummy coordinates (Wang et al. 2016's
 //! protocol), Kandasamy et al.'s additive three-modal functions (Kandasamy et al. 2015), and eight
 //! Hartmann-3 functions on disjoint groups.
 //!
@@ -104,7 +103,7 @@ pub fn additive_hartmann_groups() -> Vec<Vec<usize>> {
     permutation(24, 3).chunks(3).map(<[usize]>::to_vec).collect()
 }
 
-/// Kandasamy's three-modal `f_{d'}` (Kandasamy et al. 2015's code `get3ModalFunction.m`, the reading's §3.8):
+/// Kandasamy's three-modal `f_{d'}` (Kandasamy et al. 2015's code `get3ModalFunction.m`):
 /// the log of a 3-component Gaussian mixture on `[−1, 1]^{d'}`, clipped below at −700; maximal
 /// at `c_2`.
 pub fn three_modal(z: &[f64]) -> f64 {
@@ -258,7 +257,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn three_modal_constants_follow_the_reading() {
+    fn three_modal_constants_follow_kandasamys_code() {
         // §3.8's table: f_{d'}(c_2) (global), f_{d'}(c_1) (local), f_{d'}(0).
         let c = |d: usize, first: [f64; 2], rest: f64| (0..d).map(|i| if i < 2 { first[i] } else { rest }).collect::<Vec<f64>>();
         for (d, top, local, zero) in [
@@ -274,8 +273,7 @@ mod tests {
     }
 
     #[test]
-    fn branin_constants_follow_the_reading() {
-        // high-dimensional.md §7 item 1.
+    fn branin_constants_follow_the_virtual_library() {
         let pi = std::f64::consts::PI;
         for (u, v) in [(-pi, 12.275), (pi, 2.275)] {
             assert!((branin_of(&[u, v]) - 0.397887357729738).abs() < 1e-12);

@@ -105,13 +105,13 @@ mod tests {
     }
 
     #[test]
-    fn the_tree_problems_have_the_reading_s_shapes() {
+    fn the_tree_problems_have_their_published_shapes() {
         let c = |s: &str| ParamValue::Categorical(s.into());
         let f = ParamValue::Float;
         let vgg = (by_name("vgg16_tree").unwrap().space)();
         let continuous = vgg.params().iter().filter(|p| matches!(p.domain, Domain::Double { .. })).count();
         assert_eq!((continuous, vgg.n_params()), (42, 49), "14 vertices of 3 amounts, 7 choices");
-        // Seed 003's per-cell maxima (the reading's §B5.1): cell (z, v) = (1, 1) peaks at 4.1996.
+        // Zhang, Hung, Lin & Liu's per-cell maxima: cell (z, v) = (1, 1) peaks at 4.1996.
         let bn = by_name("branching_nested_synthetic").unwrap();
         let best_11 = (0..20001)
             .map(|i| -(bn.eval)(&at(&[("x1", f(-10.0 + i as f64 * 1e-3)), ("x2", f(0.0)), ("z", c("1")), ("v1", c("1"))])))
@@ -139,7 +139,7 @@ mod tests {
     }
 
     #[test]
-    fn jenatton_leaves_follow_the_reading() {
+    fn jenatton_leaves_follow_the_published_function() {
         let p = by_name("jenatton").unwrap();
         let c = |s: &str| ParamValue::Categorical(s.into());
         let f = ParamValue::Float;

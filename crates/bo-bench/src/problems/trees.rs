@@ -1,5 +1,5 @@
-//! Conditional benchmark problems, all minimised (the reading's conditional.md §A1, §A5, §B5):
-//! Jenatton et al. (2017) as in conditional.md §A5.2 (Ma & Blaschko 2020's benchmark; optimum 0.1) and a
+//! Conditional benchmark problems, all minimised:
+//! Jenatton et al. (2017) (Ma & Blaschko 2020's benchmark; optimum 0.1) and a
 //! smaller variant, Ma & Blaschko 2020's toy tree of Fig. 1, the three-level "jenatton3" of the authors' BoTorch port, a
 //! deeper and wider tree shaped like Ma & Blaschko 2020's VGG16 pruning problem built from known additive
 //! pieces, and Zhang, Hung, Lin & Liu's synthetic branching-and-nested function with its noise.
@@ -35,7 +35,7 @@ fn cat<'a>(a: &'a Assignment, id: &str) -> &'a str {
     }
 }
 
-/// Seed 000 Fig. 1 / eq. (3): `v_r ∈ [−1,1]²` shared, `t ∈ {1, 2}`, `v_p1 ∈ [−1,1]²` under
+/// Ma & Blaschko 2020, Fig. 1 / eq. (3): `v_r ∈ [−1,1]²` shared, `t ∈ {1, 2}`, `v_p1 ∈ [−1,1]²` under
 /// t = 1, `v_p2 ∈ [−1,1]³` under t = 2; `f = ‖v_r‖² + ‖v_leaf‖²`, minimum 0.
 pub fn toy_space() -> SearchSpace {
     let leaf = |t: &str, d: usize| (0..d).map(|i| under(t, double(&format!("p{t}_{i}"), -1.0, 1.0))).collect::<Vec<_>>();
@@ -57,7 +57,7 @@ pub fn toy(a: &Assignment) -> f64 {
 /// The levels of "jenatton3": three binary choices, a value in [0, 1] at every non-root vertex.
 const J3_CHOICES: [[&str; 2]; 3] = [["A", "B"], ["1", "2"], ["a", "b"]];
 
-/// "jenatton3" (the reading's §A5.2): `f = 0.05 + 0.15·(Hamming distance of the path to A/1/a)
+/// "jenatton3": `f = 0.05 + 0.15·(Hamming distance of the path to A/1/a)
 /// + Σ_{vertices on the path} (v − 0.3)²`, optimum 0.05.
 pub fn jenatton3_space() -> SearchSpace {
     fn level(depth: usize, prefix: &str) -> Vec<Conditional> {
@@ -100,7 +100,7 @@ const VGG_CHOICES: [&str; 2] = ["L1", "L2"];
 /// The optimal method per block (blocks 2, 3, 4).
 const VGG_BEST: [&str; 3] = ["L2", "L1", "L2"];
 
-/// A tree shaped like Ma & Blaschko 2020 §5.3's VGG16 pruning space (the reading's §A5.4): the root has no
+/// A tree shaped like Ma & Blaschko 2020 §5.3's VGG16 pruning space: the root has no
 /// continuous variable; blocks 2–4 each choose a method (`L1`/`L2`) and every chosen vertex
 /// holds 3 amounts in [0, 1] — depth 4, 8 paths, 14 vertices, 42 continuous parameters. Its
 /// value is a sum of known pieces, one per vertex on the path: `w_b Σⱼ (xⱼ − cⱼ)²` with centres
@@ -147,7 +147,7 @@ pub fn vgg16_tree(a: &Assignment) -> f64 {
     f
 }
 
-/// Seed 003 §3 eq. (7) (the reading's §B5.1), negated to be minimised: `x1 ∈ [−10, 10]`,
+/// Zhang, Hung, Lin & Liu, §3 eq. (7), negated to be minimised: `x1 ∈ [−10, 10]`,
 /// `x2 ∈ [−5, 5]` shared; branching `z ∈ {1, 2}`; nested `v ∈ {1, 2, 3}` under z = 1 and
 /// `v ∈ {1, 2}` under z = 2. `f = (v/2)e^{−(x1−c1)²} + (2/v)e^{−(x1−c2)²/10} + 1/(x2²+1)` with
 /// (c1, c2) = (3 − 0.5v, 5 − v) for z = 1 and (−1 + v, 7 − v) for z = 2; maximum 5 at
@@ -179,7 +179,7 @@ pub fn branching_nested(a: &Assignment) -> f64 {
     -f
 }
 
-/// The authors' "jenatton-small" (the reading's §A5.2): the Jenatton tree with every continuous
+/// The authors' "jenatton-small": the Jenatton tree with every continuous
 /// value in [0, 1] and `f = shared + (leaf − 0.5)² + {0.1, 0.2, 0.3, 0.4}` — x² replaced by
 /// x²/4 — the scaling that reproduces Ma & Blaschko 2020's Fig. 4b. Optimum 0.1.
 pub fn jenatton_small_space() -> SearchSpace {

@@ -12,7 +12,7 @@ pub enum BetaSchedule {
     /// §5) and Rolland et al. 2018, with `d` the dimension optimised.
     Kandasamy,
     /// `β_t = 2 ln(|X| t² π² / (6δ))`: Srinivas et al. (2010), Thm 1, with `|X|` the number of
-    /// candidate points (or paths/patterns, conditional.md §A4 ¶5).
+    /// candidate points (or paths/patterns of a tree).
     Srinivas {
         /// `|X|`.
         cardinality: f64,
@@ -183,15 +183,15 @@ mod tests {
     use super::*;
 
     #[test]
-    #[allow(clippy::approx_constant)] // the reading's printed value, which happens to be ln 2
+    #[allow(clippy::approx_constant)] // a printed constant that happens to be ln 2
     fn paper_beta_schedules_follow_their_formulas() {
         // 0.2 · d · ln(2t): d = 2, t = 50 → 0.4 ln 100.
         assert!((BetaSchedule::Kandasamy.beta(2, 50) - 0.4 * 100f64.ln()).abs() < 1e-12);
-        // high-dimensional.md §7 item 10: a group of 5 at t = 1, 0.2 · 5 · ln 2.
+        // A group of 5 at t = 1, 0.2 · 5 · ln 2.
         assert!((BetaSchedule::Kandasamy.beta(5, 1) - 0.693147).abs() < 1e-6);
-        // conditional.md §A4 ¶5: |P| = 4, δ = 0.1 gives κ = √β ≈ 3.9 at t = 5 and 5.2 at
-        // t = 100. (It also says 4.3 at t = 30, but its own formula gives 4.69 there; 4.3 is
-        // κ at t ≈ 15 — an arithmetic slip in the reading, checked below.)
+        // |P| = 4, δ = 0.1 gives κ = √β ≈ 3.9 at t = 5 and 5.2 at
+        // t = 100. (At t = 30 the formula gives 4.69, checked
+        // below.)
         let s = BetaSchedule::Srinivas { cardinality: 4.0, delta: 0.1 };
         assert!((s.beta(1, 5).sqrt() - 3.9).abs() < 0.06, "{}", s.beta(1, 5).sqrt());
         assert!((s.beta(1, 100).sqrt() - 5.2).abs() < 0.03, "{}", s.beta(1, 100).sqrt());

@@ -1,6 +1,6 @@
 //! `ADD_GP_UCB`: Add-GP-UCB (Kandasamy, Schneider & Póczos 2015) — the objective
 //! modelled as a sum of independent functions of disjoint groups of parameters, and the
-//! acquisition maximised group by group (the reading's high-dimensional.md §3).
+//! acquisition maximised group by group.
 //!
 //! - **Model**: one GP with the additive kernel [`GroupAdditive`] over the groups (squared
 //!   exponential by default, as the paper; one length scale for all groups as Kandasamy et al. 2015's code
@@ -16,7 +16,7 @@
 //!   restores the paper's.
 //! - **Acquisition** (eq. 6): `φ̃_t(x) = Σ_j μ_j(x^(j)) + √β_j σ_j(x^(j))` with the practical
 //!   `β_j = 0.2 · d_j · ln(2t)` (§4.4; `d_j` the group's own dimension, `t` the number of
-//!   observations + 1, the reading's B2), each term maximised on its own group's coordinates
+//!   observations + 1), each term maximised on its own group's coordinates
 //!   (`optimize::subspace`) and the pieces concatenated (Alg. 1) — never a D-dimensional search.
 //!   Per-group candidates follow the paper's budget, `0.9 · min(5000, 100 D) / M` (B7).
 //!   `acquisition: LOG_EI` instead maximises the log expected improvement of the whole sum over
@@ -29,7 +29,7 @@
 //!   in no group are drawn uniformly, B6), or learned ("Add-d/M", `groupSize` d, M = ⌈D/d⌉
 //!   groups): every `relearnEvery` (N_cyc) observations the marginal likelihood at the current
 //!   θ scores the current grouping and `numPartitions` random ones (random permutations cut into
-//!   consecutive chunks, Kandasamy et al. 2015's code "partialLearn"; the reading's B3: max(5, D) and the
+//!   consecutive chunks, Kandasamy et al. 2015's code "partialLearn": max(5, D) of them and the
 //!   current one kept, so the likelihood never drops), then — our addition — a hill climb over
 //!   swaps of two parameters between groups, and θ is optimised again for the winner. Since θ
 //!   does not depend on the grouping ([`GroupAdditive`]), scoring a candidate costs one
@@ -40,8 +40,8 @@
 //!   scales, 0.29 with this). With the swaps the search finds Kandasamy's (10, 3, 3) groups
 //!   exactly within 125 evaluations; random partitions alone rarely beat the current grouping.
 //! - **Design**: the first `initialDesignSize` trials (10, Kandasamy et al. 2015's code) are quasi-random.
-//! - **Pending trials and batches**: kriging-believer fantasies in the shared GP (the reading's
-//!   §5: the papers do not treat batches); a proposal equal to a taken one is moved by a small
+//! - **Pending trials and batches**: kriging-believer fantasies in the shared GP (the
+//!   paper does not treat batches); a proposal equal to a taken one is moved by a small
 //!   Gaussian step (Kandasamy et al. 2015's code guard).
 //! - **Spaces**: numeric and categorical parameters (a categorical's distance is 0/1), no
 //!   conditions — a conditional space is `ADD_TREE`'s, and the config check says so.
@@ -171,7 +171,7 @@ impl Default for AddGpUcbParams {
 }
 
 /// The default d of Add-d/M: Kandasamy et al. 2015 found small groups (d = 3–5) best on every synthetic
-/// problem whose true groups are larger or unknown (§5, the reading's §3.10).
+/// problem whose true groups are larger or unknown (§5).
 const DEFAULT_GROUP_SIZE: usize = 3;
 
 /// Where the decomposition comes from.

@@ -1,31 +1,31 @@
 //! `ADD_TREE`: Bayesian optimisation over a conditional space with the Add-Tree covariance
-//! (Ma & Blaschko 2020, Ma & Blaschko; the reading's conditional.md §A2–§A4, §A9, §C).
+//! (Ma & Blaschko 2020).
 //!
 //! - **Tree**: `space::tree` turns the study's conditional parameters into vertices and
 //!   patterns (root-to-leaf paths). A trial's features are [`Features`]' coordinates followed by
 //!   one activity indicator per non-root vertex, so inactive parameters never enter a term.
 //! - **Kernel** ([`AddTree`]): per vertex an ARD Matérn-5/2 (default) or squared exponential on
 //!   its numeric parameters — times an exchangeable kernel on its plain categorical ones — with
-//!   its own amplitude, plus a learnable offset `c_v` for every non-root vertex (§A9.1, §A9.3).
-//!   Length scales are capped at `maxLengthScale` = 1 on the unit cube: the reading's
-//!   calibration (§A4.4) found the cap "the single most effective robustness fix" — without it,
+//!   its own amplitude, plus a learnable offset `c_v` for every non-root vertex.
+//!   Length scales are capped at `maxLengthScale` = 1 on the unit cube: our calibration
+//!   found the cap "the single most effective robustness fix" — without it,
 //!   two or three points on a subtree fit long length scales and the model misses the minimum.
 //! - **Fit**: GP_BANDIT's (standardised outputs, fitted noise, MAP by multi-start L-BFGS
 //!   warm-started from the study's last fit, infeasible trials at the worst value seen).
-//! - **Acquisition** (the reading's recommended optimiser, §A4.4): UCB maximised jointly —
+//! - **Acquisition**: UCB maximised jointly —
 //!   exact path variance — on every pattern over that pattern's own parameters: quasi-random
 //!   candidates with the pattern's branching values fixed, the best observed points perturbed,
 //!   then L-BFGS from the best two of each pattern, all patterns' starts in lock-step (split
 //!   over the machine's threads from [`PARALLEL_FROM`] observations); the best pattern wins. With more than [`MAX_PATTERNS`] patterns, the patterns are those of the
 //!   candidates.
-//! - **κ: exploit, and explore on a thinning schedule.** The reading recommends
-//!   `κ_t = √(2 ln(|P| t² π² / (6δ)))`, δ = 0.1, clipped to [1, 6] (§A9.5; ≈ 3.9 at t = 5, 5.2 at
+//! - **κ: exploit, and explore on a thinning schedule.** The paper's schedule is
+//!   `κ_t = √(2 ln(|P| t² π² / (6δ)))`, δ = 0.1, clipped to [1, 6] (≈ 3.9 at t = 5, 5.2 at
 //!   t = 100 for 4 paths) throughout. Measured in bo-bench (docs/benchmarks.md), that solves
 //!   Jenatton in 10/10 seeds by evaluation 30 but then keeps exploring — median 1.4e-6 after 100,
 //!   and on the 9-dimensional paths of `vgg16_tree` 0.13, far behind a flat GP. A small κ
 //!   polishes (κ = 1.5: Jenatton 3.7e-8, vgg16_tree 6.5e-4) but stalls on a wrong branch in 2 of
 //!   10 Jenatton seeds: the model under-rates a path seen three times and re-proposes the
-//!   incumbent (the reading's failure mode 2, §A4.4). Alternating — κ = 1 on even steps, κ_t on
+//!   incumbent. Alternating — κ = 1 on even steps, κ_t on
 //!   odd ones (`exploreEvery` = 2) — stalled in none of 10 seeds and reached 2.1e-10 on Jenatton,
 //!   and beat both on the other tree problems but `vgg16_tree`. Thinning the exploration as data
 //!   accumulates — every max(2, ⌊t/20⌋)-th suggestion (`exploreDecay` = 20), Θ(log t) exploring
@@ -45,7 +45,7 @@
 //! | `exploreDecay` | 20 | with t trials, explore every max(`exploreEvery`, ⌊t/20⌋)-th (0 off) | 0 – 100,000 |
 //! | `exploreNear` | 0 | an exploiting suggestion this close to the data uses κ_t (0 off) | [0, 1] |
 //! | `maxLengthScale` | 1 | the length-scale cap (unit cube) | [0.05, 20] |
-//! | `initialDesignSize` | max(5, 2·paths), at most 20 (§A9.9) | quasi-random trials first | 1 – 1,000 |
+//! | `initialDesignSize` | max(5, 2·paths), at most 20 | quasi-random trials first | 1 – 1,000 |
 //! | `numCandidates` | 512 | quasi-random candidates per suggestion, shared by the paths | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 //! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson was worse on 3 of the 6 tree problems (vgg16_tree 2.3e-3 → 4.0e-2; docs/benchmarks.md) | — |
@@ -90,12 +90,12 @@ const PARALLEL_FROM: usize = 200;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Mode {
-    /// The joint UCB of every path, over the path's parameters (the reading's recommendation).
+    /// The joint UCB of every path, over the path's parameters.
     #[default]
     Joint,
-    /// Seed 000's Algorithm 2: each vertex's own UCB maximised over its own parameters, paths
+    /// Ma & Blaschko 2020's Algorithm 2: each vertex's own UCB maximised over its own parameters, paths
     /// scored by the sum over their vertices; a proposal already tried or pending falls back
-    /// to `JOINT` (the reading's §A4.4 found Algorithm 2 re-proposing one point forever).
+    /// to `JOINT` (alone, Algorithm 2 re-proposed one point forever in our runs).
     Paper,
 }
 
@@ -109,7 +109,7 @@ pub struct AddTreeParams {
     pub mode: Mode,
     /// κ of the exploiting suggestions.
     pub ucb_kappa: f64,
-    /// Every this many suggestions use κ_t instead (0: never, 1: always — the reading's pure
+    /// Every this many suggestions use κ_t instead (0: never, 1: always — the paper's pure
     /// schedule).
     pub explore_every: usize,
     /// An exploiting suggestion within this distance (feature space, unit scale) of a point
@@ -176,7 +176,7 @@ impl AddTreeParams {
     }
 }
 
-/// κ_t of the reading's §A9.5 for `paths` paths at step `t`.
+/// Ma & Blaschko 2020's κ_t for `paths` paths at step `t`.
 pub fn kappa(paths: usize, t: usize) -> f64 {
     let (p, t) = (paths.max(1) as f64, t.max(1) as f64);
     let beta = 2.0 * (p * t * t * std::f64::consts::PI.powi(2) / (6.0 * DELTA)).ln();
@@ -196,8 +196,7 @@ impl FromConfig for AddTree {
     }
 }
 
-/// `initialDesignSize`'s default on `space`: two trials per path of the tree, within [5, 20]
-/// (§A9.9).
+/// `initialDesignSize`'s default on `space`: two trials per path of the tree, within [5, 20].
 pub(super) fn default_initial_design(space: &SearchSpace) -> usize {
     initial_design_for(&Layout::new(Features::new(space)))
 }
@@ -399,10 +398,10 @@ impl AddTreeProposer {
 }
 
 impl AddTreeProposer {
-    /// Seed 000's Algorithm 2 (the reading's §A4.2): per vertex, the UCB of its own component
+    /// Ma & Blaschko 2020's Algorithm 2: per vertex, the UCB of its own component
     /// maximised over its own parameters; per path, the sum over its vertices; the best path
-    /// with each vertex's maximiser. `None` when the result was tried already (the guard of
-    /// §A4.4) or cannot be assembled (a numeric parent's value moved the path).
+    /// with each vertex's maximiser. `None` when the result was tried already (the re-proposal
+    /// guard) or cannot be assembled (a numeric parent's value moved the path).
     fn algorithm_2(&self, gp: &Gp, kappa: f64, taken: &HashSet<String>, rng: &mut dyn Rng) -> Option<Assignment> {
         let patterns = self.layout.patterns.as_ref()?;
         let (candidates, _) = self.candidates(rng);
@@ -633,7 +632,7 @@ mod tests {
         Observation { objective_sd: None, assignment: a, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
     }
 
-    /// Seed 000 Fig. 1: v_r ∈ [−1, 1]² shared, t ∈ {1, 2}, v_p1 ∈ [−1, 1]² and v_p2 ∈ [−1, 1]³.
+    /// Ma & Blaschko 2020, Fig. 1: v_r ∈ [−1, 1]² shared, t ∈ {1, 2}, v_p1 ∈ [−1, 1]² and v_p2 ∈ [−1, 1]³.
     fn toy() -> SearchSpace {
         use crate::space::{Conditional, Domain, ParamSpec, ParentValues, Scale};
         let double = |id: &str| ParamSpec {
@@ -660,7 +659,7 @@ mod tests {
 
     #[test]
     fn the_kernel_has_seed_000s_structure() {
-        // T-A1: on the Fig. 1 tree the covariance of points on different leaves is the root's
+        // On the Fig. 1 tree the covariance of points on different leaves is the root's
         // term alone; on the Jenatton tree (no root variable) it is 0 across root subtrees; a
         // Gram matrix of 200 mixed-path points is positive semi-definite.
         let mut rng = StdRng::seed_from_u64(8);
@@ -720,9 +719,9 @@ mod tests {
     }
 
     #[test]
-    fn kappa_follows_the_reading() {
-        // §A9.5: κ ≈ 3.9 at t = 5 and 5.2 at t = 100 for 4 paths; clipped to [1, 6]. (The
-        // reading's "4.3 at t = 30" does not follow from its formula, which gives 4.69.)
+    fn kappa_follows_its_formula() {
+        // κ ≈ 3.9 at t = 5 and 5.2 at t = 100 for 4 paths; clipped to [1, 6]. (4.69
+        // at t = 30, from the formula.)
         assert!((kappa(4, 5) - 3.85).abs() < 0.01, "{}", kappa(4, 5));
         assert!((kappa(4, 30) - 4.69).abs() < 0.01, "{}", kappa(4, 30));
         assert!((kappa(4, 100) - 5.18).abs() < 0.01, "{}", kappa(4, 100));
@@ -731,7 +730,7 @@ mod tests {
 
     #[test]
     fn per_vertex_posteriors_add_up_to_the_path_mean_and_bound_its_deviation() {
-        // The reading's T-A2: Σ_v μ^v equals the joint mean; Σ_v σ^v ≥ σ_path.
+        // Σ_v μ^v equals the joint mean; Σ_v σ^v ≥ σ_path.
         let space = jenatton();
         let layout = Layout::new(Features::new(&space));
         let mut rng = StdRng::seed_from_u64(5);
@@ -765,7 +764,7 @@ mod tests {
 
     #[test]
     fn the_paper_s_algorithm_2_runs_without_proposing_a_point_twice() {
-        // T-A5: with `mode = PAPER` no proposal repeats a trial (the guard falls back to JOINT).
+        // With `mode = PAPER` no proposal repeats a trial (the guard falls back to JOINT).
         for config in [serde_json::json!({"mode": "PAPER"}), serde_json::json!({})] {
             let spec = spec(config.clone());
             let designer = designer_for(&spec).unwrap();

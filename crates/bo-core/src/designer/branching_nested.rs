@@ -1,23 +1,23 @@
 //! `BRANCHING_NESTED`: Zhang, Hung, Lin & Liu's unified GP for branching and nested parameters (Zhang, Hung,
-//! Lin & Liu; the reading's conditional.md §B, §C4) with EI.
+//! Lin & Liu) with EI.
 //!
 //! - **Space**: shared quantitative parameters `w` (the unconditional numeric ones), branching
 //!   parameters `z` (the unconditional CATEGORICAL ones; those without children are branching
 //!   variables without nested variables, i.e. the exchangeable kernel), and nested parameters
 //!   `v` (the children of a branching parameter, of any type, with no children of their own).
 //!   Anything deeper, or children under an INTEGER or DISCRETE parent, is refused with a 400
-//!   naming ADD_TREE, which models any tree (the reading's §C4 allows refusing).
+//!   naming ADD_TREE, which models any tree.
 //! - **Kernel**: [`BranchingNested`] — ARD Matérn-5/2 on `w` with length scales capped at 0.5
-//!   on the unit cube (the reading's reference runs, §D: without the cap only 70 % of runs found
+//!   on the unit cube (in our reference runs without the cap only 70 % of runs found
 //!   the best cell, with it 90 %), `e^{−γ_k}` across levels, exponential `|Δ|` or indicator
 //!   kernels on nested variables within a level, validity by reparametrisation.
 //! - **Fit and acquisition**: GP_BANDIT's machinery with this kernel. Departures from the paper's
 //!   universal-kriging MLE: outputs are standardised (the constant mean is the sample mean, not
 //!   the GLS β̂) and the process variance is a hyperparameter fitted with the others by MAP
 //!   rather than profiled; a nugget (the fitted noise) is added, which the paper's noisy test
-//!   needs and does not specify (§B3). EI uses the largest posterior mean at the data as its
-//!   incumbent (the reading's "plug-in y_max", better under noise than the largest noisy
-//!   observation, §D).
+//!   needs and does not specify. EI uses the largest posterior mean at the data as its
+//!   incumbent (a "plug-in y_max", better under noise than the largest noisy
+//!   observation).
 //!
 //! | Name | Default | Purpose | Range |
 //! | --- | --- | --- | --- |
@@ -130,7 +130,7 @@ fn check_space(space: &SearchSpace) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Seed 003's kernel over [`Features`] of a space [`check_space`] accepted.
+/// Zhang, Hung, Lin & Liu's kernel over [`Features`] of a space [`check_space`] accepted.
 fn kernel(features: &Features, _params: &GpBanditParams) -> Box<dyn Kernel> {
     let space = features.space();
     let params = space.params();

@@ -149,8 +149,8 @@ pub(super) struct Variant {
     pub name: &'static str,
     /// The kernel over [`Features`].
     pub kernel: fn(&Features, &GpBanditParams) -> Box<dyn Kernel>,
-    /// EI's incumbent: the largest posterior mean at the data (for noisy objectives, Zhang, Hung, Lin & Liu as
-    /// the reading found best, §D) instead of the largest observation.
+    /// EI's incumbent: the largest posterior mean at the data (for noisy objectives, as Zhang, Hung,
+    /// Lin & Liu's reference runs did best with) instead of the largest observation.
     pub plug_in_best: bool,
 }
 

@@ -1,5 +1,5 @@
-//! `OVERLAP_ADD_GP`: additive GP-UCB with overlapping groups (Rolland et al. 2018, Rolland, Scarlett,
-//! Bogunovic & Cevher 2018; the reading's high-dimensional.md §4) — one term per maximal clique
+//! `OVERLAP_ADD_GP`: additive GP-UCB with overlapping groups (Rolland, Scarlett,
+//! Bogunovic & Cevher 2018) — one term per maximal clique
 //! of a dependency graph over the parameters, the acquisition maximised exactly on a grid by
 //! max-sum over a junction tree, the graph learned by Gibbs sampling.
 //!
@@ -94,7 +94,7 @@ impl Default for OverlapAddGpParams {
     }
 }
 
-/// The length scales Gibbs sampling chooses from (unit-cube inputs; the reading's C6).
+/// The length scales Gibbs sampling chooses from (unit-cube inputs).
 const LENGTH_SCALES: [f64; 6] = [0.05, 0.1, 0.2, 0.4, 0.8, 1.6];
 /// Grid points tabulated over all cliques, and junction-tree entries, at most.
 const MAX_TABLE_POINTS: usize = 20_000;
@@ -173,7 +173,7 @@ struct Learned {
 }
 
 impl OverlapAddGp {
-    /// Seed 002's Algorithm 3 from `graph` and `gp`'s θ: the most likely (graph, length scales)
+    /// Rolland et al. 2018's Algorithm 3 from `graph` and `gp`'s θ: the most likely (graph, length scales)
     /// sampled within the budget.
     fn gibbs(&self, gp: &Gp, features: &Features, graph: &Graph, rng: &mut dyn Rng) -> Learned {
         let h = gp.hyperparameters();
@@ -195,7 +195,7 @@ impl OverlapAddGp {
     }
 }
 
-/// Seed 002's Gibbs sampler over edge bits and length-scale indices (Alg. 3, Eq. 8).
+/// Rolland et al. 2018's Gibbs sampler over edge bits and length-scale indices (Alg. 3, Eq. 8).
 struct Gibbs {
     edge_prior: f64,
     max_clique: usize,
@@ -243,7 +243,7 @@ impl Gibbs {
                     f64::NEG_INFINITY
                 };
                 let (with, without) = if graph.has_edge(a, b) { (current, other) } else { (other, current) };
-                // P(Z_ab = 1) = logistic(logit p + φ₁ − φ₀), the reading's log-space form of Eq. 8.
+                // P(Z_ab = 1) = logistic(logit p + φ₁ − φ₀), Eq. 8 in log space.
                 let p1 = if with == f64::NEG_INFINITY {
                     0.0
                 } else if without == f64::NEG_INFINITY {

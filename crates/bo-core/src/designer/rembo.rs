@@ -1,12 +1,12 @@
-//! `REMBO`: Bayesian optimisation in random embeddings (Wang et al. 2016, Wang, Zoghi, Matheson, Hutter
-//! & de Freitas 2013; the reading's high-dimensional.md §2). For objectives that vary along few
+//! `REMBO`: Bayesian optimisation in random embeddings (Wang, Zoghi, Matheson, Hutter
+//! & de Freitas 2016). For objectives that vary along few
 //! directions of a high-dimensional box, BO runs in `Y = [−h, h]^d` and each point `y` is
 //! evaluated at `p_X(A y)` (crate::embedding), the space's unit cube seen as `[−1, 1]^D`.
 //!
 //! - **Interleaved embeddings** (§3.1): `k` independent matrices (default 4), drawn from the
 //!   study's seed; each suggestion goes to the embedding with the fewest trials (completed and
 //!   pending), so the budget is split N/k as in Table 1. "The optimum is outside Y" happens with
-//!   probability ≈ 0.29 for one embedding of d = 2 in Wang et al. 2016's box (the reading's §2.4) and ≈
+//!   probability ≈ 0.29 for one embedding of d = 2 in Wang et al. 2016's box and ≈
 //!   0.29^k for k; more in the smaller default box, which k embeddings cover.
 //! - **Kernels** (§3.2): `LOW_DIM`, an isotropic squared exponential on y, one GP per embedding
 //!   (Def. 4); `HIGH_DIM`, an isotropic squared exponential on the clipped point itself, one GP
@@ -14,13 +14,12 @@
 //!   kernel of §3.2 with λ tied to ℓ; Wang et al. 2016's code uses `exp(−h/θ)`, and the paper's
 //!   `exp(−λh²/2)` is not positive definite in general). `HIGH_DIM` is the default when any
 //!   parameter is not DOUBLE, as integers, discrete values and categories are rounded after
-//!   clipping (the reading's A4, A6: equal-width bins) and `y` cannot be recovered from them,
+//!   clipping (equal-width bins) and `y` cannot be recovered from them,
 //!   and when there are fewer than 2d parameters to recover it from.
 //! - **Which y a trial had**: a completed trial stores only its assignment; under `LOW_DIM` its
 //!   `y` and embedding are recovered by least squares on its unclipped DOUBLE coordinates
 //!   (exact for REMBO's own suggestions). Trials in no embedding's image (added by hand, or from
-//!   another algorithm) are left out of the low-dimensional GPs and counted in `GET …/model`
-//!   (the reading's A12).
+//!   another algorithm) are left out of the low-dimensional GPs and counted in `GET …/model`.
 //! - **Hyperparameters**: θ = (log amplitude, log ℓ) and the noise by MAP as every GP here, on
 //!   standardised outputs (A9); ℓ within [0.01, 1] in y's units — Wang et al. 2016's Algorithm 3 shrinks
 //!   the upper bound of [0.01, 50] after 5 low-variance picks, whose variances are not stored

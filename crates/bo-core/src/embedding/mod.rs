@@ -1,12 +1,12 @@
-//! REMBO's random embeddings (Wang et al. 2016, Wang et al. 2013, Alg. 2; the reading's
-//! high-dimensional.md §2): a matrix `A ∈ R^{D×d}` of independent N(0, 1) entries maps a point
+//! REMBO's random embeddings (Wang et al. 2016, Alg. 2; first
+//! published as Wang et al. 2013): a matrix `A ∈ R^{D×d}` of independent N(0, 1) entries maps a point
 //! `y` of the low-dimensional box `Y = [−√d, √d]^d` to `p_X(A y)`, its coordinate-wise clip to
 //! `[−1, 1]^D` (the Euclidean projection onto the box, §2.2).
 //!
 //! Row `i` of `A` is a pure function of the embedding's seed and `i` (SplitMix64 on a counter,
 //! then Box–Muller), so a coordinate of `A y` costs O(d) time and no memory: at D = 10⁹ the
 //! matrix (16 GB) is never formed, and an objective that reads two coordinates generates two
-//! rows (the reading's §2.13 note 1). SplitMix64 is written out so the embedding of a stored
+//! rows. SplitMix64 is written out so the embedding of a stored
 //! seed never changes with a crate version.
 //!
 //! Also: recovering `y` from a point of the box (least squares on its unclipped coordinates).

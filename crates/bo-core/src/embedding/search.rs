@@ -1,5 +1,5 @@
-//! REMBO's search on the embeddings' own coordinates (Wang et al. 2016 §3; the reading's
-//! high-dimensional.md §2): a trial of embedding `r` is `w ∈ [0, 1]^d`, the point `y = h (2w −
+//! REMBO's search on the embeddings' own coordinates (Wang et al. 2016 §3):
+//! a trial of embedding `r` is `w ∈ [0, 1]^d`, the point `y = h (2w −
 //! 1)` of Y (`h` = 1 by default; Wang et al. 2016's box has √d); each embedding has its own GP (the
 //! `LOW_DIM` kernel), its own scrambled Sobol design, and log-EI maximised over its box — or,
 //! under `trust_region`, over TuRBO-1's box around its best point (`designer::gp::trust_region`,
@@ -45,7 +45,7 @@ pub struct Settings {
     pub trust_region: bool,
 }
 
-/// ℓ's bounds in y's units. Seed 001 §3.4 searches [0.01, 50] and shrinks the upper bound
+/// ℓ's bounds in y's units. Wang et al. 2016, §3.4 searches [0.01, 50] and shrinks the upper bound
 /// whenever 5 consecutive picks had a tiny predictive variance (Algorithm 3: "err on the side of
 /// too small a length scale"); the picks' variances are not stored with trials, so the bound is
 /// fixed at 1 instead. Measured on Branin in D = 25 (d = 2, k = 4, 10 seeds): after 200

@@ -432,8 +432,8 @@ impl Gp {
     }
 
     /// The posterior of one additive component `f_c` of the latent function when the kernel
-    /// is a sum `k = Σ_c k_c` of independent components (Ma & Blaschko 2020's per-vertex posterior, the
-    /// reading's §A3.3): mean `k_c(X, x)ᵀα`, variance `k_c(x, x) − k_c(X, x)ᵀK⁻¹k_c(X, x)`.
+    /// is a sum `k = Σ_c k_c` of independent components (Ma & Blaschko 2020's per-vertex
+    /// posterior): mean `k_c(X, x)ᵀα`, variance `k_c(x, x) − k_c(X, x)ᵀK⁻¹k_c(X, x)`.
     /// With `component` the whole kernel it is [`Gp::predict`].
     ///
     /// Many points are predicted in chunks of [`PREDICT_CHUNK`] with a checkpoint between

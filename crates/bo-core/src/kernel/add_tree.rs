@@ -1,8 +1,8 @@
-//! The Add-Tree covariance (Ma & Blaschko 2020, Definition 5 and Algorithm 1; the reading's
-//! conditional.md §A2, §C2): `k(x, x') = Σ_{v ∈ A(x) ∩ A(x')} [c_v + k_v(x_v, x'_v)]`, a sum over
+//! The Add-Tree covariance (Ma & Blaschko 2020, Definition 5 and Algorithm 1):
+//! `k(x, x') = Σ_{v ∈ A(x) ∩ A(x')} [c_v + k_v(x_v, x'_v)]`, a sum over
 //! the vertices active at both points of a per-vertex kernel on that vertex's parameters plus a
 //! learnable per-branch offset `c_v ≥ 0` (the paper's "no term" for a vertex without variables
-//! makes two leaves that differ only by a categorical choice indistinguishable, §A9.3; the
+//! makes two leaves that differ only by a categorical choice indistinguishable; the
 //! authors' code uses a constant 1). Positive semi-definite for any active sets: each term is
 //! `1[v∈A(x)]·1[v∈A(x')]` times a PSD kernel (Proposition 6).
 //!

@@ -1,5 +1,5 @@
-//! The branching-and-nested covariance (Zhang, Hung, Lin & Liu, Zhang, Hung, Lin & Liu, eq. (4)–(5) and
-//! Definition 1; the reading's conditional.md §B2):
+//! The branching-and-nested covariance (Zhang, Hung, Lin & Liu, eq. (4)–(5) and
+//! Definition 1):
 //! `R(x, x') = R_θ(w, w') · Π_k [z_k ≠ z'_k ? e^{−γ_k} : exp(−Σ_j φ^b_kj d(v^b_j, v'^b_j))]` —
 //! shared quantitative variables `w` under an ARD kernel, one factor per branching variable
 //! `z_k`: a constant correlation across its levels, and within level `b` an exponential kernel on
@@ -8,7 +8,7 @@
 //!
 //! **Validity by reparametrisation.** The paper's Theorem 1 (a per-variable condition) is too
 //! weak: with two qualitative nested variables of 2 values and `e^{−φ}` = 0.2, `e^{−γ}` = 0.5
-//! satisfies it and the Gram matrix over all configurations has eigenvalue −0.56 (§B2.3, tested
+//! satisfies it and the Gram matrix over all configurations has eigenvalue −0.56 (tested
 //! below). The sharp sufficient condition is `e^{−γ_k} ≤ min_b Π_j ρ^b_kj` with
 //! `ρ = e^{−φ} + (1 − e^{−φ})/g` (qualitative, g values) or `ρ = 1/(1 + φ/2)` (quantitative on
 //! [0, 1]); so θ holds `logit s_k` instead of γ_k and `e^{−γ_k} = s_k · min_b Π_j ρ^b_kj`, valid

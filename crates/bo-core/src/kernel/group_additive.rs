@@ -7,10 +7,10 @@
 //! with `s_i = (xᵢ − yᵢ)²` for a numeric coordinate and `[xᵢ ≠ yᵢ]` (a one-hot distance, so `f`
 //! stays positive definite) for a categorical one. The length scales are **per variable and
 //! shared by every group that holds the variable**, and the amplitude is split by group size
-//! (Rolland et al. 2018 §5's `σ^(i) = d_i/Σ d_j`, the reading's §4.6): θ = (log a, log ℓ₁ … log ℓ_D) does
+//! (Rolland et al. 2018 §5's `σ^(i) = d_i/Σ d_j`): θ = (log a, log ℓ₁ … log ℓ_D) does
 //! not depend on the grouping, so one θ scores many candidate groupings (Kandasamy et al. 2015's partial
-//! marginal-likelihood search, the reading's §3.6) and a Gibbs sweep over a graph's edges
-//! (Rolland et al. 2018 Alg. 3) changes the kernel without changing its parameters. Seed 004's code shares
+//! marginal-likelihood search) and a Gibbs sweep over a graph's edges
+//! (Rolland et al. 2018 Alg. 3) changes the kernel without changing its parameters. Kandasamy et al. 2015's code shares
 //! one bandwidth across all groups; per-variable length scales (ARD) are the service's choice,
 //! measured in docs/benchmarks.md.
 //!

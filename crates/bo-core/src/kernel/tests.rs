@@ -296,7 +296,7 @@ fn branching_nested_conforms() {
 
 #[test]
 fn branching_nested_is_valid_where_seed_003s_theorem_is_not() {
-    // The reading's §B2.3 counterexample: 2 levels, each with 2 qualitative nested variables of
+    // A counterexample to the paper's Theorem 1: 2 levels, each with 2 qualitative nested variables of
     // 2 values, e^{−φ} = 0.2. Theorem 1 allows e^{−γ} = 0.5; the Gram matrix over all 8
     // configurations is then indefinite (−0.56). The kernel caps e^{−γ} at Π ρ = 0.6² = 0.36.
     let nested = |a: usize, b: usize| {

@@ -1,5 +1,5 @@
-//! The conditional space as the tree the structured models need (Ma & Blaschko 2020 §3; the reading's
-//! conditional.md §C1–C3): **vertices** holding the parameters that become active under the same
+//! The conditional space as the tree the structured models need (Ma & Blaschko 2020 §3):
+//! **vertices** holding the parameters that become active under the same
 //! condition, and **patterns** — one choice for every reachable branching parameter, the
 //! generalisation of a root-to-leaf path when one level has several branching parameters.
 //!
@@ -9,9 +9,9 @@
 //!   values; it holds the children without children of their own, and the children that branch
 //!   further live in it.
 //! - A CATEGORICAL branching parameter also gets one vertex per value (reused when a child group
-//!   lists exactly that value): the paper's tree has an edge and a child per value, and the
-//!   reading (§A2.2, §A9.3) found that without a term per branch "leaves that differ only by a
-//!   categorical choice are indistinguishable to the GP". The value itself is then no variable.
+//!   lists exactly that value): the paper's tree has an edge and a child per value, and
+//!   without a term per branch leaves that differ only by a categorical choice are
+//!   indistinguishable to the GP. The value itself is then no variable.
 //! - An INTEGER or DISCRETE branching parameter stays a numeric variable of its vertex (its
 //!   value is a quantity), and its values are grouped by the child groups they activate.
 //!
@@ -286,7 +286,7 @@ pub(crate) mod tests {
         Conditional { parent_values: ParentValues::Categorical(values.iter().map(|v| (*v).to_owned()).collect()), spec }
     }
 
-    /// Seed 000 §5.1's tree (the reading's §A5.2).
+    /// Ma & Blaschko 2020, §5.1's tree.
     pub(crate) fn jenatton() -> SearchSpace {
         let binary = |id: &str, children| categorical(id, &["0", "1"], children);
         SearchSpace::new(vec![binary(

@@ -1,6 +1,6 @@
 //! Exact maximisation of a sum of factors over a discrete grid by max-sum message passing on a
 //! junction tree: Rolland et al. 2018's (Rolland et al. 2018) §3.2 for its overlapping additive acquisition
-//! `Σ_c φ^(c)(x^(c))`, made executable as the reading prescribes (high-dimensional.md §4.4):
+//! `Σ_c φ^(c)(x^(c))`, made executable in four steps:
 //!
 //! 1. triangulate the dependency graph by greedy min-fill elimination (ties: fewest neighbours,
 //!    then lowest index; C2), its maximal cliques read off the elimination;
@@ -339,8 +339,8 @@ mod tests {
     }
 
     #[test]
-    fn message_passing_equals_brute_force_on_the_readings_small_graphs() {
-        // high-dimensional.md §7 item 7: a 4-cycle, a star, a triangle with a pendant,
+    fn message_passing_equals_brute_force_on_small_graphs() {
+        // A 4-cycle, a star, a triangle with a pendant,
         // disconnected pieces, a chain, and random graphs on up to 6 variables.
         let cases = [
             graph(4, &[(0, 1), (1, 2), (2, 3), (3, 0)]),
