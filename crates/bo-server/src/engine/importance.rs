@@ -10,8 +10,6 @@ use bo_core::importance::{PedAnova, SobolIndices, TermShare, ped_anova, sobol_in
 use bo_core::{Assignment, Observation, Outcome, Trial};
 use bo_store::StudyRecord;
 
-use bo_core::designer::designer_for;
-
 use super::permits::Class;
 use super::refit;
 use super::{Engine, EngineError, study_seed};
@@ -110,7 +108,7 @@ impl Engine {
         trials: &Arc<Vec<Trial>>,
         class: Class,
     ) -> Result<Option<(Arc<dyn bo_core::Model>, usize)>, EngineError> {
-        let learns = designer_for(&study.spec).is_ok_and(|d| d.learns());
+        let learns = self.designer(study).is_ok_and(|d| d.learns());
         let current = |e: &Arc<super::Entry>| e.data_version == data_version || !learns;
         let entry = match self.inner.cache.get(study.id) {
             Some(e) if current(&e) => e,

@@ -13,7 +13,6 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use bo_core::designer::designer_for;
 use bo_core::{Assignment, Trial};
 use bo_store::{Basis, StudyRecord};
 use tokio::time::Instant;
@@ -33,7 +32,7 @@ impl Engine {
     /// pending.
     pub fn notify_changed(&self, study: &StudyRecord) {
         self.inner.slots.get(study.id).generation.fetch_add(1, Ordering::SeqCst);
-        let refit = designer_for(&study.spec).map_or(true, |d| d.learns());
+        let refit = self.designer(study).map_or(true, |d| d.learns());
         if refit
             && !self.reproducible(study)
             && let Some(task) = self.background_task()

@@ -60,7 +60,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bo_core::designer::designer_for;
-use bo_core::{ConfigError, FitError, Limits, StudySpec};
+use bo_core::{ConfigError, Designer, FitError, Limits, StudySpec};
 use bo_store::{Store, StoreError, StudyRecord};
 
 pub use cache::{Entry, ModelCache};
@@ -214,6 +214,21 @@ pub struct Engine {
 pub fn check_algorithm(spec: &StudySpec, limits: &Limits) -> Result<(), ConfigError> {
     let designer = designer_for(spec)?;
     bo_core::designer::check_limits(designer.as_ref(), &spec.space, limits)
+}
+
+impl Engine {
+    /// The study's designer, built from its spec once and kept in its slot: a study's spec
+    /// never changes and its id is never reused, so no suggest, refit or job builds (parses,
+    /// checks) it again, and none does inside a store transaction. A spec whose settings no
+    /// longer parse (stored by an older version) is refused each time it is asked for.
+    pub(crate) fn designer(&self, study: &StudyRecord) -> Result<Arc<dyn Designer>, ConfigError> {
+        let slot = self.inner.slots.get(study.id);
+        if let Some(designer) = slot.designer.get() {
+            return Ok(designer.clone());
+        }
+        let built: Arc<dyn Designer> = Arc::from(designer_for(&study.spec)?);
+        Ok(slot.designer.get_or_init(|| built).clone())
+    }
 }
 
 /// The study's seed: from its number (within its project and location) and display name only,

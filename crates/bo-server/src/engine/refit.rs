@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use bo_core::designer::PriorStudy;
 use bo_core::designer::QuasiRandomSearch;
-use bo_core::designer::designer_for;
 use bo_core::stopping::partial::{self, Estimate};
 use bo_core::{Designer, ModelState, Observation, Problem, Trial};
 use bo_store::{Basis, Store, StoreError, StoredModel, StudyRecord};
@@ -44,10 +43,21 @@ pub enum RefitOutcome {
 /// returning the cache entry. Pure CPU work: call it on a blocking thread.
 #[cfg(test)]
 pub fn fit_entry(study: &StudyRecord, data_version: i64, trials: &[Trial], warm: Option<&ModelState>) -> Result<Entry, EngineError> {
-    build_entry(study, data_version, trials, &BTreeMap::new(), Vec::new(), warm, false)
+    build_entry(
+        bo_core::designer::designer_for(&study.spec)?.as_ref(),
+        study,
+        data_version,
+        trials,
+        &BTreeMap::new(),
+        Vec::new(),
+        warm,
+        false,
+    )
 }
 
+#[allow(clippy::too_many_arguments)] // one fit's inputs, each distinct
 fn build_entry(
+    designer: &dyn Designer,
     study: &StudyRecord,
     data_version: i64,
     trials: &[Trial],
@@ -56,7 +66,6 @@ fn build_entry(
     warm: Option<&ModelState>,
     restore: bool,
 ) -> Result<Entry, EngineError> {
-    let designer = designer_for(&study.spec)?;
     let history = partial::observations(&study.spec, trials, estimates);
     let seed = study_seed(study);
     let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -171,9 +180,12 @@ impl Engine {
         self.inner.hooks.reached(super::hooks::Point::Fit).await?;
         let priors = super::transfer::load_priors(&self.inner.store, study).await?;
         let estimates = self.partial_estimates(study, &trials).await?;
+        let designer = self.designer(study)?;
         let owned = study.clone();
         let entry = self
-            .compute(study, class, move || build_entry(&owned, data_version, &trials, &estimates, priors, warm.as_ref(), restore))
+            .compute(study, class, move || {
+                build_entry(designer.as_ref(), &owned, data_version, &trials, &estimates, priors, warm.as_ref(), restore)
+            })
             .await??;
         Ok(Arc::new(entry))
     }
