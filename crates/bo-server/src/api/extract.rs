@@ -214,6 +214,21 @@ pub async fn load_study(state: &AppState, project: &str, location: &str, raw_id:
     })
 }
 
+/// The API version the request's path names (`/v1/…` or `/v1beta1/…`), `None` under `/ui/…`:
+/// what an Operation answered to it names (see [`ApiVersion`]).
+pub struct PathVersion(pub Option<ApiVersion>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for PathVersion {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, Self::Rejection> {
+        // Nested routers see their path with the prefix taken off; the original keeps it.
+        let path =
+            parts.extensions.get::<axum::extract::OriginalUri>().map_or_else(|| parts.uri.path().to_owned(), |u| u.0.path().to_owned());
+        Ok(PathVersion(ApiVersion::of_path(&path)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_body_now;
@@ -277,20 +292,5 @@ mod tests {
         for bad in ["+1", "01", "0", "-1", "1 ", "", "1e3", "99999999999999999999"] {
             assert!(super::parse_id("trial", bad).is_err(), "{bad:?}");
         }
-    }
-}
-
-/// The API version the request's path names (`/v1/…` or `/v1beta1/…`), `None` under `/ui/…`:
-/// what an Operation answered to it names (see [`ApiVersion`]).
-pub struct PathVersion(pub Option<ApiVersion>);
-
-impl<S: Send + Sync> axum::extract::FromRequestParts<S> for PathVersion {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, Self::Rejection> {
-        // Nested routers see their path with the prefix taken off; the original keeps it.
-        let path =
-            parts.extensions.get::<axum::extract::OriginalUri>().map_or_else(|| parts.uri.path().to_owned(), |u| u.0.path().to_owned());
-        Ok(PathVersion(ApiVersion::of_path(&path)))
     }
 }

@@ -10,6 +10,7 @@ pub mod model;
 pub mod operation;
 pub mod parameter;
 pub mod request;
+pub mod stopping;
 pub mod strict;
 pub mod study;
 pub mod trial;
