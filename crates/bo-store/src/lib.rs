@@ -23,6 +23,7 @@ mod models;
 mod operations;
 mod overview;
 mod priors;
+mod stopping;
 mod studies;
 mod suggest;
 pub mod testing;

@@ -24,8 +24,9 @@ use crate::Store;
 use crate::error::StoreError;
 use crate::lock::{Basis, Locked, lock_study};
 use crate::operations::{Operation, OperationKind, finish_suggest, insert_operation, operation_in, pending_suggest};
+use crate::stopping::values_at_rung;
 use crate::studies::StudyState;
-use crate::trials::{Load, SUPERSEDED, insert_trial, load_trials, touch, trials_in_state, values_at_rung, write_trial};
+use crate::trials::{Load, SUPERSEDED, insert_trial, load_trials, touch, trials_in_state, write_trial};
 
 /// A suggest call.
 #[derive(Clone, Copy, Debug)]

@@ -1,0 +1,107 @@
+//! What the early-stopping rules read and record: each trial's running average or its value at
+//! a rung, aggregated in SQL (one number per trial, plain reads outside any transaction), and a
+//! check's decision recorded under the study lock with its operation.
+
+use bo_core::{Limits, TrialState};
+use sqlx::{AnyConnection, Row};
+
+use crate::Store;
+use crate::error::{Entity, StoreError};
+use crate::lock::lock_study;
+use crate::operations::{OperationKind, insert_operation};
+use crate::trials::{Load, SUPERSEDED, insert_measurements, load_trials, touch, write_trial};
+
+/// See [`Store::values_at_rung`]; on `conn`, inside a transaction or not.
+pub(crate) async fn values_at_rung(
+    conn: &mut AnyConnection,
+    study_id: i64,
+    except: i64,
+    rung: f64,
+    by_elapsed: bool,
+) -> Result<Vec<(i64, f64)>, StoreError> {
+    let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT trial_id, v FROM (SELECT m.trial_id, m.objective AS v, ROW_NUMBER() OVER (PARTITION BY m.trial_id ORDER BY {position}, m.seq) AS k \
+         FROM measurements m WHERE m.study_id = $1 AND m.trial_id <> $2 AND m.objective IS NOT NULL AND {position} >= $3 \
+         AND m.trial_id NOT IN {SUPERSEDED}) s WHERE k = 1"
+    )))
+    .bind(study_id)
+    .bind(except)
+    .bind(rung)
+    .fetch_all(&mut *conn)
+    .await?;
+    rows.iter().map(|r| Ok((r.try_get::<i64, _>("trial_id")?, r.try_get::<f64, _>("v")?))).collect()
+}
+
+impl Store {
+    /// The running average of the objective of every SUCCEEDED trial but `except`, over its
+    /// measurements at or before `up_to` (steps, or elapsed seconds `by_elapsed`): what the
+    /// median stopping rule compares a trial with. Aggregated in SQL, so the server reads one
+    /// number per trial, not every measurement; a plain read, outside any transaction (no lock,
+    /// no turn at SQLite's write gate).
+    pub async fn running_averages(&self, study_id: i64, except: i64, up_to: f64, by_elapsed: bool) -> Result<Vec<f64>, StoreError> {
+        let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT AVG(m.objective) AS average FROM measurements m JOIN trials t ON t.study_id = m.study_id AND t.id = m.trial_id \
+             WHERE m.study_id = $1 AND t.state = 'SUCCEEDED' AND m.trial_id <> $2 AND m.objective IS NOT NULL AND {position} <= $3 \
+             GROUP BY m.trial_id"
+        )))
+        .bind(study_id)
+        .bind(except)
+        .bind(up_to)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| r.try_get::<f64, _>("average").map_err(StoreError::from)).collect()
+    }
+
+    /// Each trial's objective at `rung` — of its first measurement (by position, then arrival)
+    /// at or past `rung` (steps, or elapsed seconds `by_elapsed`) — for every trial but `except`
+    /// that reached it, whatever its state, with the trial's number, but those a later trial
+    /// resumes (a chain counts once, by its newest trial): what successive halving ranks a
+    /// trial among. One number per trial, chosen in SQL; a plain read outside any
+    /// transaction.
+    pub async fn values_at_rung(&self, study_id: i64, except: i64, rung: f64, by_elapsed: bool) -> Result<Vec<(i64, f64)>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        values_at_rung(&mut conn, study_id, except, rung, by_elapsed).await
+    }
+
+    /// Records an early-stopping check of a trial decided outside the lock (`should_stop`): a
+    /// trial still ACTIVE that should stop becomes STOPPING and gets `last_measurement`, if the
+    /// rule made one (the convex rule's prediction) and `limits` leave room for it; its client
+    /// counts as seen. A trial completed meanwhile is not told to stop. Returns the operation's
+    /// number and the decision as recorded.
+    pub async fn record_early_stopping(
+        &self,
+        study_id: i64,
+        trial_id: i64,
+        now_ms: i64,
+        decision: bo_core::stopping::StoppingDecision,
+        limits: &Limits,
+        api_version: &str,
+    ) -> Result<(i64, bool), StoreError> {
+        let _turn = self.write_turn().await;
+        let mut tx = self.pool.begin().await?;
+        let locked = lock_study(&mut tx, study_id).await?;
+        let load = if decision.last_measurement.is_some() { Load::Full } else { Load::NoMeasurements };
+        let mut trial =
+            load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, load).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))?;
+        let should_stop = decision.should_stop && !trial.state.is_completed();
+        touch(&mut tx, study_id, trial_id, now_ms).await?;
+        if should_stop && trial.state == TrialState::Active {
+            trial.state = TrialState::Stopping;
+            trial.stop_time_ms.get_or_insert(now_ms);
+            let before = trial.measurements.len();
+            if let Some(m) = decision.last_measurement
+                && let Err(e) = trial.add_measurement(m, limits)
+            {
+                tracing::info!(study = study_id, trial = trial_id, error = %e, "the predicted last measurement was not added");
+            }
+            write_trial(&mut tx, study_id, &trial, &locked.objective, now_ms).await?;
+            insert_measurements(&mut tx, study_id, trial_id, before, &trial.measurements[before..], &locked.objective.metric).await?;
+        }
+        let kind = OperationKind::EarlyStopping { trial_id, should_stop };
+        let id = insert_operation(&mut tx, study_id, &kind, api_version, now_ms).await?;
+        tx.commit().await?;
+        Ok((id, should_stop))
+    }
+}
