@@ -13,10 +13,12 @@ mod branching_nested;
 pub mod calibration;
 mod config;
 pub mod context;
+mod error;
 pub mod gp;
 mod gp_bandit;
 mod grid;
 mod overlap_add_gp;
+mod prediction;
 mod quasi_random;
 mod random;
 mod registry;
@@ -40,11 +42,15 @@ pub use add_gp_ucb::{AddGpUcb, AddGpUcbParams};
 pub use add_tree::{AddTree, AddTreeParams};
 pub use auto::{Auto, AutoParams, Candidate, Criterion};
 pub use branching_nested::{BranchingNested, BranchingNestedParams};
+pub use error::{ConfigError, FitError};
+pub use gp::Predictive;
 pub use gp::PriorMean;
 pub use gp::transfer::PriorStudy;
 pub use gp_bandit::{GpBandit, GpBanditParams};
 pub use grid::{GridParams, GridSearch};
 pub use overlap_add_gp::{OverlapAddGp, OverlapAddGpParams};
+pub use prediction::Prediction;
+pub(crate) use prediction::Z_95;
 pub use quasi_random::QuasiRandomSearch;
 pub use random::RandomSearch;
 pub use registry::{ALGORITHMS, designer_fitted_whole, designer_for};
@@ -276,183 +282,6 @@ pub struct Embeddings {
     pub dimension: usize,
     /// h of the box `Y = [−h, h]^d` each is searched in.
     pub half_width: f64,
-}
-
-/// A prediction of the objective at one point: the model's predictive distribution of the
-/// latent objective (without observation noise), in its units. Under an output warp it is not
-/// normal, so it is given by quantiles, and by its mean and standard deviation where they are
-/// finite.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Prediction {
-    /// The median.
-    pub median: f64,
-    /// The 5 % quantile: the lower end of the central 90 % interval.
-    pub lower: f64,
-    /// The 95 % quantile.
-    pub upper: f64,
-    /// The mean, where it is finite.
-    pub mean: Option<f64>,
-    /// The standard deviation, where it is finite.
-    pub stddev: Option<f64>,
-}
-
-impl Prediction {
-    /// The prediction of `sign · y` from one of `y` (`sign` ±1): a model of a maximisation
-    /// turned back to the study's direction.
-    pub fn signed(self, sign: f64) -> Prediction {
-        if sign >= 0.0 {
-            return self;
-        }
-        Prediction { median: -self.median, lower: -self.upper, upper: -self.lower, mean: self.mean.map(|m| -m), stddev: self.stddev }
-    }
-
-    /// The normal with this prediction's median and central 90 % interval, as (centre,
-    /// deviation): what an acquisition over a model's predictions (hypervolume, a context's
-    /// improvement) takes the prediction to be. Under no warp it is the posterior itself.
-    pub fn normal_approximation(&self) -> (f64, f64) {
-        (self.median, (self.upper - self.lower) / (2.0 * Z_95))
-    }
-}
-
-/// A model's predictive distribution of the objective at one point: `sign · g⁻¹(W)`, `W` normal
-/// in the model's warped units, beside the model's observation noise there. A [`Prediction`]
-/// summarises it; calibration reads its quantiles and densities at any level.
-#[derive(Clone, Copy, Debug)]
-pub struct Predictive<'a> {
-    mean: f64,
-    sd: f64,
-    noise: f64,
-    warp: &'a gp::Warp,
-    sign: f64,
-}
-
-impl<'a> Predictive<'a> {
-    /// `sign · g⁻¹(W)` with `W ~ N(mean, sd²)` and observation noise `noise` (a deviation), both
-    /// in the warped units of `warp`.
-    pub(crate) fn new(mean: f64, sd: f64, noise: f64, warp: &'a gp::Warp, sign: f64) -> Self {
-        Predictive { mean, sd, noise, warp, sign }
-    }
-
-    /// The predictive distributions of `gp` (fitted to `warp`ed, `sign`-adjusted values) at
-    /// `xs`, its inputs, each latent deviation widened or narrowed by `calibration` at the
-    /// point's posterior over prior variance.
-    pub(crate) fn of_gp(
-        gp: &'a crate::gp::Gp,
-        xs: &[Vec<f64>],
-        warp: &'a gp::Warp,
-        sign: f64,
-        calibration: &calibration::ByRegion,
-    ) -> Vec<Predictive<'a>> {
-        let noise = gp.noise_sd();
-        gp.predict(xs)
-            .into_iter()
-            .zip(gp.prior_variance(xs))
-            .map(|((m, v), prior)| {
-                let factor = calibration.at(v / prior);
-                let (mean, sd) = gp.unstandardize_sd(m, v * factor * factor);
-                Predictive::new(mean, sd, noise, warp, sign)
-            })
-            .collect()
-    }
-
-    /// The summary the API returns: median, central 90 % interval, and mean and deviation where
-    /// finite.
-    pub fn summary(&self) -> Prediction {
-        self.warp.prediction(self.mean, self.sd).signed(self.sign)
-    }
-
-    /// [`Prediction::normal_approximation`] of [`Predictive::summary`], bit for bit, without
-    /// the quadrature of the mean and deviation: what an acquisition over predictions reads.
-    pub fn normal_approximation(&self) -> (f64, f64) {
-        let (median, lower, upper) = self.warp.central(self.mean, self.sd);
-        Prediction { median, lower, upper, mean: None, stddev: None }.signed(self.sign).normal_approximation()
-    }
-
-    /// The `p` quantile (0 < p < 1) of the latent objective.
-    pub fn quantile(&self, p: f64) -> f64 {
-        // The warp is increasing; a sign of −1 turns the upper tail of W into the lower of y.
-        let p = if self.sign >= 0.0 { p } else { 1.0 - p };
-        self.sign * self.warp.invert(self.mean + self.sd * gp::output_warp::normal_quantile(p))
-    }
-
-    /// The log density of the latent objective at `y`: the normal's at `g(sign · y)` times the
-    /// warp's slope there.
-    pub fn log_density(&self, y: f64) -> f64 {
-        let w = self.warp.apply(self.sign * y);
-        let z = (w - self.mean) / self.sd;
-        -0.5 * z * z - self.sd.ln() - 0.5 * (2.0 * std::f64::consts::PI).ln() + self.warp.log_slope(w)
-    }
-
-    /// How an observation `y` the model did not see lies against this prediction, in its warped
-    /// units: the evidence [`calibration::factor`] weighs.
-    pub fn residual(&self, y: f64) -> calibration::Residual {
-        calibration::Residual { error: self.warp.apply(self.sign * y) - self.mean, latent_sd: self.sd, noise_sd: self.noise }
-    }
-
-    /// The same distribution with the latent deviation `factor` times as wide.
-    pub fn widened(self, factor: f64) -> Self {
-        Predictive { sd: self.sd * factor, ..self }
-    }
-}
-
-/// Φ⁻¹(0.95): a central 90 % interval is 2 × 1.645 deviations of a normal wide.
-pub(crate) const Z_95: f64 = 1.644_853_626_951_472;
-
-/// A study's algorithm settings are wrong.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum ConfigError {
-    /// No designer has this name.
-    #[error("algorithm: {} is not an algorithm; the algorithms are {}", serde_json::Value::from(name.as_str()), known.join(", "))]
-    UnknownAlgorithm {
-        /// The name asked for.
-        name: String,
-        /// The names that exist.
-        known: Vec<String>,
-    },
-    /// A field of `algorithmConfig` is wrong.
-    #[error("algorithmConfig{}: {reason}", if field.is_empty() { String::new() } else { format!(".{field}") })]
-    Invalid {
-        /// The field, empty for the whole object.
-        field: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The settings ask for more work than a limit allows.
-    #[error("algorithmConfig{}: {reason}", if field.is_empty() { String::new() } else { format!(".{field}") })]
-    OverLimit {
-        /// The field, empty for the whole object.
-        field: String,
-        /// What is over, and by how much.
-        reason: String,
-        /// The limit.
-        limit: Limit,
-    },
-}
-
-impl ConfigError {
-    /// The limit the settings are over, if that is what is wrong.
-    pub fn limit(&self) -> Option<Limit> {
-        match self {
-            ConfigError::OverLimit { limit, .. } => Some(*limit),
-            _ => None,
-        }
-    }
-}
-
-/// A designer could not fit or suggest.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum FitError {
-    /// The numbers went wrong (a matrix stayed indefinite, a value became NaN).
-    #[error("numerical failure: {0}")]
-    Numerical(String),
-    /// Fewer proposals than asked in a space with points left (see [`Model::runs_out`]).
-    #[error("proposed {proposed} of {asked} points while the space has points left")]
-    TooFewProposals {
-        /// How many it proposed.
-        proposed: usize,
-        /// How many were asked for.
-        asked: usize,
-    },
 }
 
 /// `count` distinct new assignments drawn by `draw`, avoiding `taken` (pending and already
