@@ -48,7 +48,7 @@ pub use overview::StudyOverview;
 pub use studies::{StudyRecord, StudyState, StudySummary};
 pub use suggest::{Opened, SuggestOutcome, SuggestRequest, SuggestTx};
 pub use transfer::{StudyDump, StudyHead};
-pub use trials::NewTrial;
+pub use trials::{Load, NewTrial};
 
 /// Which database a store talks to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -93,8 +93,8 @@ impl RawTrial {
 }
 
 /// Which parts of a trial to load.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Load {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Load {
     /// Everything.
     Full,
     /// Without intermediate measurements (all a designer needs; they can be most of the data).
@@ -121,22 +121,35 @@ pub(crate) async fn load_trials(
     .await?;
     let raw: Vec<RawTrial> = rows.iter().map(RawTrial::from_row).collect::<Result<_, _>>()?;
     drop(rows);
-    let (first, last) = (raw.first().map(|t| t.id), raw.last().map(|t| t.id));
-    let mut measured: Vec<(i64, i64, f64, String)> = Vec::new();
-    if let (Load::Full, Some(first), Some(last)) = (load, first, last) {
-        let rows = sqlx::query(
-            "SELECT trial_id, step_count, elapsed_secs, metrics FROM measurements \
-             WHERE study_id = $1 AND trial_id >= $2 AND trial_id <= $3 ORDER BY trial_id, seq",
-        )
-        .bind(study_id)
-        .bind(first)
-        .bind(last)
-        .fetch_all(&mut *conn)
-        .await?;
-        for row in rows {
-            measured.push((row.try_get("trial_id")?, row.try_get("step_count")?, row.try_get("elapsed_secs")?, row.try_get("metrics")?));
+    let measured = match (load, raw.first(), raw.last()) {
+        (Load::Full, Some(first), Some(last)) => {
+            let query = sqlx::query(
+                "SELECT trial_id, step_count, elapsed_secs, metrics FROM measurements \
+                 WHERE study_id = $1 AND trial_id >= $2 AND trial_id <= $3 ORDER BY trial_id, seq",
+            );
+            read_measurements(conn, query.bind(study_id).bind(first.id).bind(last.id)).await?
         }
-    }
+        _ => Vec::new(),
+    };
+    decode_trials(raw, measured).await
+}
+
+/// One measurement row as read: the trial's number, step, elapsed seconds and metrics' JSON.
+type MeasurementRow = (i64, i64, f64, String);
+
+/// The measurement rows `query` selects (`trial_id, step_count, elapsed_secs, metrics`).
+async fn read_measurements<'q>(
+    conn: &mut AnyConnection,
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+) -> Result<Vec<MeasurementRow>, StoreError> {
+    let rows = query.fetch_all(&mut *conn).await?;
+    rows.iter()
+        .map(|row| Ok((row.try_get("trial_id")?, row.try_get("step_count")?, row.try_get("elapsed_secs")?, row.try_get("metrics")?)))
+        .collect()
+}
+
+/// The trials of `raw`, each with its rows of `measured` (in their order).
+async fn decode_trials(raw: Vec<RawTrial>, measured: Vec<MeasurementRow>) -> Result<Vec<Trial>, StoreError> {
     // Parsing a page of trials (up to tens of megabytes of JSON) is CPU work: off the runtime
     // unless it is small.
     let bytes = raw.iter().map(RawTrial::json_bytes).chain(measured.iter().map(|m| m.3.len())).sum::<usize>();
@@ -386,9 +399,9 @@ impl Store {
             .collect()
     }
 
-    /// The trials `ids` of a study (those that exist), without intermediate measurements, in id
-    /// order: one query.
-    pub async fn trials_by_id(&self, study_id: i64, ids: &[i64]) -> Result<Vec<Trial>, StoreError> {
+    /// The trials `ids` of a study (those that exist), in id order, with their intermediate
+    /// measurements when `load` says so: one query, two with the measurements.
+    pub async fn trials_by_id(&self, study_id: i64, ids: &[i64], load: Load) -> Result<Vec<Trial>, StoreError> {
         if ids.is_empty() {
             return Ok(vec![]);
         }
@@ -400,15 +413,26 @@ impl Store {
         for id in ids {
             query = query.bind(*id);
         }
-        let rows = query.fetch_all(&self.pool).await?;
-        // A front of 1,000 trials is megabytes of JSON to parse: off the runtime unless small.
+        let mut conn = self.pool.acquire().await?;
+        let rows = query.fetch_all(&mut *conn).await?;
         let raw: Vec<RawTrial> = rows.iter().map(RawTrial::from_row).collect::<Result<_, _>>()?;
         drop(rows);
-        let bytes = raw.iter().map(RawTrial::json_bytes).sum::<usize>();
-        crate::studies::decode_off_runtime(i64::try_from(bytes).unwrap_or(i64::MAX), move || {
-            raw.into_iter().map(RawTrial::decode).collect()
-        })
-        .await
+        let measured = if load == Load::Full && !raw.is_empty() {
+            let sql = format!(
+                "SELECT trial_id, step_count, elapsed_secs, metrics FROM measurements \
+                 WHERE study_id = $1 AND trial_id IN ({}) ORDER BY trial_id, seq",
+                placeholders.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(study_id);
+            for id in ids {
+                query = query.bind(*id);
+            }
+            read_measurements(&mut conn, query).await?
+        } else {
+            Vec::new()
+        };
+        // A front of 1,000 trials is megabytes of JSON to parse: off the runtime unless small.
+        decode_trials(raw, measured).await
     }
 
     /// One trial.

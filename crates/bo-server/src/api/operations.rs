@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use bo_store::{Operation, OperationKind, StoreError, StudyRecord};
+use bo_store::{Load, Operation, OperationKind, StoreError, StudyRecord};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -119,14 +119,11 @@ pub(crate) async fn operation_to_wire(state: &AppState, study: &StudyRecord, op:
     if let Some(message) = op.error {
         return Ok(failed_suggest_operation(name, &client_id, &created, &updated, StatusW { code: Code::Internal.faces().1, message }));
     }
-    let mut trials = Vec::with_capacity(trial_ids.len());
-    for id in trial_ids {
-        match state.store.get_trial(study.id, id).await {
-            Ok(t) => trials.push(TrialW::from_domain(&t, &sname, &study.spec.space)),
-            Err(StoreError::NotFound(_)) => {} // deleted since
-            Err(e) => return Err(e.into()),
-        }
-    }
+    // One read for all of them, those deleted since left out, in the order they were handed out.
+    let mut found = state.store.trials_by_id(study.id, &trial_ids, Load::Full).await?;
+    let rank: std::collections::HashMap<i64, usize> = trial_ids.iter().enumerate().map(|(k, id)| (*id, k)).collect();
+    found.sort_by_key(|t| rank.get(&t.id).copied().unwrap_or(usize::MAX));
+    let trials = found.iter().map(|t| TrialW::from_domain(t, &sname, &study.spec.space)).collect();
     let study_state = if study_completed { StudyStateW::COMPLETED } else { StudyStateW::ACTIVE };
     Ok(finished_suggest_operation(name, &client_id, &created, &updated, trials, study_state))
 }

@@ -12,7 +12,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use bo_core::stopping::StoppingDecision;
 use bo_core::{Completion, Trial, TrialState};
-use bo_store::{NewTrial, StoreError, StudyRecord};
+use bo_store::{Load, NewTrial, StoreError, StudyRecord};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -265,7 +265,7 @@ pub async fn list_optimal_trials(
     let ids = state.engine.optimal_trial_ids(&study, MAX_OPTIMAL_TRIALS).await?;
     let trials = {
         let _turn = state.engine.read_turn(&path.project, Some(study.id)).await;
-        let mut trials = state.store.trials_by_id(study.id, &ids).await?;
+        let mut trials = state.store.trials_by_id(study.id, &ids, Load::NoMeasurements).await?;
         // Best first, as chosen (the store reads them in id order).
         let rank: std::collections::HashMap<i64, usize> = ids.iter().enumerate().map(|(k, id)| (*id, k)).collect();
         trials.sort_by_key(|t| rank.get(&t.id).copied().unwrap_or(usize::MAX));
