@@ -27,6 +27,7 @@ mod several_metrics;
 pub mod subset;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+mod unlearned;
 
 use std::sync::Arc;
 
@@ -282,27 +283,6 @@ pub struct Embeddings {
     pub dimension: usize,
     /// h of the box `Y = [−h, h]^d` each is searched in.
     pub half_width: f64,
-}
-
-/// `count` distinct new assignments drawn by `draw`, avoiding `taken` (pending and already
-/// drawn) while the space allows: after `MAX_TRIES` misses a repeat is accepted, as a small
-/// discrete space may have no unseen point left.
-pub(crate) fn draw_distinct(taken: &[Assignment], count: usize, mut draw: impl FnMut() -> Assignment) -> Vec<Assignment> {
-    const MAX_TRIES: usize = 64;
-    let mut keys: std::collections::HashSet<String> = taken.iter().map(Assignment::key).collect();
-    let mut out = Vec::with_capacity(count);
-    for _ in 0..count {
-        let mut candidate = draw();
-        for _ in 1..MAX_TRIES {
-            if !keys.contains(&candidate.key()) {
-                break;
-            }
-            candidate = draw();
-        }
-        keys.insert(candidate.key());
-        out.push(candidate);
-    }
-    out
 }
 
 #[cfg(test)]

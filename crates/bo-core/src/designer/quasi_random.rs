@@ -23,65 +23,34 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use super::config::{FromConfig, no_config};
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem, draw_distinct};
+use super::unlearned::{Seen, Unlearned};
+use super::{FitError, Model};
 use crate::optimize::sobol::sobol_point;
-use crate::space::SearchSpace;
-use crate::trial::{Assignment, Observation};
+use crate::trial::Assignment;
 
 /// The quasi-random designer.
+#[derive(Default)]
 pub struct QuasiRandomSearch;
 
-struct QuasiRandomModel {
-    space: SearchSpace,
-    seed: u64,
-    history: Vec<Assignment>,
-}
-
-impl FromConfig for QuasiRandomSearch {
-    type Params = ();
-
-    fn parse(config: &serde_json::Value) -> Result<(), ConfigError> {
-        no_config(config)
-    }
-
-    fn new((): (), _space: &SearchSpace) -> Result<QuasiRandomSearch, ConfigError> {
-        Ok(QuasiRandomSearch)
+impl Unlearned for QuasiRandomSearch {
+    fn model(seen: Seen) -> Arc<dyn Model> {
+        Arc::new(QuasiRandomModel(seen))
     }
 }
 
-impl Designer for QuasiRandomSearch {
-    fn fit(&self, problem: &Problem, history: &[Observation], _warm: Option<&ModelState>, _rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        let model = QuasiRandomModel {
-            space: problem.spec.space.clone(),
-            seed: problem.seed,
-            history: history.iter().map(|o| o.assignment.clone()).collect(),
-        };
-        Ok(Fitted { model: Arc::new(model), state: ModelState::default() })
-    }
-
-    fn learns(&self) -> bool {
-        false
-    }
-}
+struct QuasiRandomModel(Seen);
 
 impl Model for QuasiRandomModel {
     fn suggest(&self, pending: &[Assignment], count: usize, _rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        let taken: Vec<Assignment> = self.history.iter().chain(pending).cloned().collect();
-        let d = self.space.n_params();
-        let mut index = taken.len() as u64;
-        Ok(draw_distinct(&taken, count, || {
-            let point = self.point(index, d);
-            index += 1;
-            point
-        }))
+        let d = self.0.space.n_params();
+        Ok(self.0.draw_distinct(pending, count, |n| self.point(n, d)))
     }
 
     fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
-        if !self.space.is_continuous() {
+        if !self.0.space.is_continuous() {
             return None;
         }
-        let d = self.space.n_params();
+        let d = self.0.space.n_params();
         Some((first..first + count as u64).map(|n| self.point(n, d)).collect())
     }
 }
@@ -90,10 +59,11 @@ impl QuasiRandomModel {
     /// The study's `n`-th point: its starting point first when the space has defaults
     /// (`defaultValue` is "a relatively good starting point", Vertex's proto), then the sequence.
     fn point(&self, n: u64, d: usize) -> Assignment {
-        if n == 0 && self.space.has_defaults() {
-            return self.space.starting_point();
+        let Seen { space, seed, .. } = &self.0;
+        if n == 0 && space.has_defaults() {
+            return space.starting_point();
         }
-        self.space.decode(&sobol_point(n, d, self.seed))
+        space.decode(&sobol_point(n, d, *seed))
     }
 }
 
@@ -103,7 +73,8 @@ mod tests {
 
     use super::*;
     use crate::designer::testing::fixtures;
-    use crate::space::Scale;
+    use crate::designer::{Designer, Problem};
+    use crate::space::{Scale, SearchSpace};
     use crate::study::{Goal, StudySpec};
     use crate::trial::ParamValue;
 

@@ -13,67 +13,43 @@ use std::sync::Arc;
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
 
-use super::config::{FromConfig, no_config};
-use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem, draw_distinct};
-use crate::space::SearchSpace;
-use crate::trial::{Assignment, Observation};
+use super::unlearned::{Seen, Unlearned};
+use super::{FitError, Model};
+use crate::trial::Assignment;
 
 /// The random-search designer.
+#[derive(Default)]
 pub struct RandomSearch;
 
-struct RandomModel {
-    space: SearchSpace,
-    seed: u64,
-    history: Vec<Assignment>,
-}
-
-impl FromConfig for RandomSearch {
-    type Params = ();
-
-    fn parse(config: &serde_json::Value) -> Result<(), ConfigError> {
-        no_config(config)
-    }
-
-    fn new((): (), _space: &SearchSpace) -> Result<RandomSearch, ConfigError> {
-        Ok(RandomSearch)
+impl Unlearned for RandomSearch {
+    fn model(seen: Seen) -> Arc<dyn Model> {
+        Arc::new(RandomModel(seen))
     }
 }
 
-impl Designer for RandomSearch {
-    fn fit(&self, problem: &Problem, history: &[Observation], _warm: Option<&ModelState>, _rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        let model = RandomModel {
-            space: problem.spec.space.clone(),
-            seed: problem.seed,
-            history: history.iter().map(|o| o.assignment.clone()).collect(),
-        };
-        Ok(Fitted { model: Arc::new(model), state: ModelState::default() })
-    }
-
-    fn learns(&self) -> bool {
-        false
-    }
-}
+struct RandomModel(Seen);
 
 impl Model for RandomModel {
     fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        let taken: Vec<Assignment> = self.history.iter().chain(pending).cloned().collect();
-        let d = self.space.n_params();
-        Ok(draw_distinct(&taken, count, || {
+        let space = &self.0.space;
+        let d = space.n_params();
+        Ok(self.0.draw_distinct(pending, count, |_| {
             let u: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
-            self.space.decode(&u)
+            space.decode(&u)
         }))
     }
 
     fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
-        if !self.space.is_continuous() {
+        let Seen { space, seed, .. } = &self.0;
+        if !space.is_continuous() {
             return None;
         }
-        let d = self.space.n_params();
+        let d = space.n_params();
         let points = (first..first + count as u64)
             .map(|n| {
-                let mut rng = StdRng::seed_from_u64(self.seed ^ n.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                let mut rng = StdRng::seed_from_u64(seed ^ n.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
                 let u: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
-                self.space.decode(&u)
+                space.decode(&u)
             })
             .collect();
         Some(points)
