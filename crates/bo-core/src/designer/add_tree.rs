@@ -56,8 +56,9 @@ use rand::{Rng, RngExt};
 use serde::Deserialize;
 
 use super::config::{FromConfig, check_range};
+use super::gp::schedule::fit_from_start;
 use super::gp::{GpModel, KernelKind, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp};
-use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, FitError, Fitted, Problem, QuasiRandomSearch};
 use crate::acquisition::Acquisition;
 use crate::gp::Gp;
 use crate::kernel::{self, Categorical, Kernel, Product, Term, matern52, squared_exp};
@@ -276,17 +277,11 @@ impl Designer for AddTree {
         super::Work { candidates: self.params.num_candidates, structure_evaluations: 0 }
     }
 
-    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_from(problem, history, warm.into(), rng)
-    }
-
-    /// The GP at the stored θ, conditioned on `history`: no search.
-    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_from(problem, history, Start::Restore(state), rng)
-    }
+    fit_from_start!();
 }
 
 impl AddTree {
+    /// The fit from `start`; restored, the GP at the stored θ, conditioned on `history`: no search.
     fn fit_from(&self, problem: &Problem, history: &[Observation], start: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let layout = Layout::new(Features::new(&spec.space));

@@ -56,12 +56,13 @@ use rand::Rng;
 use serde::Deserialize;
 
 use super::config::{FromConfig, check_beta, check_range};
+use super::gp::schedule::fit_from_start;
 use super::gp::search::{ACQUISITION_ITERATIONS, DEFAULT_CANDIDATES, maximize_acquisition};
 use super::gp::{
     GpModel, KernelKind, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp, objective_values, product_kernel, transfer,
     trust_region,
 };
-use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, FitError, Fitted, Problem, QuasiRandomSearch};
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::Gp;
 use crate::kernel::{Kernel, LengthScalePrior};
@@ -191,17 +192,11 @@ impl Designer for GpBandit {
         true
     }
 
-    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_from(problem, history, warm.into(), rng)
-    }
-
-    /// The GP at the stored θ, conditioned on `history`: no search.
-    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_from(problem, history, Start::Restore(state), rng)
-    }
+    fit_from_start!();
 }
 
 impl GpBandit {
+    /// The fit from `start`; restored, the GP at the stored θ, conditioned on `history`: no search.
     fn fit_from(&self, problem: &Problem, history: &[Observation], start: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);

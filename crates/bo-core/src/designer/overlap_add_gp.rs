@@ -42,8 +42,9 @@ use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
 use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
+use super::gp::schedule::fit_from_start;
 use super::gp::{GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp, warm_start};
-use super::{ConfigError, Designer, FitError, Fitted, ModelState, Problem, QuasiRandomSearch};
+use super::{ConfigError, Designer, FitError, Fitted, Problem, QuasiRandomSearch};
 use crate::gp::{Gp, Hyperparameters, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, LENGTH_SCALE_BOUNDS, SquaredExpProfile};
 use crate::space::SearchSpace;
@@ -303,17 +304,11 @@ impl Designer for OverlapAddGp {
         super::Work { candidates: 0, structure_evaluations: search }
     }
 
-    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_from(problem, history, warm.into(), rng)
-    }
-
-    /// The GP at the stored θ and graph, conditioned on `history`: no search of either.
-    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_from(problem, history, Start::Restore(state), rng)
-    }
+    fit_from_start!();
 }
 
 impl OverlapAddGp {
+    /// The fit from `start`; restored, the GP at the stored θ and graph, conditioned on `history`: no search of either.
     fn fit_from(&self, problem: &Problem, history: &[Observation], start: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);

@@ -68,6 +68,7 @@ use serde::Deserialize;
 
 use super::calibration::{ByRegion, Evidence};
 use super::config::{FromConfig, check_range, refuse_conditional};
+use super::gp::schedule::fit_from_start;
 use super::gp::{OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
 use super::{ConfigError, Designer, Embeddings, FitError, Fitted, Model, ModelState, Predictive, Problem};
 use crate::acquisition::Acquisition;
@@ -242,17 +243,11 @@ impl Designer for Rembo {
         super::Work { candidates: self.settings.num_candidates, structure_evaluations: 0 }
     }
 
-    fn fit(&self, problem: &Problem, history: &[Observation], warm: Option<&ModelState>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_from(problem, history, warm.into(), rng)
-    }
-
-    /// Each embedding's GP at its stored θ, conditioned on `history`: no search.
-    fn restore(&self, problem: &Problem, history: &[Observation], state: &ModelState, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
-        self.fit_from(problem, history, Start::Restore(state), rng)
-    }
+    fit_from_start!();
 }
 
 impl Rembo {
+    /// The fit from `start`; restored, each embedding's GP at its stored θ, conditioned on `history`: no search.
     fn fit_from(&self, problem: &Problem, history: &[Observation], from: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let warm = from.state();
         let spec = &problem.spec;

@@ -47,6 +47,35 @@ impl<'a> Start<'a> {
     }
 }
 
+/// A GP designer's `Designer::fit` and `Designer::restore`, both its own `fit_from(problem,
+/// history, start, rng)`: `fit` from the last fit's state (the schedule decides how much to
+/// search), `restore` from a stored fit taken up as it is (conditioned on `history` at its θ and
+/// structure, no search). Written inside the designer's `impl Designer`.
+macro_rules! fit_from_start {
+    () => {
+        fn fit(
+            &self,
+            problem: &$crate::designer::Problem,
+            history: &[$crate::trial::Observation],
+            warm: Option<&$crate::designer::ModelState>,
+            rng: &mut dyn rand::Rng,
+        ) -> Result<$crate::designer::Fitted, $crate::designer::FitError> {
+            self.fit_from(problem, history, warm.into(), rng)
+        }
+
+        fn restore(
+            &self,
+            problem: &$crate::designer::Problem,
+            history: &[$crate::trial::Observation],
+            state: &$crate::designer::ModelState,
+            rng: &mut dyn rand::Rng,
+        ) -> Result<$crate::designer::Fitted, $crate::designer::FitError> {
+            self.fit_from(problem, history, $crate::designer::gp::schedule::Start::Restore(state), rng)
+        }
+    };
+}
+pub(crate) use fit_from_start;
+
 /// What a fit does with θ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
