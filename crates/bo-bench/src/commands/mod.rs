@@ -149,6 +149,15 @@ pub fn parse_config(config: Option<String>) -> Result<serde_json::Value> {
     }
 }
 
+/// The problems of `all` that `names` names (all of them when it names none), or an error naming
+/// the first unknown name as a `what` problem.
+pub fn chosen<'a, P>(all: &'a [P], names: &[String], name: impl Fn(&P) -> &str, what: &str) -> Result<Vec<&'a P>> {
+    if names.is_empty() {
+        return Ok(all.iter().collect());
+    }
+    names.iter().map(|n| all.iter().find(|p| name(p) == n.as_str()).with_context(|| format!("no {what} problem {n:?}"))).collect()
+}
+
 /// Creates `--out`'s directory, when one is given, before anything is run.
 pub fn create_out_dir(out: &Option<PathBuf>) -> Result<()> {
     if let Some(dir) = out {

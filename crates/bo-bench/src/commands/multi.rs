@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use super::{Design, create_out_dir, parse_config, write_json};
+use super::{Design, chosen, create_out_dir, parse_config, write_json};
 use crate::harness::median;
 use crate::multi::{self, MoProblem};
 
@@ -30,14 +30,7 @@ pub fn main(args: Args) -> Result<()> {
     args.design.only_sequential()?;
     let Args { design: Design { algorithm, budget, seeds, config, .. }, problems: names, list, out } = args;
     let all = multi::problems();
-    let chosen: Vec<&MoProblem> = if names.is_empty() {
-        all.iter().collect()
-    } else {
-        names
-            .iter()
-            .map(|n| all.iter().find(|p| p.name == n).with_context(|| format!("no multi-objective problem {n:?}")))
-            .collect::<Result<_>>()?
-    };
+    let chosen = chosen(&all, &names, |p: &MoProblem| p.name, "multi-objective")?;
     if list {
         for p in chosen {
             let reference: Vec<String> = p.reference.iter().map(f64::to_string).collect();

@@ -5,9 +5,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use super::{Design, create_out_dir, parse_config, write_json};
+use super::{Design, chosen, create_out_dir, parse_config, write_json};
 use crate::harness::median;
 use crate::safety::{self, Constraints, SafeProblem};
 
@@ -35,14 +35,7 @@ pub fn main(args: Args) -> Result<()> {
     let Args { design: Design { algorithm, budget, seeds, config, .. }, problems: names, desired, infeasible, out } = args;
     let constraints = if infeasible { Constraints::Infeasible } else { Constraints::Safety(desired) };
     let all = safety::problems();
-    let chosen: Vec<&SafeProblem> = if names.is_empty() {
-        all.iter().collect()
-    } else {
-        names
-            .iter()
-            .map(|n| all.iter().find(|p| p.name == n).with_context(|| format!("no constrained problem {n:?}")))
-            .collect::<Result<_>>()?
-    };
+    let chosen = chosen(&all, &names, |p: &SafeProblem| p.name, "constrained")?;
     let config = parse_config(config)?;
     create_out_dir(&out)?;
     let (early, mid) = ((budget / 4).max(1), (budget / 2).max(1));
