@@ -107,9 +107,9 @@ impl std::fmt::Debug for Metrics {
     }
 }
 
-/// What the gauges read at a scrape.
+/// What the engine holds now, for `/metrics`.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Snapshot {
+pub struct Usage {
     /// Studies with background work queued or running.
     pub background_jobs: usize,
     /// Worker permits in use (model computations running).
@@ -120,8 +120,15 @@ pub struct Snapshot {
     pub cached_models: usize,
     /// Their estimated memory.
     pub cached_model_bytes: usize,
-    /// The estimated memory of the trials kept for the studies being suggested for.
+    /// The estimated memory of the trials mirrored (`mirror.rs`).
     pub mirrored_trial_bytes: usize,
+}
+
+/// What the gauges read at a scrape.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Snapshot {
+    /// What the engine holds.
+    pub engine: Usage,
     /// Database connections open and idle.
     pub pool_idle: usize,
     /// Database connections open and in use.
@@ -247,12 +254,13 @@ impl Metrics {
         let gauge = |g: &Gauge, v: usize| {
             g.set(i64::try_from(v).unwrap_or(i64::MAX));
         };
-        gauge(&self.background_jobs, snapshot.background_jobs);
-        gauge(&self.workers_busy, snapshot.workers_busy);
-        gauge(&self.workers_waiting, snapshot.workers_waiting);
-        gauge(&self.cached_models, snapshot.cached_models);
-        gauge(&self.cached_model_bytes, snapshot.cached_model_bytes);
-        gauge(&self.mirrored_trial_bytes, snapshot.mirrored_trial_bytes);
+        let engine = snapshot.engine;
+        gauge(&self.background_jobs, engine.background_jobs);
+        gauge(&self.workers_busy, engine.workers_busy);
+        gauge(&self.workers_waiting, engine.workers_waiting);
+        gauge(&self.cached_models, engine.cached_models);
+        gauge(&self.cached_model_bytes, engine.cached_model_bytes);
+        gauge(&self.mirrored_trial_bytes, engine.mirrored_trial_bytes);
         for (state, v) in [("idle", snapshot.pool_idle), ("in_use", snapshot.pool_in_use), ("max", snapshot.pool_max)] {
             gauge(&self.pool_connections.get_or_create(&PoolLabels { state }), v);
         }
@@ -303,7 +311,12 @@ mod tests {
         for needle in ["bo_designer_fallbacks_total{stage=\"fit\"} 0", "bo_refit_duration_seconds_count{result=\"failed\"} 0"] {
             assert!(fresh.contains(needle), "a fresh exposition lacks {needle}:\n{fresh}");
         }
-        let text = metrics.render(Snapshot { cached_models: 3, pool_in_use: 2, pool_max: 16, ..Snapshot::default() });
+        let text = metrics.render(Snapshot {
+            engine: Usage { cached_models: 3, ..Usage::default() },
+            pool_in_use: 2,
+            pool_max: 16,
+            ..Snapshot::default()
+        });
         for needle in [
             "bo_http_requests_total{method=\"POST\",route=\"/v1/projects/{project}/locations/{location}/studies\",status=\"200\"} 1",
             "bo_http_request_duration_seconds_count{",

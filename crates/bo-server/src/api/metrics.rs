@@ -49,18 +49,7 @@ pub fn router(state: AppState) -> axum::Router {
 /// otherwise.
 pub async fn serve(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let (idle, size, max) = state.store.pool_usage();
-    let engine = state.engine.usage();
-    let snapshot = Snapshot {
-        background_jobs: engine.background_jobs,
-        workers_busy: engine.workers_busy,
-        workers_waiting: engine.workers_waiting,
-        cached_models: engine.cached_models,
-        cached_model_bytes: engine.cached_model_bytes,
-        mirrored_trial_bytes: engine.mirrored_trial_bytes,
-        pool_idle: idle,
-        pool_in_use: size.saturating_sub(idle),
-        pool_max: max,
-    };
+    let snapshot = Snapshot { engine: state.engine.usage(), pool_idle: idle, pool_in_use: size.saturating_sub(idle), pool_max: max };
     let text = state.metrics.render(snapshot);
     let openmetrics =
         headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).any(|v| v.contains("application/openmetrics-text"));

@@ -186,23 +186,6 @@ pub enum EmbeddedRefusal {
     Invalid(String),
 }
 
-/// What the engine holds now, for `/metrics`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Usage {
-    /// Studies with background work queued or running.
-    pub background_jobs: usize,
-    /// Worker permits in use.
-    pub workers_busy: usize,
-    /// Computations waiting for a permit.
-    pub workers_waiting: usize,
-    /// Models cached.
-    pub cached_models: usize,
-    /// Their estimated memory.
-    pub cached_model_bytes: usize,
-    /// The estimated memory of the trials mirrored (`mirror.rs`).
-    pub mirrored_trial_bytes: usize,
-}
-
 /// The engine handle; cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
@@ -330,10 +313,10 @@ impl Engine {
     }
 
     /// What the engine holds now.
-    pub fn usage(&self) -> Usage {
+    pub fn usage(&self) -> crate::metrics::Usage {
         let (cached_models, cached_model_bytes) = self.inner.cache.usage();
         let (_, mirrored_trial_bytes) = self.inner.mirrors.usage();
-        Usage {
+        crate::metrics::Usage {
             background_jobs: self.inner.jobs_running.load(Ordering::SeqCst),
             workers_busy: self.inner.permits.busy(),
             workers_waiting: self.inner.permits.waiting(),
