@@ -5,7 +5,7 @@
 
 use bo_store::{Operation, OperationKind, StoreError, StudyRecord};
 
-use super::suggest::{Compute, Ended};
+use super::suggest::{Ask, Compute, Ended};
 use super::{Engine, EngineError};
 
 impl Engine {
@@ -37,7 +37,8 @@ impl Engine {
     async fn finish(&self, study: &StudyRecord, op: &Operation, task: Option<Compute>) -> Result<(), EngineError> {
         let OperationKind::Suggest { client_id, .. } = &op.kind else { return Ok(()) };
         let count = op.suggestion_count.max(1) as usize;
-        match self.suggest_loop(study, client_id, count, &op.api_version, Some(op.id), task, None).await? {
+        let ask = Ask { study, client_id, count, api_version: &op.api_version, finishing: Some(op.id) };
+        match self.suggest_loop(ask, task, None).await? {
             Ended::Done { .. } => tracing::info!(study = study.id, operation = op.id, "pending suggest finished"),
             Ended::Waiting(_) => {} // finished elsewhere
             Ended::TimedOut(_) => unreachable!("finishing waits without a deadline"),

@@ -45,6 +45,17 @@ pub enum SuggestReply {
 /// takes them at an older one (see [`Engine::plan`]).
 const FRESH_ATTEMPTS: usize = 3;
 
+/// One suggest's question: the study, the client asking, how many trials, the API version it
+/// asks through (what its operation records) and, when finishing a pending operation, its number.
+#[derive(Clone, Copy)]
+pub(super) struct Ask<'a> {
+    pub study: &'a StudyRecord,
+    pub client_id: &'a str,
+    pub count: usize,
+    pub api_version: &'a str,
+    pub finishing: Option<i64>,
+}
+
 /// Proposals computed outside the lock, and the basis they fit.
 pub(super) struct Computed {
     basis: Basis,
@@ -153,7 +164,8 @@ impl Engine {
         let started = Instant::now();
         let deadline = started + self.inner.config.max_suggest_wait;
         let record = |path: SuggestPath| self.inner.metrics.suggest(path, started.elapsed().as_secs_f64());
-        match self.suggest_loop(study, client_id, count, api_version, None, None, Some(deadline)).await? {
+        let ask = Ask { study, client_id, count, api_version, finishing: None };
+        match self.suggest_loop(ask, None, Some(deadline)).await? {
             Ended::Done { outcome, computed, fitted } => {
                 record(match (computed, fitted) {
                     (_, true) => SuggestPath::Fit,
@@ -182,14 +194,11 @@ impl Engine {
     /// as they take.
     pub(super) async fn suggest_loop(
         &self,
-        study: &StudyRecord,
-        client_id: &str,
-        count: usize,
-        api_version: &str,
-        finishing: Option<i64>,
+        ask: Ask<'_>,
         mut task: Option<Compute>,
         deadline: Option<Instant>,
     ) -> Result<Ended, EngineError> {
+        let Ask { study, count, finishing, .. } = ask;
         let mut computed: Option<Computed> = None;
         let (mut any_computed, mut fitted) = (false, false);
         let (started, mut waited) = (Instant::now(), Duration::ZERO);
@@ -214,7 +223,7 @@ impl Engine {
                 fitted |= c.fitted;
                 computed = Some(c);
             }
-            match self.attempt(study, client_id, count, api_version, finishing, attempt, computed.take()).await? {
+            match self.attempt(ask, attempt, computed.take()).await? {
                 Attempt::Done(outcome) => {
                     tracing::debug!(study = study.id, attempts = attempt, ?waited, total = ?started.elapsed(), "suggest answered");
                     if self.inner.config.prefetch > 0 {
@@ -259,16 +268,8 @@ impl Engine {
     /// One attempt at the study transaction, in order: held trials, REQUESTED trials, paused
     /// trials to resume (successive halving with resumption), then new ones from the plan; a
     /// miss rolls back.
-    async fn attempt(
-        &self,
-        study: &StudyRecord,
-        client_id: &str,
-        count: usize,
-        api_version: &str,
-        finishing: Option<i64>,
-        attempt: usize,
-        offered: Option<Computed>,
-    ) -> Result<Attempt, EngineError> {
+    async fn attempt(&self, ask: Ask<'_>, attempt: usize, offered: Option<Computed>) -> Result<Attempt, EngineError> {
+        let Ask { study, client_id, count, api_version, finishing } = ask;
         // Past the fresh attempts, proposals from an older basis are checked against the trials
         // created since it.
         let newer_than = offered.as_ref().filter(|_| attempt > FRESH_ATTEMPTS).map(|c| c.basis.next_trial_id);
