@@ -8,6 +8,7 @@ pub mod config;
 pub mod engine;
 pub mod listener;
 pub mod metrics;
+mod sync;
 pub mod transfer;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

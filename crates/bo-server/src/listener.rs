@@ -29,6 +29,8 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tower::ServiceExt;
 
+use crate::sync::lock;
+
 /// The bounds every connection is held to.
 #[derive(Clone, Debug)]
 pub struct ConnectionLimits {
@@ -91,13 +93,13 @@ impl Registry {
     }
 
     fn len(&self) -> usize {
-        self.open.lock().unwrap_or_else(|e| e.into_inner()).len()
+        lock(&self.open).len()
     }
 
     /// Asks up to `n` connections to close: those with no request in flight, idle the longest
     /// first. Returns how many were asked.
     fn close_idle(&self, n: usize) -> usize {
-        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let open = lock(&self.open);
         let mut idle: Vec<(u64, &Tracked)> =
             open.values().filter(|t| t.busy.load(Ordering::SeqCst) == 0).map(|t| (t.last_active.load(Ordering::SeqCst), t)).collect();
         idle.sort_by_key(|(at, _)| *at);
@@ -108,7 +110,7 @@ impl Registry {
     }
 
     fn close_all(&self) {
-        for t in self.open.lock().unwrap_or_else(|e| e.into_inner()).values() {
+        for t in lock(&self.open).values() {
             t.close.notify_one();
         }
     }
@@ -194,11 +196,7 @@ fn spawn_connection(stream: tokio::net::TcpStream, app: Router, limits: &Connect
     let close = Arc::new(Notify::new());
     let busy = Arc::new(AtomicUsize::new(0));
     let last_active = Arc::new(AtomicU64::new(registry.now_ms()));
-    registry
-        .open
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(id, Tracked { close: close.clone(), busy: busy.clone(), last_active: last_active.clone() });
+    lock(&registry.open).insert(id, Tracked { close: close.clone(), busy: busy.clone(), last_active: last_active.clone() });
     let service = {
         let registry = registry.clone();
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
@@ -226,7 +224,7 @@ fn spawn_connection(stream: tokio::net::TcpStream, app: Router, limits: &Connect
                 log_end(connection.await);
             }
         }
-        registry.open.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        lock(&registry.open).remove(&id);
         registry.closed.notify_waiters();
     });
 }

@@ -28,6 +28,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::{ApiError, Code};
 use crate::config::Config;
+use crate::sync::lock;
 
 /// A mistake in the key configuration, refused at start-up.
 #[derive(Debug, thiserror::Error)]
@@ -163,7 +164,7 @@ impl RateLimit {
 
     /// Takes one request from `key`'s bucket at `now`: `Err(wait)` when it is empty.
     fn take(&self, key: &Arc<str>, now: Instant) -> Result<(), Duration> {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buckets = lock(&self.buckets);
         let bucket = buckets.entry(key.clone()).or_insert(Bucket { tokens: self.burst, at: now });
         let elapsed = now.saturating_duration_since(bucket.at).as_secs_f64();
         bucket.tokens = (bucket.tokens + elapsed * self.rate).min(self.burst);
@@ -193,7 +194,7 @@ impl InFlight {
     /// Counts a request of `key` in flight until the returned guard drops; `None` when the key
     /// has its limit in flight already.
     fn enter(self: &Arc<Self>, key: &Arc<str>) -> Option<InFlightGuard> {
-        let mut by_key = self.by_key.lock().unwrap_or_else(|e| e.into_inner());
+        let mut by_key = lock(&self.by_key);
         let n = by_key.entry(key.clone()).or_default();
         if *n >= self.limit {
             return None;
@@ -211,7 +212,7 @@ struct InFlightGuard {
 
 impl Drop for InFlightGuard {
     fn drop(&mut self) {
-        let mut by_key = self.counts.by_key.lock().unwrap_or_else(|e| e.into_inner());
+        let mut by_key = lock(&self.counts.by_key);
         if let Some(n) = by_key.get_mut(&self.key) {
             *n -= 1;
             if *n == 0 {

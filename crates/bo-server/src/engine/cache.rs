@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use bo_core::{Model, ModelState};
 
+use crate::sync::lock;
+
 /// The fewest completed trials, and the fraction of those a model was fitted on, that a model
 /// may not have been fitted on and still propose: it conditions on them (`propose::up_to_date`),
 /// but its hyperparameters, `AUTO`'s choice of model and the trust region are theirs to change.
@@ -111,7 +113,7 @@ impl ModelCache {
 
     /// The entry of `study`, marked as just used.
     pub fn get(&self, study: i64) -> Option<Arc<Entry>> {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = lock(&self.inner);
         inner.tick += 1;
         let tick = inner.tick;
         inner.entries.get_mut(&study).map(|(e, t, _)| {
@@ -123,7 +125,7 @@ impl ModelCache {
     /// Stores `entry` for `study` unless a newer one is there; evicts to the budget.
     pub fn insert(&self, study: i64, entry: Arc<Entry>) {
         let size = entry.memory_bytes();
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = lock(&self.inner);
         if inner.entries.get(&study).is_some_and(|(e, _, _)| e.data_version > entry.data_version) {
             return;
         }
@@ -145,7 +147,7 @@ impl ModelCache {
 
     /// Drops the entry of a deleted study.
     pub fn remove(&self, study: i64) {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let mut inner = lock(&self.inner);
         if let Some((_, _, freed)) = inner.entries.remove(&study) {
             inner.bytes -= freed;
         }
@@ -153,7 +155,7 @@ impl ModelCache {
 
     /// (entries, estimated bytes), for tests and metrics.
     pub fn usage(&self) -> (usize, usize) {
-        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let inner = lock(&self.inner);
         (inner.entries.len(), inner.bytes)
     }
 }

@@ -13,6 +13,7 @@ use bo_store::StudyRecord;
 use super::permits::Class;
 use super::refit;
 use super::{Engine, EngineError, study_seed};
+use crate::sync::lock;
 
 /// Studies with at most this many trials have their importance computed on request.
 pub const ON_REQUEST_TRIALS: usize = 2_000;
@@ -57,7 +58,7 @@ impl Engine {
     /// while the background computes (see the module docs).
     pub async fn importance(&self, study: &StudyRecord) -> Result<Answer, EngineError> {
         let slot = self.inner.slots.get(study.id);
-        let last = slot.importance.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let last = lock(&slot.importance).clone();
         if let Some(report) = last.as_ref().filter(|r| r.data_version == study.data_version) {
             return Ok(Answer::Current(report.clone()));
         }
@@ -78,16 +79,14 @@ impl Engine {
         let slot = self.inner.slots.get(study.id);
         let _one_at_a_time = slot.importance_computing.lock().await;
         let (basis, trials) = self.trials_now(study).await?;
-        if let Some(report) =
-            slot.importance.lock().unwrap_or_else(|e| e.into_inner()).as_ref().filter(|r| r.data_version >= basis.data_version)
-        {
+        if let Some(report) = lock(&slot.importance).as_ref().filter(|r| r.data_version >= basis.data_version) {
             return Ok(report.clone());
         }
         let model = self.model_at(study, basis.data_version, &trials, class).await?;
         self.inner.hooks.reached(super::hooks::Point::Importance).await?;
         let owned = study.clone();
         let report = Arc::new(self.compute(study, class, move || report(&owned, basis.data_version, &trials, model)).await?);
-        let mut kept = slot.importance.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = lock(&slot.importance);
         if kept.as_ref().is_none_or(|k| k.data_version <= report.data_version) {
             *kept = Some(report.clone());
         }

@@ -25,6 +25,7 @@ use super::refit::RefitOutcome;
 use super::slot::{AheadRunning, Job, Slot};
 use super::{Engine, EngineError};
 use crate::metrics::RefitResult;
+use crate::sync::lock;
 
 impl Engine {
     /// The study's data changed: refit it (and refill its queue) in the background. A designer
@@ -102,7 +103,7 @@ impl Engine {
                     tracing::debug!(study = study.id, error = %e, "refill skipped");
                 }
                 // Importance, once someone has asked for it: kept current after each refit.
-                let asked = slot.importance.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+                let asked = lock(&slot.importance).is_some();
                 if (job.importance || (job.refit && asked))
                     && let Err(e) = engine.importance_in_background(&study).await
                 {

@@ -17,6 +17,7 @@ use bo_core::Trial;
 use bo_store::{Basis, Cursor, Store};
 
 use super::EngineError;
+use crate::sync::lock;
 
 /// Changed trials read per round trip while catching up.
 const PAGE: i64 = 10_000;
@@ -131,7 +132,7 @@ impl Mirrors {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.inner)
     }
 }
 

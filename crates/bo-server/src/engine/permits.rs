@@ -29,6 +29,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::sync::lock;
+
 /// How long a computation runs before it lets a waiting claim of a project no richer than its
 /// own have the permit (at its next checkpoint).
 pub const SLICE: Duration = Duration::from_millis(100);
@@ -221,7 +223,7 @@ impl Permits {
 
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 }
 
@@ -282,7 +284,7 @@ impl Permit {
         }
         let theirs = state.held_by(&best.claim.project);
         let same_project = best.claim.project == self.claim.project;
-        let elapsed = self.since.lock().unwrap_or_else(|e| e.into_inner()).elapsed();
+        let elapsed = lock(&self.since).elapsed();
         theirs + 1 < mine
             || (best.claim.class == Class::Waited && self.claim.class == Class::Background && (same_project || theirs < mine))
             || (elapsed >= SLICE && theirs <= mine)
@@ -307,7 +309,7 @@ impl bo_core::pace::Pace for Permit {
         };
         // Blocked until the permit comes back; the sender lives in the queue until then.
         let _ = rx.recv();
-        *self.since.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        *lock(&self.since) = Instant::now();
     }
 }
 

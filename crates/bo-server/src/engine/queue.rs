@@ -27,6 +27,8 @@ use std::sync::Mutex;
 use bo_core::Assignment;
 use bo_store::Basis;
 
+use crate::sync::lock;
+
 /// What a refill computed: items at a basis, and how many were taken since.
 struct Batch {
     basis: Basis,
@@ -61,7 +63,7 @@ impl Queue {
     /// `n` items for a transaction at `now`, if the queue is fresh and long enough; a stale
     /// queue is dropped.
     pub fn take(&self, now: Basis, n: usize, staleness: i64) -> Option<Vec<Assignment>> {
-        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        let mut batch = lock(&self.batch);
         let queue = batch.as_mut()?;
         if !queue.fits(now, staleness) {
             *batch = None;
@@ -76,13 +78,13 @@ impl Queue {
 
     /// How many fresh items the queue holds for a study at `now`.
     pub fn fresh_len(&self, now: Basis, staleness: i64) -> usize {
-        let batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        let batch = lock(&self.batch);
         batch.as_ref().filter(|q| q.fits(now, staleness)).map_or(0, |q| q.items.len())
     }
 
     /// Records a suggest that handed out new trials at `data_version`.
     pub fn suggested(&self, data_version: i64) {
-        let mut demand = self.demand.lock().unwrap_or_else(|e| e.into_inner());
+        let mut demand = lock(&self.demand);
         demand.one_per_completion = demand.last.is_some_and(|last| last != data_version);
         demand.last = Some(data_version);
     }
@@ -92,7 +94,7 @@ impl Queue {
     /// version (the next comes after a completion, which makes any item stale). Else
     /// `prefetch`.
     pub fn wanted(&self, prefetch: usize, data_version: i64) -> usize {
-        let demand = self.demand.lock().unwrap_or_else(|e| e.into_inner());
+        let demand = lock(&self.demand);
         match demand.one_per_completion {
             true if demand.last == Some(data_version) => 0,
             true => prefetch.min(1),
@@ -103,7 +105,7 @@ impl Queue {
     /// The items a refill at `now` computes after: the fresh queue's, in order (they are pending
     /// for what it computes); empty when the queue is not fresh at `now`.
     pub fn pending_at(&self, now: Basis) -> Vec<Assignment> {
-        let batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        let batch = lock(&self.batch);
         batch.as_ref().filter(|q| q.fits(now, 0)).map_or_else(Vec::new, |q| q.items.iter().cloned().collect())
     }
 
@@ -112,7 +114,7 @@ impl Queue {
     /// was computed at a later basis. False, and nothing kept, when the queue is no longer what
     /// the item was computed after (a suggest took an item, or another computation changed it).
     pub fn push(&self, now: Basis, before: usize, item: Assignment) -> bool {
-        let mut batch = self.batch.lock().unwrap_or_else(|e| e.into_inner());
+        let mut batch = lock(&self.batch);
         match batch.as_mut() {
             Some(q) if q.fits(now, 0) && q.items.len() == before => q.items.push_back(item),
             Some(q) if q.basis.data_version > now.data_version || q.basis.next_trial_id + q.taken > now.next_trial_id => {

@@ -14,6 +14,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use super::Engine;
+use crate::sync::lock;
 
 /// The engine's background tasks and whether it is stopping.
 #[derive(Default)]
@@ -63,7 +64,7 @@ impl Engine {
 
     /// This replica holds (`true`) or gave back (`false`) the study's refit lease.
     pub(super) fn lease_held(&self, study_id: i64, held: bool) {
-        let mut leases = self.inner.background.leases.lock().unwrap_or_else(|e| e.into_inner());
+        let mut leases = lock(&self.inner.background.leases);
         if held {
             leases.insert(study_id);
         } else {
@@ -88,7 +89,7 @@ impl Engine {
             }
         }
         let unfinished = background.running.load(Ordering::SeqCst);
-        let held: Vec<i64> = background.leases.lock().unwrap_or_else(|e| e.into_inner()).drain().collect();
+        let held: Vec<i64> = lock(&background.leases).drain().collect();
         let mut leases_released = 0;
         for study in held {
             match self.inner.store.release_refit_lease(study, &self.inner.replica).await {

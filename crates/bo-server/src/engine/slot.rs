@@ -15,6 +15,7 @@ use bo_core::stopping::decay_curve::DecayCurveModel;
 
 use super::importance::Report;
 use super::queue::Queue;
+use crate::sync::lock;
 
 /// Work a study's background job still has to do.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -89,7 +90,7 @@ pub struct CurveFit {
 impl Slot {
     /// Adds `work` to the study's job; true when no job runs and the caller must start one.
     pub fn add_work(&self, work: Job) -> bool {
-        let mut job = self.job.lock().unwrap_or_else(|e| e.into_inner());
+        let mut job = lock(&self.job);
         match job.as_mut() {
             Some(running) => {
                 running.refit |= work.refit;
@@ -107,7 +108,7 @@ impl Slot {
     /// The work the running job does next (what was added since it last asked, coalesced), or
     /// `None`, which ends the job.
     pub fn next_work(&self) -> Option<Job> {
-        let mut job = self.job.lock().unwrap_or_else(|e| e.into_inner());
+        let mut job = lock(&self.job);
         let work = (*job)?;
         if work.is_empty() {
             *job = None;
@@ -145,12 +146,12 @@ pub struct Slots {
 impl Slots {
     /// The study's slot, made on first use.
     pub fn get(&self, study_id: i64) -> Arc<Slot> {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).entry(study_id).or_default().clone()
+        lock(&self.map).entry(study_id).or_default().clone()
     }
 
     /// Forgets a study's slot (a job still running keeps its own handle to the end).
     pub fn remove(&self, study_id: i64) {
-        self.map.lock().unwrap_or_else(|e| e.into_inner()).remove(&study_id);
+        lock(&self.map).remove(&study_id);
     }
 }
 
