@@ -7,18 +7,14 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::{create_out_dir, parse_config, write_json};
+use super::{Algorithm, create_out_dir, parse_config, write_json};
 use crate::curves::{self, Partials, Rule};
 use crate::harness::median;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Algorithm name, as in a study's `algorithm`.
-    #[arg(long, default_value = "GP_BANDIT")]
-    algorithm: String,
-    /// `algorithmConfig` as JSON.
-    #[arg(long)]
-    config: Option<String>,
+    #[command(flatten)]
+    algorithm: Algorithm,
     /// Epochs per seed (a full training is 50).
     #[arg(long, default_value_t = 2000)]
     budget: usize,
@@ -65,7 +61,8 @@ fn partials_named(name: &str) -> Result<(Partials, &'static str)> {
 }
 
 pub fn main(args: Args) -> Result<()> {
-    let Args { algorithm, config, budget, seeds, first_seed, workers, problems: names, rules, partials, out } = args;
+    let Args { algorithm: Algorithm { algorithm, config }, budget, seeds, first_seed, workers, problems: names, rules, partials, out } =
+        args;
     let config = parse_config(config)?;
     let (partials, partials_suffix) = partials_named(&partials)?;
     let suffix = if workers > 1 { format!("{partials_suffix}-w{workers}") } else { partials_suffix.to_owned() };

@@ -5,17 +5,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{parse_config, write_json_pretty};
+use super::{Algorithm, parse_config, write_json_pretty};
 use crate::latency::{self, LatencyObjective};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Algorithm name, as in a study's `algorithm`.
-    #[arg(long, default_value = "GP_BANDIT")]
-    algorithm: String,
-    /// `algorithmConfig` as JSON.
-    #[arg(long)]
-    config: Option<String>,
+    #[command(flatten)]
+    algorithm: Algorithm,
     /// Trial counts, comma-separated.
     #[arg(long, default_value = "100,200,500,1000", value_delimiter = ',')]
     n: Vec<usize>,
@@ -33,7 +29,7 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-pub fn main(Args { algorithm, config, n, d, repeats, objective, out }: Args) -> Result<()> {
+pub fn main(Args { algorithm: Algorithm { algorithm, config }, n, d, repeats, objective, out }: Args) -> Result<()> {
     let rows = latency::latency(&algorithm, parse_config(config)?, &n, &d, repeats.max(1), objective)?;
     if let Some(path) = out {
         write_json_pretty(&path, &rows)?;

@@ -54,6 +54,27 @@ pub struct Design {
     pub true_structure: bool,
 }
 
+/// A designer run over problems (`suite`, `multi`, `safe`): its [`Design`] and the problems.
+#[derive(Args)]
+pub struct Sweep {
+    #[command(flatten)]
+    pub design: Design,
+    /// Problems, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub problems: Vec<String>,
+}
+
+/// The designer alone (`curves`, `latency`): its name and settings.
+#[derive(Args)]
+pub struct Algorithm {
+    /// Algorithm name, as in a study's `algorithm`.
+    #[arg(long, default_value = "GP_BANDIT")]
+    pub algorithm: String,
+    /// `algorithmConfig` as JSON.
+    #[arg(long)]
+    pub config: Option<String>,
+}
+
 impl Design {
     /// `--first-seed` and `--batch` are `run`'s and `suite`'s: elsewhere they are refused, not
     /// ignored.

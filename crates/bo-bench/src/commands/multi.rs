@@ -7,17 +7,14 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{Design, chosen, create_out_dir, parse_config, write_json};
+use super::{Design, Sweep, chosen, create_out_dir, parse_config, write_json};
 use crate::harness::median;
 use crate::multi::{self, MoProblem};
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    design: Design,
-    /// Problems, comma-separated (default: all).
-    #[arg(long, value_delimiter = ',')]
-    problems: Vec<String>,
+    sweep: Sweep,
     /// List the problems instead.
     #[arg(long)]
     list: bool,
@@ -27,8 +24,8 @@ pub struct Args {
 }
 
 pub fn main(args: Args) -> Result<()> {
-    args.design.only_sequential()?;
-    let Args { design: Design { algorithm, budget, seeds, config, .. }, problems: names, list, out } = args;
+    args.sweep.design.only_sequential()?;
+    let Args { sweep: Sweep { design: Design { algorithm, budget, seeds, config, .. }, problems: names }, list, out } = args;
     let all = multi::problems();
     let chosen = chosen(&all, &names, |p: &MoProblem| p.name, "multi-objective")?;
     if list {

@@ -7,17 +7,14 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{Design, chosen, create_out_dir, parse_config, write_json};
+use super::{Design, Sweep, chosen, create_out_dir, parse_config, write_json};
 use crate::harness::median;
 use crate::safety::{self, Constraints, SafeProblem};
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    design: Design,
-    /// Problems, comma-separated (default: all).
-    #[arg(long, value_delimiter = ',')]
-    problems: Vec<String>,
+    sweep: Sweep,
     /// Every safety metric's desiredMinSafeTrialsFraction.
     #[arg(long, default_value_t = 0.0)]
     desired: f64,
@@ -31,8 +28,8 @@ pub struct Args {
 }
 
 pub fn main(args: Args) -> Result<()> {
-    args.design.only_sequential()?;
-    let Args { design: Design { algorithm, budget, seeds, config, .. }, problems: names, desired, infeasible, out } = args;
+    args.sweep.design.only_sequential()?;
+    let Args { sweep: Sweep { design: Design { algorithm, budget, seeds, config, .. }, problems: names }, desired, infeasible, out } = args;
     let constraints = if infeasible { Constraints::Infeasible } else { Constraints::Safety(desired) };
     let all = safety::problems();
     let chosen = chosen(&all, &names, |p: &SafeProblem| p.name, "constrained")?;

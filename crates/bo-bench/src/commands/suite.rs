@@ -5,24 +5,24 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{Bench, Design, RunReport, create_out_dir, parse_config, write_json};
+use super::{Bench, Design, RunReport, Sweep, create_out_dir, parse_config, write_json};
 use crate::harness::median;
 use crate::problems;
 
 #[derive(clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    design: Design,
-    /// Problems, comma-separated (default: all).
-    #[arg(long, value_delimiter = ',')]
-    problems: Vec<String>,
+    sweep: Sweep,
     /// A directory to write each problem's JSON (as `run --out` would) into.
     #[arg(long)]
     out: Option<PathBuf>,
 }
 
 pub fn main(args: Args) -> Result<()> {
-    let Args { design: Design { algorithm, budget, seeds, first_seed, batch, config, true_structure }, problems: names, out } = args;
+    let Args {
+        sweep: Sweep { design: Design { algorithm, budget, seeds, first_seed, batch, config, true_structure }, problems: names },
+        out,
+    } = args;
     let config = parse_config(config)?;
     let chosen: Vec<Bench> = if names.is_empty() {
         problems::all().into_iter().map(Bench::Listed).collect()
