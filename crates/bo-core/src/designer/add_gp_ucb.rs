@@ -389,7 +389,8 @@ impl Designer for AddGpUcb {
 }
 
 impl AddGpUcb {
-    /// The fit from `start`; restored, the GP at the stored θ and grouping, conditioned on `history`: no search of either.
+    /// The fit from `start`; restored, the GP at the stored θ and grouping, conditioned on `history`:
+    /// no search of either.
     fn fit_from(&self, problem: &Problem, history: &[Observation], start: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);

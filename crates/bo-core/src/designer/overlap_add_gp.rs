@@ -308,7 +308,8 @@ impl Designer for OverlapAddGp {
 }
 
 impl OverlapAddGp {
-    /// The fit from `start`; restored, the GP at the stored θ and graph, conditioned on `history`: no search of either.
+    /// The fit from `start`; restored, the GP at the stored θ and graph, conditioned on `history`: no
+    /// search of either.
     fn fit_from(&self, problem: &Problem, history: &[Observation], start: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let spec = &problem.spec;
         let features = Features::new(&spec.space);

@@ -247,7 +247,8 @@ impl Designer for Rembo {
 }
 
 impl Rembo {
-    /// The fit from `start`; restored, each embedding's GP at its stored θ, conditioned on `history`: no search.
+    /// The fit from `start`; restored, each embedding's GP at its stored θ, conditioned on `history`:
+    /// no search.
     fn fit_from(&self, problem: &Problem, history: &[Observation], from: Start<'_>, rng: &mut dyn Rng) -> Result<Fitted, FitError> {
         let warm = from.state();
         let spec = &problem.spec;
