@@ -14,13 +14,13 @@ last said and :meth:`Trial.refresh` reads it again. The loop over a function is
 from __future__ import annotations
 
 import os
-import socket
 import time
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
 
 from ._http import ApiError, ConnectionFailed, RetryPolicy, Transport
+from ._identity import default_client_id
 from ._numbers import as_metric, as_number, as_parameter_value
 from .space import SearchSpace, Value
 from .spec import Metric, MedianStopping, Stopping, StudyStopping
@@ -419,11 +419,6 @@ EXPORT_FORMATS = ("json", "csv", "optuna-journal")
 #: The most bytes of trials :meth:`Client.import_study` sends in one request (the server's
 #: body limit is 1 MiB by default).
 IMPORT_PART_BYTES = 512 * 1024
-
-
-def default_client_id() -> str:
-    """This host and process: a worker restarted under the same id gets its ACTIVE trials back."""
-    return f"{socket.gethostname()}-{os.getpid()}"
 
 
 class Client:

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, TextIO, Tuple, Type, Union
 
 from ._http import ApiError
+from ._identity import default_client_id
 from ._numbers import as_metric
-from .client import Trial, default_client_id
 
 if TYPE_CHECKING:
-    from .client import Study
+    from .client import Study, Trial
 
 __all__ = ["Infeasible", "Objective", "OptimizeResult", "optimize"]
 
@@ -47,7 +47,7 @@ logger = logging.getLogger("bo_client")
 
 #: What an objective returns (numbers of any numeric type; see the module docs).
 Result = Union[None, float, Mapping[str, float], Any]
-Objective = Callable[[Trial], Result]
+Objective = Callable[["Trial"], Result]
 
 
 class Infeasible(Exception):
