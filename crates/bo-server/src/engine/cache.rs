@@ -11,7 +11,7 @@ use bo_core::{Model, ModelState};
 use crate::sync::lock;
 
 /// The fewest completed trials, and the fraction of those a model was fitted on, that a model
-/// may not have been fitted on and still propose: it conditions on them (`propose::up_to_date`),
+/// may not have been fitted on and still propose: it conditions on them (`cpu::up_to_date`),
 /// but its hyperparameters, `AUTO`'s choice of model and the trust region are theirs to change.
 /// A client that completes trials faster than the study is fitted (an objective of
 /// milliseconds, many workers) otherwise proposes for long from a model fitted on a fraction of

@@ -10,9 +10,10 @@ use bo_core::importance::{PedAnova, SobolIndices, TermShare, ped_anova, sobol_in
 use bo_core::{Assignment, Observation, Outcome, Trial};
 use bo_store::StudyRecord;
 
+use super::cpu::study_seed;
 use super::permits::Class;
 use super::refit;
-use super::{Engine, EngineError, study_seed};
+use super::{Engine, EngineError};
 use crate::sync::lock;
 
 /// Studies with at most this many trials have their importance computed on request.

@@ -18,9 +18,9 @@ use bo_store::{Basis, StudyRecord};
 use tokio::time::Instant;
 
 use super::cache::Entry;
+use super::cpu::propose;
 use super::hooks::Point;
 use super::permits::Class;
-use super::propose::propose;
 use super::refit::RefitOutcome;
 use super::slot::{AheadRunning, Job, Slot};
 use super::{Engine, EngineError};

@@ -127,7 +127,7 @@ mod tests {
         // The holder's fit lands (its state: the designer's own, as a warm start would store it).
         let basis = store.study_basis(study.id).await.unwrap();
         let (_, trials) = store.suggest_snapshot(study.id).await.unwrap();
-        let theirs = crate::engine::refit::fit_entry(&study, basis.data_version, &trials, None).unwrap();
+        let theirs = crate::engine::cpu::fit_entry(&study, basis.data_version, &trials, None).unwrap();
         let stored = StoredModel { data_version: basis.data_version, state: theirs.state.clone(), fitted_at_ms: 5 };
         assert!(store.save_model_state(study.id, &stored).await.unwrap());
         engine.inner.hooks.release(Point::LeaseBusy, 1);

@@ -11,8 +11,10 @@
 //!   the queue, coalesced, each step under a bounded pool of worker permits; beside it, the next
 //!   suggestion computed ahead as soon as a trial completes.
 //! - `lease.rs` — the refit lease that lets one replica refit while the others adopt its fit.
-//! - `refit.rs` — fitting, restoring and keeping models; the quasi-random stand-in when a
-//!   designer fails. `propose.rs` — proposals from a fitted model, as a plain function.
+//! - `cpu.rs` — the CPU side in one place: a fit, the quasi-random stand-in when a designer
+//!   fails, proposals from a fitted model, all plain functions, and `Engine::compute`, which
+//!   runs them under a permit. `refit.rs` — what surrounds a fit: its inputs read, the warm
+//!   start, the result kept.
 //! - `importance.rs` — parameter importance, kept per study by data version.
 //! - `transfer.rs` — a new study's prior studies (transfer learning), chosen or checked at
 //!   creation, and their trials loaded for each fit.
@@ -21,7 +23,7 @@
 //!   `hooks.rs` — named points where tests hold or fail the background work.
 //!
 //! **Failures** of a designer — an error, a NaN, a panic, fewer proposals than asked while the
-//! space has points left (`propose.rs`) — are failures, never an exhausted space: they are
+//! space has points left (`cpu.rs`) — are failures, never an exhausted space: they are
 //! logged and counted (`bo_designer_fallbacks_total`), a study without a model gets its initial
 //! design (quasi-random) until a fit succeeds, and a background refit that fails leaves the last
 //! model in place.
@@ -36,6 +38,7 @@
 //! data version), else until a suggest races a refit.
 
 mod cache;
+mod cpu;
 mod hooks;
 mod importance;
 mod jobs;
@@ -44,7 +47,6 @@ mod mirror;
 mod operations;
 mod optimal;
 mod permits;
-mod propose;
 mod queue;
 mod refit;
 mod shutdown;
@@ -214,38 +216,9 @@ impl Engine {
     }
 }
 
-/// The study's seed: from its number (within its project and location) and display name only,
-/// so nothing another tenant does changes what a study proposes.
-pub(crate) fn study_seed(study: &StudyRecord) -> u64 {
-    // FNV-1a over the name, mixed with the number.
-    let name_hash = study.display_name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    (study.number as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) ^ name_hash
-}
-
-/// How much less CPU priority a background computation's thread takes (nice, 0–19).
-const BACKGROUND_NICENESS: i32 = 10;
-
-/// Lowers the calling thread's CPU priority by [`BACKGROUND_NICENESS`] (a thread may lower its
-/// own without privileges, but not raise it again: so only on a thread of its own). Where it
-/// cannot, the work runs at the usual priority.
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpriority_process, setpriority_process};
-        let me = Some(rustix::thread::gettid());
-        if let Ok(now) = getpriority_process(me) {
-            let _ = setpriority_process(me, (now + BACKGROUND_NICENESS).min(19));
-        }
-    }
-}
-
 /// A duration as the store's milliseconds.
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
-fn panicked(e: tokio::task::JoinError) -> EngineError {
-    EngineError::Fit(FitError::Numerical(format!("the designer panicked: {e}")))
 }
 
 impl Engine {
@@ -266,35 +239,6 @@ impl Engine {
                 metrics,
                 hooks: Hooks::new(),
             }),
-        }
-    }
-
-    /// Runs `work` — the engine's CPU work: a fit, proposals, predictions, importance, a front —
-    /// under a permit of the pool claimed for `study` as `class` (`permits.rs`: fair between
-    /// projects and studies, yielding at the computation's checkpoints). A request's work runs
-    /// on the runtime's blocking pool; background work on a thread of its own at a lower CPU
-    /// priority (nice +10), so on a busy machine requests' computations go first. A panic in
-    /// `work` is a designer failure, and gives the permit back.
-    pub(crate) async fn compute<T: Send + 'static>(
-        &self,
-        study: &StudyRecord,
-        class: Class,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, EngineError> {
-        let permit = self.inner.permits.acquire(Claim::new(&study.project, study.id, class)).await;
-        match class {
-            Class::Waited => tokio::task::spawn_blocking(move || permit.run(work)).await.map_err(panicked),
-            Class::Background => {
-                let (tx, rx) = tokio::sync::oneshot::channel();
-                std::thread::Builder::new()
-                    .name("bo-background".into())
-                    .spawn(move || {
-                        lower_priority();
-                        let _ = tx.send(permit.run(work));
-                    })
-                    .map_err(|e| EngineError::Fit(FitError::Numerical(format!("no thread for a background computation: {e}"))))?;
-                rx.await.map_err(|_| EngineError::Fit(FitError::Numerical("a background computation panicked".to_owned())))
-            }
         }
     }
 
@@ -358,7 +302,7 @@ impl Engine {
         let (basis, trials) = self.trials_now(study).await?;
         let (entry, _) = self.entry_for(study, basis, &trials).await?;
         self.compute(study, Class::Waited, move || {
-            let model = propose::up_to_date(&entry, &trials).0;
+            let model = cpu::up_to_date(&entry, &trials).0;
             match model.predict(&points) {
                 Some(objective) => Ok(Predicted { objective, metrics: model.predict_metrics(&points) }),
                 None => Err(model.predicts_only()),
@@ -379,7 +323,7 @@ impl Engine {
         let (basis, trials) = self.trials_now(study).await?;
         let (entry, _) = self.entry_for(study, basis, &trials).await?;
         self.compute(study, Class::Waited, move || {
-            let model = propose::up_to_date(&entry, &trials).0;
+            let model = cpu::up_to_date(&entry, &trials).0;
             let Some(e) = model.embeddings() else { return Err(EmbeddedRefusal::NoEmbeddings) };
             if embedding >= e.count {
                 return Err(EmbeddedRefusal::Invalid(format!(

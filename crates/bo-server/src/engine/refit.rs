@@ -1,25 +1,19 @@
-//! Fitting a study: `build_entry` (the CPU work, a plain function: partial trials observed at
-//! their predicted final values, `bo_core::stopping::partial`), its run under a permit of the
-//! engine's pool (`Engine::fit`, `Engine::restore`), the stand-in when a designer fails
-//! (`fallback_entry`, the study's initial design), the warm start (cache, else database),
-//! keeping the result (database and cache), and `Engine::refit_study`, which chains them. A
+//! Fitting a study, around the CPU work of `cpu.rs`: what a fit needs read first (prior
+//! studies, partial trials' estimates), its run under a permit (`Engine::fit`,
+//! `Engine::restore`), the warm start (cache, else database), keeping the result (database and
+//! cache), and `Engine::refit_study`, which chains them. A
 //! background refit that fails leaves the cached model as it was: the study keeps its last
 //! model.
 
-use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use bo_core::designer::PriorStudy;
-use bo_core::designer::QuasiRandomSearch;
-use bo_core::stopping::partial::{self, Estimate};
-use bo_core::{Designer, ModelState, Observation, Problem, Trial};
+use bo_core::{ModelState, Trial};
 use bo_store::{Basis, Store, StoreError, StoredModel, StudyRecord};
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 
 use super::cache::{Entry, ModelCache};
+use super::cpu::build_entry;
 use super::permits::Class;
-use super::{Engine, EngineError, study_seed};
+use super::{Engine, EngineError};
 
 /// What a refit did.
 #[derive(Debug, PartialEq, Eq)]
@@ -37,68 +31,6 @@ pub enum RefitOutcome {
     },
     /// The study no longer exists.
     Gone,
-}
-
-/// Fits `study`'s designer on `trials`, read at `data_version` (warm-started from `warm`),
-/// returning the cache entry. Pure CPU work: call it on a blocking thread.
-#[cfg(test)]
-pub fn fit_entry(study: &StudyRecord, data_version: i64, trials: &[Trial], warm: Option<&ModelState>) -> Result<Entry, EngineError> {
-    build_entry(
-        bo_core::designer::designer_for(&study.spec)?.as_ref(),
-        study,
-        data_version,
-        trials,
-        &BTreeMap::new(),
-        Vec::new(),
-        warm,
-        false,
-    )
-}
-
-#[allow(clippy::too_many_arguments)] // one fit's inputs, each distinct
-fn build_entry(
-    designer: &dyn Designer,
-    study: &StudyRecord,
-    data_version: i64,
-    trials: &[Trial],
-    estimates: &BTreeMap<i64, Estimate>,
-    priors: Vec<PriorStudy>,
-    warm: Option<&ModelState>,
-    restore: bool,
-) -> Result<Entry, EngineError> {
-    let history = partial::observations(&study.spec, trials, estimates);
-    let seed = study_seed(study);
-    let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let problem = Problem { spec: study.spec.clone(), seed, priors };
-    let fitted = guarded(|| match warm {
-        Some(state) if restore => designer.restore(&problem, &history, state, &mut rng),
-        _ => designer.fit(&problem, &history, warm, &mut rng),
-    })?;
-    Ok(Entry {
-        data_version,
-        trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect::<HashSet<_>>(),
-        fitted_on: if designer.learns() { bo_core::designer::subset::fitted_on(history.len()) } else { 0 },
-        model: fitted.model,
-        state: fitted.state,
-        fallback: false,
-    })
-}
-
-/// The stand-in for a designer that failed: the study's initial design (quasi-random, over the
-/// tree), which cannot fail. Pure CPU work, small.
-pub fn fallback_entry(study: &StudyRecord, data_version: i64, trials: &[Trial]) -> Entry {
-    let problem = Problem { spec: study.spec.clone(), seed: study_seed(study), priors: Vec::new() };
-    let history: Vec<Observation> = trials.iter().filter_map(Observation::from_trial).collect();
-    let mut rng = StdRng::seed_from_u64(study_seed(study));
-    let fitted = QuasiRandomSearch.fit(&problem, &history, None, &mut rng).expect("quasi-random search does not fail");
-    Entry {
-        data_version,
-        trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect(),
-        fitted_on: 0,
-        model: fitted.model,
-        state: ModelState::default(),
-        fallback: true,
-    }
 }
 
 /// How a fit of data version `target` starts: from another replica's stored fit of that very
@@ -234,16 +166,6 @@ pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry
     Ok(())
 }
 
-/// Runs designer code so that a panic in it is a failure like any other (a `FitError` naming the
-/// panic's message), not a lost request or a dead background job.
-pub(crate) fn guarded<T>(work: impl FnOnce() -> Result<T, bo_core::FitError>) -> Result<T, bo_core::FitError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|panic| {
-        let message =
-            panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
-        Err(bo_core::FitError::Numerical(format!("the designer panicked: {message}")))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use bo_core::ModelState;
@@ -251,6 +173,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::engine::cpu::fallback_entry;
     use crate::engine::testing;
 
     fn state(v: i64) -> ModelState {

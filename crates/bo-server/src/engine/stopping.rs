@@ -16,9 +16,10 @@ use bo_core::{Goal, StoppingSpec, Trial, TrialState};
 use bo_store::StudyRecord;
 use rand::SeedableRng;
 
+use super::cpu::study_seed;
 use super::permits::Class;
 use super::slot::CurveFit;
-use super::{Engine, EngineError, study_seed};
+use super::{Engine, EngineError};
 
 impl Engine {
     /// Whether `trial` (read just now) should stop, by the study's automated stopping rule.

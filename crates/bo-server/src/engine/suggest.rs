@@ -24,12 +24,12 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::cache::Entry;
+use super::cpu::{panicked, propose};
 use super::hooks::Point;
 use super::permits::Class;
-use super::propose::propose;
 use super::refit;
 use super::slot::Job;
-use super::{Engine, EngineError, millis, panicked};
+use super::{Engine, EngineError, millis};
 use crate::metrics::{FailedStage, SuggestPath};
 
 /// How a suggest call ended.
@@ -130,7 +130,7 @@ impl Engine {
         let (entry, _) = self.entry_for(study, basis, &trials).await?;
         let (owned_study, owned_contexts) = (study.clone(), contexts.clone());
         let proposals = self
-            .compute(study, Class::Waited, move || super::propose::propose_in_contexts(&owned_study, &entry, &trials, &owned_contexts))
+            .compute(study, Class::Waited, move || super::cpu::propose_in_contexts(&owned_study, &entry, &trials, &owned_contexts))
             .await??;
         let request = SuggestRequest {
             study_id: study.id,
@@ -433,7 +433,7 @@ impl Engine {
             Err(EngineError::Fit(e)) => {
                 tracing::warn!(study = study.id, error = %e, "the designer failed to fit; quasi-random proposals stand in until a fit succeeds");
                 self.inner.metrics.fallback(FailedStage::Fit);
-                Arc::new(refit::fallback_entry(study, basis.data_version, &trials))
+                Arc::new(super::cpu::fallback_entry(study, basis.data_version, &trials))
             }
             Err(e) => return Err(e),
         };
