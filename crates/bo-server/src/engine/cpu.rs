@@ -132,6 +132,9 @@ pub fn propose_in_contexts(
     Ok(out)
 }
 
+/// `designer` fitted on `study`'s `trials`, read at `data_version` — partial trials at their
+/// `estimates`, standing on `priors`, warm-started from `warm` or, with `restore`, that stored
+/// fit taken up as it is — as the cache entry.
 #[allow(clippy::too_many_arguments)] // one fit's inputs, each distinct
 pub(super) fn build_entry(
     designer: &dyn Designer,
