@@ -13,6 +13,7 @@
 pub mod acquisition;
 pub mod designer;
 pub mod embedding;
+pub mod field;
 pub mod gp;
 pub mod hypervolume;
 pub mod importance;
@@ -31,9 +32,10 @@ pub mod study_stopping;
 pub mod trial;
 
 pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, ModelState, Prediction, Problem};
+pub use field::FieldError;
 pub use lifecycle::{Completion, TrialError};
 pub use limits::{Limit, Limits};
-pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace, SpaceError};
+pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace};
 pub use stopping::spec::{ConvexStopping, StoppingSpec};
 pub use study::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, StudySpec, Transfer};
 pub use trial::{Assignment, Measurement, Observation, Outcome, ParamValue, Resumed, Trial, TrialState};

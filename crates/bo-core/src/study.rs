@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::field::FieldError;
 use crate::limits::{Limit, Limits, Text};
-use crate::space::{SearchSpace, SpaceError};
+use crate::space::SearchSpace;
 use crate::stopping::spec::StoppingSpec;
 use crate::trial::Measurement;
 
@@ -203,30 +204,30 @@ impl StudySpec {
     /// ids valid (tokens within the id length) and unique, at least one objective (a metric
     /// without a safety constraint), and each safety constraint a finite threshold with a target
     /// fraction from 0 to 1.
-    pub fn validate_metrics(metrics: &[MetricSpec], limits: &Limits) -> Result<(), SpaceError> {
+    pub fn validate_metrics(metrics: &[MetricSpec], limits: &Limits) -> Result<(), FieldError> {
         if metrics.is_empty() {
-            return Err(SpaceError::new("metrics", "a study needs at least one metric"));
+            return Err(FieldError::new("metrics", "a study needs at least one metric"));
         }
         if metrics.iter().all(|m| m.safety.is_some()) {
-            return Err(SpaceError::new("metrics", "a study needs at least one objective: a metric without safetyConfig"));
+            return Err(FieldError::new("metrics", "a study needs at least one objective: a metric without safetyConfig"));
         }
-        limits.check(Limit::Metrics, metrics.len()).map_err(|o| SpaceError::over("metrics", o))?;
+        limits.check(Limit::Metrics, metrics.len()).map_err(|o| FieldError::over("metrics", o))?;
         let mut seen = std::collections::HashSet::with_capacity(metrics.len());
         for (i, m) in metrics.iter().enumerate() {
             let path = format!("metrics[{i}].metricId");
             if m.id.is_empty() {
-                return Err(SpaceError::new(path, "a metric id must not be empty"));
+                return Err(FieldError::new(path, "a metric id must not be empty"));
             }
-            limits.check_text(&m.id, Text::Token).map_err(|e| SpaceError::text(&path, e))?;
+            limits.check_text(&m.id, Text::Token).map_err(|e| FieldError::text(&path, e))?;
             if !seen.insert(m.id.as_str()) {
-                return Err(SpaceError::new(path, format!("metric id {:?} appears twice", m.id)));
+                return Err(FieldError::new(path, format!("metric id {:?} appears twice", m.id)));
             }
             if let Some(s) = m.safety {
                 if !s.threshold.is_finite() {
-                    return Err(SpaceError::new(format!("metrics[{i}].safetyConfig.safetyThreshold"), "must be a finite number"));
+                    return Err(FieldError::new(format!("metrics[{i}].safetyConfig.safetyThreshold"), "must be a finite number"));
                 }
                 if !(0.0..=1.0).contains(&s.desired_min_safe_fraction) {
-                    return Err(SpaceError::new(
+                    return Err(FieldError::new(
                         format!("metrics[{i}].safetyConfig.desiredMinSafeTrialsFraction"),
                         format!("{} is not a fraction from 0 to 1", s.desired_min_safe_fraction),
                     ));

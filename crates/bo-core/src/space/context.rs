@@ -5,20 +5,21 @@
 //! points of the cube with a context's values fixed; searching within one is the designers'
 //! (`designer/context.rs`).
 
-use super::{SearchSpace, SpaceError};
+use super::SearchSpace;
+use crate::field::FieldError;
 use crate::trial::Assignment;
 
 impl SearchSpace {
     /// Checks that `context` is a slice of the space: each parameter one of the space's, its
     /// value in its domain, and a conditional parameter's parent in the context with a value
     /// that activates it. Errors are paths under `parameters`, naming the parameter.
-    pub fn check_context(&self, context: &Assignment) -> Result<(), SpaceError> {
+    pub fn check_context(&self, context: &Assignment) -> Result<(), FieldError> {
         for (id, value) in &context.0 {
             let Some(spec) = self.param(id) else {
-                return Err(SpaceError::new("parameters", format!("{id:?} is not a parameter of the study")));
+                return Err(FieldError::new("parameters", format!("{id:?} is not a parameter of the study")));
             };
             if !spec.domain.contains(value) {
-                return Err(SpaceError::new(
+                return Err(FieldError::new(
                     "parameters",
                     format!("value {value} of {id:?} is not in its {} domain", spec.domain.type_name()),
                 ));
@@ -32,7 +33,7 @@ impl SearchSpace {
                 match context.get(&parent.id) {
                     Some(v) if child.parent_values.matches(v) => {}
                     _ => {
-                        return Err(SpaceError::new(
+                        return Err(FieldError::new(
                             "parameters",
                             format!(
                                 "{:?} is conditional on {:?}: the context must also fix {:?} to a value that activates it",

@@ -23,7 +23,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::limits::{Limit, Limits, OverLimit, Text, TextError};
+use crate::field::FieldError;
+use crate::limits::{Limit, Limits, Text};
 use crate::trial::{Assignment, ParamValue};
 
 /// Two DISCRETE values closer than this are the same value (Vertex's epsilon).
@@ -32,41 +33,6 @@ pub const DISCRETE_EPSILON: f64 = 1e-10;
 /// The largest magnitude of an INTEGER parameter's bounds and values: 2^53, the integers a
 /// trial's parameter value — a JSON number, a double — carries exactly.
 pub const MAX_SAFE_INTEGER: i64 = 1 << 53;
-
-/// An invalid search space or infeasible assignment, with the field that is wrong.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("{path}: {reason}")]
-pub struct SpaceError {
-    /// Where, e.g. `parameters[1].doubleValueSpec.minValue`.
-    pub path: String,
-    /// What is wrong, naming the value.
-    pub reason: String,
-    /// The limit the value is over, when that is what is wrong.
-    pub limit: Option<Limit>,
-}
-
-impl SpaceError {
-    /// An error at `path`.
-    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> SpaceError {
-        SpaceError { path: path.into(), reason: reason.into(), limit: None }
-    }
-
-    /// A count at `path` over its limit.
-    pub fn over(path: impl Into<String>, over: OverLimit) -> SpaceError {
-        SpaceError { path: path.into(), reason: over.to_string(), limit: Some(over.limit) }
-    }
-
-    /// A text at `path` that [`Limits::check_text`] refused.
-    pub fn text(path: impl Into<String>, e: TextError) -> SpaceError {
-        SpaceError { path: path.into(), reason: e.to_string(), limit: e.limit() }
-    }
-
-    /// The same error under a parent field: `prefix.path`.
-    pub fn under(mut self, prefix: &str) -> SpaceError {
-        self.path = if self.path.is_empty() { prefix.to_owned() } else { format!("{prefix}.{}", self.path) };
-        self
-    }
-}
 
 /// How a numeric parameter is spread over the unit interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -304,15 +270,15 @@ impl From<SearchSpace> for Vec<ParamSpec> {
 impl SearchSpace {
     /// Validates `roots` as a search space under the default [`Limits`]. Errors are paths under
     /// `parameters`.
-    pub fn new(roots: Vec<ParamSpec>) -> Result<SearchSpace, SpaceError> {
+    pub fn new(roots: Vec<ParamSpec>) -> Result<SearchSpace, FieldError> {
         SearchSpace::with_limits(roots, &Limits::default())
     }
 
     /// Validates `roots` as a search space within `limits`, in time linear in its size. Errors
     /// are paths under `parameters`.
-    pub fn with_limits(roots: Vec<ParamSpec>, limits: &Limits) -> Result<SearchSpace, SpaceError> {
+    pub fn with_limits(roots: Vec<ParamSpec>, limits: &Limits) -> Result<SearchSpace, FieldError> {
         if roots.is_empty() {
-            return Err(SpaceError::new("parameters", "a study needs at least one parameter"));
+            return Err(FieldError::new("parameters", "a study needs at least one parameter"));
         }
         let mut validator = Validator { limits, seen: HashSet::new() };
         for (i, p) in roots.iter().enumerate() {
@@ -414,16 +380,16 @@ impl SearchSpace {
 
     /// Checks that `assignment` is feasible: it sets exactly the active parameters, each to a
     /// value of its domain. Errors are paths under `parameters` naming the parameter id.
-    pub fn check(&self, assignment: &Assignment) -> Result<(), SpaceError> {
+    pub fn check(&self, assignment: &Assignment) -> Result<(), FieldError> {
         let active = self.active_ids(assignment);
         for id in &active {
             let spec = self.param(id).expect("active ids come from the tree");
             match assignment.get(id) {
                 None => {
-                    return Err(SpaceError::new("parameters", format!("parameter {id:?} is active but has no value")));
+                    return Err(FieldError::new("parameters", format!("parameter {id:?} is active but has no value")));
                 }
                 Some(v) if !spec.domain.contains(v) => {
-                    return Err(SpaceError::new(
+                    return Err(FieldError::new(
                         "parameters",
                         format!("value {v} of parameter {id:?} is not in its {} domain", spec.domain.type_name()),
                     ));
@@ -439,7 +405,7 @@ impl SearchSpace {
                 } else {
                     "is not a parameter of the study"
                 };
-                return Err(SpaceError::new("parameters", format!("parameter {id:?} {why}")));
+                return Err(FieldError::new("parameters", format!("parameter {id:?} {why}")));
             }
         }
         Ok(())
@@ -453,40 +419,40 @@ struct Validator<'l> {
 }
 
 impl Validator<'_> {
-    fn param(&mut self, p: &ParamSpec, path: &str, depth: usize) -> Result<(), SpaceError> {
+    fn param(&mut self, p: &ParamSpec, path: &str, depth: usize) -> Result<(), FieldError> {
         let id_path = format!("{path}.parameterId");
         if p.id.is_empty() {
-            return Err(SpaceError::new(id_path, "a parameter id must not be empty"));
+            return Err(FieldError::new(id_path, "a parameter id must not be empty"));
         }
-        self.limits.check_text(&p.id, Text::Token).map_err(|e| SpaceError::text(&id_path, e))?;
-        self.limits.check(Limit::TreeDepth, depth).map_err(|o| SpaceError::over(path, o))?;
+        self.limits.check_text(&p.id, Text::Token).map_err(|e| FieldError::text(&id_path, e))?;
+        self.limits.check(Limit::TreeDepth, depth).map_err(|o| FieldError::over(path, o))?;
         if !self.seen.insert(p.id.clone()) {
-            return Err(SpaceError::new(id_path, format!("parameter id {:?} appears more than once in the tree", p.id)));
+            return Err(FieldError::new(id_path, format!("parameter id {:?} appears more than once in the tree", p.id)));
         }
-        self.limits.check(Limit::Parameters, self.seen.len()).map_err(|o| SpaceError::over("parameters", o))?;
+        self.limits.check(Limit::Parameters, self.seen.len()).map_err(|o| FieldError::over("parameters", o))?;
         let field = format!("{path}.{}", p.domain.field_name());
         let logish = p.scale != Scale::Linear;
         match &p.domain {
             Domain::Double { min, max } => {
                 if !min.is_finite() || !max.is_finite() {
-                    return Err(SpaceError::new(field, format!("minValue {min} and maxValue {max} must be finite")));
+                    return Err(FieldError::new(field, format!("minValue {min} and maxValue {max} must be finite")));
                 }
                 if min > max {
-                    return Err(SpaceError::new(field, format!("minValue {min} is greater than maxValue {max}")));
+                    return Err(FieldError::new(field, format!("minValue {min} is greater than maxValue {max}")));
                 }
                 if !(max - min).is_finite() {
-                    return Err(SpaceError::new(
+                    return Err(FieldError::new(
                         field,
                         format!("the range from {min} to {max} is wider than a double holds; its width must be finite"),
                     ));
                 }
                 if logish && *min <= 0.0 {
-                    return Err(SpaceError::new(field, format!("a log scale needs minValue > 0, got {min}")));
+                    return Err(FieldError::new(field, format!("a log scale needs minValue > 0, got {min}")));
                 }
             }
             Domain::Integer { min, max } => {
                 if min.unsigned_abs() > MAX_SAFE_INTEGER as u64 || max.unsigned_abs() > MAX_SAFE_INTEGER as u64 {
-                    return Err(SpaceError::new(
+                    return Err(FieldError::new(
                         field,
                         format!(
                             "minValue {min} and maxValue {max} must lie within ±{MAX_SAFE_INTEGER} (2^53), the integers a trial's value carries exactly"
@@ -494,51 +460,51 @@ impl Validator<'_> {
                     ));
                 }
                 if min > max {
-                    return Err(SpaceError::new(field, format!("minValue {min} is greater than maxValue {max}")));
+                    return Err(FieldError::new(field, format!("minValue {min} is greater than maxValue {max}")));
                 }
                 if logish && *min <= 0 {
-                    return Err(SpaceError::new(field, format!("a log scale needs minValue > 0, got {min}")));
+                    return Err(FieldError::new(field, format!("a log scale needs minValue > 0, got {min}")));
                 }
             }
             Domain::Discrete { values } => {
                 if values.is_empty() {
-                    return Err(SpaceError::new(field, "values must not be empty"));
+                    return Err(FieldError::new(field, "values must not be empty"));
                 }
-                self.limits.check(Limit::Values, values.len()).map_err(|o| SpaceError::over(format!("{field}.values"), o))?;
+                self.limits.check(Limit::Values, values.len()).map_err(|o| FieldError::over(format!("{field}.values"), o))?;
                 if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
-                    return Err(SpaceError::new(field, format!("value {bad} is not finite")));
+                    return Err(FieldError::new(field, format!("value {bad} is not finite")));
                 }
                 if let Some(w) = values.windows(2).find(|w| w[1] - w[0] < DISCRETE_EPSILON) {
-                    return Err(SpaceError::new(
+                    return Err(FieldError::new(
                         field,
                         format!("values must increase by at least {DISCRETE_EPSILON}: {} then {}", w[0], w[1]),
                     ));
                 }
                 if logish && values[0] <= 0.0 {
-                    return Err(SpaceError::new(field, format!("a log scale needs values > 0, got {}", values[0])));
+                    return Err(FieldError::new(field, format!("a log scale needs values > 0, got {}", values[0])));
                 }
             }
             Domain::Categorical { values } => {
                 if values.is_empty() {
-                    return Err(SpaceError::new(field, "values must not be empty"));
+                    return Err(FieldError::new(field, "values must not be empty"));
                 }
-                self.limits.check(Limit::Values, values.len()).map_err(|o| SpaceError::over(format!("{field}.values"), o))?;
+                self.limits.check(Limit::Values, values.len()).map_err(|o| FieldError::over(format!("{field}.values"), o))?;
                 let mut distinct = HashSet::with_capacity(values.len());
                 for (k, v) in values.iter().enumerate() {
-                    self.limits.check_text(v, Text::Id).map_err(|e| SpaceError::text(format!("{field}.values[{k}]"), e))?;
+                    self.limits.check_text(v, Text::Id).map_err(|e| FieldError::text(format!("{field}.values[{k}]"), e))?;
                     if !distinct.insert(v.as_str()) {
-                        return Err(SpaceError::new(field, format!("value {v:?} appears twice")));
+                        return Err(FieldError::new(field, format!("value {v:?} appears twice")));
                     }
                 }
                 if logish {
-                    return Err(SpaceError::new(format!("{path}.scaleType"), "a CATEGORICAL parameter takes no log scale"));
+                    return Err(FieldError::new(format!("{path}.scaleType"), "a CATEGORICAL parameter takes no log scale"));
                 }
             }
         }
         if let Some(default) = &p.default
             && !p.domain.contains(default)
         {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{field}.defaultValue"),
                 format!("default {default} is not one of the parameter's values"),
             ));
@@ -556,17 +522,17 @@ impl Validator<'_> {
         Ok(())
     }
 
-    fn condition(&self, parent: &ParamSpec, categories: &HashSet<&str>, cond: &ParentValues, path: &str) -> Result<(), SpaceError> {
+    fn condition(&self, parent: &ParamSpec, categories: &HashSet<&str>, cond: &ParentValues, path: &str) -> Result<(), FieldError> {
         let field = format!("{path}.{}", cond.field_name());
         let n = match cond {
             ParentValues::Categorical(vs) => vs.len(),
             ParentValues::Integer(vs) => vs.len(),
             ParentValues::Discrete(vs) => vs.len(),
         };
-        self.limits.check(Limit::Values, n).map_err(|o| SpaceError::over(format!("{field}.values"), o))?;
+        self.limits.check(Limit::Values, n).map_err(|o| FieldError::over(format!("{field}.values"), o))?;
         let values: Vec<ParamValue> = match (&parent.domain, cond) {
             (Domain::Double { .. }, _) => {
-                return Err(SpaceError::new(
+                return Err(FieldError::new(
                     path,
                     format!(
                         "DOUBLE parameter {:?} cannot have conditional children; only CATEGORICAL, INTEGER and DISCRETE parents can",
@@ -578,21 +544,21 @@ impl Validator<'_> {
             (Domain::Integer { .. }, ParentValues::Integer(vs)) => vs.iter().copied().map(ParamValue::Int).collect(),
             (Domain::Discrete { .. }, ParentValues::Discrete(vs)) => vs.iter().copied().map(ParamValue::Float).collect(),
             (domain, _) => {
-                return Err(SpaceError::new(
+                return Err(FieldError::new(
                     field,
                     format!("parent {:?} is {}; its children need a matching parent value condition", parent.id, domain.type_name()),
                 ));
             }
         };
         if values.is_empty() {
-            return Err(SpaceError::new(format!("{field}.values"), "a condition needs at least one parent value"));
+            return Err(FieldError::new(format!("{field}.values"), "a condition needs at least one parent value"));
         }
         let contains = |v: &ParamValue| match v {
             ParamValue::Categorical(s) => categories.contains(s.as_str()),
             v => parent.domain.contains(v),
         };
         if let Some(bad) = values.iter().find(|v| !contains(v)) {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{field}.values"),
                 format!("parent value {bad} is not a value of parameter {:?}", parent.id),
             ));

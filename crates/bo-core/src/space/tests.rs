@@ -18,7 +18,7 @@ fn categorical(id: &str, values: &[&str], children: Vec<Conditional>) -> ParamSp
     }
 }
 
-fn err_of(roots: Vec<ParamSpec>) -> SpaceError {
+fn err_of(roots: Vec<ParamSpec>) -> FieldError {
     SearchSpace::new(roots).expect_err("invalid")
 }
 

@@ -29,7 +29,8 @@
 use super::curves::{CURVE_POINTS, Finished, points};
 use super::spec::ConvexStopping;
 use super::{StoppingDecision, position};
-use crate::space::{Domain, SearchSpace, SpaceError};
+use crate::field::FieldError;
+use crate::space::{Domain, SearchSpace};
 use crate::study::{Goal, StudySpec};
 use crate::trial::{Assignment, Measurement, Trial};
 
@@ -42,26 +43,26 @@ const TRAINING_REACH: f64 = 0.9;
 
 impl ConvexStopping {
     /// Checks the settings against the study's `space`; errors name the field under `path`.
-    pub fn check(&self, space: &SearchSpace, path: &str) -> Result<(), SpaceError> {
+    pub fn check(&self, space: &SearchSpace, path: &str) -> Result<(), FieldError> {
         if let Some(max) = self.max_step_count
             && !(max.is_finite() && max > 0.0)
         {
-            return Err(SpaceError::new(format!("{path}.maxStepCount"), format!("must be positive, got {max}")));
+            return Err(FieldError::new(format!("{path}.maxStepCount"), format!("must be positive, got {max}")));
         }
         if let Some(min) = self.min_step_count {
             if !(min.is_finite() && min >= 0.0) {
-                return Err(SpaceError::new(format!("{path}.minStepCount"), format!("must be at least 0, got {min}")));
+                return Err(FieldError::new(format!("{path}.minStepCount"), format!("must be at least 0, got {min}")));
             }
             if let Some(max) = self.max_step_count
                 && min >= max
             {
-                return Err(SpaceError::new(format!("{path}.minStepCount"), format!("must be below maxStepCount ({max}), got {min}")));
+                return Err(FieldError::new(format!("{path}.minStepCount"), format!("must be below maxStepCount ({max}), got {min}")));
             }
         }
         if let Some(k) = self.min_measurement_count
             && !(1..=MAX_MIN_MEASUREMENTS).contains(&k)
         {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.minMeasurementCount"),
                 format!("must be from 1 to {MAX_MIN_MEASUREMENTS}, got {k}"),
             ));
@@ -70,13 +71,13 @@ impl ConvexStopping {
             match space.param(name).map(|p| &p.domain) {
                 Some(Domain::Double { .. }) => {}
                 Some(_) => {
-                    return Err(SpaceError::new(
+                    return Err(FieldError::new(
                         format!("{path}.learningRateParameterName"),
                         format!("names {name:?}, which is not a DOUBLE parameter"),
                     ));
                 }
                 None => {
-                    return Err(SpaceError::new(
+                    return Err(FieldError::new(
                         format!("{path}.learningRateParameterName"),
                         format!("names {name:?}, which is not a parameter of the study"),
                     ));

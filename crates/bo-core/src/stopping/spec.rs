@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::space::SpaceError;
+use crate::field::FieldError;
 
 /// Automated early stopping of unpromising trials (see [`crate::stopping`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -130,41 +130,41 @@ pub struct SuccessiveHalving {
 
 impl SuccessiveHalving {
     /// Checks the settings; errors name the field under `path`.
-    pub fn check(&self, path: &str) -> Result<(), SpaceError> {
+    pub fn check(&self, path: &str) -> Result<(), FieldError> {
         let (min, max, eta) = (self.min_step_count, self.max_step_count, self.reduction_factor);
         if !(min.is_finite() && min > 0.0) {
-            return Err(SpaceError::new(format!("{path}.minStepCount"), format!("must be positive, got {min}")));
+            return Err(FieldError::new(format!("{path}.minStepCount"), format!("must be positive, got {min}")));
         }
         if !(max.is_finite() && max > min) {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.maxStepCount"),
                 format!("is required and must be above minStepCount ({min}), got {max}"),
             ));
         }
         if !(1.5..=100.0).contains(&eta) {
-            return Err(SpaceError::new(format!("{path}.reductionFactor"), format!("must be from 1.5 to 100, got {eta}")));
+            return Err(FieldError::new(format!("{path}.reductionFactor"), format!("must be from 1.5 to 100, got {eta}")));
         }
         let rungs = self.rungs().len();
         if rungs > MAX_RUNGS {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.reductionFactor"),
                 format!("gives more than {MAX_RUNGS} rungs from {min} to {max}; raise it or minStepCount"),
             ));
         }
         if !(1..=rungs as u32).contains(&self.brackets) {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.brackets"),
                 format!("must be from 1 to {rungs}, the number of rungs from minStepCount to maxStepCount, got {}", self.brackets),
             ));
         }
         if self.resume && self.brackets != 1 {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.resume"),
                 format!("resumes paused trials within one bracket only; brackets must be 1, got {}", self.brackets),
             ));
         }
         if self.resume && self.promotion != Promotion::TopK {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.resume"),
                 "promotes a paused trial by ASHA's top k (Li et al. 2020, Algorithm 2); promotion must be TOP_K or unset",
             ));

@@ -5,7 +5,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bo_core::limits::{OverLimit, TextError};
-use bo_core::{ConfigError, Limit, SpaceError, TrialError};
+use bo_core::{ConfigError, FieldError, Limit, TrialError};
 use bo_store::StoreError;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -169,8 +169,8 @@ fn naming_flag(message: String, limit: Option<Limit>) -> String {
     }
 }
 
-impl From<SpaceError> for ApiError {
-    fn from(e: SpaceError) -> Self {
+impl From<FieldError> for ApiError {
+    fn from(e: FieldError) -> Self {
         let limit = e.limit;
         ApiError::invalid(naming_flag(e.to_string(), limit))
     }

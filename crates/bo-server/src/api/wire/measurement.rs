@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use bo_core::{Measurement, SpaceError, StudySpec};
+use bo_core::{FieldError, Measurement, StudySpec};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -49,9 +49,9 @@ pub(super) fn measurement_to_wire(m: &Measurement) -> MeasurementW {
 
 /// Reads a measurement for `spec`: step count ≥ 0, a valid duration, every metric one of the
 /// study's and finite, none twice; with `complete`, every metric of the study present.
-pub fn measurement_from_wire(m: MeasurementW, spec: &StudySpec, path: &str, complete: bool) -> Result<Measurement, SpaceError> {
+pub fn measurement_from_wire(m: MeasurementW, spec: &StudySpec, path: &str, complete: bool) -> Result<Measurement, FieldError> {
     if m.step_count < 0 {
-        return Err(SpaceError::new(format!("{path}.stepCount"), format!("must be ≥ 0, got {}", m.step_count)));
+        return Err(FieldError::new(format!("{path}.stepCount"), format!("must be ≥ 0, got {}", m.step_count)));
     }
     let elapsed_secs = if m.elapsed_duration.is_empty() {
         0.0
@@ -59,7 +59,7 @@ pub fn measurement_from_wire(m: MeasurementW, spec: &StudySpec, path: &str, comp
         match parse_duration(&m.elapsed_duration) {
             Some(s) if s >= 0.0 => s,
             _ => {
-                return Err(SpaceError::new(
+                return Err(FieldError::new(
                     format!("{path}.elapsedDuration"),
                     format!(
                         "{} is not a non-negative duration like \"12.5s\" (at most {}s, 9 fractional digits)",
@@ -75,20 +75,20 @@ pub fn measurement_from_wire(m: MeasurementW, spec: &StudySpec, path: &str, comp
         let mpath = format!("{path}.metrics[{i}]");
         if spec.metric(&metric.metric_id).is_none() {
             let known: Vec<&str> = spec.metrics.iter().map(|m| m.id.as_str()).collect();
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{mpath}.metricId"),
                 format!("{} is not a metric of the study; its metrics are {}", super::shown(&metric.metric_id), known.join(", ")),
             ));
         }
         if !metric.value.is_finite() {
-            return Err(SpaceError::new(format!("{mpath}.value"), format!("metric values must be finite, got {}", metric.value)));
+            return Err(FieldError::new(format!("{mpath}.value"), format!("metric values must be finite, got {}", metric.value)));
         }
         if metrics.insert(metric.metric_id.clone(), metric.value).is_some() {
-            return Err(SpaceError::new(format!("{mpath}.metricId"), format!("metric {} is given twice", super::shown(&metric.metric_id))));
+            return Err(FieldError::new(format!("{mpath}.metricId"), format!("metric {} is given twice", super::shown(&metric.metric_id))));
         }
     }
     if complete && let Some(missing) = spec.metrics.iter().find(|s| !metrics.contains_key(&s.id)) {
-        return Err(SpaceError::new(
+        return Err(FieldError::new(
             format!("{path}.metrics"),
             format!("a final measurement needs every metric of the study; {:?} is missing", missing.id),
         ));

@@ -1,7 +1,7 @@
 //! Wire shape of `StudySpec.ParameterSpec` — the parameter tree with its value specs and
 //! `ConditionalParameterSpec` children — with conversions to and from bo-core's `ParamSpec`.
 
-use bo_core::{Conditional, Domain, ParamSpec, ParamValue, ParentValues, Scale, SpaceError};
+use bo_core::{Conditional, Domain, FieldError, ParamSpec, ParamValue, ParentValues, Scale};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -152,7 +152,7 @@ pub struct DiscreteValueConditionW {
     pub values: Vec<f64>,
 }
 
-pub(super) fn param_from_wire(p: ParameterSpecW, path: &str) -> Result<ParamSpec, SpaceError> {
+pub(super) fn param_from_wire(p: ParameterSpecW, path: &str) -> Result<ParamSpec, FieldError> {
     let n_specs = [
         p.double_value_spec.is_some(),
         p.integer_value_spec.is_some(),
@@ -163,7 +163,7 @@ pub(super) fn param_from_wire(p: ParameterSpecW, path: &str) -> Result<ParamSpec
     .filter(|b| *b)
     .count();
     if n_specs != 1 {
-        return Err(SpaceError::new(
+        return Err(FieldError::new(
             path,
             format!(
                 "parameter {:?} needs exactly one of doubleValueSpec, integerValueSpec, categoricalValueSpec, discreteValueSpec; {n_specs} given",
@@ -191,7 +191,7 @@ pub(super) fn param_from_wire(p: ParameterSpecW, path: &str) -> Result<ParamSpec
         let cpath = format!("{path}.conditionalParameterSpecs[{j}]");
         let conditions = [c.parent_categorical_values.is_some(), c.parent_int_values.is_some(), c.parent_discrete_values.is_some()];
         if conditions.iter().filter(|b| **b).count() != 1 {
-            return Err(SpaceError::new(cpath, "needs exactly one of parentCategoricalValues, parentIntValues, parentDiscreteValues"));
+            return Err(FieldError::new(cpath, "needs exactly one of parentCategoricalValues, parentIntValues, parentDiscreteValues"));
         }
         let parent_values = if let Some(v) = c.parent_categorical_values {
             ParentValues::Categorical(v.values)

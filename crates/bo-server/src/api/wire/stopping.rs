@@ -7,7 +7,7 @@ use bo_core::limits::Text;
 use bo_core::stopping::convex;
 use bo_core::stopping::spec::{self, Promotion, SuccessiveHalving};
 use bo_core::study_stopping::{StudyStoppingConfig, TimeConstraint};
-use bo_core::{ConvexStopping, Limits, SearchSpace, SpaceError};
+use bo_core::{ConvexStopping, FieldError, Limits, SearchSpace};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -112,9 +112,9 @@ pub struct SuccessiveHalvingStoppingSpecW {
 }
 
 impl SuccessiveHalvingStoppingSpecW {
-    pub(super) fn into_domain(self, path: &str) -> Result<SuccessiveHalving, SpaceError> {
+    pub(super) fn into_domain(self, path: &str) -> Result<SuccessiveHalving, FieldError> {
         let Some(max) = self.max_step_count else {
-            return Err(SpaceError::new(format!("{path}.maxStepCount"), "is required: the position of a full training"));
+            return Err(FieldError::new(format!("{path}.maxStepCount"), "is required: the position of a full training"));
         };
         let rule = SuccessiveHalving {
             min_step_count: self.min_step_count.map_or(spec::DEFAULT_MIN_STEP, |v| v as f64),
@@ -190,12 +190,12 @@ impl From<ConvexStopConfigW> for ConvexAutomatedStoppingSpecW {
 
 impl ConvexAutomatedStoppingSpecW {
     /// The domain settings, checked against `space`; errors name fields under `path`.
-    pub(super) fn into_domain(self, space: &SearchSpace, limits: &Limits, path: &str) -> Result<ConvexStopping, SpaceError> {
+    pub(super) fn into_domain(self, space: &SearchSpace, limits: &Limits, path: &str) -> Result<ConvexStopping, FieldError> {
         limits
             .check_text(&self.learning_rate_parameter_name, Text::Id)
-            .map_err(|e| SpaceError::text(format!("{path}.learningRateParameterName"), e))?;
+            .map_err(|e| FieldError::text(format!("{path}.learningRateParameterName"), e))?;
         if self.update_all_stopped_trials {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.updateAllStoppedTrials"),
                 "is not supported: bo predicts the last measurement of each trial once, when it stops; leave it false",
             ));
@@ -203,7 +203,7 @@ impl ConvexAutomatedStoppingSpecW {
         if let Some(k) = self.min_measurement_count
             && !(1..=i64::from(convex::MAX_MIN_MEASUREMENTS)).contains(&k)
         {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.minMeasurementCount"),
                 format!("must be from 1 to {}, got {k}", convex::MAX_MIN_MEASUREMENTS),
             ));
@@ -279,22 +279,22 @@ pub struct StudyTimeConstraintW {
 }
 
 impl StudyStoppingConfigW {
-    pub(super) fn into_domain(self, path: &str) -> Result<StudyStoppingConfig, SpaceError> {
-        let count = |v: Option<i64>, field: &str| -> Result<Option<i64>, SpaceError> {
+    pub(super) fn into_domain(self, path: &str) -> Result<StudyStoppingConfig, FieldError> {
+        let count = |v: Option<i64>, field: &str| -> Result<Option<i64>, FieldError> {
             match v {
                 Some(n) if !(0..=i64::from(i32::MAX)).contains(&n) => {
-                    Err(SpaceError::new(format!("{path}.{field}"), format!("must be 0 to 2147483647 (an Int32Value), got {n}")))
+                    Err(FieldError::new(format!("{path}.{field}"), format!("must be 0 to 2147483647 (an Int32Value), got {n}")))
                 }
                 other => Ok(other),
             }
         };
-        let duration = |text: &str, field: &str| -> Result<Option<f64>, SpaceError> {
+        let duration = |text: &str, field: &str| -> Result<Option<f64>, FieldError> {
             if text.is_empty() {
                 return Ok(None);
             }
             match super::parse_duration(text) {
                 Some(s) if s >= 0.0 => Ok(Some(s)),
-                _ => Err(SpaceError::new(
+                _ => Err(FieldError::new(
                     format!("{path}.{field}"),
                     format!(
                         "{} is not a non-negative duration like \"3600s\" (at most {}s, 9 fractional digits)",
@@ -304,16 +304,16 @@ impl StudyStoppingConfigW {
                 )),
             }
         };
-        let constraint = |c: Option<StudyTimeConstraintW>, field: &str| -> Result<Option<TimeConstraint>, SpaceError> {
+        let constraint = |c: Option<StudyTimeConstraintW>, field: &str| -> Result<Option<TimeConstraint>, FieldError> {
             let Some(c) = c else { return Ok(None) };
             match (c.max_duration.is_empty(), c.end_time.is_empty()) {
                 (false, true) => Ok(duration(&c.max_duration, &format!("{field}.maxDuration"))?.map(TimeConstraint::MaxDurationSecs)),
                 (true, false) => chrono::DateTime::parse_from_rfc3339(&c.end_time)
                     .map(|t| Some(TimeConstraint::EndTimeMs(t.timestamp_millis())))
                     .map_err(|_| {
-                        SpaceError::new(format!("{path}.{field}.endTime"), format!("{} is not an RFC 3339 time", super::shown(&c.end_time)))
+                        FieldError::new(format!("{path}.{field}.endTime"), format!("{} is not an RFC 3339 time", super::shown(&c.end_time)))
                     }),
-                _ => Err(SpaceError::new(format!("{path}.{field}"), "give exactly one of maxDuration and endTime")),
+                _ => Err(FieldError::new(format!("{path}.{field}"), "give exactly one of maxDuration and endTime")),
             }
         };
         Ok(StudyStoppingConfig {

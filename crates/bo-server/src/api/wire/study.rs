@@ -2,7 +2,7 @@
 //! `StudySpec` (the parameter tree is `parameter.rs`'s).
 
 use bo_core::{
-    Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, SpaceError, StoppingSpec, StudySpec, Transfer,
+    FieldError, Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, StoppingSpec, StudySpec, Transfer,
 };
 use bo_store::{StudyRecord, StudyState};
 use serde::{Deserialize, Serialize};
@@ -220,7 +220,7 @@ const MIN_TRIAL_LEASE_SECS: f64 = 1.0;
 
 /// Lifts `trialLease` (a proto3 duration `"600s"` or a number of seconds; 0: never) out of the
 /// algorithm's settings, so the designer never sees it.
-fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, SpaceError> {
+fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, FieldError> {
     let Some(object) = config.as_object_mut() else { return Ok(None) };
     let Some(raw) = object.remove(TRIAL_LEASE_KEY) else { return Ok(None) };
     if object.is_empty() {
@@ -233,7 +233,7 @@ fn take_trial_lease(config: &mut serde_json::Value) -> Result<Option<f64>, Space
     };
     match secs {
         Some(v) if v == 0.0 || (MIN_TRIAL_LEASE_SECS..=MAX_TRIAL_LEASE_SECS).contains(&v) => Ok(Some(v)),
-        _ => Err(SpaceError::new(
+        _ => Err(FieldError::new(
             format!("studySpec.algorithmConfig.{TRIAL_LEASE_KEY}"),
             format!(
                 "{} is not a lease: a duration such as \"600s\" (or a number of seconds) from 1 s to a year, or 0 for never",
@@ -249,7 +249,7 @@ pub const REPRODUCIBLE_KEY: &str = "reproducible";
 
 /// Lifts `reproducible` (a boolean) out of the algorithm's settings, so the designer never sees
 /// it.
-fn take_reproducible(config: &mut serde_json::Value) -> Result<Option<bool>, SpaceError> {
+fn take_reproducible(config: &mut serde_json::Value) -> Result<Option<bool>, FieldError> {
     let Some(object) = config.as_object_mut() else { return Ok(None) };
     let Some(raw) = object.remove(REPRODUCIBLE_KEY) else { return Ok(None) };
     if object.is_empty() {
@@ -257,7 +257,7 @@ fn take_reproducible(config: &mut serde_json::Value) -> Result<Option<bool>, Spa
     }
     match raw {
         serde_json::Value::Bool(b) => Ok(Some(b)),
-        other => Err(SpaceError::new(
+        other => Err(FieldError::new(
             format!("studySpec.algorithmConfig.{REPRODUCIBLE_KEY}"),
             format!("{} is not a boolean: true or false", super::shown_value(&other)),
         )),
@@ -269,7 +269,7 @@ pub const PRIOR_STUDIES_KEY: &str = "priorStudies";
 
 /// Lifts `priorStudies` (study names, the base of the stack first) out of the algorithm's
 /// settings: 1 to [`MAX_PRIOR_STUDIES`] distinct names, each an id within the limits.
-fn take_prior_studies(config: &mut serde_json::Value, limits: &Limits) -> Result<Option<Vec<String>>, SpaceError> {
+fn take_prior_studies(config: &mut serde_json::Value, limits: &Limits) -> Result<Option<Vec<String>>, FieldError> {
     let Some(object) = config.as_object_mut() else { return Ok(None) };
     let Some(raw) = object.remove(PRIOR_STUDIES_KEY) else { return Ok(None) };
     if object.is_empty() {
@@ -277,18 +277,18 @@ fn take_prior_studies(config: &mut serde_json::Value, limits: &Limits) -> Result
     }
     let field = format!("studySpec.algorithmConfig.{PRIOR_STUDIES_KEY}");
     let serde_json::Value::Array(items) = raw else {
-        return Err(SpaceError::new(field, "must be a list of study names (\"projects/…/locations/…/studies/…\")"));
+        return Err(FieldError::new(field, "must be a list of study names (\"projects/…/locations/…/studies/…\")"));
     };
     if items.is_empty() || items.len() > MAX_PRIOR_STUDIES {
-        return Err(SpaceError::new(field, format!("{} names; from 1 to {MAX_PRIOR_STUDIES} prior studies", items.len())));
+        return Err(FieldError::new(field, format!("{} names; from 1 to {MAX_PRIOR_STUDIES} prior studies", items.len())));
     }
     let mut names = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
         let at = format!("{field}[{i}]");
-        let serde_json::Value::String(name) = item else { return Err(SpaceError::new(at, "must be a study name (a string)")) };
-        limits.check_text(&name, Text::Id).map_err(|e| SpaceError::text(&at, e))?;
+        let serde_json::Value::String(name) = item else { return Err(FieldError::new(at, "must be a study name (a string)")) };
+        limits.check_text(&name, Text::Id).map_err(|e| FieldError::text(&at, e))?;
         if names.contains(&name) {
-            return Err(SpaceError::new(at, format!("{} is named twice", super::shown(&name))));
+            return Err(FieldError::new(at, format!("{} is named twice", super::shown(&name))));
         }
         names.push(name);
     }
@@ -321,8 +321,8 @@ fn config_with_service_keys(spec: &StudySpec) -> Option<serde_json::Value> {
 
 impl StudySpecW {
     /// The domain spec, validated. Errors are paths under `studySpec`.
-    pub fn into_domain(self, limits: &Limits) -> Result<StudySpec, SpaceError> {
-        let at = |e: SpaceError| e.under("studySpec");
+    pub fn into_domain(self, limits: &Limits) -> Result<StudySpec, FieldError> {
+        let at = |e: FieldError| e.under("studySpec");
         let rules: Vec<&str> = [
             (self.median_automated_stopping_spec.is_some(), "medianAutomatedStoppingSpec"),
             (self.decay_curve_stopping_spec.is_some(), "decayCurveStoppingSpec"),
@@ -334,7 +334,7 @@ impl StudySpecW {
         .filter_map(|(present, field)| present.then_some(field))
         .collect();
         if rules.len() > 1 {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("studySpec.{}", rules[1]),
                 format!("a study has one automated stopping rule (a oneof); {} is set too", rules[0]),
             ));
@@ -345,7 +345,7 @@ impl StudySpecW {
         let named_priors = take_prior_studies(&mut algorithm_config, limits)?;
         let disabled = self.transfer_learning_config.as_ref().is_some_and(|c| c.disable_transfer_learning);
         if disabled && named_priors.is_some() {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 "studySpec.transferLearningConfig.disableTransferLearning",
                 format!(
                     "transfer learning is disabled, yet algorithmConfig.{PRIOR_STUDIES_KEY} names prior studies; ask for one or the other"
@@ -387,9 +387,9 @@ impl StudySpecW {
         let study_stopping = self.study_stopping_config.map(|c| c.into_domain("studySpec.studyStoppingConfig")).transpose()?;
         if let Some(rules) = &study_stopping {
             let objectives = metrics.iter().filter(|m| m.safety.is_none()).count();
-            rules.check(objectives).map_err(|(field, reason)| SpaceError::new(format!("studySpec.studyStoppingConfig.{field}"), reason))?;
+            rules.check(objectives).map_err(|(field, reason)| FieldError::new(format!("studySpec.studyStoppingConfig.{field}"), reason))?;
         }
-        limits.check_text(&self.algorithm.0, Text::Token).map_err(|e| SpaceError::text("studySpec.algorithm", e))?;
+        limits.check_text(&self.algorithm.0, Text::Token).map_err(|e| FieldError::text("studySpec.algorithm", e))?;
         let algorithm = if self.algorithm.0.is_empty() { "ALGORITHM_UNSPECIFIED".to_owned() } else { self.algorithm.0 };
         Ok(StudySpec {
             trial_lease_secs,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use bo_core::{Assignment, ParamValue, SearchSpace, SpaceError, Trial, TrialState};
+use bo_core::{Assignment, FieldError, ParamValue, SearchSpace, Trial, TrialState};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use utoipa::openapi::RefOr;
@@ -160,7 +160,7 @@ impl TrialW {
 
 /// Reads trial parameters against `space`: each id once, each value of its parameter's type,
 /// and together exactly the active parameters of a feasible point.
-pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, SpaceError> {
+pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, FieldError> {
     let a = parameters_from_wire(params, space)?;
     space.check(&a)?;
     Ok(a)
@@ -169,18 +169,18 @@ pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Res
 /// Reads a context's parameters against `space`: each id once, each value of its parameter's
 /// type, and a conditional parameter only under its parent's activating value
 /// ([`SearchSpace::check_context`]).
-pub fn context_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, SpaceError> {
+pub fn context_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, FieldError> {
     let a = parameters_from_wire(params, space)?;
     space.check_context(&a)?;
     Ok(a)
 }
 
-fn parameters_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, SpaceError> {
+fn parameters_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, FieldError> {
     let mut a = Assignment::default();
     for (i, p) in params.into_iter().enumerate() {
         let path = format!("parameters[{i}]");
         let Some(spec) = space.param(&p.parameter_id) else {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.parameterId"),
                 format!("{} is not a parameter of the study", super::shown(&p.parameter_id)),
             ));
@@ -191,19 +191,19 @@ fn parameters_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<
             _ => None,
         };
         let Some(value) = value else {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.value"),
                 format!("{} is not a value of {} parameter {:?}", super::shown_value(&p.value.0), spec.domain.type_name(), p.parameter_id),
             ));
         };
         if !spec.domain.contains(&value) {
-            return Err(SpaceError::new(
+            return Err(FieldError::new(
                 format!("{path}.value"),
                 format!("{value} is outside the {} domain of parameter {:?}", spec.domain.type_name(), p.parameter_id),
             ));
         }
         if a.0.insert(p.parameter_id.clone(), value).is_some() {
-            return Err(SpaceError::new(format!("{path}.parameterId"), format!("parameter {:?} is given twice", p.parameter_id)));
+            return Err(FieldError::new(format!("{path}.parameterId"), format!("parameter {:?} is given twice", p.parameter_id)));
         }
     }
     Ok(a)
