@@ -71,7 +71,10 @@ fn last_segment(name: &Value) -> String {
 /// A study of `api`'s with every kind of trial: succeeded with intermediate measurements,
 /// infeasible, active (handed out, unfinished), requested, and a deleted one (a gap in the ids).
 fn populate(api: &Api, name: &str, completed: usize) -> String {
-    let study = last_segment(&api.ok("POST", "/studies", Some(super::conditional_study(name, "RANDOM_SEARCH")))["name"]);
+    let mut body = super::conditional_study(name, "RANDOM_SEARCH");
+    // The service's settings travel with the study (kept beside its spec, not in it).
+    body["studySpec"]["algorithmConfig"] = json!({"trialLease": "900s", "reproducible": true});
+    let study = last_segment(&api.ok("POST", "/studies", Some(body))["name"]);
     let mut done = 0;
     while done < completed {
         let op = api.ok("POST", &format!("/studies/{study}/trials:suggest"), Some(json!({"suggestionCount": 4, "clientId": "w"})));
@@ -161,6 +164,7 @@ fn a_study_exported_over_rest_imports_into_another_server_and_serves_the_same_tr
         let doc: Value = serde_json::from_str(&document).expect("the streamed document is one JSON value");
         assert_eq!(doc["trials"].as_array().unwrap().len(), 30);
         assert_eq!(doc["boExportFormat"], json!(1));
+        assert_eq!(doc["study"]["studySpec"]["algorithmConfig"], json!({"trialLease": "900s", "reproducible": true}));
 
         let imported = upload(&alice_there, &document, 7, "moved");
         assert_eq!(imported["displayName"], "moved");

@@ -124,15 +124,6 @@ pub struct StudySpec {
     /// When the whole study stops, if ever (`studyStoppingConfig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study_stopping: Option<crate::study_stopping::StudyStoppingConfig>,
-    /// Seconds an ACTIVE trial's client may go unseen before the trial is handed to another
-    /// client (`algorithmConfig.trialLease` on the wire; 0: never). `None`: the server's setting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trial_lease_secs: Option<f64>,
-    /// Whether suggestions must depend only on the study's data, its seed and the order of calls
-    /// — never on timing (`algorithmConfig.reproducible` on the wire). `None`: the server's
-    /// setting.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reproducible: Option<bool>,
     /// Transfer learning: the prior studies the model stands on.
     #[serde(default, skip_serializing_if = "Transfer::is_default")]
     pub transfer: Transfer,
@@ -168,8 +159,6 @@ impl StudySpec {
     /// methods or struct update syntax.
     pub fn new(metric: &str, goal: Goal, space: SearchSpace, algorithm: &str) -> StudySpec {
         StudySpec {
-            trial_lease_secs: None,
-            reproducible: None,
             metrics: vec![MetricSpec::objective(metric, goal)],
             space,
             algorithm: algorithm.into(),

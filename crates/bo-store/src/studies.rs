@@ -38,6 +38,19 @@ impl StudyState {
     }
 }
 
+/// How the service runs a study, kept beside its spec: the service's settings, not the domain's
+/// (no designer sees them). On the wire they are keys of `algorithmConfig` (`trialLease`,
+/// `reproducible`); each `None` means the server's own setting.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StudySettings {
+    /// Seconds an ACTIVE trial's client may go unseen before the trial is handed to another
+    /// client; 0: never.
+    pub trial_lease_secs: Option<f64>,
+    /// Whether suggestions must depend only on the study's data, its seed and the order of calls
+    /// — never on timing.
+    pub reproducible: Option<bool>,
+}
+
 /// A stored study.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StudyRecord {
@@ -53,6 +66,8 @@ pub struct StudyRecord {
     pub display_name: String,
     /// Its configuration.
     pub spec: StudySpec,
+    /// How the service runs it.
+    pub settings: StudySettings,
     /// Its state.
     pub state: StudyState,
     /// Why it is not active, if it is not.
@@ -63,8 +78,7 @@ pub struct StudyRecord {
     pub data_version: i64,
 }
 
-pub(crate) const STUDY_COLUMNS: &str =
-    "id, number, project, location, display_name, spec, state, inactive_reason, create_time_ms, data_version";
+pub(crate) const STUDY_COLUMNS: &str = "id, number, project, location, display_name, spec, trial_lease_secs, reproducible, state, inactive_reason, create_time_ms, data_version";
 
 /// Takes the next study number of `project`/`location` in `conn`'s transaction (rolled back with
 /// it, the number is not used up).
@@ -100,10 +114,17 @@ struct RawStudy {
     location: String,
     display_name: String,
     spec: String,
+    settings: StudySettings,
     state: String,
     inactive_reason: String,
     create_time_ms: i64,
     data_version: i64,
+}
+
+/// The study's settings of `row` (`reproducible` is stored as 0 or 1: SQLite has no boolean).
+fn settings_from_row(row: &AnyRow) -> Result<StudySettings, StoreError> {
+    let reproducible: Option<i64> = row.try_get("reproducible")?;
+    Ok(StudySettings { trial_lease_secs: row.try_get("trial_lease_secs")?, reproducible: reproducible.map(|r| r != 0) })
 }
 
 impl RawStudy {
@@ -115,6 +136,7 @@ impl RawStudy {
             location: row.try_get("location")?,
             display_name: row.try_get("display_name")?,
             spec: row.try_get("spec")?,
+            settings: settings_from_row(row)?,
             state: row.try_get("state")?,
             inactive_reason: row.try_get("inactive_reason")?,
             create_time_ms: row.try_get("create_time_ms")?,
@@ -130,6 +152,7 @@ impl RawStudy {
             location: self.location,
             display_name: self.display_name,
             spec: serde_json::from_str(&self.spec)?,
+            settings: self.settings,
             state: StudyState::parse(&self.state)?,
             inactive_reason: self.inactive_reason,
             create_time_ms: self.create_time_ms,
@@ -189,15 +212,16 @@ pub(crate) async fn decode_off_runtime<T: Send + 'static>(
 }
 
 impl Store {
-    /// Creates a study, or returns the existing one with the same display name if its spec is
-    /// the same (`created == false`); a different spec under that name is `AlreadyExists`. A new
-    /// study takes the next number of its project and location.
+    /// Creates a study, or returns the existing one with the same display name if its spec and
+    /// settings are the same (`created == false`); a different request under that name is
+    /// `AlreadyExists`. A new study takes the next number of its project and location.
     pub async fn create_study(
         &self,
         project: &str,
         location: &str,
         display_name: &str,
         spec: &StudySpec,
+        settings: StudySettings,
         now_ms: i64,
     ) -> Result<(StudyRecord, bool), StoreError> {
         let spec_json = serde_json::to_string(spec)?;
@@ -207,7 +231,8 @@ impl Store {
             let number = take_study_number(&mut tx, project, location).await?;
             let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms, number, objective_metric, safety_metrics, \
-                 spec_bytes, algorithm, metrics) VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $8, $9, $10, $11) RETURNING {STUDY_COLUMNS}"
+                 spec_bytes, algorithm, metrics, trial_lease_secs, reproducible) VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                 RETURNING {STUDY_COLUMNS}"
             )))
             .bind(project)
             .bind(location)
@@ -220,6 +245,8 @@ impl Store {
             .bind(spec_json.len() as i64)
             .bind(&spec.algorithm)
             .bind(serde_json::to_string(&spec.metrics)?)
+            .bind(settings.trial_lease_secs)
+            .bind(settings.reproducible.map(i64::from))
             .fetch_one(&mut *tx)
             .await;
             match inserted {
@@ -234,7 +261,7 @@ impl Store {
             Ok(row) => Ok((study_from_row(&row)?, true)),
             Err(e) if is_unique_violation(&e) => {
                 let existing = self.lookup_study(project, location, display_name).await?;
-                if existing.spec.same_request(spec) {
+                if existing.spec.same_request(spec) && existing.settings == settings {
                     Ok((existing, false))
                 } else {
                     Err(StoreError::AlreadyExists(format!(

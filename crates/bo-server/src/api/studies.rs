@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use bo_store::{StoreError, StudyState, StudySummary};
+use bo_store::{StoreError, StudySettings, StudyState, StudySummary};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -61,17 +61,16 @@ pub async fn create_study(
     // Validation is linear in the spec's size, but a spec may be a megabyte: off the runtime.
     let limits = state.access.limits.clone();
     let study_spec = body.study_spec;
-    let spec = tokio::task::spawn_blocking(move || -> Result<StudySpec, ApiError> {
-        let spec = study_spec.into_domain(&limits)?;
+    let (mut spec, settings) = tokio::task::spawn_blocking(move || -> Result<(StudySpec, StudySettings), ApiError> {
+        let (spec, settings) = study_spec.into_domain(&limits)?;
         engine::check_algorithm(&spec, &limits)?;
-        Ok(spec)
+        Ok((spec, settings))
     })
     .await
     .map_err(|e| ApiError::new(super::error::Code::Internal, format!("validating a study panicked: {e}")))??;
-    let mut spec = spec;
     let now = crate::now_ms();
     engine::transfer::choose_priors(&state.store, &path.project, &path.location, &mut spec, now).await?;
-    let (study, created) = state.store.create_study(&path.project, &path.location, &body.display_name, &spec, now).await?;
+    let (study, created) = state.store.create_study(&path.project, &path.location, &body.display_name, &spec, settings, now).await?;
     if created {
         tracing::info!(study = %study_name(&study), algorithm = %study.spec.algorithm, "study created");
     }

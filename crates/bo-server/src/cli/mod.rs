@@ -184,8 +184,9 @@ fn read(file: &PathBuf) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// A `StudySpec`, or the `studySpec` of a `Study`, from a JSON file.
-fn read_spec(file: &PathBuf, limits: &bo_core::Limits) -> anyhow::Result<bo_core::StudySpec> {
+/// A `StudySpec`, or the `studySpec` of a `Study`, from a JSON file, with the service's settings
+/// its `algorithmConfig` holds.
+fn read_spec(file: &PathBuf, limits: &bo_core::Limits) -> anyhow::Result<(bo_core::StudySpec, bo_store::StudySettings)> {
     let text = read(file)?;
     let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
     // bo's JSON export holds the study whole: its spec is the study's.

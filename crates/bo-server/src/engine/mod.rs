@@ -112,7 +112,7 @@ pub struct EngineConfig {
     /// Completions a precomputed suggestion may not have seen (as real values; it treated those
     /// trials as pending) and still be handed out.
     pub queue_staleness: i64,
-    /// Whether a study that does not say (`StudySpec::reproducible`) is reproducible: its
+    /// Whether a study that does not say (`StudySettings::reproducible`) is reproducible: its
     /// suggestions come from the model fitted on exactly the data they answer, never from an
     /// older one conditioned on newer results or from timing (see [`Engine::reproducible`]).
     pub reproducible: bool,
@@ -365,7 +365,7 @@ impl Engine {
     /// queued ones only where they equal what a suggest would compute, so the same calls in the
     /// same order give the same trials whatever the timing.
     pub(crate) fn reproducible(&self, study: &StudyRecord) -> bool {
-        study.spec.reproducible.unwrap_or(self.inner.config.reproducible)
+        study.settings.reproducible.unwrap_or(self.inner.config.reproducible)
     }
 
     /// Completions a queued suggestion of `study` may not have seen: none for a reproducible

@@ -446,7 +446,7 @@ impl Engine {
     /// The study's trial lease (its `algorithmConfig.trialLease`, 0 meaning never), else the
     /// server's.
     fn trial_lease_ms(&self, study: &StudyRecord) -> Option<i64> {
-        match study.spec.trial_lease_secs {
+        match study.settings.trial_lease_secs {
             Some(secs) if secs > 0.0 => Some(millis(Duration::from_secs_f64(secs))),
             Some(_) => None,
             None => self.inner.config.trial_lease.map(millis),

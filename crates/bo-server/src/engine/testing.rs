@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bo_core::{Assignment, Domain, Goal, Measurement, ParamSpec, ParamValue, Scale, SearchSpace, StudySpec, TrialState};
-use bo_store::{NewTrial, Store, StoreOptions, StudyRecord};
+use bo_store::{NewTrial, Store, StoreOptions, StudyRecord, StudySettings};
 
 /// A fresh SQLite store.
 pub async fn store() -> Store {
@@ -24,7 +24,7 @@ pub async fn study(store: &Store, name: &str, config: serde_json::Value) -> Stud
     }])
     .unwrap();
     let spec = StudySpec::new("f", Goal::Minimize, space, "GP_BANDIT").with_config(config);
-    store.create_study("p", "l", name, &spec, 1).await.unwrap().0
+    store.create_study("p", "l", name, &spec, StudySettings::default(), 1).await.unwrap().0
 }
 
 /// Adds a trial at `x` completed with `f = (x - 0.3)²`.

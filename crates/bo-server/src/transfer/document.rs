@@ -110,7 +110,7 @@ impl StudyExport {
             return Err(bad("boExportFormat", format!("this bo reads format {FORMAT}, the file is format {}", self.bo_export_format)));
         }
         let (project, location) = parse_name(&self.study.name)?;
-        let spec = self.study.study_spec.into_domain(limits).map_err(|e| bad(format!("study.{}", e.path), e.reason))?;
+        let (spec, settings) = self.study.study_spec.into_domain(limits).map_err(|e| bad(format!("study.{}", e.path), e.reason))?;
         let state = match self.study.state {
             StudyStateW::INACTIVE => StudyState::Inactive,
             StudyStateW::COMPLETED => StudyState::Completed,
@@ -138,6 +138,7 @@ impl StudyExport {
             location,
             display_name: self.study.display_name,
             spec,
+            settings,
             state,
             inactive_reason: self.study.inactive_reason,
             create_time_ms,

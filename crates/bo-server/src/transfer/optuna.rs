@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 
 use bo_core::{Domain, Goal, Limits, Measurement, ParamValue, Scale, StudySpec, Trial, TrialState};
-use bo_store::{StudyDump, StudyRecord, StudyState};
+use bo_store::{StudyDump, StudyRecord, StudySettings, StudyState};
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
@@ -63,7 +63,7 @@ pub fn head(study: &StudyRecord) -> Vec<Value> {
         json!({"op_code": CREATE_STUDY, "worker_id": WORKER, "study_name": study.display_name, "directions": directions}),
         json!({"op_code": SET_STUDY_USER_ATTR, "worker_id": WORKER, "study_id": 0, "user_attr": {"bo:study": study_name(study)}}),
         json!({"op_code": SET_STUDY_USER_ATTR, "worker_id": WORKER, "study_id": 0,
-               "user_attr": {SPEC_ATTR: serde_json::to_value(StudySpecW::from_domain(spec)).unwrap_or(Value::Null)}}),
+               "user_attr": {SPEC_ATTR: serde_json::to_value(StudySpecW::from_domain(spec, &study.settings)).unwrap_or(Value::Null)}}),
         // What `study.set_metric_names` stores: optuna-dashboard labels the objectives with them.
         json!({"op_code": SET_STUDY_SYSTEM_ATTR, "worker_id": WORKER, "study_id": 0,
                "system_attr": {"study:metric_names": spec.metrics.iter().map(|m| m.id.as_str()).collect::<Vec<_>>()}}),
@@ -198,11 +198,11 @@ struct JournalStudy {
 }
 
 /// Replays `text` and makes the Optuna study `study` (or the journal's only one) a bo study of
-/// `spec` at `target` — by default, the spec a journal bo wrote carries.
+/// `spec` (with its settings) at `target` — by default, the spec a journal bo wrote carries.
 pub fn import(
     text: &str,
     study: Option<&str>,
-    spec: Option<StudySpec>,
+    spec: Option<(StudySpec, StudySettings)>,
     target: Target<'_>,
     now_ms: i64,
     limits: &Limits,
@@ -304,8 +304,8 @@ pub fn import(
         None if live.len() == 1 => live[0],
         None => return Err(err(format!("the journal has {} studies ({}): name one with --optuna-study", live.len(), names(&studies)))),
     };
-    let spec = match (spec, carried) {
-        (Some(spec), _) => spec,
+    let (spec, settings) = match (spec, carried) {
+        (Some(given), _) => given,
         (None, Some(carried)) => serde_json::from_value::<StudySpecW>(carried.clone())
             .map_err(|e| format!("{e}"))
             .and_then(|w| w.into_domain(limits).map_err(|e| format!("{}: {}", e.path, e.reason)))
@@ -398,6 +398,7 @@ pub fn import(
         location: target.location.to_owned(),
         display_name,
         spec,
+        settings,
         state: StudyState::Active,
         inactive_reason: String::new(),
         create_time_ms: out.iter().map(|t| t.start_time_ms).min().unwrap_or(now_ms),

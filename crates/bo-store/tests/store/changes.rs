@@ -7,7 +7,7 @@ use super::*;
 /// goes on where it stopped; a delete makes a reader from before it start over.
 async fn changes_since_a_cursor_are_read_in_order_and_a_delete_resets_the_reader(store: Store) {
     use bo_store::Cursor;
-    let (study, _) = store.create_study("p", "l", "changes", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "changes", &spec(), StudySettings::default(), 1).await.unwrap();
     let requested = new_trial;
     for i in 1..=3 {
         store.create_trial(study.id, requested(i), 10).await.unwrap();
@@ -68,7 +68,7 @@ async fn changes_since_a_cursor_are_read_in_order_and_a_delete_resets_the_reader
 /// fields), and the byte budget cuts a page after its first trial with `more`.
 async fn changes_read_in_packs_are_exact_and_cut_by_their_byte_budget(store: Store) {
     use bo_store::Cursor;
-    let (study, _) = store.create_study("p", "l", "packs", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "packs", &spec(), StudySettings::default(), 1).await.unwrap();
     let awkward = [0.1 + 0.2, 5e-324, 1.7976931348623157e308, -0.0, 1.0 / 3.0, 123_456_789.123_456_79];
     for i in 0..1_100i64 {
         let mut assignment = point(i);

@@ -21,8 +21,8 @@ use bo_core::stopping::StoppingDecision;
 use bo_core::stopping::curves::{CURVE_POINTS, Finished, MAX_CURVES};
 use bo_core::{Assignment, Completion, Goal, Limits, Measurement, MetricSpec, ParamValue, Safety, StudySpec, TrialState};
 use bo_store::{
-    Basis, CurveMetric, Entity, Load, NewTrial, Opened, Operation, Store, StoreError, StoreOptions, StudyState, SuggestOutcome,
-    SuggestRequest, testing,
+    Basis, CurveMetric, Entity, Load, NewTrial, Opened, Operation, Store, StoreError, StoreOptions, StudySettings, StudyState,
+    SuggestOutcome, SuggestRequest, testing,
 };
 
 fn spec() -> StudySpec {

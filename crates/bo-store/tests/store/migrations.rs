@@ -1,6 +1,8 @@
 //! Migrations: a newer database refused, both dialects alike, an older database brought up to
 //! date with its data.
 
+use sqlx::Row;
+
 use super::*;
 
 /// A database a newer bo-server migrated further than this one knows is refused at connect,
@@ -104,7 +106,7 @@ async fn an_older_database_migrates_with_its_data(db: Database) {
     store.complete_trial(3, 1, &spec(), Completion::Measured(Measurement::default()), 2).await.unwrap();
     assert_eq!(store.running_averages(3, 99, 10.0, false).await.unwrap(), vec![0.25], "{dialect}: the objective was filled in");
     // New studies and operations number on from the old ids, never reusing one.
-    let (next, _) = store.create_study("p", "l", "new", &spec(), 5).await.unwrap();
+    let (next, _) = store.create_study("p", "l", "new", &spec(), StudySettings::default(), 5).await.unwrap();
     assert!(next.number > 7, "{dialect}: {}", next.number);
     // The old study's spec size was filled in: a budget of the new one's size holds the
     // old one alone (with its size at 0 it would hold both).
@@ -117,7 +119,70 @@ async fn an_older_database_migrates_with_its_data(db: Database) {
     std::fs::remove_dir_all(&old).ok();
 }
 
+/// A database from before migration 0014 kept a study's trial lease and `reproducible` inside
+/// its spec's JSON: brought up to date, they are the study's settings, the spec no longer holds
+/// them (nor counts their bytes), and a study that set neither keeps its spec as it was.
+async fn settings_move_out_of_the_stored_spec(db: Database) {
+    let Database { dialect, url } = db;
+    sqlx::any::install_default_drivers();
+    let old = std::env::temp_dir().join(testing::unique_name("bo_settings_migration"));
+    std::fs::create_dir_all(&old).unwrap();
+    let all = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations").join(dialect);
+    for entry in std::fs::read_dir(&all).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name().to_string_lossy().as_ref() < "0014" {
+            std::fs::copy(entry.path(), old.join(entry.file_name())).unwrap();
+        }
+    }
+    let connect_url = if dialect == "sqlite" { format!("{url}?mode=rwc") } else { url.clone() };
+    let pool = sqlx::any::AnyPoolOptions::new().max_connections(1).connect(&connect_url).await.unwrap();
+    sqlx::migrate::Migrator::new(old.as_path()).await.unwrap().run(&pool).await.unwrap();
+    let plain = serde_json::to_value(spec()).unwrap();
+    let mut with_settings = plain.clone();
+    with_settings["trial_lease_secs"] = serde_json::json!(600.0);
+    with_settings["reproducible"] = serde_json::json!(true);
+    let mut reproducible_only = plain.clone();
+    reproducible_only["reproducible"] = serde_json::json!(false);
+    for (number, spec_json) in [(1i64, &with_settings), (2, &reproducible_only), (3, &plain)] {
+        let text = spec_json.to_string();
+        sqlx::query(
+            "INSERT INTO studies (id, number, project, location, display_name, spec, state, create_time_ms, spec_bytes, algorithm, metrics) \
+             VALUES ($1, $1, 'p', 'l', $2, $3, 'ACTIVE', 1, $4, 'RANDOM_SEARCH', '[]')",
+        )
+        .bind(number)
+        .bind(format!("s{number}"))
+        .bind(&text)
+        .bind(text.len() as i64)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    pool.close().await;
+
+    let store = Store::connect(&url, &options()).await.unwrap();
+    let one = store.get_study("p", "l", 1).await.unwrap();
+    let two = store.get_study("p", "l", 2).await.unwrap();
+    let three = store.get_study("p", "l", 3).await.unwrap();
+    assert_eq!(one.settings, StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true) }, "{dialect}");
+    assert_eq!(two.settings, StudySettings { trial_lease_secs: None, reproducible: Some(false) }, "{dialect}");
+    assert_eq!(three.settings, StudySettings::default(), "{dialect}");
+    for study in [&one, &two, &three] {
+        assert_eq!(study.spec, spec(), "{dialect}: the spec is the domain's alone");
+    }
+    // What the spec holds is what is stored, and its stored size is that of what is stored.
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    for row in sqlx::query("SELECT number, spec, spec_bytes FROM studies").fetch_all(&pool).await.unwrap() {
+        let (number, raw, bytes): (i64, String, i64) =
+            (row.try_get("number").unwrap(), row.try_get("spec").unwrap(), row.try_get("spec_bytes").unwrap());
+        assert!(!raw.contains("trial_lease_secs") && !raw.contains("reproducible"), "{dialect}: study {number}: {raw}");
+        assert_eq!(bytes, raw.len() as i64, "{dialect}: study {number}'s size");
+    }
+    pool.close().await;
+    std::fs::remove_dir_all(&old).ok();
+}
+
 each_database! {
     a_database_from_a_newer_schema_is_refused,
     an_older_database_migrates_with_its_data,
+    settings_move_out_of_the_stored_spec,
 }

@@ -5,11 +5,11 @@ use super::*;
 /// The overview counts each study's trials by state and finds its best final objective by the
 /// study's goal and its last activity.
 async fn the_overview_counts_trials_and_finds_the_best(store: Store) {
-    let (maximise, _) = store.create_study("p", "l", "max", &spec(), 1).await.unwrap();
+    let (maximise, _) = store.create_study("p", "l", "max", &spec(), StudySettings::default(), 1).await.unwrap();
     let mut min_spec = spec();
     min_spec.metrics[0].goal = Goal::Minimize;
-    let (minimise, _) = store.create_study("p", "l", "min", &min_spec, 1).await.unwrap();
-    store.create_study("p", "l", "empty", &spec(), 1).await.unwrap();
+    let (minimise, _) = store.create_study("p", "l", "min", &min_spec, StudySettings::default(), 1).await.unwrap();
+    store.create_study("p", "l", "empty", &spec(), StudySettings::default(), 1).await.unwrap();
     for study in [&maximise, &minimise] {
         for (i, v) in [(1, 0.2), (2, 0.9), (3, 0.5)] {
             let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), v)]) };
@@ -30,7 +30,7 @@ async fn the_overview_counts_trials_and_finds_the_best(store: Store) {
 /// The history in buckets: each bucket's lowest and highest objective among its succeeded
 /// trials and its counts; with fewer trials than buckets, one trial per bucket.
 async fn the_history_is_aggregated_in_buckets(store: Store) {
-    let (study, _) = store.create_study("p", "l", "history", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "history", &spec(), StudySettings::default(), 1).await.unwrap();
     for i in 1..=10 {
         let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), i as f64 / 10.0)]) };
         let (state, final_measurement) = if i == 4 { (TrialState::Infeasible, None) } else { (TrialState::Succeeded, Some(m)) };
@@ -56,7 +56,7 @@ async fn unsafe_trials_are_never_the_best(store: Store) {
         safety: Some(Safety { threshold: 1.0, desired_min_safe_fraction: 0.0 }),
         ..MetricSpec::objective("memory", Goal::Minimize)
     });
-    let (study, _) = store.create_study("p", "l", "safe", &safe_spec, 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "safe", &safe_spec, StudySettings::default(), 1).await.unwrap();
     let m = |acc: f64, memory: f64| Measurement {
         step_count: 1,
         elapsed_secs: 0.0,

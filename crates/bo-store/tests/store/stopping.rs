@@ -6,7 +6,7 @@ use super::*;
 /// The early-stopping rule's inputs come from SQL: one running average per SUCCEEDED trial over
 /// its objective up to a position; a recorded check stops an ACTIVE trial.
 async fn running_averages_are_aggregated_in_sql(store: Store) {
-    let (study, _) = store.create_study("p", "l", "curves", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "curves", &spec(), StudySettings::default(), 1).await.unwrap();
     let at = |step: i64, acc: f64| Measurement {
         step_count: step,
         elapsed_secs: step as f64 / 10.0,
@@ -40,7 +40,7 @@ async fn running_averages_are_aggregated_in_sql(store: Store) {
 /// partial — its stop time is kept, its thinned curve read for the designer, and the optimal
 /// trials leave it out while a trial trained in full is there.
 async fn rung_values_partial_curves_and_the_best_trained_in_full(store: Store) {
-    let (study, _) = store.create_study("p", "l", "rungs", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "rungs", &spec(), StudySettings::default(), 1).await.unwrap();
     let at = |step: i64, acc: f64| Measurement {
         step_count: step,
         elapsed_secs: step as f64,
@@ -75,7 +75,7 @@ async fn rung_values_partial_curves_and_the_best_trained_in_full(store: Store) {
 /// Curves come running trials first, then the newest others, each in arrival order; a trial
 /// asked to stop keeps when it was asked after it completes.
 async fn curves_put_running_trials_first_and_remember_a_stop(store: Store) {
-    let (study, _) = store.create_study("p", "l", "curves", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "curves", &spec(), StudySettings::default(), 1).await.unwrap();
     let m = |step: i64, v: f64| Measurement { step_count: step, elapsed_secs: step as f64, metrics: BTreeMap::from([("acc".into(), v)]) };
     let new = |i, ms: Vec<Measurement>| NewTrial { measurements: ms, ..new_trial(i) };
     for i in 1..=4 {
@@ -108,7 +108,7 @@ async fn curves_put_running_trials_first_and_remember_a_stop(store: Store) {
 async fn curves_read_any_metric_and_thin_long_ones(store: Store) {
     let mut two = spec();
     two.metrics.push(MetricSpec::objective("loss \"quoted\"", Goal::Minimize));
-    let (study, _) = store.create_study("p", "l", "curves", &two, 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "curves", &two, StudySettings::default(), 1).await.unwrap();
     let n = bo_store::CURVE_POINTS_EACH + 500;
     let measurements: Vec<Measurement> = (1..=n)
         .map(|k| {
@@ -146,7 +146,7 @@ async fn curves_read_any_metric_and_thin_long_ones(store: Store) {
 /// most recent finished curves thinned alike, their count, the best safe final value; a stop
 /// with a predicted last measurement appends it to the trial.
 async fn finished_curves_are_thinned_in_sql_as_in_memory(store: Store) {
-    let (study, _) = store.create_study("p", "l", "finished", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "finished", &spec(), StudySettings::default(), 1).await.unwrap();
     let m =
         |step: i64, v: f64| Measurement { step_count: step, elapsed_secs: 0.5 * step as f64, metrics: BTreeMap::from([("acc".into(), v)]) };
     let total = MAX_CURVES as i64 + 3;

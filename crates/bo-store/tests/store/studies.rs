@@ -4,16 +4,16 @@
 use super::*;
 
 async fn create_is_idempotent_by_name_and_conflicts_on_a_different_spec(store: Store) {
-    let (a, created) = store.create_study("p", "l", "s", &spec(), 1).await.unwrap();
+    let (a, created) = store.create_study("p", "l", "s", &spec(), StudySettings::default(), 1).await.unwrap();
     assert!(created);
-    let (b, created) = store.create_study("p", "l", "s", &spec(), 2).await.unwrap();
+    let (b, created) = store.create_study("p", "l", "s", &spec(), StudySettings::default(), 2).await.unwrap();
     assert!(!created);
     assert_eq!(a, b);
     let mut other = spec();
     other.metrics[0].goal = Goal::Minimize;
-    assert!(matches!(store.create_study("p", "l", "s", &other, 3).await, Err(StoreError::AlreadyExists(_))));
+    assert!(matches!(store.create_study("p", "l", "s", &other, StudySettings::default(), 3).await, Err(StoreError::AlreadyExists(_))));
     // Another project may use the name.
-    let (c, created) = store.create_study("q", "l", "s", &other, 4).await.unwrap();
+    let (c, created) = store.create_study("q", "l", "s", &other, StudySettings::default(), 4).await.unwrap();
     assert!(created && c.id != a.id);
     assert_eq!(store.lookup_study("p", "l", "s").await.unwrap().id, a.id);
     // Numbers are per project: q's study 1 is its own.
@@ -21,18 +21,37 @@ async fn create_is_idempotent_by_name_and_conflicts_on_a_different_spec(store: S
     assert!(matches!(store.get_study("q", "l", 2).await, Err(StoreError::NotFound(Entity::Study))));
 }
 
+/// A study's settings are kept beside its spec, read back with it, and part of what a create by
+/// the same name must repeat.
+async fn settings_are_kept_and_part_of_the_request(store: Store) {
+    let settings = StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true) };
+    let (a, _) = store.create_study("p", "l", "s", &spec(), settings, 1).await.unwrap();
+    assert_eq!(a.settings, settings);
+    assert_eq!(store.get_study("p", "l", a.number).await.unwrap().settings, settings);
+    assert_eq!(store.create_study("p", "l", "s", &spec(), settings, 2).await.unwrap(), (a.clone(), false));
+    for other in [
+        StudySettings::default(),
+        StudySettings { reproducible: Some(false), ..settings },
+        StudySettings { trial_lease_secs: Some(0.0), ..settings },
+    ] {
+        assert!(matches!(store.create_study("p", "l", "s", &spec(), other, 3).await, Err(StoreError::AlreadyExists(_))), "{other:?}");
+    }
+    let (b, _) = store.create_study("p", "l", "unset", &spec(), StudySettings::default(), 4).await.unwrap();
+    assert_eq!(store.get_study("p", "l", b.number).await.unwrap().settings, StudySettings::default(), "NULL stays None");
+}
+
 /// Studies are numbered within their project and location, operations within their study, and
 /// neither number is ever given twice: a tenant's ids tell nothing of another's activity.
 async fn numbers_are_per_tenant_and_never_reused(store: Store) {
-    let (a1, _) = store.create_study("a", "l", "one", &spec(), 1).await.unwrap();
-    let (b1, _) = store.create_study("b", "l", "one", &spec(), 1).await.unwrap();
-    let (a2, _) = store.create_study("a", "l", "two", &spec(), 1).await.unwrap();
+    let (a1, _) = store.create_study("a", "l", "one", &spec(), StudySettings::default(), 1).await.unwrap();
+    let (b1, _) = store.create_study("b", "l", "one", &spec(), StudySettings::default(), 1).await.unwrap();
+    let (a2, _) = store.create_study("a", "l", "two", &spec(), StudySettings::default(), 1).await.unwrap();
     assert_eq!((a1.number, b1.number, a2.number), (1, 1, 2));
     assert_ne!(a1.id, b1.id, "the keys stay distinct");
     // Creating an existing study again uses up no number; a deleted one's is not reused.
-    assert_eq!(store.create_study("a", "l", "two", &spec(), 2).await.unwrap().0.number, 2);
+    assert_eq!(store.create_study("a", "l", "two", &spec(), StudySettings::default(), 2).await.unwrap().0.number, 2);
     store.delete_study(a2.id).await.unwrap();
-    assert_eq!(store.create_study("a", "l", "three", &spec(), 3).await.unwrap().0.number, 3);
+    assert_eq!(store.create_study("a", "l", "three", &spec(), StudySettings::default(), 3).await.unwrap().0.number, 3);
     assert!(matches!(store.get_study("a", "l", 2).await, Err(StoreError::NotFound(Entity::Study))));
     assert_eq!(store.get_study("b", "l", 1).await.unwrap().id, b1.id);
     // Operations count from 1 in each study.
@@ -53,7 +72,7 @@ async fn study_pages_are_bounded_by_size(store: Store) {
         let mut spec = spec();
         spec.algorithm = if k == 2 { "GP_BANDIT".into() } else { "RANDOM_SEARCH".into() };
         spec.metrics.push(MetricSpec::objective(&format!("m{k}"), Goal::Minimize));
-        store.create_study("p", "l", &format!("s{k}"), &spec, 1).await.unwrap();
+        store.create_study("p", "l", &format!("s{k}"), &spec, StudySettings::default(), 1).await.unwrap();
         specs.push(spec);
     }
     let bytes = serde_json::to_string(&specs[0]).unwrap().len();
@@ -76,7 +95,7 @@ async fn study_pages_are_bounded_by_size(store: Store) {
 }
 
 async fn model_state_is_kept_and_never_overwritten_by_older_data(store: Store) {
-    let (study, _) = store.create_study("p", "l", "models", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "models", &spec(), StudySettings::default(), 1).await.unwrap();
     assert_eq!(store.model_state(study.id).await.unwrap(), None);
     let m = |version: i64, tag: &str| bo_store::StoredModel {
         data_version: version,
@@ -94,7 +113,7 @@ async fn model_state_is_kept_and_never_overwritten_by_older_data(store: Store) {
 }
 
 async fn a_refit_lease_has_one_holder_until_it_is_released_or_expires(store: Store) {
-    let (study, _) = store.create_study("p", "l", "leases", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "leases", &spec(), StudySettings::default(), 1).await.unwrap();
     let id = study.id;
     assert!(store.take_refit_lease(id, "a", 1_000, 100).await.unwrap());
     assert!(!store.take_refit_lease(id, "b", 1_050, 100).await.unwrap(), "held by a until 1100");
@@ -125,6 +144,7 @@ async fn a_refit_lease_has_one_holder_until_it_is_released_or_expires(store: Sto
 
 each_database! {
     create_is_idempotent_by_name_and_conflicts_on_a_different_spec,
+    settings_are_kept_and_part_of_the_request,
     numbers_are_per_tenant_and_never_reused,
     study_pages_are_bounded_by_size,
     model_state_is_kept_and_never_overwritten_by_older_data,

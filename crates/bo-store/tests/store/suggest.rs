@@ -4,7 +4,7 @@
 use super::*;
 
 async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_operation(store: Store) {
-    let (study, _) = store.create_study("p", "l", "sg", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "sg", &spec(), StudySettings::default(), 1).await.unwrap();
     let requested = new_trial(7);
     store.create_trial(study.id, requested, 1).await.unwrap();
     let mut counter = 100;
@@ -28,7 +28,7 @@ async fn suggest_returns_held_trials_then_requested_then_new_and_records_an_oper
 }
 
 async fn a_trial_whose_client_goes_unseen_past_the_lease_goes_to_the_next_client(store: Store) {
-    let (study, _) = store.create_study("p", "l", "lease", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "lease", &spec(), StudySettings::default(), 1).await.unwrap();
     let mut counter = 0;
     let mut gen_ = new_points(&mut counter);
     let leased = |client, now| {
@@ -58,7 +58,7 @@ async fn a_trial_whose_client_goes_unseen_past_the_lease_goes_to_the_next_client
 }
 
 async fn concurrent_suggests_never_share_a_trial(store: Store) {
-    let (study, _) = store.create_study("p", "l", "cc", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "cc", &spec(), StudySettings::default(), 1).await.unwrap();
     for i in 0..10 {
         let new = new_trial(i);
         store.create_trial(study.id, new, 1).await.unwrap();
@@ -91,7 +91,7 @@ async fn concurrent_suggests_never_share_a_trial(store: Store) {
 }
 
 async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit(store: Store) {
-    let (study, _) = store.create_study("p", "l", "miss", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "miss", &spec(), StudySettings::default(), 1).await.unwrap();
     let requested = new_trial(1);
     store.create_trial(study.id, requested, 1).await.unwrap();
     let (basis, trials) = store.suggest_snapshot(study.id).await.unwrap();
@@ -126,7 +126,7 @@ async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit(store: 
 }
 
 async fn a_pending_suggest_is_shared_by_its_client_and_finished_once(store: Store) {
-    let (study, _) = store.create_study("p", "l", "pending", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "pending", &spec(), StudySettings::default(), 1).await.unwrap();
     let op = store.begin_pending_suggest(study.id, "w", 2, "v1", 10).await.unwrap();
     assert!(!op.done && op.suggestion_count == 2);
     assert_eq!(store.begin_pending_suggest(study.id, "w", 5, "v1", 11).await.unwrap().id, op.id, "one pending suggest per client");
@@ -158,7 +158,7 @@ async fn a_pending_suggest_is_shared_by_its_client_and_finished_once(store: Stor
 
 /// Finished operations older than the retention go, a batch at a time; pending ones stay.
 async fn finished_operations_expire(store: Store) {
-    let (study, _) = store.create_study("p", "l", "ops", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "ops", &spec(), StudySettings::default(), 1).await.unwrap();
     let mut counter = 0;
     for t in 0..3 {
         done(suggest(&store, request(study.id, &format!("w{t}"), 1, 100 + t), new_points(&mut counter)).await.unwrap());

@@ -8,7 +8,8 @@ use super::*;
 #[tokio::test]
 async fn a_study_moves_between_databases_whole() {
     let source = &Database::sqlite().store().await;
-    let (study, _) = source.create_study("p", "l", "moving", &spec(), 1_000).await.unwrap();
+    let settings = StudySettings { trial_lease_secs: Some(90.0), reproducible: Some(true) };
+    let (study, _) = source.create_study("p", "l", "moving", &spec(), settings, 1_000).await.unwrap();
     let measured = |step: i64, v: f64| Measurement {
         step_count: step,
         elapsed_secs: step as f64 * 0.5,
@@ -46,8 +47,8 @@ async fn a_study_moves_between_databases_whole() {
     assert_eq!(again.model, dump.model);
     assert_eq!(again.next_trial_id, 6);
     assert_eq!(
-        (again.study.spec.clone(), again.study.state, again.study.create_time_ms, again.study.data_version),
-        (dump.study.spec.clone(), dump.study.state, dump.study.create_time_ms, dump.study.data_version)
+        (again.study.spec.clone(), again.study.settings, again.study.state, again.study.create_time_ms, again.study.data_version),
+        (dump.study.spec.clone(), settings, dump.study.state, dump.study.create_time_ms, dump.study.data_version)
     );
     // The restored study goes on where it was: the next trial is number 6.
     let added = target.create_trial(moved.id, new_trial(9), 9_000);

@@ -4,7 +4,7 @@
 use super::*;
 
 async fn trials_keep_measurements_and_deleting_a_study_removes_everything(store: Store) {
-    let (study, _) = store.create_study("p", "l", "m", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "m", &spec(), StudySettings::default(), 1).await.unwrap();
     let m = |step: i64, v: f64| Measurement { step_count: step, elapsed_secs: 1.5, metrics: BTreeMap::from([("acc".into(), v)]) };
     let t = store.create_trial(study.id, NewTrial { measurements: vec![m(1, 0.1)], ..new_trial(1) }, 5).await.unwrap();
     assert_eq!(t.id, 1);
@@ -25,7 +25,7 @@ async fn trials_keep_measurements_and_deleting_a_study_removes_everything(store:
 
 /// A page of trials stops early when their stored size passes the budget, always holding one.
 async fn pages_are_bounded_by_size(store: Store) {
-    let (study, _) = store.create_study("p", "l", "pages", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "pages", &spec(), StudySettings::default(), 1).await.unwrap();
     let mut counter = 0;
     done(suggest(&store, request(study.id, "w", 5, 1), new_points(&mut counter)).await.unwrap());
     let (one, cut) = store.list_trials(study.id, 0, 10, 1).await.unwrap();
@@ -63,7 +63,7 @@ async fn nulls_then_values_on_one_connection(db: Database) {
     let url = db.url;
     let store =
         Store::connect(&url, &StoreOptions { max_connections: 1, acquire_timeout: std::time::Duration::from_secs(10) }).await.unwrap();
-    let (study, _) = store.create_study("p", "l", "nulls", &spec(), 1).await.unwrap();
+    let (study, _) = store.create_study("p", "l", "nulls", &spec(), StudySettings::default(), 1).await.unwrap();
     let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("acc".into(), 0.5)]) };
     for (i, done) in [(1, false), (2, true), (3, false), (4, true)] {
         let new = NewTrial {

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use bo_core::{Assignment, Limits, Measurement, ParamValue, StudySpec, Trial, TrialState};
+use bo_store::StudySettings;
 use serde_json::{Value, json};
 
 use super::measurement::{MeasurementW, measurement_from_wire};
@@ -72,20 +73,25 @@ fn reproducible_is_a_boolean() {
     assert_eq!(e.path, "studySpec.algorithmConfig.reproducible", "{e}");
 }
 
-fn domain(spec: Value) -> StudySpec {
+fn domain(spec: Value) -> (StudySpec, StudySettings) {
     let wire: StudySpecW = serde_json::from_value(spec).expect("parses");
     wire.into_domain(&Limits::default()).expect("a valid spec")
 }
 
+/// The wire JSON of a domain spec and its settings.
+fn back((spec, settings): &(StudySpec, StudySettings)) -> Value {
+    serde_json::to_value(StudySpecW::from_domain(spec, settings)).unwrap()
+}
+
 #[test]
 fn a_study_spec_round_trips_through_the_domain() {
-    let spec = domain(full_spec());
-    assert_eq!(spec.trial_lease_secs, Some(600.0));
-    assert_eq!(spec.reproducible, Some(true));
+    let requested = domain(full_spec());
+    let (spec, settings) = &requested;
+    assert_eq!(*settings, StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true) });
     assert_eq!(spec.algorithm_config, json!({"numCandidates": 64}), "the lease and the mode are the service's, not the designer's");
-    let out = serde_json::to_value(StudySpecW::from_domain(&spec)).unwrap();
+    let out = back(&requested);
     assert_eq!(out, full_spec(), "the same JSON back");
-    assert_eq!(domain(out), spec);
+    assert_eq!(domain(out), requested);
 }
 
 /// Transfer learning: named priors are lifted out of `algorithmConfig` (the designer never sees
@@ -95,20 +101,21 @@ fn transfer_learning_round_trips_and_prior_names_are_output_only() {
     let mut named = full_spec();
     named["algorithmConfig"]["priorStudies"] = json!(["projects/p/locations/l/studies/1", "projects/p/locations/l/studies/2"]);
     named["transferLearningConfig"] = json!({"priorStudyNames": ["projects/p/locations/l/studies/1", "projects/p/locations/l/studies/2"]});
-    let spec = domain(named.clone());
+    let requested = domain(named.clone());
+    let spec = &requested.0;
     assert_eq!(spec.algorithm_config, json!({"numCandidates": 64}));
     assert!(spec.transfer.explicit && !spec.transfer.disabled);
     assert_eq!(spec.transfer.priors.len(), 2);
-    assert_eq!(serde_json::to_value(StudySpecW::from_domain(&spec)).unwrap(), named);
+    assert_eq!(back(&requested), named);
 
     let mut chosen = full_spec();
     chosen["transferLearningConfig"] = json!({"priorStudyNames": ["projects/p/locations/l/studies/9"]});
-    assert_eq!(domain(chosen).transfer, bo_core::Transfer::default(), "output only: ignored in a request");
+    assert_eq!(domain(chosen).0.transfer, bo_core::Transfer::default(), "output only: ignored in a request");
     let mut disabled = full_spec();
     disabled["transferLearningConfig"] = json!({"disableTransferLearning": true});
-    let spec = domain(disabled.clone());
-    assert!(spec.transfer.disabled);
-    assert_eq!(serde_json::to_value(StudySpecW::from_domain(&spec)).unwrap(), disabled);
+    let requested = domain(disabled.clone());
+    assert!(requested.0.transfer.disabled);
+    assert_eq!(back(&requested), disabled);
 }
 
 #[test]
@@ -117,7 +124,7 @@ fn enums_and_int64_are_read_in_every_proto3_form_and_written_canonically() {
     spec["metrics"][0]["goal"] = json!(2);
     spec["observationNoise"] = json!(2);
     spec["parameters"][3]["conditionalParameterSpecs"][1]["parameterSpec"]["integerValueSpec"] = json!({"minValue": 8, "maxValue": 512});
-    let out = serde_json::to_value(StudySpecW::from_domain(&domain(spec))).unwrap();
+    let out = back(&domain(spec));
     assert_eq!(out, full_spec());
 }
 
@@ -136,14 +143,14 @@ fn every_stopping_rule_round_trips_and_the_convex_alias_is_read() {
         "learningRateParameterName": "lr", "useElapsedDuration": true});
     for (rule, value) in [("decayCurveStoppingSpec", json!({"useElapsedDuration": true})), ("convexAutomatedStoppingSpec", convex.clone())]
     {
-        let out = serde_json::to_value(StudySpecW::from_domain(&domain(with(rule, value.clone())))).unwrap();
+        let out = back(&domain(with(rule, value.clone())));
         assert_eq!(out, with(rule, value), "{rule}");
     }
     let alias = with(
         "convexStopConfig",
         json!({"maxNumSteps": 1000, "minNumSteps": "100", "autoregressiveOrder": "4", "learningRateParameterName": "lr", "useSeconds": true}),
     );
-    let out = serde_json::to_value(StudySpecW::from_domain(&domain(alias))).unwrap();
+    let out = back(&domain(alias));
     assert_eq!(out, with("convexAutomatedStoppingSpec", convex.clone()));
     let refused = |spec: Value| {
         let wire: StudySpecW = serde_json::from_value(spec).expect("parses");
@@ -190,7 +197,7 @@ fn assignment() -> Assignment {
 
 #[test]
 fn a_trial_round_trips_and_its_parameters_come_back_as_the_assignment() {
-    let spec = domain(full_spec());
+    let (spec, _) = domain(full_spec());
     let m = |step: i64, loss: f64| Measurement {
         step_count: step,
         elapsed_secs: 12.5,
@@ -241,7 +248,7 @@ fn a_trial_round_trips_and_its_parameters_come_back_as_the_assignment() {
 
 #[test]
 fn parameters_and_measurements_are_checked_on_the_way_in() {
-    let spec = domain(full_spec());
+    let (spec, _) = domain(full_spec());
     let params: Vec<ParameterW> = serde_json::from_value(json!([{"parameterId": "lr", "value": 0.01}])).unwrap();
     let e = assignment_from_wire(params, &spec.space).unwrap_err().to_string();
     assert!(e.contains("beta") || e.contains("model"), "a missing active parameter is named: {e}");

@@ -4,7 +4,7 @@
 use bo_core::{
     FieldError, Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, SearchSpace, StoppingSpec, StudySpec, Transfer,
 };
-use bo_store::{StudyRecord, StudyState};
+use bo_store::{StudyRecord, StudySettings, StudyState};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -297,7 +297,7 @@ fn take_prior_studies(config: &mut serde_json::Value, limits: &Limits) -> Result
 
 /// The wire `algorithmConfig`: the designer's settings with the service's keys (the trial lease,
 /// `reproducible`, the named prior studies) put back.
-fn config_with_service_keys(spec: &StudySpec) -> Option<serde_json::Value> {
+fn config_with_service_keys(spec: &StudySpec, settings: &StudySettings) -> Option<serde_json::Value> {
     let mut config = spec.algorithm_config.clone();
     let mut put = |key: &str, value: serde_json::Value| {
         if !config.is_object() {
@@ -307,10 +307,10 @@ fn config_with_service_keys(spec: &StudySpec) -> Option<serde_json::Value> {
             object.insert(key.to_owned(), value);
         }
     };
-    if let Some(secs) = spec.trial_lease_secs {
+    if let Some(secs) = settings.trial_lease_secs {
         put(TRIAL_LEASE_KEY, serde_json::Value::String(super::format_duration(secs)));
     }
-    if let Some(reproducible) = spec.reproducible {
+    if let Some(reproducible) = settings.reproducible {
         put(REPRODUCIBLE_KEY, serde_json::Value::Bool(reproducible));
     }
     if spec.transfer.explicit {
@@ -320,8 +320,9 @@ fn config_with_service_keys(spec: &StudySpec) -> Option<serde_json::Value> {
 }
 
 impl StudySpecW {
-    /// The domain spec, validated. Errors are paths under `studySpec`.
-    pub fn into_domain(self, limits: &Limits) -> Result<StudySpec, FieldError> {
+    /// The domain spec, validated, and the service's settings the client put in its
+    /// `algorithmConfig`. Errors are paths under `studySpec`.
+    pub fn into_domain(self, limits: &Limits) -> Result<(StudySpec, StudySettings), FieldError> {
         let at = |e: FieldError| e.under("studySpec");
         let rules: Vec<&str> = [
             (self.median_automated_stopping_spec.is_some(), "medianAutomatedStoppingSpec"),
@@ -391,9 +392,7 @@ impl StudySpecW {
         }
         limits.check_text(&self.algorithm.0, Text::Token).map_err(|e| FieldError::text("studySpec.algorithm", e))?;
         let algorithm = if self.algorithm.0.is_empty() { "ALGORITHM_UNSPECIFIED".to_owned() } else { self.algorithm.0 };
-        Ok(StudySpec {
-            trial_lease_secs,
-            reproducible,
+        let spec = StudySpec {
             metrics,
             space,
             algorithm,
@@ -410,16 +409,17 @@ impl StudySpecW {
             stopping,
             study_stopping,
             transfer,
-        })
+        };
+        Ok((spec, StudySettings { trial_lease_secs, reproducible }))
     }
 
-    /// The wire form of a domain spec.
-    pub fn from_domain(spec: &StudySpec) -> StudySpecW {
+    /// The wire form of a domain spec and the service's settings of its study.
+    pub fn from_domain(spec: &StudySpec, settings: &StudySettings) -> StudySpecW {
         StudySpecW {
             metrics: spec.metrics.iter().map(MetricSpecW::from_domain).collect(),
             parameters: spec.space.roots().iter().map(param_to_wire).collect(),
             algorithm: AlgorithmW(spec.algorithm.clone()),
-            algorithm_config: config_with_service_keys(spec),
+            algorithm_config: config_with_service_keys(spec, settings),
             observation_noise: match spec.observation_noise {
                 ObservationNoise::Low => ObservationNoiseW::LOW,
                 ObservationNoise::High => ObservationNoiseW::HIGH,
@@ -465,7 +465,7 @@ pub fn study_to_wire(s: &StudyRecord) -> StudyW {
     StudyW {
         name: study_name(s),
         display_name: s.display_name.clone(),
-        study_spec: StudySpecW::from_domain(&s.spec),
+        study_spec: StudySpecW::from_domain(&s.spec, &s.settings),
         state: state_to_wire(s.state),
         create_time: format_time(s.create_time_ms),
         inactive_reason: s.inactive_reason.clone(),
