@@ -106,10 +106,10 @@ def test_suggest_waits_on_a_pending_operation(impatient_server: Server) -> None:
         "pending", space(), metrics={"score": "MAXIMIZE"}, algorithm="GP_BANDIT")
     pending = 0
     for i in range(12):
-        raw = study._client.transport.request(
+        raw = study._t.request(
             "POST", f"{study._path}/trials:suggest", {"suggestionCount": 1, "clientId": f"probe-{i}"})
         pending += not raw["done"]
-        trial = study._client._wait(raw)["response"]["trials"][0]
+        trial = study._t.wait_operation(raw)["response"]["trials"][0]
         study.trial(int(trial["id"])).complete(float(i))
     assert pending > 0, "the impatient server never answered with a pending operation"
     [t] = study.suggest(1, "last")  # the client's own suggest polls it to the end

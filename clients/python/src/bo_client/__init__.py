@@ -12,8 +12,10 @@
 Pure Python, no dependencies; ``bo_client.ray`` adds a Ray Tune searcher when Ray is installed."""
 
 from ._http import ApiError, ConnectionFailed, RetryPolicy
-from .client import Client, Measurement, Prediction, Study, Trial
+from .client import Client
+from .measurement import Measurement, Prediction
 from .optimize import Infeasible, OptimizeResult
+from .study import Study, Trial
 from .space import Parameter, SearchSpace
 from .spec import ConvexStopping, DecayCurveStopping, MedianStopping, Metric, StudyStopping, SuccessiveHalvingStopping
 

@@ -26,7 +26,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
-__all__ = ["ApiError", "ConnectionFailed", "RetryPolicy", "Transport"]
+__all__ = ["ApiError", "ConnectionFailed", "RetryPolicy", "Transport", "quote"]
 
 Json = Any
 
@@ -34,6 +34,11 @@ logger = logging.getLogger("bo_client")
 
 #: Retries within this many seconds of a request's first attempt are not logged.
 QUIET_SECONDS = 3.0
+
+
+def quote(segment: str) -> str:
+    """One segment of a path, escaped (a display name may hold ``/``)."""
+    return urllib.parse.quote(segment, safe="")
 
 
 class ApiError(Exception):
@@ -274,6 +279,21 @@ class Transport:
         finally:
             if os.path.exists(partial):
                 os.remove(partial)
+
+    def wait_operation(self, op: Json, *, timeout: float = 3600.0) -> Json:
+        """Polls a long-running operation until it is done; raises its error as :class:`ApiError`."""
+        deadline = time.monotonic() + timeout
+        wait = 0.05
+        while not op.get("done"):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"operation {op.get('name')} not done after {timeout:.0f} s")
+            time.sleep(wait)
+            wait = min(wait * 1.5, 2.0)
+            op = self.request("GET", "/v1/" + "/".join(quote(s) for s in op["name"].split("/")))
+        if op.get("error"):
+            err = op["error"]
+            raise ApiError(200, str(err.get("status", err.get("code", ""))), str(err.get("message", "")))
+        return op
 
     def _wait_out(self, status: int, retry_after: Optional[str], method: str, url: str, attempt: int, start: float) -> None:
         """Waits before resending after a "not now" status: the backoff, or longer when the

@@ -22,7 +22,11 @@ way, is logged with its traceback (logger ``bo_client``, level WARNING), and the
 Ctrl-C (or any other exception) stops the loop: every trial still running is marked INFEASIBLE
 ("interrupted: KeyboardInterrupt"), so none is left ACTIVE, and the exception is raised again.
 The loop ends early when the study has nothing more to suggest. In a terminal a progress line
-shows trials done, the best value and the time per trial."""
+shows trials done, the best value and the time per trial.
+
+The loop knows no class of the client: it asks of a study and its trials only what the
+protocols below name, so ``study.py`` (whose :meth:`Study.optimize` calls it) is the one that
+imports."""
 
 from __future__ import annotations
 
@@ -32,14 +36,11 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, TextIO, Tuple, Type, Union
+from typing import Any, Callable, Dict, Generic, List, Mapping, Optional, Protocol, Sequence, TextIO, Tuple, Type, TypeVar, Union
 
 from ._http import ApiError
 from ._identity import default_client_id
 from ._numbers import as_metric
-
-if TYPE_CHECKING:
-    from .client import Study, Trial
 
 __all__ = ["Infeasible", "Objective", "OptimizeResult", "optimize"]
 
@@ -47,7 +48,49 @@ logger = logging.getLogger("bo_client")
 
 #: What an objective returns (numbers of any numeric type; see the module docs).
 Result = Union[None, float, Mapping[str, float], Any]
-Objective = Callable[["Trial"], Result]
+
+
+class _Trial(Protocol):
+    """What the loop asks of a trial (:class:`bo_client.Trial` is one)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def value(self) -> Optional[float]: ...
+
+    @property
+    def measurements(self) -> Sequence[object]: ...
+
+    def complete(self, value: Optional[Dict[str, float]] = None, *, infeasible: Optional[str] = None) -> object: ...
+
+    def refresh(self) -> object: ...
+
+
+T = TypeVar("T", bound=_Trial)
+T_co = TypeVar("T_co", bound=_Trial, covariant=True)
+
+
+class _Study(Protocol[T_co]):
+    """What the loop asks of a study (:class:`bo_client.Study` is one, of its trials)."""
+
+    @property
+    def metric_ids(self) -> List[str]: ...
+
+    @property
+    def objective_ids(self) -> List[str]: ...
+
+    @property
+    def goals(self) -> Dict[str, str]: ...
+
+    def suggest(self, count: int = 1, client_id: Optional[str] = None) -> Sequence[T_co]: ...
+
+
+#: An objective: a trial in, a result out.
+Objective = Callable[[T], Result]
 
 
 class Infeasible(Exception):
@@ -55,11 +98,11 @@ class Infeasible(Exception):
 
 
 @dataclass
-class OptimizeResult:
-    """What a run of :func:`optimize` did."""
+class OptimizeResult(Generic[T]):
+    """What a run of :func:`optimize` did (``OptimizeResult[Trial]``)."""
 
     #: Trials completed by this run, in the order they finished.
-    trials: List[Trial] = field(default_factory=list)
+    trials: List[T] = field(default_factory=list)
     #: Of those, the ones marked INFEASIBLE.
     infeasible: int = 0
     #: Why the run ended: ``"n_trials"``, or ``"exhausted"``: the study suggested nothing more (a
@@ -97,15 +140,15 @@ class _Progress:
 
 
 def optimize(
-    study: "Study",
-    objective: Objective,
+    study: _Study[T],
+    objective: Callable[[T], Result],
     n_trials: int,
     *,
     n_workers: int = 1,
     client_id: Optional[str] = None,
     progress: Optional[bool] = None,
     catch: Tuple[Type[BaseException], ...] = (),
-) -> OptimizeResult:
+) -> OptimizeResult[T]:
     """Runs ``objective`` on ``n_trials`` trials of ``study`` with ``n_workers`` threads."""
     if n_trials < 1 or n_workers < 1:
         raise ValueError(f"n_trials and n_workers must be at least 1, got {n_trials} and {n_workers}")
@@ -114,11 +157,11 @@ def optimize(
     bar = _Progress(
         n_trials, sys.stderr, sys.stderr.isatty() if progress is None else progress, study.goals.get(objective_id) != "MINIMIZE"
     )
-    result = OptimizeResult()
+    result: OptimizeResult[T] = OptimizeResult()
     lock = threading.Lock()
     claimed = 0
     stop = threading.Event()
-    running: Dict[int, Trial] = {}
+    running: Dict[int, T] = {}
     failures: List[BaseException] = []
 
     def claim() -> bool:
@@ -129,7 +172,7 @@ def optimize(
             claimed += 1
             return True
 
-    def finish(trial: Trial) -> None:
+    def finish(trial: T) -> None:
         with lock:
             running.pop(trial.id, None)
             result.trials.append(trial)
@@ -165,7 +208,7 @@ def optimize(
                     raise
                 if stop.is_set() and trial.id not in running:
                     return  # interrupted meanwhile: already marked
-                value, problem = _usable(returned, trial)
+                value, problem = _usable(returned, trial, study.metric_ids)
                 if problem is not None:
                     logger.warning("trial %s: %s; marked INFEASIBLE", trial.id, problem)
                     finish(_complete(trial, infeasible=problem))
@@ -207,7 +250,7 @@ def _names(classes: Tuple[Type[BaseException], ...]) -> str:
     return "(" + ", ".join(c.__name__ for c in classes) + ")"
 
 
-def _usable(returned: Result, trial: Trial) -> Tuple[Union[None, Dict[str, float]], Optional[str]]:
+def _usable(returned: Result, trial: _Trial, ids: List[str]) -> Tuple[Union[None, Dict[str, float]], Optional[str]]:
     """What a returned value completes the trial with — ``None`` (its measurements decide) or
     metric values as plain floats — or why it cannot (as Optuna fails a trial that returns NaN)."""
     if returned is None:
@@ -215,7 +258,6 @@ def _usable(returned: Result, trial: Trial) -> Tuple[Union[None, Dict[str, float
     if isinstance(returned, Mapping):
         pairs = [(str(k), v) for k, v in returned.items()]
     else:
-        ids = trial.study.metric_ids
         if len(ids) != 1:
             return None, f"the objective returned {returned!r}; the study has metrics {ids}: return their values as a dict"
         pairs = [(ids[0], returned)]
@@ -228,16 +270,18 @@ def _usable(returned: Result, trial: Trial) -> Tuple[Union[None, Dict[str, float
     return values, None
 
 
-def _complete(trial: Trial, *, value: Result = None, infeasible: Optional[str] = None, quiet: bool = False) -> Trial:
+def _complete(trial: T, *, value: Optional[Dict[str, float]] = None, infeasible: Optional[str] = None, quiet: bool = False) -> T:
+    """Completes ``trial`` (which takes the server's answer) and returns it."""
     try:
         if infeasible is not None:
-            return trial.complete(infeasible=infeasible)
-        return trial.complete(value)
+            trial.complete(infeasible=infeasible)
+        else:
+            trial.complete(value)
     except ApiError as e:
         if e.code == "FAILED_PRECONDITION":
             # Completed meanwhile (by the interrupt, or by another worker of this client after a
             # lease): the trial's stored state stands.
-            return trial.refresh()
-        if quiet:
-            return trial
-        raise
+            trial.refresh()
+        elif not quiet:
+            raise
+    return trial

@@ -47,7 +47,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from ._http import RetryPolicy
 from ._numbers import as_metric
-from .client import Client, Study, Trial
+from .client import Client
+from .study import Study, Trial
 from .space import SearchSpace, Value
 from .spec import MedianStopping, Metric, Stopping
 

@@ -50,7 +50,8 @@ from ray.tune.stopper import Stopper
 from ray.tune.utils.util import flatten_dict, unflatten_dict
 
 from ._numbers import as_metric, as_number
-from .client import Client, Study, Trial
+from .client import Client
+from .study import Study, Trial
 from .space import SearchSpace, Value
 
 __all__ = ["BoSearch", "BoStopper", "space_from_tune"]

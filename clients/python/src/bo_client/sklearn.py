@@ -36,7 +36,8 @@ import numpy as np
 from sklearn.model_selection._search import BaseSearchCV
 
 from ._numbers import as_metric
-from .client import Client, Study
+from .client import Client
+from .study import Study
 from .space import SearchSpace, Value
 
 __all__ = ["BoSearchCV", "space_from_sklearn"]
