@@ -232,7 +232,8 @@ mod tests {
     }
 
     /// Every designer's suggestions, seed for seed, equal those checked in under `golden/`
-    /// (`bo-bench run --budget 40 --seeds 2 --suggestions`, one problem per GP designer): the
+    /// (`bo-bench run --budget 40 --seeds 2 --suggestions`, one problem per GP designer, and
+    /// REMBO's `HIGH_DIM` kernel with `--config '{"kernel":"HIGH_DIM"}'`): the
     /// proof that a change of layout changed no behaviour. A change meant to alter suggestions
     /// rewrites the files with `BO_BLESS=1 cargo test -p bo-bench same_seeds` and says why.
     #[test]
