@@ -399,8 +399,9 @@ impl Store {
             .collect()
     }
 
-    /// The trials `ids` of a study (those that exist), in id order, with their intermediate
-    /// measurements when `load` says so: one query, two with the measurements.
+    /// The trials `ids` of a study (those that exist), in the order of `ids` (a front best
+    /// first, a suggest's trials as handed out), with their intermediate measurements when `load`
+    /// says so: one query, two with the measurements.
     pub async fn trials_by_id(&self, study_id: i64, ids: &[i64], load: Load) -> Result<Vec<Trial>, StoreError> {
         if ids.is_empty() {
             return Ok(vec![]);
@@ -432,7 +433,10 @@ impl Store {
             Vec::new()
         };
         // A front of 1,000 trials is megabytes of JSON to parse: off the runtime unless small.
-        decode_trials(raw, measured).await
+        let mut trials = decode_trials(raw, measured).await?;
+        let rank: std::collections::HashMap<i64, usize> = ids.iter().enumerate().rev().map(|(k, id)| (*id, k)).collect();
+        trials.sort_by_key(|t| rank.get(&t.id).copied().unwrap_or(usize::MAX));
+        Ok(trials)
     }
 
     /// One trial.

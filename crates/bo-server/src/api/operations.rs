@@ -120,9 +120,7 @@ pub(crate) async fn operation_to_wire(state: &AppState, study: &StudyRecord, op:
         return Ok(failed_suggest_operation(name, &client_id, &created, &updated, StatusW { code: Code::Internal.faces().1, message }));
     }
     // One read for all of them, those deleted since left out, in the order they were handed out.
-    let mut found = state.store.trials_by_id(study.id, &trial_ids, Load::Full).await?;
-    let rank: std::collections::HashMap<i64, usize> = trial_ids.iter().enumerate().map(|(k, id)| (*id, k)).collect();
-    found.sort_by_key(|t| rank.get(&t.id).copied().unwrap_or(usize::MAX));
+    let found = state.store.trials_by_id(study.id, &trial_ids, Load::Full).await?;
     let trials = found.iter().map(|t| TrialW::from_domain(t, &sname, &study.spec.space)).collect();
     let study_state = if study_completed { StudyStateW::COMPLETED } else { StudyStateW::ACTIVE };
     Ok(finished_suggest_operation(name, &client_id, &created, &updated, trials, study_state))

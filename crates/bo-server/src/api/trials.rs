@@ -265,11 +265,8 @@ pub async fn list_optimal_trials(
     let ids = state.engine.optimal_trial_ids(&study, MAX_OPTIMAL_TRIALS).await?;
     let trials = {
         let _turn = state.engine.read_turn(&path.project, Some(study.id)).await;
-        let mut trials = state.store.trials_by_id(study.id, &ids, Load::NoMeasurements).await?;
-        // Best first, as chosen (the store reads them in id order).
-        let rank: std::collections::HashMap<i64, usize> = ids.iter().enumerate().map(|(k, id)| (*id, k)).collect();
-        trials.sort_by_key(|t| rank.get(&t.id).copied().unwrap_or(usize::MAX));
-        trials
+        // Best first, as chosen.
+        state.store.trials_by_id(study.id, &ids, Load::NoMeasurements).await?
     };
     // Up to 1,000 whole trials: written out off the runtime.
     super::offload::json(move || ListOptimalTrialsResponseW { optimal_trials: trials.iter().map(|t| trial_to_wire(&study, t)).collect() })

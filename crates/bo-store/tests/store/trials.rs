@@ -41,7 +41,7 @@ async fn pages_are_bounded_by_size(store: Store) {
     let (last, cut) = store.list_trials(study.id, 4, 10, 1).await.unwrap();
     assert!(last.len() == 1 && !cut, "the last trial alone is not cut short");
     let found = store.trials_by_id(study.id, &[4, 2, 99], Load::NoMeasurements).await.unwrap();
-    assert_eq!(found.iter().map(|t| t.id).collect::<Vec<_>>(), vec![2, 4], "those that exist, in id order");
+    assert_eq!(found.iter().map(|t| t.id).collect::<Vec<_>>(), vec![4, 2], "those that exist, in the order asked");
     // With their measurements, each trial's own, in order, as `get_trial` reads them.
     let m = |step: i64| Measurement { step_count: step, elapsed_secs: 0.5, metrics: BTreeMap::from([("acc".into(), step as f64)]) };
     for (trial, steps) in [(2, 1..=2), (3, 1..=1), (4, 3..=5)] {
@@ -52,9 +52,9 @@ async fn pages_are_bounded_by_size(store: Store) {
     let bare = store.trials_by_id(study.id, &[2, 4], Load::NoMeasurements).await.unwrap();
     assert!(bare.iter().all(|t| t.measurements.is_empty()));
     let full = store.trials_by_id(study.id, &[4, 2, 99], Load::Full).await.unwrap();
-    let one_by_one = vec![store.get_trial(study.id, 2).await.unwrap(), store.get_trial(study.id, 4).await.unwrap()];
+    let one_by_one = vec![store.get_trial(study.id, 4).await.unwrap(), store.get_trial(study.id, 2).await.unwrap()];
     assert_eq!(full, one_by_one);
-    assert_eq!(full.iter().map(|t| t.measurements.len()).collect::<Vec<_>>(), vec![2, 3]);
+    assert_eq!(full.iter().map(|t| t.measurements.len()).collect::<Vec<_>>(), vec![3, 2]);
 }
 
 /// The same statement bound first with NULLs, then with values, on one connection (a prepared
