@@ -40,6 +40,9 @@ pub struct Entry {
     /// The designer failed and this is the quasi-random stand-in: never stored, never a warm
     /// start, replaced by the next fit that succeeds.
     pub fallback: bool,
+    /// Whether the designer learns from data (`Designer::learns`): a model of one that does not
+    /// answers as well for newer data as for its own (false for the stand-in).
+    pub learns: bool,
 }
 
 impl Entry {
@@ -187,6 +190,7 @@ mod tests {
             model: Arc::new(Sized(bytes)),
             state: ModelState::default(),
             fallback: false,
+            learns: true,
         })
     }
 

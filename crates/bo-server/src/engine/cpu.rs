@@ -161,6 +161,7 @@ pub(super) fn build_entry(
         model: fitted.model,
         state: fitted.state,
         fallback: false,
+        learns: designer.learns(),
     })
 }
 
@@ -178,6 +179,7 @@ pub fn fallback_entry(study: &StudyRecord, data_version: i64, trials: &[Trial]) 
         model: fitted.model,
         state: ModelState::default(),
         fallback: true,
+        learns: false,
     }
 }
 
@@ -321,6 +323,7 @@ mod tests {
             model: Arc::new(Proposes { n, runs_out }),
             state: ModelState::default(),
             fallback: false,
+            learns: true,
         }
     }
 

@@ -323,7 +323,7 @@ impl Engine {
         // stand-in): a learning designer's older model may still be its initial design while
         // the data now asks for the fitted model.
         if let Some(entry) = self.inner.cache.get(study.id)
-            && (entry.data_version == basis.data_version || entry.fallback || !self.designer(study).is_ok_and(|d| d.learns()))
+            && (entry.data_version == basis.data_version || entry.fallback || !entry.learns)
             && let Some(points) = entry.model.suggest_indexed(u64::try_from(basis.next_trial_id - 1).unwrap_or(0), wanted)
         {
             return Plan::Ready(points);
