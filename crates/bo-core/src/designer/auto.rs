@@ -60,14 +60,15 @@ use serde_json::json;
 
 use super::config::{FromConfig, check_range};
 use super::gp::{OutputWarping, objective_values};
+use super::wrapper::Wrapper;
 use super::{
-    AddGpUcb, AddTree, ConfigError, Designer, FitError, Fitted, GpBandit, Model, ModelState, Prediction, Predictive, Problem, Work,
-    add_tree, config::build, gp_bandit,
+    AddGpUcb, AddTree, ConfigError, Designer, FitError, Fitted, GpBandit, Model, ModelState, Problem, Work, add_tree, config::build,
+    gp_bandit,
 };
 use crate::space::SearchSpace;
 use crate::space::features::Features;
 use crate::study::StudySpec;
-use crate::trial::{Assignment, Observation};
+use crate::trial::Observation;
 
 /// Fewest parameters for which the additive model is a candidate: below, groups of 3 make one
 /// or two groups, a model the flat GP already contains.
@@ -506,79 +507,27 @@ struct AutoModel {
     about: Arc<serde_json::Value>,
 }
 
-impl AutoModel {
+impl Wrapper for AutoModel {
+    fn inner(&self) -> &Arc<dyn Model> {
+        &self.inner
+    }
+
     fn rewrap(&self, inner: Arc<dyn Model>) -> Arc<dyn Model> {
         Arc::new(AutoModel { inner, about: self.about.clone() })
     }
-}
 
-impl Model for AutoModel {
-    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        self.inner.suggest(pending, count, rng)
-    }
-
-    fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
-        self.inner.suggest_indexed(first, count)
-    }
-
-    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        Some(self.rewrap(self.inner.observe(new)?))
-    }
-
-    fn refactored(&self) -> Option<Arc<dyn Model>> {
-        Some(self.rewrap(self.inner.refactored()?))
-    }
-
-    fn suggest_in_context(&self, context: &Assignment, pending: &[Assignment], rng: &mut dyn Rng) -> Option<Result<Assignment, FitError>> {
-        self.inner.suggest_in_context(context, pending, rng)
-    }
-
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        self.inner.predict(points)
-    }
-
-    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
-        self.inner.predictive(points)
-    }
-
-    fn predicts_only(&self) -> Option<&'static str> {
-        self.inner.predicts_only()
-    }
-
-    fn embeddings(&self) -> Option<super::Embeddings> {
-        self.inner.embeddings()
-    }
-
-    fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
-        self.inner.predictive_embedded(embedding, ys)
-    }
-
-    fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
-        self.inner.predict_metrics(points)
-    }
-
-    fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
-        self.inner.term_means(points)
-    }
-
-    fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
-        self.inner.self_prediction(criterion)
-    }
-
-    fn describe(&self) -> serde_json::Value {
-        let mut out = self.inner.describe();
-        if let serde_json::Value::Object(map) = &mut out {
+    fn describe_around(&self, mut inner: serde_json::Value) -> serde_json::Value {
+        if let serde_json::Value::Object(map) = &mut inner {
             map.insert("auto".into(), (*self.about).clone());
-            out
+            inner
         } else {
-            json!({"model": out, "auto": *self.about})
+            json!({"model": inner, "auto": *self.about})
         }
     }
 
-    fn memory_bytes(&self) -> usize {
-        // The chosen model, and what AUTO says of its choice (a JSON value takes several times
-        // its text).
-        self.inner.memory_bytes() + 8 * self.about.to_string().len() + (64 << 10)
+    fn own_bytes(&self) -> usize {
+        // What AUTO says of its choice (a JSON value takes several times its text).
+        8 * self.about.to_string().len() + (64 << 10)
     }
 }
 
@@ -590,7 +539,7 @@ mod tests {
     use super::*;
     use crate::designer::{designer_for, testing};
     use crate::study::Goal;
-    use crate::trial::{Outcome, ParamValue};
+    use crate::trial::{Assignment, Outcome, ParamValue};
 
     fn box_space(d: usize) -> SearchSpace {
         testing::fixtures::unit_cube(d)

@@ -28,6 +28,7 @@ pub mod subset;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod unlearned;
+mod wrapper;
 
 use std::sync::Arc;
 

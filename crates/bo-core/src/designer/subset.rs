@@ -29,7 +29,8 @@ use std::sync::{Arc, OnceLock};
 use rand::Rng;
 
 use super::calibration::{self, Residual};
-use super::{Criterion, Designer, FitError, Fitted, Model, ModelState, Prediction, Predictive, Problem, Work};
+use super::wrapper::Wrapper;
+use super::{Designer, FitError, Fitted, Model, ModelState, Problem, Work};
 use crate::space::SearchSpace;
 use crate::study::Goal;
 use crate::trial::{Assignment, Observation, Outcome};
@@ -143,10 +144,6 @@ struct Widened {
 }
 
 impl Widened {
-    fn rewrap(&self, inner: Arc<dyn Model>) -> Arc<dyn Model> {
-        Arc::new(Widened { inner, evidence: self.evidence.clone() })
-    }
-
     /// The factor, found on first use: 1 for a model without a predictive distribution.
     fn factor(&self) -> f64 {
         *self.evidence.factor.get_or_init(|| {
@@ -157,83 +154,32 @@ impl Widened {
     }
 }
 
-impl Model for Widened {
-    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        self.inner.suggest(pending, count, rng)
+impl Wrapper for Widened {
+    fn inner(&self) -> &Arc<dyn Model> {
+        &self.inner
     }
 
-    fn runs_out(&self) -> bool {
-        self.inner.runs_out()
+    fn rewrap(&self, inner: Arc<dyn Model>) -> Arc<dyn Model> {
+        Arc::new(Widened { inner, evidence: self.evidence.clone() })
     }
 
-    fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
-        self.inner.suggest_indexed(first, count)
+    fn widening(&self) -> Option<f64> {
+        Some(self.factor())
     }
 
-    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        Some(self.rewrap(self.inner.observe(new)?))
-    }
-
-    fn refactored(&self) -> Option<Arc<dyn Model>> {
-        Some(self.rewrap(self.inner.refactored()?))
-    }
-
-    fn suggest_in_context(&self, context: &Assignment, pending: &[Assignment], rng: &mut dyn Rng) -> Option<Result<Assignment, FitError>> {
-        self.inner.suggest_in_context(context, pending, rng)
-    }
-
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        match self.predictive(points) {
-            Some(widened) => Some(widened.iter().map(Predictive::summary).collect()),
-            None => self.inner.predict(points),
-        }
-    }
-
-    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
-        let factor = self.factor();
-        Some(self.inner.predictive(points)?.into_iter().map(|p| p.widened(factor)).collect())
-    }
-
-    fn predicts_only(&self) -> Option<&'static str> {
-        self.inner.predicts_only()
-    }
-
-    fn embeddings(&self) -> Option<super::Embeddings> {
-        self.inner.embeddings()
-    }
-
-    fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
-        let factor = self.factor();
-        Some(self.inner.predictive_embedded(embedding, ys)?.into_iter().map(|p| p.widened(factor)).collect())
-    }
-
-    fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
-        self.inner.predict_metrics(points)
-    }
-
-    fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
-        self.inner.term_means(points)
-    }
-
-    fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
-        self.inner.self_prediction(criterion)
-    }
-
-    fn describe(&self) -> serde_json::Value {
-        let mut out = self.inner.describe();
+    fn describe_around(&self, mut inner: serde_json::Value) -> serde_json::Value {
         let factor = self.factor();
         if factor > 1.0
-            && let serde_json::Value::Object(map) = &mut out
+            && let serde_json::Value::Object(map) = &mut inner
         {
             map.insert("predictionsWidened".into(), serde_json::json!({ "factor": factor, "checkedOnTrials": self.evidence.points.len() }));
         }
-        out
+        inner
     }
 
-    fn memory_bytes(&self) -> usize {
+    fn own_bytes(&self) -> usize {
         // An assignment: a B-tree node at least, about 128 bytes an entry with its key.
-        let evidence = self.evidence.points.iter().map(|a| 512 + 128 * a.0.len()).sum::<usize>() + 8 * self.evidence.values.len();
-        self.inner.memory_bytes() + evidence
+        self.evidence.points.iter().map(|a| 512 + 128 * a.0.len()).sum::<usize>() + 8 * self.evidence.values.len()
     }
 }
 
@@ -303,6 +249,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::designer::Predictive;
     use crate::study::StudySpec;
     use crate::trial::{Assignment, ParamValue};
 
