@@ -39,24 +39,31 @@ fn both_dialects_have_the_same_migrations() {
     assert_eq!(names("sqlite"), names("postgres"));
 }
 
-/// A database made by the previous release (migrations up to 0005, with studies, measurements
-/// and operations in it) is brought up to date in place: every study numbered as its id was,
-/// operations likewise, each measurement's objective filled in from its metrics.
-async fn an_older_database_migrates_with_its_data(db: Database) {
-    let Database { dialect, url } = db;
+/// A database of `dialect` at `url` migrated by the migrations before `first_left_out` only, as
+/// an older bo-server left it, and the folder of those migrations (to remove at the end).
+async fn migrated_before(dialect: &str, url: &str, first_left_out: &str) -> (sqlx::AnyPool, std::path::PathBuf) {
     sqlx::any::install_default_drivers();
     let old = std::env::temp_dir().join(testing::unique_name("bo_old_migrations"));
     std::fs::create_dir_all(&old).unwrap();
     let all = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations").join(dialect);
     for entry in std::fs::read_dir(&all).unwrap() {
         let entry = entry.unwrap();
-        if entry.file_name().to_string_lossy().as_ref() < "0006" {
+        if entry.file_name().to_string_lossy().as_ref() < first_left_out {
             std::fs::copy(entry.path(), old.join(entry.file_name())).unwrap();
         }
     }
-    let connect_url = if dialect == "sqlite" { format!("{url}?mode=rwc") } else { url.clone() };
+    let connect_url = if dialect == "sqlite" { format!("{url}?mode=rwc") } else { url.to_owned() };
     let pool = sqlx::any::AnyPoolOptions::new().max_connections(1).connect(&connect_url).await.unwrap();
     sqlx::migrate::Migrator::new(old.as_path()).await.unwrap().run(&pool).await.unwrap();
+    (pool, old)
+}
+
+/// A database made by the previous release (migrations up to 0005, with studies, measurements
+/// and operations in it) is brought up to date in place: every study numbered as its id was,
+/// operations likewise, each measurement's objective filled in from its metrics.
+async fn an_older_database_migrates_with_its_data(db: Database) {
+    let Database { dialect, url } = db;
+    let (pool, old) = migrated_before(dialect, &url, "0006").await;
     let spec_json = serde_json::to_string(&spec()).unwrap();
     for (id, project) in [(3i64, "p"), (7, "q")] {
         sqlx::query(
@@ -124,19 +131,7 @@ async fn an_older_database_migrates_with_its_data(db: Database) {
 /// them (nor counts their bytes), and a study that set neither keeps its spec as it was.
 async fn settings_move_out_of_the_stored_spec(db: Database) {
     let Database { dialect, url } = db;
-    sqlx::any::install_default_drivers();
-    let old = std::env::temp_dir().join(testing::unique_name("bo_settings_migration"));
-    std::fs::create_dir_all(&old).unwrap();
-    let all = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations").join(dialect);
-    for entry in std::fs::read_dir(&all).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_name().to_string_lossy().as_ref() < "0014" {
-            std::fs::copy(entry.path(), old.join(entry.file_name())).unwrap();
-        }
-    }
-    let connect_url = if dialect == "sqlite" { format!("{url}?mode=rwc") } else { url.clone() };
-    let pool = sqlx::any::AnyPoolOptions::new().max_connections(1).connect(&connect_url).await.unwrap();
-    sqlx::migrate::Migrator::new(old.as_path()).await.unwrap().run(&pool).await.unwrap();
+    let (pool, old) = migrated_before(dialect, &url, "0014").await;
     let plain = serde_json::to_value(spec()).unwrap();
     let mut with_settings = plain.clone();
     with_settings["trial_lease_secs"] = serde_json::json!(600.0);
