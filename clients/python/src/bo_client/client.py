@@ -145,15 +145,15 @@ class Client:
             spec["observationNoise"] = observation_noise.upper()
         if not transfer_learning:
             spec["transferLearningConfig"] = {"disableTransferLearning": True}
-        return Study(self._t, self._t.request("POST", f"{self._path}/studies", {"displayName": display_name, "studySpec": spec}))
+        return Study(self, self._t.request("POST", f"{self._path}/studies", {"displayName": display_name, "studySpec": spec}))
 
     def load_study(self, display_name: str) -> Study:
         """The study of that name (:class:`ApiError` 404 when there is none)."""
-        return Study(self._t, self._t.request("POST", f"{self._path}/studies:lookup", {"displayName": display_name}))
+        return Study(self, self._t.request("POST", f"{self._path}/studies:lookup", {"displayName": display_name}))
 
     def study(self, study_id: int) -> Study:
         """The study of that number."""
-        return Study(self._t, self._t.request("GET", f"{self._path}/studies/{int(study_id)}"))
+        return Study(self, self._t.request("GET", f"{self._path}/studies/{int(study_id)}"))
 
     def studies(self) -> Iterator[Study]:
         """Every study of the project and location."""
@@ -161,7 +161,7 @@ class Client:
         while True:
             page = self._t.request("GET", f"{self._path}/studies", query={"pageToken": token} if token else None)
             for s in page.get("studies", []):
-                yield Study(self._t, s)
+                yield Study(self, s)
             token = page.get("nextPageToken")
             if not token:
                 return
@@ -225,7 +225,7 @@ class Client:
                     target = display_name if display_name is not None else doc.get("study", {}).get("displayName", "")
                     return True, self._t.request("POST", f"{self._path}/studies:lookup", {"displayName": target})
 
-            return Study(self._t, self._t.request("POST", f"{at}:commit", {}, on_ambiguous=committed))
+            return Study(self, self._t.request("POST", f"{at}:commit", {}, on_ambiguous=committed))
         except BaseException:
             try:
                 self._t.request("DELETE", at)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple, Type, Union
 
 from ._http import Transport, quote
 from ._identity import default_client_id
@@ -22,6 +22,13 @@ from .space import SearchSpace, Value
 __all__ = ["EXPORT_FORMATS", "Study", "Trial"]
 
 Json = Any
+
+class _Connected(Protocol):
+    """What a study needs of its client (:class:`~bo_client.Client` is one): the connection."""
+
+    @property
+    def transport(self) -> Transport: ...
+
 
 #: What :meth:`Study.export` writes.
 EXPORT_FORMATS = ("json", "csv", "optuna-journal")
@@ -187,8 +194,10 @@ def _same_measurement(a: Json, b: Json) -> bool:
 class Study:
     """A study as the server last described it."""
 
-    def __init__(self, transport: Transport, raw: Json) -> None:
-        self._t = transport
+    def __init__(self, client: Union[Transport, _Connected], raw: Json) -> None:
+        """The study ``raw`` (its Vertex JSON, ``name`` at least) of ``client`` — a
+        :class:`~bo_client.Client`, or its transport."""
+        self._t = client if isinstance(client, Transport) else client.transport
         self._update(raw)
 
     def _update(self, raw: Json) -> None:
