@@ -231,8 +231,8 @@ impl Store {
             let number = take_study_number(&mut tx, project, location).await?;
             let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms, number, objective_metric, safety_metrics, \
-                 spec_bytes, algorithm, metrics, trial_lease_secs, reproducible) VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $8, $9, $10, $11, $12, $13) \
-                 RETURNING {STUDY_COLUMNS}"
+                 spec_bytes, algorithm, metrics, trial_lease_secs, reproducible) \
+                 VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $8, $9, $10, $11, CASE WHEN $13 = 1 THEN $12 END, $14) RETURNING {STUDY_COLUMNS}"
             )))
             .bind(project)
             .bind(location)
@@ -245,7 +245,10 @@ impl Store {
             .bind(spec_json.len() as i64)
             .bind(&spec.algorithm)
             .bind(serde_json::to_string(&spec.metrics)?)
-            .bind(settings.trial_lease_secs)
+            // A nullable float as a value and a flag (see `trials.rs`: a NULL would fix the
+            // prepared statement's parameter type as an integer on Postgres).
+            .bind(settings.trial_lease_secs.unwrap_or(0.0))
+            .bind(i64::from(settings.trial_lease_secs.is_some()))
             .bind(settings.reproducible.map(i64::from))
             .fetch_one(&mut *tx)
             .await;

@@ -124,7 +124,7 @@ pub(crate) async fn insert_study(
     let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
          next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics, trial_lease_secs, reproducible) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING {}",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, CASE WHEN $17 = 1 THEN $16 END, $18) RETURNING {}",
         crate::studies::STUDY_COLUMNS
     )))
     .bind(project)
@@ -142,7 +142,9 @@ pub(crate) async fn insert_study(
     .bind(spec_json.len() as i64)
     .bind(&spec.algorithm)
     .bind(serde_json::to_string(&spec.metrics)?)
-    .bind(head.study.settings.trial_lease_secs)
+    // A nullable float as a value and a flag (see `trials.rs`).
+    .bind(head.study.settings.trial_lease_secs.unwrap_or(0.0))
+    .bind(i64::from(head.study.settings.trial_lease_secs.is_some()))
     .bind(head.study.settings.reproducible.map(i64::from))
     .fetch_one(&mut *conn)
     .await;

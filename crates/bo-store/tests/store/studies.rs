@@ -34,7 +34,8 @@ async fn settings_are_kept_and_part_of_the_request(store: Store) {
         StudySettings { reproducible: Some(false), ..settings },
         StudySettings { trial_lease_secs: Some(0.0), ..settings },
     ] {
-        assert!(matches!(store.create_study("p", "l", "s", &spec(), other, 3).await, Err(StoreError::AlreadyExists(_))), "{other:?}");
+        let again = store.create_study("p", "l", "s", &spec(), other, 3).await;
+        assert!(matches!(again, Err(StoreError::AlreadyExists(_))), "{other:?}: {again:?}");
     }
     let (b, _) = store.create_study("p", "l", "unset", &spec(), StudySettings::default(), 4).await.unwrap();
     assert_eq!(store.get_study("p", "l", b.number).await.unwrap().settings, StudySettings::default(), "NULL stays None");

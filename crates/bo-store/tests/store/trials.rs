@@ -57,7 +57,7 @@ async fn pages_are_bounded_by_size(store: Store) {
     assert_eq!(full.iter().map(|t| t.measurements.len()).collect::<Vec<_>>(), vec![3, 2]);
 }
 
-/// The same statement bound first with NULLs, then with values, on one connection (a prepared
+/// The same statements bound first with NULLs, then with values, on one connection (a prepared
 /// statement's parameter types must not come from the first call's NULLs).
 async fn nulls_then_values_on_one_connection(db: Database) {
     let url = db.url;
@@ -81,6 +81,15 @@ async fn nulls_then_values_on_one_connection(db: Database) {
     store.add_measurement(study.id, 3, m.clone(), &Limits::default(), 13).await.unwrap();
     let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
     assert_eq!(overview[0].best, Some(0.5), "{url}");
+    // A study's settings, created and restored: NULLs first (the study above), then values.
+    let settings = StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true) };
+    let (leased, _) = store.create_study("p", "l", "leased", &spec(), settings, 2).await.unwrap_or_else(|e| panic!("{url}: {e}"));
+    assert_eq!(leased.settings, settings, "{url}");
+    for (from, name) in [(study.id, "nulls again"), (leased.id, "leased again")] {
+        let dump = store.dump_study(from).await.unwrap();
+        let restored = store.restore_study("p", "l", name, &dump).await.unwrap_or_else(|e| panic!("{url}: {name}: {e}"));
+        assert_eq!(restored.settings, dump.study.settings, "{url}: {name}");
+    }
 }
 
 each_database! {
