@@ -80,6 +80,65 @@ pub struct StudyRecord {
 
 pub(crate) const STUDY_COLUMNS: &str = "id, number, project, location, display_name, spec, trial_lease_secs, reproducible, state, inactive_reason, create_time_ms, data_version";
 
+/// A new study's row: the one place that knows what a study's columns hold — its spec as JSON,
+/// what a page of studies reads beside it (the objective, the safety metrics, the spec's size,
+/// the algorithm and the metrics), its settings, state, times and next trial id.
+pub(crate) struct NewStudyRow<'a> {
+    pub project: &'a str,
+    pub location: &'a str,
+    pub display_name: &'a str,
+    pub spec: &'a StudySpec,
+    pub settings: StudySettings,
+    pub state: StudyState,
+    pub inactive_reason: &'a str,
+    pub create_time_ms: i64,
+    pub data_version: i64,
+    pub next_trial_id: i64,
+}
+
+impl NewStudyRow<'_> {
+    /// Inserts the row numbered `number` in `conn`'s transaction and reads it back; `None` when
+    /// the project and location already have a study of this display name (the transaction is
+    /// then spoilt on Postgres: roll it back).
+    pub(crate) async fn insert(&self, conn: &mut sqlx::AnyConnection, number: i64) -> Result<Option<AnyRow>, StoreError> {
+        let spec = self.spec;
+        let spec_json = serde_json::to_string(spec)?;
+        let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
+             next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics, trial_lease_secs, reproducible) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, CASE WHEN $17 = 1 THEN $16 END, $18) \
+             RETURNING {STUDY_COLUMNS}"
+        )))
+        .bind(self.project)
+        .bind(self.location)
+        .bind(self.display_name)
+        .bind(&spec_json)
+        .bind(self.state.as_str())
+        .bind(self.inactive_reason)
+        .bind(self.create_time_ms)
+        .bind(number)
+        .bind(&spec.objective().id)
+        .bind(self.next_trial_id)
+        .bind(self.data_version)
+        .bind(crate::apart::Apart::safety_json(spec)?)
+        .bind(spec_json.len() as i64)
+        .bind(&spec.algorithm)
+        .bind(serde_json::to_string(&spec.metrics)?)
+        // A nullable float as a value and a flag (see `trials.rs`: a NULL would fix the prepared
+        // statement's parameter type as an integer on Postgres).
+        .bind(self.settings.trial_lease_secs.unwrap_or(0.0))
+        .bind(i64::from(self.settings.trial_lease_secs.is_some()))
+        .bind(self.settings.reproducible.map(i64::from))
+        .fetch_one(&mut *conn)
+        .await;
+        match inserted {
+            Ok(row) => Ok(Some(row)),
+            Err(e) if is_unique_violation(&e) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
 /// Takes the next study number of `project`/`location` in `conn`'s transaction (rolled back with
 /// it, the number is not used up).
 pub(crate) async fn take_study_number(conn: &mut sqlx::AnyConnection, project: &str, location: &str) -> Result<i64, sqlx::Error> {
@@ -224,45 +283,31 @@ impl Store {
         settings: StudySettings,
         now_ms: i64,
     ) -> Result<(StudyRecord, bool), StoreError> {
-        let spec_json = serde_json::to_string(spec)?;
         let inserted = {
             let _turn = self.write_turn().await;
             let mut tx = self.pool.begin().await?;
             let number = take_study_number(&mut tx, project, location).await?;
-            let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "INSERT INTO studies (project, location, display_name, spec, state, create_time_ms, number, objective_metric, safety_metrics, \
-                 spec_bytes, algorithm, metrics, trial_lease_secs, reproducible) \
-                 VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6, $7, $8, $9, $10, $11, CASE WHEN $13 = 1 THEN $12 END, $14) RETURNING {STUDY_COLUMNS}"
-            )))
-            .bind(project)
-            .bind(location)
-            .bind(display_name)
-            .bind(&spec_json)
-            .bind(now_ms)
-            .bind(number)
-            .bind(&spec.objective().id)
-            .bind(crate::apart::Apart::safety_json(spec)?)
-            .bind(spec_json.len() as i64)
-            .bind(&spec.algorithm)
-            .bind(serde_json::to_string(&spec.metrics)?)
-            // A nullable float as a value and a flag (see `trials.rs`: a NULL would fix the
-            // prepared statement's parameter type as an integer on Postgres).
-            .bind(settings.trial_lease_secs.unwrap_or(0.0))
-            .bind(i64::from(settings.trial_lease_secs.is_some()))
-            .bind(settings.reproducible.map(i64::from))
-            .fetch_one(&mut *tx)
-            .await;
-            match inserted {
-                Ok(row) => {
-                    tx.commit().await?;
-                    Ok(row)
-                }
-                Err(e) => Err(e), // rolled back as `tx` drops: the number is not used up
-            }
+            let new = NewStudyRow {
+                project,
+                location,
+                display_name,
+                spec,
+                settings,
+                state: StudyState::Active,
+                inactive_reason: "",
+                create_time_ms: now_ms,
+                data_version: 0,
+                next_trial_id: 1,
+            };
+            let inserted = new.insert(&mut tx, number).await?;
+            if inserted.is_some() {
+                tx.commit().await?;
+            } // else rolled back as `tx` drops: the number is not used up
+            inserted
         };
         match inserted {
-            Ok(row) => Ok((study_from_row(&row)?, true)),
-            Err(e) if is_unique_violation(&e) => {
+            Some(row) => Ok((study_from_row(&row)?, true)),
+            None => {
                 let existing = self.lookup_study(project, location, display_name).await?;
                 if existing.spec.same_request(spec) && existing.settings == settings {
                     Ok((existing, false))
@@ -273,7 +318,6 @@ impl Store {
                     )))
                 }
             }
-            Err(e) => Err(e.into()),
         }
     }
 

@@ -8,9 +8,9 @@ use bo_core::Trial;
 use sqlx::{AnyConnection, Row};
 
 use crate::Store;
-use crate::error::{Entity, StoreError, is_unique_violation};
+use crate::error::{Entity, StoreError};
 use crate::models::StoredModel;
-use crate::studies::StudyRecord;
+use crate::studies::{NewStudyRow, StudyRecord};
 use crate::trials::{Load, insert_trial, load_trials};
 
 /// A study without its trials: what an export writes before them and an import creates.
@@ -117,43 +117,25 @@ pub(crate) async fn insert_study(
     display_name: &str,
     head: &StudyHead,
 ) -> Result<StudyRecord, StoreError> {
-    let spec = &head.study.spec;
-    let apart = crate::apart::Apart::of(spec);
-    let spec_json = serde_json::to_string(spec)?;
+    let study = &head.study;
     let number = crate::studies::take_study_number(&mut *conn, project, location).await?;
-    let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
-         next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics, trial_lease_secs, reproducible) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, CASE WHEN $17 = 1 THEN $16 END, $18) RETURNING {}",
-        crate::studies::STUDY_COLUMNS
-    )))
-    .bind(project)
-    .bind(location)
-    .bind(display_name)
-    .bind(&spec_json)
-    .bind(head.study.state.as_str())
-    .bind(&head.study.inactive_reason)
-    .bind(head.study.create_time_ms)
-    .bind(number)
-    .bind(&apart.metric)
-    .bind(head.next_trial_id)
-    .bind(head.study.data_version)
-    .bind(crate::apart::Apart::safety_json(spec)?)
-    .bind(spec_json.len() as i64)
-    .bind(&spec.algorithm)
-    .bind(serde_json::to_string(&spec.metrics)?)
-    // A nullable float as a value and a flag (see `trials.rs`).
-    .bind(head.study.settings.trial_lease_secs.unwrap_or(0.0))
-    .bind(i64::from(head.study.settings.trial_lease_secs.is_some()))
-    .bind(head.study.settings.reproducible.map(i64::from))
-    .fetch_one(&mut *conn)
-    .await;
-    match inserted {
-        Ok(row) => Ok(crate::studies::study_from_row(&row)?),
-        Err(e) if is_unique_violation(&e) => Err(StoreError::AlreadyExists(format!(
+    let new = NewStudyRow {
+        project,
+        location,
+        display_name,
+        spec: &study.spec,
+        settings: study.settings,
+        state: study.state,
+        inactive_reason: &study.inactive_reason,
+        create_time_ms: study.create_time_ms,
+        data_version: study.data_version,
+        next_trial_id: head.next_trial_id,
+    };
+    match new.insert(conn, number).await? {
+        Some(row) => crate::studies::study_from_row(&row),
+        None => Err(StoreError::AlreadyExists(format!(
             "{project}/{location} already has a study named {display_name:?}; import it under another name"
         ))),
-        Err(e) => Err(e.into()),
     }
 }
 
