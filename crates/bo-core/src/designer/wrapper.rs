@@ -62,13 +62,12 @@ impl<W: Wrapper> Model for W {
     }
 
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        match self.widening() {
-            Some(_) => match self.predictive(points) {
-                Some(widened) => Some(widened.iter().map(Predictive::summary).collect()),
-                None => self.inner().predict(points),
-            },
-            None => self.inner().predict(points),
+        if self.widening().is_some()
+            && let Some(widened) = self.predictive(points)
+        {
+            return Some(widened.iter().map(Predictive::summary).collect());
         }
+        self.inner().predict(points)
     }
 
     fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
