@@ -61,6 +61,14 @@ pub enum TrialError {
     /// One measurement more than the limit allows.
     #[error("{0}")]
     OverLimit(OverLimit),
+    /// A completed trial is given parameters.
+    #[error("trial {id} is {}: parameters are added to a trial while it runs", state.as_str())]
+    ParametersClosed {
+        /// The trial.
+        id: i64,
+        /// Its state.
+        state: TrialState,
+    },
 }
 
 impl Trial {
@@ -111,6 +119,26 @@ impl Trial {
         limits.check(Limit::Measurements, self.measurements.len() + 1).map_err(TrialError::OverLimit)?;
         self.measurements.push(m);
         Ok(())
+    }
+
+    /// Gives a running trial of an open study the values of parameters it did not hold (those
+    /// it holds keep theirs: asking twice changes nothing), recording the space's `revision`;
+    /// whether anything changed. The caller has checked the values against the space.
+    pub fn add_parameters(&mut self, values: &crate::trial::Assignment, revision: i64) -> Result<bool, TrialError> {
+        if self.state.is_completed() {
+            return Err(TrialError::ParametersClosed { id: self.id, state: self.state });
+        }
+        let mut changed = false;
+        for (id, v) in &values.0 {
+            if self.assignment.get(id).is_none() {
+                self.assignment.0.insert(id.clone(), v.clone());
+                changed = true;
+            }
+        }
+        if changed {
+            self.space_revision = self.space_revision.max(revision);
+        }
+        Ok(changed)
     }
 }
 

@@ -127,6 +127,19 @@ pub struct StudySpec {
     /// Transfer learning: the prior studies the model stands on.
     #[serde(default, skip_serializing_if = "Transfer::is_default")]
     pub transfer: Transfer,
+    /// Whether the space grows as trials ask for parameters (`openSearchSpace`, a bo extension
+    /// for define-by-run clients; see [`crate::space::grow`]). A trial of an open study may lack
+    /// parameters added after it ran ([`SearchSpace::check_partial`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open_space: bool,
+    /// How many times the space has grown since the study was created (each trial records the
+    /// revision it was drawn from).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub space_revision: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// Transfer learning (`transferLearningConfig`, `algorithmConfig.priorStudies`): which earlier
@@ -168,20 +181,38 @@ impl StudySpec {
             stopping: None,
             study_stopping: None,
             transfer: Transfer::default(),
+            open_space: false,
+            space_revision: 0,
         }
     }
 
     /// Whether `other` asks for the same study as this one: equal but for the prior studies the
-    /// service chose (which depend on when it was asked).
+    /// service chose (which depend on when it was asked) — and, when both are open, but for what
+    /// the space has grown since: every parameter `other` names is in this space with its domain
+    /// and scale (a second worker of a define-by-run script asks for the study as it began).
     pub fn same_request(&self, other: &StudySpec) -> bool {
+        let grown = self.open_space && other.open_space;
         let asked = |s: &StudySpec| {
             let mut s = s.clone();
             if !s.transfer.explicit {
                 s.transfer.priors.clear();
             }
+            if grown {
+                s.space = SearchSpace::empty();
+                s.space_revision = 0;
+            }
             s
         };
-        asked(self) == asked(other)
+        let contained = || {
+            other.space.params().iter().all(|p| self.space.param(&p.id).is_some_and(|q| q.domain == p.domain && q.scale == p.scale))
+        };
+        asked(self) == asked(other) && (!grown || contained())
+    }
+
+    /// Whether trial parameters may leave out active parameters: in an open study, a trial of an
+    /// earlier revision lacks what was added after it.
+    pub fn check_assignment(&self, assignment: &crate::trial::Assignment) -> Result<(), FieldError> {
+        if self.open_space { self.space.check_partial(assignment) } else { self.space.check(assignment) }
     }
 
     /// The same study with `algorithmConfig` `config`.

@@ -150,6 +150,32 @@ pub struct Trial {
     /// (`stopping::successive_halving`): it carries that trial's measurements and goes on
     /// from them.
     pub resumed: Option<Resumed>,
+    /// The revision of an open study's space its parameters were drawn from
+    /// ([`crate::StudySpec::space_revision`]); 0 in a study whose space never grew.
+    pub space_revision: i64,
+    /// The client's own names for the trial (a bo extension, such as Optuna's trial number):
+    /// shown, never read by a designer.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// The most labels a trial may carry.
+pub const MAX_LABELS: usize = 16;
+
+/// Checks a trial's labels: at most [`MAX_LABELS`], each key a token and each value an id within
+/// `limits`. Errors are paths under `labels`.
+pub fn check_labels(labels: &BTreeMap<String, String>, limits: &crate::Limits) -> Result<(), crate::FieldError> {
+    use crate::limits::Text;
+    if labels.len() > MAX_LABELS {
+        return Err(crate::FieldError::new("labels", format!("{} labels, at most {MAX_LABELS} allowed", labels.len())));
+    }
+    for (k, v) in labels {
+        limits.check_text(k, Text::Token).map_err(|e| crate::FieldError::text("labels", e))?;
+        if k.is_empty() {
+            return Err(crate::FieldError::new("labels", "a label's key must not be empty"));
+        }
+        limits.check_text(v, Text::Id).map_err(|e| crate::FieldError::text(format!("labels.{k}"), e))?;
+    }
+    Ok(())
 }
 
 /// Where a resumed trial came from: the paused trial it goes on from, and the position (step, or
@@ -178,6 +204,8 @@ impl Trial {
             end_time_ms: None,
             stop_time_ms: None,
             resumed: None,
+            space_revision: 0,
+            labels: BTreeMap::new(),
         }
     }
 
@@ -222,6 +250,8 @@ impl Trial {
             + self.final_measurement.as_ref().map_or(0, measurement)
             + self.client_id.capacity()
             + self.infeasible_reason.capacity()
+            + map::<String, String>(self.labels.len())
+            + self.labels.iter().map(|(k, v)| k.capacity() + v.capacity()).sum::<usize>()
     }
 }
 

@@ -198,12 +198,14 @@ fn packed_changes_sql(backend: Backend) -> String {
     let text = |column: &str| format!("COALESCE(CAST({column} AS TEXT), 'null')");
     let line = format!(
         "'[' || id || ',' || change_seq || ',\"' || state || '\",' || parameters || ',' || {} || ',' || CAST({quote}(client_id) AS TEXT) \
-         || ',' || CAST({quote}(infeasible_reason) AS TEXT) || ',' || start_time_ms || ',' || {} || ',' || {} || ',' || {} || ',' || {} || ']'",
+         || ',' || CAST({quote}(infeasible_reason) AS TEXT) || ',' || start_time_ms || ',' || {} || ',' || {} || ',' || {} || ',' || {} \
+         || ',' || space_revision || ',' || {} || ']'",
         text("final_measurement"),
         text("end_time_ms"),
         text("stopped_ms"),
         text("resumed_from"),
         text("resumed_at"),
+        text("labels"),
     );
     format!(
         "SELECT COUNT(*) AS n, {pack}({line}, '\n') AS lines FROM \
@@ -214,8 +216,24 @@ fn packed_changes_sql(backend: Backend) -> String {
 }
 
 /// One packed trial: id, change counter, state, parameters, final measurement, client id,
-/// infeasible reason, start, end and stop times, and the trial it resumes with where.
-type Line = (i64, i64, String, Assignment, Option<Measurement>, String, String, i64, Option<i64>, Option<i64>, Option<i64>, Option<f64>);
+/// infeasible reason, start, end and stop times, the trial it resumes with where, the space's
+/// revision and the labels.
+type Line = (
+    i64,
+    i64,
+    String,
+    Assignment,
+    Option<Measurement>,
+    String,
+    String,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<f64>,
+    i64,
+    Option<std::collections::BTreeMap<String, String>>,
+);
 
 /// Trials as read back from the packs: in the order they were written, and the cursor after the
 /// last.
@@ -241,6 +259,8 @@ fn decode(packs: &[(i64, String)], keep: usize) -> Result<Decoded, StoreError> {
                 stopped,
                 from,
                 at,
+                space_revision,
+                labels,
             ) = line?;
             let trial = Trial {
                 id,
@@ -254,6 +274,8 @@ fn decode(packs: &[(i64, String)], keep: usize) -> Result<Decoded, StoreError> {
                 end_time_ms,
                 stop_time_ms: stopped,
                 resumed: crate::trials::resumed(from, at),
+                space_revision,
+                labels: labels.unwrap_or_default(),
             };
             read.push((Cursor { seq, trial_id: id }, trial));
         }

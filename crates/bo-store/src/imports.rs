@@ -173,8 +173,8 @@ impl Store {
             let final_objective = trial.final_measurement.as_ref().and_then(|m| m.metrics.get(objective).copied());
             sqlx::query(
                 "INSERT INTO import_trials (import_id, id, state, parameters, final_measurement, client_id, infeasible_reason, \
-                 start_time_ms, end_time_ms, objective, is_unsafe, stopped_ms, resumed_from, resumed_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $11 = 1 THEN $10 END, $12, $13, $14, CASE WHEN $16 = 1 THEN $15 END)",
+                 start_time_ms, end_time_ms, objective, is_unsafe, stopped_ms, resumed_from, resumed_at, space_revision, labels) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, CASE WHEN $11 = 1 THEN $10 END, $12, $13, $14, CASE WHEN $16 = 1 THEN $15 END, $17, $18)",
             )
             .bind(id)
             .bind(trial.id)
@@ -192,6 +192,8 @@ impl Store {
             .bind(trial.resumed.map(|r| r.from))
             .bind(trial.resumed.map_or(0.0, |r| r.at))
             .bind(i64::from(trial.resumed.is_some()))
+            .bind(trial.space_revision)
+            .bind(crate::trials::labels_json(trial)?)
             .execute(&mut *tx)
             .await?;
             for (seq, m) in trial.measurements.iter().enumerate() {
@@ -237,9 +239,9 @@ impl Store {
         let study = insert_study(&mut tx, &found.project, &found.location, &found.display_name, &head).await?;
         sqlx::query(
             "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, \
-             end_time_ms, objective, is_unsafe, stopped_ms, resumed_from, resumed_at, change_seq) \
+             end_time_ms, objective, is_unsafe, stopped_ms, resumed_from, resumed_at, space_revision, labels, change_seq) \
              SELECT $1, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, objective, \
-             is_unsafe, stopped_ms, resumed_from, resumed_at, (SELECT change_seq FROM studies WHERE id = $1) FROM import_trials \
+             is_unsafe, stopped_ms, resumed_from, resumed_at, space_revision, labels, (SELECT change_seq FROM studies WHERE id = $1) FROM import_trials \
              WHERE import_id = $2",
         )
         .bind(study.id)

@@ -27,6 +27,8 @@ pub(crate) struct Locked {
     pub state: StudyState,
     /// What a trial row stores apart from its measurements.
     pub objective: Apart,
+    /// The revision of the study's space (what a trial created now records).
+    pub space_revision: i64,
 }
 
 /// Takes the study's write lock for the rest of the transaction (an update: SQLite takes its
@@ -35,7 +37,7 @@ pub(crate) struct Locked {
 /// it: see `changes.rs`). Returns the study's basis, state and objective metric.
 pub(crate) async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Result<Locked, StoreError> {
     let row = sqlx::query(
-        "UPDATE studies SET change_seq = change_seq + 1 WHERE id = $1 RETURNING next_trial_id, data_version, state, objective_metric, safety_metrics",
+        "UPDATE studies SET change_seq = change_seq + 1 WHERE id = $1 RETURNING next_trial_id, data_version, state, objective_metric, safety_metrics, space_revision",
     )
     .bind(study_id)
     .fetch_optional(&mut *conn)
@@ -54,6 +56,7 @@ pub(crate) async fn lock_study(conn: &mut AnyConnection, study_id: i64) -> Resul
             metric: row.try_get("objective_metric")?,
             safety: serde_json::from_str(&row.try_get::<String, _>("safety_metrics")?)?,
         },
+        space_revision: row.try_get("space_revision")?,
     })
 }
 

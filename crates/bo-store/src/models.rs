@@ -16,6 +16,9 @@ use crate::error::StoreError;
 pub struct StoredModel {
     /// The study's `data_version` it was fitted on.
     pub data_version: i64,
+    /// The revision of the study's space it was fitted for (an open study's space grows): a
+    /// state of another revision is neither adopted nor warm-started.
+    pub space_revision: i64,
     /// The designer's state.
     pub state: ModelState,
     /// When it was fitted, milliseconds since the epoch.
@@ -25,7 +28,7 @@ pub struct StoredModel {
 impl Store {
     /// The stored state of a study's model, if any.
     pub async fn model_state(&self, study_id: i64) -> Result<Option<StoredModel>, StoreError> {
-        let row = sqlx::query("SELECT data_version, state, fitted_at_ms FROM models WHERE study_id = $1")
+        let row = sqlx::query("SELECT data_version, space_revision, state, fitted_at_ms FROM models WHERE study_id = $1")
             .bind(study_id)
             .fetch_optional(&self.pool)
             .await?;
@@ -33,6 +36,7 @@ impl Store {
             let state: String = row.try_get("state")?;
             Ok(StoredModel {
                 data_version: row.try_get("data_version")?,
+                space_revision: row.try_get("space_revision")?,
                 state: serde_json::from_str(&state)?,
                 fitted_at_ms: row.try_get("fitted_at_ms")?,
             })
@@ -47,15 +51,16 @@ impl Store {
         let state = serde_json::to_string(&model.state)?;
         let _turn = self.write_turn().await;
         let done = sqlx::query(
-            "INSERT INTO models (study_id, data_version, state, fitted_at_ms) \
-             SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM studies WHERE id = $1) \
-             ON CONFLICT (study_id) DO UPDATE SET data_version = excluded.data_version, state = excluded.state, fitted_at_ms = excluded.fitted_at_ms \
-             WHERE models.data_version <= excluded.data_version",
+            "INSERT INTO models (study_id, data_version, state, fitted_at_ms, space_revision) \
+             SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM studies WHERE id = $1) \
+             ON CONFLICT (study_id) DO UPDATE SET data_version = excluded.data_version, state = excluded.state, fitted_at_ms = excluded.fitted_at_ms, \
+             space_revision = excluded.space_revision WHERE models.data_version <= excluded.data_version",
         )
         .bind(study_id)
         .bind(model.data_version)
         .bind(state)
         .bind(model.fitted_at_ms)
+        .bind(model.space_revision)
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() > 0)

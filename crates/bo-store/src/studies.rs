@@ -105,8 +105,8 @@ impl NewStudyRow<'_> {
         let spec_json = serde_json::to_string(spec)?;
         let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
-             next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics, trial_lease_secs, reproducible) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, CASE WHEN $17 = 1 THEN $16 END, $18) \
+             next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics, trial_lease_secs, reproducible, space_revision) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, CASE WHEN $17 = 1 THEN $16 END, $18, $19) \
              RETURNING {STUDY_COLUMNS}"
         )))
         .bind(self.project)
@@ -129,6 +129,7 @@ impl NewStudyRow<'_> {
         .bind(self.settings.trial_lease_secs.unwrap_or(0.0))
         .bind(i64::from(self.settings.trial_lease_secs.is_some()))
         .bind(self.settings.reproducible.map(i64::from))
+        .bind(spec.space_revision)
         .fetch_one(&mut *conn)
         .await;
         match inserted {
@@ -486,6 +487,33 @@ impl Store {
             return Err(StoreError::NotFound(Entity::Study));
         }
         Ok(())
+    }
+
+    /// Replaces an open study's spec by `grown`, one revision past `from_revision`, if the study
+    /// is still at that revision: one statement compares and sets the stored revision, so of two
+    /// workers growing the same revision one succeeds and the other reads the study again
+    /// (`false`). Moves the data version on: what the model learns from changed, and every
+    /// fitted state and queued proposal of the old space is out of date.
+    pub async fn grow_space(&self, id: i64, from_revision: i64, grown: &StudySpec) -> Result<bool, StoreError> {
+        debug_assert_eq!(grown.space_revision, from_revision + 1);
+        let spec_json = serde_json::to_string(grown)?;
+        let _turn = self.write_turn().await;
+        let done = sqlx::query(
+            "UPDATE studies SET spec = $1, spec_bytes = $2, space_revision = $3, data_version = data_version + 1 \
+             WHERE id = $4 AND space_revision = $5",
+        )
+        .bind(&spec_json)
+        .bind(spec_json.len() as i64)
+        .bind(grown.space_revision)
+        .bind(id)
+        .bind(from_revision)
+        .execute(&self.pool)
+        .await?;
+        if done.rows_affected() == 1 {
+            return Ok(true);
+        }
+        // Gone, or grown by another worker first.
+        self.study_by_id(id).await.map(|_| false)
     }
 
     /// Completes the study `id` with `reason`, unless it is COMPLETED already (it keeps its first

@@ -45,6 +45,8 @@ pub struct SuggestRequest<'a> {
     /// The API version the call came through, recorded on the operation (see
     /// [`crate::Operation::api_version`]).
     pub api_version: &'a str,
+    /// Labels for the trials this call creates (held and REQUESTED trials keep theirs).
+    pub labels: &'a BTreeMap<String, String>,
 }
 
 /// What a suggest handed out.
@@ -82,6 +84,8 @@ pub struct SuggestTx {
     exhausted: bool,
     /// Why the study completes in this transaction, when a stopping rule (not the space) ends it.
     stop_reason: Option<String>,
+    /// Labels for the trials created.
+    labels: BTreeMap<String, String>,
 }
 
 impl Store {
@@ -89,7 +93,7 @@ impl Store {
     /// lease), and finds a client already waiting on a pending suggest (or the operation being
     /// finished done elsewhere).
     pub async fn open_suggest(&self, request: SuggestRequest<'_>) -> Result<Opened, StoreError> {
-        let SuggestRequest { study_id, client_id, now_ms, finishing, trial_lease_ms, api_version } = request;
+        let SuggestRequest { study_id, client_id, now_ms, finishing, trial_lease_ms, api_version, labels } = request;
         let turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let locked = lock_study(&mut tx, study_id).await?;
@@ -131,6 +135,7 @@ impl Store {
             handed: Vec::new(),
             exhausted: false,
             stop_reason: None,
+            labels: labels.clone(),
         }))
     }
 }
@@ -282,6 +287,8 @@ impl SuggestTx {
                 start_time_ms: self.now_ms,
                 measurements,
                 resumed: Some(Resumed { from, at }),
+                space_revision: old.space_revision,
+                labels: self.labels.clone(),
                 ..Trial::new(self.next_id, old.assignment)
             };
             insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
@@ -333,7 +340,13 @@ impl SuggestTx {
     }
 
     async fn insert_new(&mut self, assignment: Assignment) -> Result<(), StoreError> {
-        let trial = Trial { client_id: self.client_id.clone(), start_time_ms: self.now_ms, ..Trial::new(self.next_id, assignment) };
+        let trial = Trial {
+            client_id: self.client_id.clone(),
+            start_time_ms: self.now_ms,
+            space_revision: self.locked.space_revision,
+            labels: self.labels.clone(),
+            ..Trial::new(self.next_id, assignment)
+        };
         insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
         self.next_id += 1;
         self.handed.push(trial);

@@ -91,7 +91,7 @@ async fn read_head(conn: &mut AnyConnection, study_id: i64) -> Result<StudyHead,
             .ok_or(StoreError::NotFound(Entity::Study))?;
     let study = crate::studies::study_from_row(&row)?;
     let next_trial_id: i64 = row.try_get("next_trial_id")?;
-    let model = sqlx::query("SELECT data_version, state, fitted_at_ms FROM models WHERE study_id = $1")
+    let model = sqlx::query("SELECT data_version, space_revision, state, fitted_at_ms FROM models WHERE study_id = $1")
         .bind(study_id)
         .fetch_optional(&mut *conn)
         .await?
@@ -99,6 +99,7 @@ async fn read_head(conn: &mut AnyConnection, study_id: i64) -> Result<StudyHead,
             let state: String = row.try_get("state")?;
             Ok(StoredModel {
                 data_version: row.try_get("data_version")?,
+                space_revision: row.try_get("space_revision")?,
                 state: serde_json::from_str(&state)?,
                 fitted_at_ms: row.try_get("fitted_at_ms")?,
             })
@@ -142,11 +143,12 @@ pub(crate) async fn insert_study(
 /// Writes a study's model state, if it has one, in `conn`'s transaction.
 pub(crate) async fn insert_model(conn: &mut AnyConnection, study_id: i64, model: Option<&StoredModel>) -> Result<(), StoreError> {
     if let Some(model) = model {
-        sqlx::query("INSERT INTO models (study_id, data_version, state, fitted_at_ms) VALUES ($1, $2, $3, $4)")
+        sqlx::query("INSERT INTO models (study_id, data_version, state, fitted_at_ms, space_revision) VALUES ($1, $2, $3, $4, $5)")
             .bind(study_id)
             .bind(model.data_version)
             .bind(serde_json::to_string(&model.state)?)
             .bind(model.fitted_at_ms)
+            .bind(model.space_revision)
             .execute(&mut *conn)
             .await?;
     }

@@ -28,9 +28,12 @@ pub struct NewTrial {
     pub final_measurement: Option<Measurement>,
     /// Why it is infeasible.
     pub infeasible_reason: String,
+    /// The client's labels for it.
+    pub labels: BTreeMap<String, String>,
 }
 
-pub(crate) const TRIAL_COLUMNS: &str = "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, stopped_ms, resumed_from, resumed_at";
+pub(crate) const TRIAL_COLUMNS: &str =
+    "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, stopped_ms, resumed_from, resumed_at, space_revision, labels";
 
 pub(crate) fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
     RawTrial::from_row(row)?.decode()
@@ -50,6 +53,8 @@ struct RawTrial {
     stopped_ms: Option<i64>,
     resumed_from: Option<i64>,
     resumed_at: Option<f64>,
+    space_revision: i64,
+    labels: Option<String>,
 }
 
 impl RawTrial {
@@ -66,12 +71,14 @@ impl RawTrial {
             stopped_ms: row.try_get("stopped_ms")?,
             resumed_from: row.try_get("resumed_from")?,
             resumed_at: row.try_get("resumed_at")?,
+            space_revision: row.try_get("space_revision")?,
+            labels: row.try_get("labels")?,
         })
     }
 
     /// Bytes of JSON to parse.
     fn json_bytes(&self) -> usize {
-        self.parameters.len() + self.final_measurement.as_ref().map_or(0, String::len)
+        self.parameters.len() + self.final_measurement.as_ref().map_or(0, String::len) + self.labels.as_ref().map_or(0, String::len)
     }
 
     fn decode(self) -> Result<Trial, StoreError> {
@@ -88,8 +95,15 @@ impl RawTrial {
             end_time_ms: self.end_time_ms,
             stop_time_ms: self.stopped_ms,
             resumed: resumed(self.resumed_from, self.resumed_at),
+            space_revision: self.space_revision,
+            labels: self.labels.as_deref().map(serde_json::from_str).transpose()?.unwrap_or_default(),
         })
     }
+}
+
+/// A trial's labels as stored: a JSON object, or NULL when it has none.
+pub(crate) fn labels_json(trial: &Trial) -> Result<Option<String>, StoreError> {
+    Ok(if trial.labels.is_empty() { None } else { Some(serde_json::to_string(&trial.labels)?) })
 }
 
 /// Which parts of a trial to load.
@@ -234,8 +248,8 @@ pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial:
     let objective = apart.metric.as_str();
     sqlx::query(
         "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, \
-         objective, is_unsafe, stopped_ms, resumed_from, resumed_at, change_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-         CASE WHEN $11 = 1 THEN $10 END, $12, $13, $14, CASE WHEN $16 = 1 THEN $15 END, (SELECT change_seq FROM studies WHERE id = $1))",
+         objective, is_unsafe, stopped_ms, resumed_from, resumed_at, space_revision, labels, change_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+         CASE WHEN $11 = 1 THEN $10 END, $12, $13, $14, CASE WHEN $16 = 1 THEN $15 END, $17, $18, (SELECT change_seq FROM studies WHERE id = $1))",
     )
     .bind(study_id)
     .bind(trial.id)
@@ -253,6 +267,8 @@ pub(crate) async fn insert_trial(conn: &mut AnyConnection, study_id: i64, trial:
     .bind(trial.resumed.map(|r| r.from))
     .bind(trial.resumed.map_or(0.0, |r| r.at))
     .bind(i64::from(trial.resumed.is_some()))
+    .bind(trial.space_revision)
+    .bind(labels_json(trial)?)
     .execute(&mut *conn)
     .await?;
     insert_measurements(conn, study_id, trial.id, 0, &trial.measurements, objective).await
@@ -479,6 +495,8 @@ impl Store {
             end_time_ms: new.state.is_completed().then_some(now_ms),
             stop_time_ms: None,
             resumed: None,
+            space_revision: locked.space_revision,
+            labels: new.labels,
         };
         insert_trial(&mut tx, study_id, &trial, &locked.objective).await?;
         sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2").bind(id + 1).bind(study_id).execute(&mut *tx).await?;
@@ -518,6 +536,35 @@ impl Store {
         now_ms: i64,
     ) -> Result<Trial, StoreError> {
         self.change_trial(study_id, trial_id, now_ms, |t| t.add_measurement(m, limits)).await
+    }
+
+    /// Gives a running trial of an open study the `values` of parameters it did not hold
+    /// ([`Trial::add_parameters`]: those it holds keep theirs), in one transaction. The values
+    /// were checked against a revision of the space at which they are active under the trial;
+    /// the space only widens, so they still are.
+    pub async fn add_trial_parameters(&self, study_id: i64, trial_id: i64, values: &Assignment, now_ms: i64) -> Result<Trial, StoreError> {
+        let _turn = self.write_turn().await;
+        let mut tx = self.pool.begin().await?;
+        let locked = lock_study(&mut tx, study_id).await?;
+        let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::Full)
+            .await?
+            .pop()
+            .ok_or(StoreError::NotFound(Entity::Trial))?;
+        if trial.add_parameters(values, locked.space_revision)? {
+            sqlx::query(
+                "UPDATE trials SET parameters = $1, space_revision = $2, last_seen_ms = $3, \
+                 change_seq = (SELECT change_seq FROM studies WHERE id = $4) WHERE study_id = $4 AND id = $5",
+            )
+            .bind(serde_json::to_string(&trial.assignment)?)
+            .bind(trial.space_revision)
+            .bind(now_ms)
+            .bind(study_id)
+            .bind(trial_id)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+        }
+        Ok(trial)
     }
 
     /// Changes a trial by one of bo-core's rules, in one transaction: a refused change leaves

@@ -184,6 +184,88 @@ pub fn conformance(algorithm: &str) {
         predictions_are_bounded(algorithm);
     }
     proposes_until_used_up(algorithm);
+    learns_across_revisions(algorithm);
+}
+
+/// An open study's space before and after its objective asked for more (`space::grow`): a
+/// branch, a child under one of its values, a root; then a child of the other value, a root
+/// parameter first asked under one branch, a DOUBLE root and an INTEGER child.
+pub fn grown_spaces() -> (SearchSpace, SearchSpace) {
+    use crate::space::grow::Asked;
+    use crate::space::{Domain, ParamSpec, Scale};
+    let leaf = |id: &str, domain: Domain, scale: Scale| Asked {
+        spec: ParamSpec { id: id.into(), domain, scale, default: None, children: vec![] },
+        parent: None,
+        value: None,
+    };
+    let under = |parent: &str, a: Asked| Asked { parent: Some(parent.into()), ..a };
+    let with = |value: ParamValue, a: Asked| Asked { value: Some(value), ..a };
+    let cat = |s: &str| ParamValue::Categorical(s.into());
+    let optimizer = Domain::Categorical { values: vec!["sgd".into(), "adam".into()] };
+    let unit = Domain::Double { min: 0.0, max: 1.0 };
+    let limits = crate::Limits::default();
+    let sgd = Assignment(BTreeMap::from([("optimizer".to_owned(), cat("sgd"))]));
+    let adam = Assignment(BTreeMap::from([("optimizer".to_owned(), cat("adam"))]));
+    let first = SearchSpace::empty()
+        .grown(
+            &Assignment::default(),
+            &[
+                with(cat("sgd"), leaf("optimizer", optimizer, Scale::Linear)),
+                with(ParamValue::Float(0.5), under("optimizer", leaf("momentum", unit.clone(), Scale::Linear))),
+                with(ParamValue::Int(2), leaf("layers", Domain::Integer { min: 1, max: 4 }, Scale::Linear)),
+            ],
+            &limits,
+        )
+        .expect("valid growth")
+        .expect("grown");
+    let second = first
+        .grown(&adam, &[under("optimizer", leaf("beta1", Domain::Double { min: 0.8, max: 0.999 }, Scale::Linear))], &limits)
+        .expect("valid growth")
+        .expect("grown");
+    let second = second
+        .grown(&sgd, &[under("optimizer", leaf("decay", unit.clone(), Scale::Linear))], &limits)
+        .and_then(|s| s.expect("grown").grown(&adam, &[leaf("decay", unit, Scale::Linear)], &limits))
+        .expect("valid growth")
+        .expect("grown");
+    let width = leaf("width", Domain::Integer { min: 8, max: 512 }, Scale::Log);
+    let lr = leaf("lr", Domain::Double { min: 1e-4, max: 1.0 }, Scale::Log);
+    let layered = Assignment(BTreeMap::from([("optimizer".to_owned(), cat("sgd")), ("layers".to_owned(), ParamValue::Int(3))]));
+    let second = second.grown(&layered, &[lr, under("layers", width)], &limits).expect("valid growth").expect("grown");
+    (first, second)
+}
+
+/// Trials drawn from an earlier revision of an open study's space lack what was added since;
+/// a designer fitted on them beside trials of the grown space proposes complete points of the
+/// grown space, with the earlier trials pending too, and the same for the same seed.
+fn learns_across_revisions(algorithm: &str) {
+    let (first, second) = grown_spaces();
+    let problem = |space: &SearchSpace| Problem {
+        spec: StudySpec { open_space: true, ..spec_for(space.clone(), algorithm, Metrics::One) },
+        seed: 42,
+        priors: Vec::new(),
+    };
+    let (old, new) = (problem(&first), problem(&second));
+    if designer_for(&old.spec).is_err() || designer_for(&new.spec).is_err() {
+        return;
+    }
+    let mut history = Vec::new();
+    for i in 0..10 {
+        let a = suggest(&old, &history, &[], 1, 4000 + i as u64).remove(0);
+        second.check_partial(&a).unwrap_or_else(|e| panic!("{algorithm}: a trial of the first revision is not one of the second: {e}"));
+        history.push(observe(&first, i, a));
+    }
+    let pending: Vec<Assignment> = suggest(&old, &history, &[], 2, 7);
+    for i in 10..24 {
+        let a = suggest(&new, &history, &pending, 1, 4000 + i as u64).remove(0);
+        second.check(&a).unwrap_or_else(|e| panic!("{algorithm} after {i} trials of two revisions: infeasible {a:?}: {e}"));
+        history.push(observe(&second, i, a));
+    }
+    let got = suggest(&new, &history, &pending, 3, 9);
+    assert_eq!(got.len(), 3, "{algorithm} across revisions: asked for 3");
+    for a in &got {
+        second.check(a).unwrap_or_else(|e| panic!("{algorithm} across revisions: infeasible {a:?}: {e}"));
+    }
+    assert_eq!(got, suggest(&new, &history, &pending, 3, 9), "{algorithm} across revisions: same seed, other suggestions");
 }
 
 /// In a space of finitely many points a designer has something to propose at every step until

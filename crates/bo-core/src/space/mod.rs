@@ -15,6 +15,7 @@
 mod context;
 pub mod encode;
 pub mod features;
+pub mod grow;
 #[cfg(test)]
 mod tests;
 pub mod tree;

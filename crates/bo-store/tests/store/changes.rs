@@ -82,7 +82,7 @@ async fn changes_read_in_packs_are_exact_and_cut_by_their_byte_budget(store: Sto
             1 => (TrialState::Infeasible, None, format!("line \"{i}\"\nand a second")),
             _ => (TrialState::Requested, None, String::new()),
         };
-        let new = NewTrial { assignment, state, measurements: vec![], final_measurement, infeasible_reason };
+        let new = NewTrial { assignment, state, measurements: vec![], final_measurement, infeasible_reason, labels: Default::default() };
         store.create_trial(study.id, new, 1_000 + i).await.unwrap();
     }
     let plain = store.all_trials(study.id).await.unwrap();

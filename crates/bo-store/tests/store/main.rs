@@ -47,6 +47,7 @@ fn new_trial(i: i64) -> NewTrial {
         measurements: vec![],
         final_measurement: None,
         infeasible_reason: String::new(),
+        labels: Default::default(),
     }
 }
 
@@ -80,9 +81,11 @@ struct Call<'a> {
     newer_than: Option<i64>,
 }
 
+static NO_LABELS: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+
 fn request(study_id: i64, client_id: &str, count: usize, now_ms: i64) -> Call<'_> {
     Call {
-        request: SuggestRequest { study_id, client_id, now_ms, finishing: None, trial_lease_ms: None, api_version: "v1" },
+        request: SuggestRequest { study_id, client_id, now_ms, finishing: None, trial_lease_ms: None, api_version: "v1", labels: &NO_LABELS },
         count,
         newer_than: None,
     }

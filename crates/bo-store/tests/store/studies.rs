@@ -100,6 +100,7 @@ async fn model_state_is_kept_and_never_overwritten_by_older_data(store: Store) {
     assert_eq!(store.model_state(study.id).await.unwrap(), None);
     let m = |version: i64, tag: &str| bo_store::StoredModel {
         data_version: version,
+        space_revision: 0,
         state: bo_core::ModelState(serde_json::json!({"tag": tag})),
         fitted_at_ms: 7,
     };

@@ -92,7 +92,40 @@ async fn nulls_then_values_on_one_connection(db: Database) {
     }
 }
 
+/// An open study grows by compare-and-set: of two growths from one revision the second is
+/// refused and nothing of it is written; a running trial takes the new parameter's value once
+/// (asking again keeps the first), records the revision, keeps its labels, and a completed
+/// trial takes none.
+async fn an_open_space_grows_once_per_revision_and_trials_take_new_values(store: Store) {
+    use bo_core::space::grow::Asked;
+    let open = StudySpec { open_space: true, ..spec() };
+    let (study, _) = store.create_study("p", "l", "open", &open, StudySettings::default(), 1).await.unwrap();
+    let labels = BTreeMap::from([("optuna.trial_number".to_owned(), "0".to_owned())]);
+    let t = store.create_trial(study.id, NewTrial { state: TrialState::Requested, labels: labels.clone(), ..new_trial(1) }, 2).await.unwrap();
+    assert_eq!((t.space_revision, &t.labels), (0, &labels));
+    let asked = Asked { spec: fixtures::unit_double("extra"), parent: None, value: None };
+    let grown = open.space.grown(&t.assignment, &[asked], &Limits::default()).unwrap().expect("a new parameter");
+    let next = StudySpec { space: grown, space_revision: 1, ..open.clone() };
+    assert!(store.grow_space(study.id, 0, &next).await.unwrap());
+    assert!(!store.grow_space(study.id, 0, &StudySpec { space_revision: 1, ..open.clone() }).await.unwrap(), "revision 0 is gone");
+    let read = store.get_study("p", "l", study.number).await.unwrap();
+    assert_eq!(read.spec, next, "the first growth stands");
+    assert_eq!(read.data_version, 1, "growing moves the data version on");
+    let value = |x: f64| Assignment(BTreeMap::from([("extra".to_owned(), ParamValue::Float(x))]));
+    let t = store.add_trial_parameters(study.id, 1, &value(0.25), 3).await.unwrap();
+    assert_eq!((t.assignment.get("extra"), t.space_revision), (Some(&ParamValue::Float(0.25)), 1));
+    let again = store.add_trial_parameters(study.id, 1, &value(0.75), 4).await.unwrap();
+    assert_eq!(again.assignment.get("extra"), Some(&ParamValue::Float(0.25)), "a value once given stays");
+    assert_eq!(store.get_trial(study.id, 1).await.unwrap(), again);
+    assert_eq!(store.all_trials(study.id).await.unwrap()[0].labels, labels);
+    store.complete_trial(study.id, 1, &next, Completion::Infeasible("x".into()), 5).await.unwrap();
+    let closed = store.add_trial_parameters(study.id, 1, &value(0.5), 6).await;
+    assert!(matches!(closed, Err(StoreError::Trial(bo_core::TrialError::ParametersClosed { .. }))), "{closed:?}");
+    assert!(matches!(store.grow_space(study.id + 1000, 1, &StudySpec { space_revision: 2, ..next }).await, Err(StoreError::NotFound(_))));
+}
+
 each_database! {
+    an_open_space_grows_once_per_revision_and_trials_take_new_values,
     trials_keep_measurements_and_deleting_a_study_removes_everything,
     pages_are_bounded_by_size,
     nulls_then_values_on_one_connection,
