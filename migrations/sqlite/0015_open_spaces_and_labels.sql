@@ -4,10 +4,12 @@
 -- each trial records the revision of the space its parameters were drawn from, and a stored
 -- model the revision it was fitted for (a fit of another revision is neither adopted nor
 -- warm-started). A trial's labels (bo extension: a client's own names for it, such as Optuna's
--- trial number) are a JSON object; NULL when it has none. A staged import trial keeps both.
+-- trial number) are a JSON object; NULL when it has none. A staged import trial keeps both, and a
+-- pending suggest the labels its new trials will take.
 ALTER TABLE studies ADD COLUMN space_revision BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN space_revision BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN labels TEXT;
 ALTER TABLE import_trials ADD COLUMN space_revision BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE import_trials ADD COLUMN labels TEXT;
 ALTER TABLE models ADD COLUMN space_revision BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE operations ADD COLUMN labels TEXT;

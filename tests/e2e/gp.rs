@@ -177,7 +177,7 @@ fn pending_suggests_left_by_a_stopped_server_are_finished_when_it_starts() {
         let op = runtime.block_on(async {
             let options = bo_store::StoreOptions { max_connections: 2, acquire_timeout: std::time::Duration::from_secs(10) };
             let store = bo_store::Store::connect(&db.url, &options).await.unwrap();
-            let op = store.begin_pending_suggest(study.parse().unwrap(), "w", 3, "v1", 1).await.unwrap();
+            let op = store.begin_pending_suggest(study.parse().unwrap(), "w", 3, "v1", &Default::default(), 1).await.unwrap();
             store.close().await;
             op
         });

@@ -9,6 +9,7 @@ mod harness;
 mod high_dim;
 mod hostile;
 mod leases;
+mod open_space;
 mod outage;
 mod replicas;
 mod reproducible;
@@ -57,5 +58,5 @@ pub fn assert_feasible(server: &harness::Server, study: &str, trial: &Value) {
     let (spec, _) = wire.study_spec.into_domain(&bo_core::Limits::default()).expect("stored spec is valid");
     let params: Vec<bo_server::api::wire::trial::ParameterW> =
         serde_json::from_value(trial["parameters"].clone()).expect("parameters parse");
-    bo_server::api::wire::trial::assignment_from_wire(params, &spec.space).unwrap_or_else(|e| panic!("infeasible trial {trial}: {e}"));
+    bo_server::api::wire::trial::assignment_from_wire(params, &spec).unwrap_or_else(|e| panic!("infeasible trial {trial}: {e}"));
 }

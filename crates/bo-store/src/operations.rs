@@ -52,9 +52,11 @@ pub struct Operation {
     /// The API version it was asked through (an opaque label the server gives, `v1` by default):
     /// what its rendering names, wherever it is polled from.
     pub api_version: String,
+    /// A suggest's labels for the trials it creates (kept while it is pending).
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
-const OPERATION_COLUMNS: &str = "number, study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, error_message, update_time_ms, api_version";
+const OPERATION_COLUMNS: &str = "number, study_id, trial_id, kind, client_id, trial_ids, should_stop, study_completed, create_time_ms, done, suggestion_count, error_message, update_time_ms, api_version, labels";
 
 fn operation_from_row(row: &sqlx::any::AnyRow) -> Result<Operation, StoreError> {
     let kind_name: String = row.try_get("kind")?;
@@ -84,6 +86,7 @@ fn operation_from_row(row: &sqlx::any::AnyRow) -> Result<Operation, StoreError> 
         create_time_ms,
         update_time_ms: row.try_get::<Option<i64>, _>("update_time_ms")?.unwrap_or(create_time_ms),
         api_version: row.try_get("api_version")?,
+        labels: row.try_get::<Option<String>, _>("labels")?.as_deref().map(serde_json::from_str).transpose()?.unwrap_or_default(),
     })
 }
 
@@ -105,10 +108,20 @@ pub(crate) async fn insert_pending_suggest(
     client_id: &str,
     count: usize,
     api_version: &str,
+    labels: &std::collections::BTreeMap<String, String>,
     now_ms: i64,
 ) -> Result<i64, StoreError> {
     let kind = OperationKind::Suggest { client_id: client_id.to_owned(), trial_ids: vec![], study_completed: false };
-    insert(conn, study_id, &kind, false, count, api_version, now_ms).await
+    let id = insert(conn, study_id, &kind, false, count, api_version, now_ms).await?;
+    if !labels.is_empty() {
+        sqlx::query("UPDATE operations SET labels = $1 WHERE study_id = $2 AND number = $3")
+            .bind(serde_json::to_string(labels)?)
+            .bind(study_id)
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(id)
 }
 
 /// The pending suggest operation of a client, if any.

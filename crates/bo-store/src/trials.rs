@@ -619,6 +619,7 @@ impl Store {
         client_id: &str,
         count: usize,
         api_version: &str,
+        labels: &BTreeMap<String, String>,
         now_ms: i64,
     ) -> Result<Operation, StoreError> {
         let _turn = self.write_turn().await;
@@ -627,7 +628,7 @@ impl Store {
         if let Some(op) = pending_suggest(&mut tx, study_id, client_id).await? {
             return Ok(op);
         }
-        let id = insert_pending_suggest(&mut tx, study_id, client_id, count, api_version, now_ms).await?;
+        let id = insert_pending_suggest(&mut tx, study_id, client_id, count, api_version, labels, now_ms).await?;
         let op = operation_in(&mut tx, study_id, id).await?;
         tx.commit().await?;
         Ok(op)

@@ -55,7 +55,7 @@ pub use prediction::Prediction;
 pub(crate) use prediction::Z_95;
 pub use quasi_random::QuasiRandomSearch;
 pub use random::RandomSearch;
-pub use registry::{ALGORITHMS, designer_fitted_whole, designer_for};
+pub use registry::{ALGORITHMS, check_name, designer_fitted_whole, designer_for};
 pub use rembo::{Rembo, RemboKernel, RemboParams};
 
 /// What a designer optimises: the study's configuration and a seed fixed for the study.

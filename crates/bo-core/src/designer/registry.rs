@@ -85,6 +85,16 @@ fn with_settings(spec: &StudySpec, settings: &[(&str, serde_json::Value)]) -> St
     StudySpec { algorithm_config: serde_json::Value::Object(config), ..spec.clone() }
 }
 
+/// Checks that `name` is one of [`ALGORITHMS`] (what can be checked of a study's algorithm
+/// before its space has a parameter).
+pub fn check_name(name: &str) -> Result<(), ConfigError> {
+    if ALGORITHMS.contains(&name) {
+        Ok(())
+    } else {
+        Err(ConfigError::UnknownAlgorithm { name: name.to_owned(), known: ALGORITHMS.iter().map(|s| (*s).to_owned()).collect() })
+    }
+}
+
 /// The designer `spec.algorithm` names, before any wrapper.
 fn designer_of(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
     match REGISTRY.iter().find(|(name, _)| *name == spec.algorithm) {

@@ -33,6 +33,8 @@ pub enum Code {
     ResourceExhausted,
     /// 504: the request took longer than the server's limit.
     DeadlineExceeded,
+    /// 409: a concurrent change won too often; retry.
+    Aborted,
 }
 
 impl Code {
@@ -43,6 +45,7 @@ impl Code {
             Code::FailedPrecondition => ("FAILED_PRECONDITION", 9, StatusCode::BAD_REQUEST),
             Code::NotFound => ("NOT_FOUND", 5, StatusCode::NOT_FOUND),
             Code::AlreadyExists => ("ALREADY_EXISTS", 6, StatusCode::CONFLICT),
+            Code::Aborted => ("ABORTED", 10, StatusCode::CONFLICT),
             Code::Internal => ("INTERNAL", 13, StatusCode::INTERNAL_SERVER_ERROR),
             Code::Unavailable => ("UNAVAILABLE", 14, StatusCode::SERVICE_UNAVAILABLE),
             Code::Unauthenticated => ("UNAUTHENTICATED", 16, StatusCode::UNAUTHORIZED),
@@ -145,6 +148,21 @@ impl From<StoreError> for ApiError {
                 ApiError::new(Code::Unavailable, "the database is unavailable; retry later")
             }
             StoreError::Internal(m) => ApiError::new(Code::Internal, m),
+        }
+    }
+}
+
+/// A space that did not grow: what was asked is the user's to fix (400), a fixed space a
+/// precondition, a race lost too often ABORTED (409, retry).
+impl From<crate::engine::GrowError> for ApiError {
+    fn from(e: crate::engine::GrowError) -> Self {
+        use crate::engine::GrowError;
+        match e {
+            GrowError::Field(e) => ApiError::from(e),
+            GrowError::Fixed => ApiError::precondition(e.to_string()),
+            GrowError::Config(e) => ApiError::from(e),
+            GrowError::Contended => ApiError::new(Code::Aborted, e.to_string()),
+            GrowError::Engine(e) => ApiError::from(e),
         }
     }
 }

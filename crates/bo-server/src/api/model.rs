@@ -110,7 +110,7 @@ pub async fn predict(state: AppState, path: StudyPath, body: PredictRequestW) ->
         .trials
         .into_iter()
         .enumerate()
-        .map(|(i, p)| assignment_from_wire(p.parameters, &study.spec.space).map_err(|e| ApiError::from(e.under(&format!("trials[{i}]")))))
+        .map(|(i, p)| assignment_from_wire(p.parameters, &study.spec).map_err(|e| ApiError::from(e.under(&format!("trials[{i}]")))))
         .collect::<Result<Vec<_>, _>>()?;
     let (predictions, per_metric) = match state.engine.predict(&study, points).await? {
         Ok(p) => (p.objective, p.metrics),

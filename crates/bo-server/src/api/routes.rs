@@ -52,8 +52,8 @@ macro_rules! api {
 
 api! {
     verbs: [
-        trials::complete_trial, trials::add_trial_measurement, trials::stop_trial, trials::check_trial_early_stopping_state,
-        model::predict, studies::stop_study, studies::get_study, transfer::export_study, transfer::append_import,
+        trials::complete_trial, trials::add_trial_measurement, trials::add_trial_parameters, trials::stop_trial,
+        trials::check_trial_early_stopping_state, model::predict, studies::stop_study, studies::add_parameters, studies::get_study, transfer::export_study, transfer::append_import,
         transfer::commit_import
     ];
     v1 {

@@ -19,7 +19,7 @@ use super::page::{Page, PageParams};
 use super::state::AppState;
 use super::wire::format_time;
 use super::wire::request::{
-    EmptyRequestW, ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW,
+    AddParametersRequestW, EmptyRequestW, ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW,
     StudyOverviewW, StudySummaryW,
 };
 use super::wire::study::{MetricSpecW, StudyW, state_to_wire, study_name, study_to_wire};
@@ -187,7 +187,7 @@ pub async fn post_study_verb(
 ) -> Result<Response, ApiError> {
     let Some((study, verb)) = study_verb.split_once(':') else {
         return Err(ApiError::not_found(format!(
-            "POST {} is not a method; study methods are :predict and :stop",
+            "POST {} is not a method; study methods are :predict, :stop and :addParameters",
             super::wire::shown(&study_verb)
         )));
     };
@@ -196,10 +196,28 @@ pub async fn post_study_verb(
     match verb {
         "predict" => Ok(super::model::predict(state, path, parse_body(body, &limits).await?).await?.into_response()),
         "stop" => Ok(stop_study(state, path, parse_body(body, &limits).await?).await?.into_response()),
-        other => {
-            Err(ApiError::not_found(format!("{} is not a study method; study methods are predict and stop", super::wire::shown(other))))
-        }
+        "addParameters" => Ok(add_parameters(state, path, parse_body(body, &limits).await?).await?.into_response()),
+        other => Err(ApiError::not_found(format!(
+            "{} is not a study method; study methods are predict, stop and addParameters",
+            super::wire::shown(other)
+        ))),
     }
+}
+
+/// AddParameters (bo extension, for a study with `openSearchSpace`): grows the study's space
+/// with parameters asked outside a running trial (a trial evaluated elsewhere, about to be
+/// added with `POST …/trials`). Entries are read in order; each entry's `value` is what a later
+/// entry's `parentParameterId` places it under. A parameter with another domain than the
+/// study's is a 400; 409 ABORTED when other workers kept growing the study meanwhile (retry).
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}:addParameters", tag = "studies",
+    params(StudyPath), request_body = AddParametersRequestW,
+    responses((status = 200, description = "the study, its space grown", body = StudyW), (status = 400, description = "invalid request (the message names the field), or a fixed search space", body = ErrorBodyW), (status = 404, description = "no such study", body = ErrorBodyW), (status = 409, description = "other workers kept growing the study; retry", body = ErrorBodyW)))]
+pub async fn add_parameters(state: AppState, path: StudyPath, body: AddParametersRequestW) -> Result<Json<StudyW>, ApiError> {
+    let study = load_study(&state, &path.project, &path.location, &path.study).await?;
+    let limits = &state.access.limits;
+    let asked = body.into_asked(limits)?;
+    let grown = state.engine.grow_space(&study, &bo_core::Assignment::default(), &asked, limits).await?;
+    Ok(Json(study_to_wire(&grown)))
 }
 
 /// The reason a study stopped by `:stop` shows.

@@ -28,7 +28,7 @@ use super::wire::format_time;
 use super::wire::measurement::measurement_from_wire;
 use super::wire::operation::{ApiVersion, OperationW, early_stopping_operation, suggest_operation};
 use super::wire::request::{
-    AddTrialMeasurementRequestW, CompleteTrialRequestW, EmptyRequestW, ListOptimalTrialsResponseW, ListTrialsResponseW,
+    AddParametersRequestW, AddTrialMeasurementRequestW, CompleteTrialRequestW, EmptyRequestW, ListOptimalTrialsResponseW, ListTrialsResponseW,
     SuggestTrialsRequestW, TrialContextW,
 };
 use super::wire::study::StudyStateW;
@@ -96,13 +96,14 @@ pub async fn suggest_trials(
     if body.client_id.is_empty() {
         return Err(ApiError::invalid("clientId: required; the same clientId gets its pending trials back"));
     }
+    bo_core::trial::check_labels(&body.labels, limits)?;
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let name = |id: i64| format!("{}/operations/{id}", study_name(&study));
     let reply = if body.contexts.is_empty() {
-        state.engine.suggest(&study, &body.client_id, body.suggestion_count as usize, version.as_str()).await?
+        state.engine.suggest(&study, &body.client_id, body.suggestion_count as usize, version.as_str(), &body.labels).await?
     } else {
         let contexts = contexts_from_wire(body.contexts, body.suggestion_count, &study)?;
-        state.engine.suggest_in_contexts(&study, &body.client_id, contexts, version.as_str()).await?
+        state.engine.suggest_in_contexts(&study, &body.client_id, contexts, version.as_str(), &body.labels).await?
     };
     match reply {
         SuggestReply::Done(outcome) => {
@@ -146,7 +147,7 @@ pub async fn create_trial(
 ) -> Result<Json<TrialW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let spec = &study.spec;
-    let assignment = assignment_from_wire(body.parameters, &spec.space)?;
+    let assignment = assignment_from_wire(body.parameters, &spec)?;
     let measurements = body
         .measurements
         .into_iter()
@@ -186,7 +187,15 @@ pub async fn create_trial(
     if trial_state != TrialState::Infeasible && !body.infeasible_reason.is_empty() {
         return Err(ApiError::invalid("infeasibleReason: only an INFEASIBLE trial has one"));
     }
-    let new = NewTrial { assignment, state: trial_state, measurements, final_measurement, infeasible_reason: body.infeasible_reason };
+    bo_core::trial::check_labels(&body.labels, limits)?;
+    let new = NewTrial {
+        assignment,
+        state: trial_state,
+        measurements,
+        final_measurement,
+        infeasible_reason: body.infeasible_reason,
+        labels: body.labels,
+    };
     let trial = state.store.create_trial(study.id, new, crate::now_ms()).await?;
     if trial.state.is_completed() {
         state.engine.notify_changed(&study);
@@ -284,7 +293,7 @@ pub async fn post_trial_verb(
     let version = version.unwrap_or(ApiVersion::V1);
     let Some((trial, verb)) = trial_verb.split_once(':') else {
         return Err(ApiError::not_found(format!(
-            "POST {} is not a method; trial methods are :complete, :addTrialMeasurement, :stop and :checkTrialEarlyStoppingState",
+            "POST {} is not a method; trial methods are :complete, :addTrialMeasurement, :addTrialParameters, :stop and :checkTrialEarlyStoppingState",
             super::wire::shown(&trial_verb)
         )));
     };
@@ -295,12 +304,13 @@ pub async fn post_trial_verb(
         "complete" => json(complete_trial(state, path, parse_body(body, &limits).await?).await),
         "addTrialMeasurement" => json(add_trial_measurement(state, path, parse_body(body, &limits).await?).await),
         "stop" => json(stop_trial(state, path, parse_body(body, &limits).await?).await),
+        "addTrialParameters" => json(add_trial_parameters(state, path, parse_body(body, &limits).await?).await),
         "checkTrialEarlyStoppingState" => {
             let op = check_trial_early_stopping_state(state, path, version, parse_body(body, &limits).await?).await?;
             Ok(Json(serde_json::to_value(op.0).unwrap_or_default()))
         }
         other => Err(ApiError::not_found(format!(
-            "{} is not a trial method; trial methods are complete, addTrialMeasurement, stop and checkTrialEarlyStoppingState",
+            "{} is not a trial method; trial methods are complete, addTrialMeasurement, addTrialParameters, stop and checkTrialEarlyStoppingState",
             super::wire::shown(other)
         ))),
     }
@@ -350,6 +360,30 @@ pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTr
     let trial = state
         .store
         .add_measurement(study.id, id, m, &state.access.limits, crate::now_ms())
+        .await
+        .map_err(ApiError::from)
+        .map_err(map_trial_error(&study, &path.trial))?;
+    Ok(Json(trial_to_wire(&study, &trial)))
+}
+
+/// AddTrialParameters (bo extension, for a study with `openSearchSpace`): the parameters a
+/// define-by-run objective asks for that the running trial does not hold. Each is added to the
+/// study's space where the trial holds its parent's value (a known one is widened until it is
+/// active under the trial), and takes its given `value`, or one the study's model chooses given
+/// the trial's other values (as a suggest within a context chooses). A parameter the trial
+/// already holds keeps its value, so asking again answers the same. A completed trial takes
+/// none (FAILED_PRECONDITION); a parameter asked with another domain than the study's is a 400;
+/// 409 ABORTED when other workers kept growing the study meanwhile (retry).
+#[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/studies/{study}/trials/{trial}:addTrialParameters", tag = "trials",
+    params(TrialPath), request_body = AddParametersRequestW,
+    responses((status = 200, description = "the trial, with its new parameters", body = TrialW), (status = 400, description = "invalid request (the message names the field), or a fixed search space or a completed trial", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW), (status = 409, description = "other workers kept growing the study; retry", body = ErrorBodyW)))]
+pub async fn add_trial_parameters(state: AppState, path: TrialPath, body: AddParametersRequestW) -> Result<Json<TrialW>, ApiError> {
+    let (study, id) = load(&state, &path).await?;
+    let limits = &state.access.limits;
+    let asked = body.into_asked(limits)?;
+    let (study, trial) = state
+        .engine
+        .add_trial_parameters(&study, id, &asked, limits)
         .await
         .map_err(ApiError::from)
         .map_err(map_trial_error(&study, &path.trial))?;

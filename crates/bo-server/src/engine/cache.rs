@@ -28,6 +28,9 @@ const MODEL_LAG_FRACTION: f64 = 0.25;
 pub struct Entry {
     /// The study's `data_version` at the fit.
     pub data_version: i64,
+    /// The revision of the study's space it was fitted for: an open study's space grows, and a
+    /// model of another revision is never used ([`ModelCache::get`]).
+    pub space_revision: i64,
     /// The trials (ids) the model has seen as completed.
     pub trial_ids: HashSet<i64>,
     /// How many observations the designer was fitted on: all of them, or a large study's subset
@@ -99,27 +102,35 @@ impl ModelCache {
         }
     }
 
-    /// The entry of `study` once `ready` holds for it, or whatever is cached when `deadline`
-    /// passes (`None` only if nothing is).
-    pub async fn wait_for(&self, study: i64, deadline: tokio::time::Instant, ready: impl Fn(&Entry) -> bool) -> Option<Arc<Entry>> {
+    /// The entry of `study` at space revision `revision` once `ready` holds for it, or whatever
+    /// is cached for that revision when `deadline` passes (`None` only if nothing is).
+    pub async fn wait_for(
+        &self,
+        study: i64,
+        revision: i64,
+        deadline: tokio::time::Instant,
+        ready: impl Fn(&Entry) -> bool,
+    ) -> Option<Arc<Entry>> {
         loop {
             let inserted = self.inserted.notified();
             tokio::pin!(inserted);
             // Registered before the entry is read, so an insert in between is not missed.
             inserted.as_mut().enable();
-            let entry = self.get(study);
+            let entry = self.get(study, revision);
             if entry.as_deref().is_some_and(&ready) || tokio::time::timeout_at(deadline, inserted).await.is_err() {
-                return entry.or_else(|| self.get(study));
+                return entry.or_else(|| self.get(study, revision));
             }
         }
     }
 
-    /// The entry of `study`, marked as just used.
-    pub fn get(&self, study: i64) -> Option<Arc<Entry>> {
+    /// The entry of `study`, marked as just used, if it was fitted for space revision
+    /// `revision` (the caller's record of the study: a model of an older space does not know
+    /// its new parameters, and one of a newer space proposes points the caller's spec lacks).
+    pub fn get(&self, study: i64, revision: i64) -> Option<Arc<Entry>> {
         let mut inner = lock(&self.inner);
         inner.tick += 1;
         let tick = inner.tick;
-        inner.entries.get_mut(&study).map(|(e, t, _)| {
+        inner.entries.get_mut(&study).filter(|(e, _, _)| e.space_revision == revision).map(|(e, t, _)| {
             *t = tick;
             e.clone()
         })
@@ -185,6 +196,7 @@ mod tests {
     fn entry(version: i64, bytes: usize) -> Arc<Entry> {
         Arc::new(Entry {
             data_version: version,
+            space_revision: 0,
             trial_ids: HashSet::new(),
             fitted_on: 0,
             model: Arc::new(Sized(bytes)),
@@ -200,10 +212,10 @@ mod tests {
         let cache = ModelCache::new(2 * size + size / 2);
         cache.insert(1, entry(0, 100));
         cache.insert(2, entry(0, 100));
-        assert!(cache.get(1).is_some()); // 1 is now more recent than 2
+        assert!(cache.get(1, 0).is_some()); // 1 is now more recent than 2
         cache.insert(3, entry(0, 100));
-        assert!(cache.get(2).is_none(), "2 was the least recently used");
-        assert!(cache.get(1).is_some() && cache.get(3).is_some());
+        assert!(cache.get(2, 0).is_none(), "2 was the least recently used");
+        assert!(cache.get(1, 0).is_some() && cache.get(3, 0).is_some());
         assert_eq!(cache.usage(), (2, 2 * size));
     }
 
@@ -212,9 +224,9 @@ mod tests {
         let cache = ModelCache::new(1 << 20);
         cache.insert(1, entry(5, 10));
         cache.insert(1, entry(3, 10));
-        assert_eq!(cache.get(1).unwrap().data_version, 5);
+        assert_eq!(cache.get(1, 0).unwrap().data_version, 5);
         cache.remove(1);
-        assert!(cache.get(1).is_none());
+        assert!(cache.get(1, 0).is_none());
         assert_eq!(cache.usage(), (0, 0));
     }
 }

@@ -63,12 +63,20 @@ pub fn propose(study: &StudyRecord, entry: &Entry, trials: &[Trial], extra: &[As
 }
 
 /// Whether the study's space has no point left beside its trials, the `extra` points and the
-/// new `points`: only a space without a real parameter can be used up.
+/// new `points`: only a space without a real parameter can be used up. In an open study only
+/// points of the space as it stands count (a trial of an earlier revision lacks parameters
+/// added since, and takes no point of this space), and a space with no parameter yet is never
+/// used up.
 fn used_up(study: &StudyRecord, trials: &[Trial], extra: &[Assignment], points: &[Assignment]) -> bool {
-    let Some(size) = study.spec.space.point_count() else {
+    let space = &study.spec.space;
+    if space.n_params() == 0 {
+        return false;
+    }
+    let Some(size) = space.point_count() else {
         return false;
     };
-    let taken: HashSet<String> = trials.iter().map(|t| &t.assignment).chain(extra).chain(points).map(Assignment::key).collect();
+    let counts = |a: &&Assignment| !study.spec.open_space || space.is_complete(a);
+    let taken: HashSet<String> = trials.iter().map(|t| &t.assignment).chain(extra).chain(points).filter(counts).map(Assignment::key).collect();
     taken.len() as u128 >= size
 }
 
@@ -156,6 +164,7 @@ pub(super) fn build_entry(
     })?;
     Ok(Entry {
         data_version,
+        space_revision: study.spec.space_revision,
         trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect::<HashSet<_>>(),
         fitted_on: if designer.learns() { bo_core::designer::subset::fitted_on(history.len()) } else { 0 },
         model: fitted.model,
@@ -174,6 +183,7 @@ pub fn fallback_entry(study: &StudyRecord, data_version: i64, trials: &[Trial]) 
     let fitted = QuasiRandomSearch.fit(&problem, &history, None, &mut rng).expect("quasi-random search does not fail");
     Entry {
         data_version,
+        space_revision: study.spec.space_revision,
         trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect(),
         fitted_on: 0,
         model: fitted.model,
@@ -318,6 +328,7 @@ mod tests {
     fn entry(n: usize, runs_out: bool) -> Entry {
         Entry {
             data_version: 0,
+            space_revision: 0,
             trial_ids: HashSet::new(),
             fitted_on: 0,
             model: Arc::new(Proposes { n, runs_out }),

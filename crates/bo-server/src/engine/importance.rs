@@ -110,16 +110,16 @@ impl Engine {
     ) -> Result<Option<(Arc<dyn bo_core::Model>, usize)>, EngineError> {
         let learns = self.designer(study).is_ok_and(|d| d.learns());
         let current = |e: &Arc<super::Entry>| e.data_version == data_version || !learns;
-        let entry = match self.inner.cache.get(study.id) {
+        let entry = match self.inner.cache.get(study.id, study.spec.space_revision) {
             Some(e) if current(&e) => e,
             None if !learns => self.model(study).await?,
             _ => {
                 let slot = self.inner.slots.get(study.id);
                 let _fitting = slot.fitting.lock().await;
-                match self.inner.cache.get(study.id).filter(current) {
+                match self.inner.cache.get(study.id, study.spec.space_revision).filter(current) {
                     Some(e) => e,
                     None => {
-                        let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study.id, data_version).await?;
+                        let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study, data_version).await?;
                         match self.fit(study, data_version, trials.clone(), warm, class).await {
                             Ok(entry) => {
                                 if let Err(e) = refit::keep(&self.inner.store, &self.inner.cache, study.id, entry.clone()).await {

@@ -134,7 +134,7 @@ impl Engine {
         if !ahead {
             self.inner.hooks.reached(Point::Refill).await?;
         }
-        if self.inner.cache.get(study.id).is_some_and(|e| e.model.suggest_indexed(0, 0).is_some()) {
+        if self.inner.cache.get(study.id, study.spec.space_revision).is_some_and(|e| e.model.suggest_indexed(0, 0).is_some()) {
             return Ok(()); // answered by position inside the suggest: nothing to precompute
         }
         let slot = self.inner.slots.get(study.id);
@@ -206,7 +206,7 @@ impl Engine {
         let usable = |e: &Arc<Entry>| {
             !e.fallback && if reproducible { e.data_version == basis.data_version } else { e.keeps_up(basis.data_version, &trials) }
         };
-        let Some(entry) = self.inner.cache.get(study.id).filter(usable) else { return Ok(None) };
+        let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision).filter(usable) else { return Ok(None) };
         let queued = slot.queue.pending_at(basis);
         Ok(Some(Read { basis, trials, entry, wanted, queued }))
     }

@@ -72,12 +72,13 @@ impl Engine {
                 Err(StoreError::NotFound(_)) => return Ok(RefitOutcome::Gone),
                 Err(e) => return Err(e.into()),
             };
-            let cached = self.inner.cache.get(study.id).map(|e| e.data_version);
+            let cached = self.inner.cache.get(study.id, study.spec.space_revision).map(|e| e.data_version);
             if cached.is_some_and(|v| v >= basis.data_version) {
                 return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
             }
             if let Some(stored) = store.model_state(study.id).await?
                 && stored.data_version >= basis.data_version
+                && stored.space_revision == study.spec.space_revision
             {
                 let (basis, trials) = self.trials_now(study).await?;
                 let entry = self.restore(study, basis.data_version, trials, stored.state).await?;
@@ -128,12 +129,12 @@ mod tests {
         let basis = store.study_basis(study.id).await.unwrap();
         let (_, trials) = store.suggest_snapshot(study.id).await.unwrap();
         let theirs = crate::engine::cpu::fit_entry(&study, basis.data_version, &trials, None).unwrap();
-        let stored = StoredModel { data_version: basis.data_version, state: theirs.state.clone(), fitted_at_ms: 5 };
+        let stored = StoredModel { data_version: basis.data_version, space_revision: 0, state: theirs.state.clone(), fitted_at_ms: 5 };
         assert!(store.save_model_state(study.id, &stored).await.unwrap());
         engine.inner.hooks.release(Point::LeaseBusy, 1);
         let outcome = tokio::time::timeout(Duration::from_secs(30), waiting).await.unwrap().unwrap().unwrap();
         assert_eq!(outcome, RefitOutcome::Adopted { data_version: basis.data_version });
-        assert_eq!(engine.inner.cache.get(study.id).map(|e| e.data_version), Some(basis.data_version));
+        assert_eq!(engine.inner.cache.get(study.id, 0).map(|e| e.data_version), Some(basis.data_version));
         assert_eq!(store.model_state(study.id).await.unwrap(), Some(stored), "the adopter stores nothing");
         // The lease given back: this replica refits, and gives it back in turn.
         store.release_refit_lease(study.id, "other").await.unwrap();
@@ -153,7 +154,7 @@ mod tests {
         for point in [Point::Refit, Point::Refill, Point::JobEnded] {
             assert_eq!(reached.recv().await, Some(point));
         }
-        let after = engine.inner.cache.get(study.id).expect("still cached");
+        let after = engine.inner.cache.get(study.id, 0).expect("still cached");
         assert!(Arc::ptr_eq(&before, &after), "the failed refit replaced nothing");
         assert!(!engine.busy());
     }

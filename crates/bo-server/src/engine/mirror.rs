@@ -158,6 +158,7 @@ mod tests {
             final_measurement: Some(done),
             // 1,000 characters, the longest free text: the trials' bytes come from here.
             infeasible_reason: "r".repeat(1000),
+            labels: BTreeMap::new(),
         };
         store.create_trial(study.id, new, 1).await.unwrap();
     }

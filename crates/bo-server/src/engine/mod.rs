@@ -39,6 +39,7 @@
 
 mod cache;
 mod cpu;
+mod grow;
 mod hooks;
 mod importance;
 mod jobs;
@@ -66,6 +67,7 @@ use bo_core::{ConfigError, Designer, FitError, Limits, StudySpec};
 use bo_store::{Store, StoreError, StudyRecord};
 
 pub use cache::{Entry, ModelCache};
+pub use grow::GrowError;
 pub use importance::{Answer as ImportanceAnswer, Report as ImportanceReport};
 pub use refit::RefitOutcome;
 pub use shutdown::Stopped;
@@ -195,24 +197,39 @@ pub struct Engine {
 }
 
 /// Checks that `spec` names a known algorithm whose settings are valid and ask for no more work
-/// than `limits` allow.
+/// than `limits` allow. An open study before its first parameter is checked once it has one (a
+/// designer's settings may depend on the space's size).
 pub fn check_algorithm(spec: &StudySpec, limits: &Limits) -> Result<(), ConfigError> {
+    if spec.space.n_params() == 0 {
+        return bo_core::designer::check_name(&spec.algorithm);
+    }
     let designer = designer_for(spec)?;
     bo_core::designer::check_limits(designer.as_ref(), &spec.space, limits)
 }
 
 impl Engine {
-    /// The study's designer, built from its spec once and kept in its slot: a study's spec
-    /// never changes and its id is never reused, so no suggest, refit or job builds (parses,
-    /// checks) it again, and none does inside a store transaction. A spec whose settings no
-    /// longer parse (stored by an older version) is refused each time it is asked for.
+    /// The study's designer, built from its spec once per revision of its space and kept in its
+    /// slot: a study's spec changes only when an open study's space grows, and its id is never
+    /// reused, so no suggest, refit or job builds (parses, checks) it again, and none does
+    /// inside a store transaction. A spec whose settings no longer parse (stored by an older
+    /// version) is refused each time it is asked for. An open study before its first parameter
+    /// has only the initial design to give (trials with no parameters).
     pub(crate) fn designer(&self, study: &StudyRecord) -> Result<Arc<dyn Designer>, ConfigError> {
         let slot = self.inner.slots.get(study.id);
-        if let Some(designer) = slot.designer.get() {
+        let revision = study.spec.space_revision;
+        if let Some((built_for, designer)) = crate::sync::lock(&slot.designer).as_ref()
+            && *built_for == revision
+        {
             return Ok(designer.clone());
         }
-        let built: Arc<dyn Designer> = Arc::from(designer_for(&study.spec)?);
-        Ok(slot.designer.get_or_init(|| built).clone())
+        let built: Arc<dyn Designer> =
+            if study.spec.space.n_params() == 0 { Arc::new(bo_core::designer::QuasiRandomSearch) } else { Arc::from(designer_for(&study.spec)?) };
+        let mut kept = crate::sync::lock(&slot.designer);
+        // A caller holding an older record of the study builds its own and keeps the newer.
+        if kept.as_ref().is_none_or(|(built_for, _)| *built_for <= revision) {
+            *kept = Some((revision, built.clone()));
+        }
+        Ok(built)
     }
 }
 
@@ -273,7 +290,7 @@ impl Engine {
     /// The study's model: the cached one, else one fitted now (warm-started, on a blocking
     /// thread) and kept. Failing to keep it is logged: the model is still good for the caller.
     pub async fn model(&self, study: &StudyRecord) -> Result<Arc<Entry>, EngineError> {
-        if let Some(entry) = self.inner.cache.get(study.id) {
+        if let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision) {
             return Ok(entry);
         }
         let (basis, trials) = self.trials_now(study).await?;

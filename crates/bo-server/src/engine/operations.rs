@@ -37,7 +37,7 @@ impl Engine {
     async fn finish(&self, study: &StudyRecord, op: &Operation, task: Option<Compute>) -> Result<(), EngineError> {
         let OperationKind::Suggest { client_id, .. } = &op.kind else { return Ok(()) };
         let count = op.suggestion_count.max(1) as usize;
-        let ask = Ask { study, client_id, count, api_version: &op.api_version, finishing: Some(op.id) };
+        let ask = Ask { study, client_id, count, api_version: &op.api_version, labels: &op.labels, finishing: Some(op.id) };
         match self.suggest_loop(ask, task, None).await? {
             Ended::Done { .. } => tracing::info!(study = study.id, operation = op.id, "pending suggest finished"),
             Ended::Waiting(_) => {} // finished elsewhere

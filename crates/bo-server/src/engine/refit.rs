@@ -48,7 +48,10 @@ pub(crate) enum Start {
 /// cache can hold its own fit of v - 2 while the database has the other's of v - 1 (or of v):
 /// warm-starting from the older one made a reproducible study's trials depend on which replica
 /// had fitted last.
-pub(crate) fn start_from(cached: Option<&Entry>, stored: Option<StoredModel>, target: i64) -> Start {
+pub(crate) fn start_from(cached: Option<&Entry>, stored: Option<StoredModel>, target: i64, revision: i64) -> Start {
+    // A state fitted for another revision of an open study's space has other dimensions.
+    let stored = stored.filter(|s| s.space_revision == revision);
+    let cached = cached.filter(|e| e.space_revision == revision);
     match stored {
         Some(s) if s.data_version == target => Start::Adopt(s.state),
         stored => Start::Warm(newest_before(cached, stored, target)),
@@ -67,8 +70,10 @@ fn newest_before(cached: Option<&Entry>, stored: Option<StoredModel>, target: i6
 
 /// The state to warm-start a fit of data version `target`: the newest fitted before it, cached
 /// or stored (see [`start_from`], for callers that can also take up a stored fit of `target`).
-pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study_id: i64, target: i64) -> Result<Option<ModelState>, EngineError> {
-    Ok(newest_before(cache.get(study_id).as_deref(), store.model_state(study_id).await?, target))
+pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study: &StudyRecord, target: i64) -> Result<Option<ModelState>, EngineError> {
+    let revision = study.spec.space_revision;
+    let stored = store.model_state(study.id).await?.filter(|s| s.space_revision == revision);
+    Ok(newest_before(cache.get(study.id, revision).as_deref(), stored, target))
 }
 
 impl Engine {
@@ -139,10 +144,11 @@ impl Engine {
             Err(e) => return Err(e.into()),
         };
         let (basis, trials) = snapshot;
-        if once_per_version && cache.get(study_id).is_some_and(|e| !e.fallback && e.data_version >= basis.data_version) {
+        let revision = study.spec.space_revision;
+        if once_per_version && cache.get(study_id, revision).is_some_and(|e| !e.fallback && e.data_version >= basis.data_version) {
             return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
         }
-        let warm = warm_state(store, cache, study_id, basis.data_version).await?;
+        let warm = warm_state(store, cache, &study, basis.data_version).await?;
         // A request's work, not background work: a reproducible study's suggest waits for this
         // fit, and any other study's does once its cached model has fallen behind the data
         // (`Entry::keeps_up`, the engine's `lag_wait`). At nice +10 on a machine busy with
@@ -160,7 +166,12 @@ pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry
         cache.insert(study_id, entry);
         return Ok(());
     }
-    let stored = StoredModel { data_version: entry.data_version, state: entry.state.clone(), fitted_at_ms: crate::now_ms() };
+    let stored = StoredModel {
+        data_version: entry.data_version,
+        space_revision: entry.space_revision,
+        state: entry.state.clone(),
+        fitted_at_ms: crate::now_ms(),
+    };
     store.save_model_state(study_id, &stored).await?;
     cache.insert(study_id, entry);
     Ok(())
@@ -181,7 +192,7 @@ mod tests {
     }
 
     fn stored(v: i64) -> Option<StoredModel> {
-        Some(StoredModel { data_version: v, state: state(v), fitted_at_ms: 0 })
+        Some(StoredModel { data_version: v, space_revision: 0, state: state(v), fitted_at_ms: 0 })
     }
 
     /// A fit of version v starts as a lone server's would: from a stored fit of v itself (taken
@@ -192,15 +203,15 @@ mod tests {
         let study = testing::study(&store, "warm", serde_json::Value::Null).await;
         let cached = |v: i64, fallback: bool| Entry { data_version: v, state: state(v), fallback, ..fallback_entry(&study, v, &[]) };
         // The other replica fitted v = 5: take it up.
-        assert_eq!(start_from(Some(&cached(3, false)), stored(5), 5), Start::Adopt(state(5)));
+        assert_eq!(start_from(Some(&cached(3, false)), stored(5), 5, 0), Start::Adopt(state(5)));
         // The other replica's 4 is newer than this one's cached 3.
-        assert_eq!(start_from(Some(&cached(3, false)), stored(4), 5), Start::Warm(Some(state(4))));
+        assert_eq!(start_from(Some(&cached(3, false)), stored(4), 5, 0), Start::Warm(Some(state(4))));
         // This replica's cached 4 is newer than the stored 3; a tie keeps the cached one.
-        assert_eq!(start_from(Some(&cached(4, false)), stored(3), 5), Start::Warm(Some(state(4))));
-        assert_eq!(start_from(Some(&cached(4, false)), stored(4), 5), Start::Warm(Some(state(4))));
+        assert_eq!(start_from(Some(&cached(4, false)), stored(3), 5, 0), Start::Warm(Some(state(4))));
+        assert_eq!(start_from(Some(&cached(4, false)), stored(4), 5, 0), Start::Warm(Some(state(4))));
         // A fallback has no state; neither has anything fitted at or after the target.
-        assert_eq!(start_from(Some(&cached(4, true)), stored(2), 5), Start::Warm(Some(state(2))));
-        assert_eq!(start_from(Some(&cached(6, false)), None, 5), Start::Warm(None));
-        assert_eq!(start_from(None, stored(7), 5), Start::Warm(None));
+        assert_eq!(start_from(Some(&cached(4, true)), stored(2), 5, 0), Start::Warm(Some(state(2))));
+        assert_eq!(start_from(Some(&cached(6, false)), None, 5, 0), Start::Warm(None));
+        assert_eq!(start_from(None, stored(7), 5, 0), Start::Warm(None));
     }
 }

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use bo_core::Designer;
 use bo_core::gp::Hyperparameters;
@@ -65,10 +65,11 @@ pub struct Slot {
     /// The optimal trials as last chosen; held while they are chosen, so concurrent requests
     /// choose them once.
     pub optimal: tokio::sync::Mutex<Option<super::optimal::Optimal>>,
-    /// The study's designer, built from its spec on first use ([`Engine::designer`]).
+    /// The study's designer and the revision of its space it was built for, built from its spec
+    /// on first use ([`Engine::designer`]).
     ///
     /// [`Engine::designer`]: super::Engine::designer
-    pub designer: OnceLock<Arc<dyn Designer>>,
+    pub designer: Mutex<Option<(i64, Arc<dyn Designer>)>>,
     /// The decay-curve stopping rule's model of the finished trials; held while it is fitted,
     /// so concurrent checks of one study fit it once.
     pub decay_curve: tokio::sync::Mutex<Option<CurveFit>>,

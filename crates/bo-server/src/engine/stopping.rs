@@ -140,6 +140,7 @@ mod tests {
             measurements: curve(x, steps),
             final_measurement: None,
             infeasible_reason: String::new(),
+            labels: BTreeMap::new(),
         };
         let mut spec = study.spec.clone();
         spec.measurement_selection = MeasurementSelection::Last;

@@ -14,7 +14,7 @@
 //! answers with a pending operation (`done: false`) that a background task finishes
 //! (`operations.rs`). No designer runs inside a transaction.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,13 +46,15 @@ pub enum SuggestReply {
 const FRESH_ATTEMPTS: usize = 3;
 
 /// One suggest's question: the study, the client asking, how many trials, the API version it
-/// asks through (what its operation records) and, when finishing a pending operation, its number.
+/// asks through (what its operation records), the labels of the trials it creates and, when
+/// finishing a pending operation, its number.
 #[derive(Clone, Copy)]
 pub(super) struct Ask<'a> {
     pub study: &'a StudyRecord,
     pub client_id: &'a str,
     pub count: usize,
     pub api_version: &'a str,
+    pub labels: &'a BTreeMap<String, String>,
     pub finishing: Option<i64>,
 }
 
@@ -124,6 +126,7 @@ impl Engine {
         client_id: &str,
         contexts: Vec<Assignment>,
         api_version: &str,
+        labels: &BTreeMap<String, String>,
     ) -> Result<SuggestReply, EngineError> {
         let started = Instant::now();
         let (basis, trials) = self.trials_now(study).await?;
@@ -139,6 +142,7 @@ impl Engine {
             finishing: None,
             trial_lease_ms: self.trial_lease_ms(study),
             api_version,
+            labels,
         };
         let mut tx = match self.inner.store.open_suggest(request).await? {
             Opened::Waiting(op) => return Ok(SuggestReply::Pending(op)),
@@ -153,18 +157,19 @@ impl Engine {
     }
 
     /// Hands `count` trials to `client_id`, asking through API version `api_version` (what its
-    /// operation records; see the module docs).
+    /// operation records; see the module docs); the trials it creates take `labels`.
     pub async fn suggest(
         &self,
         study: &StudyRecord,
         client_id: &str,
         count: usize,
         api_version: &str,
+        labels: &BTreeMap<String, String>,
     ) -> Result<SuggestReply, EngineError> {
         let started = Instant::now();
         let deadline = started + self.inner.config.max_suggest_wait;
         let record = |path: SuggestPath| self.inner.metrics.suggest(path, started.elapsed().as_secs_f64());
-        let ask = Ask { study, client_id, count, api_version, finishing: None };
+        let ask = Ask { study, client_id, count, api_version, labels, finishing: None };
         match self.suggest_loop(ask, None, Some(deadline)).await? {
             Ended::Done { outcome, computed, fitted } => {
                 record(match (computed, fitted) {
@@ -180,7 +185,7 @@ impl Engine {
             }
             Ended::TimedOut(task) => {
                 record(SuggestPath::Pending);
-                let op = self.inner.store.begin_pending_suggest(study.id, client_id, count, api_version, crate::now_ms()).await?;
+                let op = self.inner.store.begin_pending_suggest(study.id, client_id, count, api_version, labels, crate::now_ms()).await?;
                 tracing::info!(study = study.id, operation = op.id, "suggest answered as a pending operation");
                 self.spawn_finisher(study.clone(), op.clone(), Some(task));
                 Ok(SuggestReply::Pending(op))
@@ -269,7 +274,7 @@ impl Engine {
     /// trials to resume (successive halving with resumption), then new ones from the plan; a
     /// miss rolls back.
     async fn attempt(&self, ask: Ask<'_>, attempt: usize, offered: Option<Computed>) -> Result<Attempt, EngineError> {
-        let Ask { study, client_id, count, api_version, finishing } = ask;
+        let Ask { study, client_id, count, api_version, labels, finishing } = ask;
         // Past the fresh attempts, proposals from an older basis are checked against the trials
         // created since it.
         let newer_than = offered.as_ref().filter(|_| attempt > FRESH_ATTEMPTS).map(|c| c.basis.next_trial_id);
@@ -280,6 +285,7 @@ impl Engine {
             finishing,
             trial_lease_ms: self.trial_lease_ms(study),
             api_version,
+            labels,
         };
         let mut tx = match self.inner.store.open_suggest(request).await? {
             Opened::Waiting(op) => return Ok(Attempt::Waiting(op)),
@@ -322,7 +328,7 @@ impl Engine {
         // By position only from the model of this basis (or one that learns nothing, or a
         // stand-in): a learning designer's older model may still be its initial design while
         // the data now asks for the fitted model.
-        if let Some(entry) = self.inner.cache.get(study.id)
+        if let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision)
             && (entry.data_version == basis.data_version || entry.fallback || !entry.learns)
             && let Some(points) = entry.model.suggest_indexed(u64::try_from(basis.next_trial_id - 1).unwrap_or(0), wanted)
         {
@@ -391,7 +397,7 @@ impl Engine {
     /// fit succeeds.
     pub(super) async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<(Arc<Entry>, bool), EngineError> {
         let reproducible = self.reproducible(study);
-        if !reproducible && let Some(entry) = self.inner.cache.get(study.id) {
+        if !reproducible && let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision) {
             if entry.keeps_up(basis.data_version, trials) {
                 return Ok((entry, false));
             }
@@ -400,22 +406,22 @@ impl Engine {
             self.schedule(study, Job { refit: true, ..Job::default() });
             let deadline = Instant::now() + self.inner.config.lag_wait;
             let ready = |e: &Entry| e.keeps_up(basis.data_version, trials);
-            return Ok((self.inner.cache.wait_for(study.id, deadline, ready).await.unwrap_or(entry), false));
+            return Ok((self.inner.cache.wait_for(study.id, study.spec.space_revision, deadline, ready).await.unwrap_or(entry), false));
         }
         let usable = |e: &Arc<Entry>| !reproducible || e.data_version == basis.data_version;
-        if let Some(entry) = self.inner.cache.get(study.id).filter(usable) {
+        if let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision).filter(usable) {
             return Ok((entry, false));
         }
         let slot = self.inner.slots.get(study.id);
         let _fitting = slot.fitting.lock().await;
-        if let Some(entry) = self.inner.cache.get(study.id).filter(usable) {
+        if let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision).filter(usable) {
             return Ok((entry, false));
         }
         // Another replica may have fitted this very version (it took the completion and the
         // refit lease): take its fit up, as a lone server would have fitted it.
         let stored = self.inner.store.model_state(study.id).await?;
         let trials = Arc::new(trials.to_vec());
-        let warm = match refit::start_from(self.inner.cache.get(study.id).as_deref(), stored, basis.data_version) {
+        let warm = match refit::start_from(self.inner.cache.get(study.id, study.spec.space_revision).as_deref(), stored, basis.data_version, study.spec.space_revision) {
             refit::Start::Adopt(state) => match self.restore(study, basis.data_version, trials.clone(), state).await {
                 Ok(entry) => {
                     self.inner.cache.insert(study.id, entry.clone());
@@ -423,7 +429,7 @@ impl Engine {
                 }
                 Err(e) => {
                     tracing::warn!(study = study.id, error = %e, "could not take up another replica's fit; fitting here");
-                    refit::warm_state(&self.inner.store, &self.inner.cache, study.id, basis.data_version).await?
+                    refit::warm_state(&self.inner.store, &self.inner.cache, study, basis.data_version).await?
                 }
             },
             refit::Start::Warm(state) => state,
@@ -479,17 +485,17 @@ mod tests {
     async fn a_suggest_waits_for_a_model_fallen_behind_the_data_to_catch_up() {
         // Long enough for any machine: the test is of order, not of time.
         let (store, study, engine, fitted) = fitted_on_eight("lag", Duration::from_secs(120)).await;
-        let version = |engine: &Engine| engine.inner.cache.get(study.id).unwrap().data_version;
+        let version = |engine: &Engine| engine.inner.cache.get(study.id, 0).unwrap().data_version;
 
         for x in [0.11, 0.22, 0.33, 0.44] {
             testing::complete(&store, &study, x).await;
         }
-        assert!(matches!(engine.suggest(&study, "w", 1, "v1").await.unwrap(), SuggestReply::Done(_)));
+        assert!(matches!(engine.suggest(&study, "w", 1, "v1", &BTreeMap::new()).await.unwrap(), SuggestReply::Done(_)));
         assert_eq!(version(&engine), fitted, "4 completions behind (the least lag allowed): the model of 8 trials proposes");
 
         testing::complete(&store, &study, 0.55).await;
         let behind = store.study_basis(study.id).await.unwrap().data_version;
-        assert!(matches!(engine.suggest(&study, "w2", 1, "v1").await.unwrap(), SuggestReply::Done(_)));
+        assert!(matches!(engine.suggest(&study, "w2", 1, "v1", &BTreeMap::new()).await.unwrap(), SuggestReply::Done(_)));
         assert!(version(&engine) >= behind, "5 behind: the suggest waited for the refit of the data it answers");
     }
 
@@ -501,8 +507,8 @@ mod tests {
         for i in 0..10 {
             testing::complete(&store, &study, 0.05 + f64::from(i) / 10.0).await;
         }
-        assert!(matches!(engine.suggest(&study, "w", 1, "v1").await.unwrap(), SuggestReply::Done(_)));
-        assert_eq!(engine.inner.cache.get(study.id).unwrap().data_version, fitted, "the refit is held: the older model proposed");
+        assert!(matches!(engine.suggest(&study, "w", 1, "v1", &BTreeMap::new()).await.unwrap(), SuggestReply::Done(_)));
+        assert_eq!(engine.inner.cache.get(study.id, 0).unwrap().data_version, fitted, "the refit is held: the older model proposed");
         engine.inner.hooks.release(Point::Refit, 1);
     }
 
@@ -532,7 +538,7 @@ mod tests {
         }
         engine.notify_changed(&study);
         assert_eq!(reached.recv().await, Some(Point::Refit));
-        match engine.suggest(&study, "w", 1, "v1").await.unwrap() {
+        match engine.suggest(&study, "w", 1, "v1", &BTreeMap::new()).await.unwrap() {
             SuggestReply::Pending(op) => assert!(!op.done, "{op:?}"),
             SuggestReply::Done(outcome) => panic!("answered from the initial design's model: {outcome:?}"),
         }

@@ -38,6 +38,7 @@ pub async fn complete(store: &Store, study: &StudyRecord, x: f64) {
         measurements: vec![],
         final_measurement: Some(done),
         infeasible_reason: String::new(),
+        labels: BTreeMap::new(),
     };
     store.create_trial(study.id, new, 1).await.unwrap();
 }

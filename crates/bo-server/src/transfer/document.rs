@@ -51,6 +51,9 @@ pub struct ModelExport {
     /// The study's data version it was fitted on.
     #[serde(with = "int64")]
     pub data_version: i64,
+    /// The revision of an open study's space it was fitted for (absent: 0).
+    #[serde(with = "int64", default, skip_serializing_if = "is_zero")]
+    pub space_revision: i64,
     /// When, RFC 3339.
     pub fit_time: String,
     /// The designer's state (hyperparameters, learned structure), opaque here.
@@ -65,6 +68,10 @@ pub struct DocumentError {
     pub path: String,
     /// What is wrong.
     pub message: String,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 fn bad(path: impl Into<String>, message: impl Into<String>) -> DocumentError {
@@ -82,6 +89,7 @@ impl StudyExport {
             data_version: head.study.data_version,
             model: head.model.as_ref().map(|m| ModelExport {
                 data_version: m.data_version,
+                space_revision: m.space_revision,
                 fit_time: format_time(m.fitted_at_ms),
                 state: m.state.0.clone(),
             }),
@@ -110,7 +118,13 @@ impl StudyExport {
             return Err(bad("boExportFormat", format!("this bo reads format {FORMAT}, the file is format {}", self.bo_export_format)));
         }
         let (project, location) = parse_name(&self.study.name)?;
-        let (spec, settings) = self.study.study_spec.into_domain(limits).map_err(|e| bad(format!("study.{}", e.path), e.reason))?;
+        // The revision is output only on create; a study moved keeps its own (its trials and
+        // model state record it).
+        let revision = self.study.study_spec.search_space_revision;
+        let (mut spec, settings) = self.study.study_spec.into_domain(limits).map_err(|e| bad(format!("study.{}", e.path), e.reason))?;
+        if spec.open_space {
+            spec.space_revision = revision.max(0);
+        }
         let state = match self.study.state {
             StudyStateW::INACTIVE => StudyState::Inactive,
             StudyStateW::COMPLETED => StudyState::Completed,
@@ -126,6 +140,7 @@ impl StudyExport {
                 }
                 Some(StoredModel {
                     data_version: m.data_version,
+                    space_revision: m.space_revision,
                     state: ModelState(m.state),
                     fitted_at_ms: parse_time(&m.fit_time, "model.fitTime")?,
                 })
@@ -163,7 +178,7 @@ pub fn trial_from_wire(t: TrialW, spec: &bo_core::StudySpec, limits: &Limits, at
         TrialStateW::INFEASIBLE => TrialState::Infeasible,
         TrialStateW::STATE_UNSPECIFIED => return Err(bad(format!("{at}.state"), "required")),
     };
-    let assignment = assignment_from_wire(t.parameters, &spec.space).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
+    let assignment = assignment_from_wire(t.parameters, &spec).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
     limits.check(bo_core::Limit::Measurements, t.measurements.len()).map_err(|e| bad(format!("{at}.measurements"), e.to_string()))?;
     let measurements = t
         .measurements
@@ -191,6 +206,11 @@ pub fn trial_from_wire(t: TrialW, spec: &bo_core::StudySpec, limits: &Limits, at
         end_time_ms: if t.end_time.is_empty() { None } else { Some(parse_time(&t.end_time, &format!("{at}.endTime"))?) },
         stop_time_ms: if t.stop_time.is_empty() { None } else { Some(parse_time(&t.stop_time, &format!("{at}.stopTime"))?) },
         resumed: resumed(&t.resumed_from, t.resumed_at, id, at)?,
+        space_revision: t.search_space_revision.max(0),
+        labels: {
+            bo_core::trial::check_labels(&t.labels, limits).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
+            t.labels
+        },
     })
 }
 

@@ -344,7 +344,7 @@ pub fn import(
         }
         let at = |m: String| err(format!("Optuna trial {n}: {m}"));
         let params = t.params.iter().map(|(k, v)| ParameterW { parameter_id: k.clone(), value: ValueW(v.clone()) }).collect();
-        let assignment = assignment_from_wire(params, &spec.space).map_err(|e| at(format!("{}: {}", e.path, e.reason)))?;
+        let assignment = assignment_from_wire(params, &spec).map_err(|e| at(format!("{}: {}", e.path, e.reason)))?;
         let measurements: Vec<Measurement> = t
             .intermediate
             .iter()
@@ -386,7 +386,7 @@ pub fn import(
             end_time_ms: Some(end),
             // A pruned trial was stopped: its result is partial.
             stop_time_ms: (t.state == PRUNED && state == TrialState::Succeeded).then_some(end),
-            resumed: None,
+            ..Trial::new(out.len() as i64 + 1, bo_core::Assignment::default())
         });
     }
     let display_name = target.display_name.unwrap_or(name).to_owned();

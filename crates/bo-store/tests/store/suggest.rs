@@ -127,9 +127,9 @@ async fn a_miss_changes_nothing_and_reports_the_basis_proposals_must_fit(store: 
 
 async fn a_pending_suggest_is_shared_by_its_client_and_finished_once(store: Store) {
     let (study, _) = store.create_study("p", "l", "pending", &spec(), StudySettings::default(), 1).await.unwrap();
-    let op = store.begin_pending_suggest(study.id, "w", 2, "v1", 10).await.unwrap();
+    let op = store.begin_pending_suggest(study.id, "w", 2, "v1", &NO_LABELS, 10).await.unwrap();
     assert!(!op.done && op.suggestion_count == 2);
-    assert_eq!(store.begin_pending_suggest(study.id, "w", 5, "v1", 11).await.unwrap().id, op.id, "one pending suggest per client");
+    assert_eq!(store.begin_pending_suggest(study.id, "w", 5, "v1", &NO_LABELS, 11).await.unwrap().id, op.id, "one pending suggest per client");
     let waiting =
         suggest(&store, request(study.id, "w", 1, 12), |_, _, _| -> Result<Plan, StoreError> { panic!("not planned") }).await.unwrap();
     assert!(matches!(waiting, Suggested::Waiting(ref o) if o.id == op.id), "{waiting:?}");
@@ -148,7 +148,7 @@ async fn a_pending_suggest_is_shared_by_its_client_and_finished_once(store: Stor
     let again = suggest(&store, finishing, |_, _, _| -> Result<Plan, StoreError> { panic!("finished already") }).await.unwrap();
     assert!(matches!(again, Suggested::Waiting(o) if o.done), "finishing twice changes nothing");
     // A failed one reports its error.
-    let other = store.begin_pending_suggest(study.id, "v", 1, "v1", 20).await.unwrap();
+    let other = store.begin_pending_suggest(study.id, "v", 1, "v1", &NO_LABELS, 20).await.unwrap();
     assert!(store.fail_operation(study.id, other.id, "the designer failed", 21).await.unwrap());
     assert!(!store.fail_operation(study.id, other.id, "again", 22).await.unwrap());
     let failed = store.get_operation(study.id, other.id).await.unwrap();
@@ -163,7 +163,7 @@ async fn finished_operations_expire(store: Store) {
     for t in 0..3 {
         done(suggest(&store, request(study.id, &format!("w{t}"), 1, 100 + t), new_points(&mut counter)).await.unwrap());
     }
-    let pending = store.begin_pending_suggest(study.id, "slow", 1, "v1", 50).await.unwrap();
+    let pending = store.begin_pending_suggest(study.id, "slow", 1, "v1", &NO_LABELS, 50).await.unwrap();
     assert_eq!(store.delete_finished_operations(102, 10).await.unwrap(), 2, "the two before 102");
     assert!(store.get_operation(study.id, 1).await.is_err() && store.get_operation(study.id, 3).await.is_ok());
     assert_eq!(store.delete_finished_operations(1_000, 10).await.unwrap(), 1);

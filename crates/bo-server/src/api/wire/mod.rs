@@ -69,14 +69,15 @@ pub(crate) use wire_enum;
 
 /// Renames snake_case object keys to lowerCamelCase, recursively, as proto3 JSON parsers accept
 /// both. Keys inside `algorithmConfig` and under `state` (an import's model state; every other
-/// `state` is an enum's name) are the designer's own and left alone.
+/// `state` is an enum's name) are the designer's own, and those of a trial's `labels` the
+/// client's: left alone.
 pub fn normalize_keys(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::Object(map) => {
             let old = std::mem::take(map);
             for (k, mut v) in old {
                 let key = if k.contains('_') { camel(&k) } else { k };
-                if key != "algorithmConfig" && key != "state" {
+                if key != "algorithmConfig" && key != "state" && key != "labels" {
                     normalize_keys(&mut v);
                 }
                 map.insert(key, v);

@@ -27,6 +27,9 @@ pub struct SuggestTrialsRequestW {
     /// (several objectives and safety metrics included) searches the rest of the space.
     #[schema(max_items = 100)]
     pub contexts: Vec<TrialContextW>,
+    /// bo extension: labels for the trials this call creates (held and REQUESTED trials keep
+    /// theirs), such as Optuna's trial number; at most 16, keys without whitespace.
+    pub labels: BTreeMap<String, String>,
     /// Ignored (Google's client may repeat the study's name).
     #[schema(ignore)]
     pub parent: String,
@@ -71,6 +74,40 @@ pub struct AddTrialMeasurementRequestW {
     /// The trial's name, which Google's client repeats in the body; ignored.
     #[schema(ignore)]
     pub trial_name: String,
+}
+
+/// bo extension: the body of `…/studies/{study}:addParameters` and
+/// `…/trials/{trial}:addTrialParameters`, which grow a study with `openSearchSpace`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = AddParametersRequest)]
+pub struct AddParametersRequestW {
+    /// The parameters asked for, in the order the objective asked: at least one, at most the
+    /// server's `--max-parameters`.
+    #[schema(min_items = 1)]
+    pub parameters: Vec<AddedParameterW>,
+}
+
+/// A parameter a define-by-run objective asked for.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[schema(as = AddedParameter)]
+pub struct AddedParameterW {
+    /// The parameter as asked: its id, one value spec and its scale, without
+    /// `conditionalParameterSpecs`. A parameter the study has must be asked with the same
+    /// domain and scale (they are fixed at first use).
+    #[schema(required = true)]
+    pub parameter_spec: super::parameter::ParameterSpecW,
+    /// The CATEGORICAL, INTEGER or DISCRETE parameter it was asked under: a new parameter is
+    /// placed under the value the trial (or, for `:addParameters`, an earlier entry) holds for
+    /// it; absent: at the root. A known parameter asked where it is not active is widened
+    /// until it is, whatever this says.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub parent_parameter_id: String,
+    /// Its value, when the caller fixes it; absent (`:addTrialParameters` only): the study's
+    /// model chooses it given the trial's other values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<super::trial::ValueW>,
 }
 
 /// The empty body of `:stop`, `:checkTrialEarlyStoppingState` and `:listOptimalTrials` (Google's
@@ -214,4 +251,40 @@ pub struct LocationW {
     pub location: String,
     /// Its studies.
     pub studies: i64,
+}
+
+impl AddParametersRequestW {
+    /// The parameters asked for, each checked as a parameter of a created study is (its domain,
+    /// its scale, its default) and its value read against it, within `limits`. Errors are paths
+    /// under `parameters[i]`.
+    pub fn into_asked(self, limits: &bo_core::Limits) -> Result<Vec<bo_core::space::grow::Asked>, bo_core::FieldError> {
+        use bo_core::{FieldError, Limit, SearchSpace};
+        if self.parameters.is_empty() {
+            return Err(FieldError::new("parameters", "name at least one parameter"));
+        }
+        limits.check(Limit::Parameters, self.parameters.len()).map_err(|o| FieldError::over("parameters", o))?;
+        let mut asked = Vec::with_capacity(self.parameters.len());
+        for (i, p) in self.parameters.into_iter().enumerate() {
+            let at = format!("parameters[{i}]");
+            if !p.parameter_spec.conditional_parameter_specs.is_empty() {
+                return Err(FieldError::new(
+                    format!("{at}.parameterSpec.conditionalParameterSpecs"),
+                    "a parameter added to an open study comes alone: its children are added as the objective asks for them",
+                ));
+            }
+            let spec = super::parameter::param_from_wire(p.parameter_spec, "parameterSpec").map_err(|e| e.under(&at))?;
+            // Checked as the one parameter of a space, its errors moved under this entry.
+            SearchSpace::with_limits(vec![spec.clone()], limits).map_err(|e| {
+                let path = e.path.strip_prefix("parameters[0]").map_or(e.path.clone(), |rest| format!("{at}.parameterSpec{rest}"));
+                FieldError { path, ..e }
+            })?;
+            let value = match &p.value {
+                Some(v) => Some(super::trial::value_from_wire(v, &spec).map_err(|why| FieldError::new(format!("{at}.value"), why))?),
+                None => None,
+            };
+            let parent = (!p.parent_parameter_id.is_empty()).then_some(p.parent_parameter_id);
+            asked.push(bo_core::space::grow::Asked { spec, parent, value });
+        }
+        Ok(asked)
+    }
 }

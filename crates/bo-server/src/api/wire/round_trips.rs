@@ -215,6 +215,8 @@ fn a_trial_round_trips_and_its_parameters_come_back_as_the_assignment() {
         end_time_ms: Some(1_700_000_060_500),
         stop_time_ms: None,
         resumed: None,
+        space_revision: 0,
+        labels: BTreeMap::new(),
     };
     // Parameters in the space's order; durations and times at millisecond precision.
     let wire = serde_json::to_value(TrialW::from_domain(&trial, "projects/p/locations/l/studies/1", &spec.space)).unwrap();
@@ -241,7 +243,7 @@ fn a_trial_round_trips_and_its_parameters_come_back_as_the_assignment() {
         })
     );
     let back: TrialW = serde_json::from_value(wire).unwrap();
-    assert_eq!(assignment_from_wire(back.parameters.clone(), &spec.space).unwrap(), trial.assignment);
+    assert_eq!(assignment_from_wire(back.parameters.clone(), &spec).unwrap(), trial.assignment);
     let fm = back.final_measurement.clone().unwrap();
     assert_eq!(measurement_from_wire(fm, &spec, "finalMeasurement", true).unwrap(), trial.final_measurement.unwrap());
 }
@@ -250,7 +252,7 @@ fn a_trial_round_trips_and_its_parameters_come_back_as_the_assignment() {
 fn parameters_and_measurements_are_checked_on_the_way_in() {
     let (spec, _) = domain(full_spec());
     let params: Vec<ParameterW> = serde_json::from_value(json!([{"parameterId": "lr", "value": 0.01}])).unwrap();
-    let e = assignment_from_wire(params, &spec.space).unwrap_err().to_string();
+    let e = assignment_from_wire(params, &spec).unwrap_err().to_string();
     assert!(e.contains("beta") || e.contains("model"), "a missing active parameter is named: {e}");
     let m: MeasurementW = serde_json::from_value(json!({"metrics": [{"metricId": "loss", "value": 1.0}]})).unwrap();
     assert!(measurement_from_wire(m.clone(), &spec, "finalMeasurement", false).is_ok(), "an intermediate measurement may lack a metric");

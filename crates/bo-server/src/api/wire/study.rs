@@ -92,9 +92,21 @@ pub struct StudySpecW {
     /// Required: at least one.
     #[schema(min_items = 1, required = true)]
     pub metrics: Vec<MetricSpecW>,
-    /// Required: at least one.
-    #[schema(min_items = 1, required = true)]
+    /// Required: at least one, unless `openSearchSpace` (then any number, none included).
+    #[schema(required = true)]
     pub parameters: Vec<ParameterSpecW>,
+    /// bo extension: the search space grows as trials ask for parameters — a define-by-run
+    /// client (Optuna's `BoSampler`) adds each parameter its objective asks for with
+    /// `…/trials/{trial}:addTrialParameters` (or `…/studies/{study}:addParameters`), placed
+    /// under the parent value it was asked under. A trial then holds the parameters it was
+    /// given; one added after it ran is inactive in it. Not with `GRID_SEARCH`.
+    #[serde(skip_serializing_if = "is_default")]
+    pub open_search_space: bool,
+    /// Output only (bo extension), int64 as a string: how many times an open study's search
+    /// space has grown; absent while 0.
+    #[serde(with = "super::int64", skip_serializing_if = "is_default")]
+    #[schema(schema_with = super::int64_schema)]
+    pub search_space_revision: i64,
     /// `ALGORITHM_UNSPECIFIED` (= `AUTO`), `RANDOM_SEARCH`, `QUASI_RANDOM_SEARCH`, `GRID_SEARCH`,
     /// `GP_BANDIT`, `ADD_TREE`, `BRANCHING_NESTED`, `ADD_GP_UCB`, `OVERLAP_ADD_GP`, `REMBO`.
     #[serde(skip_serializing_if = "algorithm_is_default")]
@@ -364,6 +376,7 @@ impl StudySpecW {
             metrics.push(MetricSpec { id: m.metric_id, goal, safety });
         }
         StudySpec::validate_metrics(&metrics, limits).map_err(at)?;
+        let open_space = self.open_search_space;
         let roots = self
             .parameters
             .into_iter()
@@ -371,7 +384,7 @@ impl StudySpecW {
             .map(|(i, p)| param_from_wire(p, &format!("parameters[{i}]")))
             .collect::<Result<Vec<_>, _>>()
             .map_err(at)?;
-        let space = SearchSpace::with_limits(roots, limits).map_err(at)?;
+        let space = if open_space && roots.is_empty() { SearchSpace::empty() } else { SearchSpace::with_limits(roots, limits).map_err(at)? };
         let stopping = if let Some(m) = self.median_automated_stopping_spec {
             Some(StoppingSpec::Median { use_elapsed_duration: m.use_elapsed_duration })
         } else if let Some(d) = self.decay_curve_stopping_spec {
@@ -392,6 +405,12 @@ impl StudySpecW {
         }
         limits.check_text(&self.algorithm.0, Text::Token).map_err(|e| FieldError::text("studySpec.algorithm", e))?;
         let algorithm = if self.algorithm.0.is_empty() { "ALGORITHM_UNSPECIFIED".to_owned() } else { self.algorithm.0 };
+        if open_space && algorithm == "GRID_SEARCH" {
+            return Err(FieldError::new(
+                "studySpec.openSearchSpace",
+                "GRID_SEARCH enumerates a fixed space; an open search space takes any other algorithm",
+            ));
+        }
         let spec = StudySpec {
             metrics,
             space,
@@ -409,6 +428,8 @@ impl StudySpecW {
             stopping,
             study_stopping,
             transfer,
+            open_space,
+            space_revision: 0,
         };
         Ok((spec, StudySettings { trial_lease_secs, reproducible }))
     }
@@ -418,6 +439,8 @@ impl StudySpecW {
         StudySpecW {
             metrics: spec.metrics.iter().map(MetricSpecW::from_domain).collect(),
             parameters: spec.space.roots().iter().map(param_to_wire).collect(),
+            open_search_space: spec.open_space,
+            search_space_revision: spec.space_revision,
             algorithm: AlgorithmW(spec.algorithm.clone()),
             algorithm_config: config_with_service_keys(spec, settings),
             observation_noise: match spec.observation_noise {

@@ -76,7 +76,8 @@ pub struct TrialW {
     /// The state; on input only INFEASIBLE (with `infeasibleReason`) means anything.
     #[serde(skip_serializing_if = "is_default")]
     pub state: TrialStateW,
-    /// Exactly the active parameters.
+    /// Exactly the active parameters — in a study with `openSearchSpace`, those the trial was
+    /// given: a parameter added to the space after the trial ran is inactive in it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parameters: Vec<ParameterW>,
     /// The final measurement of a SUCCEEDED trial.
@@ -109,6 +110,16 @@ pub struct TrialW {
     /// Output only: the client the trial was handed to.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub client_id: String,
+    /// bo extension: the client's own names for the trial (such as Optuna's trial number,
+    /// `optuna.trial_number`), shown by the dashboard and never read by a designer; at most 16,
+    /// keys without whitespace. Set on `POST …/trials` or by `SuggestTrialsRequest.labels`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Output only (bo extension), int64 as a string: the revision of the study's search space
+    /// when the trial's parameters were last given (`openSearchSpace`); absent while 0.
+    #[serde(with = "super::int64", skip_serializing_if = "is_default")]
+    #[schema(schema_with = super::int64_schema)]
+    pub search_space_revision: i64,
     /// Why the trial is infeasible.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub infeasible_reason: String,
@@ -151,6 +162,8 @@ impl TrialW {
             resumed_from: trial.resumed.map(|r| format!("{study_name}/trials/{}", r.from)).unwrap_or_default(),
             resumed_at: trial.resumed.map(|r| r.at),
             client_id: trial.client_id.clone(),
+            labels: trial.labels.clone(),
+            search_space_revision: trial.space_revision,
             infeasible_reason: trial.infeasible_reason.clone(),
             custom_job: String::new(),
             web_access_uris: BTreeMap::new(),
@@ -158,12 +171,30 @@ impl TrialW {
     }
 }
 
-/// Reads trial parameters against `space`: each id once, each value of its parameter's type,
-/// and together exactly the active parameters of a feasible point.
-pub fn assignment_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<Assignment, FieldError> {
-    let a = parameters_from_wire(params, space)?;
-    space.check(&a)?;
+/// Reads trial parameters against `spec`'s space: each id once, each value of its parameter's
+/// type, and together exactly the active parameters of a feasible point — or, in an open study,
+/// active parameters only (one added later is inactive in the trial).
+pub fn assignment_from_wire(params: Vec<ParameterW>, spec: &bo_core::StudySpec) -> Result<Assignment, FieldError> {
+    let a = parameters_from_wire(params, &spec.space)?;
+    spec.check_assignment(&a)?;
     Ok(a)
+}
+
+/// Reads one parameter's value against its spec, as a trial's parameter is read: `Err` says why
+/// not (the caller adds the field).
+pub fn value_from_wire(value: &ValueW, spec: &bo_core::ParamSpec) -> Result<ParamValue, String> {
+    let read = match &value.0 {
+        serde_json::Value::Number(n) => n.as_f64().and_then(|x| spec.domain.coerce_number(x)),
+        serde_json::Value::String(s) => spec.domain.coerce_str(s),
+        _ => None,
+    };
+    let Some(read) = read else {
+        return Err(format!("{} is not a value of {} parameter {:?}", super::shown_value(&value.0), spec.domain.type_name(), spec.id));
+    };
+    if !spec.domain.contains(&read) {
+        return Err(format!("{read} is outside the {} domain of parameter {:?}", spec.domain.type_name(), spec.id));
+    }
+    Ok(read)
 }
 
 /// Reads a context's parameters against `space`: each id once, each value of its parameter's
@@ -185,23 +216,7 @@ fn parameters_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<
                 format!("{} is not a parameter of the study", super::shown(&p.parameter_id)),
             ));
         };
-        let value = match &p.value.0 {
-            serde_json::Value::Number(n) => n.as_f64().and_then(|x| spec.domain.coerce_number(x)),
-            serde_json::Value::String(s) => spec.domain.coerce_str(s),
-            _ => None,
-        };
-        let Some(value) = value else {
-            return Err(FieldError::new(
-                format!("{path}.value"),
-                format!("{} is not a value of {} parameter {:?}", super::shown_value(&p.value.0), spec.domain.type_name(), p.parameter_id),
-            ));
-        };
-        if !spec.domain.contains(&value) {
-            return Err(FieldError::new(
-                format!("{path}.value"),
-                format!("{value} is outside the {} domain of parameter {:?}", spec.domain.type_name(), p.parameter_id),
-            ));
-        }
+        let value = value_from_wire(&p.value, spec).map_err(|why| FieldError::new(format!("{path}.value"), why))?;
         if a.0.insert(p.parameter_id.clone(), value).is_some() {
             return Err(FieldError::new(format!("{path}.parameterId"), format!("parameter {:?} is given twice", p.parameter_id)));
         }
