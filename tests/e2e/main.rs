@@ -11,6 +11,7 @@ mod hostile;
 mod leases;
 mod open_space;
 mod outage;
+mod pruning;
 mod replicas;
 mod reproducible;
 mod restarts;

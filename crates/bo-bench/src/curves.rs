@@ -261,7 +261,7 @@ impl Rule {
     fn spec(self) -> Option<StoppingSpec> {
         match self {
             Rule::None => None,
-            Rule::Median => Some(StoppingSpec::Median { use_elapsed_duration: false }),
+            Rule::Median => Some(StoppingSpec::Median(Default::default())),
             Rule::DecayCurve => Some(StoppingSpec::DecayCurve { use_elapsed_duration: false }),
             Rule::Convex => Some(StoppingSpec::Convex(ConvexStopping { max_step_count: Some(EPOCHS as f64), ..ConvexStopping::default() })),
             Rule::Halving { brackets, promotion } => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {

@@ -54,6 +54,69 @@ impl Store {
         rows.iter().map(|r| r.try_get::<f64, _>("average").map_err(StoreError::from)).collect()
     }
 
+    /// The running averages of [`Store::running_averages`] at each of `positions` at once (one
+    /// read): for each position, those of the SUCCEEDED trials but `except` with a measurement
+    /// at or before it.
+    pub async fn running_averages_at(
+        &self,
+        study_id: i64,
+        except: i64,
+        positions: &[f64],
+        by_elapsed: bool,
+    ) -> Result<Vec<Vec<f64>>, StoreError> {
+        if positions.is_empty() {
+            return Ok(vec![]);
+        }
+        let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+        let columns: Vec<String> =
+            (0..positions.len()).map(|k| format!("AVG(CASE WHEN {position} <= ${} THEN m.objective END) AS a{k}", k + 3)).collect();
+        let sql = format!(
+            "SELECT {} FROM measurements m JOIN trials t ON t.study_id = m.study_id AND t.id = m.trial_id \
+             WHERE m.study_id = $1 AND t.state = 'SUCCEEDED' AND m.trial_id <> $2 AND m.objective IS NOT NULL GROUP BY m.trial_id",
+            columns.join(", ")
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(study_id).bind(except);
+        for p in positions {
+            query = query.bind(*p);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        let mut out = vec![Vec::new(); positions.len()];
+        for row in &rows {
+            for (k, averages) in out.iter_mut().enumerate() {
+                if let Some(a) = row.try_get::<Option<f64>, _>(format!("a{k}").as_str())? {
+                    averages.push(a);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The positions (steps, or elapsed seconds `by_elapsed`) past `after` at which a SUCCEEDED
+    /// trial but `except` has a measurement of the objective, in order, at most `limit`: where
+    /// the median rule's threshold can change.
+    pub async fn measured_positions_after(
+        &self,
+        study_id: i64,
+        except: i64,
+        after: f64,
+        limit: i64,
+        by_elapsed: bool,
+    ) -> Result<Vec<f64>, StoreError> {
+        let position = if by_elapsed { "m.elapsed_secs" } else { "CAST(m.step_count AS DOUBLE PRECISION)" };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT DISTINCT {position} AS p FROM measurements m JOIN trials t ON t.study_id = m.study_id AND t.id = m.trial_id \
+             WHERE m.study_id = $1 AND t.state = 'SUCCEEDED' AND m.trial_id <> $2 AND m.objective IS NOT NULL AND {position} > $3 \
+             ORDER BY p LIMIT $4"
+        )))
+        .bind(study_id)
+        .bind(except)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| r.try_get::<f64, _>("p").map_err(StoreError::from)).collect()
+    }
+
     /// Each trial's objective at `rung` — of its first measurement (by position, then arrival)
     /// at or past `rung` (steps, or elapsed seconds `by_elapsed`) — for every trial but `except`
     /// that reached it, whatever its state, with the trial's number, but those a later trial
@@ -68,8 +131,9 @@ impl Store {
     /// Records an early-stopping check of a trial decided outside the lock (`should_stop`): a
     /// trial still ACTIVE that should stop becomes STOPPING and gets `last_measurement`, if the
     /// rule made one (the convex rule's prediction) and `limits` leave room for it; its client
-    /// counts as seen. A trial completed meanwhile is not told to stop. Returns the operation's
-    /// number and the decision as recorded.
+    /// counts as seen. A trial completed meanwhile is not told to stop. With `api_version`, the
+    /// check is an operation (`:checkTrialEarlyStoppingState`); without, one answered with a
+    /// measurement. Returns the operation's number (0 without one) and the decision as recorded.
     pub async fn record_early_stopping(
         &self,
         study_id: i64,
@@ -77,7 +141,7 @@ impl Store {
         now_ms: i64,
         decision: bo_core::stopping::StoppingDecision,
         limits: &Limits,
-        api_version: &str,
+        api_version: Option<&str>,
     ) -> Result<(i64, bool), StoreError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
@@ -99,8 +163,13 @@ impl Store {
             write_trial(&mut tx, study_id, &trial, &locked.objective, now_ms).await?;
             insert_measurements(&mut tx, study_id, trial_id, before, &trial.measurements[before..], &locked.objective.metric).await?;
         }
-        let kind = OperationKind::EarlyStopping { trial_id, should_stop };
-        let id = insert_operation(&mut tx, study_id, &kind, api_version, now_ms).await?;
+        let id = match api_version {
+            Some(version) => {
+                let kind = OperationKind::EarlyStopping { trial_id, should_stop };
+                insert_operation(&mut tx, study_id, &kind, version, now_ms).await?
+            }
+            None => 0,
+        };
         tx.commit().await?;
         Ok((id, should_stop))
     }

@@ -538,6 +538,19 @@ impl Store {
         self.change_trial(study_id, trial_id, now_ms, |t| t.add_measurement(m, limits)).await
     }
 
+    /// Appends intermediate measurements to a trial in order, all or none (a client that sends
+    /// the steps it has queued in one request).
+    pub async fn add_measurements(
+        &self,
+        study_id: i64,
+        trial_id: i64,
+        ms: Vec<Measurement>,
+        limits: &Limits,
+        now_ms: i64,
+    ) -> Result<Trial, StoreError> {
+        self.change_trial(study_id, trial_id, now_ms, |t| ms.into_iter().try_for_each(|m| t.add_measurement(m, limits))).await
+    }
+
     /// Gives a running trial of an open study the `values` of parameters it did not hold
     /// ([`Trial::add_parameters`]: those it holds keep theirs), in one transaction. The values
     /// were checked against a revision of the space at which they are active under the trial;

@@ -63,6 +63,11 @@ class Client:
     def transport(self) -> Transport:
         return self._t
 
+    def ping(self) -> None:
+        """Checks that the server answers (``GET /healthz``): :class:`ConnectionFailed` within the
+        connect timeout, naming the URL and the cause, when nothing does."""
+        self._t.request("GET", "/healthz")
+
     def wait_ready(self, timeout: float = 60.0) -> None:
         """Waits until the server answers ``/readyz`` (a server still starting, a container
         coming up beside the training job); :class:`ConnectionFailed` after ``timeout`` seconds,
@@ -84,9 +89,11 @@ class Client:
     def create_study(
         self,
         display_name: str,
-        space: Union[SearchSpace, Sequence[Json]],
+        space: Union[SearchSpace, Sequence[Json], None],
         metrics: Union[Mapping[str, str], Sequence[Union[Metric, Json]]],
         *,
+        open_space: bool = False,
+        trial_lease: Optional[float] = None,
         algorithm: Optional[str] = None,
         algorithm_config: Optional[Mapping[str, Any]] = None,
         stopping: Optional[Stopping] = None,
@@ -110,6 +117,10 @@ class Client:
         - ``study_stopping``: :class:`~bo_client.StudyStopping` — when the whole study stops.
         - ``observation_noise``: ``"LOW"`` or ``"HIGH"``; ``measurement_selection``:
           ``"LAST_MEASUREMENT"`` or ``"BEST_MEASUREMENT"``.
+        - ``open_space=True``: the space grows as trials ask for parameters (a define-by-run
+          objective; ``space`` may then be ``None``): :meth:`Trial.add_parameters`.
+        - ``trial_lease``: seconds a running trial's client may go unseen before the trial goes
+          to another client (a worker killed mid-trial); default: the server's ``--trial-lease``.
         - ``prior_studies``: studies (or their names) whose trials inform this one's model, the
           base first (otherwise the service chooses among the location's COMPLETED studies of the
           same space and objective; ``study.spec["transferLearningConfig"]["priorStudyNames"]``
@@ -118,13 +129,19 @@ class Client:
             metric_specs = [Metric(str(k), str(g)).to_vertex() for k, g in metrics.items()]
         else:
             metric_specs = [m.to_vertex() if isinstance(m, Metric) else dict(m) for m in metrics]
+        if space is None and not open_space:
+            raise ValueError("a study needs a search space, unless open_space=True (it grows as trials ask)")
         spec: Dict[str, Any] = {
             "metrics": metric_specs,
-            "parameters": space.to_vertex() if isinstance(space, SearchSpace) else list(space),
+            "parameters": space.to_vertex() if isinstance(space, SearchSpace) else list(space or []),
         }
+        if open_space:
+            spec["openSearchSpace"] = True
         if algorithm is not None and algorithm.upper() != "AUTO":
             spec["algorithm"] = algorithm.upper()
         config = dict(algorithm_config or {})
+        if trial_lease is not None:
+            config["trialLease"] = f"{float(trial_lease):g}s"
         if prior_studies:
             # bo names a study's priors in its algorithm's settings (Vertex's
             # `transferLearningConfig.priorStudyNames` is output only: which the service chose).

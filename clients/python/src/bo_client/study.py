@@ -19,7 +19,7 @@ from .measurement import Measurement, Metrics, Prediction
 from .optimize import OptimizeResult, Result, optimize
 from .space import SearchSpace, Value
 
-__all__ = ["EXPORT_FORMATS", "Study", "Trial"]
+__all__ = ["EXPORT_FORMATS", "AskedParameter", "Study", "Trial"]
 
 Json = Any
 
@@ -59,6 +59,12 @@ class Trial:
     #: When the trial was asked to stop (RFC 3339), by the study's stopping rule or its client;
     #: empty when it never was.
     stop_time: str = ""
+    #: The client's own names for the trial (``{"optuna.trial_number": "7"}``), shown by the
+    #: dashboard.
+    labels: Dict[str, str] = field(default_factory=dict)
+    #: In a study with an open search space: the revision of the space when the trial's
+    #: parameters were last given.
+    space_revision: int = 0
 
     @classmethod
     def _from_vertex(cls, study: "Study", t: Json) -> "Trial":
@@ -77,6 +83,8 @@ class Trial:
             int(t["resumedFrom"].rsplit("/", 1)[1]) if t.get("resumedFrom") else None,
             float(t["resumedAt"]) if t.get("resumedAt") is not None else None,
             t.get("stopTime", ""),
+            dict(t.get("labels", {})),
+            int(t.get("searchSpaceRevision", 0)),
         )
 
     def _update(self, t: Json) -> "Trial":
@@ -93,7 +101,14 @@ class Trial:
         return f"{self.study._path}/trials/{self.id}"
 
     def __getitem__(self, parameter: str) -> Value:
-        return self.parameters[parameter]
+        try:
+            return self.parameters[parameter]
+        except KeyError:
+            held = ", ".join(repr(p) for p in self.parameters) or "none"
+            raise KeyError(
+                f"{parameter!r} is not a parameter of trial {self.id} (it is inactive there, or not in the study); "
+                f"the trial's parameters: {held}"
+            ) from None
 
     def get(self, parameter: str, default: Optional[Value] = None) -> Optional[Value]:
         """The parameter's value, or ``default`` when it is inactive in this trial."""
@@ -171,8 +186,36 @@ class Trial:
         """Asks the trial's worker to stop (STOPPING); it still completes it."""
         return self._update(self.study._t.request("POST", f"{self._path}:stop", {}))
 
+    def add_parameters(self, parameters: Sequence["AskedParameter"]) -> "Trial":
+        """In a study with an open search space: gives the running trial the parameters its
+        objective asks for that it lacks (``POST …:addTrialParameters``). Each is added to the
+        study's space under its ``parent`` (the parameter it was asked under, at the value this
+        trial holds) and takes its ``value``, or one the study's model chooses given the trial's
+        other values. Parameters the trial holds keep their values, so asking again is safe."""
+        body = {"parameters": [p.to_vertex() for p in parameters]}
+        return self._update(self.study._t.request("POST", f"{self._path}:addTrialParameters", body))
+
     def delete(self) -> None:
         self.study._t.request("DELETE", self._path)
+
+
+@dataclass(frozen=True)
+class AskedParameter:
+    """A parameter a define-by-run objective asked for: its spec as Vertex's ``ParameterSpec``
+    (one value spec, its scale, no children), the parameter it was asked under (``None``: a
+    root), and its value when fixed (``None``: the study chooses)."""
+
+    spec: Json
+    parent: Optional[str] = None
+    value: Optional[Value] = None
+
+    def to_vertex(self) -> Json:
+        out: Dict[str, Any] = {"parameterSpec": self.spec}
+        if self.parent is not None:
+            out["parentParameterId"] = self.parent
+        if self.value is not None:
+            out["value"] = as_parameter_value(self.value, str(self.spec.get("parameterId", "")))
+        return out
 
 
 def _parameters(values: Mapping[str, Any]) -> List[Json]:
@@ -243,7 +286,12 @@ class Study:
         return self
 
     def suggest(
-        self, count: int = 1, client_id: Optional[str] = None, *, contexts: Optional[Sequence[Mapping[str, Value]]] = None
+        self,
+        count: int = 1,
+        client_id: Optional[str] = None,
+        *,
+        contexts: Optional[Sequence[Mapping[str, Value]]] = None,
+        labels: Optional[Mapping[str, str]] = None,
     ) -> List[Trial]:
         """Asks for ``count`` trials for ``client_id`` (default: this host and process). The same
         client asking again while its trials are ACTIVE gets the same trials back, so a worker that
@@ -252,8 +300,11 @@ class Study:
         stopped study).
 
         ``contexts`` (one per trial, e.g. ``[{"day": "tue"}]``) fixes parameters: each trial takes
-        its context's values and the model chooses the rest (a study of one metric)."""
+        its context's values and the model chooses the rest (a study of one metric). ``labels``
+        name the trials this call creates (``{"run": "nightly"}``; at most 16)."""
         body: Dict[str, Any] = {"suggestionCount": int(count), "clientId": client_id or default_client_id()}
+        if labels:
+            body["labels"] = {str(k): str(v) for k, v in labels.items()}
         if contexts is not None:
             body["contexts"] = [{"parameters": _parameters(c)} for c in contexts]
         op = self._t.request("POST", f"{self._path}/trials:suggest", body)
@@ -263,8 +314,13 @@ class Study:
     def trial(self, trial_id: int) -> Trial:
         return Trial._from_vertex(self, self._t.request("GET", f"{self._path}/trials/{int(trial_id)}"))
 
-    def trials(self, *, page_size: Optional[int] = None) -> Iterator[Trial]:
-        """Every trial, in id order, a page at a time."""
+    def trials(self, *, page_size: Optional[int] = None) -> List[Trial]:
+        """Every trial, in id order, as a list (as Optuna's ``study.trials``); read a page at a
+        time. For a study too large to hold, :meth:`iter_trials`."""
+        return list(self.iter_trials(page_size=page_size))
+
+    def iter_trials(self, *, page_size: Optional[int] = None) -> Iterator[Trial]:
+        """Every trial, in id order, a page at a time, as they are read."""
         token: Optional[str] = None
         while True:
             query: Dict[str, str] = {}
@@ -279,14 +335,37 @@ class Study:
             if not token:
                 return
 
-    def add_trial(self, parameters: Mapping[str, Value], value: Union[None, float, Metrics] = None, *, infeasible: Optional[str] = None) -> Trial:
+    def add_trial(
+        self,
+        parameters: Mapping[str, Value],
+        value: Union[None, float, Metrics] = None,
+        *,
+        infeasible: Optional[str] = None,
+        labels: Optional[Mapping[str, str]] = None,
+    ) -> Trial:
         """Adds a trial evaluated elsewhere (completed, or REQUESTED when given no result)."""
         body: Dict[str, Any] = {"parameters": _parameters(parameters)}
+        if labels:
+            body["labels"] = {str(k): str(v) for k, v in labels.items()}
         if infeasible is not None:
             body.update(state="INFEASIBLE", infeasibleReason=infeasible)
         elif value is not None:
             body["finalMeasurement"] = Measurement(self._metrics(value)).to_vertex()
         return Trial._from_vertex(self, self._t.request("POST", f"{self._path}/trials", body))
+
+    def add_parameters(self, parameters: Sequence[AskedParameter]) -> "Study":
+        """In a study with an open search space: grows it with parameters asked outside a
+        running trial (``POST …:addParameters``), in the order asked; an entry's ``value`` is what
+        a later entry's ``parent`` places it under. Then :meth:`add_trial` can add a trial with
+        them."""
+        body = {"parameters": [p.to_vertex() for p in parameters]}
+        self._update(self._t.request("POST", f"{self._path}:addParameters", body))
+        return self
+
+    @property
+    def open_space(self) -> bool:
+        """Whether the study's search space grows as trials ask for parameters."""
+        return bool(self.spec.get("openSearchSpace", False))
 
     def optimal_trials(self) -> List[Trial]:
         """The best trial (one metric) or the Pareto-optimal trials (several), best first."""

@@ -41,7 +41,7 @@ fn rules() -> Vec<(&'static str, StoppingSpec)> {
         resume: false,
     };
     vec![
-        ("median", StoppingSpec::Median { use_elapsed_duration: false }),
+        ("median", StoppingSpec::Median(Default::default())),
         ("decay curve", StoppingSpec::DecayCurve { use_elapsed_duration: false }),
         ("convex", StoppingSpec::Convex(ConvexStopping { max_step_count: Some(STEPS as f64), ..ConvexStopping::default() })),
         ("successive halving", StoppingSpec::SuccessiveHalving(asha.clone())),

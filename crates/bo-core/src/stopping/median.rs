@@ -14,21 +14,31 @@ use crate::trial::{Trial, TrialState};
 /// The number of comparable completed trials the rule needs before it stops anything.
 pub const MIN_COMPLETED: usize = 3;
 
-/// The median stopping rule for a trial at position `s` with best value `best`, given the
-/// running averages (up to `s`) of the completed trials that reached it: stop when `best` is
-/// strictly worse than their median. Linear in the number of averages.
-pub fn median_decision(objective: &MetricSpec, s: f64, best: f64, mut averages: Vec<f64>) -> StoppingDecision {
-    if averages.len() < MIN_COMPLETED {
-        return StoppingDecision::go_on(format!("{} completed trials reached this point, the rule needs {MIN_COMPLETED}", averages.len()));
+/// The median of the running averages (up to a position) of the completed trials that reached
+/// it, when at least `min_completed` did: what a trial's best value must not be worse than.
+/// Linear in the number of averages.
+pub fn median_threshold(mut averages: Vec<f64>, min_completed: usize) -> Option<f64> {
+    if averages.is_empty() || averages.len() < min_completed {
+        return None;
     }
     let n = averages.len();
     let (_, upper, _) = averages.select_nth_unstable_by(n / 2, f64::total_cmp);
     let upper = *upper;
-    let median = if n % 2 == 1 {
+    Some(if n % 2 == 1 {
         upper
     } else {
         let lower = averages[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
         0.5 * (lower + upper)
+    })
+}
+
+/// The median stopping rule for a trial at position `s` with best value `best`, given the
+/// running averages (up to `s`) of the completed trials that reached it: stop when `best` is
+/// strictly worse than their median, once `min_completed` of them did.
+pub fn median_decision(objective: &MetricSpec, s: f64, best: f64, averages: Vec<f64>, min_completed: usize) -> StoppingDecision {
+    let n = averages.len();
+    let Some(median) = median_threshold(averages, min_completed) else {
+        return StoppingDecision::go_on(format!("{n} completed trials reached this point, the rule needs {}", min_completed.max(1)));
     };
     let should_stop = objective.goal.better(median, best);
     StoppingDecision {
@@ -48,7 +58,7 @@ pub fn running_average(objective: &MetricSpec, other: &Trial, s: f64, use_elapse
 
 /// The median stopping rule, given the study's other trials whole (a service aggregates their
 /// running averages in its database instead and calls [`median_decision`]).
-pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_elapsed: bool) -> StoppingDecision {
+pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_elapsed: bool, min_completed: usize) -> StoppingDecision {
     let Some((s, best)) = progress(objective, trial, use_elapsed) else {
         return StoppingDecision::go_on("the trial has no measurement of the objective yet");
     };
@@ -57,7 +67,7 @@ pub fn median_rule(objective: &MetricSpec, trial: &Trial, others: &[Trial], use_
         .filter(|o| o.id != trial.id && o.state == TrialState::Succeeded)
         .filter_map(|o| running_average(objective, o, s, use_elapsed))
         .collect();
-    median_decision(objective, s, best, averages)
+    median_decision(objective, s, best, averages, min_completed)
 }
 
 #[cfg(test)]
@@ -93,26 +103,26 @@ mod tests {
     fn stops_a_trial_below_the_median_of_running_averages() {
         let others = completed();
         let bad = trial(9, TrialState::Active, &[(1, 0.3), (2, 0.6)]);
-        assert!(median_rule(&acc(Goal::Maximize), &bad, &others, false).should_stop);
+        assert!(median_rule(&acc(Goal::Maximize), &bad, &others, false, MIN_COMPLETED).should_stop);
         let good = trial(9, TrialState::Active, &[(1, 0.3), (2, 0.66)]);
-        assert!(!median_rule(&acc(Goal::Maximize), &good, &others, false).should_stop);
+        assert!(!median_rule(&acc(Goal::Maximize), &good, &others, false, MIN_COMPLETED).should_stop);
     }
 
     /// `check` decides what the trial alone decides and otherwise asks for the averages, and the
     /// median of an even count is the mean of the middle two.
     #[test]
     fn the_check_asks_only_for_what_it_needs() {
-        let spec = StoppingSpec::Median { use_elapsed_duration: false };
+        let spec = StoppingSpec::Median(Default::default());
         let bad = trial(9, TrialState::Active, &[(1, 0.3), (2, 0.6)]);
-        let Check::Median { at, best, use_elapsed } = check(Some(&spec), &acc(Goal::Maximize), &bad) else { panic!("needs the others") };
+        let Check::Median { at, best, use_elapsed, .. } = check(Some(&spec), &acc(Goal::Maximize), &bad) else { panic!("needs the others") };
         assert_eq!((at, best, use_elapsed), (2.0, 0.6, false));
         let averages: Vec<f64> = completed().iter().filter_map(|o| running_average(&acc(Goal::Maximize), o, at, false)).collect();
         assert_eq!(
-            median_decision(&acc(Goal::Maximize), at, best, averages),
+            median_decision(&acc(Goal::Maximize), at, best, averages, MIN_COMPLETED),
             decide(&study(spec.clone()), &bad, &completed(), &mut rand::rngs::StdRng::seed_from_u64(0))
         );
-        assert!(median_decision(&acc(Goal::Maximize), 2.0, 0.64, vec![0.6, 0.9, 0.5, 0.7]).should_stop, "median 0.65");
-        assert!(!median_decision(&acc(Goal::Maximize), 2.0, 0.66, vec![0.6, 0.9, 0.5, 0.7]).should_stop);
+        assert!(median_decision(&acc(Goal::Maximize), 2.0, 0.64, vec![0.6, 0.9, 0.5, 0.7], MIN_COMPLETED).should_stop, "median 0.65");
+        assert!(!median_decision(&acc(Goal::Maximize), 2.0, 0.66, vec![0.6, 0.9, 0.5, 0.7], MIN_COMPLETED).should_stop);
         let done = trial(9, TrialState::Succeeded, &[(1, 0.0)]);
         assert!(matches!(check(Some(&spec), &acc(Goal::Maximize), &done), Check::Decided(d) if !d.should_stop));
         assert!(matches!(check(None, &acc(Goal::Maximize), &bad), Check::Decided(d) if !d.should_stop));
@@ -122,9 +132,9 @@ mod tests {
     fn minimisation_flips_the_comparison() {
         let others = completed();
         let t = trial(9, TrialState::Active, &[(2, 0.6)]);
-        assert!(!median_rule(&acc(Goal::Minimize), &t, &others, false).should_stop);
+        assert!(!median_rule(&acc(Goal::Minimize), &t, &others, false, MIN_COMPLETED).should_stop);
         let t = trial(9, TrialState::Active, &[(2, 0.7)]);
-        assert!(median_rule(&acc(Goal::Minimize), &t, &others, false).should_stop);
+        assert!(median_rule(&acc(Goal::Minimize), &t, &others, false, MIN_COMPLETED).should_stop);
     }
 
     #[test]
@@ -133,15 +143,15 @@ mod tests {
         let others = completed();
         let mut t = trial(9, TrialState::Active, &[(100, 0.6)]);
         t.measurements[0].elapsed_secs = 4.0;
-        assert!(median_rule(&acc(Goal::Maximize), &t, &others, true).should_stop);
+        assert!(median_rule(&acc(Goal::Maximize), &t, &others, true, MIN_COMPLETED).should_stop);
     }
 
     #[test]
     fn waits_for_enough_completed_trials() {
         let others = &completed()[..2];
         let t = trial(9, TrialState::Active, &[(2, 0.0)]);
-        assert!(!median_rule(&acc(Goal::Maximize), &t, others, false).should_stop);
+        assert!(!median_rule(&acc(Goal::Maximize), &t, others, false, MIN_COMPLETED).should_stop);
         let none = trial(9, TrialState::Active, &[]);
-        assert!(!median_rule(&acc(Goal::Maximize), &none, &completed(), false).should_stop);
+        assert!(!median_rule(&acc(Goal::Maximize), &none, &completed(), false, MIN_COMPLETED).should_stop);
     }
 }

@@ -65,6 +65,8 @@ pub enum Check {
         best: f64,
         /// Positions are elapsed seconds rather than steps.
         use_elapsed: bool,
+        /// The completed trials the rule needs at `at` (`minCompletedTrials`).
+        min_completed: usize,
     },
     /// A curve rule: the finished trials' curves ([`Finished`], positions in seconds with
     /// `use_elapsed`), for [`decay_curve::DecayCurveModel`] or [`convex::decide`].
@@ -98,7 +100,16 @@ pub fn check(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial)
         return Check::Decided(StoppingDecision::go_on("the trial has no measurement of the objective yet"));
     };
     match spec {
-        StoppingSpec::Median { .. } => Check::Median { at, best, use_elapsed },
+        StoppingSpec::Median(rule) => {
+            let positions = trial.measurements.iter().filter(|m| m.metrics.contains_key(&objective.id)).map(|m| position(m, use_elapsed));
+            if !rule.judges(at, positions) {
+                return Check::Decided(StoppingDecision::go_on(match rule.min_step_count {
+                    Some(start) if at < start => format!("the trial is at {at}, before minStepCount {start}"),
+                    _ => format!("the trial is at {at}, between two of the rule's intervals"),
+                }));
+            }
+            Check::Median { at, best, use_elapsed, min_completed: rule.min_completed() }
+        }
         StoppingSpec::DecayCurve { .. } | StoppingSpec::Convex(_) => Check::Curves { use_elapsed },
         StoppingSpec::SuccessiveHalving(rule) => {
             let bracket = rule.bracket_of(trial.id);
@@ -134,7 +145,7 @@ pub fn decide(study: &StudySpec, trial: &Trial, others: &[Trial], rng: &mut dyn 
     let objective = study.objective();
     match check(study.stopping.as_ref(), objective, trial) {
         Check::Decided(decision) => decision,
-        Check::Median { use_elapsed, .. } => median_rule(objective, trial, others, use_elapsed),
+        Check::Median { use_elapsed, min_completed, .. } => median_rule(objective, trial, others, use_elapsed, min_completed),
         Check::Rung { rule, rung, value } => {
             let values = successive_halving::values_at(objective, others, trial.id, rung, rule.use_elapsed_duration);
             successive_halving::rung_decision(objective, &rule, trial.id, rung, value, values)

@@ -179,7 +179,7 @@ mod tests {
         }));
         assert!(!predicts(&halving));
         for rule in [
-            StoppingSpec::Median { use_elapsed_duration: false },
+            StoppingSpec::Median(Default::default()),
             StoppingSpec::DecayCurve { use_elapsed_duration: true },
             StoppingSpec::Convex(Default::default()),
         ] {

@@ -14,10 +14,7 @@ use crate::field::FieldError;
 #[serde(rename_all = "snake_case")]
 pub enum StoppingSpec {
     /// The median stopping rule (Golovin et al., 2017), measured by step count or elapsed time.
-    Median {
-        /// Compare at equal elapsed time instead of equal step count.
-        use_elapsed_duration: bool,
-    },
+    Median(MedianStopping),
     /// `decayCurveStoppingSpec`: a GP over parameters and position predicts the trial's final
     /// value; the trial stops when it is very unlikely to beat the best.
     DecayCurve {
@@ -30,6 +27,72 @@ pub enum StoppingSpec {
     /// `successiveHalvingStoppingSpec` (bo extension): ASHA's promotion rule at rungs a factor
     /// apart (see [`super::successive_halving`]).
     SuccessiveHalving(SuccessiveHalving),
+}
+
+/// `medianAutomatedStoppingSpec`, with bo's extensions — where the rule starts judging and how
+/// often, which Optuna's `MedianPruner` sets as `n_startup_trials`, `n_warmup_steps` and
+/// `interval_steps`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MedianStopping {
+    /// Compare at equal elapsed time instead of equal step count.
+    #[serde(default)]
+    pub use_elapsed_duration: bool,
+    /// Completed trials that must have reached a position before a trial is judged there
+    /// (`minCompletedTrials`; `None`: [`crate::stopping::MIN_COMPLETED`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_completed_trials: Option<u32>,
+    /// A trial is judged from this position on (`minStepCount`; `None`: from its first
+    /// measurement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_step_count: Option<f64>,
+    /// Judged only at its first measurement at or past each `minStepCount + k · intervalSteps`
+    /// (`intervalSteps`; `None`: at every measurement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_steps: Option<f64>,
+}
+
+/// The most completed trials `minCompletedTrials` may ask for.
+pub const MAX_MIN_COMPLETED: u32 = 100_000;
+
+impl MedianStopping {
+    /// Checks the settings; errors name the field under `path`.
+    pub fn check(&self, path: &str) -> Result<(), FieldError> {
+        if let Some(n) = self.min_completed_trials
+            && !(1..=MAX_MIN_COMPLETED).contains(&n)
+        {
+            return Err(FieldError::new(format!("{path}.minCompletedTrials"), format!("must be from 1 to {MAX_MIN_COMPLETED}, got {n}")));
+        }
+        if let Some(s) = self.min_step_count
+            && !(s.is_finite() && s >= 0.0)
+        {
+            return Err(FieldError::new(format!("{path}.minStepCount"), format!("must be a finite number, at least 0, got {s}")));
+        }
+        if let Some(k) = self.interval_steps
+            && !(k.is_finite() && k > 0.0)
+        {
+            return Err(FieldError::new(format!("{path}.intervalSteps"), format!("must be a finite positive number, got {k}")));
+        }
+        Ok(())
+    }
+
+    /// Whether a trial whose measurements sit at `positions` (its newest at `at`) is judged at
+    /// `at`: at or past `minStepCount`, and its first measurement at or past the last interval
+    /// boundary (Optuna's `_is_first_in_interval_step`).
+    pub fn judges(&self, at: f64, positions: impl Iterator<Item = f64>) -> bool {
+        let start = self.min_step_count.unwrap_or(0.0);
+        if at < start {
+            return false;
+        }
+        let Some(every) = self.interval_steps else { return true };
+        let boundary = start + ((at - start) / every).floor() * every;
+        let before = positions.filter(|p| *p < at).fold(f64::NEG_INFINITY, f64::max);
+        before < boundary
+    }
+
+    /// The completed trials the rule waits for at a position.
+    pub fn min_completed(&self) -> usize {
+        self.min_completed_trials.map_or(crate::stopping::MIN_COMPLETED, |n| n as usize)
+    }
 }
 
 /// `convexAutomatedStoppingSpec`, with the proto's defaults made explicit where they are fixed.
@@ -59,7 +122,8 @@ impl StoppingSpec {
     /// Whether positions are elapsed seconds instead of steps.
     pub fn use_elapsed(&self) -> bool {
         match self {
-            StoppingSpec::Median { use_elapsed_duration } | StoppingSpec::DecayCurve { use_elapsed_duration } => *use_elapsed_duration,
+            StoppingSpec::Median(m) => m.use_elapsed_duration,
+            StoppingSpec::DecayCurve { use_elapsed_duration } => *use_elapsed_duration,
             StoppingSpec::Convex(c) => c.use_elapsed_duration,
             StoppingSpec::SuccessiveHalving(h) => h.use_elapsed_duration,
         }
@@ -68,7 +132,7 @@ impl StoppingSpec {
     /// The rule's name on the wire.
     pub fn name(&self) -> &'static str {
         match self {
-            StoppingSpec::Median { .. } => "medianAutomatedStoppingSpec",
+            StoppingSpec::Median(_) => "medianAutomatedStoppingSpec",
             StoppingSpec::DecayCurve { .. } => "decayCurveStoppingSpec",
             StoppingSpec::Convex(_) => "convexAutomatedStoppingSpec",
             StoppingSpec::SuccessiveHalving(_) => "successiveHalvingStoppingSpec",
@@ -229,4 +293,27 @@ pub(crate) fn bracket_by(shares: &[f64], trial: i64) -> u32 {
         }
     }
     shares.len().saturating_sub(1) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Optuna's `n_warmup_steps` and `interval_steps`: judged from the warm-up on, at the first
+    /// measurement at or past each interval boundary.
+    #[test]
+    fn the_median_rule_judges_from_its_warm_up_at_each_interval() {
+        let rule = MedianStopping { min_step_count: Some(5.0), interval_steps: Some(3.0), ..MedianStopping::default() };
+        let steps = |upto: u32| (0..upto).map(f64::from);
+        assert!(!rule.judges(4.0, steps(4)), "before the warm-up");
+        assert!(rule.judges(5.0, steps(5)), "the first boundary");
+        assert!(!rule.judges(6.0, steps(6)) && !rule.judges(7.0, steps(7)));
+        assert!(rule.judges(8.0, steps(8)), "the next boundary");
+        assert!(rule.judges(9.0, [0.0, 4.0, 7.0].into_iter()), "the first measurement past 8 when 8 was skipped");
+        assert!(!rule.judges(10.0, [9.0].into_iter()), "9 was that one");
+        assert!(MedianStopping::default().judges(0.0, std::iter::empty()), "without settings: every measurement");
+        let bad = MedianStopping { interval_steps: Some(0.0), ..MedianStopping::default() };
+        assert_eq!(bad.check("m").unwrap_err().path, "m.intervalSteps");
+        assert_eq!(MedianStopping { min_completed_trials: Some(0), ..MedianStopping::default() }.check("m").unwrap_err().path, "m.minCompletedTrials");
+    }
 }

@@ -33,7 +33,7 @@ use super::wire::request::{
 };
 use super::wire::study::StudyStateW;
 use super::wire::study::{state_to_wire, study_name};
-use super::wire::trial::{TrialStateW, TrialW, assignment_from_wire, context_from_wire};
+use super::wire::trial::{EarlyStoppingAnswerW, ThresholdW, TrialStateW, TrialW, assignment_from_wire, context_from_wire};
 use crate::engine::SuggestReply;
 
 /// A trial: `projects/{project}/locations/{location}/studies/{study}/trials/{trial}`.
@@ -353,17 +353,68 @@ pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTria
     responses((status = 200, description = "success", body = TrialW), (status = 400, description = "invalid request (the message names the field)", body = ErrorBodyW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTrialMeasurementRequestW) -> Result<Json<TrialW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
-    let Some(m) = body.measurement else {
-        return Err(ApiError::invalid("measurement: required"));
+    let limits = &state.access.limits;
+    let ms = match (body.measurement, body.measurements.is_empty()) {
+        (Some(m), true) => vec![measurement_from_wire(m, &study.spec, "measurement", false)?],
+        (None, false) => {
+            limits.check(Limit::Measurements, body.measurements.len()).map_err(|o| over_limit("measurements", o))?;
+            body.measurements
+                .into_iter()
+                .enumerate()
+                .map(|(i, m)| measurement_from_wire(m, &study.spec, &format!("measurements[{i}]"), false))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        (None, true) => return Err(ApiError::invalid("measurement: required")),
+        (Some(_), false) => return Err(ApiError::invalid("measurements: give measurement or measurements, not both")),
     };
-    let m = measurement_from_wire(m, &study.spec, "measurement", false)?;
+    let now = crate::now_ms();
     let trial = state
         .store
-        .add_measurement(study.id, id, m, &state.access.limits, crate::now_ms())
+        .add_measurements(study.id, id, ms, limits, now)
         .await
         .map_err(ApiError::from)
         .map_err(map_trial_error(&study, &path.trial))?;
-    Ok(Json(trial_to_wire(&study, &trial)))
+    if !body.check_early_stopping {
+        return Ok(Json(trial_to_wire(&study, &trial)));
+    }
+    let thresholds = state.engine.median_thresholds(&study, &trial).await?;
+    let decision = stopping_decision(&state, &study, trial.clone()).await?;
+    let reason = decision.reason.clone();
+    let (_, should_stop) = state
+        .store
+        .record_early_stopping(study.id, id, now, decision, limits, None)
+        .await
+        .map_err(ApiError::from)
+        .map_err(map_trial_error(&study, &path.trial))?;
+    let mut wire = trial_to_wire(&study, &trial);
+    if should_stop {
+        wire.state = TrialStateW::STOPPING;
+        wire.stop_time = format_time(trial.stop_time_ms.unwrap_or(now));
+    }
+    wire.early_stopping = Some(EarlyStoppingAnswerW {
+        should_stop,
+        reason,
+        median_thresholds: thresholds
+            .as_ref()
+            .map(|t| t.points.iter().map(|&(position, value)| ThresholdW { position, value }).collect())
+            .unwrap_or_default(),
+        thresholds_through: thresholds.and_then(|t| t.through),
+    });
+    Ok(Json(wire))
+}
+
+/// What the study's stopping rule says of `trial` now — a study stopped by its rules with
+/// `shouldStopAsap` interrupts its running trials without asking the rule. Decided outside any
+/// transaction from what the rule needs (the trial, and what the database aggregates of the
+/// others).
+async fn stopping_decision(state: &AppState, study: &StudyRecord, trial: Trial) -> Result<StoppingDecision, ApiError> {
+    let asap = study.state == bo_store::StudyState::Completed
+        && study.spec.study_stopping.as_ref().is_some_and(|c| c.should_stop_asap)
+        && !trial.state.is_completed();
+    if asap {
+        return Ok(StoppingDecision { should_stop: true, reason: "the study stopped with shouldStopAsap".into(), last_measurement: None });
+    }
+    Ok(state.engine.early_stopping(study, trial).await?)
 }
 
 /// AddTrialParameters (bo extension, for a study with `openSearchSpace`): the parameters a
@@ -423,21 +474,10 @@ pub async fn check_trial_early_stopping_state(
 ) -> Result<Json<OperationW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
     let now = crate::now_ms();
-    let spec = &study.spec;
-    // Decided outside any transaction from what the rule needs (the trial itself, and what the
-    // database aggregates of the others); a study stopped by its rules with shouldStopAsap
-    // interrupts its running trials without asking the rule.
     let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
-    let asap = study.state == bo_store::StudyState::Completed
-        && spec.study_stopping.as_ref().is_some_and(|c| c.should_stop_asap)
-        && !trial.state.is_completed();
-    let decision = if asap {
-        StoppingDecision { should_stop: true, reason: "the study stopped with shouldStopAsap".into(), last_measurement: None }
-    } else {
-        state.engine.early_stopping(&study, trial).await?
-    };
+    let decision = stopping_decision(&state, &study, trial).await?;
     let (op_id, should_stop) =
-        state.store.record_early_stopping(study.id, id, now, decision, &state.access.limits, version.as_str()).await.map_err(
+        state.store.record_early_stopping(study.id, id, now, decision, &state.access.limits, Some(version.as_str())).await.map_err(
             |e| match e {
                 StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
                 e => e.into(),

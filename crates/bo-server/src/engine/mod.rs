@@ -71,6 +71,7 @@ pub use grow::GrowError;
 pub use importance::{Answer as ImportanceAnswer, Report as ImportanceReport};
 pub use refit::RefitOutcome;
 pub use shutdown::Stopped;
+pub use stopping::{THRESHOLD_POSITIONS, Thresholds};
 pub use suggest::SuggestReply;
 
 use crate::metrics::Metrics;

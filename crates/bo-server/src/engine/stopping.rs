@@ -21,6 +21,19 @@ use super::permits::Class;
 use super::slot::CurveFit;
 use super::{Engine, EngineError};
 
+/// How many positions past a trial's latest [`Engine::median_thresholds`] covers.
+pub const THRESHOLD_POSITIONS: usize = 32;
+
+/// The median rule's thresholds at a trial's next positions ([`Engine::median_thresholds`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Thresholds {
+    /// (position, threshold), in order from the trial's latest position; the threshold holds
+    /// up to the next position; `None`: too few completed trials there, the trial goes on.
+    pub points: Vec<(f64, Option<f64>)>,
+    /// The last position they hold through; `None`: the last one holds for good.
+    pub through: Option<f64>,
+}
+
 impl Engine {
     /// Whether `trial` (read just now) should stop, by the study's automated stopping rule.
     pub async fn early_stopping(&self, study: &StudyRecord, trial: Trial) -> Result<StoppingDecision, EngineError> {
@@ -28,9 +41,9 @@ impl Engine {
         let objective = spec.objective();
         match check(spec.stopping.as_ref(), objective, &trial) {
             Check::Decided(decision) => Ok(decision),
-            Check::Median { at, best, use_elapsed } => {
+            Check::Median { at, best, use_elapsed, min_completed } => {
                 let averages = self.inner.store.running_averages(study.id, trial.id, at, use_elapsed).await?;
-                Ok(median_decision(objective, at, best, averages))
+                Ok(median_decision(objective, at, best, averages, min_completed))
             }
             Check::Rung { rule, rung, value } => {
                 let values = self.inner.store.values_at_rung(study.id, trial.id, rung, rule.use_elapsed_duration).await?;
@@ -50,6 +63,28 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Under the median rule, what a client needs to decide on `trial` at its next positions
+    /// without asking (Optuna's `should_prune` between two answers): the rule's threshold — the
+    /// median of the completed trials' running averages, or none while too few reached the
+    /// position — at the trial's latest position and at the next [`THRESHOLD_POSITIONS`]
+    /// positions where a completed trial was measured (between two of them it does not change).
+    /// `None` under another rule, or for a trial without a measurement of the objective.
+    pub async fn median_thresholds(&self, study: &StudyRecord, trial: &Trial) -> Result<Option<Thresholds>, EngineError> {
+        let Some(StoppingSpec::Median(rule)) = &study.spec.stopping else { return Ok(None) };
+        let use_elapsed = rule.use_elapsed_duration;
+        let Some((at, _)) = bo_core::stopping::progress(study.spec.objective(), trial, use_elapsed) else { return Ok(None) };
+        let limit = THRESHOLD_POSITIONS as i64 + 1;
+        let mut positions = self.inner.store.measured_positions_after(study.id, trial.id, at, limit, use_elapsed).await?;
+        let through = (positions.len() > THRESHOLD_POSITIONS).then(|| positions[THRESHOLD_POSITIONS - 1]);
+        positions.truncate(THRESHOLD_POSITIONS);
+        positions.insert(0, at);
+        let averages = self.inner.store.running_averages_at(study.id, trial.id, &positions, use_elapsed).await?;
+        let min_completed = rule.min_completed();
+        let points =
+            positions.into_iter().zip(averages).map(|(p, a)| (p, bo_core::stopping::median::median_threshold(a, min_completed))).collect();
+        Ok(Some(Thresholds { points, through }))
     }
 
     /// The predicted final objective of each partial trial among `trials` (asked to stop, then

@@ -29,7 +29,7 @@ async fn running_averages_are_aggregated_in_sql(store: Store) {
     assert!((averages[0] - 0.3).abs() < 1e-12 && (averages[1] - 0.7).abs() < 1e-12, "{averages:?}");
     let by_time = store.running_averages(study.id, running.id, 0.15, true).await.unwrap();
     assert_eq!(by_time.len(), 2);
-    let (op, stop) = store.record_early_stopping(study.id, running.id, 2, decided(true), &Limits::default(), "v1beta1").await.unwrap();
+    let (op, stop) = store.record_early_stopping(study.id, running.id, 2, decided(true), &Limits::default(), Some("v1beta1")).await.unwrap();
     assert!(stop && op == 1);
     assert_eq!(store.get_operation(study.id, op).await.unwrap().api_version, "v1beta1", "the version it was asked through is kept");
     assert_eq!(store.get_trial(study.id, running.id).await.unwrap().state, TrialState::Requested, "only an ACTIVE trial becomes STOPPING");
@@ -177,7 +177,7 @@ async fn finished_curves_are_thinned_in_sql_as_in_memory(store: Store) {
     // The running trial stops with the rule's predicted last measurement.
     suggest(&store, request(study.id, "w", 1, 30), |_, _, _| Ok::<_, StoreError>(Plan::Miss)).await.unwrap();
     let decision = StoppingDecision { last_measurement: Some(m(50, 0.123)), ..decided(true) };
-    let (_, stop) = store.record_early_stopping(study.id, total, 40, decision, &Limits::default(), "v1").await.unwrap();
+    let (_, stop) = store.record_early_stopping(study.id, total, 40, decision, &Limits::default(), Some("v1")).await.unwrap();
     let trial = store.get_trial(study.id, total).await.unwrap();
     assert!(stop && trial.state == TrialState::Stopping, "{:?}", trial.state);
     assert_eq!(trial.measurements.last(), Some(&m(50, 0.123)));

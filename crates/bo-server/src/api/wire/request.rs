@@ -71,6 +71,15 @@ pub struct CompleteTrialRequestW {
 pub struct AddTrialMeasurementRequestW {
     /// The measurement.
     pub measurement: Option<MeasurementW>,
+    /// bo extension, instead of `measurement`: several measurements appended in order, all or
+    /// none (a client sending the steps it queued in one request).
+    #[schema(max_items = 1000)]
+    pub measurements: Vec<MeasurementW>,
+    /// bo extension: answer, in the returned trial's `earlyStopping`, what the study's stopping
+    /// rule says of the trial at its newest measurement (a trial it stops becomes STOPPING, as
+    /// `:checkTrialEarlyStoppingState` makes it) and, under the median rule, its thresholds at
+    /// the next positions.
+    pub check_early_stopping: bool,
     /// The trial's name, which Google's client repeats in the body; ignored.
     #[schema(ignore)]
     pub trial_name: String,

@@ -32,6 +32,43 @@ pub struct MedianAutomatedStoppingSpecW {
     /// Compare trials at equal elapsed time rather than equal step count.
     #[serde(skip_serializing_if = "is_default")]
     pub use_elapsed_duration: bool,
+    /// bo extension: how many completed trials must have reached a position before a trial is
+    /// judged there (Optuna's `n_startup_trials`); absent: 3.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 100000)]
+    pub min_completed_trials: Option<u32>,
+    /// bo extension: a trial is judged from this step (or elapsed second) on (Optuna's
+    /// `n_warmup_steps`); absent: from its first measurement.
+    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "super::lenient_opt_f64")]
+    pub min_step_count: Option<f64>,
+    /// bo extension: a trial is judged only at its first measurement at or past each
+    /// `minStepCount + k · intervalSteps` (Optuna's `interval_steps`); absent: at every one.
+    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "super::lenient_opt_f64")]
+    pub interval_steps: Option<f64>,
+}
+
+impl MedianAutomatedStoppingSpecW {
+    /// The rule's settings, checked; errors name the field under `path`.
+    pub fn into_domain(self, path: &str) -> Result<spec::MedianStopping, FieldError> {
+        let rule = spec::MedianStopping {
+            use_elapsed_duration: self.use_elapsed_duration,
+            min_completed_trials: self.min_completed_trials,
+            min_step_count: self.min_step_count,
+            interval_steps: self.interval_steps,
+        };
+        rule.check(path)?;
+        Ok(rule)
+    }
+
+    /// The wire form of the rule's settings.
+    pub fn from_domain(rule: &spec::MedianStopping) -> MedianAutomatedStoppingSpecW {
+        MedianAutomatedStoppingSpecW {
+            use_elapsed_duration: rule.use_elapsed_duration,
+            min_completed_trials: rule.min_completed_trials,
+            min_step_count: rule.min_step_count,
+            interval_steps: rule.interval_steps,
+        }
+    }
 }
 
 /// `StudySpec.DecayCurveAutomatedStoppingSpec`.

@@ -386,7 +386,7 @@ impl StudySpecW {
             .map_err(at)?;
         let space = if open_space && roots.is_empty() { SearchSpace::empty() } else { SearchSpace::with_limits(roots, limits).map_err(at)? };
         let stopping = if let Some(m) = self.median_automated_stopping_spec {
-            Some(StoppingSpec::Median { use_elapsed_duration: m.use_elapsed_duration })
+            Some(StoppingSpec::Median(m.into_domain("studySpec.medianAutomatedStoppingSpec")?))
         } else if let Some(d) = self.decay_curve_stopping_spec {
             Some(StoppingSpec::DecayCurve { use_elapsed_duration: d.use_elapsed_duration })
         } else if let Some(c) = self.convex_automated_stopping_spec {
@@ -453,8 +453,8 @@ impl StudySpecW {
                 MeasurementSelection::Last => MeasurementSelectionTypeW::LAST_MEASUREMENT,
             },
             study_stopping_config: spec.study_stopping.as_ref().map(StudyStoppingConfigW::from_domain),
-            median_automated_stopping_spec: match spec.stopping {
-                Some(StoppingSpec::Median { use_elapsed_duration }) => Some(MedianAutomatedStoppingSpecW { use_elapsed_duration }),
+            median_automated_stopping_spec: match &spec.stopping {
+                Some(StoppingSpec::Median(m)) => Some(MedianAutomatedStoppingSpecW::from_domain(m)),
                 _ => None,
             },
             decay_curve_stopping_spec: match spec.stopping {

@@ -129,6 +129,45 @@ pub struct TrialW {
     /// Output only (HyperparameterTuningJob only): always empty here.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub web_access_uris: BTreeMap<String, String>,
+    /// Output only (bo extension), in the answer to `:addTrialMeasurement` with
+    /// `checkEarlyStopping`: what the study's stopping rule says of the trial now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_stopping: Option<EarlyStoppingAnswerW>,
+}
+
+/// What the study's stopping rule says of a trial at its newest measurement (bo extension): the
+/// decision, and under the median rule its thresholds at the next positions, so a client can
+/// decide at each step until the next answer without asking (Optuna's `should_prune`): at a
+/// position `s` the rule judges (past `minStepCount`, on an `intervalSteps` boundary), the trial
+/// stops when its best objective value so far is strictly worse than the threshold of the last
+/// listed position at or before `s` — for `s` up to `thresholdsThrough`, or any `s` without it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+#[schema(as = EarlyStoppingAnswer)]
+pub struct EarlyStoppingAnswerW {
+    /// Whether the trial should stop now (it is then STOPPING).
+    pub should_stop: bool,
+    /// Why, in a sentence.
+    pub reason: String,
+    /// The median rule's thresholds from the trial's newest position on, in order; a `value`
+    /// absent means too few completed trials reached the position (the trial goes on there).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub median_thresholds: Vec<ThresholdW>,
+    /// The last position `medianThresholds` hold through; absent: the last one holds for good.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thresholds_through: Option<f64>,
+}
+
+/// One of the median rule's thresholds: from `position` on, until the next listed one.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+#[schema(as = StoppingThreshold)]
+pub struct ThresholdW {
+    /// A step (or elapsed seconds, under `useElapsedDuration`).
+    pub position: f64,
+    /// The median of the completed trials' running averages there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
 }
 
 /// A parameter value as JSON: a number, or a category's name.
@@ -167,6 +206,7 @@ impl TrialW {
             infeasible_reason: trial.infeasible_reason.clone(),
             custom_job: String::new(),
             web_access_uris: BTreeMap::new(),
+            early_stopping: None,
         }
     }
 }

@@ -1,0 +1,106 @@
+//! Early stopping answered with each measurement (bo extensions of `:addTrialMeasurement`:
+//! `measurements`, `checkEarlyStopping`): the rule's decision and the median rule's thresholds
+//! at the next positions, which decide at a later step exactly as asking the server then would.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Server, databases};
+
+fn study(name: &str) -> Value {
+    json!({
+        "displayName": name,
+        "studySpec": {
+            "metrics": [{"metricId": "acc", "goal": "MAXIMIZE"}],
+            "algorithm": "RANDOM_SEARCH",
+            "medianAutomatedStoppingSpec": {"minCompletedTrials": 2, "minStepCount": 2},
+            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]
+        }
+    })
+}
+
+fn measurements(values: &[(i64, f64)]) -> Value {
+    json!(values.iter().map(|(s, v)| json!({"stepCount": s, "metrics": [{"metricId": "acc", "value": v}]})).collect::<Vec<_>>())
+}
+
+/// What a client decides at `step` with `best` from an answer: the threshold of the last listed
+/// position at or before it (none past `thresholdsThrough`), the rule's warm-up applied.
+fn local(answer: &Value, step: f64, best: f64) -> bool {
+    if step < 2.0 {
+        return false;
+    }
+    if answer["thresholdsThrough"].as_f64().is_some_and(|through| step > through) {
+        return false;
+    }
+    let t = answer["medianThresholds"].as_array().unwrap().iter().filter(|t| t["position"].as_f64().unwrap() <= step).last();
+    t.and_then(|t| t["value"].as_f64()).is_some_and(|median| best < median)
+}
+
+#[test]
+fn measurements_answer_with_the_rule_and_its_thresholds() {
+    for db in databases("measurements_answer_with_the_rule_and_its_thresholds") {
+        let s = Server::start(&db);
+        let id = s.create_study(study("thresholds"));
+        // Three completed curves at steps 1..8 (one skips odd steps), sent in one request each.
+        for (k, slope) in [0.10, 0.08, 0.06].into_iter().enumerate() {
+            let t = s.suggest(&id, 1, &format!("done{k}")).remove(0);
+            let tid = t["id"].as_str().unwrap().to_owned();
+            let curve: Vec<(i64, f64)> = (1..=8).filter(|s| k != 2 || s % 2 == 0).map(|s| (s, slope * s as f64)).collect();
+            let back = s.ok_post(&format!("/studies/{id}/trials/{tid}:addTrialMeasurement"), json!({"measurements": measurements(&curve)}));
+            assert_eq!(back["measurements"].as_array().unwrap().len(), curve.len(), "all appended, in order");
+            assert!(back.get("earlyStopping").is_none(), "only when asked");
+            s.ok_post(&format!("/studies/{id}/trials/{tid}:complete"), json!({}));
+        }
+        let t = s.suggest(&id, 1, "running").remove(0);
+        let tid = t["id"].as_str().unwrap().to_owned();
+        let add = |step: i64, v: f64, check: bool| {
+            s.ok_post(
+                &format!("/studies/{id}/trials/{tid}:addTrialMeasurement"),
+                json!({"measurement": {"stepCount": step, "metrics": [{"metricId": "acc", "value": v}]}, "checkEarlyStopping": check}),
+            )
+        };
+        let first = add(1, 0.05, true);
+        let answer = &first["earlyStopping"];
+        assert_eq!(answer["shouldStop"], false, "before minStepCount: {first}");
+        let positions: Vec<f64> = answer["medianThresholds"].as_array().unwrap().iter().map(|t| t["position"].as_f64().unwrap()).collect();
+        assert_eq!(positions, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], "{answer}");
+        assert!(answer.get("thresholdsThrough").is_none(), "every position is listed");
+        // At step 1 only two trials had measured (the third starts at 2): the median of their
+        // running averages 0.10 and 0.08.
+        let at1 = answer["medianThresholds"][0]["value"].as_f64().unwrap();
+        assert!((at1 - 0.09).abs() < 1e-12, "{answer}");
+        // The local decision at each later step is the server's decision asked then.
+        // A curve that flattens: it goes on while it keeps up, and stops once the others' running
+        // averages pass it.
+        let mut best: f64 = 0.05;
+        let mut stopped_at = None;
+        for step in 2..=8 {
+            let v = (0.07 * step as f64).min(0.2);
+            best = best.max(v);
+            let decided_locally = local(answer, step as f64, best);
+            add(step, v, false);
+            let server = s.stops(&id, &tid);
+            assert_eq!(decided_locally, server, "{}: step {step}, best {best}: {answer}", db.name);
+            if server {
+                let t = s.ok_get(&format!("/studies/{id}/trials/{tid}"));
+                assert_eq!(t["state"], "STOPPING");
+                stopped_at = Some(step);
+                break;
+            }
+        }
+        assert_eq!(stopped_at, Some(5), "it went on while it kept up, then stopped");
+        // A checked measurement that stops the trial says so, and the trial is STOPPING.
+        let t = s.suggest(&id, 1, "bad").remove(0);
+        let bad = t["id"].as_str().unwrap().to_owned();
+        let answer = s.ok_post(
+            &format!("/studies/{id}/trials/{bad}:addTrialMeasurement"),
+            json!({"measurements": measurements(&[(1, 0.0), (2, 0.0), (3, 0.0)]), "checkEarlyStopping": true}),
+        );
+        assert_eq!(answer["earlyStopping"]["shouldStop"], true, "{answer}");
+        assert_eq!(answer["state"], "STOPPING");
+        let (status, body) = s.post(
+            &format!("/studies/{id}/trials/{bad}:addTrialMeasurement"),
+            json!({"measurement": {"metrics": [{"metricId": "acc", "value": 1}]}, "measurements": measurements(&[(4, 0.0)])}),
+        );
+        assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{body}");
+    }
+}
