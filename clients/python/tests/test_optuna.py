@@ -4,6 +4,7 @@ safety metrics, pruning through the study's stopping rule, n_jobs, enqueued tria
 rule for parameters outside the space."""
 import logging
 import math
+import time
 
 import numpy as np
 import optuna
@@ -125,24 +126,31 @@ def test_pruning_follows_the_study_s_stopping_rule(server: Server) -> None:
     assert all(t.state == "SUCCEEDED" for t in trials if len(t.measurements) == 8)
 
 
-def test_parameters_outside_the_space_are_sampled_at_random_with_a_warning(server: Server, caplog: pytest.LogCaptureFixture) -> None:
+def test_parameters_outside_a_declared_space_are_sampled_at_random_with_a_warning(server: Server, caplog: pytest.LogCaptureFixture) -> None:
     def growing(trial: optuna.Trial) -> float:
         x = trial.suggest_float("x", 0.0, 1.0)
         if trial.number >= 2:
             x += trial.suggest_float("extra", 0.0, 1.0)
         return x
 
-    study = optuna.create_study(study_name="optuna-grow", sampler=BoSampler(server.url))
+    declared = {"x": optuna.distributions.FloatDistribution(0.0, 1.0)}
+    study = optuna.create_study(study_name="optuna-declared", sampler=BoSampler(server.url, search_space=declared))
     with caplog.at_level(logging.WARNING, logger="bo_client"):
         study.optimize(growing, n_trials=6)
     assert len(study.trials) == 6 and all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
     warned = [r.getMessage() for r in caplog.records if "extra" in r.getMessage()]
     assert len(warned) == 1 and "sampled at random" in warned[0]
+    assert not bo.Client(server.url).load_study("optuna-declared").open_space
+
+
+def test_a_parameter_asked_with_another_distribution_is_an_error(server: Server) -> None:
+    study = optuna.create_study(study_name="optuna-changed", sampler=BoSampler(server.url))
+    study.optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=2)
 
     def changed(trial: optuna.Trial) -> float:
         return trial.suggest_float("x", 0.0, 2.0)
 
-    with pytest.raises(ValueError, match="cannot change within a study"):
+    with pytest.raises(ValueError, match="fixed at first use"):
         study.optimize(changed, n_trials=1, catch=())
 
 
@@ -156,3 +164,124 @@ def test_bo_pruner_needs_bo_sampler(server: Server) -> None:
 
     with pytest.raises(ValueError, match="BoPruner needs optuna.create_study"):
         study.optimize(reports, n_trials=1)
+
+
+def tree(trial: optuna.Trial) -> float:
+    """Optuna's sklearn_simple.py with a known optimum on each branch: SVC at C = 100 (1.0),
+    RandomForest at depth 8 (0.8)."""
+    classifier = trial.suggest_categorical("classifier", ["SVC", "RandomForest"])
+    if classifier == "SVC":
+        c = trial.suggest_float("svc_c", 1e-10, 1e10, log=True)
+        return 1.0 - (math.log10(c) - 2.0) ** 2 / 200.0
+    depth = trial.suggest_int("rf_max_depth", 2, 32, log=True)
+    return 0.8 - (math.log2(depth) - 3.0) ** 2 / 50.0
+
+
+def test_a_define_by_run_tree_is_grown_and_searched_by_bo(server: Server) -> None:
+    """The first trial on the small branch (enqueued), then 99 chosen by bo: no trial fails, the
+    bo study's spec holds each branch's parameter under its value, every trial holds exactly its
+    branch's parameters, and the branch parameter concentrates near its optimum."""
+    study = optuna.create_study(study_name="define-by-run", direction="maximize", sampler=BoSampler(server.url))
+    study.enqueue_trial({"classifier": "RandomForest"})
+    study.optimize(tree, n_trials=100)
+    assert [t.state for t in study.trials] == [optuna.trial.TrialState.COMPLETE] * 100
+    bo_study = bo.Client(server.url).load_study("define-by-run")
+    assert bo_study.open_space
+    (root,) = bo_study.spec["parameters"]
+    assert root["parameterId"] == "classifier"
+    under = {c["parameterSpec"]["parameterId"]: c["parentCategoricalValues"]["values"] for c in root["conditionalParameterSpecs"]}
+    assert under == {"rf_max_depth": ["RandomForest"], "svc_c": ["SVC"]}
+    trials = bo_study.trials()
+    assert isinstance(trials, list) and len(trials) == 100
+    for t in trials:
+        assert t.state == "SUCCEEDED"
+        branch = "svc_c" if t["classifier"] == "SVC" else "rf_max_depth"
+        assert set(t.parameters) == {"classifier", branch}, t.parameters
+    assert {t.labels["optuna.trial_number"] for t in trials} == {str(n) for n in range(100)}
+    # bo, not chance: the SVC trials of the second half sit near log10(C) = 2, where uniform
+    # draws over [-10, 10] sit 5 away in the median.
+    late = [abs(math.log10(float(t["svc_c"])) - 2.0) for t in trials[50:] if t["classifier"] == "SVC"]
+    assert len(late) >= 10, late
+    assert float(np.median(late)) < 1.5, sorted(late)
+    assert study.best_value > 0.99
+
+
+def test_a_wrong_url_fails_before_the_first_trial() -> None:
+    with pytest.raises(bo.ConnectionFailed, match="127.0.0.1:9"):
+        BoSampler("http://127.0.0.1:9")
+
+
+def test_a_finite_space_used_up_ends_optimize_quietly(server: Server) -> None:
+    """Three points in all: Optuna's contract holds (no failed trial, no exception), as its
+    grid sampler's does."""
+
+    def small(trial: optuna.Trial) -> float:
+        kind = trial.suggest_categorical("kind", ["a", "b"])
+        return trial.suggest_int("n", 1, 2) if kind == "a" else 0.5
+
+    study = optuna.create_study(study_name="optuna-finite", sampler=BoSampler(server.url))
+    study.optimize(small, n_trials=12)
+    states = {t.state for t in study.trials}
+    assert states == {optuna.trial.TrialState.COMPLETE}, states
+    assert 3 <= len(study.trials) < 12, len(study.trials)
+    seen = {(t.params["kind"], t.params.get("n")) for t in study.trials}
+    assert seen == {("a", 1), ("a", 2), ("b", None)}
+
+
+def test_an_unnamed_study_is_named_after_the_script(server: Server) -> None:
+    sampler = BoSampler(server.url)
+    optuna.create_study(sampler=sampler).optimize(lambda t: t.suggest_float("x", 0.0, 1.0), n_trials=1)
+    assert sampler.study is not None and not sampler.study.display_name.startswith("no-name-")
+    assert sampler.study.display_name.split("-")[0] in ("pytest", "__main__", "python", "optuna")
+
+
+def test_reports_reach_the_server_through_a_restart(server: Server) -> None:
+    """The server is killed mid-trial and started again: every step reported is on bo's trial,
+    in order, and the trial completes."""
+
+    def training(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0.0, 1.0)
+        for step in range(40):
+            if trial.number == 1 and step == 10:
+                server.kill()
+            if trial.number == 1 and step == 20:
+                server.start(wait=False)
+            trial.report(x * step, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+            time.sleep(0.01)
+        return x * 40
+
+    study = optuna.create_study(study_name="optuna-restart", direction="maximize", sampler=BoSampler(server.url), pruner=BoPruner())
+    study.optimize(training, n_trials=2)
+    assert [t.state for t in study.trials] == [optuna.trial.TrialState.COMPLETE] * 2
+    for t in bo.Client(server.url).load_study("optuna-restart").trials():
+        assert [m.step for m in t.measurements] == list(range(40)), t.id
+        assert t.state == "SUCCEEDED"
+
+
+def test_should_prune_answers_from_the_last_answer_without_a_round_trip(server: Server) -> None:
+    """Once the study has answered, a pruning step asks nothing of the server: its request
+    count stays that of the background sender's."""
+    study = optuna.create_study(
+        study_name="optuna-local", direction="maximize", sampler=BoSampler(server.url), pruner=BoPruner(n_startup_trials=2)
+    )
+
+    def curve(trial: optuna.Trial) -> float:
+        level = trial.suggest_float("level", 0.0, 1.0)
+        for step in range(1, 30):
+            trial.report(level * step, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return level * 30
+
+    study.optimize(curve, n_trials=12)
+    bo_study = bo.Client(server.url).load_study("optuna-local")
+    assert bo_study.spec["medianAutomatedStoppingSpec"]["minCompletedTrials"] == 2
+    pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+    assert pruned, "the median rule pruned no trial"
+    for t in bo_study.trials():
+        assert t.state == "SUCCEEDED"
+        if t.partial:
+            # A pruned trial is a partial result at its last reported value.
+            assert t.value == t.measurements[-1].metrics["objective"]

@@ -15,12 +15,13 @@ from ._http import ApiError, ConnectionFailed, RetryPolicy
 from .client import Client
 from .measurement import Measurement, Prediction
 from .optimize import Infeasible, OptimizeResult
-from .study import Study, Trial
+from .study import AskedParameter, Study, Trial
 from .space import Parameter, SearchSpace
 from .spec import ConvexStopping, DecayCurveStopping, MedianStopping, Metric, StudyStopping, SuccessiveHalvingStopping
 
 __all__ = [
     "ApiError",
+    "AskedParameter",
     "Client",
     "ConnectionFailed",
     "ConvexStopping",

@@ -77,12 +77,26 @@ class Metric:
 @dataclass(frozen=True)
 class MedianStopping:
     """Stop a trial whose best value so far is worse than the median of the completed trials'
-    at the same step (or elapsed time, with ``use_elapsed_duration``)."""
+    at the same step (or elapsed time, with ``use_elapsed_duration``) — the median of their
+    running averages up to that step, Vizier's rule. ``min_completed_trials`` completed trials
+    must have reached the step first (default 3); a trial is judged from ``min_step_count`` on
+    and, with ``interval_steps``, only at its first step past each interval boundary (Optuna's
+    ``n_startup_trials``, ``n_warmup_steps`` and ``interval_steps``)."""
 
     use_elapsed_duration: bool = False
+    min_completed_trials: Optional[int] = None
+    min_step_count: Optional[float] = None
+    interval_steps: Optional[float] = None
 
     def to_vertex(self) -> Json:
-        return {"medianAutomatedStoppingSpec": {"useElapsedDuration": self.use_elapsed_duration}}
+        spec: Dict[str, Any] = {"useElapsedDuration": self.use_elapsed_duration}
+        if self.min_completed_trials is not None:
+            spec["minCompletedTrials"] = int(self.min_completed_trials)
+        if self.min_step_count is not None:
+            spec["minStepCount"] = float(self.min_step_count)
+        if self.interval_steps is not None:
+            spec["intervalSteps"] = float(self.interval_steps)
+        return {"medianAutomatedStoppingSpec": spec}
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ use super::slot::CurveFit;
 use super::{Engine, EngineError};
 
 /// How many positions past a trial's latest [`Engine::median_thresholds`] covers.
-pub const THRESHOLD_POSITIONS: usize = 32;
+pub const THRESHOLD_POSITIONS: usize = 64;
 
 /// The median rule's thresholds at a trial's next positions ([`Engine::median_thresholds`]).
 #[derive(Clone, Debug, PartialEq)]
