@@ -232,12 +232,14 @@ class _Running:
 
 
 class BoSampler(BaseSampler):
-    """An Optuna sampler backed by a bo study (see the module docs). The server is checked when
-    the sampler is made: a wrong ``url`` fails here, before any trial runs."""
+    """An Optuna sampler backed by a bo study (see the module docs). ``url`` defaults to the
+    ``BO_URL`` environment variable, else ``http://127.0.0.1:8080``; ``api_key`` to
+    ``BO_API_KEY``. The server is checked when the sampler is made: a wrong ``url`` fails here,
+    before any trial runs."""
 
     def __init__(
         self,
-        url: str = "http://127.0.0.1:8080",
+        url: Optional[str] = None,
         *,
         project: str = "demo",
         location: str = "local",
@@ -251,6 +253,8 @@ class BoSampler(BaseSampler):
         retry: RetryPolicy = RetryPolicy(),
         seed: Optional[int] = None,
     ) -> None:
+        url = url or os.environ.get("BO_URL") or "http://127.0.0.1:8080"
+        api_key = api_key or os.environ.get("BO_API_KEY") or None
         self._client = Client(url, project=project, location=location, api_key=api_key, retry=retry)
         self._client.ping()
         self._study_name = study_name
