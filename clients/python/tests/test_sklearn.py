@@ -87,3 +87,78 @@ def test_a_failing_candidate_is_infeasible(server: Server) -> None:
     assert bad and all(t.state == "INFEASIBLE" and "error_score" in t.infeasible_reason for t in bad)
     assert all(t.state == "SUCCEEDED" for t in trials if t["criterion"] == "gini")
     assert search.best_params_["criterion"] == "gini"
+
+
+def test_every_randomized_search_argument_is_taken_with_its_default() -> None:
+    import inspect
+    import math
+
+    from sklearn.model_selection import RandomizedSearchCV
+
+    theirs = inspect.signature(RandomizedSearchCV).parameters
+    ours = inspect.signature(BoSearchCV).parameters
+    assert list(ours)[: len(theirs)] == list(theirs), "the same arguments in the same order"
+    for name, p in theirs.items():
+        q = ours[name]
+        assert q.kind == p.kind, name
+        same = q.default == p.default or (isinstance(p.default, float) and math.isnan(p.default) and math.isnan(q.default))
+        assert same, f"{name}: {q.default!r} where scikit-learn has {p.default!r}"
+
+
+def test_scikit_learns_examples_switch_by_the_class_name(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RandomizedSearchCV's own docstring example, and the user guide's randomized search of an
+    SGDClassifier, with only the class (and its import) changed."""
+    import doctest
+
+    from sklearn.model_selection import RandomizedSearchCV
+
+    monkeypatch.setenv("BO_URL", server.url)
+    examples = doctest.DocTestParser().get_examples(RandomizedSearchCV.__doc__ or "")
+    source = "".join(e.source for e in examples)
+    assert "RandomizedSearchCV(logistic, distributions, random_state=0)" in source
+    switched = source.replace("from sklearn.model_selection import RandomizedSearchCV", "from bo_client.sklearn import BoSearchCV")
+    switched = switched.replace("RandomizedSearchCV(", "BoSearchCV(")
+    namespace: dict = {}
+    exec(compile(switched, "RandomizedSearchCV docstring", "exec"), namespace)
+    best = namespace["search"].best_params_
+    assert set(best) == {"C", "l1_ratio"} and 0 <= best["C"] <= 4 and best["l1_ratio"] in (0, 1)
+    assert isinstance(best["l1_ratio"], int)
+    assert len(namespace["search"].cv_results_["params"]) == 10, "n_iter's default: 10"
+
+    user_guide = '''
+import numpy as np
+from scipy import stats
+from sklearn.datasets import load_digits
+from sklearn.linear_model import SGDClassifier
+from sklearn.model_selection import RandomizedSearchCV
+
+X, y = load_digits(return_X_y=True, n_class=3)
+clf = SGDClassifier(loss="hinge", penalty="elasticnet", fit_intercept=True)
+param_dist = {
+    "average": [True, False],
+    "l1_ratio": stats.uniform(0, 1),
+    "alpha": stats.loguniform(1e-2, 1e0),
+}
+n_iter_search = 15
+random_search = RandomizedSearchCV(clf, param_distributions=param_dist, n_iter=n_iter_search)
+random_search.fit(X, y)
+'''
+    switched = user_guide.replace("from sklearn.model_selection import RandomizedSearchCV", "from bo_client.sklearn import BoSearchCV")
+    namespace = {}
+    exec(compile(switched.replace("RandomizedSearchCV(", "BoSearchCV("), "user guide", "exec"), namespace)
+    search = namespace["random_search"]
+    assert len(search.cv_results_["params"]) == 15
+    assert isinstance(search.best_params_["average"], bool) and search.best_score_ > 0.8
+
+
+def test_random_state_makes_a_search_repeatable(server: Server) -> None:
+    def candidates(name: str, state: object) -> list:
+        search = BoSearchCV(SVC(), {"C": loguniform(1e-2, 1e2), "kernel": ["rbf", "linear"]}, n_iter=8, cv=3, random_state=state, url=server.url, study_name=name)
+        search.fit(X, Y)
+        return search.cv_results_["params"]
+
+    first, again = candidates("seeded-a", 3), candidates("seeded-b", 3)
+    assert first == again, "the same seed and data: the same candidates"
+    assert candidates("seeded-c", 4) != first
+    assert bo.Client(server.url).load_study("seeded-a").spec["algorithmConfig"] == {"seed": 3, "reproducible": True}
+    assert len(candidates("seeded-d", np.random.RandomState(0))) == 8

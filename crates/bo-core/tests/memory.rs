@@ -38,6 +38,7 @@ struct Stored {
     final_measurement: String,
     client_id: String,
     infeasible_reason: String,
+    labels: String,
 }
 
 impl Stored {
@@ -55,13 +56,15 @@ impl Stored {
             end_time_ms: Some(2),
             stop_time_ms: None,
             resumed: None,
+            space_revision: 0,
+            labels: serde_json::from_str(&self.labels).unwrap(),
         }
     }
 }
 
 /// The largest trial the default limits allow: 300 parameters with ids and categorical values
-/// of 128 characters, 20 metrics of 128-character ids, a client id of 128 and a reason of 1,000
-/// characters.
+/// of 128 characters, 20 metrics of 128-character ids, a client id of 128, a reason of 1,000
+/// characters and 16 labels of 128-character keys and values.
 fn largest() -> Stored {
     let long = |k: usize, c: char| format!("{k:03}{}", c.to_string().repeat(125));
     let assignment: BTreeMap<String, ParamValue> =
@@ -72,6 +75,7 @@ fn largest() -> Stored {
         final_measurement: serde_json::to_string(&Measurement { step_count: 1, elapsed_secs: 1.0, metrics }).unwrap(),
         client_id: "c".repeat(128),
         infeasible_reason: "r".repeat(1000),
+        labels: serde_json::to_string(&(0..16).map(|k| (long(k, 'k'), long(k, 'l'))).collect::<BTreeMap<String, String>>()).unwrap(),
     }
 }
 
@@ -84,6 +88,7 @@ fn small() -> Stored {
         final_measurement: serde_json::to_string(&m).unwrap(),
         client_id: "worker-1".into(),
         infeasible_reason: String::new(),
+        labels: "{}".into(),
     }
 }
 

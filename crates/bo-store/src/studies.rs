@@ -49,6 +49,8 @@ pub struct StudySettings {
     /// Whether suggestions must depend only on the study's data, its seed and the order of calls
     /// — never on timing.
     pub reproducible: Option<bool>,
+    /// The seed of its random choices; `None`: one from its number and display name.
+    pub seed: Option<i64>,
 }
 
 /// A stored study.
@@ -78,7 +80,7 @@ pub struct StudyRecord {
     pub data_version: i64,
 }
 
-pub(crate) const STUDY_COLUMNS: &str = "id, number, project, location, display_name, spec, trial_lease_secs, reproducible, state, inactive_reason, create_time_ms, data_version";
+pub(crate) const STUDY_COLUMNS: &str = "id, number, project, location, display_name, spec, trial_lease_secs, reproducible, seed, state, inactive_reason, create_time_ms, data_version";
 
 /// A new study's row: the one place that knows what a study's columns hold — its spec as JSON,
 /// what a page of studies reads beside it (the objective, the safety metrics, the spec's size,
@@ -105,8 +107,9 @@ impl NewStudyRow<'_> {
         let spec_json = serde_json::to_string(spec)?;
         let inserted = sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO studies (project, location, display_name, spec, state, inactive_reason, create_time_ms, number, objective_metric, \
-             next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics, trial_lease_secs, reproducible, space_revision) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, CASE WHEN $17 = 1 THEN $16 END, $18, $19) \
+             next_trial_id, data_version, safety_metrics, spec_bytes, algorithm, metrics, trial_lease_secs, reproducible, space_revision, seed) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, CASE WHEN $17 = 1 THEN $16 END, $18, $19, \
+             CASE WHEN $21 = 1 THEN $20 END) \
              RETURNING {STUDY_COLUMNS}"
         )))
         .bind(self.project)
@@ -130,6 +133,8 @@ impl NewStudyRow<'_> {
         .bind(i64::from(self.settings.trial_lease_secs.is_some()))
         .bind(self.settings.reproducible.map(i64::from))
         .bind(spec.space_revision)
+        .bind(self.settings.seed.unwrap_or(0))
+        .bind(i64::from(self.settings.seed.is_some()))
         .fetch_one(&mut *conn)
         .await;
         match inserted {
@@ -184,7 +189,11 @@ struct RawStudy {
 /// The study's settings of `row` (`reproducible` is stored as 0 or 1: SQLite has no boolean).
 fn settings_from_row(row: &AnyRow) -> Result<StudySettings, StoreError> {
     let reproducible: Option<i64> = row.try_get("reproducible")?;
-    Ok(StudySettings { trial_lease_secs: row.try_get("trial_lease_secs")?, reproducible: reproducible.map(|r| r != 0) })
+    Ok(StudySettings {
+        trial_lease_secs: row.try_get("trial_lease_secs")?,
+        reproducible: reproducible.map(|r| r != 0),
+        seed: row.try_get("seed")?,
+    })
 }
 
 impl RawStudy {

@@ -263,7 +263,12 @@ class BoSampler(BaseSampler):
         else:
             self._declared = search_space
         self._algorithm = algorithm
-        self._algorithm_config = algorithm_config
+        self._algorithm_config = dict(algorithm_config or {})
+        if seed is not None:
+            # Optuna's seed: the bo study's too, and its suggestions depend on it and the data
+            # alone (not on timing).
+            self._algorithm_config.setdefault("seed", int(seed))
+            self._algorithm_config.setdefault("reproducible", True)
         self._constraints_func = constraints_func
         self._trial_lease = trial_lease
         self._random = RandomSampler(seed=seed)
@@ -324,7 +329,7 @@ class BoSampler(BaseSampler):
                 metrics,
                 open_space=self._declared is None,
                 algorithm=self._algorithm,
-                algorithm_config=self._algorithm_config,
+                algorithm_config=self._algorithm_config or None,
                 stopping=stopping,
                 trial_lease=self._trial_lease,
             )

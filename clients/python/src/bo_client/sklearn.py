@@ -1,9 +1,15 @@
 """scikit-learn users switch to bo in one line: :class:`BoSearchCV` is a drop-in for
-``GridSearchCV`` / ``RandomizedSearchCV`` whose candidates come from a bo study.
+``RandomizedSearchCV`` — the same arguments, in the same order, with the same defaults — whose
+candidates come from a bo study.
 
-    search = BoSearchCV(SVC(), {"C": loguniform(1e-3, 1e3), "kernel": ["rbf", "linear"]}, n_iter=30, cv=5)
+    search = BoSearchCV(SVC(), {"C": loguniform(1e-3, 1e3), "kernel": ["rbf", "linear"]}, n_iter=30, cv=5, random_state=0)
     search.fit(X, y)
     search.best_params_, search.best_estimator_, search.cv_results_
+
+``n_iter`` (10 by default, as scikit-learn's) candidates in all; ``random_state`` seeds the bo
+study (an int, or a ``numpy`` ``RandomState`` an int is drawn from): the same seed and data give
+the same candidates. The server is ``url`` (default: the ``BO_URL`` environment variable, else
+``http://127.0.0.1:8080``), with ``api_key`` (default ``BO_API_KEY``).
 
 It is scikit-learn's own ``BaseSearchCV`` — ``fit``, ``refit``, ``scoring`` (one scorer or
 several, with ``refit`` naming the one bo optimises), ``cv``, ``error_score``,
@@ -34,6 +40,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 from sklearn.model_selection._search import BaseSearchCV
+from sklearn.utils import check_random_state
 
 from ._numbers import as_metric
 from .client import Client
@@ -95,28 +102,30 @@ def space_from_sklearn(param_distributions: Mapping[str, Any]) -> Tuple[SearchSp
 
 class BoSearchCV(BaseSearchCV):  # type: ignore[misc]
     """Hyperparameter search with cross-validation whose candidates come from a bo study (see
-    the module docs). ``n_iter`` candidates in all; ``study_name`` defaults to the estimator's
-    class and the time (a new study per ``fit``)."""
+    the module docs): ``RandomizedSearchCV``'s arguments, then bo's (the server, the project,
+    the study's name — by default the estimator's class and the time, a new study per ``fit`` —
+    and its algorithm)."""
 
     def __init__(
         self,
         estimator: Any,
         param_distributions: Mapping[str, Any],
         *,
-        n_iter: int = 20,
-        url: str = "http://127.0.0.1:8080",
-        project: str = "demo",
-        api_key: Optional[str] = None,
-        study_name: Optional[str] = None,
-        algorithm: Optional[str] = None,
+        n_iter: int = 10,
         scoring: Any = None,
         n_jobs: Optional[int] = None,
         refit: Any = True,
         cv: Any = None,
         verbose: int = 0,
         pre_dispatch: Any = "2*n_jobs",
+        random_state: Any = None,
         error_score: Any = np.nan,
         return_train_score: bool = False,
+        url: Optional[str] = None,
+        project: str = "demo",
+        api_key: Optional[str] = None,
+        study_name: Optional[str] = None,
+        algorithm: Optional[str] = None,
     ) -> None:
         super().__init__(
             estimator=estimator,
@@ -131,6 +140,7 @@ class BoSearchCV(BaseSearchCV):  # type: ignore[misc]
         )
         self.param_distributions = param_distributions
         self.n_iter = n_iter
+        self.random_state = random_state
         self.url = url
         self.project = project
         self.api_key = api_key
@@ -151,8 +161,21 @@ class BoSearchCV(BaseSearchCV):  # type: ignore[misc]
         space, back = space_from_sklearn(self.param_distributions)
         metric = self.refit if isinstance(self.refit, str) else "score"
         name = self.study_name or f"{type(self.estimator).__name__}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-        client = Client(self.url, project=self.project, api_key=self.api_key)
-        study: Study = client.create_study(name, space, {metric: "MAXIMIZE"}, algorithm=self.algorithm)
+        client = Client(
+            self.url or os.environ.get("BO_URL") or "http://127.0.0.1:8080",
+            project=self.project,
+            api_key=self.api_key or os.environ.get("BO_API_KEY") or None,
+        )
+        config: Dict[str, Any] = {}
+        if self.random_state is not None:
+            # scikit-learn's convention: an int, or a RandomState an int is drawn from. A seeded
+            # search is reproducible: its candidates depend on the seed and the data only.
+            if isinstance(self.random_state, (int, np.integer)):
+                seed = int(self.random_state)
+            else:
+                seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+            config = {"seed": seed, "reproducible": True}
+        study: Study = client.create_study(name, space, {metric: "MAXIMIZE"}, algorithm=self.algorithm, algorithm_config=config or None)
         #: The bo study this search used (kept after fit).
         self.study_ = study
         done = 0

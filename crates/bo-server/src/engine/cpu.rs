@@ -203,9 +203,13 @@ pub(crate) fn guarded<T>(work: impl FnOnce() -> Result<T, bo_core::FitError>) ->
     })
 }
 
-/// The study's seed: from its number (within its project and location) and display name only,
-/// so nothing another tenant does changes what a study proposes.
+/// The study's seed: its own (`algorithmConfig.seed`), else from its number (within its
+/// project and location) and display name only, so nothing another tenant does changes what a
+/// study proposes.
 pub(crate) fn study_seed(study: &StudyRecord) -> u64 {
+    if let Some(seed) = study.settings.seed {
+        return (seed as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed;
+    }
     // FNV-1a over the name, mixed with the number.
     let name_hash = study.display_name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
     (study.number as u64).wrapping_mul(0xd1b5_4a32_d192_ed03) ^ name_hash

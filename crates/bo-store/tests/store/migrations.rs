@@ -158,8 +158,8 @@ async fn settings_move_out_of_the_stored_spec(db: Database) {
     let one = store.get_study("p", "l", 1).await.unwrap();
     let two = store.get_study("p", "l", 2).await.unwrap();
     let three = store.get_study("p", "l", 3).await.unwrap();
-    assert_eq!(one.settings, StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true) }, "{dialect}");
-    assert_eq!(two.settings, StudySettings { trial_lease_secs: None, reproducible: Some(false) }, "{dialect}");
+    assert_eq!(one.settings, StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true), seed: None }, "{dialect}");
+    assert_eq!(two.settings, StudySettings { trial_lease_secs: None, reproducible: Some(false), seed: None }, "{dialect}");
     assert_eq!(three.settings, StudySettings::default(), "{dialect}");
     for study in [&one, &two, &three] {
         assert_eq!(study.spec, spec(), "{dialect}: the spec is the domain's alone");

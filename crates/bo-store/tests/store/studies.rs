@@ -24,7 +24,7 @@ async fn create_is_idempotent_by_name_and_conflicts_on_a_different_spec(store: S
 /// A study's settings are kept beside its spec, read back with it, and part of what a create by
 /// the same name must repeat.
 async fn settings_are_kept_and_part_of_the_request(store: Store) {
-    let settings = StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true) };
+    let settings = StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true), seed: Some(42) };
     let (a, _) = store.create_study("p", "l", "s", &spec(), settings, 1).await.unwrap();
     assert_eq!(a.settings, settings);
     assert_eq!(store.get_study("p", "l", a.number).await.unwrap().settings, settings);

@@ -8,7 +8,7 @@ use super::*;
 #[tokio::test]
 async fn a_study_moves_between_databases_whole() {
     let source = &Database::sqlite().store().await;
-    let settings = StudySettings { trial_lease_secs: Some(90.0), reproducible: Some(true) };
+    let settings = StudySettings { trial_lease_secs: Some(90.0), reproducible: Some(true), seed: None };
     let (study, _) = source.create_study("p", "l", "moving", &spec(), settings, 1_000).await.unwrap();
     let measured = |step: i64, v: f64| Measurement {
         step_count: step,

@@ -82,7 +82,7 @@ async fn nulls_then_values_on_one_connection(db: Database) {
     let overview = store.study_overview("p", "l", 0, 10).await.unwrap();
     assert_eq!(overview[0].best, Some(0.5), "{url}");
     // A study's settings, created and restored: NULLs first (the study above), then values.
-    let settings = StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true) };
+    let settings = StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true), seed: Some(42) };
     let (leased, _) = store.create_study("p", "l", "leased", &spec(), settings, 2).await.unwrap_or_else(|e| panic!("{url}: {e}"));
     assert_eq!(leased.settings, settings, "{url}");
     for (from, name) in [(study.id, "nulls again"), (leased.id, "leased again")] {

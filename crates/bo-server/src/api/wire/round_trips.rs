@@ -56,7 +56,7 @@ fn full_spec() -> Value {
             }
         ],
         "algorithm": "GP_BANDIT",
-        "algorithmConfig": {"numCandidates": 64, "trialLease": "600s", "reproducible": true},
+        "algorithmConfig": {"numCandidates": 64, "trialLease": "600s", "reproducible": true, "seed": 7},
         "observationNoise": "HIGH",
         "measurementSelectionType": "BEST_MEASUREMENT",
         "medianAutomatedStoppingSpec": {"useElapsedDuration": true}
@@ -87,7 +87,7 @@ fn back((spec, settings): &(StudySpec, StudySettings)) -> Value {
 fn a_study_spec_round_trips_through_the_domain() {
     let requested = domain(full_spec());
     let (spec, settings) = &requested;
-    assert_eq!(*settings, StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true) });
+    assert_eq!(*settings, StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true), seed: Some(7) });
     assert_eq!(spec.algorithm_config, json!({"numCandidates": 64}), "the lease and the mode are the service's, not the designer's");
     let out = back(&requested);
     assert_eq!(out, full_spec(), "the same JSON back");

@@ -113,9 +113,10 @@ pub struct StudySpecW {
     pub algorithm: AlgorithmW,
     /// Settings of the algorithm (bo extension), plus `trialLease`: how long an ACTIVE trial's
     /// client may go unseen before the trial goes to the next client (`"600s"`; `"0s"`: never;
-    /// absent: the server's `--trial-lease`), and `reproducible`: `true` makes suggestions
+    /// absent: the server's `--trial-lease`), `reproducible`: `true` makes suggestions
     /// depend only on the study's data, its seed and the order of calls, never on timing
-    /// (absent: the server's `--reproducible`).
+    /// (absent: the server's `--reproducible`), and `seed`: the seed of the study's random
+    /// choices, an integer from 0 to 2^53 (absent: one from the study's number and name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub algorithm_config: Option<serde_json::Value>,
     /// How noisy the objective is.
@@ -276,6 +277,28 @@ fn take_reproducible(config: &mut serde_json::Value) -> Result<Option<bool>, Fie
     }
 }
 
+/// The key of `algorithmConfig` that seeds the study's random choices, the service's: the same
+/// seed, data and calls give the same suggestions (with `reproducible`, whatever the timing).
+pub const SEED_KEY: &str = "seed";
+
+/// Lifts `seed` (an integer from 0 to 2^53, as scikit-learn's `random_state` or Optuna's `seed`)
+/// out of the algorithm's settings, so the designer never sees it.
+fn take_seed(config: &mut serde_json::Value) -> Result<Option<i64>, FieldError> {
+    let Some(object) = config.as_object_mut() else { return Ok(None) };
+    let Some(raw) = object.remove(SEED_KEY) else { return Ok(None) };
+    if object.is_empty() {
+        *config = serde_json::Value::Null;
+    }
+    let max = bo_core::space::MAX_SAFE_INTEGER;
+    match raw.as_i64().or_else(|| raw.as_str().and_then(|s| s.trim().parse().ok())) {
+        Some(seed) if (0..=max).contains(&seed) => Ok(Some(seed)),
+        _ => Err(FieldError::new(
+            format!("studySpec.algorithmConfig.{SEED_KEY}"),
+            format!("{} is not a seed: an integer from 0 to {max}", super::shown_value(&raw)),
+        )),
+    }
+}
+
 /// The key of `algorithmConfig` that names the prior studies (transfer learning), the service's.
 pub const PRIOR_STUDIES_KEY: &str = "priorStudies";
 
@@ -325,6 +348,9 @@ fn config_with_service_keys(spec: &StudySpec, settings: &StudySettings) -> Optio
     if let Some(reproducible) = settings.reproducible {
         put(REPRODUCIBLE_KEY, serde_json::Value::Bool(reproducible));
     }
+    if let Some(seed) = settings.seed {
+        put(SEED_KEY, serde_json::json!(seed));
+    }
     if spec.transfer.explicit {
         put(PRIOR_STUDIES_KEY, serde_json::json!(spec.transfer.priors));
     }
@@ -355,6 +381,7 @@ impl StudySpecW {
         let mut algorithm_config = self.algorithm_config.unwrap_or(serde_json::Value::Null);
         let trial_lease_secs = take_trial_lease(&mut algorithm_config)?;
         let reproducible = take_reproducible(&mut algorithm_config)?;
+        let seed = take_seed(&mut algorithm_config)?;
         let named_priors = take_prior_studies(&mut algorithm_config, limits)?;
         let disabled = self.transfer_learning_config.as_ref().is_some_and(|c| c.disable_transfer_learning);
         if disabled && named_priors.is_some() {
@@ -431,7 +458,7 @@ impl StudySpecW {
             open_space,
             space_revision: 0,
         };
-        Ok((spec, StudySettings { trial_lease_secs, reproducible }))
+        Ok((spec, StudySettings { trial_lease_secs, reproducible, seed }))
     }
 
     /// The wire form of a domain spec and the service's settings of its study.
