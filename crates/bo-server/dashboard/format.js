@@ -52,7 +52,16 @@ export function ago(time) {
 
 /** A state badge. */
 export function badge(state) {
-  return el("span", { class: `state ${state}` }, state);
+  return el("span", { class: `state ${state}`, title: stateTitle(state) }, state === "STOPPED_EARLY" ? "STOPPED EARLY" : state);
+}
+
+/** A trial state in words: Vertex's, and a SUCCEEDED trial stopped early (pruned) apart. */
+export function stateName(state) {
+  return state === "STOPPED_EARLY" ? "stopped early" : state.toLowerCase();
+}
+
+function stateTitle(state) {
+  return state === "STOPPED_EARLY" ? "SUCCEEDED after an early stop (pruned): a partial result, its value a point on a curve cut short" : state;
 }
 
 /** Tick steps for an axis of whole numbers (trial ids, steps). */

@@ -57,6 +57,18 @@ export async function studiesPage(main, where) {
   return () => { stopped = true; };
 }
 
+/** A study's trials by state as shown: the SUCCEEDED ones stopped early (pruned) apart. */
+function shownCounts(s) {
+  const counts = { ...s.trialCounts };
+  const early = s.stoppedEarlyCount || 0;
+  if (early > 0) {
+    counts.SUCCEEDED -= early;
+    counts.STOPPED_EARLY = early;
+  }
+  const order = ["REQUESTED", "ACTIVE", "STOPPING", "SUCCEEDED", "STOPPED_EARLY", "INFEASIBLE"];
+  return order.filter((state) => counts[state] > 0).map((state) => [state, counts[state]]);
+}
+
 function row(s) {
   const number = s.study.name.split("/").pop();
   const counts = s.trialCounts;
@@ -70,7 +82,7 @@ function row(s) {
     el("td", {}, algorithmName(s.study.algorithm)),
     el("td", {}, `${metric.metricId} ${metric.goal === "MINIMIZE" ? "↓" : "↑"}${more}`),
     el("td", { class: "num" }, total.toLocaleString("en")),
-    el("td", { class: "counts" }, ...Object.entries(counts).filter(([, n]) => n > 0).map(([state, n]) => el("span", { title: state }, badge(state), " ", n.toLocaleString("en")))),
+    el("td", { class: "counts" }, ...shownCounts(s).map(([state, n]) => el("span", {}, badge(state), " ", n.toLocaleString("en")))),
     el("td", { class: "num" }, num(s.bestValue)),
     el("td", {}, ago(s.lastActivityTime)),
   );

@@ -3,7 +3,7 @@
 
 import { Actions } from "./act.js";
 import { algorithmName, call, locationPath } from "./api.js";
-import { badge, el, num } from "./format.js";
+import { badge, el, num, stateName } from "./format.js";
 import { historyChart, historyData, readHistory } from "./history.js";
 import { TrialTable } from "./table.js";
 import { curvesChart, readCurves } from "./curves.js";
@@ -178,7 +178,7 @@ function renderFacts(facts, study, trials) {
     ...stoppingRule(spec).map((rule) => fact("early stopping", rule)),
     fact("parameters", String(countParameters(spec.parameters))),
     fact("trials", trials.ids.length.toLocaleString("en")),
-    ...Object.entries(counts).map(([s, n]) => fact(s.toLowerCase(), n.toLocaleString("en"))),
+    ...Object.entries(counts).map(([s, n]) => fact(stateName(s), n.toLocaleString("en"))),
   );
 }
 

@@ -2,7 +2,7 @@
 // in the page (a fixed row height, a spacer for the rest). Sort by a column, filter by state
 // and by text, download the rows shown as CSV.
 
-import { el, num } from "./format.js";
+import { el, num, stateName } from "./format.js";
 import { safeSide, safeValue, safetyOf } from "./safety.js";
 
 const ROW = 28;
@@ -20,7 +20,7 @@ export class TrialTable {
     this.keep = () => true;
     this.stateSelect = el("select", { "aria-label": "state", onchange: () => { this.state = this.stateSelect.value; this.refresh(); } },
       el("option", { value: "" }, "every state"),
-      ...["REQUESTED", "ACTIVE", "STOPPING", "SUCCEEDED", "INFEASIBLE"].map((s) => el("option", { value: s }, s.toLowerCase())));
+      ...["REQUESTED", "ACTIVE", "STOPPING", "SUCCEEDED", "STOPPED_EARLY", "INFEASIBLE"].map((s) => el("option", { value: s }, stateName(s))));
     this.search = el("input", { type: "search", placeholder: "filter: text in any column", oninput: () => { this.query = this.search.value.trim().toLowerCase(); this.refresh(); } });
     this.count = el("span", { id: "trial-count" });
     this.download = el("button", { class: "plain", onclick: () => this.csv() }, "download CSV");
@@ -34,9 +34,14 @@ export class TrialTable {
 
   columns() {
     const t = this.trials;
+    // A client's labels (Optuna's trial number among them) get a column once any trial has one.
+    const labels = t.hasLabels()
+      ? [{ key: "labels", label: "labels", get: (r) => Object.entries(t.labels[r] || {}).map(([k, v]) => `${k}=${v}`).join(" ") || null }]
+      : [];
     return [
       { key: "id", label: "trial", num: true, get: (r) => t.ids[r] },
-      { key: "state", label: "state", get: (r) => t.states[r] },
+      ...labels,
+      { key: "state", label: "state", get: (r) => stateName(t.shownState(r)) },
       ...this.metricIds.map((m) => ({ key: `m:${m}`, label: m, num: true, get: (r) => t.metrics.get(m)?.[r] ?? null, safety: this.safety.get(m) })),
       ...[...t.parameters.keys()].map((p) => ({ key: `p:${p}`, label: p, num: false, get: (r) => t.parameters.get(p)[r] })),
     ];
@@ -48,7 +53,7 @@ export class TrialTable {
     this.cols = cols;
     const t = this.trials;
     let rows = Array.from(t.ids.keys());
-    if (this.state) rows = rows.filter((r) => t.states[r] === this.state);
+    if (this.state) rows = rows.filter((r) => t.shownState(r) === this.state);
     rows = rows.filter((r) => this.keep(r));
     if (this.query) rows = rows.filter((r) => cols.some((c) => String(c.get(r) ?? "").toLowerCase().includes(this.query)));
     const col = cols.find((c) => c.key === this.sort.key) || cols[0];

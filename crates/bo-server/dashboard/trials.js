@@ -17,6 +17,7 @@ export class Trials {
     this.startTimes = [];
     this.endTimes = [];
     this.stopTimes = [];
+    this.labels = [];
     this.metrics = new Map();
     this.parameters = new Map();
   }
@@ -52,6 +53,7 @@ export class Trials {
       this.startTimes[row] = page.startTimes[i];
       this.endTimes[row] = page.endTimes[i];
       this.stopTimes[row] = page.stopTimes[i];
+      this.labels[row] = page.labels?.[i] ?? null;
       for (const m of page.metrics) this.metrics.get(m.metricId)[row] = m.values[i];
       for (const p of page.parameters) this.parameters.get(p.parameterId)[row] = p.values[i];
     }
@@ -65,10 +67,24 @@ export class Trials {
     return rows;
   }
 
-  /** Trials by state. */
+  /** A trial's state as shown: Vertex's, and a SUCCEEDED trial that was asked to stop first
+   * (a pruned trial: a partial result) as STOPPED_EARLY. */
+  shownState(row) {
+    return this.states[row] === "SUCCEEDED" && this.stopTimes[row] ? "STOPPED_EARLY" : this.states[row];
+  }
+
+  /** Trials by state as shown (stopped-early trials apart from the SUCCEEDED ones). */
   counts() {
     const c = {};
-    for (const s of this.states) c[s] = (c[s] || 0) + 1;
+    for (let r = 0; r < this.states.length; r++) {
+      const s = this.shownState(r);
+      c[s] = (c[s] || 0) + 1;
+    }
     return c;
+  }
+
+  /** Whether any trial has labels. */
+  hasLabels() {
+    return this.labels.some((l) => l && Object.keys(l).length);
   }
 }

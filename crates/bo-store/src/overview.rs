@@ -20,6 +20,9 @@ pub struct StudyOverview {
     pub study: StudySummary,
     /// Its trials by state, in [`TrialState::ALL`]'s order.
     pub counts: [i64; 5],
+    /// Of its SUCCEEDED trials, those stopped early (asked to stop before they completed: a
+    /// pruned trial's partial result).
+    pub stopped_early: i64,
     /// The best final value of its objective (its first objective) among safe SUCCEEDED trials.
     pub best: Option<f64>,
     /// When a trial last started, ended or was seen, milliseconds since the epoch.
@@ -39,7 +42,8 @@ impl Store {
             "SELECT study_id, state, COUNT(*) AS n, \
              COALESCE(MIN(CASE WHEN is_unsafe = 0 AND stopped_ms IS NULL THEN objective END), MIN(CASE WHEN is_unsafe = 0 THEN objective END)) AS lo, \
              COALESCE(MAX(CASE WHEN is_unsafe = 0 AND stopped_ms IS NULL THEN objective END), MAX(CASE WHEN is_unsafe = 0 THEN objective END)) AS hi, \
-             MAX(COALESCE(last_seen_ms, end_time_ms, start_time_ms)) AS seen, MAX(end_time_ms) AS ended \
+             MAX(COALESCE(last_seen_ms, end_time_ms, start_time_ms)) AS seen, MAX(end_time_ms) AS ended, \
+             SUM(CASE WHEN stopped_ms IS NULL THEN 0 ELSE 1 END) AS stopped \
              FROM trials WHERE study_id IN ({}) GROUP BY study_id, state",
             placeholders.join(", ")
         );
@@ -48,7 +52,7 @@ impl Store {
             query = query.bind(s.id);
         }
         // Per study: counts by state, best value, last activity.
-        type Tally = ([i64; 5], Option<f64>, Option<i64>);
+        type Tally = ([i64; 5], Option<f64>, Option<i64>, i64);
         let mut by_study: HashMap<i64, Tally> = HashMap::new();
         for row in query.fetch_all(&self.pool).await? {
             let study_id: i64 = row.try_get("study_id")?;
@@ -60,6 +64,7 @@ impl Store {
             if state == TrialState::Succeeded {
                 let best: Option<f64> = if goal == Goal::Minimize { row.try_get("lo")? } else { row.try_get("hi")? };
                 entry.1 = best;
+                entry.3 = row.try_get::<Option<i64>, _>("stopped")?.unwrap_or(0);
             }
             let seen: Option<i64> = row.try_get("seen")?;
             let ended: Option<i64> = row.try_get("ended")?;
@@ -68,8 +73,8 @@ impl Store {
         let overview = studies
             .into_iter()
             .map(|study| {
-                let (counts, best, last_activity_ms) = by_study.remove(&study.id).unwrap_or_default();
-                StudyOverview { study, counts, best, last_activity_ms }
+                let (counts, best, last_activity_ms, stopped_early) = by_study.remove(&study.id).unwrap_or_default();
+                StudyOverview { study, counts, stopped_early, best, last_activity_ms }
             })
             .collect();
         Ok(overview)

@@ -126,6 +126,7 @@ pub async fn study_overview(
         .map(|o| StudyOverviewW {
             study: summary_to_wire(&o.study),
             trial_counts: TrialState::ALL.iter().zip(o.counts).map(|(s, n)| (s.as_str().to_owned(), n)).collect(),
+            stopped_early_count: o.stopped_early,
             best_value: o.best,
             last_activity_time: o.last_activity_ms.map(format_time).unwrap_or_default(),
         })

@@ -2,7 +2,7 @@
 //! views): one array per field, a trial per index, so a study of 100,000 trials crosses the wire
 //! as a few arrays of numbers instead of 100,000 objects.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use bo_core::{SearchSpace, StudySpec, Trial};
 use bo_store::Curve;
@@ -40,6 +40,9 @@ pub struct TrialColumnsW {
     /// When each trial was asked to stop (by its client or the early-stopping rule),
     /// milliseconds since the epoch; null if never.
     pub stop_times: Vec<Option<i64>>,
+    /// Each trial's labels (bo extension), null where it has none.
+    #[schema(value_type = Vec<Option<BTreeMap<String, String>>>)]
+    pub labels: Vec<Option<BTreeMap<String, String>>>,
     /// The final measurement's value of each of the study's metrics, null where there is none.
     pub metrics: Vec<MetricColumnW>,
     /// Each parameter of the space, in the space's order: its value where active, else null.
@@ -98,6 +101,7 @@ impl TrialColumnsW {
             start_times: trials.iter().map(|t| t.start_time_ms).collect(),
             end_times: trials.iter().map(|t| t.end_time_ms).collect(),
             stop_times: trials.iter().map(|t| t.stop_time_ms).collect(),
+            labels: trials.iter().map(|t| (!t.labels.is_empty()).then(|| t.labels.clone())).collect(),
             metrics: spec
                 .metrics
                 .iter()

@@ -218,6 +218,9 @@ pub struct StudyOverviewW {
     pub study: StudySummaryW,
     /// Its trials by state (every state named, zeros included).
     pub trial_counts: BTreeMap<String, i64>,
+    /// bo extension: of its SUCCEEDED trials, those stopped early (asked to stop before they
+    /// completed — Optuna's pruned trials): partial results.
+    pub stopped_early_count: i64,
     /// The best final value of its first objective among its safe SUCCEEDED trials: the value of
     /// the first of `listOptimalTrials` (except under `observationNoise: HIGH`, where the model
     /// chooses that trial); absent with none.
