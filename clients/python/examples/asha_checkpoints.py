@@ -7,7 +7,8 @@ next ``suggest`` hands it out again as a new trial whose ``resumed_from`` names 
 loads that checkpoint and trains on from epoch ``resumed_at``. New configurations start only
 when no paused trial is promoted. The budget is in epochs, as a cluster's is.
 
-    pip install ./clients/python torch
+    pip install ./clients/python
+    pip install torch --index-url https://download.pytorch.org/whl/cpu   # the CPU wheel: PyPI's default brings gigabytes of CUDA
     python clients/python/examples/asha_checkpoints.py --url http://127.0.0.1:8080
 """
 

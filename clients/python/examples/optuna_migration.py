@@ -1,5 +1,7 @@
 """An Optuna script moved to bo by changing one line: the sampler (and, to prune with bo's
-stopping rule, the pruner). The objective is Optuna's define-by-run code, unchanged.
+stopping rule, the pruner). The objective is Optuna's define-by-run code, unchanged: its
+conditional parameter (``l1_ratio``, asked only for the elastic net) is placed under its branch
+as the bo study's space grows.
 
     pip install ./clients/python optuna scikit-learn
     python clients/python/examples/optuna_migration.py --url http://127.0.0.1:8080
@@ -22,7 +24,8 @@ def objective(trial: optuna.Trial) -> float:
     alpha = trial.suggest_float("alpha", 1e-6, 1e-1, log=True)
     loss = trial.suggest_categorical("loss", ["hinge", "log_loss", "modified_huber"])
     penalty = trial.suggest_categorical("penalty", ["l2", "l1", "elasticnet"])
-    clf = SGDClassifier(alpha=alpha, loss=loss, penalty=penalty, random_state=0)
+    l1_ratio = trial.suggest_float("l1_ratio", 0.05, 0.95) if penalty == "elasticnet" else 0.15
+    clf = SGDClassifier(alpha=alpha, loss=loss, penalty=penalty, l1_ratio=l1_ratio, random_state=0)
     accuracy = 0.0
     for step in range(20):
         clf.partial_fit(X_TRAIN, Y_TRAIN, classes=[0, 1])
@@ -41,12 +44,21 @@ def main() -> None:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     # Was: optuna.create_study(direction="maximize", pruner=optuna.pruners.MedianPruner())
-    study = optuna.create_study(
-        study_name="optuna-migration", direction="maximize", sampler=BoSampler(url=args.url), pruner=BoPruner()
-    )
+    sampler = BoSampler(url=args.url)
+    study = optuna.create_study(study_name="optuna-migration", direction="maximize", sampler=sampler, pruner=BoPruner())
     study.optimize(objective, n_trials=args.n_trials, n_jobs=2)
     pruned = sum(t.state == optuna.trial.TrialState.PRUNED for t in study.trials)
     print(f"best {study.best_params}: accuracy {study.best_value:.3f}; {pruned} of {len(study.trials)} trials pruned")
+    bo_study = sampler.study
+    assert bo_study is not None
+    # Where the bo study placed the conditional parameter, as its space grew.
+    under = [
+        f"{p['parameterId']}={c['parentCategoricalValues']['values']}"
+        for p in bo_study.refresh().spec["parameters"]
+        for c in p.get("conditionalParameterSpecs", [])
+        if c["parameterSpec"]["parameterId"] == "l1_ratio"
+    ]
+    print(f"bo study {bo_study.display_name}: l1_ratio under {under or 'the root'}")
 
 
 if __name__ == "__main__":

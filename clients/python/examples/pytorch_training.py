@@ -6,7 +6,8 @@ rate, the weight decay and the width; each epoch's validation accuracy — a tor
 reported as it is — is a measurement, and ``trial.should_stop()`` asks the study's median rule
 whether this trial is worth finishing.
 
-    pip install ./clients/python torch
+    pip install ./clients/python
+    pip install torch --index-url https://download.pytorch.org/whl/cpu   # the CPU wheel: PyPI's default brings gigabytes of CUDA
     python clients/python/examples/pytorch_training.py --url http://127.0.0.1:8080
 """
 

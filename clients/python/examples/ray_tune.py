@@ -5,7 +5,8 @@ The trainable is a PyTorch logistic regression that reports its validation accur
 epoch; Tune's own ``param_space`` declares the space, which BoSearch maps onto the
 bo study's parameters.
 
-    pip install "./clients/python[ray]" torch
+    pip install "./clients/python[ray]"
+    pip install torch --index-url https://download.pytorch.org/whl/cpu   # the CPU wheel: PyPI's default brings gigabytes of CUDA
     python clients/python/examples/ray_tune.py --url http://127.0.0.1:8080
 """
 

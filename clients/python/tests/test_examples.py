@@ -16,7 +16,7 @@ SRC = EXAMPLES.parent / "src"
 CASES = {
     "pytorch_training.py": (["--trials", "12"], r"best trial \d+: accuracy (0\.\d{3}|1\.000) with \{'optimizer'"),
     "sklearn_search.py": (["--n-iter", "8"], r"best \{'C': .*\}: cross-validated 0\.\d{3}, held out 0\.\d{3}"),
-    "optuna_migration.py": (["--n-trials", "16"], r"best \{'alpha': .*\}: accuracy 0\.\d{3}; \d+ of 16 trials pruned"),
+    "optuna_migration.py": (["--n-trials", "16"], r"best \{.alpha.: .*\}: accuracy 0\.\d{3}; \d+ of 16 trials pruned\nbo study optuna-migration: l1_ratio under .*"),
     # Each resumed trial checks that the checkpoint it loads was saved at its resumedAt.
     "asha_checkpoints.py": (["--epochs", "80"], r"best trial \d+: accuracy (0\.\d{3}|1\.000) with .*; [1-9]\d* of \d+ trials resumed, \d+ epochs"),
 }
