@@ -252,3 +252,30 @@ fn parameters_asked_outside_a_trial_and_labels() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     }
 }
+
+/// Every algorithm but the grid takes an open study, before its first parameter too (the
+/// designers that size themselves on the space are checked once it has one); prior studies
+/// are refused, as their spaces are fixed.
+#[test]
+fn every_algorithm_takes_an_open_study() {
+    for db in databases("every_algorithm_takes_an_open_study") {
+        let s = Server::start(&db);
+        for algorithm in ["AUTO", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED", "ADD_GP_UCB", "OVERLAP_ADD_GP", "REMBO"] {
+            let study = s.create_study(open_study(&format!("open-{algorithm}"), algorithm));
+            for i in 0..6 {
+                let t = s.suggest(&study, 1, &format!("w{i}")).remove(0);
+                let id = t["id"].as_str().unwrap().to_owned();
+                let x = ask(&s, &study, &id, json!({"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}), None);
+                let y = ask(&s, &study, &id, json!({"parameterId": "y", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}), None);
+                s.complete(&study, &id, "accuracy", x.as_f64().unwrap() - y.as_f64().unwrap());
+            }
+            let t = s.suggest(&study, 1, "last").remove(0);
+            assert_eq!(t["parameters"].as_array().map(Vec::len), Some(2), "{algorithm}: {t}");
+        }
+        let mut named = open_study("with-priors", "GP_BANDIT");
+        named["studySpec"]["algorithmConfig"] = json!({"priorStudies": ["projects/demo/locations/local/studies/1"]});
+        let (status, body) = s.post("/studies", named);
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(message(&body).contains("prior studies"), "{body}");
+    }
+}

@@ -47,8 +47,16 @@ fn name_of(study: &StudyRecord) -> String {
 /// the ones chosen. A designer that cannot stand on priors is refused when they are named, and
 /// given none otherwise.
 pub async fn choose_priors(store: &Store, project: &str, location: &str, spec: &mut StudySpec, now_ms: i64) -> Result<(), EngineError> {
-    let takes = designer_for(spec)?.takes_priors();
     let invalid = |field: String, reason: String| EngineError::Config(ConfigError::Invalid { field, reason });
+    if spec.open_space {
+        // A prior study's space is fixed and the stack needs the same parameters: an open
+        // study's space grows away from it.
+        if spec.transfer.explicit {
+            return Err(invalid(FIELD.into(), "an open search space grows as trials ask; it cannot stand on prior studies".into()));
+        }
+        return Ok(());
+    }
+    let takes = designer_for(spec)?.takes_priors();
     if spec.transfer.explicit {
         if !takes {
             return Err(invalid(
