@@ -258,7 +258,7 @@ fn stop_completes_the_study() {
         assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
         let (status, body) = s.post(&format!("/studies/{study}:halt"), json!({}));
         assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
-        assert!(message(&body).contains("predict and stop"), "{body}");
+        assert!(message(&body).contains("predict, stop and addParameters"), "{body}");
     }
 }
 

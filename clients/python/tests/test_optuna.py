@@ -285,3 +285,20 @@ def test_should_prune_answers_from_the_last_answer_without_a_round_trip(server: 
         if t.partial:
             # A pruned trial is a partial result at its last reported value.
             assert t.value == t.measurements[-1].metrics["objective"]
+
+
+def test_a_tree_declared_by_hand(server: Server, caplog: pytest.LogCaptureFixture) -> None:
+    """search_space= as a bo.SearchSpace tree: a fixed study of that tree, whose trials hold
+    their branch's parameters only, and nothing sampled at random."""
+    space = bo.SearchSpace()
+    classifier = space.categorical("classifier", ["SVC", "RandomForest"])
+    classifier.when("SVC").float("svc_c", 1e-10, 1e10, log=True)
+    classifier.when("RandomForest").integer("rf_max_depth", 2, 32, log=True)
+    study = optuna.create_study(study_name="optuna-declared-tree", direction="maximize", sampler=BoSampler(server.url, search_space=space))
+    with caplog.at_level(logging.WARNING, logger="bo_client"):
+        study.optimize(tree, n_trials=12)
+    assert not [r for r in caplog.records if "at random" in r.getMessage()]
+    bo_study = bo.Client(server.url).load_study("optuna-declared-tree")
+    assert not bo_study.open_space
+    for t, frozen in zip(bo_study.trials(), study.trials):
+        assert t.parameters == {k: (float(v) if isinstance(v, float) else v) for k, v in frozen.params.items()}

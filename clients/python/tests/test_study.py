@@ -159,3 +159,18 @@ def test_stop_ends_every_workers_loop(server: Server) -> None:
     assert held.complete(0.5).state == "SUCCEEDED"
     assert study.stop().inactive_reason == study.inactive_reason
     assert study.suggest(1) == []
+
+
+def test_a_missing_parameter_names_those_the_trial_holds(server: Server) -> None:
+    space = bo.SearchSpace()
+    opt = space.categorical("optimizer", ["sgd", "adam"])
+    opt.when("sgd").float("momentum", 0.0, 0.99)
+    opt.when("adam").float("beta1", 0.8, 0.999)
+    study = bo.Client(server.url).create_study("keyerror", space, {"acc": "MAXIMIZE"})
+    trial = study.suggest(1, "w")[0]
+    missing = "beta1" if trial["optimizer"] == "sgd" else "momentum"
+    with pytest.raises(KeyError, match=r"'optimizer', '(momentum|beta1)'") as raised:
+        trial[missing]
+    assert f"{missing!r} is not a parameter of trial {trial.id}" in str(raised.value)
+    assert trial.get(missing) is None
+    assert isinstance(study.trials(), list) and [t.id for t in study.iter_trials()] == [trial.id]
