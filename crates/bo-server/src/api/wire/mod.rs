@@ -143,6 +143,21 @@ pub fn opt_int64_schema() -> utoipa::openapi::schema::Schema {
     int64_schema_from(None, true)
 }
 
+/// The output-only revision of an open study's space (bo extension), as in [`int64_schema`]
+/// (`schema_with` takes no doc comment: the description is here).
+pub fn revision_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{OneOf, Schema};
+    let Schema::OneOf(one_of) = int64_schema_from(Some(0), false) else { unreachable!("int64_schema_from makes a oneOf") };
+    Schema::OneOf(OneOf {
+        description: Some(
+            "Output only (bo extension): the revision of an open study's search space (`openSearchSpace`) — for a study, how \
+             many times it has grown; for a trial, when its parameters were last given. Absent while 0."
+                .into(),
+        ),
+        ..one_of
+    })
+}
+
 /// A list of int64 values (each as in [`int64_schema`]).
 pub fn int64_list_schema() -> utoipa::openapi::schema::Array {
     utoipa::openapi::schema::ArrayBuilder::new().items(utoipa::openapi::RefOr::T(int64_schema())).build()

@@ -105,7 +105,7 @@ pub struct StudySpecW {
     /// Output only (bo extension), int64 as a string: how many times an open study's search
     /// space has grown; absent while 0.
     #[serde(with = "super::int64", skip_serializing_if = "is_default")]
-    #[schema(schema_with = super::int64_schema)]
+    #[schema(schema_with = super::revision_schema)]
     pub search_space_revision: i64,
     /// `ALGORITHM_UNSPECIFIED` (= `AUTO`), `RANDOM_SEARCH`, `QUASI_RANDOM_SEARCH`, `GRID_SEARCH`,
     /// `GP_BANDIT`, `ADD_TREE`, `BRANCHING_NESTED`, `ADD_GP_UCB`, `OVERLAP_ADD_GP`, `REMBO`.

@@ -118,7 +118,7 @@ pub struct TrialW {
     /// Output only (bo extension), int64 as a string: the revision of the study's search space
     /// when the trial's parameters were last given (`openSearchSpace`); absent while 0.
     #[serde(with = "super::int64", skip_serializing_if = "is_default")]
-    #[schema(schema_with = super::int64_schema)]
+    #[schema(schema_with = super::revision_schema)]
     pub search_space_revision: i64,
     /// Why the trial is infeasible.
     #[serde(skip_serializing_if = "String::is_empty")]
