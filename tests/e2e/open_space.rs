@@ -85,7 +85,12 @@ fn a_define_by_run_tree_grows_under_its_branches() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| (c["parameterSpec"]["parameterId"].as_str().unwrap().to_owned(), c["parentCategoricalValues"]["values"][0].as_str().unwrap().to_owned()))
+            .map(|c| {
+                (
+                    c["parameterSpec"]["parameterId"].as_str().unwrap().to_owned(),
+                    c["parentCategoricalValues"]["values"][0].as_str().unwrap().to_owned(),
+                )
+            })
             .collect();
         assert_eq!(children, [("rf_max_depth".to_owned(), "RandomForest".to_owned()), ("svc_c".to_owned(), "SVC".to_owned())], "{spec}");
         assert_eq!(spec["searchSpaceRevision"], "3", "three parameters, three revisions: {spec}");
@@ -192,7 +197,8 @@ fn growth_refuses_what_it_cannot_take() {
         let (status, body) = s.post("/studies", open_study("grid", "GRID_SEARCH"));
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(message(&body).starts_with("studySpec.openSearchSpace:"), "{body}");
-        let (status, body) = s.post("/studies", json!({"displayName": "empty", "studySpec": {"metrics": [{"metricId": "m"}], "parameters": []}}));
+        let (status, body) =
+            s.post("/studies", json!({"displayName": "empty", "studySpec": {"metrics": [{"metricId": "m"}], "parameters": []}}));
         assert_eq!(status, StatusCode::BAD_REQUEST, "a fixed study still needs a parameter: {body}");
     }
 }
@@ -245,10 +251,8 @@ fn parameters_asked_outside_a_trial_and_labels() {
             s.post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "x", "labels": many}));
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(message(&body).starts_with("labels:"), "{body}");
-        let (status, body) = s.post(
-            &format!("/studies/{study}/trials:suggest"),
-            json!({"suggestionCount": 1, "clientId": "x", "labels": {"a b": "v"}}),
-        );
+        let (status, body) =
+            s.post(&format!("/studies/{study}/trials:suggest"), json!({"suggestionCount": 1, "clientId": "x", "labels": {"a b": "v"}}));
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     }
 }
@@ -260,7 +264,17 @@ fn parameters_asked_outside_a_trial_and_labels() {
 fn every_algorithm_takes_an_open_study() {
     for db in databases("every_algorithm_takes_an_open_study") {
         let s = Server::start(&db);
-        for algorithm in ["AUTO", "RANDOM_SEARCH", "QUASI_RANDOM_SEARCH", "GP_BANDIT", "ADD_TREE", "BRANCHING_NESTED", "ADD_GP_UCB", "OVERLAP_ADD_GP", "REMBO"] {
+        for algorithm in [
+            "AUTO",
+            "RANDOM_SEARCH",
+            "QUASI_RANDOM_SEARCH",
+            "GP_BANDIT",
+            "ADD_TREE",
+            "BRANCHING_NESTED",
+            "ADD_GP_UCB",
+            "OVERLAP_ADD_GP",
+            "REMBO",
+        ] {
             let study = s.create_study(open_study(&format!("open-{algorithm}"), algorithm));
             for i in 0..6 {
                 let t = s.suggest(&study, 1, &format!("w{i}")).remove(0);

@@ -203,9 +203,8 @@ impl StudySpec {
             }
             s
         };
-        let contained = || {
-            other.space.params().iter().all(|p| self.space.param(&p.id).is_some_and(|q| q.domain == p.domain && q.scale == p.scale))
-        };
+        let contained =
+            || other.space.params().iter().all(|p| self.space.param(&p.id).is_some_and(|q| q.domain == p.domain && q.scale == p.scale));
         asked(self) == asked(other) && (!grown || contained())
     }
 

@@ -32,8 +32,7 @@ pub struct NewTrial {
     pub labels: BTreeMap<String, String>,
 }
 
-pub(crate) const TRIAL_COLUMNS: &str =
-    "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, stopped_ms, resumed_from, resumed_at, space_revision, labels";
+pub(crate) const TRIAL_COLUMNS: &str = "id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, stopped_ms, resumed_from, resumed_at, space_revision, labels";
 
 pub(crate) fn trial_from_row(row: &AnyRow) -> Result<Trial, StoreError> {
     RawTrial::from_row(row)?.decode()

@@ -114,7 +114,9 @@ mod tests {
     fn the_check_asks_only_for_what_it_needs() {
         let spec = StoppingSpec::Median(Default::default());
         let bad = trial(9, TrialState::Active, &[(1, 0.3), (2, 0.6)]);
-        let Check::Median { at, best, use_elapsed, .. } = check(Some(&spec), &acc(Goal::Maximize), &bad) else { panic!("needs the others") };
+        let Check::Median { at, best, use_elapsed, .. } = check(Some(&spec), &acc(Goal::Maximize), &bad) else {
+            panic!("needs the others")
+        };
         assert_eq!((at, best, use_elapsed), (2.0, 0.6, false));
         let averages: Vec<f64> = completed().iter().filter_map(|o| running_average(&acc(Goal::Maximize), o, at, false)).collect();
         assert_eq!(

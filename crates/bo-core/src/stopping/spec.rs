@@ -314,6 +314,9 @@ mod tests {
         assert!(MedianStopping::default().judges(0.0, std::iter::empty()), "without settings: every measurement");
         let bad = MedianStopping { interval_steps: Some(0.0), ..MedianStopping::default() };
         assert_eq!(bad.check("m").unwrap_err().path, "m.intervalSteps");
-        assert_eq!(MedianStopping { min_completed_trials: Some(0), ..MedianStopping::default() }.check("m").unwrap_err().path, "m.minCompletedTrials");
+        assert_eq!(
+            MedianStopping { min_completed_trials: Some(0), ..MedianStopping::default() }.check("m").unwrap_err().path,
+            "m.minCompletedTrials"
+        );
     }
 }

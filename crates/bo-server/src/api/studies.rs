@@ -19,8 +19,8 @@ use super::page::{Page, PageParams};
 use super::state::AppState;
 use super::wire::format_time;
 use super::wire::request::{
-    AddParametersRequestW, EmptyRequestW, ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW, LookupStudyRequestW,
-    StudyOverviewW, StudySummaryW,
+    AddParametersRequestW, EmptyRequestW, ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW,
+    LookupStudyRequestW, StudyOverviewW, StudySummaryW,
 };
 use super::wire::study::{MetricSpecW, StudyW, state_to_wire, study_name, study_to_wire};
 use crate::engine;

@@ -28,8 +28,8 @@ use super::wire::format_time;
 use super::wire::measurement::measurement_from_wire;
 use super::wire::operation::{ApiVersion, OperationW, early_stopping_operation, suggest_operation};
 use super::wire::request::{
-    AddParametersRequestW, AddTrialMeasurementRequestW, CompleteTrialRequestW, EmptyRequestW, ListOptimalTrialsResponseW, ListTrialsResponseW,
-    SuggestTrialsRequestW, TrialContextW,
+    AddParametersRequestW, AddTrialMeasurementRequestW, CompleteTrialRequestW, EmptyRequestW, ListOptimalTrialsResponseW,
+    ListTrialsResponseW, SuggestTrialsRequestW, TrialContextW,
 };
 use super::wire::study::StudyStateW;
 use super::wire::study::{state_to_wire, study_name};

@@ -76,7 +76,8 @@ fn used_up(study: &StudyRecord, trials: &[Trial], extra: &[Assignment], points: 
         return false;
     };
     let counts = |a: &&Assignment| !study.spec.open_space || space.is_complete(a);
-    let taken: HashSet<String> = trials.iter().map(|t| &t.assignment).chain(extra).chain(points).filter(counts).map(Assignment::key).collect();
+    let taken: HashSet<String> =
+        trials.iter().map(|t| &t.assignment).chain(extra).chain(points).filter(counts).map(Assignment::key).collect();
     taken.len() as u128 >= size
 }
 

@@ -51,17 +51,29 @@ impl Engine {
     /// Grows `study`'s space so that each of `asked` is active under `base` (the values asked
     /// for so far, to which each asked value is added in turn), within `limits`: the study as
     /// it stands after (unchanged when nothing was missing).
-    pub async fn grow_space(&self, study: &StudyRecord, base: &Assignment, asked: &[Asked], limits: &Limits) -> Result<StudyRecord, GrowError> {
+    pub async fn grow_space(
+        &self,
+        study: &StudyRecord,
+        base: &Assignment,
+        asked: &[Asked],
+        limits: &Limits,
+    ) -> Result<StudyRecord, GrowError> {
         if !study.spec.open_space {
             return Err(GrowError::Fixed);
         }
         let mut current = study.clone();
         for _ in 0..GROW_ATTEMPTS {
             let (from, base, asked, limits) = (current.spec.clone(), base.clone(), asked.to_vec(), limits.clone());
-            let grown = tokio::task::spawn_blocking(move || next_spec(&from, &base, &asked, &limits)).await.map_err(super::cpu::panicked)??;
+            let grown =
+                tokio::task::spawn_blocking(move || next_spec(&from, &base, &asked, &limits)).await.map_err(super::cpu::panicked)??;
             let Some(grown) = grown else { return Ok(current) };
             if self.inner.store.grow_space(current.id, current.spec.space_revision, &grown).await? {
-                tracing::info!(study = current.id, revision = grown.space_revision, parameters = grown.space.n_params(), "search space grew");
+                tracing::info!(
+                    study = current.id,
+                    revision = grown.space_revision,
+                    parameters = grown.space.n_params(),
+                    "search space grew"
+                );
                 let data_version = current.data_version + 1;
                 let record = StudyRecord { spec: grown, data_version, ..current };
                 self.notify_changed(&record);
@@ -85,7 +97,9 @@ impl Engine {
     ) -> Result<(StudyRecord, Trial), GrowError> {
         let trial = self.inner.store.get_trial(study.id, trial_id).await?;
         if trial.state.is_completed() {
-            return Err(GrowError::Engine(StoreError::Trial(bo_core::TrialError::ParametersClosed { id: trial.id, state: trial.state }).into()));
+            return Err(GrowError::Engine(
+                StoreError::Trial(bo_core::TrialError::ParametersClosed { id: trial.id, state: trial.state }).into(),
+            ));
         }
         let study = self.grow_space(study, &trial.assignment, asked, limits).await?;
         let mut values = Assignment::default();

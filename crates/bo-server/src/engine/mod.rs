@@ -223,8 +223,11 @@ impl Engine {
         {
             return Ok(designer.clone());
         }
-        let built: Arc<dyn Designer> =
-            if study.spec.space.n_params() == 0 { Arc::new(bo_core::designer::QuasiRandomSearch) } else { Arc::from(designer_for(&study.spec)?) };
+        let built: Arc<dyn Designer> = if study.spec.space.n_params() == 0 {
+            Arc::new(bo_core::designer::QuasiRandomSearch)
+        } else {
+            Arc::from(designer_for(&study.spec)?)
+        };
         let mut kept = crate::sync::lock(&slot.designer);
         // A caller holding an older record of the study builds its own and keeps the newer.
         if kept.as_ref().is_none_or(|(built_for, _)| *built_for <= revision) {

@@ -70,7 +70,12 @@ fn newest_before(cached: Option<&Entry>, stored: Option<StoredModel>, target: i6
 
 /// The state to warm-start a fit of data version `target`: the newest fitted before it, cached
 /// or stored (see [`start_from`], for callers that can also take up a stored fit of `target`).
-pub(crate) async fn warm_state(store: &Store, cache: &ModelCache, study: &StudyRecord, target: i64) -> Result<Option<ModelState>, EngineError> {
+pub(crate) async fn warm_state(
+    store: &Store,
+    cache: &ModelCache,
+    study: &StudyRecord,
+    target: i64,
+) -> Result<Option<ModelState>, EngineError> {
     let revision = study.spec.space_revision;
     let stored = store.model_state(study.id).await?.filter(|s| s.space_revision == revision);
     Ok(newest_before(cache.get(study.id, revision).as_deref(), stored, target))

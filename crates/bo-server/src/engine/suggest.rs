@@ -421,7 +421,12 @@ impl Engine {
         // refit lease): take its fit up, as a lone server would have fitted it.
         let stored = self.inner.store.model_state(study.id).await?;
         let trials = Arc::new(trials.to_vec());
-        let warm = match refit::start_from(self.inner.cache.get(study.id, study.spec.space_revision).as_deref(), stored, basis.data_version, study.spec.space_revision) {
+        let warm = match refit::start_from(
+            self.inner.cache.get(study.id, study.spec.space_revision).as_deref(),
+            stored,
+            basis.data_version,
+            study.spec.space_revision,
+        ) {
             refit::Start::Adopt(state) => match self.restore(study, basis.data_version, trials.clone(), state).await {
                 Ok(entry) => {
                     self.inner.cache.insert(study.id, entry.clone());

@@ -85,7 +85,15 @@ static NO_LABELS: std::collections::BTreeMap<String, String> = std::collections:
 
 fn request(study_id: i64, client_id: &str, count: usize, now_ms: i64) -> Call<'_> {
     Call {
-        request: SuggestRequest { study_id, client_id, now_ms, finishing: None, trial_lease_ms: None, api_version: "v1", labels: &NO_LABELS },
+        request: SuggestRequest {
+            study_id,
+            client_id,
+            now_ms,
+            finishing: None,
+            trial_lease_ms: None,
+            api_version: "v1",
+            labels: &NO_LABELS,
+        },
         count,
         newer_than: None,
     }

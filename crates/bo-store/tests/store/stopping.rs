@@ -29,7 +29,8 @@ async fn running_averages_are_aggregated_in_sql(store: Store) {
     assert!((averages[0] - 0.3).abs() < 1e-12 && (averages[1] - 0.7).abs() < 1e-12, "{averages:?}");
     let by_time = store.running_averages(study.id, running.id, 0.15, true).await.unwrap();
     assert_eq!(by_time.len(), 2);
-    let (op, stop) = store.record_early_stopping(study.id, running.id, 2, decided(true), &Limits::default(), Some("v1beta1")).await.unwrap();
+    let (op, stop) =
+        store.record_early_stopping(study.id, running.id, 2, decided(true), &Limits::default(), Some("v1beta1")).await.unwrap();
     assert!(stop && op == 1);
     assert_eq!(store.get_operation(study.id, op).await.unwrap().api_version, "v1beta1", "the version it was asked through is kept");
     assert_eq!(store.get_trial(study.id, running.id).await.unwrap().state, TrialState::Requested, "only an ACTIVE trial becomes STOPPING");

@@ -129,7 +129,11 @@ async fn a_pending_suggest_is_shared_by_its_client_and_finished_once(store: Stor
     let (study, _) = store.create_study("p", "l", "pending", &spec(), StudySettings::default(), 1).await.unwrap();
     let op = store.begin_pending_suggest(study.id, "w", 2, "v1", &NO_LABELS, 10).await.unwrap();
     assert!(!op.done && op.suggestion_count == 2);
-    assert_eq!(store.begin_pending_suggest(study.id, "w", 5, "v1", &NO_LABELS, 11).await.unwrap().id, op.id, "one pending suggest per client");
+    assert_eq!(
+        store.begin_pending_suggest(study.id, "w", 5, "v1", &NO_LABELS, 11).await.unwrap().id,
+        op.id,
+        "one pending suggest per client"
+    );
     let waiting =
         suggest(&store, request(study.id, "w", 1, 12), |_, _, _| -> Result<Plan, StoreError> { panic!("not planned") }).await.unwrap();
     assert!(matches!(waiting, Suggested::Waiting(ref o) if o.id == op.id), "{waiting:?}");

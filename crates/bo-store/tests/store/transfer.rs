@@ -32,7 +32,10 @@ async fn a_study_moves_between_databases_whole() {
     }
     source.delete_trial(study.id, 5).await.unwrap(); // the next id stays 6
     let state = bo_core::ModelState(serde_json::json!({"hyper": [0.1, 0.2], "seed": "17635634587443417947"}));
-    source.save_model_state(study.id, &bo_store::StoredModel { data_version: 3, space_revision: 0, state, fitted_at_ms: 3_000 }).await.unwrap();
+    source
+        .save_model_state(study.id, &bo_store::StoredModel { data_version: 3, space_revision: 0, state, fitted_at_ms: 3_000 })
+        .await
+        .unwrap();
     let dump = source.dump_study(study.id).await.unwrap();
     assert_eq!((dump.trials.len(), dump.next_trial_id), (4, 6));
 

@@ -101,7 +101,8 @@ async fn an_open_space_grows_once_per_revision_and_trials_take_new_values(store:
     let open = StudySpec { open_space: true, ..spec() };
     let (study, _) = store.create_study("p", "l", "open", &open, StudySettings::default(), 1).await.unwrap();
     let labels = BTreeMap::from([("optuna.trial_number".to_owned(), "0".to_owned())]);
-    let t = store.create_trial(study.id, NewTrial { state: TrialState::Requested, labels: labels.clone(), ..new_trial(1) }, 2).await.unwrap();
+    let t =
+        store.create_trial(study.id, NewTrial { state: TrialState::Requested, labels: labels.clone(), ..new_trial(1) }, 2).await.unwrap();
     assert_eq!((t.space_revision, &t.labels), (0, &labels));
     let asked = Asked { spec: fixtures::unit_double("extra"), parent: None, value: None };
     let grown = open.space.grown(&t.assignment, &[asked], &Limits::default()).unwrap().expect("a new parameter");

@@ -411,7 +411,8 @@ impl StudySpecW {
             .map(|(i, p)| param_from_wire(p, &format!("parameters[{i}]")))
             .collect::<Result<Vec<_>, _>>()
             .map_err(at)?;
-        let space = if open_space && roots.is_empty() { SearchSpace::empty() } else { SearchSpace::with_limits(roots, limits).map_err(at)? };
+        let space =
+            if open_space && roots.is_empty() { SearchSpace::empty() } else { SearchSpace::with_limits(roots, limits).map_err(at)? };
         let stopping = if let Some(m) = self.median_automated_stopping_spec {
             Some(StoppingSpec::Median(m.into_domain("studySpec.medianAutomatedStoppingSpec")?))
         } else if let Some(d) = self.decay_curve_stopping_spec {
