@@ -76,7 +76,7 @@ fn a_define_by_run_tree_grows_under_its_branches() {
             let names: Vec<&str> = done["parameters"].as_array().unwrap().iter().map(|p| p["parameterId"].as_str().unwrap()).collect();
             let want = if classifier == "SVC" { "svc_c" } else { "rf_max_depth" };
             assert_eq!(names, ["classifier", want], "{} trial {id}: {done}", db.name);
-            assert_eq!(done["searchSpaceRevision"].as_str().unwrap_or("0").parse::<i64>().unwrap() >= 1, true);
+            assert!(done["searchSpaceRevision"].as_str().unwrap_or("0").parse::<i64>().unwrap() >= 1, "{done}");
         }
         let spec = &s.ok_get(&format!("/studies/{study}"))["studySpec"];
         let root = &spec["parameters"];

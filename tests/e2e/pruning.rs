@@ -31,7 +31,7 @@ fn local(answer: &Value, step: f64, best: f64) -> bool {
     if answer["thresholdsThrough"].as_f64().is_some_and(|through| step > through) {
         return false;
     }
-    let t = answer["medianThresholds"].as_array().unwrap().iter().filter(|t| t["position"].as_f64().unwrap() <= step).last();
+    let t = answer["medianThresholds"].as_array().unwrap().iter().filter(|t| t["position"].as_f64().unwrap() <= step).next_back();
     t.and_then(|t| t["value"].as_f64()).is_some_and(|median| best < median)
 }
 

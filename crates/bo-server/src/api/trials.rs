@@ -147,7 +147,7 @@ pub async fn create_trial(
 ) -> Result<Json<TrialW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
     let spec = &study.spec;
-    let assignment = assignment_from_wire(body.parameters, &spec)?;
+    let assignment = assignment_from_wire(body.parameters, spec)?;
     let measurements = body
         .measurements
         .into_iter()

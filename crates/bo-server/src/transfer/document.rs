@@ -178,7 +178,7 @@ pub fn trial_from_wire(t: TrialW, spec: &bo_core::StudySpec, limits: &Limits, at
         TrialStateW::INFEASIBLE => TrialState::Infeasible,
         TrialStateW::STATE_UNSPECIFIED => return Err(bad(format!("{at}.state"), "required")),
     };
-    let assignment = assignment_from_wire(t.parameters, &spec).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
+    let assignment = assignment_from_wire(t.parameters, spec).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
     limits.check(bo_core::Limit::Measurements, t.measurements.len()).map_err(|e| bad(format!("{at}.measurements"), e.to_string()))?;
     let measurements = t
         .measurements
