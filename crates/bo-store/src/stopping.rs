@@ -6,10 +6,10 @@ use bo_core::{Limits, TrialState};
 use sqlx::{AnyConnection, Row};
 
 use crate::Store;
-use crate::error::{Entity, StoreError};
+use crate::error::StoreError;
 use crate::lock::lock_study;
 use crate::operations::{OperationKind, insert_operation};
-use crate::trials::{Load, SUPERSEDED, insert_measurements, load_trials, touch, write_trial};
+use crate::trials::{Load, SUPERSEDED, insert_measurements, one_trial, touch, write_trial};
 
 /// See [`Store::values_at_rung`]; on `conn`, inside a transaction or not.
 pub(crate) async fn values_at_rung(
@@ -147,8 +147,7 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let locked = lock_study(&mut tx, study_id).await?;
         let load = if decision.last_measurement.is_some() { Load::Full } else { Load::NoMeasurements };
-        let mut trial =
-            load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, load).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))?;
+        let mut trial = one_trial(&mut tx, study_id, trial_id, load).await?;
         let should_stop = decision.should_stop && !trial.state.is_completed();
         touch(&mut tx, study_id, trial_id, now_ms).await?;
         if should_stop && trial.state == TrialState::Active {

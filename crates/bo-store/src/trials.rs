@@ -105,6 +105,11 @@ pub(crate) fn labels_json(trial: &Trial) -> Result<Option<String>, StoreError> {
     Ok(if trial.labels.is_empty() { None } else { Some(serde_json::to_string(&trial.labels)?) })
 }
 
+/// Trial `trial_id` of `study_id` (`NotFound` when there is none), read in `conn`'s transaction.
+pub(crate) async fn one_trial(conn: &mut AnyConnection, study_id: i64, trial_id: i64, load: Load) -> Result<Trial, StoreError> {
+    load_trials(conn, study_id, trial_id - 1, trial_id, 1, load).await?.pop().ok_or(StoreError::NotFound(Entity::Trial))
+}
+
 /// Which parts of a trial to load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Load {
@@ -558,10 +563,7 @@ impl Store {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let locked = lock_study(&mut tx, study_id).await?;
-        let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::Full)
-            .await?
-            .pop()
-            .ok_or(StoreError::NotFound(Entity::Trial))?;
+        let mut trial = one_trial(&mut tx, study_id, trial_id, Load::Full).await?;
         if trial.add_parameters(values, locked.space_revision)? {
             sqlx::query(
                 "UPDATE trials SET parameters = $1, space_revision = $2, last_seen_ms = $3, \
@@ -591,10 +593,7 @@ impl Store {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let locked = lock_study(&mut tx, study_id).await?;
-        let mut trial = load_trials(&mut tx, study_id, trial_id - 1, trial_id, 1, Load::Full)
-            .await?
-            .pop()
-            .ok_or(StoreError::NotFound(Entity::Trial))?;
+        let mut trial = one_trial(&mut tx, study_id, trial_id, Load::Full).await?;
         let (was_completed, n_measurements) = (trial.state.is_completed(), trial.measurements.len());
         change(&mut trial)?;
         write_trial(&mut tx, study_id, &trial, &locked.objective, now_ms).await?;
