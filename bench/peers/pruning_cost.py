@@ -5,7 +5,9 @@ MedianPruner) and under bo (BoSampler and BoPruner), in one run, on one machine:
     target/pyenv/bin/python bench/peers/pruning_cost.py --runs 3 --trials 100
 
 For each arm: the median and 90th percentile of one step's `report` + `should_prune` (timed
-inside the objective), the whole run's time, and how many trials were pruned. The bo server is
+inside the objective), the training steps run in all, the whole run's time, and how many trials
+were pruned. The arms differ in what they prune as much as in what a step costs: a run's time is
+mostly its training steps. The bo server is
 the release binary, started here on a fresh SQLite file."""
 import argparse
 import os
@@ -58,10 +60,14 @@ def arm(name, url, trials, run):
     if name == "optuna":
         study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=run), pruner=optuna.pruners.MedianPruner())
     elif name == "bo":
-        study = optuna.create_study(direction="maximize", study_name=f"pruning-{run}", sampler=BoSampler(url, seed=run), pruner=BoPruner())
+        # As a user writes it: no seed (a seeded study is reproducible: each suggest waits for the
+        # model of every result).
+        study = optuna.create_study(direction="maximize", study_name=f"pruning-{run}", sampler=BoSampler(url), pruner=BoPruner())
+    elif name == "bo-seeded":
+        study = optuna.create_study(direction="maximize", study_name=f"pruning-seeded-{run}", sampler=BoSampler(url, seed=run), pruner=BoPruner())
     else:  # bo with Optuna's MedianPruner defaults mapped onto bo's rule
         study = optuna.create_study(
-            direction="maximize", study_name=f"pruning-mapped-{run}", sampler=BoSampler(url, seed=run), pruner=BoPruner(n_startup_trials=5)
+            direction="maximize", study_name=f"pruning-mapped-{run}", sampler=BoSampler(url), pruner=BoPruner(n_startup_trials=5)
         )
     started = time.monotonic()
     study.optimize(make_objective(steps), n_trials=trials)
@@ -80,7 +86,7 @@ def main():
         try:
             rows = {}
             for run in range(args.runs):
-                for name in ("optuna", "bo", "bo-startup5"):
+                for name in ("optuna", "bo", "bo-seeded", "bo-startup5"):
                     steps, total, pruned, best = arm(name, url, args.trials, run)
                     rows.setdefault(name, []).append((steps, total, pruned, best))
                     ms = sorted(s * 1000 for s in steps)
@@ -90,14 +96,15 @@ def main():
             proc.terminate()
             proc.wait()
     print()
-    print(f"| arm | step median (ms) | step p90 (ms) | run (s) | pruned of {args.trials} | best |")
-    print("|---|---|---|---|---|---|")
+    print(f"| arm | step median (ms) | step p90 (ms) | steps run | run (s) | pruned of {args.trials} | best |")
+    print("|---|---|---|---|---|---|---|")
     for name, results in rows.items():
         ms = sorted(s * 1000 for steps, *_ in results for s in steps)
         totals = [r[1] for r in results]
         pruned = [r[2] for r in results]
         best = [r[3] for r in results]
-        print(f"| {name} | {statistics.median(ms):.3f} | {ms[int(0.9 * len(ms))]:.3f} | {statistics.median(totals):.1f} "
+        steps_run = statistics.median(len(r[0]) for r in results)
+        print(f"| {name} | {statistics.median(ms):.3f} | {ms[int(0.9 * len(ms))]:.3f} | {steps_run:.0f} | {statistics.median(totals):.1f} "
               f"({min(totals):.1f}–{max(totals):.1f}) | {statistics.median(pruned):.0f} ({min(pruned)}–{max(pruned)}) | "
               f"{statistics.median(best):.3f} |")
 
