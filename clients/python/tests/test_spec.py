@@ -89,7 +89,7 @@ def test_every_study_spec_field_is_settable_from_python(server: Server) -> None:
     studies = [
         client.create_study(
             "all-median", full_space(), metrics, algorithm="GP_BANDIT", algorithm_config={"numRestarts": 3},
-            stopping=bo.MedianStopping(use_elapsed_duration=True, min_completed_trials=5, min_step_count=2, interval_steps=3),
+            stopping=bo.MedianStopping(use_elapsed_duration=True, min_completed_trials=5, min_step_count=2, interval_steps=3, median_of="VALUE_AT_POSITION"),
             study_stopping=bo.StudyStopping(
                 should_stop_asap=False, min_num_trials=5, max_num_trials=200, max_duration_no_progress=3600,
                 minimum_runtime=60, maximum_runtime=86400),

@@ -6,6 +6,8 @@ use bo_core::{Limits, TrialState};
 use sqlx::{AnyConnection, Row};
 
 use crate::Store;
+use bo_core::stopping::spec::MedianOf;
+
 use crate::error::StoreError;
 use crate::lock::lock_study;
 use crate::operations::{OperationKind, insert_operation};
@@ -33,18 +35,37 @@ pub(crate) async fn values_at_rung(
     rows.iter().map(|r| Ok((r.try_get::<i64, _>("trial_id")?, r.try_get::<f64, _>("v")?))).collect()
 }
 
+/// How the median rule reads the completed trials at a position: the comparison of a
+/// measurement's position with it, and which SUCCEEDED trials take part.
+fn compared(median_of: MedianOf) -> (&'static str, &'static str) {
+    match median_of {
+        MedianOf::RunningAverage => ("<=", ""),
+        MedianOf::ValueAtPosition => ("=", "AND t.stopped_ms IS NULL"),
+    }
+}
+
 impl Store {
-    /// The running average of the objective of every SUCCEEDED trial but `except`, over its
-    /// measurements at or before `up_to` (steps, or elapsed seconds `by_elapsed`): what the
-    /// median stopping rule compares a trial with. Aggregated in SQL, so the server reads one
-    /// number per trial, not every measurement; a plain read, outside any transaction (no lock,
-    /// no turn at SQLite's write gate).
-    pub async fn running_averages(&self, study_id: i64, except: i64, up_to: f64, by_elapsed: bool) -> Result<Vec<f64>, StoreError> {
+    /// What the median stopping rule compares a trial with at position `up_to` (steps, or
+    /// elapsed seconds `by_elapsed`), one number per SUCCEEDED trial but `except`: its running
+    /// average of the objective over its measurements at or before `up_to`, or under
+    /// [`MedianOf::ValueAtPosition`] its value at `up_to` itself (the mean of several there),
+    /// trials stopped early left out as Optuna leaves out its pruned ones. Aggregated in SQL, so
+    /// the server reads one number per trial, not every measurement; a plain read, outside any
+    /// transaction (no lock, no turn at SQLite's write gate).
+    pub async fn running_averages(
+        &self,
+        study_id: i64,
+        except: i64,
+        up_to: f64,
+        by_elapsed: bool,
+        median_of: MedianOf,
+    ) -> Result<Vec<f64>, StoreError> {
         let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+        let (compare, which) = compared(median_of);
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT AVG(m.objective) AS average FROM measurements m JOIN trials t ON t.study_id = m.study_id AND t.id = m.trial_id \
-             WHERE m.study_id = $1 AND t.state = 'SUCCEEDED' AND m.trial_id <> $2 AND m.objective IS NOT NULL AND {position} <= $3 \
-             GROUP BY m.trial_id"
+             WHERE m.study_id = $1 AND t.state = 'SUCCEEDED' {which} AND m.trial_id <> $2 AND m.objective IS NOT NULL \
+             AND {position} {compare} $3 GROUP BY m.trial_id"
         )))
         .bind(study_id)
         .bind(except)
@@ -54,25 +75,25 @@ impl Store {
         rows.iter().map(|r| r.try_get::<f64, _>("average").map_err(StoreError::from)).collect()
     }
 
-    /// The running averages of [`Store::running_averages`] at each of `positions` at once (one
-    /// read): for each position, those of the SUCCEEDED trials but `except` with a measurement
-    /// at or before it.
+    /// What [`Store::running_averages`] gives, at each of `positions` at once (one read).
     pub async fn running_averages_at(
         &self,
         study_id: i64,
         except: i64,
         positions: &[f64],
         by_elapsed: bool,
+        median_of: MedianOf,
     ) -> Result<Vec<Vec<f64>>, StoreError> {
         if positions.is_empty() {
             return Ok(vec![]);
         }
         let position = if by_elapsed { "m.elapsed_secs" } else { "m.step_count" };
+        let (compare, which) = compared(median_of);
         let columns: Vec<String> =
-            (0..positions.len()).map(|k| format!("AVG(CASE WHEN {position} <= ${} THEN m.objective END) AS a{k}", k + 3)).collect();
+            (0..positions.len()).map(|k| format!("AVG(CASE WHEN {position} {compare} ${} THEN m.objective END) AS a{k}", k + 3)).collect();
         let sql = format!(
             "SELECT {} FROM measurements m JOIN trials t ON t.study_id = m.study_id AND t.id = m.trial_id \
-             WHERE m.study_id = $1 AND t.state = 'SUCCEEDED' AND m.trial_id <> $2 AND m.objective IS NOT NULL GROUP BY m.trial_id",
+             WHERE m.study_id = $1 AND t.state = 'SUCCEEDED' {which} AND m.trial_id <> $2 AND m.objective IS NOT NULL GROUP BY m.trial_id",
             columns.join(", ")
         );
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(study_id).bind(except);
@@ -131,9 +152,8 @@ impl Store {
     /// Records an early-stopping check of a trial decided outside the lock (`should_stop`): a
     /// trial still ACTIVE that should stop becomes STOPPING and gets `last_measurement`, if the
     /// rule made one (the convex rule's prediction) and `limits` leave room for it; its client
-    /// counts as seen. A trial completed meanwhile is not told to stop. With `api_version`, the
-    /// check is an operation (`:checkTrialEarlyStoppingState`); without, one answered with a
-    /// measurement. Returns the operation's number (0 without one) and the decision as recorded.
+    /// counts as seen. A trial completed meanwhile is not told to stop. Returns the operation's
+    /// number and the decision as recorded.
     pub async fn record_early_stopping(
         &self,
         study_id: i64,
@@ -141,7 +161,7 @@ impl Store {
         now_ms: i64,
         decision: bo_core::stopping::StoppingDecision,
         limits: &Limits,
-        api_version: Option<&str>,
+        api_version: &str,
     ) -> Result<(i64, bool), StoreError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
@@ -162,13 +182,8 @@ impl Store {
             write_trial(&mut tx, study_id, &trial, &locked.objective, now_ms).await?;
             insert_measurements(&mut tx, study_id, trial_id, before, &trial.measurements[before..], &locked.objective.metric).await?;
         }
-        let id = match api_version {
-            Some(version) => {
-                let kind = OperationKind::EarlyStopping { trial_id, should_stop };
-                insert_operation(&mut tx, study_id, &kind, version, now_ms).await?
-            }
-            None => 0,
-        };
+        let kind = OperationKind::EarlyStopping { trial_id, should_stop };
+        let id = insert_operation(&mut tx, study_id, &kind, api_version, now_ms).await?;
         tx.commit().await?;
         Ok((id, should_stop))
     }

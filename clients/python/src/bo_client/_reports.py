@@ -73,12 +73,21 @@ class Answer:
     reason: str
     thresholds: Tuple[Tuple[float, Optional[float]], ...] = ()
     through: Optional[float] = None
+    #: Each threshold holds at its own position only (the median of values at a position).
+    pointwise: bool = False
 
     @classmethod
     def from_wire(cls, step: float, raw: Json) -> "Answer":
         points = tuple((float(t["position"]), float(t["value"]) if t.get("value") is not None else None) for t in raw.get("medianThresholds", []))
         through = raw.get("thresholdsThrough")
-        return cls(step, bool(raw.get("shouldStop", False)), str(raw.get("reason", "")), points, float(through) if through is not None else None)
+        return cls(
+            step,
+            bool(raw.get("shouldStop", False)),
+            str(raw.get("reason", "")),
+            points,
+            float(through) if through is not None else None,
+            bool(raw.get("thresholdsPointwise", False)),
+        )
 
     def covers(self, step: float) -> bool:
         """Whether the thresholds say what holds at ``step``."""
@@ -88,8 +97,10 @@ class Answer:
         """The threshold at ``step`` (which the answer covers); ``None``: the trial goes on."""
         value: Optional[float] = None
         for position, v in self.thresholds:
-            if position <= step:
+            if position == step or (position < step and not self.pointwise):
                 value = v
+            elif position < step:
+                value = None
         return value
 
 

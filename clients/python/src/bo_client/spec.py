@@ -77,8 +77,10 @@ class Metric:
 @dataclass(frozen=True)
 class MedianStopping:
     """Stop a trial whose best value so far is worse than the median of the completed trials'
-    at the same step (or elapsed time, with ``use_elapsed_duration``) — the median of their
-    running averages up to that step, Vizier's rule. ``min_completed_trials`` completed trials
+    at the same step (or elapsed time, with ``use_elapsed_duration``) — by default the median of
+    their running averages up to that step, Vizier's rule; with
+    ``median_of="VALUE_AT_POSITION"`` the median of their values at the step itself, among the
+    trials trained in full, Optuna's ``MedianPruner``. ``min_completed_trials`` completed trials
     must have reached the step first (default 3); a trial is judged from ``min_step_count`` on
     and, with ``interval_steps``, only at its first step past each interval boundary (Optuna's
     ``n_startup_trials``, ``n_warmup_steps`` and ``interval_steps``)."""
@@ -87,6 +89,7 @@ class MedianStopping:
     min_completed_trials: Optional[int] = None
     min_step_count: Optional[float] = None
     interval_steps: Optional[float] = None
+    median_of: Optional[str] = None
 
     def to_vertex(self) -> Json:
         spec: Dict[str, Any] = {"useElapsedDuration": self.use_elapsed_duration}
@@ -96,6 +99,10 @@ class MedianStopping:
             spec["minStepCount"] = float(self.min_step_count)
         if self.interval_steps is not None:
             spec["intervalSteps"] = float(self.interval_steps)
+        if self.median_of is not None:
+            if self.median_of.upper() not in ("RUNNING_AVERAGE", "VALUE_AT_POSITION"):
+                raise ValueError(f"median_of must be RUNNING_AVERAGE or VALUE_AT_POSITION, got {self.median_of!r}")
+            spec["medianOf"] = self.median_of.upper()
         return {"medianAutomatedStoppingSpec": spec}
 
 

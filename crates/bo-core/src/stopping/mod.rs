@@ -24,7 +24,7 @@ pub mod successive_halving;
 use rand::Rng;
 
 pub use curves::{Curve, Finished};
-pub use median::{MIN_COMPLETED, median_decision, median_rule, running_average};
+pub use median::{MIN_COMPLETED, median_decision, median_rule, running_average, value_at_position};
 
 use spec::{StoppingSpec, SuccessiveHalving};
 
@@ -67,6 +67,8 @@ pub enum Check {
         use_elapsed: bool,
         /// The completed trials the rule needs at `at` (`minCompletedTrials`).
         min_completed: usize,
+        /// What of each completed trial the median is of.
+        median_of: spec::MedianOf,
     },
     /// A curve rule: the finished trials' curves ([`Finished`], positions in seconds with
     /// `use_elapsed`), for [`decay_curve::DecayCurveModel`] or [`convex::decide`].
@@ -108,7 +110,7 @@ pub fn check(spec: Option<&StoppingSpec>, objective: &MetricSpec, trial: &Trial)
                     _ => format!("the trial is at {at}, between two of the rule's intervals"),
                 }));
             }
-            Check::Median { at, best, use_elapsed, min_completed: rule.min_completed() }
+            Check::Median { at, best, use_elapsed, min_completed: rule.min_completed(), median_of: rule.median_of }
         }
         StoppingSpec::DecayCurve { .. } | StoppingSpec::Convex(_) => Check::Curves { use_elapsed },
         StoppingSpec::SuccessiveHalving(rule) => {
@@ -145,7 +147,9 @@ pub fn decide(study: &StudySpec, trial: &Trial, others: &[Trial], rng: &mut dyn 
     let objective = study.objective();
     match check(study.stopping.as_ref(), objective, trial) {
         Check::Decided(decision) => decision,
-        Check::Median { use_elapsed, min_completed, .. } => median_rule(objective, trial, others, use_elapsed, min_completed),
+        Check::Median { use_elapsed, min_completed, median_of, .. } => {
+            median_rule(objective, trial, others, use_elapsed, min_completed, median_of)
+        }
         Check::Rung { rule, rung, value } => {
             let values = successive_halving::values_at(objective, others, trial.id, rung, rule.use_elapsed_duration);
             successive_halving::rung_decision(objective, &rule, trial.id, rung, value, values)

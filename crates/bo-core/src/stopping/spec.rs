@@ -49,6 +49,28 @@ pub struct MedianStopping {
     /// (`intervalSteps`; `None`: at every measurement).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval_steps: Option<f64>,
+    /// What of each completed trial the median is taken of (`medianOf`).
+    #[serde(default, skip_serializing_if = "MedianOf::is_default")]
+    pub median_of: MedianOf,
+}
+
+/// What of each completed trial the median rule takes the median of, at a trial's position.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MedianOf {
+    /// Its running average of the objective up to the position (Golovin et al. 2017, Vizier's):
+    /// on a climbing curve it trails the value there, so fewer trials stop, later.
+    #[default]
+    RunningAverage,
+    /// Its value at the position itself, where it has a measurement there (Optuna's
+    /// `MedianPruner`); a position no completed trial was measured at judges nothing.
+    ValueAtPosition,
+}
+
+impl MedianOf {
+    fn is_default(&self) -> bool {
+        *self == MedianOf::RunningAverage
+    }
 }
 
 /// The most completed trials `minCompletedTrials` may ask for.

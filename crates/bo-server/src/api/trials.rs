@@ -377,28 +377,21 @@ pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTr
     if !body.check_early_stopping {
         return Ok(Json(trial_to_wire(&study, &trial)));
     }
+    // Advice, not an act: the client's own loop may run past it before the answer arrives (a
+    // report sent in the background), and a trial trained in full is no partial result. The
+    // client stops the trial (`:stop`) when it acts on the answer.
     let thresholds = state.engine.median_thresholds(&study, &trial).await?;
     let decision = stopping_decision(&state, &study, trial.clone()).await?;
-    let reason = decision.reason.clone();
-    let (_, should_stop) = state
-        .store
-        .record_early_stopping(study.id, id, now, decision, limits, None)
-        .await
-        .map_err(ApiError::from)
-        .map_err(map_trial_error(&study, &path.trial))?;
     let mut wire = trial_to_wire(&study, &trial);
-    if should_stop {
-        wire.state = TrialStateW::STOPPING;
-        wire.stop_time = format_time(trial.stop_time_ms.unwrap_or(now));
-    }
     wire.early_stopping = Some(EarlyStoppingAnswerW {
-        should_stop,
-        reason,
+        should_stop: decision.should_stop,
+        reason: decision.reason,
         median_thresholds: thresholds
             .as_ref()
             .map(|t| t.points.iter().map(|&(position, value)| ThresholdW { position, value }).collect())
             .unwrap_or_default(),
-        thresholds_through: thresholds.and_then(|t| t.through),
+        thresholds_through: thresholds.as_ref().and_then(|t| t.through),
+        thresholds_pointwise: thresholds.is_some_and(|t| t.pointwise),
     });
     Ok(Json(wire))
 }
@@ -477,7 +470,7 @@ pub async fn check_trial_early_stopping_state(
     let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
     let decision = stopping_decision(&state, &study, trial).await?;
     let (op_id, should_stop) =
-        state.store.record_early_stopping(study.id, id, now, decision, &state.access.limits, Some(version.as_str())).await.map_err(
+        state.store.record_early_stopping(study.id, id, now, decision, &state.access.limits, version.as_str()).await.map_err(
             |e| match e {
                 StoreError::NotFound(bo_store::Entity::Trial) => trial_not_found(&study, &path.trial),
                 e => e.into(),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use bo_core::stopping::decay_curve::{DecayCurveModel, too_few};
 use bo_core::stopping::partial::{self, Estimate};
+use bo_core::stopping::spec::MedianOf;
 use bo_core::stopping::{Check, StoppingDecision, check, convex, median_decision, successive_halving};
 use bo_core::{Goal, StoppingSpec, Trial, TrialState};
 use bo_store::StudyRecord;
@@ -32,6 +33,9 @@ pub struct Thresholds {
     pub points: Vec<(f64, Option<f64>)>,
     /// The last position they hold through; `None`: the last one holds for good.
     pub through: Option<f64>,
+    /// Each holds at its own position only (the median of values at a position): elsewhere no
+    /// completed trial was measured, and the trial goes on.
+    pub pointwise: bool,
 }
 
 impl Engine {
@@ -41,9 +45,9 @@ impl Engine {
         let objective = spec.objective();
         match check(spec.stopping.as_ref(), objective, &trial) {
             Check::Decided(decision) => Ok(decision),
-            Check::Median { at, best, use_elapsed, min_completed } => {
-                let averages = self.inner.store.running_averages(study.id, trial.id, at, use_elapsed).await?;
-                Ok(median_decision(objective, at, best, averages, min_completed))
+            Check::Median { at, best, use_elapsed, min_completed, median_of } => {
+                let averages = self.inner.store.running_averages(study.id, trial.id, at, use_elapsed, median_of).await?;
+                Ok(median_decision(objective, at, best, averages, min_completed, median_of))
             }
             Check::Rung { rule, rung, value } => {
                 let values = self.inner.store.values_at_rung(study.id, trial.id, rung, rule.use_elapsed_duration).await?;
@@ -70,6 +74,7 @@ impl Engine {
     /// median of the completed trials' running averages, or none while too few reached the
     /// position — at the trial's latest position and at the next [`THRESHOLD_POSITIONS`]
     /// positions where a completed trial was measured (between two of them it does not change).
+    /// Under `medianOf: VALUE_AT_POSITION` each holds at its position only (`pointwise`).
     /// `None` under another rule, or for a trial without a measurement of the objective.
     pub async fn median_thresholds(&self, study: &StudyRecord, trial: &Trial) -> Result<Option<Thresholds>, EngineError> {
         let Some(StoppingSpec::Median(rule)) = &study.spec.stopping else { return Ok(None) };
@@ -80,11 +85,12 @@ impl Engine {
         let through = (positions.len() > THRESHOLD_POSITIONS).then(|| positions[THRESHOLD_POSITIONS - 1]);
         positions.truncate(THRESHOLD_POSITIONS);
         positions.insert(0, at);
-        let averages = self.inner.store.running_averages_at(study.id, trial.id, &positions, use_elapsed).await?;
+        let pointwise = rule.median_of == MedianOf::ValueAtPosition;
+        let averages = self.inner.store.running_averages_at(study.id, trial.id, &positions, use_elapsed, rule.median_of).await?;
         let min_completed = rule.min_completed();
         let points =
             positions.into_iter().zip(averages).map(|(p, a)| (p, bo_core::stopping::median::median_threshold(a, min_completed))).collect();
-        Ok(Some(Thresholds { points, through }))
+        Ok(Some(Thresholds { points, through, pointwise }))
     }
 
     /// The predicted final objective of each partial trial among `trials` (asked to stop, then

@@ -109,9 +109,17 @@ async fn an_older_database_migrates_with_its_data(db: Database) {
         (study.spec.algorithm.as_str(), study.spec.metrics.clone()),
         "{dialect}: the summary's columns were filled in from the spec"
     );
-    assert_eq!(store.running_averages(3, 99, 10.0, false).await.unwrap().len(), 0, "{dialect}: trial 1 is not SUCCEEDED");
+    assert_eq!(
+        store.running_averages(3, 99, 10.0, false, bo_core::stopping::spec::MedianOf::RunningAverage).await.unwrap().len(),
+        0,
+        "{dialect}: trial 1 is not SUCCEEDED"
+    );
     store.complete_trial(3, 1, &spec(), Completion::Measured(Measurement::default()), 2).await.unwrap();
-    assert_eq!(store.running_averages(3, 99, 10.0, false).await.unwrap(), vec![0.25], "{dialect}: the objective was filled in");
+    assert_eq!(
+        store.running_averages(3, 99, 10.0, false, bo_core::stopping::spec::MedianOf::RunningAverage).await.unwrap(),
+        vec![0.25],
+        "{dialect}: the objective was filled in"
+    );
     // New studies and operations number on from the old ids, never reusing one.
     let (next, _) = store.create_study("p", "l", "new", &spec(), StudySettings::default(), 5).await.unwrap();
     assert!(next.number > 7, "{dialect}: {}", next.number);

@@ -1,10 +1,18 @@
 //! What the stopping rules read: running averages, rung values, partial curves and the best
 //! trial trained in full, aggregated in SQL.
 
+use bo_core::stopping::spec::MedianOf;
+
 use super::*;
 
+fn sorted(mut values: Vec<f64>) -> Vec<f64> {
+    values.sort_by(f64::total_cmp);
+    values
+}
+
 /// The early-stopping rule's inputs come from SQL: one running average per SUCCEEDED trial over
-/// its objective up to a position; a recorded check stops an ACTIVE trial.
+/// its objective up to a position, or its value at the position; a recorded check stops an
+/// ACTIVE trial.
 async fn running_averages_are_aggregated_in_sql(store: Store) {
     let (study, _) = store.create_study("p", "l", "curves", &spec(), StudySettings::default(), 1).await.unwrap();
     let at = |step: i64, acc: f64| Measurement {
@@ -23,14 +31,24 @@ async fn running_averages_are_aggregated_in_sql(store: Store) {
     store.create_trial(study.id, add(TrialState::Succeeded, curve(&[0.6, 0.8]), 2), 1).await.unwrap();
     store.create_trial(study.id, add(TrialState::Infeasible, curve(&[5.0]), 3), 1).await.unwrap();
     let running = store.create_trial(study.id, add(TrialState::Requested, curve(&[0.1]), 4), 1).await.unwrap();
-    let mut averages = store.running_averages(study.id, running.id, 2.0, false).await.unwrap();
+    let mut averages = store.running_averages(study.id, running.id, 2.0, false, MedianOf::RunningAverage).await.unwrap();
     averages.sort_by(f64::total_cmp);
     assert_eq!(averages.len(), 2, "succeeded trials only: {averages:?}");
     assert!((averages[0] - 0.3).abs() < 1e-12 && (averages[1] - 0.7).abs() < 1e-12, "{averages:?}");
-    let by_time = store.running_averages(study.id, running.id, 0.15, true).await.unwrap();
+    let by_time = store.running_averages(study.id, running.id, 0.15, true, MedianOf::RunningAverage).await.unwrap();
     assert_eq!(by_time.len(), 2);
-    let (op, stop) =
-        store.record_early_stopping(study.id, running.id, 2, decided(true), &Limits::default(), Some("v1beta1")).await.unwrap();
+    // Optuna's way: the value at the step itself, of the trials measured there and trained in
+    // full (a trial stopped early takes no part).
+    let at_step = store.running_averages(study.id, running.id, 2.0, false, MedianOf::ValueAtPosition).await.unwrap();
+    assert_eq!(sorted(at_step), [0.4, 0.8]);
+    let stopped = store.create_trial(study.id, add(TrialState::Active, curve(&[0.1, 0.2]), 5), 1).await.unwrap();
+    store.stop_trial(study.id, stopped.id, 2).await.unwrap();
+    store.complete_trial(study.id, stopped.id, &spec(), Completion::Selected, 3).await.unwrap();
+    let all = store.running_averages_at(study.id, running.id, &[2.0, 3.0], false, MedianOf::RunningAverage).await.unwrap();
+    assert_eq!(all.iter().map(|v| v.len()).collect::<Vec<_>>(), [3, 3], "the stopped trial counts in Vizier's rule");
+    let full = store.running_averages_at(study.id, running.id, &[2.0, 3.0], false, MedianOf::ValueAtPosition).await.unwrap();
+    assert_eq!(full.into_iter().map(sorted).collect::<Vec<_>>(), [vec![0.4, 0.8], vec![0.9]], "nor at 3, where only trial 1 was");
+    let (op, stop) = store.record_early_stopping(study.id, running.id, 2, decided(true), &Limits::default(), "v1beta1").await.unwrap();
     assert!(stop && op == 1);
     assert_eq!(store.get_operation(study.id, op).await.unwrap().api_version, "v1beta1", "the version it was asked through is kept");
     assert_eq!(store.get_trial(study.id, running.id).await.unwrap().state, TrialState::Requested, "only an ACTIVE trial becomes STOPPING");
@@ -178,7 +196,7 @@ async fn finished_curves_are_thinned_in_sql_as_in_memory(store: Store) {
     // The running trial stops with the rule's predicted last measurement.
     suggest(&store, request(study.id, "w", 1, 30), |_, _, _| Ok::<_, StoreError>(Plan::Miss)).await.unwrap();
     let decision = StoppingDecision { last_measurement: Some(m(50, 0.123)), ..decided(true) };
-    let (_, stop) = store.record_early_stopping(study.id, total, 40, decision, &Limits::default(), Some("v1")).await.unwrap();
+    let (_, stop) = store.record_early_stopping(study.id, total, 40, decision, &Limits::default(), "v1").await.unwrap();
     let trial = store.get_trial(study.id, total).await.unwrap();
     assert!(stop && trial.state == TrialState::Stopping, "{:?}", trial.state);
     assert_eq!(trial.measurements.last(), Some(&m(50, 0.123)));

@@ -59,7 +59,7 @@ async fn numbers_are_per_tenant_and_never_reused(store: Store) {
     let mut counter = 0;
     let first = done(suggest(&store, request(a1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
     let other = done(suggest(&store, request(b1.id, "w", 1, 5), new_points(&mut counter)).await.unwrap());
-    let second = store.record_early_stopping(a1.id, 1, 6, decided(false), &Limits::default(), Some("v1")).await.unwrap().0;
+    let second = store.record_early_stopping(a1.id, 1, 6, decided(false), &Limits::default(), "v1").await.unwrap().0;
     assert_eq!((first.operation_id, other.operation_id, second), (1, 1, 2));
     assert_eq!(store.get_operation(a1.id, 2).await.unwrap().id, 2);
 }

@@ -76,9 +76,9 @@ pub struct AddTrialMeasurementRequestW {
     #[schema(max_items = 1000)]
     pub measurements: Vec<MeasurementW>,
     /// bo extension: answer, in the returned trial's `earlyStopping`, what the study's stopping
-    /// rule says of the trial at its newest measurement (a trial it stops becomes STOPPING, as
-    /// `:checkTrialEarlyStoppingState` makes it) and, under the median rule, its thresholds at
-    /// the next positions.
+    /// rule says of the trial at its newest measurement and, under the median rule, its
+    /// thresholds at the next positions. Advice: the trial is not stopped (a client that acts on
+    /// it calls `:stop`; `:checkTrialEarlyStoppingState` stops it as it answers).
     pub check_early_stopping: bool,
     /// The trial's name, which Google's client repeats in the body; ignored.
     #[schema(ignore)]

@@ -24,6 +24,16 @@ wire_enum! {
     PromotionW { #[default] PROMOTION_UNSPECIFIED = 0, QUANTILE = 1, TOP_K = 2 }
 }
 
+wire_enum! {
+    /// `medianAutomatedStoppingSpec.medianOf` (bo extension): what of each completed trial the
+    /// median is taken of at a trial's step. `RUNNING_AVERAGE` (Vizier's rule): its running
+    /// average up to the step, which trails the value there on a climbing curve, so fewer trials
+    /// stop, later. `VALUE_AT_POSITION` (Optuna's `MedianPruner`): its value at the step itself,
+    /// among the trials measured there. Unspecified means RUNNING_AVERAGE.
+    #[schema(as = MedianOf)]
+    MedianOfW { #[default] MEDIAN_OF_UNSPECIFIED = 0, RUNNING_AVERAGE = 1, VALUE_AT_POSITION = 2 }
+}
+
 /// `StudySpec.MedianAutomatedStoppingSpec`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
@@ -45,6 +55,9 @@ pub struct MedianAutomatedStoppingSpecW {
     /// `minStepCount + k · intervalSteps` (Optuna's `interval_steps`); absent: at every one.
     #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "super::lenient_opt_f64")]
     pub interval_steps: Option<f64>,
+    /// bo extension: what of each completed trial the median is of.
+    #[serde(skip_serializing_if = "is_default")]
+    pub median_of: MedianOfW,
 }
 
 impl MedianAutomatedStoppingSpecW {
@@ -55,6 +68,10 @@ impl MedianAutomatedStoppingSpecW {
             min_completed_trials: self.min_completed_trials,
             min_step_count: self.min_step_count,
             interval_steps: self.interval_steps,
+            median_of: match self.median_of {
+                MedianOfW::VALUE_AT_POSITION => spec::MedianOf::ValueAtPosition,
+                _ => spec::MedianOf::RunningAverage,
+            },
         };
         rule.check(path)?;
         Ok(rule)
@@ -67,6 +84,10 @@ impl MedianAutomatedStoppingSpecW {
             min_completed_trials: rule.min_completed_trials,
             min_step_count: rule.min_step_count,
             interval_steps: rule.interval_steps,
+            median_of: match rule.median_of {
+                spec::MedianOf::ValueAtPosition => MedianOfW::VALUE_AT_POSITION,
+                spec::MedianOf::RunningAverage => MedianOfW::MEDIAN_OF_UNSPECIFIED,
+            },
         }
     }
 }

@@ -140,12 +140,13 @@ pub struct TrialW {
 /// decide at each step until the next answer without asking (Optuna's `should_prune`): at a
 /// position `s` the rule judges (past `minStepCount`, on an `intervalSteps` boundary), the trial
 /// stops when its best objective value so far is strictly worse than the threshold of the last
-/// listed position at or before `s` — for `s` up to `thresholdsThrough`, or any `s` without it.
+/// listed position at or before `s` (with `thresholdsPointwise`, of `s` itself) — for `s` up to
+/// `thresholdsThrough`, or any `s` without it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 #[schema(as = EarlyStoppingAnswer)]
 pub struct EarlyStoppingAnswerW {
-    /// Whether the trial should stop now (it is then STOPPING).
+    /// Whether the trial should stop now (advice: the client stops it with `:stop`).
     pub should_stop: bool,
     /// Why, in a sentence.
     pub reason: String,
@@ -156,6 +157,10 @@ pub struct EarlyStoppingAnswerW {
     /// The last position `medianThresholds` hold through; absent: the last one holds for good.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thresholds_through: Option<f64>,
+    /// Under `medianOf: VALUE_AT_POSITION`: each threshold holds at its position only; at any
+    /// other position no completed trial was measured, and the trial goes on there.
+    #[serde(skip_serializing_if = "is_default")]
+    pub thresholds_pointwise: bool,
 }
 
 /// One of the median rule's thresholds: from `position` on, until the next listed one.
