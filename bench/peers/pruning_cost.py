@@ -1,6 +1,7 @@
 """What a pruning step costs: Optuna's `basic/pruning.py` objective (an SGD classifier on iris,
 100 steps, `trial.report` then `trial.should_prune` at each) under Optuna alone (TPE and its
-MedianPruner) and under bo (BoSampler and BoPruner), in one run, on one machine:
+MedianPruner) and under bo (BoSampler with BoPruner — Optuna's median rule on the server — and
+with Vizier's median rule), in one run, on one machine:
 
     target/pyenv/bin/python bench/peers/pruning_cost.py --runs 3 --trials 100
 
@@ -26,6 +27,7 @@ import sklearn.datasets  # noqa: E402
 import sklearn.linear_model  # noqa: E402
 import sklearn.model_selection  # noqa: E402
 
+import bo_client as bo  # noqa: E402
 from bo_client.optuna import BoPruner, BoSampler  # noqa: E402
 from define_by_run import start_server  # noqa: E402
 
@@ -61,13 +63,13 @@ def arm(name, url, trials, run):
         study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=run), pruner=optuna.pruners.MedianPruner())
     elif name == "bo":
         # As a user writes it: no seed (a seeded study is reproducible: each suggest waits for the
-        # model of every result).
+        # model of every result). BoPruner() is Optuna's MedianPruner on the server.
         study = optuna.create_study(direction="maximize", study_name=f"pruning-{run}", sampler=BoSampler(url), pruner=BoPruner())
     elif name == "bo-seeded":
         study = optuna.create_study(direction="maximize", study_name=f"pruning-seeded-{run}", sampler=BoSampler(url, seed=run), pruner=BoPruner())
-    else:  # bo with Optuna's MedianPruner defaults mapped onto bo's rule
+    else:  # Vizier's median rule: the median of the completed trials' running averages
         study = optuna.create_study(
-            direction="maximize", study_name=f"pruning-mapped-{run}", sampler=BoSampler(url), pruner=BoPruner(n_startup_trials=5)
+            direction="maximize", study_name=f"pruning-vizier-{run}", sampler=BoSampler(url), pruner=BoPruner(stopping=bo.MedianStopping())
         )
     started = time.monotonic()
     study.optimize(make_objective(steps), n_trials=trials)
@@ -86,7 +88,7 @@ def main():
         try:
             rows = {}
             for run in range(args.runs):
-                for name in ("optuna", "bo", "bo-seeded", "bo-startup5"):
+                for name in ("optuna", "bo", "bo-seeded", "bo-vizier"):
                     steps, total, pruned, best = arm(name, url, args.trials, run)
                     rows.setdefault(name, []).append((steps, total, pruned, best))
                     ms = sorted(s * 1000 for s in steps)
