@@ -813,3 +813,50 @@ fn contexts_and_safety_configs_are_bounded() {
         watch.finish(db.name);
     }
 }
+
+/// Hardening III's smaller findings, on both databases: a display name that hides what it says
+/// (bidirectional or zero-width characters, path segments) is refused wherever a study is named;
+/// a stopped study takes no new trial (as it suggests none); a location is any name a caller
+/// invents, so a project's uploads are capped over all its locations.
+#[test]
+fn names_that_hide_and_trials_after_the_end() {
+    for db in databases("hostile_names") {
+        let s = Server::start(&db);
+        let spec = |name: &str| json!({"displayName": name, "studySpec": {"metrics": [{"metricId": "y", "goal": "MINIMIZE"}], "parameters": doubles(1)}});
+        for (name, needle) in [
+            ("invoice\u{202E}fdp.exe", "U+202E"),
+            ("ad\u{200B}min", "U+200B"),
+            ("\u{FEFF}x", "U+FEFF"),
+            ("../../etc/passwd", "segment"),
+            ("/root", "segment"),
+            ("   ", "blank"),
+        ] {
+            refused(&s, "/studies", &spec(name), &["displayName", needle]);
+            refused(&s, "/studies:lookup", &json!({"displayName": name}), &["displayName", needle]);
+        }
+        assert_eq!(study_count(&s), 0, "no refused name made a study");
+        let study = s.create_study(spec("resnet/cifar-10"));
+        let trial = json!({"parameters": [{"parameterId": "x0", "value": 0.5}], "finalMeasurement": {"metrics": [{"metricId": "y", "value": 1.0}]}});
+        s.ok_post(&format!("/studies/{study}/trials"), trial.clone());
+        s.ok_post(&format!("/studies/{study}:stop"), json!({}));
+        let (status, v) = s.post(&format!("/studies/{study}/trials"), trial.clone());
+        assert_eq!(status.as_u16(), 400, "{v}");
+        assert!(message(&v).contains("COMPLETED"), "{v}");
+        assert_eq!(v["error"]["status"], "FAILED_PRECONDITION", "{v}");
+        let listed = s.ok_get(&format!("/studies/{study}/trials"));
+        assert_eq!(listed["trials"].as_array().map(Vec::len), Some(1), "nothing was added: {listed}");
+
+        // Uploads across invented locations count against the project.
+        let (_, document) = s.raw("GET", &s.url(&format!("/studies/{study}:export")), None);
+        let limit = bo_server::api::transfer::MAX_OPEN_IMPORTS;
+        for i in 0..limit {
+            let url = s.url("/studies:import").replace("/locations/", &format!("/locations/made-up-{i}-")) + "?displayName=u";
+            let (status, v) = s.raw("POST", &url, Some(document.to_string()));
+            assert_eq!(status.as_u16(), 200, "upload {i}: {v}");
+        }
+        let url = s.url("/studies:import").replace("/locations/", "/locations/one-more-") + "?displayName=u";
+        let (status, v) = s.raw("POST", &url, Some(document.to_string()));
+        assert_eq!(status.as_u16(), 429, "{v}");
+        assert!(message(&v).contains(&format!("at most {limit}, over all its locations")), "{v}");
+    }
+}

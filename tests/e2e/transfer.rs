@@ -437,3 +437,140 @@ fn an_upload_goes_on_at_another_replica() {
     let copy = last_segment(&b.ok("POST", &format!("/imports/{import}:commit"), None)["name"]);
     assert_eq!(trials(&a, &copy), trials(&a, &study));
 }
+
+/// Uploads `doc` whole and commits it; the new study's number.
+fn import_whole(api: &Api, doc: &Value, display_name: &str) -> String {
+    let opened = api.ok("POST", &format!("/studies:import?displayName={display_name}"), Some(doc.clone()));
+    let import = last_segment(&opened["name"]);
+    last_segment(&api.ok("POST", &format!("/imports/{import}:commit"), Some(json!({})))["name"])
+}
+
+/// What a user does with an imported study: suggest and complete twice, create a trial, read
+/// it, list the project's studies, export it, delete it. Every answer is a 200, and every id
+/// handed out is positive, new and addressable.
+fn use_imported(api: &Api, study: &str, case: &str) {
+    let mut ids = Vec::new();
+    for round in 0..2 {
+        let op = api.ok(
+            "POST",
+            &format!("/studies/{study}/trials:suggest"),
+            Some(json!({"suggestionCount": 1, "clientId": format!("w{round}")})),
+        );
+        let trial = &op["response"]["trials"][0];
+        let id = trial["id"].as_str().unwrap_or_else(|| panic!("{case}: a trial: {op}")).to_owned();
+        api.ok(
+            "POST",
+            &format!("/studies/{study}/trials/{id}:complete"),
+            Some(json!({"finalMeasurement": {"metrics": [{"metricId": "accuracy", "value": 0.5}]}})),
+        );
+        ids.push(id);
+    }
+    let created = api.ok("POST", &format!("/studies/{study}/trials"), Some(json!({"parameters": [{"parameterId": "model", "value": "linear"}, {"parameterId": "lr", "value": 0.01}, {"parameterId": "beta", "value": 0.9}], "finalMeasurement": {"metrics": [{"metricId": "accuracy", "value": 0.1}]}})));
+    ids.push(created["id"].as_str().unwrap().to_owned());
+    let numbers: Vec<i64> = ids.iter().map(|id| id.parse().unwrap()).collect();
+    assert!(numbers.windows(2).all(|w| 0 < w[0] && w[0] < w[1]), "{case}: ids {numbers:?} are positive and increasing");
+    for id in &ids {
+        api.ok("GET", &format!("/studies/{study}/trials/{id}"), None);
+    }
+    api.ok("GET", &format!("/studies/{study}"), None);
+    api.ok("GET", "/studies", None);
+    let (status, _, document) = api.text("GET", &format!("/studies/{study}:export"), None);
+    assert_eq!(status, StatusCode::OK, "{case}: {document}");
+    serde_json::from_str::<Value>(&document).unwrap_or_else(|e| panic!("{case}: the export is JSON: {e}"));
+    api.ok("DELETE", &format!("/studies/{study}"), None);
+}
+
+/// Every counter and id of the document at its limits — 0, −1, the bound and one below it, and
+/// `i64::MAX` — on both databases: out of range is a 400 naming the field before anything is
+/// staged; at the bound the study suggests, completes, creates, lists, exports and deletes
+/// (a data version of 2^63−1 once broke a study and its project's list for good, and staged ids
+/// near 2^63 wrapped the next id).
+#[test]
+fn an_imports_counters_and_ids_are_bounded() {
+    const MAX: i64 = bo_core::limits::MAX_COUNTER;
+    for db in databases("rest_import_counters") {
+        let server = Server::start_with(&db, &["--api-keys", &keys(), "--rate-limit", "0"]);
+        let alice = Api::new(&server, ALICE);
+        let study = populate(&alice, "source", 4);
+        let (_, _, document) = alice.text("GET", &format!("/studies/{study}:export"), None);
+        let doc: Value = serde_json::from_str(&document).unwrap();
+        let first = doc["trials"][0].clone();
+        assert_eq!(first["state"], "SUCCEEDED", "{first}");
+        let with = |edit: &dyn Fn(&mut Value)| {
+            let mut d = doc.clone();
+            d["trials"] = json!([first.clone()]);
+            edit(&mut d);
+            d
+        };
+        let model = |version: i64| json!({"dataVersion": version.to_string(), "fitTime": "2026-01-01T00:00:00Z", "state": null});
+
+        let refused: Vec<(&str, Value)> = vec![
+            ("nextTrialId", with(&|d| d["nextTrialId"] = json!("0"))),
+            ("nextTrialId", with(&|d| d["nextTrialId"] = json!("-1"))),
+            ("nextTrialId", with(&|d| d["nextTrialId"] = json!((MAX + 1).to_string()))),
+            ("nextTrialId", with(&|d| d["nextTrialId"] = json!(i64::MAX.to_string()))),
+            ("dataVersion", with(&|d| d["dataVersion"] = json!("-1"))),
+            ("dataVersion", with(&|d| d["dataVersion"] = json!(i64::MAX.to_string()))),
+            ("model.dataVersion", with(&|d| d["model"] = model(-1))),
+            ("model.dataVersion", with(&|d| d["model"] = model(i64::MAX))),
+            ("study.studySpec.searchSpaceRevision", with(&|d| d["study"]["studySpec"]["searchSpaceRevision"] = json!("-1"))),
+            ("study.studySpec.searchSpaceRevision", with(&|d| d["study"]["studySpec"]["searchSpaceRevision"] = json!("3"))),
+            ("trials[0].id", with(&|d| d["trials"][0]["id"] = json!("0"))),
+            ("trials[0].id", with(&|d| d["trials"][0]["id"] = json!("-1"))),
+            ("trials[0].id", with(&|d| d["trials"][0]["id"] = json!(MAX.to_string()))),
+            ("trials[0].id", with(&|d| d["trials"][0]["id"] = json!(i64::MAX.to_string()))),
+            ("trials[0].searchSpaceRevision", with(&|d| d["trials"][0]["searchSpaceRevision"] = json!("-1"))),
+            ("trials[0].searchSpaceRevision", with(&|d| d["trials"][0]["searchSpaceRevision"] = json!("1"))),
+            (
+                "trials[1].resumedAt",
+                with(&|d| {
+                    d["trials"] = json!([first.clone(), first.clone()]);
+                    d["trials"][1]["id"] = json!("5");
+                    d["trials"][1]["resumedFrom"] = json!(format!("projects/team-a/locations/lab/studies/{study}/trials/1"));
+                    d["trials"][1]["resumedAt"] = json!(1e308);
+                }),
+            ),
+            (
+                "trials[1].resumedFrom",
+                with(&|d| {
+                    d["trials"] = json!([first.clone(), first.clone()]);
+                    d["trials"][1]["id"] = json!("5");
+                    d["trials"][1]["resumedFrom"] = json!("projects/team-b/locations/lab/studies/1/trials/1");
+                    d["trials"][1]["resumedAt"] = json!(3);
+                }),
+            ),
+        ];
+        for (i, (field, bad)) in refused.into_iter().enumerate() {
+            let (status, body) = alice.call("POST", &format!("/studies:import?displayName=refused-{i}"), Some(bad));
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{field} (case {i}) on {}: {body}", db.name);
+            let message = body["error"]["message"].as_str().unwrap();
+            assert!(message.starts_with(field), "case {i}: {message} names {field}");
+        }
+        let listed = alice.ok("GET", "/studies", None);
+        assert_eq!(listed["studies"].as_array().unwrap().len(), 1, "nothing refused became a study: {listed}");
+
+        let accepted: Vec<(&str, Value)> = vec![
+            ("dataVersion 0", with(&|d| d["dataVersion"] = json!("0"))),
+            ("dataVersion at the bound", with(&|d| d["dataVersion"] = json!(MAX.to_string()))),
+            ("dataVersion below the bound", with(&|d| d["dataVersion"] = json!((MAX - 1).to_string()))),
+            ("model at the bound", with(&|d| d["model"] = model(MAX))),
+            ("nextTrialId 1", with(&|d| d["nextTrialId"] = json!("1"))),
+            ("nextTrialId at the bound", with(&|d| d["nextTrialId"] = json!(MAX.to_string()))),
+            ("the last trial id", with(&|d| d["trials"][0]["id"] = json!((MAX - 1).to_string()))),
+            (
+                "ids 21 and the last",
+                with(&|d| {
+                    d["trials"] = json!([first.clone(), first.clone()]);
+                    d["trials"][0]["id"] = json!("21");
+                    d["trials"][1]["id"] = json!((MAX - 1).to_string());
+                }),
+            ),
+        ];
+        for (i, (case, good)) in accepted.into_iter().enumerate() {
+            let copy = import_whole(&alice, &good, &format!("accepted-{i}"));
+            use_imported(&alice, &copy, case);
+        }
+        let listed = alice.ok("GET", "/studies", None);
+        assert_eq!(listed["studies"].as_array().unwrap().len(), 1, "each accepted copy was used and deleted: {listed}");
+    }
+}

@@ -428,7 +428,14 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             let trial = &state.trials[r.at];
             let decision = match rule {
                 Rule::None => StoppingDecision::go_on(""),
-                Rule::Median => median_rule(&objective, trial, &state.trials, false, bo_core::stopping::MIN_COMPLETED, bo_core::stopping::spec::MedianOf::RunningAverage),
+                Rule::Median => median_rule(
+                    &objective,
+                    trial,
+                    &state.trials,
+                    false,
+                    bo_core::stopping::MIN_COMPLETED,
+                    bo_core::stopping::spec::MedianOf::RunningAverage,
+                ),
                 Rule::DecayCurve => match &state.curve_model {
                     Some(m) => m.decide(&objective, trial),
                     None => StoppingDecision::go_on(""),

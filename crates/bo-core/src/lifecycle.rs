@@ -61,6 +61,9 @@ pub enum TrialError {
     /// One measurement more than the limit allows.
     #[error("{0}")]
     OverLimit(OverLimit),
+    /// A trial is added to a COMPLETED study (stopped, or done by its own rules).
+    #[error("the study is COMPLETED: it takes no new trials (its trials can still be measured and completed)")]
+    StudyCompleted,
     /// A completed trial is given parameters.
     #[error("trial {id} is {}: parameters are added to a trial while it runs", state.as_str())]
     ParametersClosed {

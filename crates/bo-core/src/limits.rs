@@ -11,6 +11,11 @@
 //!
 //! This module owns the numbers and their names; it must not know how a service configures them.
 
+/// The largest id or counter a study may be given from outside (an imported `nextTrialId`, trial
+/// id, `dataVersion`, space revision): 2^53, exact in a JSON number and so far below `i64::MAX`
+/// that no counter a study then increments can overflow in any database.
+pub const MAX_COUNTER: i64 = 1 << 53;
+
 /// One limit: what is counted, and by which setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Limit {
@@ -139,7 +144,7 @@ impl Limits {
     /// and line breaks. `Err` names what is wrong (the caller adds the field).
     pub fn check_text(&self, value: &str, kind: Text) -> Result<(), TextError> {
         let limit = match kind {
-            Text::Id | Text::Token => Limit::IdLength,
+            Text::Id | Text::Token | Text::Name => Limit::IdLength,
             Text::Free => Limit::TextLength,
         };
         // Counting characters stops at the limit: a megabyte is refused as fast as 129 bytes.
@@ -154,6 +159,17 @@ impl Limits {
         if kind == Text::Token && value.chars().any(char::is_whitespace) {
             return Err(TextError::Whitespace);
         }
+        if kind == Text::Name {
+            if value.trim().is_empty() {
+                return Err(TextError::Blank);
+            }
+            if let Some(c) = value.chars().find(|&c| is_invisible(c)) {
+                return Err(TextError::Invisible(c));
+            }
+            if value.contains('/') && value.split('/').any(|s| matches!(s, "" | "." | "..")) {
+                return Err(TextError::PathSegment);
+            }
+        }
         Ok(())
     }
 }
@@ -167,6 +183,17 @@ pub enum Text {
     Token,
     /// Free text: tabs and line breaks allowed, at most [`Limit::TextLength`].
     Free,
+    /// A name people read and tell apart (a study's display name): as `Id`, not blank, no
+    /// character that changes how the rest is shown without being seen (bidirectional
+    /// controls, zero-width characters), and where it has `/`, no empty, `.` or `..` segment.
+    Name,
+}
+
+/// Characters shown as nothing that change how text around them reads: the bidirectional
+/// controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) and the zero-width ones
+/// (U+200B–U+200D, U+2060–U+2064, U+FEFF, U+180E).
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}' | '\u{180E}')
 }
 
 /// A count over its limit.
@@ -193,6 +220,15 @@ pub enum TextError {
     /// It holds whitespace where a token is expected.
     #[error("must not contain whitespace")]
     Whitespace,
+    /// A name that is empty or only whitespace.
+    #[error("required, and must not be blank")]
+    Blank,
+    /// A name holding a character shown as nothing.
+    #[error("invisible characters such as U+{:04X} (bidirectional or zero-width) are not allowed in a name", u32::from(*.0))]
+    Invisible(char),
+    /// A name with an empty, `.` or `..` segment between slashes.
+    #[error("must not have an empty, \".\" or \"..\" segment between slashes")]
+    PathSegment,
 }
 
 impl TextError {
@@ -222,6 +258,29 @@ mod tests {
         assert!(limits.check_text("a\nb\tc", Text::Free).is_ok());
         assert_eq!(limits.check_text("a\0", Text::Free), Err(TextError::Control('\0')));
         assert!(matches!(limits.check_text("abcdefg", Text::Free), Err(TextError::Long(_))));
+    }
+
+    #[test]
+    fn a_name_is_visible_and_no_path() {
+        let limits = Limits::default();
+        for ok in ["resnet", "resnet/cifar-10", "a.b", "..a", "émoji 🎯", "x y"] {
+            assert_eq!(limits.check_text(ok, Text::Name), Ok(()), "{ok}");
+        }
+        for (bad, error) in [
+            (" ", TextError::Blank),
+            ("", TextError::Blank),
+            ("abc\u{202E}fdp.exe", TextError::Invisible('\u{202E}')),
+            ("ad\u{200B}min", TextError::Invisible('\u{200B}')),
+            ("\u{FEFF}x", TextError::Invisible('\u{FEFF}')),
+            ("../../etc", TextError::PathSegment),
+            ("/root", TextError::PathSegment),
+            ("a//b", TextError::PathSegment),
+            ("a/./b", TextError::PathSegment),
+            ("a/", TextError::PathSegment),
+        ] {
+            assert_eq!(limits.check_text(bad, Text::Name), Err(error), "{bad:?}");
+        }
+        assert!(limits.check_text("ad\u{200B}min", Text::Id).is_ok(), "only names are held to it");
     }
 
     #[test]

@@ -39,15 +39,13 @@ pub struct ImportRecord {
 /// Why an upload cannot open or take a part.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    /// The project and location already have this many uploads open.
+    /// The project already has this many uploads open (in any of its locations).
     #[error(
-        "{project}/{location} already has {open} imports in progress (at most {limit}); commit or delete one, or wait for it to expire"
+        "project {project} already has {open} imports in progress (at most {limit}, over all its locations); commit or delete one, or wait for it to expire"
     )]
     TooMany {
         /// The project.
         project: String,
-        /// The location.
-        location: String,
         /// How many are open.
         open: i64,
         /// The most allowed.
@@ -102,19 +100,18 @@ fn import_from_row(row: &sqlx::any::AnyRow) -> Result<ImportRecord, StoreError> 
 
 impl Store {
     /// Opens an upload (dropping every expired one first). At most `max_open` are open per
-    /// project and location.
+    /// project, whatever their locations (a location is any name a caller invents).
     pub async fn open_import(&self, record: &ImportRecord, max_open: i64) -> Result<ImportRecord, ImportError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         drop_expired(&mut tx, record.create_time_ms).await?;
-        let open: i64 = sqlx::query("SELECT COUNT(*) AS n FROM imports WHERE project = $1 AND location = $2")
+        let open: i64 = sqlx::query("SELECT COUNT(*) AS n FROM imports WHERE project = $1")
             .bind(&record.project)
-            .bind(&record.location)
             .fetch_one(&mut *tx)
             .await?
             .try_get("n")?;
         if open >= max_open {
-            return Err(ImportError::TooMany { project: record.project.clone(), location: record.location.clone(), open, limit: max_open });
+            return Err(ImportError::TooMany { project: record.project.clone(), open, limit: max_open });
         }
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO imports (id, project, location, display_name, head, trials, last_trial_id, create_time_ms, expire_time_ms) \
@@ -235,7 +232,7 @@ impl Store {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let found = find(&mut tx, &upload.project, &upload.location, &upload.id, now_ms).await?;
-        let head = StudyHead { next_trial_id: head.next_trial_id.max(found.last_trial_id + 1), ..head.clone() };
+        let head = StudyHead { next_trial_id: head.next_trial_id.max(found.last_trial_id.saturating_add(1)), ..head.clone() };
         let study = insert_study(&mut tx, &found.project, &found.location, &found.display_name, &head).await?;
         sqlx::query(
             "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, \

@@ -292,7 +292,7 @@ impl SuggestTx {
                 ..Trial::new(self.next_id, old.assignment)
             };
             insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
-            self.next_id += 1;
+            self.next_id = crate::trials::id_after(self.next_id)?;
             self.handed.push(trial);
             resumed += 1;
         }
@@ -348,7 +348,7 @@ impl SuggestTx {
             ..Trial::new(self.next_id, assignment)
         };
         insert_trial(&mut self.tx, self.study_id, &trial, &self.locked.objective).await?;
-        self.next_id += 1;
+        self.next_id = crate::trials::id_after(self.next_id)?;
         self.handed.push(trial);
         Ok(())
     }

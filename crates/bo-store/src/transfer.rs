@@ -68,7 +68,7 @@ impl Store {
         dump: &StudyDump,
     ) -> Result<StudyRecord, StoreError> {
         let apart = crate::apart::Apart::of(&dump.study.spec);
-        let next_trial_id = dump.trials.iter().map(|t| t.id + 1).max().unwrap_or(1).max(dump.next_trial_id);
+        let next_trial_id = dump.trials.iter().map(|t| t.id.saturating_add(1)).max().unwrap_or(1).max(dump.next_trial_id);
         let head = StudyHead { study: dump.study.clone(), next_trial_id, model: None };
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;

@@ -481,11 +481,14 @@ impl Store {
         Ok(())
     }
 
-    /// Adds a trial with the next free id.
+    /// Adds a trial with the next free id; a COMPLETED study takes none (as it suggests none).
     pub async fn create_trial(&self, study_id: i64, new: NewTrial, now_ms: i64) -> Result<Trial, StoreError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let locked = lock_study(&mut tx, study_id).await?;
+        if locked.state == crate::StudyState::Completed {
+            return Err(bo_core::TrialError::StudyCompleted.into());
+        }
         let id = locked.basis.next_trial_id;
         let trial = Trial {
             id,
@@ -503,7 +506,7 @@ impl Store {
             labels: new.labels,
         };
         insert_trial(&mut tx, study_id, &trial, &locked.objective).await?;
-        sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2").bind(id + 1).bind(study_id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE studies SET next_trial_id = $1 WHERE id = $2").bind(id_after(id)?).bind(study_id).execute(&mut *tx).await?;
         if trial.state.is_completed() {
             bump_data_version(&mut tx, study_id).await?;
         }
@@ -644,4 +647,10 @@ impl Store {
         tx.commit().await?;
         Ok(op)
     }
+}
+
+/// The trial id after `id`. Imports keep ids below bo-core's `MAX_COUNTER`, so this fails only
+/// on a database written by hand.
+pub(crate) fn id_after(id: i64) -> Result<i64, StoreError> {
+    id.checked_add(1).ok_or_else(|| StoreError::Internal(format!("trial id {id} is the last a study can have")))
 }

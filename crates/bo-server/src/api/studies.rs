@@ -35,13 +35,11 @@ pub struct LocationPath {
     pub location: String,
 }
 
-/// A display name is required and not blank (its length and characters were checked with the
-/// body, as every name's are).
-pub(super) fn check_display_name(name: &str) -> Result<(), ApiError> {
-    if name.trim().is_empty() {
-        return Err(ApiError::invalid("displayName: required, and must not be blank"));
-    }
-    Ok(())
+/// A display name is required, not blank, and reads as what it is (bo-core's `Text::Name`:
+/// no invisible characters, no `.`/`..` path segments); its length and control characters were
+/// checked with the body, as every name's are.
+pub(super) fn check_display_name(name: &str, limits: &bo_core::Limits) -> Result<(), ApiError> {
+    limits.check_text(name, bo_core::limits::Text::Name).map_err(|e| super::error::text_error("displayName", &e))
 }
 
 /// CreateStudy — <https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.studies/create>.
@@ -57,7 +55,7 @@ pub async fn create_study(
     Path(path): Path<LocationPath>,
     AppJson(body): AppJson<StudyW>,
 ) -> Result<Json<StudyW>, ApiError> {
-    check_display_name(&body.display_name)?;
+    check_display_name(&body.display_name, &state.access.limits)?;
     // Validation is linear in the spec's size, but a spec may be a megabyte: off the runtime.
     let limits = state.access.limits.clone();
     let study_spec = body.study_spec;
@@ -252,7 +250,7 @@ pub async fn lookup_study(
     Path(path): Path<LocationPath>,
     AppJson(body): AppJson<LookupStudyRequestW>,
 ) -> Result<Json<StudyW>, ApiError> {
-    check_display_name(&body.display_name)?;
+    check_display_name(&body.display_name, &state.access.limits)?;
     let study = state.store.lookup_study(&path.project, &path.location, &body.display_name).await.map_err(|e| match e {
         StoreError::NotFound(_) => ApiError::not_found(format!(
             "no study named {} in projects/{}/locations/{}",

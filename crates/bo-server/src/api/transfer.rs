@@ -46,7 +46,8 @@ use super::state::MAX_EXPORTS;
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long an upload lives after its last part.
 pub const IMPORT_TTL_MS: i64 = 24 * 3600 * 1000;
-/// Uploads open at once in one project and location.
+/// Uploads open at once in one project, over all its locations (each may hold
+/// [`MAX_IMPORT_TRIALS`]).
 pub const MAX_OPEN_IMPORTS: i64 = 16;
 /// Trials one upload holds at most.
 pub const MAX_IMPORT_TRIALS: i64 = 2_000_000;
@@ -283,7 +284,7 @@ fn check_document(doc: StudyExport, limits: &bo_core::Limits) -> Result<(StudyHe
 fn check_trials(wire: Vec<TrialW>, head: &StudyHead, limits: &bo_core::Limits) -> Result<Vec<bo_core::Trial>, ApiError> {
     wire.into_iter()
         .enumerate()
-        .map(|(i, t)| trial_from_wire(t, &head.study.spec, limits, &format!("trials[{i}]")).map_err(document_error))
+        .map(|(i, t)| trial_from_wire(t, &head.study, limits, &format!("trials[{i}]")).map_err(document_error))
         .collect()
 }
 
@@ -306,8 +307,7 @@ pub async fn import_study(
     let limits = state.access.limits.clone();
     let (head, trials) = blocking("checking the document", move || check_document(doc, &limits)).await??;
     let display_name = params.display_name.unwrap_or_else(|| head.study.display_name.clone());
-    super::studies::check_display_name(&display_name)?;
-    state.access.limits.check_text(&display_name, bo_core::limits::Text::Id).map_err(|e| ApiError::invalid(format!("displayName: {e}")))?;
+    super::studies::check_display_name(&display_name, &state.access.limits)?;
     match state.store.lookup_study(&path.project, &path.location, &display_name).await {
         Ok(_) => {
             return Err(ApiError::new(

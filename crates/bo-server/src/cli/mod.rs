@@ -158,6 +158,7 @@ pub async fn run(command: Command, config: &Config) -> anyhow::Result<()> {
                 }
                 limits.check_text(value, bo_core::limits::Text::Id).map_err(|e| anyhow::anyhow!("the {what}: {e}"))?;
             }
+            limits.check_text(&name, bo_core::limits::Text::Name).map_err(|e| anyhow::anyhow!("the display name: {e}"))?;
             let study = store.restore_study(&project, &location, &name, &dump).await?;
             println!("{}", study_name(&study));
             eprintln!("imported {} trial(s){}", dump.trials.len(), if dump.model.is_some() { " and the model state" } else { "" });

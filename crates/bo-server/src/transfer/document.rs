@@ -6,6 +6,7 @@
 //! limits, each trial's parameters against the space, each measurement against the metrics)
 //! and names the first bad field.
 
+use bo_core::limits::MAX_COUNTER;
 use bo_core::{Limits, Measurement, ModelState, Trial, TrialState};
 use bo_store::{StoredModel, StudyDump, StudyHead, StudyRecord, StudyState};
 use chrono::DateTime;
@@ -103,7 +104,7 @@ impl StudyExport {
         let (head, wire) = self.into_head(limits)?;
         let mut trials: Vec<Trial> = Vec::with_capacity(wire.len());
         for (i, t) in wire.into_iter().enumerate() {
-            let trial = trial_from_wire(t, &head.study.spec, limits, &format!("trials[{i}]"))?;
+            let trial = trial_from_wire(t, &head.study, limits, &format!("trials[{i}]"))?;
             if trials.last().is_some_and(|p| p.id >= trial.id) {
                 return Err(bad(format!("trials[{i}].id"), format!("trial ids must be positive and increasing, got {}", trial.id)));
             }
@@ -118,12 +119,17 @@ impl StudyExport {
             return Err(bad("boExportFormat", format!("this bo reads format {FORMAT}, the file is format {}", self.bo_export_format)));
         }
         let (project, location) = parse_name(&self.study.name)?;
+        // Counters the study goes on incrementing: bounded far below overflow.
+        counter("nextTrialId", self.next_trial_id, 1)?;
+        counter("dataVersion", self.data_version, 0)?;
         // The revision is output only on create; a study moved keeps its own (its trials and
         // model state record it).
-        let revision = self.study.study_spec.search_space_revision;
+        let revision = counter("study.studySpec.searchSpaceRevision", self.study.study_spec.search_space_revision, 0)?;
         let (mut spec, settings) = self.study.study_spec.into_domain(limits).map_err(|e| bad(format!("study.{}", e.path), e.reason))?;
         if spec.open_space {
-            spec.space_revision = revision.max(0);
+            spec.space_revision = revision;
+        } else if revision != 0 {
+            return Err(bad("study.studySpec.searchSpaceRevision", "only an open study's space has revisions; must be 0 or absent"));
         }
         let state = match self.study.state {
             StudyStateW::INACTIVE => StudyState::Inactive,
@@ -139,8 +145,8 @@ impl StudyExport {
                     return Err(bad("model.state", "must be the JSON object (or null) the designer stored"));
                 }
                 Some(StoredModel {
-                    data_version: m.data_version,
-                    space_revision: m.space_revision,
+                    data_version: counter("model.dataVersion", m.data_version, 0)?,
+                    space_revision: counter("model.spaceRevision", m.space_revision, 0)?,
                     state: ModelState(m.state),
                     fitted_at_ms: parse_time(&m.fit_time, "model.fitTime")?,
                 })
@@ -163,12 +169,31 @@ impl StudyExport {
     }
 }
 
-/// One trial of a document, checked against the study's `spec` and the server's limits as the
-/// API checks a created trial; `at` names it in a message (`trials[3]`).
-pub fn trial_from_wire(t: TrialW, spec: &bo_core::StudySpec, limits: &Limits, at: &str) -> Result<Trial, DocumentError> {
-    let id: i64 = t.id.parse().map_err(|_| bad(format!("{at}.id"), format!("{:?} is not a trial number", t.id)))?;
-    if id < 1 {
-        return Err(bad(format!("{at}.id"), format!("trial ids must be positive and increasing, got {id}")));
+/// `value` of the counter at `path`, unless it is outside `min..=`[`MAX_COUNTER`].
+fn counter(path: &str, value: i64, min: i64) -> Result<i64, DocumentError> {
+    if (min..=MAX_COUNTER).contains(&value) {
+        Ok(value)
+    } else {
+        Err(bad(path, format!("must be from {min} to {MAX_COUNTER}, got {value}")))
+    }
+}
+
+/// One trial of a document, checked against its study (the document's head: its spec, project
+/// and location) and the server's limits as the API checks a created trial; `at` names it in a
+/// message (`trials[3]`).
+pub fn trial_from_wire(t: TrialW, study: &StudyRecord, limits: &Limits, at: &str) -> Result<Trial, DocumentError> {
+    let spec = &study.spec;
+    let id: i64 = t.id.parse().map_err(|_| bad(format!("{at}.id"), format!("{} is not a trial number", crate::api::wire::shown(&t.id))))?;
+    // Below the bound, so the study's next id (one above its largest) is within it too.
+    if !(1..MAX_COUNTER).contains(&id) {
+        return Err(bad(format!("{at}.id"), format!("trial ids must be from 1 to {}, increasing; got {id}", MAX_COUNTER - 1)));
+    }
+    let revision = counter(&format!("{at}.searchSpaceRevision"), t.search_space_revision, 0)?;
+    if revision > spec.space_revision {
+        return Err(bad(
+            format!("{at}.searchSpaceRevision"),
+            format!("{revision} is after the study's own revision, {}", spec.space_revision),
+        ));
     }
     let state = match t.state {
         TrialStateW::REQUESTED => TrialState::Requested,
@@ -205,8 +230,8 @@ pub fn trial_from_wire(t: TrialW, spec: &bo_core::StudySpec, limits: &Limits, at
         start_time_ms: parse_time(&t.start_time, &format!("{at}.startTime"))?,
         end_time_ms: if t.end_time.is_empty() { None } else { Some(parse_time(&t.end_time, &format!("{at}.endTime"))?) },
         stop_time_ms: if t.stop_time.is_empty() { None } else { Some(parse_time(&t.stop_time, &format!("{at}.stopTime"))?) },
-        resumed: resumed(&t.resumed_from, t.resumed_at, id, at)?,
-        space_revision: t.search_space_revision.max(0),
+        resumed: resumed(&t.resumed_from, t.resumed_at, id, study, at)?,
+        space_revision: revision,
         labels: {
             bo_core::trial::check_labels(&t.labels, limits).map_err(|e| bad(format!("{at}.{}", e.path), e.reason))?;
             t.labels
@@ -214,19 +239,33 @@ pub fn trial_from_wire(t: TrialW, spec: &bo_core::StudySpec, limits: &Limits, at
     })
 }
 
-/// A trial's `resumedFrom` (a name ending in an earlier trial's number) and `resumedAt` (a
-/// finite position): both, or neither.
-fn resumed(from: &str, position: Option<f64>, id: i64, at: &str) -> Result<Option<bo_core::Resumed>, DocumentError> {
+/// A trial's `resumedFrom` (the name of an earlier trial of the document's study:
+/// `projects/P/locations/L/studies/S/trials/N`, P and L the study's own, N below `id`) and
+/// `resumedAt` (a position from 0 to [`MAX_COUNTER`]): both, or neither.
+fn resumed(from: &str, position: Option<f64>, id: i64, study: &StudyRecord, at: &str) -> Result<Option<bo_core::Resumed>, DocumentError> {
     match (from.is_empty(), position) {
         (true, None) => Ok(None),
-        (false, Some(p)) if p.is_finite() && p >= 0.0 => {
-            let number = from.rsplit('/').next().and_then(|n| n.parse::<i64>().ok()).filter(|n| (1..id).contains(n));
+        (false, Some(p)) if (0.0..=MAX_COUNTER as f64).contains(&p) => {
+            let number = match from.split('/').collect::<Vec<_>>().as_slice() {
+                ["projects", p, "locations", l, "studies", s, "trials", n]
+                    if *p == study.project && *l == study.location && !s.is_empty() =>
+                {
+                    n.parse::<i64>().ok().filter(|n| (1..id).contains(n))
+                }
+                _ => None,
+            };
             let from = number.ok_or_else(|| {
-                bad(format!("{at}.resumedFrom"), format!("must name an earlier trial of the study (…/trials/N, N below {id})"))
+                bad(
+                    format!("{at}.resumedFrom"),
+                    format!(
+                        "must name an earlier trial of the study (projects/{}/locations/{}/studies/S/trials/N, N below {id})",
+                        study.project, study.location
+                    ),
+                )
             })?;
             Ok(Some(bo_core::Resumed { from, at: p }))
         }
-        (false, Some(p)) => Err(bad(format!("{at}.resumedAt"), format!("must be a finite position, at least 0, got {p}"))),
+        (false, Some(p)) => Err(bad(format!("{at}.resumedAt"), format!("must be a position from 0 to {MAX_COUNTER}, got {p:e}"))),
         (true, Some(_)) => Err(bad(format!("{at}.resumedFrom"), "is required with resumedAt")),
         (false, None) => Err(bad(format!("{at}.resumedAt"), "is required with resumedFrom")),
     }

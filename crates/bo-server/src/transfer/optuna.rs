@@ -390,7 +390,7 @@ pub fn import(
         });
     }
     let display_name = target.display_name.unwrap_or(name).to_owned();
-    limits.check_text(&display_name, bo_core::limits::Text::Id).map_err(|e| err(format!("display name: {e}")))?;
+    limits.check_text(&display_name, bo_core::limits::Text::Name).map_err(|e| err(format!("display name: {e}")))?;
     let study = StudyRecord {
         id: 0,
         number: 0,

@@ -1,0 +1,8 @@
+-- Counters a study increments stay far below overflow (2^53, bo-core's MAX_COUNTER). An import
+-- before that bound could store a data version of 2^63-1, which SQLite turned into a REAL at the
+-- next completion, and no query could read the study again. Such a study is given data version
+-- 1 (its model, fitted on another version, is refitted).
+UPDATE studies SET data_version = 1
+WHERE typeof(data_version) <> 'integer' OR data_version < 0 OR data_version > 9007199254740992;
+UPDATE models SET data_version = 0
+WHERE typeof(data_version) <> 'integer' OR data_version < 0 OR data_version > 9007199254740992;
