@@ -345,7 +345,7 @@ fn a_structure_search_does_not_starve_another_project() {
     // The machine to this test alone, data made included: what is timed is the server.
     let _machine = crate::harness::machine_to_myself();
     let db = &databases("tenants_structure")[0];
-    let server = start(db, &["--workers", "2"]);
+    let server = start(db, &["--workers", "2", "--shutdown-grace", "3"]);
     let (alice, bob) = (Tenant::new(&server, ALICE, "project-a"), Tenant::new(&server, BOB, "project-b"));
     let parameters: Vec<Value> =
         (0..30).map(|k| json!({"parameterId": format!("x{k}"), "doubleValueSpec": {"minValue": 0, "maxValue": 1}})).collect();
@@ -394,6 +394,14 @@ fn a_structure_search_does_not_starve_another_project() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(busy() >= 1, "alice's searches still run");
+    // SIGTERM with the searches running: the process ends within its grace and two seconds (it
+    // once logged "stopped" and ran on for minutes, the runtime waiting for the searches).
+    let signalled = Instant::now();
+    let status = server.terminate();
+    let took = signalled.elapsed();
+    println!("stopped {took:?} after SIGTERM with two structure searches running");
+    assert!(status.success(), "{status}");
+    assert!(took < Duration::from_secs(5), "the process ended {took:?} after SIGTERM (grace 3 s)");
 }
 
 /// Alice opens 150 connections and sends each a request head and then a byte of body now and

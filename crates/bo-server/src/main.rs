@@ -35,5 +35,18 @@ async fn main() -> anyhow::Result<()> {
     }
     tracing::debug!(?config, "configuration");
     bo_core::linalg::set_threads(config.linalg_threads);
-    bo_server::run(config).await
+    let result = bo_server::run(config).await;
+    // The server has stopped: the engine's background work ended or gave its leases back and
+    // the pool is closed. A fit or a structure search still running on a blocking thread has
+    // nothing left to write to, and the runtime would wait for it on the way out (minutes, for
+    // a structure search): the process ends here instead.
+    let code = match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("Error: {e:?}");
+            1
+        }
+    };
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    std::process::exit(code)
 }
