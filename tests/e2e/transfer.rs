@@ -574,3 +574,82 @@ fn an_imports_counters_and_ids_are_bounded() {
         assert_eq!(listed["studies"].as_array().unwrap().len(), 1, "each accepted copy was used and deleted: {listed}");
     }
 }
+
+/// Opens `GET path` as `key` on a socket with a 4 KB receive buffer and reads only the status
+/// line: a reader as slow as a client can be.
+fn stalled_export(server: &Server, key: &str, path: &str) -> std::net::TcpStream {
+    use std::io::{BufRead, Write};
+    let address: std::net::SocketAddr = server.base.trim_start_matches("http://").parse().expect("an address");
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("a socket");
+    socket.set_recv_buffer_size(4096).expect("a small receive buffer");
+    socket.connect(&address.into()).expect("connect");
+    let mut stream: std::net::TcpStream = socket.into();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {key}\r\n\r\n").expect("send");
+    let mut status = String::new();
+    std::io::BufReader::new(stream.try_clone().expect("a clone")).read_line(&mut status).expect("a status line");
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    stream
+}
+
+/// One key's slow readers hold at most their project's share of the export slots, and each
+/// stays in flight for its key until its stream ends: another project exports whole meanwhile.
+/// An export cut short (its study deleted part way) breaks the transfer rather than ending as
+/// a shorter document that parses.
+#[test]
+fn slow_exports_hold_only_their_projects_share() {
+    for db in databases("rest_export_slots") {
+        let server = Server::start_with(&db, &["--api-keys", &keys(), "--rate-limit", "0", "--max-in-flight-per-key", "2"]);
+        let (alice, bob) = (Api::new(&server, ALICE), Api::new(&server, BOB));
+        // About 12 MB as JSON, far beyond what the sockets' buffers hold.
+        let long = |k: usize, v: usize| format!("{k:03}-{v}-{}", "x".repeat(120));
+        let parameters: Vec<Value> =
+            (0..60).map(|k| json!({"parameterId": format!("p{k}"), "categoricalValueSpec": {"values": [long(k, 0), long(k, 1)]}})).collect();
+        let spec = json!({"displayName": "big", "studySpec": {"metrics": [{"metricId": "y", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH", "parameters": parameters}});
+        let study = last_segment(&alice.ok("POST", "/studies", Some(spec.clone()))["name"]);
+        for t in 0..1200 {
+            let values: Vec<Value> = (0..60).map(|k| json!({"parameterId": format!("p{k}"), "value": long(k, (t + k) % 2)})).collect();
+            alice.ok("POST", &format!("/studies/{study}/trials"), Some(json!({"parameters": values, "finalMeasurement": {"metrics": [{"metricId": "y", "value": t}]}})));
+        }
+        let bobs = last_segment(&bob.ok("POST", "/v1/projects/team-b/locations/lab/studies", Some(spec))["name"]);
+        let path = format!("/v1/projects/team-a/locations/lab/studies/{study}:export");
+        let held = [stalled_export(&server, ALICE, &path), stalled_export(&server, ALICE, &path)];
+
+        // Alice's two stalled exports are her key's two requests in flight, and her project's
+        // two export slots.
+        let (status, body) = alice.call("GET", &format!("/studies/{study}"), None);
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("in flight"), "{body}");
+        let (status, body) = bob.call("GET", &path, None);
+        assert_eq!(status, StatusCode::NOT_FOUND, "another project's study: {body}");
+        // Bob's project exports whole.
+        for _ in 0..3 {
+            let (status, _, document) = bob.text("GET", &format!("/v1/projects/team-b/locations/lab/studies/{bobs}:export"), None);
+            assert_eq!(status, StatusCode::OK, "{document}");
+            serde_json::from_str::<Value>(&document).expect("bob's export is whole");
+        }
+        drop(held);
+        // Her slots come back once her streams end.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let (status, _, document) = alice.text("GET", &format!("/studies/{study}:export?format=csv"), None);
+            if status == StatusCode::OK {
+                assert_eq!(document.lines().count(), 1201, "a header and every trial");
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "alice's slots never came back: {status} {document}");
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+
+        // Deleted part way: the transfer breaks.
+        let stream = stalled_export(&server, ALICE, &path);
+        alice.ok("DELETE", &format!("/studies/{study}"), None);
+        let mut rest = Vec::new();
+        let read = std::io::Read::read_to_end(&mut &stream, &mut rest);
+        let text = String::from_utf8_lossy(&rest);
+        assert!(
+            read.is_err() || !text.ends_with("0\r\n\r\n"),
+            "the body of an export whose study was deleted ended as if whole ({} bytes)",
+            rest.len()
+        );
+    }
+}

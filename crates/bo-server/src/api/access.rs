@@ -423,7 +423,7 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
         tracing::Span::current().record("key", &*caller.name);
         request.extensions_mut().insert(caller);
     }
-    match access.request_timeout {
+    let response = match access.request_timeout {
         None => next.run(request).await,
         Some(limit) => match tokio::time::timeout(limit, next.run(request)).await {
             Ok(response) => response,
@@ -433,7 +433,26 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
             )
             .into_response(),
         },
+    };
+    match _in_flight {
+        Some(guard) => in_flight_until_sent(response, guard),
+        None => response,
     }
+}
+
+/// A streamed answer (an export) stays in flight for its key until its body ends: the guard
+/// goes with the body. An answer of known length is whole already and is left as it is.
+fn in_flight_until_sent(response: Response, guard: InFlightGuard) -> Response {
+    use axum::body::HttpBody;
+    if response.body().size_hint().exact().is_some() {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let stream = futures_util::StreamExt::map(body.into_data_stream(), move |part| {
+        let _held = &guard;
+        part
+    });
+    Response::from_parts(parts, axum::body::Body::from_stream(stream))
 }
 
 /// The token of an `Authorization: Bearer TOKEN` header; the scheme's name is

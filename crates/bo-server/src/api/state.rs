@@ -8,9 +8,6 @@ use super::access::Access;
 use crate::engine::Engine;
 use crate::metrics::Metrics;
 
-/// Exports streaming at once, over every project; one more is a 429 to retry.
-pub const MAX_EXPORTS: usize = 8;
-
 /// The application state: cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
@@ -22,13 +19,13 @@ pub struct AppState {
     pub access: Arc<Access>,
     /// What `/metrics` reports.
     pub metrics: Arc<Metrics>,
-    /// Turns at streaming an export ([`MAX_EXPORTS`]).
-    pub exports: Arc<tokio::sync::Semaphore>,
+    /// Turns at streaming an export, shared fairly between projects.
+    pub exports: Arc<super::transfer::ExportSlots>,
 }
 
 impl AppState {
     /// The state of a service over `store` and `engine`.
     pub fn new(store: Store, engine: Engine, access: Arc<Access>, metrics: Arc<Metrics>) -> AppState {
-        AppState { store, engine, access, metrics, exports: Arc::new(tokio::sync::Semaphore::new(MAX_EXPORTS)) }
+        AppState { store, engine, access, metrics, exports: Arc::new(super::transfer::ExportSlots::default()) }
     }
 }

@@ -4,8 +4,10 @@
 //! - `GET …/studies/{study}:export?format=json|csv|optuna-journal` streams the study: its head
 //!   is read in one short transaction, then the trials that existed then, a page (at most 1 MiB
 //!   as stored) per read, each page encoded on a blocking thread and handed to the connection
-//!   through a queue of two — memory stays a few pages whatever the study's size, and a client
-//!   that stops reading for [`SEND_TIMEOUT`] is cut off. At most [`MAX_EXPORTS`] run at once.
+//!   through a queue of two — memory stays a few pages whatever the study's size. A client that
+//!   reads slower than [`MIN_EXPORT_RATE`] on average (after [`EXPORT_GRACE`]) is cut off, the
+//!   body left unfinished. At most [`MAX_EXPORTS`] run at once, [`MAX_EXPORTS_PER_PROJECT`] of
+//!   them a project's (`ExportSlots`), each counted in flight for its key until its stream ends.
 //! - `POST …/studies:import` opens an upload with the JSON document's head (its `trials` may
 //!   hold a first part, or be left out); `POST …/imports/{import}:append` stages a part
 //!   `{"trials": […]}` (each under the body limit, ids increasing across parts); `:commit`
@@ -41,9 +43,15 @@ use super::wire::{format_time, int64, shown};
 use crate::transfer::document::{DocumentError, StudyExport, trial_from_wire};
 use crate::transfer::{Encoder, Format, Pages};
 
-use super::state::MAX_EXPORTS;
-/// How long an export waits for its client to take the next part before giving up on it.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
+/// Exports streaming at once, over every project (each holds a few pages in memory).
+pub const MAX_EXPORTS: usize = 8;
+/// Exports streaming at once in one project: one key's slow readers leave the rest to others.
+pub const MAX_EXPORTS_PER_PROJECT: usize = 2;
+/// The slowest an export's client may read on average, in bytes per second, beyond
+/// [`EXPORT_GRACE`]; a slower one is cut off (a 38 MB export at this rate takes ten minutes).
+pub const MIN_EXPORT_RATE: f64 = 64.0 * 1024.0;
+/// The time an export's client may wait, in all, beyond what [`MIN_EXPORT_RATE`] allows.
+pub const EXPORT_GRACE: Duration = Duration::from_secs(10);
 /// How long an upload lives after its last part.
 pub const IMPORT_TTL_MS: i64 = 24 * 3600 * 1000;
 /// Uploads open at once in one project, over all its locations (each may hold
@@ -85,9 +93,7 @@ pub async fn export_study(state: AppState, path: StudyPath, query: BTreeMap<Stri
         }
     }
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let permit = state.exports.clone().try_acquire_owned().map_err(|_| {
-        ApiError::new(Code::ResourceExhausted, format!("{MAX_EXPORTS} exports are in progress, the most at once; retry when one ends"))
-    })?;
+    let permit = state.exports.take(&path.project)?;
     let head = state.store.study_head(study.id).await?;
     let number = study.number;
     let pages = Pages::of(&head);
@@ -95,8 +101,21 @@ pub async fn export_study(state: AppState, path: StudyPath, query: BTreeMap<Stri
         .await?
         .map_err(|e| ApiError::new(Code::Internal, format!("writing the export failed: {e}")))?;
     let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
-    tokio::spawn(stream_export(state, path.project, study.id, pages, encoder, opening, sender, permit));
-    let body = Body::from_stream(futures_util::stream::unfold(receiver, |mut r| async move { r.recv().await.map(|part| (part, r)) }));
+    let whole = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    tokio::spawn(stream_export(state, path.project, study.id, pages, encoder, opening, sender, permit, whole.clone()));
+    // A stream that ends before its last part (the client cut off, the study deleted, a
+    // failure) ends in an error, so the connection is broken rather than the body closed as
+    // if whole.
+    let body = Body::from_stream(futures_util::stream::unfold((receiver, whole), |(mut r, whole)| async move {
+        match r.recv().await {
+            Some(part) => Some((part, (r, whole))),
+            None if whole.load(std::sync::atomic::Ordering::SeqCst) => None,
+            None => {
+                whole.store(true, std::sync::atomic::Ordering::SeqCst);
+                Some((Err(std::io::Error::other("the export ended before its last part")), (r, whole)))
+            }
+        }
+    }));
     let mut response = body.into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(format.content_type()));
@@ -118,11 +137,17 @@ async fn stream_export(
     encoder: Encoder,
     opening: Vec<u8>,
     sender: tokio::sync::mpsc::Sender<Result<Bytes, std::io::Error>>,
-    _permit: tokio::sync::OwnedSemaphorePermit,
+    _slot: ExportSlot,
+    whole: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) {
-    let send = |part: Result<Bytes, std::io::Error>| {
-        let sender = sender.clone();
-        async move { matches!(tokio::time::timeout(SEND_TIMEOUT, sender.send(part)).await, Ok(Ok(()))) }
+    // The time spent waiting for the client, against what the bytes handed over allow.
+    let mut pace = Pace::default();
+    let mut send = async |part: Result<Bytes, std::io::Error>| {
+        let allowed = pace.allowed(part.as_ref().map_or(0, Bytes::len));
+        let started = tokio::time::Instant::now();
+        let sent = matches!(tokio::time::timeout(allowed, sender.send(part)).await, Ok(Ok(())));
+        pace.waited += started.elapsed();
+        sent
     };
     if !send(Ok(Bytes::from(opening))).await {
         return;
@@ -157,7 +182,7 @@ async fn stream_export(
         match page {
             Ok(Some(bytes)) => {
                 if !send(Ok(Bytes::from(bytes))).await {
-                    tracing::info!(study_id, "export abandoned: the client stopped reading");
+                    tracing::info!(study_id, "export cut off: the client left, or read slower than the least rate allowed");
                     return;
                 }
             }
@@ -170,7 +195,76 @@ async fn stream_export(
         }
     }
     if let Some(encoder) = encoder {
-        send(Ok(Bytes::from(encoder.finish()))).await;
+        // Whole once the last part is handed over (the body sees the end only after this
+        // function returns and drops the sender).
+        if send(Ok(Bytes::from(encoder.finish()))).await {
+            whole.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+/// How long an export's client has waited for, against how much it was sent.
+#[derive(Default)]
+struct Pace {
+    /// Bytes handed over so far.
+    sent: usize,
+    /// Time spent waiting for the client to take them.
+    waited: Duration,
+}
+
+impl Pace {
+    /// How long the next part of `len` bytes may wait: the grace, plus what the bytes up to
+    /// and including it are allowed at [`MIN_EXPORT_RATE`], less what was waited already.
+    fn allowed(&mut self, len: usize) -> Duration {
+        self.sent += len;
+        (EXPORT_GRACE + Duration::from_secs_f64(self.sent as f64 / MIN_EXPORT_RATE)).saturating_sub(self.waited)
+    }
+}
+
+/// The turns at streaming an export: [`MAX_EXPORTS`] in all, at most
+/// [`MAX_EXPORTS_PER_PROJECT`] of them one project's, so no project's slow readers hold them all.
+#[derive(Default)]
+pub struct ExportSlots {
+    held: std::sync::Mutex<BTreeMap<String, usize>>,
+}
+
+/// An export's turn, given back when dropped (when its stream ends, however it ends).
+pub struct ExportSlot {
+    slots: std::sync::Arc<ExportSlots>,
+    project: String,
+}
+
+impl ExportSlots {
+    /// A turn for an export of `project`, or a 429 saying whose limit was met.
+    pub fn take(self: &std::sync::Arc<Self>, project: &str) -> Result<ExportSlot, ApiError> {
+        let mut held = crate::sync::lock(&self.held);
+        let total: usize = held.values().sum();
+        let mine = held.get(project).copied().unwrap_or(0);
+        if mine >= MAX_EXPORTS_PER_PROJECT {
+            return Err(ApiError::new(
+                Code::ResourceExhausted,
+                format!(
+                    "project {project} has {mine} exports in progress, the most one project may have at once; retry when one ends"
+                ),
+            ));
+        }
+        if total >= MAX_EXPORTS {
+            return Err(ApiError::new(Code::ResourceExhausted, format!("{MAX_EXPORTS} exports are in progress, the most at once; retry when one ends")));
+        }
+        *held.entry(project.to_owned()).or_default() += 1;
+        Ok(ExportSlot { slots: self.clone(), project: project.to_owned() })
+    }
+}
+
+impl Drop for ExportSlot {
+    fn drop(&mut self) {
+        let mut held = crate::sync::lock(&self.slots.held);
+        if let Some(n) = held.get_mut(&self.project) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.project);
+            }
+        }
     }
 }
 
@@ -451,5 +545,35 @@ pub async fn post_import_verb(
         "append" => Ok(append_import(state, path, parse_body(body, &limits).await?).await?.into_response()),
         "commit" => Ok(commit_import(state, path, parse_body(body, &limits).await?).await?.into_response()),
         other => Err(ApiError::not_found(format!("{} is not an upload method; upload methods are append and commit", shown(other)))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_export_may_wait_its_grace_and_what_its_bytes_allow() {
+        let mut pace = Pace::default();
+        assert_eq!(pace.allowed(0), EXPORT_GRACE, "the opening waits the grace");
+        pace.waited = EXPORT_GRACE;
+        assert_eq!(pace.allowed(64 * 1024), Duration::from_secs(1), "64 KiB more: a second more");
+        pace.waited += Duration::from_secs(1);
+        assert_eq!(pace.allowed(0), Duration::ZERO, "a reader slower than the least rate has no time left");
+    }
+
+    #[test]
+    fn a_project_holds_at_most_its_share_of_the_export_slots() {
+        let slots = std::sync::Arc::new(ExportSlots::default());
+        let mine: Vec<ExportSlot> = (0..MAX_EXPORTS_PER_PROJECT).map(|_| slots.take("a").expect("a slot")).collect();
+        let refused = format!("{:?}", slots.take("a").err().expect("a's share is used"));
+        assert!(refused.contains("project a has 2 exports"), "{refused}");
+        let others: Vec<ExportSlot> =
+            (0..MAX_EXPORTS - MAX_EXPORTS_PER_PROJECT).map(|k| slots.take(&format!("p{k}")).expect("another project's slot")).collect();
+        assert!(format!("{:?}", slots.take("b").err().expect("every slot is held")).contains("the most at once"));
+        drop(mine);
+        assert!(slots.take("b").is_ok(), "a's slots came back when its exports ended");
+        drop(others);
+        assert!(crate::sync::lock(&slots.held).is_empty());
     }
 }

@@ -157,9 +157,11 @@ impl Pages {
         Pages { study_id: head.study.id, after_id: 0, end_id: head.next_trial_id, done: false }
     }
 
-    /// The next page, or `None` after the last.
+    /// The next page, or `None` after the last — once the study is seen to be still there: a
+    /// study deleted part way is `NotFound`, never a shorter file that looks whole.
     pub async fn next(&mut self, store: &Store) -> Result<Option<Vec<Trial>>, StoreError> {
         if self.done {
+            store.study_by_id(self.study_id).await?;
             return Ok(None);
         }
         let (mut trials, cut) = store.list_trials(self.study_id, self.after_id, PAGE_TRIALS, PAGE_BYTES).await?;
@@ -169,9 +171,12 @@ impl Pages {
         self.done = !full || trials.len() < before;
         match trials.last() {
             Some(last) => self.after_id = last.id,
-            None => self.done = true,
+            None => {
+                store.study_by_id(self.study_id).await?;
+                return Ok(None);
+            }
         }
-        Ok(if trials.is_empty() { None } else { Some(trials) })
+        Ok(Some(trials))
     }
 }
 
