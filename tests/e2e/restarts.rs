@@ -18,7 +18,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::conditional_study;
-use crate::harness::{Database, Server, machine_to_myself};
+use crate::harness::{Database, Server, machine_to_myself, message};
 
 /// Runs `program` with `args` as the `postgres` user when this process is root (PostgreSQL
 /// refuses to run as root), as itself otherwise.
@@ -344,6 +344,11 @@ fn sqlite_disk_fills_under_load() {
     let load = workers(&s, &study, &seen);
     until_acknowledged(&seen, 64, Duration::from_secs(60));
 
+    // Nearly full, under readiness's margin, while writes still succeed: still ready.
+    disk.fill(3 << 20);
+    let ready = reqwest::blocking::get(format!("{}/readyz", s.base)).unwrap();
+    assert_eq!(ready.status(), StatusCode::OK, "not ready while writes succeed: {}", ready.text().unwrap_or_default());
+    disk.make_room();
     disk.fill(0);
     let deadline = Instant::now() + Duration::from_secs(30);
     while lock(&seen).unavailable == 0 {
@@ -351,6 +356,13 @@ fn sqlite_disk_fills_under_load() {
         std::thread::sleep(Duration::from_millis(20));
     }
     readyz_says_unavailable(&s);
+    // A write that fails says why (a few may still fit in pages SQLite has free).
+    let failed = (0..200).find_map(|k| {
+        let (status, v) = s.post("/studies", conditional_study(&format!("one more {k}"), "RANDOM_SEARCH"));
+        (status == StatusCode::SERVICE_UNAVAILABLE).then_some(v)
+    });
+    let failed = failed.expect("a write failed on the full disk");
+    assert!(message(&failed).contains("disk is full"), "{failed}");
     std::thread::sleep(Duration::from_secs(1));
     disk.make_room();
     let back = Instant::now();

@@ -602,13 +602,18 @@ fn slow_exports_hold_only_their_projects_share() {
         let (alice, bob) = (Api::new(&server, ALICE), Api::new(&server, BOB));
         // About 12 MB as JSON, far beyond what the sockets' buffers hold.
         let long = |k: usize, v: usize| format!("{k:03}-{v}-{}", "x".repeat(120));
-        let parameters: Vec<Value> =
-            (0..60).map(|k| json!({"parameterId": format!("p{k}"), "categoricalValueSpec": {"values": [long(k, 0), long(k, 1)]}})).collect();
+        let parameters: Vec<Value> = (0..60)
+            .map(|k| json!({"parameterId": format!("p{k}"), "categoricalValueSpec": {"values": [long(k, 0), long(k, 1)]}}))
+            .collect();
         let spec = json!({"displayName": "big", "studySpec": {"metrics": [{"metricId": "y", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH", "parameters": parameters}});
         let study = last_segment(&alice.ok("POST", "/studies", Some(spec.clone()))["name"]);
         for t in 0..1200 {
             let values: Vec<Value> = (0..60).map(|k| json!({"parameterId": format!("p{k}"), "value": long(k, (t + k) % 2)})).collect();
-            alice.ok("POST", &format!("/studies/{study}/trials"), Some(json!({"parameters": values, "finalMeasurement": {"metrics": [{"metricId": "y", "value": t}]}})));
+            alice.ok(
+                "POST",
+                &format!("/studies/{study}/trials"),
+                Some(json!({"parameters": values, "finalMeasurement": {"metrics": [{"metricId": "y", "value": t}]}})),
+            );
         }
         let bobs = last_segment(&bob.ok("POST", "/v1/projects/team-b/locations/lab/studies", Some(spec))["name"]);
         let path = format!("/v1/projects/team-a/locations/lab/studies/{study}:export");

@@ -42,6 +42,9 @@ pub enum StoreError {
     /// The database cannot be reached or is overloaded; retrying later may work.
     #[error("database unavailable: {0}")]
     Unavailable(#[source] sqlx::Error),
+    /// The disk under the database is full: writes fail until room is made.
+    #[error("the database's disk is full: {0}")]
+    DiskFull(#[source] sqlx::Error),
     /// Anything else: a bug or corrupt data.
     #[error("database error: {0}")]
     Internal(String),
@@ -55,8 +58,13 @@ impl From<sqlx::Error> for StoreError {
                 StoreError::Unavailable(e)
             }
             sqlx::Error::Database(ref db) if is_busy(db.code().as_deref()) => {
-                if is_sqlite_disk_error(db.code().as_deref()) {
+                let code = db.code();
+                if is_sqlite_disk_error(code.as_deref()) {
                     SQLITE_DISK_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                if matches!(code.as_deref(), Some("13" | "53100")) {
+                    DISK_FULL_AT_MS.store(now_ms(), std::sync::atomic::Ordering::Relaxed);
+                    return StoreError::DiskFull(e);
                 }
                 StoreError::Unavailable(e)
             }
@@ -91,6 +99,15 @@ fn is_sqlite_disk_error(code: Option<&str>) -> bool {
 /// released SQLite connection is checked before it is pooled again (`Store::connect`). Until
 /// then, releasing a connection costs nothing extra.
 pub(crate) static SQLITE_DISK_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// When a write last failed on a full disk (SQLite's FULL, Postgres's `disk_full`),
+/// milliseconds since the epoch; 0 before the first. Readiness reads it: a disk nearly full
+/// is still ready while its writes succeed.
+pub(crate) static DISK_FULL_AT_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
 
 /// Whether `e` is a unique-constraint violation (SQLite and Postgres both report it; the
 /// constraint's name is reported by Postgres only, so callers use this where one unique

@@ -90,6 +90,10 @@ pub struct Store {
 /// checkpoints, and a write that finds no room fails.
 pub const MIN_FREE_BYTES: u64 = 4 << 20;
 
+/// How long a write that failed on a full disk keeps a nearly full disk not ready
+/// ([`Store::low_on_disk`]).
+pub const DISK_FULL_MEMORY: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The file of an `sqlite://PATH[?…]` (or `sqlite:PATH`) URL; `None` for another database or
 /// SQLite in memory.
 pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
@@ -193,14 +197,17 @@ impl Store {
     }
 
     /// SQLite: the bytes free on the database file's filesystem when fewer than
-    /// [`MIN_FREE_BYTES`] (writes fail, or are about to, until room is made); `None` when there
-    /// is room, or for Postgres (which reports a full disk on the write itself).
+    /// [`MIN_FREE_BYTES`] and a write failed on a full disk within [`DISK_FULL_MEMORY`] (writes
+    /// fail until room is made); `None` while there is room or writes still succeed, and for
+    /// Postgres (which reports a full disk on the write itself).
     pub fn low_on_disk(&self) -> Option<u64> {
         let dir = self.file.as_ref()?.parent()?;
         let dir = if dir.as_os_str().is_empty() { std::path::Path::new(".") } else { dir };
         let stat = rustix::fs::statvfs(dir).ok()?;
         let free = stat.f_bavail.saturating_mul(stat.f_frsize);
-        (free < MIN_FREE_BYTES).then_some(free)
+        let failed_at = error::DISK_FULL_AT_MS.load(std::sync::atomic::Ordering::Relaxed);
+        let recently = failed_at > 0 && error::now_ms().saturating_sub(failed_at) < DISK_FULL_MEMORY.as_millis() as i64;
+        (free < MIN_FREE_BYTES && recently).then_some(free)
     }
 
     /// Checks that the database answers.

@@ -147,6 +147,20 @@ impl From<StoreError> for ApiError {
                 tracing::warn!(error = %e, "database unavailable");
                 ApiError::new(Code::Unavailable, "the database is unavailable; retry later")
             }
+            StoreError::DiskFull(e) => {
+                // Once a minute at most: a full disk fails every write until room is made.
+                static LOGGED_AT_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+                let now = crate::now_ms();
+                let last = LOGGED_AT_MS.load(std::sync::atomic::Ordering::Relaxed);
+                if now.saturating_sub(last) >= 60_000
+                    && LOGGED_AT_MS
+                        .compare_exchange(last, now, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed)
+                        .is_ok()
+                {
+                    tracing::warn!(error = %e, "the database's disk is full: writes fail until room is made (logged once a minute)");
+                }
+                ApiError::new(Code::Unavailable, "the database's disk is full: writes fail until the operator makes room; retry later")
+            }
             StoreError::Internal(m) => ApiError::new(Code::Internal, m),
         }
     }

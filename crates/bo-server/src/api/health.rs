@@ -13,12 +13,14 @@ pub async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "commit": crate::COMMIT}))
 }
 
-/// Readiness: the database answers, and (SQLite) its disk has room for writes.
+/// Readiness: the database answers, and (SQLite) its writes do not fail on a full disk — a disk
+/// under `bo_store::MIN_FREE_BYTES` free is not ready once a write failed on it in the last
+/// minute, and ready while its writes still succeed.
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses((status = 200, description = "ready", body = Object), (status = 503, description = "the database is unreachable, or (SQLite) the disk under it is full", body = ErrorBodyW)))]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
     if let Some(free) = state.store.low_on_disk() {
-        tracing::warn!(free_bytes = free, "readiness check failed: the database's disk is (nearly) full");
+        tracing::debug!(free_bytes = free, "readiness check failed: the database's disk is full");
         return Err(ApiError::new(
             Code::Unavailable,
             format!(

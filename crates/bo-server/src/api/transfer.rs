@@ -243,13 +243,14 @@ impl ExportSlots {
         if mine >= MAX_EXPORTS_PER_PROJECT {
             return Err(ApiError::new(
                 Code::ResourceExhausted,
-                format!(
-                    "project {project} has {mine} exports in progress, the most one project may have at once; retry when one ends"
-                ),
+                format!("project {project} has {mine} exports in progress, the most one project may have at once; retry when one ends"),
             ));
         }
         if total >= MAX_EXPORTS {
-            return Err(ApiError::new(Code::ResourceExhausted, format!("{MAX_EXPORTS} exports are in progress, the most at once; retry when one ends")));
+            return Err(ApiError::new(
+                Code::ResourceExhausted,
+                format!("{MAX_EXPORTS} exports are in progress, the most at once; retry when one ends"),
+            ));
         }
         *held.entry(project.to_owned()).or_default() += 1;
         Ok(ExportSlot { slots: self.clone(), project: project.to_owned() })
