@@ -65,6 +65,18 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Ok(n) => tracing::info!(operations = n, "finishing suggest operations left pending"),
         Err(e) => tracing::warn!(error = %e, "could not resume pending suggest operations"),
     }
+    // Deletes a stopped server left part way are finished beside serving (their studies are
+    // hidden already).
+    tokio::spawn({
+        let store = state.store.clone();
+        async move {
+            match store.finish_deletes().await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(studies = n, "finished deleting studies left part way"),
+                Err(e) => tracing::warn!(error = %e, "could not finish deleting studies left part way (retried at the next start)"),
+            }
+        }
+    });
     if config.operation_retention > 0.0 {
         tokio::spawn(expire_operations(
             state.store.clone(),

@@ -45,7 +45,7 @@ pub use lock::Basis;
 pub use models::StoredModel;
 pub use operations::{Operation, OperationKind};
 pub use overview::StudyOverview;
-pub use studies::{StudyRecord, StudySettings, StudyState, StudySummary};
+pub use studies::{DELETE_CHUNK, StudyRecord, StudySettings, StudyState, StudySummary};
 pub use suggest::{Opened, SuggestOutcome, SuggestRequest, SuggestTx};
 pub use transfer::{StudyDump, StudyHead};
 pub use trials::{Load, NewTrial};

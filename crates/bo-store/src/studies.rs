@@ -80,6 +80,9 @@ pub struct StudyRecord {
     pub data_version: i64,
 }
 
+/// Rows of a study deleted per transaction ([`Store::delete_study`]).
+pub const DELETE_CHUNK: i64 = 1000;
+
 pub(crate) const STUDY_COLUMNS: &str = "id, number, project, location, display_name, spec, trial_lease_secs, reproducible, seed, state, inactive_reason, create_time_ms, data_version";
 
 /// A new study's row: the one place that knows what a study's columns hold — its spec as JSON,
@@ -344,9 +347,10 @@ impl Store {
         one_study(row).await
     }
 
-    /// The study `id`, whatever its project (for the server's own bookkeeping, never a request).
+    /// The study `id`, whatever its project (for the server's own bookkeeping, never a request);
+    /// one being deleted is `NotFound`.
     pub async fn study_by_id(&self, id: i64) -> Result<StudyRecord, StoreError> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {STUDY_COLUMNS} FROM studies WHERE id = $1")))
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {STUDY_COLUMNS} FROM studies WHERE id = $1 AND project <> ''")))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
@@ -473,10 +477,11 @@ impl Store {
     /// The projects and locations that hold studies, with how many, in name order, at most
     /// `limit`; only `projects` when given.
     pub async fn locations(&self, projects: Option<&[String]>, limit: i64) -> Result<Vec<(String, String, i64)>, StoreError> {
+        // A study being deleted has an empty project: it is in no location.
         let filter = match projects {
             Some([]) => return Ok(vec![]),
             Some(names) => format!("WHERE project IN ({})", (0..names.len()).map(|k| format!("${}", k + 2)).collect::<Vec<_>>().join(", ")),
-            None => String::new(),
+            None => "WHERE project <> ''".to_owned(),
         };
         let sql = format!(
             "SELECT project, location, COUNT(*) AS n FROM studies {filter} GROUP BY project, location ORDER BY project, location LIMIT $1"
@@ -490,12 +495,64 @@ impl Store {
     }
 
     /// Deletes the study `id` (its key) with its trials, measurements and operations.
+    ///
+    /// A study of millions of trials takes seconds to delete, so it is done in steps that give
+    /// the write gate back between them: one statement hides the study (its project becomes
+    /// empty, which no request names, and its name is free again), then its operations and
+    /// trials go [`DELETE_CHUNK`] rows per transaction, then the study row. A delete a stopped
+    /// server left part way is finished by [`Store::finish_deletes`].
     pub async fn delete_study(&self, id: i64) -> Result<(), StoreError> {
-        let done = sqlx::query("DELETE FROM studies WHERE id = $1").bind(id).execute(&self.pool).await?;
-        if done.rows_affected() == 0 {
+        let hidden = {
+            let _turn = self.write_turn().await;
+            sqlx::query(
+                "UPDATE studies SET project = '', location = 'deleted', display_name = $2, number = -id WHERE id = $1 AND project <> ''",
+            )
+            .bind(id)
+            .bind(format!("deleted-{id}"))
+            .execute(&self.pool)
+            .await?
+        };
+        if hidden.rows_affected() == 0 {
             return Err(StoreError::NotFound(Entity::Study));
         }
+        self.finish_delete(id).await
+    }
+
+    /// Deletes a hidden study's rows a chunk per transaction, then the study.
+    async fn finish_delete(&self, id: i64) -> Result<(), StoreError> {
+        for table in ["operations", "trials"] {
+            loop {
+                let _turn = self.write_turn().await;
+                let done = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM {table} WHERE study_id = $1 AND id IN (SELECT id FROM {table} WHERE study_id = $1 ORDER BY id LIMIT $2)"
+                )))
+                .bind(id)
+                .bind(DELETE_CHUNK)
+                .execute(&self.pool)
+                .await?;
+                if done.rows_affected() < DELETE_CHUNK as u64 {
+                    break;
+                }
+            }
+        }
+        let _turn = self.write_turn().await;
+        sqlx::query("DELETE FROM studies WHERE id = $1").bind(id).execute(&self.pool).await?;
         Ok(())
+    }
+
+    /// Finishes the deletes a stopped server left part way (studies hidden, rows left); how
+    /// many. Run at startup.
+    pub async fn finish_deletes(&self) -> Result<usize, StoreError> {
+        let ids: Vec<i64> = sqlx::query("SELECT id FROM studies WHERE project = '' AND location = 'deleted'")
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|row| row.try_get("id"))
+            .collect::<Result<_, _>>()?;
+        for &id in &ids {
+            self.finish_delete(id).await?;
+        }
+        Ok(ids.len())
     }
 
     /// Replaces an open study's spec by `grown`, one revision past `from_revision`, if the study

@@ -49,3 +49,9 @@ pub fn sqlite_url() -> String {
     let path = std::env::temp_dir().join(format!("{}.db", unique_name("bo_test")));
     format!("sqlite://{}", path.display())
 }
+
+/// Runs `sql` on `store`'s database: for tests that set up what no call of the store writes
+/// (a delete a stopped server left part way).
+pub async fn execute(store: &crate::Store, sql: &str) {
+    sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).execute(&store.pool).await.expect("the test's statement runs");
+}

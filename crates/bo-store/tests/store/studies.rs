@@ -144,7 +144,43 @@ async fn a_refit_lease_has_one_holder_until_it_is_released_or_expires(store: Sto
     assert!(!store.take_refit_lease(id, "a", 9_000, 100).await.unwrap(), "a deleted study is not leased");
 }
 
+/// A study larger than a chunk is deleted in steps, hidden from the first: another study's
+/// writes go on between them, and a delete left part way (a server stopped) is invisible and
+/// finished at the next start.
+async fn a_large_study_is_deleted_in_steps_and_a_half_delete_is_finished(store: Store) {
+    let (study, _) = store.create_study("p", "l", "large", &spec(), StudySettings::default(), 1).await.unwrap();
+    let mut dump = store.dump_study(study.id).await.unwrap();
+    let n = bo_store::DELETE_CHUNK * 2 + 7;
+    dump.trials = (1..=n).map(|i| bo_core::Trial { start_time_ms: i, ..bo_core::Trial::new(i, point(i)) }).collect();
+    let large = store.restore_study("p", "l", "copy", &dump).await.unwrap();
+    assert_eq!(store.list_trials(large.id, 0, n + 1, usize::MAX).await.unwrap().0.len() as i64, n);
+    store.delete_study(large.id).await.unwrap();
+    assert!(matches!(store.lookup_study("p", "l", "copy").await, Err(StoreError::NotFound(Entity::Study))));
+    assert!(store.list_trials(large.id, 0, 10, usize::MAX).await.unwrap().0.is_empty(), "every trial went");
+    assert!(matches!(store.delete_study(large.id).await, Err(StoreError::NotFound(Entity::Study))));
+
+    // Left part way: hidden at once, its rows still there until the next start finishes it.
+    let half = store.restore_study("p", "l", "half", &dump).await.unwrap();
+    testing::execute(
+        &store,
+        &format!(
+            "UPDATE studies SET project = '', location = 'deleted', display_name = 'deleted-{0}', number = -id WHERE id = {0}",
+            half.id
+        ),
+    )
+    .await;
+    assert!(matches!(store.lookup_study("p", "l", "half").await, Err(StoreError::NotFound(Entity::Study))));
+    assert!(matches!(store.get_study("p", "l", half.number).await, Err(StoreError::NotFound(Entity::Study))));
+    assert!(matches!(store.study_by_id(half.id).await, Err(StoreError::NotFound(Entity::Study))), "background work sees it gone");
+    assert_eq!(store.locations(None, 10).await.unwrap(), vec![("p".to_owned(), "l".to_owned(), 1)], "in no location");
+    assert_eq!(store.finish_deletes().await.unwrap(), 1);
+    assert!(store.list_trials(half.id, 0, 10, usize::MAX).await.unwrap().0.is_empty());
+    assert_eq!(store.finish_deletes().await.unwrap(), 0);
+    assert_eq!(store.lookup_study("p", "l", "large").await.unwrap().id, study.id, "the others stay");
+}
+
 each_database! {
+    a_large_study_is_deleted_in_steps_and_a_half_delete_is_finished,
     create_is_idempotent_by_name_and_conflicts_on_a_different_spec,
     settings_are_kept_and_part_of_the_request,
     numbers_are_per_tenant_and_never_reused,
