@@ -1,8 +1,8 @@
 //! Uploads of a study in parts (`studies:import`): an upload is opened with the study's head,
 //! takes its trials a part at a time (staged in tables shaped as `trials` and `measurements`),
-//! and is committed in one transaction that creates the study and copies the staged rows with
-//! one statement per table — or abandoned, or left to expire. Nothing of an upload is visible as
-//! a study before its commit. The head is kept as the text the server gives (this module does
+//! and is committed in steps that move the staged rows a chunk per transaction into a study
+//! hidden until the last step — or abandoned, or left to expire. Nothing of an upload is visible
+//! as a study before its commit ends. The head is kept as the text the server gives (this module does
 //! not read it); the server decodes it again at the commit and hands over the [`StudyHead`].
 
 use bo_core::{StudySpec, Trial};
@@ -12,6 +12,12 @@ use crate::Store;
 use crate::apart::Apart;
 use crate::error::{Entity, StoreError};
 use crate::transfer::{StudyHead, insert_model, insert_study};
+
+/// Staged trials moved into the study per transaction of a commit.
+pub const COMMIT_CHUNK: i64 = 2000;
+
+/// The location of a study an import's commit has begun (its project is `''`: hidden).
+const IMPORTING: &str = "importing";
 
 /// An upload in progress.
 #[derive(Clone, Debug, PartialEq)]
@@ -128,6 +134,8 @@ impl Store {
         .await?;
         let opened = import_from_row(&row)?;
         tx.commit().await?;
+        // The hidden studies of expired uploads' begun commits.
+        self.finish_deletes().await?;
         Ok(opened)
     }
 
@@ -225,48 +233,128 @@ impl Store {
     }
 
     /// Creates the upload's study from `head` (decoded by the server from the upload's head) as
-    /// the next study of its project and location, copies its staged trials in, and drops the
-    /// upload: all in one transaction. A study of its name already there is `AlreadyExists`
-    /// and the upload stays.
+    /// the next study of its project and location, moves its staged trials in, and drops the
+    /// upload. Done in steps, so no other write waits for all of it: the study is created
+    /// hidden (project `''`, which no request names), the staged trials move into it
+    /// [`COMMIT_CHUNK`] per transaction (each step takes them out of the upload, so a commit
+    /// cut short resumes where it stopped), and the last step names and numbers it in its
+    /// location — the study is seen whole or not at all. A study of its name already there is
+    /// `AlreadyExists` and the upload stays.
     pub async fn commit_import(&self, upload: &ImportRecord, head: &StudyHead, now_ms: i64) -> Result<crate::StudyRecord, StoreError> {
+        let study_id = self.hidden_import_study(upload, head, now_ms).await?;
+        while self.move_import_chunk(&upload.id, study_id, now_ms).await? == COMMIT_CHUNK {}
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let found = find(&mut tx, &upload.project, &upload.location, &upload.id, now_ms).await?;
-        let head = StudyHead { next_trial_id: head.next_trial_id.max(found.last_trial_id.saturating_add(1)), ..head.clone() };
-        let study = insert_study(&mut tx, &found.project, &found.location, &found.display_name, &head).await?;
-        sqlx::query(
+        let number = crate::studies::take_study_number(&mut tx, &found.project, &found.location).await?;
+        let next_trial_id = head.next_trial_id.max(found.last_trial_id.saturating_add(1));
+        let shown =
+            sqlx::query("UPDATE studies SET project = $1, location = $2, display_name = $3, number = $4, next_trial_id = $5 WHERE id = $6")
+                .bind(&found.project)
+                .bind(&found.location)
+                .bind(&found.display_name)
+                .bind(number)
+                .bind(next_trial_id)
+                .bind(study_id)
+                .execute(&mut *tx)
+                .await;
+        match shown {
+            Err(e) if crate::error::is_unique_violation(&e) => {
+                return Err(StoreError::AlreadyExists(format!(
+                    "{}/{} already has a study named {:?}; import it under another name",
+                    found.project, found.location, found.display_name
+                )));
+            }
+            other => other?,
+        };
+        insert_model(&mut tx, study_id, head.model.as_ref()).await?;
+        drop_one(&mut tx, &found.id).await?;
+        tx.commit().await?;
+        self.study_by_id(study_id).await
+    }
+
+    /// The upload's hidden study: the one an earlier commit began, or a new one.
+    async fn hidden_import_study(&self, upload: &ImportRecord, head: &StudyHead, now_ms: i64) -> Result<i64, StoreError> {
+        let _turn = self.write_turn().await;
+        let mut tx = self.pool.begin().await?;
+        // The upload's row locked first: two commits of one upload take their steps in turn.
+        let begun: Option<i64> =
+            sqlx::query("UPDATE imports SET expire_time_ms = expire_time_ms WHERE id = $1 AND expire_time_ms > $2 RETURNING study_id")
+                .bind(&upload.id)
+                .bind(now_ms)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or(StoreError::NotFound(Entity::Import))?
+                .try_get("study_id")?;
+        if let Some(id) = begun {
+            return Ok(id);
+        }
+        let study = insert_study(&mut tx, "", IMPORTING, &format!("importing-{}", upload.id), head).await?;
+        sqlx::query("UPDATE imports SET study_id = $1 WHERE id = $2").bind(study.id).bind(&upload.id).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(study.id)
+    }
+
+    /// Moves the upload's next [`COMMIT_CHUNK`] staged trials (by id) and their measurements
+    /// into its hidden study, in one transaction; how many moved.
+    async fn move_import_chunk(&self, import_id: &str, study_id: i64, now_ms: i64) -> Result<i64, StoreError> {
+        let _turn = self.write_turn().await;
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("UPDATE imports SET expire_time_ms = expire_time_ms WHERE id = $1 AND expire_time_ms > $2 RETURNING id")
+            .bind(import_id)
+            .bind(now_ms)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::NotFound(Entity::Import))?;
+        let through: Option<i64> =
+            sqlx::query("SELECT MAX(id) AS through FROM (SELECT id FROM import_trials WHERE import_id = $1 ORDER BY id LIMIT $2) AS chunk")
+                .bind(import_id)
+                .bind(COMMIT_CHUNK)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get("through")?;
+        let Some(through) = through else {
+            return Ok(0);
+        };
+        let moved = sqlx::query(
             "INSERT INTO trials (study_id, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, \
              end_time_ms, objective, is_unsafe, stopped_ms, resumed_from, resumed_at, space_revision, labels, change_seq) \
              SELECT $1, id, state, parameters, final_measurement, client_id, infeasible_reason, start_time_ms, end_time_ms, objective, \
              is_unsafe, stopped_ms, resumed_from, resumed_at, space_revision, labels, (SELECT change_seq FROM studies WHERE id = $1) FROM import_trials \
-             WHERE import_id = $2",
+             WHERE import_id = $2 AND id <= $3",
         )
-        .bind(study.id)
-        .bind(&found.id)
+        .bind(study_id)
+        .bind(import_id)
+        .bind(through)
         .execute(&mut *tx)
-        .await?;
+        .await?
+        .rows_affected();
         sqlx::query(
             "INSERT INTO measurements (study_id, trial_id, seq, step_count, elapsed_secs, metrics, objective) \
-             SELECT $1, trial_id, seq, step_count, elapsed_secs, metrics, objective FROM import_measurements WHERE import_id = $2",
+             SELECT $1, trial_id, seq, step_count, elapsed_secs, metrics, objective FROM import_measurements WHERE import_id = $2 AND trial_id <= $3",
         )
-        .bind(study.id)
-        .bind(&found.id)
+        .bind(study_id)
+        .bind(import_id)
+        .bind(through)
         .execute(&mut *tx)
         .await?;
-        insert_model(&mut tx, study.id, head.model.as_ref()).await?;
-        drop_one(&mut tx, &found.id).await?;
+        for table in ["import_measurements WHERE import_id = $1 AND trial_id <= $2", "import_trials WHERE import_id = $1 AND id <= $2"] {
+            sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table}"))).bind(import_id).bind(through).execute(&mut *tx).await?;
+        }
         tx.commit().await?;
-        Ok(study)
+        Ok(moved as i64)
     }
 
     /// Abandons the upload `id`, its staged trials with it.
     pub async fn delete_import(&self, project: &str, location: &str, id: &str, now_ms: i64) -> Result<(), StoreError> {
-        let _turn = self.write_turn().await;
-        let mut tx = self.pool.begin().await?;
-        find(&mut tx, project, location, id, now_ms).await?;
-        drop_one(&mut tx, id).await?;
-        tx.commit().await?;
-        Ok(())
+        {
+            let _turn = self.write_turn().await;
+            let mut tx = self.pool.begin().await?;
+            find(&mut tx, project, location, id, now_ms).await?;
+            drop_one(&mut tx, id).await?;
+            tx.commit().await?;
+        }
+        self.finish_deletes().await.map(|_| ())
     }
 }
 
@@ -284,8 +372,17 @@ async fn find(conn: &mut AnyConnection, project: &str, location: &str, id: &str,
     import_from_row(&row)
 }
 
-/// Drops one upload's rows (children first: SQLite enforces foreign keys only when asked).
+/// Drops one upload's rows (children first: SQLite enforces foreign keys only when asked); a
+/// hidden study a commit had begun is marked deleted ([`Store::finish_deletes`] removes it).
 async fn drop_one(conn: &mut AnyConnection, id: &str) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE studies SET location = 'deleted', display_name = 'deleted-' || id, number = -id \
+         WHERE project = '' AND location = $2 AND id = (SELECT study_id FROM imports WHERE id = $1)",
+    )
+    .bind(id)
+    .bind(IMPORTING)
+    .execute(&mut *conn)
+    .await?;
     for table in ["import_measurements", "import_trials"] {
         sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE import_id = $1"))).bind(id).execute(&mut *conn).await?;
     }

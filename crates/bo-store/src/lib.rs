@@ -40,7 +40,7 @@ pub use changes::{Cursor, TrialChanges};
 pub use curves::{CURVE_POINTS_EACH, Curve, CurveMetric, CurvePoint, Curves};
 pub use error::{Entity, StoreError};
 pub use history::HistoryBucket;
-pub use imports::{ImportError, ImportRecord};
+pub use imports::{COMMIT_CHUNK, ImportError, ImportRecord};
 pub use lock::Basis;
 pub use models::StoredModel;
 pub use operations::{Operation, OperationKind};

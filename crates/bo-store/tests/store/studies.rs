@@ -181,10 +181,58 @@ async fn a_large_study_is_deleted_in_steps_and_a_half_delete_is_finished(store: 
 
 each_database! {
     a_large_study_is_deleted_in_steps_and_a_half_delete_is_finished,
+    an_upload_commits_in_steps_and_is_seen_whole_or_not_at_all,
     create_is_idempotent_by_name_and_conflicts_on_a_different_spec,
     settings_are_kept_and_part_of_the_request,
     numbers_are_per_tenant_and_never_reused,
     study_pages_are_bounded_by_size,
     model_state_is_kept_and_never_overwritten_by_older_data,
     a_refit_lease_has_one_holder_until_it_is_released_or_expires,
+}
+
+/// An upload larger than a commit's step moves into its study in steps, the study hidden until
+/// the last: a commit refused for its name leaves nothing visible and resumes when retried; an
+/// upload abandoned after its commit began leaves nothing behind.
+async fn an_upload_commits_in_steps_and_is_seen_whole_or_not_at_all(store: Store) {
+    let (source, _) = store.create_study("p", "l", "source", &spec(), StudySettings::default(), 1).await.unwrap();
+    let head = store.study_head(source.id).await.unwrap();
+    let n = bo_store::COMMIT_CHUNK * 2 + 5;
+    let measured = |i: i64| Measurement { step_count: 1, elapsed_secs: 1.0, metrics: BTreeMap::from([("acc".to_owned(), i as f64)]) };
+    let trials: Vec<bo_core::Trial> =
+        (1..=n).map(|i| bo_core::Trial { start_time_ms: i, measurements: vec![measured(i)], ..bo_core::Trial::new(i, point(i)) }).collect();
+    let far = i64::MAX / 2;
+    let open = |id: &str, name: &str| bo_store::ImportRecord {
+        id: id.to_owned(),
+        project: "p".into(),
+        location: "l".into(),
+        display_name: name.to_owned(),
+        head: "{}".into(),
+        trials: 0,
+        last_trial_id: 0,
+        create_time_ms: 1,
+        expire_time_ms: far,
+    };
+    store.open_import(&open("u1", "source"), 16).await.unwrap();
+    let upload = store.stage_import_trials("p", "l", "u1", &spec(), &trials, 2, far, 10_000_000).await.unwrap();
+    // Its name is taken: refused after the trials moved, and nothing of it is seen.
+    assert!(matches!(store.commit_import(&upload, &head, 3).await, Err(StoreError::AlreadyExists(_))));
+    assert_eq!(store.locations(None, 10).await.unwrap(), vec![("p".to_owned(), "l".to_owned(), 1)]);
+    assert_eq!(store.lookup_study("p", "l", "source").await.unwrap().id, source.id);
+    // Retried once the name is free: it goes on from where it stopped.
+    store.delete_study(source.id).await.unwrap();
+    let study = store.commit_import(&upload, &head, 4).await.unwrap();
+    assert_eq!((study.project.as_str(), study.location.as_str(), study.display_name.as_str()), ("p", "l", "source"));
+    assert_eq!(study.number, 2, "numbered in its location at the last step");
+    let (moved, _) = store.list_trials(study.id, 0, n + 1, usize::MAX).await.unwrap();
+    assert_eq!(moved.len() as i64, n);
+    assert!(moved.iter().all(|t| t.measurements == vec![measured(t.id)]), "each with its measurements");
+    assert!(matches!(store.get_import("p", "l", "u1", 5).await, Err(StoreError::NotFound(Entity::Import))));
+
+    // Abandoned after its commit began: its hidden study goes with it.
+    store.open_import(&open("u2", "source"), 16).await.unwrap();
+    let upload = store.stage_import_trials("p", "l", "u2", &spec(), &trials[..10], 6, far, 10_000_000).await.unwrap();
+    assert!(matches!(store.commit_import(&upload, &head, 7).await, Err(StoreError::AlreadyExists(_))));
+    store.delete_import("p", "l", "u2", 8).await.unwrap();
+    assert_eq!(store.finish_deletes().await.unwrap(), 0, "nothing left to delete");
+    assert_eq!(store.locations(None, 10).await.unwrap(), vec![("p".to_owned(), "l".to_owned(), 1)]);
 }
