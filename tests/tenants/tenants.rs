@@ -674,7 +674,13 @@ fn an_import_commit_and_a_delete_leave_other_projects_writing() {
         let source = alice.create(&spec);
         let mut doc = alice.call("GET", &format!("/studies/{source}:export"), None);
         doc["trials"] = json!([]);
-        let import = alice.call("POST", "/studies:import?displayName=big", Some(&doc))["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
+        let import = alice.call("POST", "/studies:import?displayName=big", Some(&doc))["name"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_owned();
         let staging = Instant::now();
         for first in (1..=n).step_by(2000) {
             let part: Vec<Value> = (first..(first + 2000).min(n + 1))
@@ -686,8 +692,10 @@ fn an_import_commit_and_a_delete_leave_other_projects_writing() {
             alice.call("POST", &format!("/imports/{import}:append"), Some(&json!({"trials": part})));
         }
         let staged = staging.elapsed();
-        let bobs = bob.create(&json!({"displayName": "bob", "studySpec": {"metrics": [{"metricId": "y", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH",
-            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]}}));
+        let bobs = bob.create(
+            &json!({"displayName": "bob", "studySpec": {"metrics": [{"metricId": "y", "goal": "MINIMIZE"}], "algorithm": "RANDOM_SEARCH",
+            "parameters": [{"parameterId": "x", "doubleValueSpec": {"minValue": 0, "maxValue": 1}}]}}),
+        );
 
         let watch = WriteWatch::start(&bob, &bobs);
         let started = Instant::now();

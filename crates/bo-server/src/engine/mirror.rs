@@ -6,12 +6,14 @@
 //! Bounded by bytes, not by count (a legal trial may hold 90 KB: 300 parameters with long ids
 //! and values): the mirrors hold at most their budget of trials as `Trial::memory_bytes`
 //! estimates them; the least recently read studies' mirrors go first, and a study larger than
-//! the whole budget is handed to its reader and not kept (its next read starts over). Changes
+//! the whole budget is handed to its reader and not kept — but while any reader still holds
+//! it, the next reader of the study catches up from it rather than reading it whole again, so
+//! suggests of a large study that arrive together share one read. Changes
 //! are read a page of at most [`PAGE`] trials and [`PAGE_BYTES`] at a time. Must not decide
 //! anything about the trials: it only reads them.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use bo_core::Trial;
 use bo_store::{Basis, Cursor, Store};
@@ -42,9 +44,18 @@ pub struct Mirrors {
     budget_bytes: usize,
 }
 
+/// A study's trials too large to keep, as its last reader read them: the next reader catches
+/// up from them while any reader still holds them.
+struct Passing {
+    cursor: Cursor,
+    trials: Weak<Vec<Trial>>,
+    bytes: usize,
+}
+
 #[derive(Default)]
 struct Inner {
     studies: HashMap<i64, Mirror>,
+    passing: HashMap<i64, Passing>,
     tick: u64,
 }
 
@@ -68,10 +79,15 @@ impl Mirrors {
         cold: impl FnOnce() -> F,
     ) -> Result<(Basis, Arc<Vec<Trial>>), EngineError> {
         let _one_reader = reading.lock().await;
-        let held = self.lock().studies.remove(&study_id);
-        let (mut cursor, mut trials, mut bytes, _turn) = match held {
-            Some(m) => (m.cursor, m.trials, m.bytes, None),
-            None => (Cursor::START, Arc::new(Vec::new()), 0, Some(cold().await)),
+        let (held, passing) = {
+            let mut inner = self.lock();
+            (inner.studies.remove(&study_id), inner.passing.remove(&study_id))
+        };
+        let shared = passing.and_then(|p| Some((p.cursor, p.trials.upgrade()?, p.bytes)));
+        let (mut cursor, mut trials, mut bytes, _turn) = match (held, shared) {
+            (Some(m), _) => (m.cursor, m.trials, m.bytes, None),
+            (None, Some((cursor, trials, bytes))) => (cursor, trials, bytes, None),
+            (None, None) => (Cursor::START, Arc::new(Vec::new()), 0, Some(cold().await)),
         };
         let mut changes = store.trial_changes(study_id, cursor, PAGE, PAGE_BYTES).await?;
         // The basis as the first page's read found it, before any trial was read.
@@ -104,8 +120,11 @@ impl Mirrors {
         inner.tick += 1;
         let used = inner.tick;
         if bytes > self.budget_bytes {
-            // Larger than every mirror together may be: the reader has it, nobody keeps it.
+            // Larger than every mirror together may be: the reader has it, nobody keeps it; a
+            // reader that comes while it is held shares it.
             tracing::debug!(study = study_id, bytes, budget = self.budget_bytes, "a study's trials are larger than the mirror's budget");
+            inner.passing.insert(study_id, Passing { cursor, trials: Arc::downgrade(&trials), bytes });
+            inner.passing.retain(|_, p| p.trials.strong_count() > 0);
             return Ok((basis, trials));
         }
         inner.studies.insert(study_id, Mirror { cursor, trials: trials.clone(), bytes, used });
@@ -122,7 +141,9 @@ impl Mirrors {
 
     /// Forgets a deleted study's mirror.
     pub fn remove(&self, study_id: i64) {
-        self.lock().studies.remove(&study_id);
+        let mut inner = self.lock();
+        inner.studies.remove(&study_id);
+        inner.passing.remove(&study_id);
     }
 
     /// (studies mirrored, estimated bytes held), for metrics and tests.
@@ -197,6 +218,18 @@ mod tests {
         let (_, trials) = small.snapshot(&store, studies[1].id, &reading, cold).await.unwrap();
         assert_eq!(trials.len(), 40);
         assert_eq!(small.usage(), (0, 0));
+        // While its reader holds it, the next reader shares it (no second whole read), brought
+        // up to date by the changes alone; once nobody holds it, it is read whole again.
+        let read_whole = std::cell::Cell::new(0);
+        let counted = || async { read_whole.set(read_whole.get() + 1) };
+        large_trial(&store, &studies[1], 0.5).await;
+        let (_, again) = small.snapshot(&store, studies[1].id, &reading, counted).await.unwrap();
+        assert_eq!((again.len(), read_whole.get()), (41, 0), "caught up from the held read");
+        let (_, shared) = small.snapshot(&store, studies[1].id, &reading, counted).await.unwrap();
+        assert!(Arc::ptr_eq(&again, &shared), "one read shared");
+        drop((trials, again, shared));
+        small.snapshot(&store, studies[1].id, &reading, counted).await.unwrap();
+        assert_eq!(read_whole.get(), 1, "nobody held it: read whole");
         // Kept mirrors are brought up to date by the changes alone, bytes included.
         large_trial(&store, &studies[2], 0.99).await;
         let (_, trials) = mirrors.snapshot(&store, studies[2].id, &reading, cold).await.unwrap();
