@@ -13,9 +13,10 @@ pub async fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "commit": crate::COMMIT}))
 }
 
-/// Readiness: the database answers, and (SQLite) its writes do not fail on a full disk — a disk
-/// under `bo_store::MIN_FREE_BYTES` free is not ready once a write failed on it in the last
-/// minute, and ready while its writes still succeed.
+/// Readiness: the database answers, and (SQLite) its writes do not fail on a full disk.
+///
+/// A disk with under 4 MiB free is not ready once a write failed on it in the last minute, and
+/// ready while its writes still succeed.
 #[utoipa::path(get, path = "/readyz", tag = "health",
     responses((status = 200, description = "ready", body = Object), (status = 503, description = "the database is unreachable, or (SQLite) the disk under it is full", body = ErrorBodyW)))]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
