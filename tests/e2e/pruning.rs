@@ -42,20 +42,31 @@ fn local(answer: &Value, step: f64, best: f64) -> bool {
     t.and_then(|t| t["value"].as_f64()).is_some_and(|median| best < median)
 }
 
+/// Three completed curves at steps 1..8 (one skips odd steps), each sent in one request: how
+/// many measurements each request sent, and the trial it answered.
+fn three_completed_curves(s: &Server, id: &str) -> Vec<(usize, Value)> {
+    [0.10, 0.08, 0.06]
+        .into_iter()
+        .enumerate()
+        .map(|(k, slope)| {
+            let t = s.suggest(id, 1, &format!("done{k}")).remove(0);
+            let tid = t["id"].as_str().unwrap().to_owned();
+            let curve: Vec<(i64, f64)> = (1..=8).filter(|s| k != 2 || s % 2 == 0).map(|s| (s, slope * s as f64)).collect();
+            let back = s.ok_post(&format!("/studies/{id}/trials/{tid}:addTrialMeasurement"), json!({"measurements": measurements(&curve)}));
+            s.ok_post(&format!("/studies/{id}/trials/{tid}:complete"), json!({}));
+            (curve.len(), back)
+        })
+        .collect()
+}
+
 #[test]
 fn measurements_answer_with_the_rule_and_its_thresholds() {
     for db in databases("measurements_answer_with_the_rule_and_its_thresholds") {
         let s = Server::start(&db);
         let id = s.create_study(study("thresholds", "RUNNING_AVERAGE"));
-        // Three completed curves at steps 1..8 (one skips odd steps), sent in one request each.
-        for (k, slope) in [0.10, 0.08, 0.06].into_iter().enumerate() {
-            let t = s.suggest(&id, 1, &format!("done{k}")).remove(0);
-            let tid = t["id"].as_str().unwrap().to_owned();
-            let curve: Vec<(i64, f64)> = (1..=8).filter(|s| k != 2 || s % 2 == 0).map(|s| (s, slope * s as f64)).collect();
-            let back = s.ok_post(&format!("/studies/{id}/trials/{tid}:addTrialMeasurement"), json!({"measurements": measurements(&curve)}));
-            assert_eq!(back["measurements"].as_array().unwrap().len(), curve.len(), "all appended, in order");
+        for (sent, back) in three_completed_curves(&s, &id) {
+            assert_eq!(back["measurements"].as_array().unwrap().len(), sent, "all appended, in order");
             assert!(back.get("earlyStopping").is_none(), "only when asked");
-            s.ok_post(&format!("/studies/{id}/trials/{tid}:complete"), json!({}));
         }
         let t = s.suggest(&id, 1, "running").remove(0);
         let tid = t["id"].as_str().unwrap().to_owned();
@@ -122,13 +133,7 @@ fn the_value_at_each_step_decides_as_optuna_does() {
     for db in databases("the_value_at_each_step_decides_as_optuna_does") {
         let s = Server::start(&db);
         let id = s.create_study(study("optuna-median", "VALUE_AT_POSITION"));
-        for (k, slope) in [0.10, 0.08, 0.06].into_iter().enumerate() {
-            let t = s.suggest(&id, 1, &format!("done{k}")).remove(0);
-            let tid = t["id"].as_str().unwrap().to_owned();
-            let curve: Vec<(i64, f64)> = (1..=8).filter(|s| k != 2 || s % 2 == 0).map(|s| (s, slope * s as f64)).collect();
-            s.ok_post(&format!("/studies/{id}/trials/{tid}:addTrialMeasurement"), json!({"measurements": measurements(&curve)}));
-            s.ok_post(&format!("/studies/{id}/trials/{tid}:complete"), json!({}));
-        }
+        three_completed_curves(&s, &id);
         let t = s.suggest(&id, 1, "running").remove(0);
         let tid = t["id"].as_str().unwrap().to_owned();
         let first = s.ok_post(

@@ -380,7 +380,7 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
     {
         return error.into_response();
     }
-    let mut _in_flight = None;
+    let mut in_flight = None;
     if !access.keys.is_empty() && is_api_path(&path) {
         let presented = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
         let Some(presented) = presented else {
@@ -405,7 +405,7 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
         }
         if let Some(counts) = &access.in_flight {
             match counts.enter(&caller.name) {
-                Some(guard) => _in_flight = Some(guard),
+                Some(guard) => in_flight = Some(guard),
                 None => {
                     let mut response = ApiError::new(
                         Code::ResourceExhausted,
@@ -434,7 +434,7 @@ pub async fn guard(State(access): State<Arc<Access>>, mut request: Request, next
             .into_response(),
         },
     };
-    match _in_flight {
+    match in_flight {
         Some(guard) => in_flight_until_sent(response, guard),
         None => response,
     }
