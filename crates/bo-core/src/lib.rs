@@ -24,6 +24,7 @@ pub mod linalg;
 pub mod optimal;
 pub mod optimize;
 pub mod pace;
+pub mod packed;
 pub mod space;
 pub mod stopping;
 pub mod structure;
@@ -35,6 +36,7 @@ pub use designer::{ALGORITHMS, ConfigError, Designer, FitError, Fitted, Model, M
 pub use field::FieldError;
 pub use lifecycle::{Completion, TrialError};
 pub use limits::{Limit, Limits};
+pub use packed::PackedTrials;
 pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace};
 pub use stopping::spec::{ConvexStopping, StoppingSpec};
 pub use study::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, StudySpec, Transfer};

@@ -410,8 +410,8 @@ impl Model for LowDimModel {
 
     fn memory_bytes(&self) -> usize {
         // Each embedding's GP, and what its run keeps per trial (its points in y, the trust
-        // region's replay): counted at 2.5 KB a trial, as the GP designers' (tests/memory.rs).
-        self.fit.runs.iter().map(|r| r.gp.as_ref().map_or(0, Gp::memory_bytes) + 2560 * r.n).sum::<usize>() + (32 << 10)
+        // region's replay): counted at 1.5 KB a trial, as the GP designers' (tests/memory.rs).
+        self.fit.runs.iter().map(|r| r.gp.as_ref().map_or(0, Gp::memory_bytes) + 1536 * r.n).sum::<usize>() + (32 << 10)
     }
 }
 
@@ -547,7 +547,7 @@ impl Model for HighDimModel {
         let n = self.gp.as_ref().map_or(0, Gp::n);
         self.gp.as_ref().map_or(0, Gp::memory_bytes)
             + 8 * n * self.features.dim()
-            + 2560 * n
+            + 1536 * n
             + 8 * self.ambient.rows.len() * self.ambient.space.n_params() * self.embedded.settings.d
             + (32 << 10)
     }

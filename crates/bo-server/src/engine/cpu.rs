@@ -143,19 +143,23 @@ pub fn propose_in_contexts(
 
 /// `designer` fitted on `study`'s `trials`, read at `data_version` — partial trials at their
 /// `estimates`, standing on `priors`, warm-started from `warm` or, with `restore`, that stored
-/// fit taken up as it is — as the cache entry.
+/// fit taken up as it is — as the cache entry. The trials are let go before the fit: where
+/// this was their last holder (the mirror keeps them packed), a large study's decoded trials
+/// and its observations are not held at once beside the designer's work.
 #[allow(clippy::too_many_arguments)] // one fit's inputs, each distinct
 pub(super) fn build_entry(
     designer: &dyn Designer,
     study: &StudyRecord,
     data_version: i64,
-    trials: &[Trial],
+    trials: Arc<Vec<Trial>>,
     estimates: &BTreeMap<i64, Estimate>,
     priors: Vec<PriorStudy>,
     warm: Option<&ModelState>,
     restore: bool,
 ) -> Result<Entry, EngineError> {
-    let history = partial::observations(&study.spec, trials, estimates);
+    let history = partial::observations(&study.spec, &trials, estimates);
+    let trial_ids = trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect::<HashSet<_>>();
+    drop(trials);
     let seed = study_seed(study);
     let mut rng = StdRng::seed_from_u64(seed ^ (history.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let problem = Problem { spec: study.spec.clone(), seed, priors };
@@ -166,7 +170,7 @@ pub(super) fn build_entry(
     Ok(Entry {
         data_version,
         space_revision: study.spec.space_revision,
-        trial_ids: trials.iter().filter(|t| t.state.is_completed()).map(|t| t.id).collect::<HashSet<_>>(),
+        trial_ids,
         fitted_on: if designer.learns() { bo_core::designer::subset::fitted_on(history.len()) } else { 0 },
         model: fitted.model,
         state: fitted.state,
@@ -276,7 +280,7 @@ pub fn fit_entry(study: &StudyRecord, data_version: i64, trials: &[Trial], warm:
         bo_core::designer::designer_for(&study.spec)?.as_ref(),
         study,
         data_version,
-        trials,
+        Arc::new(trials.to_vec()),
         &BTreeMap::new(),
         Vec::new(),
         warm,

@@ -126,7 +126,7 @@ impl Engine {
         let owned = study.clone();
         let entry = self
             .compute(study, class, move || {
-                build_entry(designer.as_ref(), &owned, data_version, &trials, &estimates, priors, warm.as_ref(), restore)
+                build_entry(designer.as_ref(), &owned, data_version, trials, &estimates, priors, warm.as_ref(), restore)
             })
             .await??;
         Ok(Arc::new(entry))

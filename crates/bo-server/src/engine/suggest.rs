@@ -395,7 +395,12 @@ impl Engine {
     /// when its refit has not caught up within the engine's `lag_wait`. A fit that fails is
     /// logged and counted, and the study's initial design (quasi-random) stands in until a later
     /// fit succeeds.
-    pub(super) async fn entry_for(&self, study: &StudyRecord, basis: Basis, trials: &[Trial]) -> Result<(Arc<Entry>, bool), EngineError> {
+    pub(super) async fn entry_for(
+        &self,
+        study: &StudyRecord,
+        basis: Basis,
+        trials: &Arc<Vec<Trial>>,
+    ) -> Result<(Arc<Entry>, bool), EngineError> {
         let reproducible = self.reproducible(study);
         if !reproducible && let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision) {
             if entry.keeps_up(basis.data_version, trials) {
@@ -420,14 +425,13 @@ impl Engine {
         // Another replica may have fitted this very version (it took the completion and the
         // refit lease): take its fit up, as a lone server would have fitted it.
         let stored = self.inner.store.model_state(study.id).await?;
-        let trials = Arc::new(trials.to_vec());
         let warm = match refit::start_from(
             self.inner.cache.get(study.id, study.spec.space_revision).as_deref(),
             stored,
             basis.data_version,
             study.spec.space_revision,
         ) {
-            refit::Start::Adopt(state) => match self.restore(study, basis.data_version, trials.clone(), state).await {
+            refit::Start::Adopt(state) => match self.restore(study, basis.data_version, Arc::clone(trials), state).await {
                 Ok(entry) => {
                     self.inner.cache.insert(study.id, entry.clone());
                     return Ok((entry, true));
@@ -439,12 +443,12 @@ impl Engine {
             },
             refit::Start::Warm(state) => state,
         };
-        let entry = match self.fit(study, basis.data_version, trials.clone(), warm, Class::Waited).await {
+        let entry = match self.fit(study, basis.data_version, Arc::clone(trials), warm, Class::Waited).await {
             Ok(entry) => entry,
             Err(EngineError::Fit(e)) => {
                 tracing::warn!(study = study.id, error = %e, "the designer failed to fit; quasi-random proposals stand in until a fit succeeds");
                 self.inner.metrics.fallback(FailedStage::Fit);
-                Arc::new(super::cpu::fallback_entry(study, basis.data_version, &trials))
+                Arc::new(super::cpu::fallback_entry(study, basis.data_version, trials))
             }
             Err(e) => return Err(e),
         };

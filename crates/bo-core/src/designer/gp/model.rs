@@ -150,9 +150,9 @@ impl<P: Proposer> Model for GpModel<P> {
 
     fn memory_bytes(&self) -> usize {
         // The posterior (its factor and inputs dominate), the proposer's encoding, and what the
-        // proposers keep per trial (anchors, a trust region's replay): 1–2 KB a trial at six
-        // parameters, counted at 2.5 KB (tests/memory.rs measures every designer).
+        // proposers keep per trial (anchors, a trust region's replay): under 1 KB a trial at six
+        // parameters, counted at 1.5 KB (tests/memory.rs measures every designer).
         let n = self.post.gp.n();
-        self.post.memory_bytes() + 8 * n * self.proposer.width() + 2560 * n + (32 << 10)
+        self.post.memory_bytes() + 8 * n * self.proposer.width() + 1536 * n + (32 << 10)
     }
 }
