@@ -99,10 +99,14 @@ impl Mirrors {
             (None, Some((cursor, view))) => (cursor, Held::Unpacked(view), None),
             (None, None) => (Cursor::START, Held::Packed(PackedTrials::default(), None), Some(cold().await)),
         };
+        let started = std::time::Instant::now();
+        let (mut reading_s, mut packing_s) = (0.0, 0.0);
         let mut changes = store.trial_changes(study_id, cursor, PAGE, PAGE_BYTES).await?;
+        reading_s += started.elapsed().as_secs_f64();
         // The basis as the first page's read found it, before any trial was read.
         let basis = changes.basis();
         loop {
+            let packing = std::time::Instant::now();
             if changes.reset || !changes.trials.is_empty() {
                 let mut trials = match held {
                     Held::Packed(trials, _) => trials,
@@ -117,16 +121,23 @@ impl Mirrors {
                 held = Held::Packed(trials, None);
             }
             cursor = changes.cursor;
-            if !changes.more {
+            let more = changes.more;
+            drop(changes);
+            packing_s += packing.elapsed().as_secs_f64();
+            if !more {
                 break;
             }
+            let page = std::time::Instant::now();
             changes = store.trial_changes(study_id, cursor, PAGE, PAGE_BYTES).await?;
+            reading_s += page.elapsed().as_secs_f64();
         }
+        let unpacking = std::time::Instant::now();
         let (view, packed) = match held {
             Held::Packed(trials, Some(view)) => (view, Some(trials)),
             Held::Packed(trials, None) => (Arc::new(trials.unpack()), Some(trials)),
             Held::Unpacked(view) => (view, None),
         };
+        tracing::debug!(study = study_id, reading_s, packing_s, unpacking_s = unpacking.elapsed().as_secs_f64(), trials = view.len(), "mirror caught up");
         let mut inner = self.lock();
         inner.tick += 1;
         let used = inner.tick;
