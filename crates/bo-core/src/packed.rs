@@ -9,6 +9,9 @@
 //! one); and a value is eight bytes (a number's bits, or a categorical value's index). That
 //! trial then takes about 2.6 KB. `tests/memory.rs` measures both with a counting allocator.
 //!
+//! A replaced trial's strings that no other trial uses stay until [`PackedTrials::clear`]; they
+//! count in [`PackedTrials::memory_bytes`], so a budget over it still holds.
+//!
 //! Owns packing and unpacking only: unpacking gives back exactly the trial packed.
 
 use std::collections::{BTreeMap, HashMap};
