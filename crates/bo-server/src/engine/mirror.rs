@@ -4,15 +4,16 @@
 //! that changed, not 10,000. A delete makes the next read start over (the store says so).
 //!
 //! Kept packed (`bo_core::PackedTrials`: each distinct string once, a value in eight bytes —
-//! a trial of 300 categorical parameters of 128-character values takes about 2.6 KB packed,
-//! 75 KB decoded) and unpacked for the reader; readers of an unchanged study share one
-//! unpacked copy while any of them holds it. Bounded by bytes, not by count: the mirrors hold
-//! at most their budget as `PackedTrials::memory_bytes` estimates it; the least recently read
-//! studies' mirrors go first, and a study larger than the whole budget is handed to its reader
-//! and not kept — but while any reader still holds it, the next reader of the study catches up
-//! from it rather than reading it whole again, so suggests of a large study that arrive
-//! together share one read. Changes are read a page of at most [`PAGE`] trials and
-//! [`PAGE_BYTES`] at a time. Must not decide anything about the trials: it only reads them.
+//! a trial of 300 categorical parameters of 128-character values adds about 2.4 KB packed,
+//! where it takes up to 105 KB decoded) and unpacked for the reader; readers of an unchanged
+//! study share one unpacked copy while any of them holds it. Bounded by bytes, not by count:
+//! the mirrors hold at most their budget as `PackedTrials::memory_bytes` estimates it; the
+//! least recently read studies' mirrors go first, and a study larger than the whole budget is
+//! handed to its reader and not kept — but while any reader still holds it, the next reader of
+//! the study catches up from it rather than reading it whole again, so suggests of a large
+//! study that arrive together share one read. Changes are read a page of at most [`PAGE`]
+//! trials and [`PAGE_BYTES`] at a time. Must not decide anything about the trials: it only
+//! reads them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
