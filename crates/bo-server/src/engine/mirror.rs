@@ -138,7 +138,14 @@ impl Mirrors {
             Held::Packed(trials, None) => (Arc::new(trials.unpack()), Some(trials)),
             Held::Unpacked(view) => (view, None),
         };
-        tracing::debug!(study = study_id, reading_s, packing_s, unpacking_s = unpacking.elapsed().as_secs_f64(), trials = view.len(), "mirror caught up");
+        tracing::debug!(
+            study = study_id,
+            reading_s,
+            packing_s,
+            unpacking_s = unpacking.elapsed().as_secs_f64(),
+            trials = view.len(),
+            "mirror caught up"
+        );
         let mut inner = self.lock();
         inner.tick += 1;
         let used = inner.tick;
