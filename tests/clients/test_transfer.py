@@ -372,6 +372,41 @@ def test_a_study_moves_over_rest_between_servers_with_keys(tmp_path) -> None:
         next(gen_b, None)
 
 
+def test_an_import_whose_commit_outlasts_a_request_is_waited_for(tmp_path, monkeypatch) -> None:
+    """A long commit (two million trials on Postgres take minutes) answers 202 with the upload's
+    progress while it runs on; the client asks again until the study is there."""
+    gen = keyed(f"sqlite://{tmp_path}/a.db")
+    url = next(gen)
+    try:
+        client = bo.Client(url, project="team-a", api_key=KEY)
+        study = client.create_study("source", space(), metrics={"score": "MAXIMIZE"}, algorithm="RANDOM_SEARCH")
+        for t in study.suggest(5, "w"):
+            t.complete(score(t))
+        study.export(tmp_path / "study.json")
+
+        # The first two `:commit`s are answered as a server still committing answers: 202 with
+        # the upload (read from the real server), the commit not yet begun.
+        real = client.transport.request
+        seen = {"commits": 0, "progress": []}
+
+        def request(method, path, body=None, **kw):
+            if path.endswith(":commit"):
+                seen["commits"] += 1
+                if seen["commits"] <= 2:
+                    progress = real("GET", path[: -len(":commit")])
+                    seen["progress"].append(progress["state"])
+                    return progress
+            return real(method, path, body, **kw)
+
+        monkeypatch.setattr(client.transport, "request", request)
+        copy = client.import_study(tmp_path / "study.json", display_name="copy")
+        monkeypatch.undo()
+        assert seen["commits"] == 3 and seen["progress"] == ["STAGING", "STAGING"]
+        assert copy.display_name == "copy" and len(list(copy.trials())) == 5
+    finally:
+        next(gen, None)
+
+
 def test_an_interrupted_import_leaves_nothing_behind(tmp_path, monkeypatch) -> None:
     gen = keyed(f"sqlite://{tmp_path}/a.db")
     url = next(gen)

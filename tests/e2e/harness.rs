@@ -38,6 +38,10 @@ pub fn databases(test: &str) -> Vec<Database> {
     if let Some(url) = runtime.block_on(bo_store::testing::postgres_url(test)) {
         out.push(Database { name: "postgres", url });
     }
+    // `BO_TEST_DATABASE=postgres` (or `sqlite`): one database only, for a long measurement.
+    if let Ok(only) = std::env::var("BO_TEST_DATABASE") {
+        out.retain(|db| db.name == only);
+    }
     out
 }
 

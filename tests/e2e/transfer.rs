@@ -141,8 +141,9 @@ fn upload(api: &Api, document: &str, part: usize, display_name: &str) -> Value {
     let progress = api.ok("GET", &format!("/imports/{import}"), None);
     assert_eq!(progress["trialCount"], json!(all.len().to_string()), "{progress}");
     let study = api.ok("POST", &format!("/imports/{import}:commit"), Some(json!({})));
-    let (status, _) = api.call("GET", &format!("/imports/{import}"), None);
-    assert_eq!(status, StatusCode::NOT_FOUND, "a committed upload is gone");
+    let kept = api.ok("GET", &format!("/imports/{import}"), None);
+    assert_eq!((&kept["state"], &kept["study"]), (&json!("COMMITTED"), &study["name"]), "a committed upload names its study: {kept}");
+    assert_eq!(kept["committedTrialCount"], json!(all.len().to_string()), "{kept}");
     study
 }
 

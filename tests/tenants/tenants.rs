@@ -699,8 +699,23 @@ fn an_import_commit_and_a_delete_leave_other_projects_writing() {
 
         let watch = WriteWatch::start(&bob, &bobs);
         let started = Instant::now();
-        let study = alice.call("POST", &format!("/imports/{import}:commit"), Some(&json!({})));
+        // A commit longer than the server's wait answers 202 with its progress; asked again,
+        // it answers the study once the commit (which ran on meanwhile) has ended.
+        let (mut asked, mut progress) = (1, Vec::new());
+        let study = loop {
+            let (status, text) = alice.text("POST", &format!("/imports/{import}:commit"), Some(&json!({})));
+            let answer: Value = serde_json::from_str(&text).unwrap();
+            match status {
+                StatusCode::OK => break answer,
+                StatusCode::ACCEPTED => {
+                    progress.push(answer["committedTrialCount"].as_str().unwrap().parse::<usize>().unwrap());
+                    asked += 1;
+                }
+                _ => panic!("{}: the commit answered {status}: {text}", db.name),
+            }
+        };
         let committed = started.elapsed();
+        assert!(progress.windows(2).all(|w| w[0] <= w[1]) && progress.iter().all(|&p| p <= n), "{}: progress {progress:?}", db.name);
         let (writes, commit_p99, commit_slowest) = watch.finish();
         let big = study["name"].as_str().unwrap().rsplit('/').next().unwrap().to_owned();
         let listed = alice.call("GET", &format!("/studies/{big}/trials?pageSize=1"), None);
@@ -712,7 +727,7 @@ fn an_import_commit_and_a_delete_leave_other_projects_writing() {
         let deleted = started.elapsed();
         let (writes_d, delete_p99, delete_slowest) = watch.finish();
         println!(
-            "{} trials on {}: staged in {staged:?}; committed in {committed:?}, bob's {writes} writes meanwhile p99 {commit_p99:?} (slowest {commit_slowest:?}); \
+            "{} trials on {}: staged in {staged:?}; committed in {committed:?} ({asked} requests), bob's {writes} writes meanwhile p99 {commit_p99:?} (slowest {commit_slowest:?}); \
              deleted in {deleted:?}, bob's {writes_d} writes p99 {delete_p99:?} (slowest {delete_slowest:?})",
             n, db.name
         );

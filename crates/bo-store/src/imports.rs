@@ -2,7 +2,8 @@
 //! takes its trials a part at a time (staged in tables shaped as `trials` and `measurements`),
 //! and is committed in steps that move the staged rows a chunk per transaction into a study
 //! hidden until the last step — or abandoned, or left to expire. Nothing of an upload is visible
-//! as a study before its commit ends. The head is kept as the text the server gives (this module does
+//! as a study before its commit ends; a committed upload is kept (empty) until it expires, so
+//! asking to commit it again answers its study. The head is kept as the text the server gives (this module does
 //! not read it); the server decodes it again at the commit and hands over the [`StudyHead`].
 
 use bo_core::{StudySpec, Trial};
@@ -40,6 +41,40 @@ pub struct ImportRecord {
     pub create_time_ms: i64,
     /// When it is dropped unless used again, milliseconds since the epoch.
     pub expire_time_ms: i64,
+    /// The study its commit has begun (hidden until the commit's last step), if one has.
+    pub study_id: Option<i64>,
+    /// Staged trials moved into that study so far.
+    pub committed_trials: i64,
+    /// When the commit's last step showed the study, milliseconds since the epoch.
+    pub committed_ms: Option<i64>,
+}
+
+impl ImportRecord {
+    /// An upload about to be opened (nothing staged, no commit begun).
+    pub fn opening(
+        id: String,
+        project: String,
+        location: String,
+        display_name: String,
+        head: String,
+        now_ms: i64,
+        expire_time_ms: i64,
+    ) -> ImportRecord {
+        ImportRecord {
+            id,
+            project,
+            location,
+            display_name,
+            head,
+            trials: 0,
+            last_trial_id: 0,
+            create_time_ms: now_ms,
+            expire_time_ms,
+            study_id: None,
+            committed_trials: 0,
+            committed_ms: None,
+        }
+    }
 }
 
 /// Why an upload cannot open or take a part.
@@ -69,6 +104,9 @@ pub enum ImportError {
         /// The last staged.
         last: i64,
     },
+    /// The upload's commit has begun: it takes no more trials.
+    #[error("the import's commit has begun, so it takes no more trials; to change them, delete it and import again")]
+    Committing,
     /// The upload would pass its trial limit.
     #[error("an import holds at most {limit} trials; this part would make {would}")]
     TooLarge {
@@ -88,7 +126,7 @@ impl From<sqlx::Error> for ImportError {
     }
 }
 
-const IMPORT_COLUMNS: &str = "id, project, location, display_name, head, trials, last_trial_id, create_time_ms, expire_time_ms";
+const IMPORT_COLUMNS: &str = "id, project, location, display_name, head, trials, last_trial_id, create_time_ms, expire_time_ms, study_id, committed_trials, committed_ms";
 
 fn import_from_row(row: &sqlx::any::AnyRow) -> Result<ImportRecord, StoreError> {
     Ok(ImportRecord {
@@ -101,17 +139,21 @@ fn import_from_row(row: &sqlx::any::AnyRow) -> Result<ImportRecord, StoreError> 
         last_trial_id: row.try_get("last_trial_id")?,
         create_time_ms: row.try_get("create_time_ms")?,
         expire_time_ms: row.try_get("expire_time_ms")?,
+        study_id: row.try_get("study_id")?,
+        committed_trials: row.try_get("committed_trials")?,
+        committed_ms: row.try_get("committed_ms")?,
     })
 }
 
 impl Store {
     /// Opens an upload (dropping every expired one first). At most `max_open` are open per
-    /// project, whatever their locations (a location is any name a caller invents).
+    /// project, whatever their locations (a location is any name a caller invents); committed
+    /// ones do not count.
     pub async fn open_import(&self, record: &ImportRecord, max_open: i64) -> Result<ImportRecord, ImportError> {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         drop_expired(&mut tx, record.create_time_ms).await?;
-        let open: i64 = sqlx::query("SELECT COUNT(*) AS n FROM imports WHERE project = $1")
+        let open: i64 = sqlx::query("SELECT COUNT(*) AS n FROM imports WHERE project = $1 AND committed_ms IS NULL")
             .bind(&record.project)
             .fetch_one(&mut *tx)
             .await?
@@ -165,6 +207,9 @@ impl Store {
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let upload = find(&mut tx, project, location, id, now_ms).await?;
+        if upload.study_id.is_some() {
+            return Err(ImportError::Committing);
+        }
         let mut last = upload.last_trial_id;
         let would = upload.trials.saturating_add(trials.len() as i64);
         if would > max_trials {
@@ -233,19 +278,31 @@ impl Store {
     }
 
     /// Creates the upload's study from `head` (decoded by the server from the upload's head) as
-    /// the next study of its project and location, moves its staged trials in, and drops the
-    /// upload. Done in steps, so no other write waits for all of it: the study is created
-    /// hidden (project `''`, which no request names), the staged trials move into it
-    /// [`COMMIT_CHUNK`] per transaction (each step takes them out of the upload, so a commit
-    /// cut short resumes where it stopped), and the last step names and numbers it in its
-    /// location — the study is seen whole or not at all. A study of its name already there is
-    /// `AlreadyExists` and the upload stays.
-    pub async fn commit_import(&self, upload: &ImportRecord, head: &StudyHead, now_ms: i64) -> Result<crate::StudyRecord, StoreError> {
+    /// the next study of its project and location, moves its staged trials in, and marks the
+    /// upload committed, kept until `keep_until_ms` at least. Done in steps, so no other write
+    /// waits for all of it: the study is created hidden (project `''`, which no request names),
+    /// the staged trials move into it [`COMMIT_CHUNK`] per transaction (each step takes them out
+    /// of the upload, so a commit cut short resumes where it stopped), and the last step names
+    /// and numbers it in its location — the study is seen whole or not at all. A study of its
+    /// name already there is `AlreadyExists` and the upload stays. An upload already committed
+    /// answers its study (`NotFound` once that is deleted).
+    pub async fn commit_import(
+        &self,
+        upload: &ImportRecord,
+        head: &StudyHead,
+        now_ms: i64,
+        keep_until_ms: i64,
+    ) -> Result<crate::StudyRecord, StoreError> {
         let study_id = self.hidden_import_study(upload, head, now_ms).await?;
         while self.move_import_chunk(&upload.id, study_id, now_ms).await? == COMMIT_CHUNK {}
         let _turn = self.write_turn().await;
         let mut tx = self.pool.begin().await?;
         let found = find(&mut tx, &upload.project, &upload.location, &upload.id, now_ms).await?;
+        if found.committed_ms.is_some() {
+            // Another request's commit (on this replica or another) ended first.
+            drop(tx);
+            return self.study_by_id(study_id).await;
+        }
         let number = crate::studies::take_study_number(&mut tx, &found.project, &found.location).await?;
         let next_trial_id = head.next_trial_id.max(found.last_trial_id.saturating_add(1));
         let shown =
@@ -268,7 +325,12 @@ impl Store {
             other => other?,
         };
         insert_model(&mut tx, study_id, head.model.as_ref()).await?;
-        drop_one(&mut tx, &found.id).await?;
+        sqlx::query("UPDATE imports SET committed_ms = $1, expire_time_ms = $2 WHERE id = $3")
+            .bind(now_ms)
+            .bind(found.expire_time_ms.max(keep_until_ms))
+            .bind(&found.id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         self.study_by_id(study_id).await
     }
@@ -341,11 +403,16 @@ impl Store {
         for table in ["import_measurements WHERE import_id = $1 AND trial_id <= $2", "import_trials WHERE import_id = $1 AND id <= $2"] {
             sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table}"))).bind(import_id).bind(through).execute(&mut *tx).await?;
         }
+        sqlx::query("UPDATE imports SET committed_trials = committed_trials + $1 WHERE id = $2")
+            .bind(moved as i64)
+            .bind(import_id)
+            .execute(&mut *tx)
+            .await?;
         tx.commit().await?;
         Ok(moved as i64)
     }
 
-    /// Abandons the upload `id`, its staged trials with it.
+    /// Abandons the upload `id`, its staged trials with it (a committed one's study stays).
     pub async fn delete_import(&self, project: &str, location: &str, id: &str, now_ms: i64) -> Result<(), StoreError> {
         {
             let _turn = self.write_turn().await;

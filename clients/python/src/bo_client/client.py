@@ -14,6 +14,7 @@ opens studies: creates, finds, lists and imports them."""
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -23,6 +24,8 @@ from .measurement import Measurement, Metrics, Prediction
 from .space import SearchSpace
 from .spec import Metric, MedianStopping, Stopping, StudyStopping
 from .study import Study, Trial
+
+logger = logging.getLogger("bo_client")
 
 # Measurement, Prediction, Study and Trial are re-exported: ``from bo_client.client import Trial``
 # keeps working.
@@ -190,8 +193,10 @@ class Client:
         the exported study's (a study of that name here is an :class:`ApiError` 409).
 
         The trials go in parts of at most ``part_bytes`` (``POST …/studies:import``, then
-        ``…/imports/{id}:append``) and the study appears in one step at the end (``:commit``):
-        all of it or, after any failure (Ctrl-C too), nothing — the upload is deleted. An
+        ``…/imports/{id}:append``) and the study appears in one step at the end (``:commit``,
+        which the server may answer with its progress while it runs on; this waits for it):
+        all of it or, after any failure before the commit ends (Ctrl-C too), nothing — the
+        upload is deleted. An
         Optuna journal is read by ``bo-server import --format optuna-journal``, which takes the
         search space it lacks."""
         import json
@@ -232,17 +237,14 @@ class Client:
 
                 self._t.request("POST", f"{at}:append", {"trials": part}, on_ambiguous=already_there)
 
-            def committed() -> Tuple[bool, Json]:
-                try:
-                    self._t.request("GET", at)
-                    return False, None
-                except ApiError as e:
-                    if e.status != 404:
-                        raise
-                    target = display_name if display_name is not None else doc.get("study", {}).get("displayName", "")
-                    return True, self._t.request("POST", f"{self._path}/studies:lookup", {"displayName": target})
-
-            return Study(self, self._t.request("POST", f"{at}:commit", {}, on_ambiguous=committed))
+            # A commit outlasting the server's wait answers 202 with the upload's progress and
+            # runs on; asked again (a resend after a lost answer too) it answers the study.
+            while True:
+                answer = self._t.request("POST", f"{at}:commit", {})
+                if "/imports/" not in str(answer.get("name", "")):
+                    return Study(self, answer)
+                logger.info("importing %s: %s of %s trials moved", name, answer.get("committedTrialCount"), answer.get("trialCount"))
+                time.sleep(0.5)
         except BaseException:
             try:
                 self._t.request("DELETE", at)

@@ -239,6 +239,9 @@ pub struct Access {
     pub max_body_bytes: usize,
     /// How long a request may take before it is answered 504; `None`: no bound.
     pub request_timeout: Option<Duration>,
+    /// How long a `:commit` waits for its import before answering 202 with the progress
+    /// (`transfer::COMMIT_WAIT`, at most half the request timeout).
+    pub commit_wait: Duration,
     /// The sizes a request may have.
     pub limits: Limits,
 }
@@ -253,6 +256,7 @@ impl Default for Access {
             max_header_bytes: 16 << 10,
             max_body_bytes: super::DEFAULT_BODY_LIMIT,
             request_timeout: None,
+            commit_wait: super::transfer::COMMIT_WAIT,
             limits: Limits::default(),
         }
     }
@@ -279,6 +283,7 @@ impl Access {
                 config.max_suggest_wait
             );
         }
+        let request_timeout = (config.request_timeout > 0.0).then(|| Duration::from_secs_f64(config.request_timeout.min(86_400.0)));
         Ok(Access {
             keys,
             rate_limit: (config.rate_limit > 0.0).then(|| RateLimit::new(config.rate_limit)),
@@ -286,8 +291,8 @@ impl Access {
             body_timeout: (config.body_timeout > 0.0).then(|| Duration::from_secs_f64(config.body_timeout.min(86_400.0))),
             max_header_bytes: config.max_header_bytes,
             max_body_bytes: config.max_body_bytes,
-            request_timeout: (config.request_timeout > 0.0)
-                .then(|| std::time::Duration::from_secs_f64(config.request_timeout.min(86_400.0))),
+            request_timeout,
+            commit_wait: request_timeout.map_or(super::transfer::COMMIT_WAIT, |limit| super::transfer::COMMIT_WAIT.min(limit / 2)),
             limits: config.limits.limits(),
         })
     }

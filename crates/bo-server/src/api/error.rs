@@ -56,7 +56,7 @@ impl Code {
 }
 
 /// An error answer.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ApiError {
     code: Code,
     /// Overrides the table's HTTP status (413 and 405, which google.rpc has no code for).

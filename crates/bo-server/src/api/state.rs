@@ -21,11 +21,13 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Turns at streaming an export, shared fairly between projects.
     pub exports: Arc<super::transfer::ExportSlots>,
+    /// The import commits running on this replica.
+    pub commits: Arc<super::transfer::Commits>,
 }
 
 impl AppState {
     /// The state of a service over `store` and `engine`.
     pub fn new(store: Store, engine: Engine, access: Arc<Access>, metrics: Arc<Metrics>) -> AppState {
-        AppState { store, engine, access, metrics, exports: Arc::new(super::transfer::ExportSlots::default()) }
+        AppState { store, engine, access, metrics, exports: Arc::new(super::transfer::ExportSlots::default()), commits: Arc::default() }
     }
 }

@@ -370,3 +370,58 @@ async fn locations_list_where_studies_are() {
         json!([{"project": "p", "location": "l", "studies": 1}, {"project": "q", "location": "m", "studies": 1}])
     );
 }
+
+/// A commit that outlasts its wait answers 202 with the upload's progress and runs on without
+/// the request; the upload then says COMMITTED and names its study, a second `:commit` answers
+/// that study, and a committed upload takes no more parts. (A zero wait on this single-threaded
+/// runtime: the commit's task cannot have run when the request is answered.)
+#[tokio::test]
+async fn an_import_commit_outlasting_its_wait_answers_202_and_runs_on() {
+    let app = TestApp::new(Access { commit_wait: std::time::Duration::ZERO, ..Access::default() }).await;
+    app.call(Method::POST, STUDIES, Some(study())).await;
+    for x in [0.1, 0.2, 0.3] {
+        let trial =
+            json!({"parameters": [{"parameterId": "x", "value": x}], "finalMeasurement": {"metrics": [{"metricId": "loss", "value": x}]}});
+        app.call(Method::POST, &format!("{STUDIES}/1/trials"), Some(trial)).await;
+    }
+    let (status, doc) = app.call(Method::GET, &format!("{STUDIES}/1:export"), None).await;
+    assert_eq!(status, StatusCode::OK, "{doc}");
+    let (status, opened) = app.call(Method::POST, "/v1/projects/p/locations/l/studies:import?displayName=copy", Some(doc)).await;
+    assert_eq!(status, StatusCode::OK, "{opened}");
+    assert_eq!((opened["state"].as_str(), opened["trialCount"].as_str()), (Some("STAGING"), Some("3")), "{opened}");
+    let upload = format!("/v1/{}", opened["name"].as_str().unwrap());
+
+    let (status, progress) = app.call(Method::POST, &format!("{upload}:commit"), Some(json!({}))).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{progress}");
+    assert_eq!(progress["name"], opened["name"], "{progress}");
+    assert_ne!(progress["state"], "COMMITTED", "{progress}");
+    assert!(progress.get("study").is_none(), "{progress}");
+
+    let mut now = progress;
+    for _ in 0..500 {
+        if now["state"] == "COMMITTED" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        now = app.call(Method::GET, &upload, None).await.1;
+    }
+    assert_eq!((now["state"].as_str(), now["committedTrialCount"].as_str()), (Some("COMMITTED"), Some("3")), "{now}");
+    assert_eq!(now["study"], "projects/p/locations/l/studies/2", "{now}");
+    let (status, copy) = app.call(Method::POST, &format!("{upload}:commit"), Some(json!({}))).await;
+    assert_eq!(
+        (status, copy["name"].as_str(), copy["displayName"].as_str()),
+        (StatusCode::OK, now["study"].as_str(), Some("copy")),
+        "{copy}"
+    );
+    let (_, trials) = app.call(Method::GET, &format!("{STUDIES}/2/trials"), None).await;
+    assert_eq!(trials["trials"].as_array().map(Vec::len), Some(3), "{trials}");
+
+    let part = json!({"trials": [{"id": "9", "state": "ACTIVE", "startTime": "2026-01-01T00:00:00Z", "parameters": [{"parameterId": "x", "value": 0.5}]}]});
+    let (status, e) = app.call(Method::POST, &format!("{upload}:append"), Some(part)).await;
+    assert_eq!((status, e["error"]["status"].as_str()), (StatusCode::BAD_REQUEST, Some("FAILED_PRECONDITION")), "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("commit has begun"), "{e}");
+    // Deleting the committed upload leaves the study; then the upload is gone.
+    assert_eq!(app.call(Method::DELETE, &upload, None).await.0, StatusCode::OK);
+    assert_eq!(app.call(Method::GET, &format!("{STUDIES}/2"), None).await.0, StatusCode::OK);
+    assert_eq!(app.call(Method::POST, &format!("{upload}:commit"), Some(json!({}))).await.0, StatusCode::NOT_FOUND);
+}

@@ -11,14 +11,18 @@
 //! - `POST …/studies:import` opens an upload with the JSON document's head (its `trials` may
 //!   hold a first part, or be left out); `POST …/imports/{import}:append` stages a part
 //!   `{"trials": […]}` (each under the body limit, ids increasing across parts); `:commit`
-//!   creates the study with all of them in one transaction; `GET` shows how far an upload got
-//!   (to resume after a failure), `DELETE` abandons it. Every part is checked as a created trial
+//!   creates the study with all of them, seen whole or not at all. A commit runs as a task of
+//!   its own (`Commits`, one per upload on a replica; a second `:commit` joins it): the request
+//!   waits up to [`COMMIT_WAIT`] and answers the study, or 202 with the upload's progress, and
+//!   the client asks again. `GET` shows how far an upload got (to resume after a failure),
+//!   `DELETE` abandons it. Every part is checked as a created trial
 //!   is and a bad one names its field and stores nothing; an upload unused for [`IMPORT_TTL_MS`]
 //!   expires. Uploads live in the database, so the parts may go to different replicas.
 //!
 //! The file formats are `crate::transfer`'s; this module owns only the HTTP around them.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -54,6 +58,11 @@ pub const MIN_EXPORT_RATE: f64 = 64.0 * 1024.0;
 pub const EXPORT_GRACE: Duration = Duration::from_secs(10);
 /// How long an upload lives after its last part.
 pub const IMPORT_TTL_MS: i64 = 24 * 3600 * 1000;
+/// How long a committed upload is kept at least, answering `:commit` and `GET` with its study.
+pub const COMMITTED_TTL_MS: i64 = 3600 * 1000;
+/// The longest a `:commit` request waits for its commit (at most half the request timeout)
+/// before answering 202 with the upload's progress; the commit runs on.
+pub const COMMIT_WAIT: Duration = Duration::from_secs(20);
 /// Uploads open at once in one project, over all its locations (each may hold
 /// [`MAX_IMPORT_TRIALS`]).
 pub const MAX_OPEN_IMPORTS: i64 = 16;
@@ -306,10 +315,41 @@ pub struct ImportW {
     pub create_time: String,
     /// When it is dropped unless a part arrives first, RFC 3339.
     pub expire_time: String,
+    /// `STAGING` (taking parts), `COMMITTING` (its commit has begun: running, or stopped by a
+    /// conflict or a restart, which another `:commit` resumes) or `COMMITTED`.
+    pub state: ImportStateW,
+    /// Staged trials moved into the study so far (int64 as a string).
+    #[serde(with = "int64")]
+    #[schema(value_type = String)]
+    pub committed_trial_count: i64,
+    /// Once committed, the study's name: `projects/{project}/locations/{location}/studies/{study}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub study: Option<String>,
 }
 
-fn import_to_wire(r: &ImportRecord) -> ImportW {
+/// Where an upload stands.
+#[derive(Serialize, ToSchema, Clone, Copy, Debug, PartialEq)]
+#[schema(as = ImportState)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ImportStateW {
+    /// Taking parts.
+    Staging,
+    /// Its commit has begun and not ended.
+    Committing,
+    /// Its study exists.
+    Committed,
+}
+
+fn import_to_wire(r: &ImportRecord, study: Option<&bo_store::StudyRecord>) -> ImportW {
+    let state = match (r.study_id, r.committed_ms) {
+        (_, Some(_)) => ImportStateW::Committed,
+        (Some(_), None) => ImportStateW::Committing,
+        (None, None) => ImportStateW::Staging,
+    };
     ImportW {
+        state,
+        committed_trial_count: r.committed_trials,
+        study: study.map(super::wire::study::study_name),
         name: format!("projects/{}/locations/{}/imports/{}", r.project, r.location, r.id),
         display_name: r.display_name.clone(),
         trial_count: r.trials,
@@ -357,6 +397,7 @@ fn import_error(e: ImportError) -> ApiError {
     match e {
         ImportError::TooMany { .. } => ApiError::new(Code::ResourceExhausted, e.to_string()),
         ImportError::OutOfOrder { .. } | ImportError::TooLarge { .. } => ApiError::invalid(e.to_string()),
+        ImportError::Committing => ApiError::precondition(e.to_string()),
         ImportError::Store(e) => store_error(e),
     }
 }
@@ -425,23 +466,14 @@ pub async fn import_study(
         serde_json::to_string(&empty).map_err(|e| ApiError::new(Code::Internal, format!("keeping the document's head failed: {e}")))?
     };
     let now = crate::now_ms();
-    let record = ImportRecord {
-        id: format!("{:032x}", rand::random::<u128>()),
-        project: path.project.clone(),
-        location: path.location.clone(),
-        display_name,
-        head: head_json,
-        trials: 0,
-        last_trial_id: 0,
-        create_time_ms: now,
-        expire_time_ms: now + IMPORT_TTL_MS,
-    };
+    let id = format!("{:032x}", rand::random::<u128>());
+    let record = ImportRecord::opening(id, path.project.clone(), path.location.clone(), display_name, head_json, now, now + IMPORT_TTL_MS);
     let mut opened = state.store.open_import(&record, MAX_OPEN_IMPORTS).await.map_err(import_error)?;
     if !trials.is_empty() {
         opened = stage(&state, &opened, &head, &trials).await?;
     }
     tracing::info!(import = %opened.id, project = %opened.project, trials = opened.trials, "import opened");
-    Ok(Json(import_to_wire(&opened)))
+    Ok(Json(import_to_wire(&opened, None)))
 }
 
 async fn stage(state: &AppState, upload: &ImportRecord, head: &StudyHead, trials: &[bo_core::Trial]) -> Result<ImportRecord, ApiError> {
@@ -482,7 +514,17 @@ async fn find_upload(state: &AppState, path: &ImportPath) -> Result<ImportRecord
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/imports/{import}", tag = "studies",
     params(ImportPath), responses((status = 200, description = "the upload", body = ImportW), (status = 404, description = "no such upload (committed, deleted or expired)", body = ErrorBodyW)))]
 pub async fn get_import(State(state): State<AppState>, Path(path): Path<ImportPath>) -> Result<Json<ImportW>, ApiError> {
-    Ok(Json(import_to_wire(&find_upload(&state, &path).await?)))
+    Ok(Json(upload_to_wire(&state, &find_upload(&state, &path).await?).await?))
+}
+
+/// The upload as answered, naming its study once committed (a committed upload whose study has
+/// been deleted since is not found).
+async fn upload_to_wire(state: &AppState, upload: &ImportRecord) -> Result<ImportW, ApiError> {
+    let study = match (upload.committed_ms, upload.study_id) {
+        (Some(_), Some(id)) => Some(state.store.study_by_id(id).await.map_err(store_error)?),
+        _ => None,
+    };
+    Ok(import_to_wire(upload, study.as_ref()))
 }
 
 /// DeleteImport (bo extension): abandons an upload and what it staged.
@@ -505,30 +547,94 @@ pub async fn append_import(state: AppState, path: ImportPath, body: AppendImport
     let head = upload_head(&state, &upload).await?;
     let limits = state.access.limits.clone();
     let (head, trials) = blocking("checking the trials", move || check_trials(body.trials, &head, &limits).map(|t| (head, t))).await??;
-    Ok(Json(import_to_wire(&stage(&state, &upload, &head, &trials).await?)))
+    Ok(Json(import_to_wire(&stage(&state, &upload, &head, &trials).await?, None)))
 }
 
 /// CommitImport (bo extension): creates the study with every staged trial and the document's
-/// model state, in one transaction, and ends the upload.
+/// model state, seen whole or not at all. The commit runs on its own, whatever becomes of the
+/// request: answered with the study if it ends within [`COMMIT_WAIT`], else 202 with the
+/// upload's progress — ask again (it joins the running commit, or resumes one a restart cut) or
+/// poll `GET`. A committed upload answers its study.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/imports/{import}:commit", tag = "studies",
     params(ImportPath), request_body = super::wire::request::EmptyRequestW,
     responses((status = 200, description = "the new study", body = StudyW),
-              (status = 404, description = "no such upload (committed, deleted or expired)", body = ErrorBodyW),
+              (status = 202, description = "still committing: the upload with its progress; ask again", body = ImportW),
+              (status = 404, description = "no such upload (deleted, expired, or its study deleted since)", body = ErrorBodyW),
               (status = 409, description = "the location has a study of that name by now", body = ErrorBodyW)))]
-pub async fn commit_import(
-    state: AppState,
-    path: ImportPath,
-    _body: super::wire::request::EmptyRequestW,
-) -> Result<Json<StudyW>, ApiError> {
+pub async fn commit_import(state: AppState, path: ImportPath, _body: super::wire::request::EmptyRequestW) -> Result<Response, ApiError> {
     let upload = find_upload(&state, &path).await?;
-    let head = upload_head(&state, &upload).await?;
-    let study = state.store.commit_import(&upload, &head, crate::now_ms()).await.map_err(|e| match e {
+    if let (Some(_), Some(id)) = (upload.committed_ms, upload.study_id) {
+        return Ok(Json(study_to_wire(&state.store.study_by_id(id).await.map_err(store_error)?)).into_response());
+    }
+    let mut done = state.commits.join_or_start(&state, upload);
+    // The answer is cloned out at once: a borrowed one must not be held across an await.
+    let answered = tokio::time::timeout(state.access.commit_wait, done.wait_for(Option::is_some)).await.map(|r| r.map(|a| a.clone()));
+    match answered {
+        Ok(Ok(Some(Ok(study)))) => Ok(Json(study_to_wire(&study)).into_response()),
+        Ok(Ok(Some(Err(e)))) => Err(e),
+        Ok(_) => Err(ApiError::new(Code::Internal, "the import's commit stopped unexpectedly; ask again to resume it")),
+        Err(_) => {
+            let now = find_upload(&state, &path).await?;
+            Ok((axum::http::StatusCode::ACCEPTED, Json(upload_to_wire(&state, &now).await?)).into_response())
+        }
+    }
+}
+
+/// What a commit ends with: the study, or the error its requests answer.
+type CommitAnswer = Option<Result<bo_store::StudyRecord, ApiError>>;
+
+/// The commits running on this replica, by upload id. Each runs as a task of its own, so a
+/// request that gives up (or is cut by the request timeout) leaves it going; a second `:commit`
+/// of the upload waits on the first's answer instead of taking steps beside it. (Replicas
+/// share nothing here: one on another replica takes its steps in turn, under the upload's row
+/// lock.)
+#[derive(Default)]
+pub struct Commits(std::sync::Mutex<std::collections::HashMap<String, tokio::sync::watch::Receiver<CommitAnswer>>>);
+
+impl Commits {
+    /// The answer of the upload's running commit, starting it if none runs.
+    fn join_or_start(self: &Arc<Self>, state: &AppState, upload: ImportRecord) -> tokio::sync::watch::Receiver<CommitAnswer> {
+        let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(answer) = running.get(&upload.id) {
+            return answer.clone();
+        }
+        let (tx, rx) = tokio::sync::watch::channel(None);
+        running.insert(upload.id.clone(), rx.clone());
+        let ended = Ended { commits: self.clone(), id: upload.id.clone() };
+        let state = state.clone();
+        tokio::spawn(async move {
+            let answer = commit(&state, &upload).await;
+            tx.send_replace(Some(answer));
+            drop(ended);
+        });
+        rx
+    }
+}
+
+/// Takes a commit off the running list when its task ends, however it ends.
+struct Ended {
+    commits: Arc<Commits>,
+    id: String,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.commits.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+    }
+}
+
+async fn commit(state: &AppState, upload: &ImportRecord) -> Result<bo_store::StudyRecord, ApiError> {
+    let head = upload_head(state, upload).await?;
+    let now = crate::now_ms();
+    let study = state.store.commit_import(upload, &head, now, now + COMMITTED_TTL_MS).await.map_err(|e| match e {
         StoreError::AlreadyExists(m) => ApiError::new(Code::AlreadyExists, m),
         e => store_error(e),
     })?;
-    tracing::info!(study = %super::wire::study::study_name(&study), trials = upload.trials, "study imported");
+    if upload.committed_ms.is_none() {
+        tracing::info!(study = %super::wire::study::study_name(&study), trials = upload.trials, "study imported");
+    }
     state.engine.notify_changed(&study);
-    Ok(Json(study_to_wire(&study)))
+    Ok(study)
 }
 
 /// `POST …/imports/{import}:{verb}`: `:append` and `:commit`.
@@ -544,7 +650,7 @@ pub async fn post_import_verb(
     let limits = state.access.limits.clone();
     match verb {
         "append" => Ok(append_import(state, path, parse_body(body, &limits).await?).await?.into_response()),
-        "commit" => Ok(commit_import(state, path, parse_body(body, &limits).await?).await?.into_response()),
+        "commit" => commit_import(state, path, parse_body(body, &limits).await?).await,
         other => Err(ApiError::not_found(format!("{} is not an upload method; upload methods are append and commit", shown(other)))),
     }
 }

@@ -21,7 +21,7 @@ use bo_core::stopping::StoppingDecision;
 use bo_core::stopping::curves::{CURVE_POINTS, Finished, MAX_CURVES};
 use bo_core::{Assignment, Completion, Goal, Limits, Measurement, MetricSpec, ParamValue, Safety, StudySpec, TrialState};
 use bo_store::{
-    Basis, CurveMetric, Entity, Load, NewTrial, Opened, Operation, Store, StoreError, StoreOptions, StudySettings, StudyState,
+    Basis, CurveMetric, Entity, ImportError, Load, NewTrial, Opened, Operation, Store, StoreError, StoreOptions, StudySettings, StudyState,
     SuggestOutcome, SuggestRequest, testing,
 };
 

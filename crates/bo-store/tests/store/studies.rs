@@ -201,38 +201,49 @@ async fn an_upload_commits_in_steps_and_is_seen_whole_or_not_at_all(store: Store
     let trials: Vec<bo_core::Trial> =
         (1..=n).map(|i| bo_core::Trial { start_time_ms: i, measurements: vec![measured(i)], ..bo_core::Trial::new(i, point(i)) }).collect();
     let far = i64::MAX / 2;
-    let open = |id: &str, name: &str| bo_store::ImportRecord {
-        id: id.to_owned(),
-        project: "p".into(),
-        location: "l".into(),
-        display_name: name.to_owned(),
-        head: "{}".into(),
-        trials: 0,
-        last_trial_id: 0,
-        create_time_ms: 1,
-        expire_time_ms: far,
-    };
+    let open =
+        |id: &str, name: &str| bo_store::ImportRecord::opening(id.to_owned(), "p".into(), "l".into(), name.to_owned(), "{}".into(), 1, far);
     store.open_import(&open("u1", "source"), 16).await.unwrap();
     let upload = store.stage_import_trials("p", "l", "u1", &spec(), &trials, 2, far, 10_000_000).await.unwrap();
     // Its name is taken: refused after the trials moved, and nothing of it is seen.
-    assert!(matches!(store.commit_import(&upload, &head, 3).await, Err(StoreError::AlreadyExists(_))));
+    assert!(matches!(store.commit_import(&upload, &head, 3, 0).await, Err(StoreError::AlreadyExists(_))));
     assert_eq!(store.locations(None, 10).await.unwrap(), vec![("p".to_owned(), "l".to_owned(), 1)]);
     assert_eq!(store.lookup_study("p", "l", "source").await.unwrap().id, source.id);
     // Retried once the name is free: it goes on from where it stopped.
     store.delete_study(source.id).await.unwrap();
-    let study = store.commit_import(&upload, &head, 4).await.unwrap();
+    let begun = store.get_import("p", "l", "u1", 4).await.unwrap();
+    assert_eq!((begun.committed_trials, begun.committed_ms), (n, None), "every trial moved, the study not shown yet");
+    assert!(
+        matches!(store.stage_import_trials("p", "l", "u1", &spec(), &trials[..1], 4, far, 10_000_000).await, Err(ImportError::Committing)),
+        "an upload whose commit began takes no more trials"
+    );
+    let study = store.commit_import(&upload, &head, 4, 0).await.unwrap();
     assert_eq!((study.project.as_str(), study.location.as_str(), study.display_name.as_str()), ("p", "l", "source"));
     assert_eq!(study.number, 2, "numbered in its location at the last step");
     let (moved, _) = store.list_trials(study.id, 0, n + 1, usize::MAX).await.unwrap();
     assert_eq!(moved.len() as i64, n);
     assert!(moved.iter().all(|t| t.measurements == vec![measured(t.id)]), "each with its measurements");
-    assert!(matches!(store.get_import("p", "l", "u1", 5).await, Err(StoreError::NotFound(Entity::Import))));
+    // Kept, committed, until it expires: a second commit (a client that lost the answer, or
+    // another replica) answers the same study; once the study is deleted, nothing.
+    let kept = store.get_import("p", "l", "u1", 5).await.unwrap();
+    assert_eq!((kept.study_id, kept.committed_trials, kept.committed_ms), (Some(study.id), n, Some(4)));
+    assert_eq!(store.commit_import(&upload, &head, 5, 0).await.unwrap().id, study.id);
+    assert_eq!(store.list_trials(study.id, 0, n + 1, usize::MAX).await.unwrap().0.len() as i64, n, "nothing moved twice");
 
     // Abandoned after its commit began: its hidden study goes with it.
     store.open_import(&open("u2", "source"), 16).await.unwrap();
     let upload = store.stage_import_trials("p", "l", "u2", &spec(), &trials[..10], 6, far, 10_000_000).await.unwrap();
-    assert!(matches!(store.commit_import(&upload, &head, 7).await, Err(StoreError::AlreadyExists(_))));
+    assert!(matches!(store.commit_import(&upload, &head, 7, 0).await, Err(StoreError::AlreadyExists(_))));
     store.delete_import("p", "l", "u2", 8).await.unwrap();
     assert_eq!(store.finish_deletes().await.unwrap(), 0, "nothing left to delete");
     assert_eq!(store.locations(None, 10).await.unwrap(), vec![("p".to_owned(), "l".to_owned(), 1)]);
+
+    // A committed upload does not count against the project's open uploads, and deleting it
+    // leaves its study.
+    store.open_import(&open("u3", "third"), 2).await.unwrap();
+    store.open_import(&open("u4", "fourth"), 2).await.expect("u1 is committed, so u3 is the only one open");
+    store.delete_import("p", "l", "u1", 9).await.unwrap();
+    store.finish_deletes().await.unwrap();
+    assert_eq!(store.study_by_id(study.id).await.unwrap().display_name, "source");
+    assert!(matches!(store.commit_import(&upload, &head, 10, 0).await, Err(StoreError::NotFound(_))), "deleted: gone");
 }
