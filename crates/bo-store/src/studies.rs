@@ -521,16 +521,25 @@ impl Store {
     /// Deletes a hidden study's rows a chunk per transaction, then the study.
     async fn finish_delete(&self, id: i64) -> Result<(), StoreError> {
         for table in ["operations", "trials"] {
+            // Each step starts past the last one's rows: an index scan from the study's first id
+            // would wade through every row deleted so far (on Postgres, dead until a vacuum).
+            let mut after = i64::MIN;
             loop {
                 let _turn = self.write_turn().await;
-                let done = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DELETE FROM {table} WHERE study_id = $1 AND id IN (SELECT id FROM {table} WHERE study_id = $1 ORDER BY id LIMIT $2)"
+                let gone: Vec<i64> = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM {table} WHERE study_id = $1 AND id IN \
+                     (SELECT id FROM {table} WHERE study_id = $1 AND id > $3 ORDER BY id LIMIT $2) RETURNING id"
                 )))
                 .bind(id)
                 .bind(DELETE_CHUNK)
-                .execute(&self.pool)
-                .await?;
-                if done.rows_affected() < DELETE_CHUNK as u64 {
+                .bind(after)
+                .fetch_all(&self.pool)
+                .await?
+                .iter()
+                .map(|row| row.try_get("id"))
+                .collect::<Result<_, _>>()?;
+                after = gone.iter().copied().max().unwrap_or(after);
+                if gone.len() < DELETE_CHUNK as usize {
                     break;
                 }
             }
