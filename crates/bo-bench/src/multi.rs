@@ -153,8 +153,8 @@ fn model_choice_space() -> SearchSpace {
 fn model_choice(a: &Assignment) -> Vec<f64> {
     let shared = 0.05 * (num(a, "lr").log10() + 1.5).powi(2);
     match a.get("model") {
-        Some(ParamValue::Categorical(m)) if m == "linear" => vec![0.30 + 0.1 * (num(a, "l2").log10() + 2.0).powi(2) / 4.0 + shared, 1.0],
-        Some(ParamValue::Categorical(m)) if m == "mlp" => {
+        Some(ParamValue::Categorical(m)) if &**m == "linear" => vec![0.30 + 0.1 * (num(a, "l2").log10() + 2.0).powi(2) / 4.0 + shared, 1.0],
+        Some(ParamValue::Categorical(m)) if &**m == "mlp" => {
             let s = (num(a, "width") / 16.0).log2() / 6.0;
             vec![0.08 + 0.2 * (-3.0 * s).exp() + 0.3 * (num(a, "dropout") - 0.2).powi(2) + shared, 2.0 + 10.0 * s]
         }

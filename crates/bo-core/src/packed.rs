@@ -91,6 +91,11 @@ impl Strings {
     fn get(&self, i: u32) -> &str {
         &self.all[i as usize]
     }
+
+    /// The string `i`, shared (a categorical value unpacked costs a count, not a copy).
+    fn shared(&self, i: u32) -> Arc<str> {
+        self.all[i as usize].clone()
+    }
 }
 
 /// Each distinct sequence of (parameter id, kind) once.
@@ -220,7 +225,7 @@ impl PackedTrials {
                 let value = match kind {
                     Kind::Float => ParamValue::Float(f64::from_bits(word)),
                     Kind::Int => ParamValue::Int(word as i64),
-                    Kind::Categorical => ParamValue::Categorical(text(word as u32)),
+                    Kind::Categorical => ParamValue::Categorical(self.strings.shared(word as u32)),
                 };
                 (text(id), value)
             })
@@ -270,7 +275,7 @@ mod tests {
             Assignment(BTreeMap::from([
                 ("lr".to_owned(), ParamValue::Float(0.1 * k as f64)),
                 ("layers".to_owned(), ParamValue::Int(-(k as i64))),
-                ("act".to_owned(), ParamValue::Categorical(["relu", "tanh"][k % 2].to_owned())),
+                ("act".to_owned(), ParamValue::categorical(["relu", "tanh"][k % 2])),
             ])),
         );
         t.state = TrialState::Succeeded;

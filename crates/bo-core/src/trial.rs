@@ -3,6 +3,7 @@
 //! trial's life are `lifecycle.rs`'s.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,8 +15,16 @@ pub enum ParamValue {
     Float(f64),
     /// An INTEGER value.
     Int(i64),
+    /// A CATEGORICAL value; shared, not copied, when an assignment is (a study's trials
+    /// and the observations made from them hold one copy of each value between them).
+    Categorical(Arc<str>),
+}
+
+impl ParamValue {
     /// A CATEGORICAL value.
-    Categorical(String),
+    pub fn categorical(value: &str) -> ParamValue {
+        ParamValue::Categorical(Arc::from(value))
+    }
 }
 
 impl ParamValue {
@@ -236,7 +245,8 @@ impl Trial {
             if n == 0 { 0 } else { (n * ENTRY).max(11 * (size_of::<K>() + size_of::<V>()) + 16) }
         }
         let value = |v: &ParamValue| match v {
-            ParamValue::Categorical(s) => s.capacity(),
+            // The text and its two counts (counted whole, though clones share it).
+            ParamValue::Categorical(s) => s.len() + 16,
             _ => 0,
         };
         let assignment = map::<String, ParamValue>(self.assignment.0.len())

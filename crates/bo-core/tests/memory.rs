@@ -70,8 +70,9 @@ impl Stored {
 /// characters and 16 labels of 128-character keys and values.
 fn largest() -> Stored {
     let long = |k: usize, c: char| format!("{k:03}{}", c.to_string().repeat(125));
-    let assignment: BTreeMap<String, ParamValue> =
-        (0..300).map(|k| (long(k, 'p'), if k % 2 == 0 { ParamValue::Categorical(long(k, 'v')) } else { ParamValue::Float(0.5) })).collect();
+    let assignment: BTreeMap<String, ParamValue> = (0..300)
+        .map(|k| (long(k, 'p'), if k % 2 == 0 { ParamValue::categorical(&long(k, 'v')) } else { ParamValue::Float(0.5) }))
+        .collect();
     let metrics: BTreeMap<String, f64> = (0..20).map(|k| (long(k, 'm'), k as f64)).collect();
     Stored {
         parameters: serde_json::to_string(&Assignment(assignment)).unwrap(),
@@ -113,7 +114,7 @@ fn budgets_count_what_is_allocated() {
     let wide = |i: usize| {
         let long = |k: usize, c: char| format!("{k:03}{}", c.to_string().repeat(125));
         let assignment: BTreeMap<String, ParamValue> =
-            (0..300).map(|k| (long(k, 'p'), ParamValue::Categorical(long((k + i) % 4, 'v')))).collect();
+            (0..300).map(|k| (long(k, 'p'), ParamValue::categorical(&long((k + i) % 4, 'v')))).collect();
         let m = Measurement { step_count: 1, elapsed_secs: 1.0, metrics: BTreeMap::from([("accuracy".to_owned(), i as f64)]) };
         Stored {
             parameters: serde_json::to_string(&Assignment(assignment)).unwrap(),

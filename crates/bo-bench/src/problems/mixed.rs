@@ -54,7 +54,7 @@ const SHIFTS: [(&str, [f64; 3], f64); 4] =
 
 fn categorical_shift(a: &Assignment) -> f64 {
     let Some(ParamValue::Categorical(c)) = a.get("c") else { panic!("c is missing") };
-    let (_, centre, lift) = SHIFTS.iter().find(|(name, _, _)| name == c).expect("a known value");
+    let (_, centre, lift) = SHIFTS.iter().find(|(name, _, _)| *name == &**c).expect("a known value");
     lift + 4.0 * (0..3).map(|i| (x(a, i) - centre[i]).powi(2)).sum::<f64>()
 }
 

@@ -201,9 +201,9 @@ pub fn jenatton_small_space() -> SearchSpace {
 pub fn jenatton_small(a: &Assignment) -> f64 {
     let leaf = |id: &str| (num(a, id) - 0.5).powi(2);
     match (cat(a, "x1"), a.get("x2"), a.get("x3")) {
-        ("0", Some(ParamValue::Categorical(s)), _) if s == "0" => num(a, "r8") + leaf("x4") + 0.1,
+        ("0", Some(ParamValue::Categorical(s)), _) if &**s == "0" => num(a, "r8") + leaf("x4") + 0.1,
         ("0", _, _) => num(a, "r8") + leaf("x5") + 0.2,
-        (_, _, Some(ParamValue::Categorical(s))) if s == "0" => num(a, "r9") + leaf("x6") + 0.3,
+        (_, _, Some(ParamValue::Categorical(s))) if &**s == "0" => num(a, "r9") + leaf("x6") + 0.3,
         _ => num(a, "r9") + leaf("x7") + 0.4,
     }
 }
@@ -237,7 +237,7 @@ fn jenatton_space() -> SearchSpace {
 }
 
 fn jenatton(a: &Assignment) -> f64 {
-    let cat = |id: &str| matches!(a.get(id), Some(ParamValue::Categorical(s)) if s == "1");
+    let cat = |id: &str| matches!(a.get(id), Some(ParamValue::Categorical(s)) if &**s == "1");
     let num = |id: &str| match a.get(id) {
         Some(ParamValue::Float(x)) => *x,
         other => panic!("{id} is {other:?}"),

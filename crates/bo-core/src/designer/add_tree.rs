@@ -609,7 +609,7 @@ mod tests {
     /// The Jenatton function on the test tree's domains (x4 … x7 ∈ [−1, 1], r8, r9 ∈ [−1, 1]).
     fn f(a: &Assignment) -> f64 {
         let num = |id: &str| if let Some(ParamValue::Float(x)) = a.get(id) { *x } else { panic!("{id}") };
-        let cat = |id: &str| matches!(a.get(id), Some(ParamValue::Categorical(s)) if s == "1");
+        let cat = |id: &str| matches!(a.get(id), Some(ParamValue::Categorical(s)) if &**s == "1");
         match (cat("x1"), cat("x2"), cat("x3")) {
             (false, false, _) => num("x4").powi(2) + 0.1 + num("r8"),
             (false, true, _) => num("x5").powi(2) + 0.2 + num("r8"),

@@ -143,7 +143,7 @@ fn kernel(features: &Features, _params: &GpBanditParams) -> Box<dyn Kernel> {
                 let levels = values
                     .iter()
                     .map(|value| {
-                        let here = ParamValue::Categorical(value.clone());
+                        let here = ParamValue::categorical(value);
                         let nested = p
                             .children
                             .iter()

@@ -174,7 +174,7 @@ impl GridNode {
 
 fn grid_values(p: &ParamSpec, resolution: usize) -> Vec<ParamValue> {
     match &p.domain {
-        Domain::Categorical { values } => values.iter().cloned().map(ParamValue::Categorical).collect(),
+        Domain::Categorical { values } => values.iter().map(|v| ParamValue::categorical(v)).collect(),
         Domain::Discrete { values } => values.iter().copied().map(ParamValue::Float).collect(),
         Domain::Integer { min, max } if (*max as i128 - *min as i128) < resolution as i128 => (*min..=*max).map(ParamValue::Int).collect(),
         Domain::Double { min, max } if min == max => vec![ParamValue::Float(*min)],

@@ -61,7 +61,7 @@ pub fn ped_anova(space: &SearchSpace, observations: &[(&Assignment, f64)], goal:
                 if let Some(v) = a.get(&p.id) {
                     let bin = match (&p.domain, v) {
                         (Domain::Categorical { values }, ParamValue::Categorical(s)) => {
-                            values.iter().position(|c| c == s).map(Bin::Category)
+                            values.iter().position(|c| c.as_str() == &**s).map(Bin::Category)
                         }
                         _ => p.to_unit(v).map(Bin::Unit),
                     };
@@ -199,7 +199,7 @@ mod tests {
         let d = space.n_params();
         let points: Vec<Assignment> = (0..300).map(|i| space.decode(&sobol_point(i, d, 11))).collect();
         let value = |a: &Assignment| {
-            let adam = matches!(a.get("optimizer"), Some(ParamValue::Categorical(s)) if s == "adam");
+            let adam = matches!(a.get("optimizer"), Some(ParamValue::Categorical(s)) if &**s == "adam");
             let m = match a.get("momentum") {
                 Some(ParamValue::Float(v)) => *v,
                 _ => 0.0,

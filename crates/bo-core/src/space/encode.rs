@@ -32,7 +32,7 @@ impl ParamSpec {
                     ParamValue::Float(nearest(values, x))
                 }
             },
-            Domain::Categorical { values } => ParamValue::Categorical(values[bucket(u, values.len())].clone()),
+            Domain::Categorical { values } => ParamValue::categorical(&values[bucket(u, values.len())]),
         }
     }
 
@@ -60,7 +60,7 @@ impl ParamSpec {
                 s => scale_to_unit(s, values[0], values[values.len() - 1], *x),
             },
             (Domain::Categorical { values }, ParamValue::Categorical(s)) => {
-                (values.iter().position(|v| v == s)? as f64 + 0.5) / values.len() as f64
+                (values.iter().position(|v| v.as_str() == &**s)? as f64 + 0.5) / values.len() as f64
             }
             _ => return None,
         };

@@ -77,7 +77,7 @@ impl Features {
             .enumerate()
             .map(|(i, p)| match (&p.domain, a.get(&p.id)) {
                 (Domain::Categorical { values }, Some(ParamValue::Categorical(s))) => {
-                    values.iter().position(|v| v == s).map_or(INACTIVE_CATEGORY, |k| k as f64)
+                    values.iter().position(|v| v.as_str() == &**s).map_or(INACTIVE_CATEGORY, |k| k as f64)
                 }
                 (Domain::Categorical { .. }, _) => INACTIVE_CATEGORY,
                 (_, Some(_)) => unit[i],

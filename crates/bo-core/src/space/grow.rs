@@ -157,7 +157,7 @@ fn grow_one(roots: &mut Vec<ParamSpec>, a: &Assignment, ask: &Asked, limits: &Li
                 return Err(FieldError::new(field, format!("{parent:?} has no value in this trial")));
             };
             let values = match (&node(roots, &parent_path).domain, value) {
-                (Domain::Categorical { .. }, ParamValue::Categorical(s)) => ParentValues::Categorical(vec![s.clone()]),
+                (Domain::Categorical { .. }, ParamValue::Categorical(s)) => ParentValues::Categorical(vec![s.to_string()]),
                 (Domain::Integer { .. }, ParamValue::Int(i)) => ParentValues::Integer(vec![*i]),
                 (Domain::Discrete { .. }, ParamValue::Float(x)) => ParentValues::Discrete(vec![*x]),
                 (domain, _) => {
@@ -280,7 +280,7 @@ fn generalise(roots: &mut Vec<ParamSpec>, id: &str, a: &Assignment) {
 /// Adds `value` to a condition of its parent's type.
 fn add_value(condition: &mut ParentValues, value: &ParamValue) {
     match (condition, value) {
-        (ParentValues::Categorical(vs), ParamValue::Categorical(s)) if !vs.contains(s) => vs.push(s.clone()),
+        (ParentValues::Categorical(vs), ParamValue::Categorical(s)) if !vs.iter().any(|v| v.as_str() == &**s) => vs.push(s.to_string()),
         (ParentValues::Integer(vs), ParamValue::Int(i)) if !vs.contains(i) => {
             vs.push(*i);
             vs.sort_unstable();

@@ -105,7 +105,7 @@ impl Domain {
             (Domain::Double { min, max }, ParamValue::Float(x)) => x.is_finite() && *min <= *x && *x <= *max,
             (Domain::Integer { min, max }, ParamValue::Int(i)) => *min <= *i && *i <= *max,
             (Domain::Discrete { values }, ParamValue::Float(x)) => discrete_index(values, *x).is_some(),
-            (Domain::Categorical { values }, ParamValue::Categorical(s)) => values.contains(s),
+            (Domain::Categorical { values }, ParamValue::Categorical(s)) => values.iter().any(|v| v.as_str() == &**s),
             _ => false,
         }
     }
@@ -127,7 +127,7 @@ impl Domain {
     /// Reads a string sent for this parameter: a CATEGORICAL value, or a number written as text.
     pub fn coerce_str(&self, s: &str) -> Option<ParamValue> {
         match self {
-            Domain::Categorical { .. } => Some(ParamValue::Categorical(s.to_owned())),
+            Domain::Categorical { .. } => Some(ParamValue::categorical(s)),
             Domain::Integer { .. } if s.trim().parse::<i64>().is_ok() => s.trim().parse().ok().map(ParamValue::Int),
             _ => s.trim().parse::<f64>().ok().and_then(|x| self.coerce_number(x)),
         }
@@ -155,7 +155,7 @@ impl ParentValues {
     /// Whether the child is active when its parent has `value`.
     pub fn matches(&self, value: &ParamValue) -> bool {
         match (self, value) {
-            (ParentValues::Categorical(vs), ParamValue::Categorical(s)) => vs.contains(s),
+            (ParentValues::Categorical(vs), ParamValue::Categorical(s)) => vs.iter().any(|v| v.as_str() == &**s),
             (ParentValues::Integer(vs), ParamValue::Int(i)) => vs.contains(i),
             (ParentValues::Discrete(vs), ParamValue::Float(x)) => discrete_index(vs, *x).is_some(),
             _ => false,
@@ -219,7 +219,7 @@ impl ParamSpec {
         let mut named: Vec<ParamValue> = Vec::new();
         for child in &self.children {
             let under: Vec<ParamValue> = match &child.parent_values {
-                ParentValues::Categorical(vs) => vs.iter().cloned().map(ParamValue::Categorical).collect(),
+                ParentValues::Categorical(vs) => vs.iter().map(|v| ParamValue::categorical(v)).collect(),
                 ParentValues::Integer(vs) => vs.iter().copied().map(ParamValue::Int).collect(),
                 ParentValues::Discrete(vs) => vs.iter().copied().map(ParamValue::Float).collect(),
             };
@@ -541,7 +541,7 @@ impl Validator<'_> {
                     ),
                 ));
             }
-            (Domain::Categorical { .. }, ParentValues::Categorical(vs)) => vs.iter().cloned().map(ParamValue::Categorical).collect(),
+            (Domain::Categorical { .. }, ParentValues::Categorical(vs)) => vs.iter().map(|v| ParamValue::categorical(v)).collect(),
             (Domain::Integer { .. }, ParentValues::Integer(vs)) => vs.iter().copied().map(ParamValue::Int).collect(),
             (Domain::Discrete { .. }, ParentValues::Discrete(vs)) => vs.iter().copied().map(ParamValue::Float).collect(),
             (domain, _) => {
@@ -555,7 +555,7 @@ impl Validator<'_> {
             return Err(FieldError::new(format!("{field}.values"), "a condition needs at least one parent value"));
         }
         let contains = |v: &ParamValue| match v {
-            ParamValue::Categorical(s) => categories.contains(s.as_str()),
+            ParamValue::Categorical(s) => categories.contains(&**s),
             v => parent.domain.contains(v),
         };
         if let Some(bad) = values.iter().find(|v| !contains(v)) {

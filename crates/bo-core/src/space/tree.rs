@@ -198,7 +198,7 @@ impl Tree {
         let conds: Vec<&ParentValues> = p.children.iter().map(|c| &c.parent_values).collect();
         let signature = |v: &ParamValue| conds.iter().map(|c| c.matches(v)).collect::<Vec<bool>>();
         let listed: Vec<ParamValue> = match &p.domain {
-            Domain::Categorical { values } => return values.iter().map(|v| vec![ParamValue::Categorical(v.clone())]).collect(),
+            Domain::Categorical { values } => return values.iter().map(|v| vec![ParamValue::categorical(v)]).collect(),
             Domain::Integer { .. } => {
                 let mut v: Vec<i64> =
                     conds.iter().flat_map(|c| if let ParentValues::Integer(vs) = c { vs.clone() } else { vec![] }).collect();

@@ -43,7 +43,7 @@ fn value(v: &ParamValue) -> String {
     match v {
         ParamValue::Float(x) => number(*x),
         ParamValue::Int(i) => i.to_string(),
-        ParamValue::Categorical(s) => s.clone(),
+        ParamValue::Categorical(s) => s.to_string(),
     }
 }
 

@@ -139,7 +139,7 @@ fn distribution(domain: &Domain, scale: Scale, v: &ParamValue) -> (Value, Value)
             (json!({"name": "CategoricalDistribution", "attributes": {"choices": values}}), json!(index))
         }
         (Domain::Categorical { values }, ParamValue::Categorical(s)) => {
-            let index = values.iter().position(|y| y == s).unwrap_or(0);
+            let index = values.iter().position(|y| y.as_str() == &**s).unwrap_or(0);
             (json!({"name": "CategoricalDistribution", "attributes": {"choices": values}}), json!(index))
         }
         // An assignment checked against its space has the domain's type; nothing else is stored.

@@ -176,7 +176,7 @@ pub(super) fn param_from_wire(p: ParameterSpecW, path: &str) -> Result<ParamSpec
     } else if let Some(i) = p.integer_value_spec {
         (Domain::Integer { min: i.min_value, max: i.max_value }, i.default_value.map(ParamValue::Int))
     } else if let Some(c) = p.categorical_value_spec {
-        (Domain::Categorical { values: c.values }, c.default_value.map(ParamValue::Categorical))
+        (Domain::Categorical { values: c.values }, c.default_value.map(|v| ParamValue::categorical(&v)))
     } else {
         let d = p.discrete_value_spec.expect("one spec is set");
         (Domain::Discrete { values: d.values }, d.default_value.map(ParamValue::Float))
@@ -228,7 +228,7 @@ pub(super) fn param_to_wire(p: &ParamSpec) -> ParameterSpecW {
         }
         Domain::Categorical { values } => {
             let default_value = match &p.default {
-                Some(ParamValue::Categorical(s)) => Some(s.clone()),
+                Some(ParamValue::Categorical(s)) => Some(s.to_string()),
                 _ => None,
             };
             w.categorical_value_spec = Some(CategoricalValueSpecW { values: values.clone(), default_value })
