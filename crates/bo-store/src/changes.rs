@@ -180,8 +180,12 @@ impl Store {
     }
 }
 
-/// A study's (`$1`) trials written after the cursor `($2, $3)`.
-const AFTER_CURSOR: &str = "study_id = $1 AND (change_seq > $2 OR (change_seq = $2 AND id > $3))";
+/// A study's (`$1`) trials written after the cursor `($2, $3)`. A row-value comparison, which
+/// both databases turn into a range of the `(study_id, change_seq, id)` index: the same
+/// condition spelled with `OR` was a filter over every row of the cursor's `change_seq` — an
+/// import's trials all share one, and each page of a 2,000,000-trial study took 3.7 s on
+/// Postgres.
+const AFTER_CURSOR: &str = "study_id = $1 AND (change_seq, id) > ($2, $3)";
 
 /// A trial's stored bytes, as the byte budget counts them: `OCTET_LENGTH`, which both databases
 /// take from the value's header (SQLite's `LENGTH` of text counts its characters, and a wide
@@ -212,7 +216,7 @@ fn packed_changes_sql(backend: Backend) -> String {
     format!(
         "SELECT COUNT(*) AS n, {pack}({line}, '\n') AS lines FROM \
          (SELECT * FROM trials WHERE {AFTER_CURSOR} \
-          AND (change_seq < $5 OR (change_seq = $5 AND id < $6)) ORDER BY change_seq, id LIMIT $4) AS page \
+          AND (change_seq, id) < ($5, $6) ORDER BY change_seq, id LIMIT $4) AS page \
          GROUP BY id / {PACK}"
     )
 }
