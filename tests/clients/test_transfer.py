@@ -372,6 +372,15 @@ def test_a_study_moves_over_rest_between_servers_with_keys(tmp_path) -> None:
         next(gen_b, None)
 
 
+def exported_source(client: "bo.Client", n: int, path) -> "bo.Study":
+    """A random-search study of ``n`` completed trials, exported to ``path``."""
+    study = client.create_study("source", space(), metrics={"score": "MAXIMIZE"}, algorithm="RANDOM_SEARCH")
+    for t in study.suggest(n, "w"):
+        t.complete(score(t))
+    study.export(path)
+    return study
+
+
 def test_an_import_whose_commit_outlasts_a_request_is_waited_for(tmp_path, monkeypatch) -> None:
     """A long commit (two million trials on Postgres take minutes) answers 202 with the upload's
     progress while it runs on; the client asks again until the study is there."""
@@ -379,10 +388,7 @@ def test_an_import_whose_commit_outlasts_a_request_is_waited_for(tmp_path, monke
     url = next(gen)
     try:
         client = bo.Client(url, project="team-a", api_key=KEY)
-        study = client.create_study("source", space(), metrics={"score": "MAXIMIZE"}, algorithm="RANDOM_SEARCH")
-        for t in study.suggest(5, "w"):
-            t.complete(score(t))
-        study.export(tmp_path / "study.json")
+        exported_source(client, 5, tmp_path / "study.json")
 
         # The first two `:commit`s are answered as a server still committing answers: 202 with
         # the upload (read from the real server), the commit not yet begun.
@@ -412,10 +418,7 @@ def test_an_interrupted_import_leaves_nothing_behind(tmp_path, monkeypatch) -> N
     url = next(gen)
     try:
         client = bo.Client(url, project="team-a", api_key=KEY)
-        study = client.create_study("source", space(), metrics={"score": "MAXIMIZE"}, algorithm="RANDOM_SEARCH")
-        for t in study.suggest(12, "w"):
-            t.complete(score(t))
-        study.export(tmp_path / "study.json")
+        study = exported_source(client, 12, tmp_path / "study.json")
 
         # Ctrl-C during the third part.
         real = client.transport.request

@@ -404,7 +404,7 @@ fn import_error(e: ImportError) -> ApiError {
 
 fn store_error(e: StoreError) -> ApiError {
     match e {
-        StoreError::NotFound(_) => ApiError::not_found("import not found (it was committed, deleted or has expired)"),
+        StoreError::NotFound(_) => ApiError::not_found("import not found (it was deleted, has expired, or its study was deleted since)"),
         e => e.into(),
     }
 }
@@ -512,7 +512,7 @@ async fn find_upload(state: &AppState, path: &ImportPath) -> Result<ImportRecord
 
 /// GetImport (bo extension): how far an upload got.
 #[utoipa::path(get, path = "/v1/projects/{project}/locations/{location}/imports/{import}", tag = "studies",
-    params(ImportPath), responses((status = 200, description = "the upload", body = ImportW), (status = 404, description = "no such upload (committed, deleted or expired)", body = ErrorBodyW)))]
+    params(ImportPath), responses((status = 200, description = "the upload", body = ImportW), (status = 404, description = "no such upload (deleted, expired, or its study deleted since)", body = ErrorBodyW)))]
 pub async fn get_import(State(state): State<AppState>, Path(path): Path<ImportPath>) -> Result<Json<ImportW>, ApiError> {
     Ok(Json(upload_to_wire(&state, &find_upload(&state, &path).await?).await?))
 }
@@ -529,7 +529,7 @@ async fn upload_to_wire(state: &AppState, upload: &ImportRecord) -> Result<Impor
 
 /// DeleteImport (bo extension): abandons an upload and what it staged.
 #[utoipa::path(delete, path = "/v1/projects/{project}/locations/{location}/imports/{import}", tag = "studies",
-    params(ImportPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such upload (committed, deleted or expired)", body = ErrorBodyW)))]
+    params(ImportPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such upload (deleted, expired, or its study deleted since)", body = ErrorBodyW)))]
 pub async fn delete_import(State(state): State<AppState>, Path(path): Path<ImportPath>) -> Result<Json<serde_json::Value>, ApiError> {
     state.store.delete_import(&path.project, &path.location, &path.import, crate::now_ms()).await.map_err(store_error)?;
     Ok(Json(serde_json::json!({})))
@@ -541,7 +541,7 @@ pub async fn delete_import(State(state): State<AppState>, Path(path): Path<Impor
     params(ImportPath), request_body = AppendImportW,
     responses((status = 200, description = "the upload, with the part staged", body = ImportW),
               (status = 400, description = "invalid trial (the message names the field)", body = ErrorBodyW),
-              (status = 404, description = "no such upload (committed, deleted or expired)", body = ErrorBodyW)))]
+              (status = 404, description = "no such upload (deleted, expired, or its study deleted since)", body = ErrorBodyW)))]
 pub async fn append_import(state: AppState, path: ImportPath, body: AppendImportW) -> Result<Json<ImportW>, ApiError> {
     let upload = find_upload(&state, &path).await?;
     let head = upload_head(&state, &upload).await?;
