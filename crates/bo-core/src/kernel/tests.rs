@@ -175,6 +175,38 @@ fn categorical_conforms() {
     check_kernel(Box::new(Categorical::new(vec![0, 2])), 3, &[0, 2]);
 }
 
+/// The categorical kernel's batch methods give what the pairwise definitions give, bit for bit:
+/// taking `1/ℓⱼ` once instead of per pair changed no fit.
+#[test]
+fn categorical_batches_are_the_pairwise_sums_exactly() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let dims: Vec<usize> = (1..41).collect();
+    let mut k = Categorical::new(dims.clone());
+    let p: Vec<f64> = k.params().iter().map(|_| rng.random_range(-2.0..2.0)).collect();
+    k.set_params(&p);
+    let xs = points(30, 41, &dims, &mut rng);
+    let gram = k.gram(&xs);
+    let cross = k.cross(&xs[..9], &xs[9..]);
+    let w = Mat::from_fn(30, 30, |i, j| ((i * 7 + j * 7) % 11) as f64 / 11.0 - 0.4);
+    let mut fast = vec![0.0; p.len()];
+    k.gram_grad_dot(&xs, &w, &mut fast);
+    let (mut slow, mut dk) = (vec![0.0; p.len()], vec![0.0; p.len()]);
+    for j in 0..30 {
+        for i in j..30 {
+            assert_eq!(gram[(i, j)].to_bits(), k.eval(&xs[i], &xs[j]).to_bits(), "gram[{i}, {j}]");
+            let factor = if i == j { w[(i, i)] } else { 2.0 * w[(i, j)] };
+            k.eval_grad(&xs[i], &xs[j], &mut dk);
+            slow.iter_mut().zip(&dk).for_each(|(s, g)| *s += factor * g);
+        }
+    }
+    for i in 0..9 {
+        for j in 0..21 {
+            assert_eq!(cross[(i, j)].to_bits(), k.eval(&xs[i], &xs[9 + j]).to_bits(), "cross[{i}, {j}]");
+        }
+    }
+    assert_eq!(fast.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), slow.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+}
+
 #[test]
 fn product_of_numeric_and_categorical_conforms() {
     let k = Product(vec![Box::new(matern52(vec![1, 3], 0.4, B)), Box::new(Categorical::new(vec![0, 2]))]);

@@ -112,7 +112,47 @@ async fn changes_read_in_packs_are_exact_and_cut_by_their_byte_budget(store: Sto
     assert!(pages >= 4, "{pages} pages");
 }
 
+/// Trials of several kilobytes each are read a row at a time: exactly as a plain read gives
+/// them, in order, cut by the byte budget like packs.
+async fn changes_of_large_trials_are_read_a_row_at_a_time_exactly(store: Store) {
+    use bo_store::Cursor;
+    let (study, _) = store.create_study("p", "l", "large", &spec(), StudySettings::default(), 1).await.unwrap();
+    for i in 0..40i64 {
+        let mut assignment = point(i);
+        // 6 KB of parameters, with a quote and a newline.
+        assignment.0.insert("note".into(), ParamValue::categorical(&format!("\"{i}\"\n{}", "v".repeat(6_000))));
+        let m = Measurement { step_count: 1, elapsed_secs: 0.5, metrics: BTreeMap::from([("acc".into(), 1.0 / (i + 3) as f64)]) };
+        let new = NewTrial {
+            assignment,
+            state: TrialState::Succeeded,
+            measurements: vec![],
+            final_measurement: Some(m),
+            infeasible_reason: String::new(),
+            labels: Default::default(),
+        };
+        store.create_trial(study.id, new, 1_000 + i).await.unwrap();
+    }
+    let plain = store.all_trials(study.id).await.unwrap();
+    let all = store.trial_changes(study.id, Cursor::START, 100_000, 1 << 30).await.unwrap();
+    assert!(!all.more);
+    assert_eq!(all.trials, plain, "every trial as the plain read has it");
+    let (mut cursor, mut seen, mut pages) = (Cursor::START, vec![], 0);
+    loop {
+        let page = store.trial_changes(study.id, cursor, 100_000, 10 * 6_000).await.unwrap();
+        assert!((1..=10).contains(&page.trials.len()), "{} trials in a page", page.trials.len());
+        seen.extend(page.trials);
+        cursor = page.cursor;
+        pages += 1;
+        if !page.more {
+            break;
+        }
+    }
+    assert_eq!(seen, plain);
+    assert!(pages >= 4, "{pages} pages");
+}
+
 each_database! {
     changes_since_a_cursor_are_read_in_order_and_a_delete_resets_the_reader,
     changes_read_in_packs_are_exact_and_cut_by_their_byte_budget,
+    changes_of_large_trials_are_read_a_row_at_a_time_exactly,
 }
