@@ -220,9 +220,8 @@ fn packed_changes_sql(backend: Backend, per_row: bool) -> String {
         text("resumed_at"),
         text("labels"),
     );
-    let page = format!(
-        "(SELECT * FROM trials WHERE {AFTER_CURSOR} AND (change_seq, id) < ($5, $6) ORDER BY change_seq, id LIMIT $4) AS page"
-    );
+    let page =
+        format!("(SELECT * FROM trials WHERE {AFTER_CURSOR} AND (change_seq, id) < ($5, $6) ORDER BY change_seq, id LIMIT $4) AS page");
     if per_row {
         format!("SELECT CAST(1 AS BIGINT) AS n, {line} AS lines FROM {page}")
     } else {
