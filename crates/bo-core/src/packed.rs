@@ -13,13 +13,44 @@
 //! A replaced trial's strings that no other trial uses stay until [`PackedTrials::clear`]; they
 //! count in [`PackedTrials::memory_bytes`], so a budget over it still holds.
 //!
-//! Owns packing and unpacking only: unpacking gives back exactly the trial packed.
+//! It also has a stored form ([`PackedTrials::to_stored`], [`PackedTrials::from_stored`]): the
+//! tables and the trials' words as JSON, numbers as their bits, so a server that restarts loads
+//! a large study's trials from one value of a few megabytes instead of decoding every trial's
+//! parameters again. Loading checks every index it reads and refuses a value that does not hold
+//! together ([`StoredFormError`]).
+//!
+//! Owns packing, unpacking and the stored form only: unpacking gives back exactly the trial
+//! packed, loading exactly the trials stored.
 
 use std::collections::{BTreeMap, HashMap};
 use std::mem::size_of;
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use crate::trial::{Assignment, Measurement, ParamValue, Resumed, Trial, TrialState};
+
+/// The stored form's version: a value of another version is refused, and its reader reads the
+/// trials instead.
+pub const STORED_FORMAT: u32 = 1;
+
+/// Why a stored value could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredFormError {
+    /// It is not JSON of the stored form.
+    #[error("the stored trials are not readable: {0}")]
+    Unreadable(#[from] serde_json::Error),
+    /// It was written in another version of the form.
+    #[error("the stored trials are in format {found}; this server reads format {STORED_FORMAT}")]
+    Format {
+        /// The value's version.
+        found: u32,
+    },
+    /// An index points past its table, a trial's values do not match its layout, or the trials
+    /// are not in id order.
+    #[error("the stored trials do not hold together: {0}")]
+    Inconsistent(&'static str),
+}
 
 /// A study's trials, packed, in id order.
 #[derive(Clone, Debug, Default)]
@@ -58,7 +89,7 @@ struct PackedMeasurement {
 }
 
 /// A parameter value's kind, which says how its word reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 enum Kind {
     Float,
     Int,
@@ -176,6 +207,80 @@ impl PackedTrials {
             + self.layouts.bytes
     }
 
+    /// The stored form (see the module docs).
+    pub fn to_stored(&self) -> String {
+        let out = StoredOut {
+            format: STORED_FORMAT,
+            strings: &self.strings.all,
+            layouts: &self.layouts.all,
+            trials: self.trials.iter().map(StoredTrial::from_packed).collect(),
+        };
+        serde_json::to_string(&out).expect("the stored form has no map keys that are not strings")
+    }
+
+    /// The trials of a stored value, exactly as they were stored; a value that does not hold
+    /// together is refused whole.
+    pub fn from_stored(stored: &str) -> Result<PackedTrials, StoredFormError> {
+        #[derive(Deserialize)]
+        struct Version {
+            format: u32,
+        }
+        let Version { format } = serde_json::from_str(stored)?;
+        if format != STORED_FORMAT {
+            return Err(StoredFormError::Format { found: format });
+        }
+        let value: StoredIn = serde_json::from_str(stored)?;
+        let mut packed = PackedTrials::default();
+        for s in value.strings {
+            if packed.strings.intern(&s) as usize != packed.strings.all.len() - 1 {
+                return Err(StoredFormError::Inconsistent("a string is stored twice"));
+            }
+        }
+        let strings = packed.strings.all.len();
+        let string =
+            |i: u32| if (i as usize) < strings { Ok(i) } else { Err(StoredFormError::Inconsistent("a string index is out of range")) };
+        for layout in value.layouts {
+            for &(id, _) in &layout {
+                string(id)?;
+            }
+            if packed.layouts.intern(layout) as usize != packed.layouts.all.len() - 1 {
+                return Err(StoredFormError::Inconsistent("a layout is stored twice"));
+            }
+        }
+        let mut last_id = None;
+        for t in value.trials {
+            if last_id.is_some_and(|last| last >= t.id) {
+                return Err(StoredFormError::Inconsistent("the trials are not in id order"));
+            }
+            last_id = Some(t.id);
+            let layout =
+                packed.layouts.all.get(t.layout as usize).ok_or(StoredFormError::Inconsistent("a layout index is out of range"))?;
+            if layout.len() != t.values.len() {
+                return Err(StoredFormError::Inconsistent("a trial's values do not match its layout"));
+            }
+            for (&(_, kind), &word) in layout.iter().zip(&t.values) {
+                if kind == Kind::Categorical {
+                    string(u32::try_from(word).map_err(|_| StoredFormError::Inconsistent("a string index is out of range"))?)?;
+                }
+            }
+            for m in t.measurements.iter().chain(&t.final_measurement) {
+                for &(id, _) in &m.2 {
+                    string(id)?;
+                }
+            }
+            for &(k, v) in &t.labels {
+                string(k)?;
+                string(v)?;
+            }
+            string(t.client_id)?;
+            string(t.infeasible_reason)?;
+            let trial = t.into_packed();
+            packed.trial_bytes += trial.heap_bytes();
+            packed.trials.push(trial);
+        }
+        Ok(packed)
+    }
+
     fn pack(&mut self, t: &Trial) -> PackedTrial {
         let mut layout = Vec::with_capacity(t.assignment.0.len());
         let mut values = Vec::with_capacity(t.assignment.0.len());
@@ -253,6 +358,95 @@ impl PackedTrials {
     }
 }
 
+/// The stored form, written (see the module docs).
+#[derive(Serialize)]
+struct StoredOut<'a> {
+    format: u32,
+    strings: &'a [Arc<str>],
+    layouts: &'a [Arc<[(u32, Kind)]>],
+    trials: Vec<StoredTrial>,
+}
+
+/// The stored form, read.
+#[derive(Deserialize)]
+struct StoredIn {
+    strings: Vec<String>,
+    layouts: Vec<Vec<(u32, Kind)>>,
+    trials: Vec<StoredTrial>,
+}
+
+/// A measurement stored: step, elapsed seconds' bits, (metric's string, value's bits).
+type StoredMeasurement = (i64, u64, Vec<(u32, u64)>);
+
+/// A trial stored: every number as its bits (JSON has no NaN, and a bit pattern reads back
+/// exactly), strings and the layout as indices.
+#[derive(Serialize, Deserialize)]
+struct StoredTrial {
+    id: i64,
+    state: TrialState,
+    layout: u32,
+    values: Vec<u64>,
+    measurements: Vec<StoredMeasurement>,
+    final_measurement: Option<StoredMeasurement>,
+    client_id: u32,
+    infeasible_reason: u32,
+    start_time_ms: i64,
+    end_time_ms: Option<i64>,
+    stop_time_ms: Option<i64>,
+    /// The trial resumed from, and the position's bits.
+    resumed: Option<(i64, u64)>,
+    space_revision: i64,
+    labels: Vec<(u32, u32)>,
+}
+
+impl StoredTrial {
+    fn from_packed(t: &PackedTrial) -> StoredTrial {
+        let measurement = |m: &PackedMeasurement| -> StoredMeasurement {
+            (m.step_count, m.elapsed_secs.to_bits(), m.metrics.iter().map(|&(id, v)| (id, v.to_bits())).collect())
+        };
+        StoredTrial {
+            id: t.id,
+            state: t.state,
+            layout: t.layout,
+            values: t.values.to_vec(),
+            measurements: t.measurements.iter().map(measurement).collect(),
+            final_measurement: t.final_measurement.as_ref().map(measurement),
+            client_id: t.client_id,
+            infeasible_reason: t.infeasible_reason,
+            start_time_ms: t.start_time_ms,
+            end_time_ms: t.end_time_ms,
+            stop_time_ms: t.stop_time_ms,
+            resumed: t.resumed.map(|r| (r.from, r.at.to_bits())),
+            space_revision: t.space_revision,
+            labels: t.labels.to_vec(),
+        }
+    }
+
+    fn into_packed(self) -> PackedTrial {
+        let measurement = |(step_count, elapsed, metrics): StoredMeasurement| PackedMeasurement {
+            step_count,
+            elapsed_secs: f64::from_bits(elapsed),
+            metrics: metrics.into_iter().map(|(id, v)| (id, f64::from_bits(v))).collect(),
+        };
+        PackedTrial {
+            id: self.id,
+            state: self.state,
+            layout: self.layout,
+            values: self.values.into_boxed_slice(),
+            measurements: self.measurements.into_iter().map(measurement).collect(),
+            final_measurement: self.final_measurement.map(measurement),
+            client_id: self.client_id,
+            infeasible_reason: self.infeasible_reason,
+            start_time_ms: self.start_time_ms,
+            end_time_ms: self.end_time_ms,
+            stop_time_ms: self.stop_time_ms,
+            resumed: self.resumed.map(|(from, at)| Resumed { from, at: f64::from_bits(at) }),
+            space_revision: self.space_revision,
+            labels: self.labels.into_boxed_slice(),
+        }
+    }
+}
+
 impl PackedTrial {
     /// The heap it holds beyond its own size.
     fn heap_bytes(&self) -> usize {
@@ -320,6 +514,31 @@ mod tests {
         assert_eq!(packed.unpack()[3], changed);
         packed.clear();
         assert!(packed.is_empty() && packed.unpack().is_empty());
+    }
+
+    /// The stored form loads back exactly what was stored — every bit of every number, the
+    /// memory estimate too — and a value that does not hold together is refused.
+    #[test]
+    fn the_stored_form_loads_back_exactly() {
+        let mut trials: Vec<Trial> = (1..=7).map(|id| trial(id, id as usize)).collect();
+        trials[0].assignment.0.insert("odd".into(), ParamValue::Float(f64::from_bits(0x7ff8_0000_dead_beef)));
+        trials[1].final_measurement.as_mut().unwrap().metrics.insert("nan".into(), f64::NAN);
+        trials[2].infeasible_reason = "quote \" and\nnewline".into();
+        let packed = PackedTrials::from_trials(&trials);
+        let stored = packed.to_stored();
+        let back = PackedTrials::from_stored(&stored).unwrap();
+        assert_eq!(format!("{:?}", back.unpack()), format!("{:?}", packed.unpack()));
+        assert_eq!(back.memory_bytes(), packed.memory_bytes());
+        assert_eq!(back.to_stored(), stored);
+        let broken = |from: &str, to: &str| {
+            assert!(stored.contains(from), "{from}");
+            PackedTrials::from_stored(&stored.replacen(from, to, 1)).unwrap_err().to_string()
+        };
+        assert!(broken("\"format\":1", "\"format\":9").contains("format 9"));
+        assert!(broken("\"layout\":0", "\"layout\":5").contains("layout index"));
+        assert!(broken("\"client_id\":", "\"client_id\":99").contains("string index"));
+        assert!(broken("\"id\":2,", "\"id\":1,").contains("id order"));
+        assert!(broken("\"trials\":[", "\"trials\":[1,").contains("not readable"));
     }
 
     /// Trials that share their strings and layout cost a few words each: what a trial adds is

@@ -12,14 +12,21 @@
 //! handed to its reader and not kept — but while any reader still holds it, the next reader of
 //! the study catches up from it rather than reading it whole again, so suggests of a large
 //! study that arrive together share one read. Changes are read a page of at most [`PAGE`]
-//! trials and [`PAGE_BYTES`] at a time. Must not decide anything about the trials: it only
-//! reads them.
+//! trials and [`PAGE_BYTES`] at a time.
+//!
+//! A read of [`STORE_AFTER`] trials or more (a large study's first read, or one caught up from
+//! far behind) leaves the study's packed trials stored in the database with their cursor
+//! (`Store::save_trial_snapshot`, in the background, encoded off the runtime), and a study not
+//! mirrored starts from them: after a restart a wide study of 6,000 trials loads one value of
+//! 18 MB instead of 278 MB of parameters, then reads the trials changed since. A stored value
+//! that cannot be loaded is passed over (logged) and the study read whole. Must not decide
+//! anything about the trials: it only reads them, and stores what it read.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 use bo_core::{PackedTrials, Trial};
-use bo_store::{Basis, Cursor, Store};
+use bo_store::{Basis, Cursor, Store, TrialSnapshot};
 
 use super::EngineError;
 use crate::sync::lock;
@@ -29,6 +36,14 @@ const PAGE: i64 = 10_000;
 
 /// Stored bytes of changed trials read per round trip while catching up.
 const PAGE_BYTES: usize = 32 << 20;
+
+/// Trials read from the database in one catch-up from which the study's packed trials are
+/// stored for the next cold reader (see the module docs).
+const STORE_AFTER: usize = 1_000;
+
+/// The largest stored form of a study's trials that is written (a study that large is read whole
+/// after a restart).
+const STORED_BYTES_MAX: usize = 256 << 20;
 
 /// One study's mirror.
 struct Mirror {
@@ -45,6 +60,8 @@ struct Mirror {
 pub struct Mirrors {
     inner: Mutex<Inner>,
     budget_bytes: usize,
+    /// [`STORE_AFTER`] (fewer in tests).
+    store_after: usize,
 }
 
 /// A study's trials too large to keep even packed, as its last reader read them: the next
@@ -72,7 +89,7 @@ struct Inner {
 impl Mirrors {
     /// Mirrors holding at most `budget_bytes` of packed trials in all.
     pub fn new(budget_bytes: usize) -> Mirrors {
-        Mirrors { inner: Mutex::new(Inner::default()), budget_bytes }
+        Mirrors { inner: Mutex::new(Inner::default()), budget_bytes, store_after: STORE_AFTER }
     }
 
     /// The study's basis and every trial (without intermediate measurements), as
@@ -98,10 +115,14 @@ impl Mirrors {
         let (mut cursor, mut held, _turn) = match (held, shared) {
             (Some(m), _) => (m.cursor, Held::Packed(m.trials, m.view.upgrade()), None),
             (None, Some((cursor, view))) => (cursor, Held::Unpacked(view), None),
-            (None, None) => (Cursor::START, Held::Packed(PackedTrials::default(), None), Some(cold().await)),
+            (None, None) => {
+                let turn = cold().await;
+                let (cursor, trials) = stored(store, study_id).await.unwrap_or((Cursor::START, PackedTrials::default()));
+                (cursor, Held::Packed(trials, None), Some(turn))
+            }
         };
         let started = std::time::Instant::now();
-        let (mut reading_s, mut packing_s) = (0.0, 0.0);
+        let (mut reading_s, mut packing_s, mut read) = (0.0, 0.0, 0);
         let mut changes = store.trial_changes(study_id, cursor, PAGE, PAGE_BYTES).await?;
         reading_s += started.elapsed().as_secs_f64();
         // The basis as the first page's read found it, before any trial was read.
@@ -119,6 +140,7 @@ impl Mirrors {
                 for trial in &changes.trials {
                     trials.upsert(trial);
                 }
+                read += changes.trials.len();
                 held = Held::Packed(trials, None);
             }
             cursor = changes.cursor;
@@ -158,6 +180,9 @@ impl Mirrors {
             inner.passing.retain(|_, p| p.view.strong_count() > 0);
             return Ok((basis, view));
         };
+        if read >= self.store_after {
+            store_in_background(store, study_id, cursor, trials.clone());
+        }
         inner.studies.insert(study_id, Mirror { cursor, trials, view: Arc::downgrade(&view), used });
         // Over the budget: the least recently read go (never the one just read).
         let mut total: usize = inner.studies.values().map(|m| m.trials.memory_bytes()).sum();
@@ -188,6 +213,55 @@ impl Mirrors {
     }
 }
 
+/// The study's stored packed trials and their cursor, loaded off the runtime; `None` when there
+/// are none or they cannot be loaded (logged: the study is read whole).
+async fn stored(store: &Store, study_id: i64) -> Option<(Cursor, PackedTrials)> {
+    let snapshot = match store.trial_snapshot(study_id).await {
+        Ok(snapshot) => snapshot?,
+        Err(e) => {
+            tracing::warn!(study = study_id, error = %e, "could not read the study's stored trials; reading them whole");
+            return None;
+        }
+    };
+    let loading = std::time::Instant::now();
+    let cursor = snapshot.cursor;
+    match tokio::task::spawn_blocking(move || PackedTrials::from_stored(&snapshot.body)).await {
+        Ok(Ok(trials)) => {
+            tracing::debug!(study = study_id, trials = trials.len(), loading_s = loading.elapsed().as_secs_f64(), "stored trials loaded");
+            Some((cursor, trials))
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(study = study_id, error = %e, "the study's stored trials were passed over; reading them whole");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(study = study_id, error = %e, "loading the study's stored trials panicked; reading them whole");
+            None
+        }
+    }
+}
+
+/// Stores `trials`, read up to `cursor`, for the study's next cold reader: encoded off the
+/// runtime and written on a task of its own, so no reader waits for it. A failure is logged and
+/// costs only the next cold read's time.
+fn store_in_background(store: &Store, study_id: i64, cursor: Cursor, trials: PackedTrials) {
+    let store = store.clone();
+    tokio::spawn(async move {
+        let body = match tokio::task::spawn_blocking(move || trials.to_stored()).await {
+            Ok(body) => body,
+            Err(e) => return tracing::warn!(study = study_id, error = %e, "encoding the study's trials for storing panicked"),
+        };
+        if body.len() > STORED_BYTES_MAX {
+            return tracing::debug!(study = study_id, bytes = body.len(), "a study's packed trials are too large to store");
+        }
+        let bytes = body.len();
+        match store.save_trial_snapshot(study_id, &TrialSnapshot { cursor, body }, crate::now_ms()).await {
+            Ok(saved) => tracing::debug!(study = study_id, bytes, saved, "stored the study's packed trials"),
+            Err(e) => tracing::warn!(study = study_id, error = %e, "could not store the study's packed trials"),
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -214,6 +288,67 @@ mod tests {
             labels: BTreeMap::new(),
         };
         store.create_trial(study.id, new, 1).await.unwrap();
+    }
+
+    /// Mirrors that store a study's packed trials after a read of `store_after` trials.
+    fn storing_after(store_after: usize) -> Mirrors {
+        Mirrors { inner: Mutex::new(Inner::default()), budget_bytes: usize::MAX, store_after }
+    }
+
+    /// Waits for the study's stored trials to be read up to `cursor` (stored in the background).
+    async fn stored_up_to(store: &Store, study_id: i64, cursor: Cursor) -> TrialSnapshot {
+        for _ in 0..500 {
+            if let Some(s) = store.trial_snapshot(study_id).await.unwrap().filter(|s| s.cursor >= cursor) {
+                return s;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("the study's trials were not stored");
+    }
+
+    /// A large read leaves the study's packed trials stored; a cold reader (a restarted server)
+    /// starts from them and reads only the trials changed since; one from before a delete
+    /// starts over, and a value that cannot be loaded is passed over.
+    #[tokio::test]
+    async fn a_cold_reader_starts_from_the_stored_trials() {
+        let store = testing::store().await;
+        let study = testing::study(&store, "stored", serde_json::json!({})).await;
+        for k in 0..12 {
+            testing::complete(&store, &study, k as f64 / 12.0).await;
+        }
+        let reading = tokio::sync::Mutex::new(());
+        let cold = || async {};
+        let first = storing_after(10);
+        let (_, trials) = first.snapshot(&store, study.id, &reading, cold).await.unwrap();
+        assert_eq!(trials.len(), 12);
+        let cursor = first.lock().studies[&study.id].cursor;
+        let saved = stored_up_to(&store, study.id, cursor).await;
+        assert_eq!(PackedTrials::from_stored(&saved.body).unwrap().unpack(), *trials);
+
+        // Stored trials stand for the study up to their cursor: one changed only there shows
+        // that a new reader loaded them; the trial added since is read from the database.
+        let mut doctored = (*trials).clone();
+        doctored[0].infeasible_reason = "from the stored trials".into();
+        let body = PackedTrials::from_trials(&doctored).to_stored();
+        assert!(store.save_trial_snapshot(study.id, &TrialSnapshot { cursor, body }, 1).await.unwrap());
+        testing::complete(&store, &study, 0.99).await;
+        let restarted = storing_after(usize::MAX);
+        let (_, trials) = restarted.snapshot(&store, study.id, &reading, cold).await.unwrap();
+        assert_eq!(trials.len(), 13);
+        assert_eq!(trials[0].infeasible_reason, "from the stored trials");
+        assert_eq!(trials[1..], store.all_trials(study.id).await.unwrap()[1..]);
+
+        // A delete since: the stored trials are from before it, and the reader starts over.
+        store.delete_trial(study.id, trials[5].id).await.unwrap();
+        let (_, trials) = storing_after(usize::MAX).snapshot(&store, study.id, &reading, cold).await.unwrap();
+        assert_eq!(*trials, store.all_trials(study.id).await.unwrap());
+
+        // A value that does not load is passed over.
+        let cursor = restarted.lock().studies[&study.id].cursor;
+        let body = "{\"format\":1,\"strings\":[],\"layouts\":[],\"trials\":[{\"id\":1}]}".to_owned();
+        assert!(store.save_trial_snapshot(study.id, &TrialSnapshot { cursor, body }, 2).await.unwrap());
+        let (_, trials) = storing_after(usize::MAX).snapshot(&store, study.id, &reading, cold).await.unwrap();
+        assert_eq!(*trials, store.all_trials(study.id).await.unwrap());
     }
 
     /// The mirrors hold no more than their budget in bytes whatever the trials hold: the least

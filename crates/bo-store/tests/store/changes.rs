@@ -151,7 +151,27 @@ async fn changes_of_large_trials_are_read_a_row_at_a_time_exactly(store: Store) 
     assert!(pages >= 4, "{pages} pages");
 }
 
+/// A study's stored trials: read back as saved, replaced only by trials read further, not saved
+/// for a study that is gone, and deleted with their study.
+async fn stored_trials_keep_the_furthest_read_and_go_with_their_study(store: Store) {
+    use bo_store::{Cursor, TrialSnapshot};
+    let (study, _) = store.create_study("p", "l", "kept", &spec(), StudySettings::default(), 1).await.unwrap();
+    assert_eq!(store.trial_snapshot(study.id).await.unwrap(), None);
+    let at = |seq, trial_id, body: &str| TrialSnapshot { cursor: Cursor { seq, trial_id }, body: body.to_owned() };
+    assert!(store.save_trial_snapshot(study.id, &at(5, i64::MAX, "five"), 1).await.unwrap());
+    assert_eq!(store.trial_snapshot(study.id).await.unwrap(), Some(at(5, i64::MAX, "five")));
+    assert!(!store.save_trial_snapshot(study.id, &at(4, i64::MAX, "four"), 2).await.unwrap(), "read less far");
+    assert!(store.save_trial_snapshot(study.id, &at(5, i64::MAX, "again"), 2).await.unwrap(), "read as far: replaced");
+    assert_eq!(store.trial_snapshot(study.id).await.unwrap(), Some(at(5, i64::MAX, "again")));
+    assert!(store.save_trial_snapshot(study.id, &at(6, 3, "six"), 3).await.unwrap());
+    assert_eq!(store.trial_snapshot(study.id).await.unwrap(), Some(at(6, 3, "six")));
+    assert!(!store.save_trial_snapshot(study.id + 1000, &at(1, 1, "none"), 4).await.unwrap(), "no such study");
+    store.delete_study(study.id).await.unwrap();
+    assert_eq!(store.trial_snapshot(study.id).await.unwrap(), None);
+}
+
 each_database! {
+    stored_trials_keep_the_furthest_read_and_go_with_their_study,
     changes_since_a_cursor_are_read_in_order_and_a_delete_resets_the_reader,
     changes_read_in_packs_are_exact_and_cut_by_their_byte_budget,
     changes_of_large_trials_are_read_a_row_at_a_time_exactly,
