@@ -91,7 +91,7 @@ fn branin_currin_grid() -> Vec<Vec<f64>> {
     let mut pts = Vec::with_capacity((n + 1) * (n + 1));
     for i in 0..=n {
         for j in 0..=n {
-            let a = Assignment(std::collections::BTreeMap::from([
+            let a = Assignment::new(std::collections::BTreeMap::from([
                 ("x0".into(), ParamValue::Float(i as f64 / n as f64)),
                 ("x1".into(), ParamValue::Float(j as f64 / n as f64)),
             ]));

@@ -96,7 +96,7 @@ fn spec_of(wire: &Value) -> Result<StudySpec> {
 
 /// A completed trial of the export as an observation of `metric`.
 fn observation(trial: &Value, metric: &str) -> Result<Observation> {
-    let assignment = Assignment(
+    let assignment = Assignment::new(
         trial["parameters"]
             .as_array()
             .context("a trial without parameters")?

@@ -132,9 +132,9 @@ impl Trial {
             return Err(TrialError::ParametersClosed { id: self.id, state: self.state });
         }
         let mut changed = false;
-        for (id, v) in &values.0 {
+        for (id, v) in values.0.iter() {
             if self.assignment.get(id).is_none() {
-                self.assignment.0.insert(id.clone(), v.clone());
+                self.assignment.insert(id.clone(), v.clone());
                 changed = true;
             }
         }

@@ -284,7 +284,7 @@ impl PackedTrials {
     fn pack(&mut self, t: &Trial) -> PackedTrial {
         let mut layout = Vec::with_capacity(t.assignment.0.len());
         let mut values = Vec::with_capacity(t.assignment.0.len());
-        for (id, value) in &t.assignment.0 {
+        for (id, value) in t.assignment.0.iter() {
             let (kind, word) = match value {
                 ParamValue::Float(x) => (Kind::Float, x.to_bits()),
                 ParamValue::Int(i) => (Kind::Int, *i as u64),
@@ -343,7 +343,7 @@ impl PackedTrials {
         Trial {
             id: t.id,
             state: t.state,
-            assignment: Assignment(assignment),
+            assignment: Assignment::new(assignment),
             measurements: t.measurements.iter().map(measurement).collect(),
             final_measurement: t.final_measurement.as_ref().map(measurement),
             client_id: text(t.client_id),
@@ -466,7 +466,7 @@ mod tests {
     fn trial(id: i64, k: usize) -> Trial {
         let mut t = Trial::new(
             id,
-            Assignment(BTreeMap::from([
+            Assignment::new(BTreeMap::from([
                 ("lr".to_owned(), ParamValue::Float(0.1 * k as f64)),
                 ("layers".to_owned(), ParamValue::Int(-(k as i64))),
                 ("act".to_owned(), ParamValue::categorical(["relu", "tanh"][k % 2])),
@@ -491,9 +491,9 @@ mod tests {
     #[test]
     fn unpacking_gives_back_what_was_packed() {
         let mut trials: Vec<Trial> = (1..=6).rev().map(|id| trial(id, id as usize)).collect();
-        trials[0].assignment.0.insert("odd".into(), ParamValue::Float(-0.0));
-        trials[1].assignment.0.insert("odd".into(), ParamValue::Int(i64::MIN));
-        trials[2].assignment.0.insert("odd".into(), ParamValue::Float(f64::from_bits(0x7ff8_0000_dead_beef)));
+        trials[0].assignment.insert("odd".into(), ParamValue::Float(-0.0));
+        trials[1].assignment.insert("odd".into(), ParamValue::Int(i64::MIN));
+        trials[2].assignment.insert("odd".into(), ParamValue::Float(f64::from_bits(0x7ff8_0000_dead_beef)));
         let mut packed = PackedTrials::from_trials(&trials);
         trials.sort_by_key(|t| t.id);
         let back = packed.unpack();
@@ -507,7 +507,7 @@ mod tests {
         };
         assert_eq!((bits(&back[3]), bits(&back[5])), (0x7ff8_0000_dead_beef, (-0.0f64).to_bits()));
         let mut changed = trial(4, 9);
-        changed.assignment.0.remove("lr");
+        changed.assignment.remove("lr");
         changed.infeasible_reason = "diverged".into();
         packed.upsert(&changed);
         assert_eq!(packed.len(), 6);
@@ -521,7 +521,7 @@ mod tests {
     #[test]
     fn the_stored_form_loads_back_exactly() {
         let mut trials: Vec<Trial> = (1..=7).map(|id| trial(id, id as usize)).collect();
-        trials[0].assignment.0.insert("odd".into(), ParamValue::Float(f64::from_bits(0x7ff8_0000_dead_beef)));
+        trials[0].assignment.insert("odd".into(), ParamValue::Float(f64::from_bits(0x7ff8_0000_dead_beef)));
         trials[1].final_measurement.as_mut().unwrap().metrics.insert("nan".into(), f64::NAN);
         trials[2].infeasible_reason = "quote \" and\nnewline".into();
         let packed = PackedTrials::from_trials(&trials);

@@ -48,12 +48,29 @@ impl std::fmt::Display for ParamValue {
     }
 }
 
-/// The active parameters of one trial, by parameter id.
+/// The active parameters of one trial, by parameter id. A clone shares the values (a study's
+/// trials, the observations made from them and a large study's subset hold one copy between
+/// them); a change copies them first where they are shared.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Assignment(pub BTreeMap<String, ParamValue>);
+pub struct Assignment(pub Arc<BTreeMap<String, ParamValue>>);
 
 impl Assignment {
+    /// An assignment of `values`.
+    pub fn new(values: BTreeMap<String, ParamValue>) -> Assignment {
+        Assignment(Arc::new(values))
+    }
+
+    /// Sets `id` to `value`; the value it had, if any.
+    pub fn insert(&mut self, id: String, value: ParamValue) -> Option<ParamValue> {
+        Arc::make_mut(&mut self.0).insert(id, value)
+    }
+
+    /// Makes `id` inactive; the value it had, if any.
+    pub fn remove(&mut self, id: &str) -> Option<ParamValue> {
+        Arc::make_mut(&mut self.0).remove(id)
+    }
+
     /// The value of `id`, if it is active.
     pub fn get(&self, id: &str) -> Option<&ParamValue> {
         self.0.get(id)
@@ -64,7 +81,7 @@ impl Assignment {
         use std::fmt::Write;
         // Written in place: every candidate of an acquisition search is keyed.
         let mut key = String::with_capacity(self.0.keys().map(|id| id.len() + 20).sum());
-        for (id, value) in &self.0 {
+        for (id, value) in self.0.iter() {
             // Writing to a String cannot fail.
             let _ = match value {
                 ParamValue::Float(x) => write!(key, "{id}=f{:016x};", x.to_bits()),
@@ -73,6 +90,18 @@ impl Assignment {
             };
         }
         key
+    }
+}
+
+impl FromIterator<(String, ParamValue)> for Assignment {
+    fn from_iter<I: IntoIterator<Item = (String, ParamValue)>>(values: I) -> Assignment {
+        Assignment::new(values.into_iter().collect())
+    }
+}
+
+impl Extend<(String, ParamValue)> for Assignment {
+    fn extend<I: IntoIterator<Item = (String, ParamValue)>>(&mut self, values: I) {
+        Arc::make_mut(&mut self.0).extend(values);
     }
 }
 
@@ -249,7 +278,10 @@ impl Trial {
             ParamValue::Categorical(s) => s.len() + 16,
             _ => 0,
         };
-        let assignment = map::<String, ParamValue>(self.assignment.0.len())
+        // The map behind its shared pointer (its two counts), counted whole, though clones share it.
+        let assignment = 2 * size_of::<usize>()
+            + size_of::<BTreeMap<String, ParamValue>>()
+            + map::<String, ParamValue>(self.assignment.0.len())
             + self.assignment.0.iter().map(|(k, v)| k.capacity() + value(v)).sum::<usize>();
         let measurement = |m: &Measurement| {
             size_of::<Measurement>() + map::<String, f64>(m.metrics.len()) + m.metrics.keys().map(String::capacity).sum::<usize>()

@@ -462,7 +462,7 @@ impl AddTreeProposer {
             if let Some((_, from)) = best.get(&v) {
                 for &i in &vertex.params {
                     if let Some(value) = from.get(&params[i].id) {
-                        a.0.insert(params[i].id.clone(), value.clone());
+                        a.insert(params[i].id.clone(), value.clone());
                     }
                 }
             }

@@ -147,7 +147,7 @@ fn decode(nodes: &mut dyn Iterator<Item = &GridNode>, mut index: u128, out: &mut
         index /= node.size;
         for (value, active, count) in &node.values {
             if sub < *count {
-                out.0.insert(node.id.clone(), value.clone());
+                out.insert(node.id.clone(), value.clone());
                 decode(&mut active.iter().map(|&c| &node.children[c]), sub, out);
                 break;
             }

@@ -14,7 +14,7 @@ impl SearchSpace {
     /// value in its domain, and a conditional parameter's parent in the context with a value
     /// that activates it. Errors are paths under `parameters`, naming the parameter.
     pub fn check_context(&self, context: &Assignment) -> Result<(), FieldError> {
-        for (id, value) in &context.0 {
+        for (id, value) in context.0.iter() {
             let Some(spec) = self.param(id) else {
                 return Err(FieldError::new("parameters", format!("{id:?} is not a parameter of the study")));
             };
@@ -64,8 +64,8 @@ impl SearchSpace {
             }
         }
         let mut out = self.decode(&moved);
-        for (id, v) in &fixed.0 {
-            out.0.insert(id.clone(), v.clone());
+        for (id, v) in fixed.0.iter() {
+            out.insert(id.clone(), v.clone());
         }
         out
     }
@@ -84,7 +84,7 @@ mod tests {
     use crate::trial::{Assignment, ParamValue};
 
     fn ctx(pairs: &[(&str, ParamValue)]) -> Assignment {
-        Assignment(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
+        Assignment::new(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
     }
 
     /// A context names parameters of the space with values of their domains, and a child only

@@ -81,7 +81,7 @@ impl SearchSpace {
                 walk(&c.spec, u, next, child_active, out);
             }
             if active {
-                out.0.insert(p.id.clone(), value);
+                out.insert(p.id.clone(), value);
             }
         }
         let mut out = Assignment::default();
@@ -108,7 +108,7 @@ impl SearchSpace {
                     walk(&c.spec, out);
                 }
             }
-            out.0.insert(p.id.clone(), value);
+            out.insert(p.id.clone(), value);
         }
         let mut out = Assignment::default();
         for p in self.roots() {

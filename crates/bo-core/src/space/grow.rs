@@ -52,7 +52,7 @@ impl SearchSpace {
     /// `parameters` naming the parameter.
     pub fn check_partial(&self, assignment: &Assignment) -> Result<(), FieldError> {
         let active: std::collections::HashSet<&str> = self.active_ids(assignment).into_iter().collect();
-        for (id, value) in &assignment.0 {
+        for (id, value) in assignment.0.iter() {
             let Some(spec) = self.param(id) else {
                 return Err(FieldError::new("parameters", format!("parameter {id:?} is not a parameter of the study")));
             };
@@ -100,7 +100,7 @@ impl SearchSpace {
                         return Err(at(FieldError::new("value", format!("the trial already holds {held} for {:?}", spec.id))));
                     }
                     _ => {
-                        a.0.insert(ask.spec.id.clone(), v.clone());
+                        a.insert(ask.spec.id.clone(), v.clone());
                     }
                 },
                 None => {}
@@ -351,7 +351,7 @@ mod tests {
     }
 
     fn trial(pairs: &[(&str, ParamValue)]) -> Assignment {
-        Assignment(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
+        Assignment::new(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
     }
 
     /// The tree as `id[parent values]` in pre-order, for assertions.

@@ -108,18 +108,18 @@ impl Engine {
             match (&a.value, trial.assignment.get(&a.spec.id)) {
                 (_, Some(_)) => {}
                 (Some(v), None) => {
-                    values.0.insert(a.spec.id.clone(), v.clone());
+                    values.insert(a.spec.id.clone(), v.clone());
                 }
                 (None, None) => choose.push(a.spec.id.clone()),
             }
         }
         if !choose.is_empty() {
             let mut context = trial.assignment.clone();
-            context.0.extend(values.0.clone());
+            context.extend(values.0.iter().map(|(id, v)| (id.clone(), v.clone())));
             let chosen = self.choose_within(&study, context).await?;
             for id in choose {
                 if let Some(v) = chosen.get(&id) {
-                    values.0.insert(id, v.clone());
+                    values.insert(id, v.clone());
                 }
             }
         }

@@ -31,9 +31,9 @@ fn spec() -> StudySpec {
 
 fn point(i: i64) -> Assignment {
     let mut a = Assignment::default();
-    a.0.insert("optimizer".into(), ParamValue::Categorical("sgd".into()));
-    a.0.insert("momentum".into(), ParamValue::Float(i as f64 / 1000.0));
-    a.0.insert("layers".into(), ParamValue::Int(1));
+    a.insert("optimizer".into(), ParamValue::Categorical("sgd".into()));
+    a.insert("momentum".into(), ParamValue::Float(i as f64 / 1000.0));
+    a.insert("layers".into(), ParamValue::Int(1));
     a
 }
 

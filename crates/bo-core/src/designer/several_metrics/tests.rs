@@ -93,7 +93,7 @@ fn two_objectives_are_both_optimised() {
     let keys: HashSet<String> = batch.iter().map(Assignment::key).collect();
     assert_eq!(keys.len(), 4, "a batch has distinct members");
     // Within a context the model's own acquisition answers, and keeps the fixed value.
-    let context = Assignment(BTreeMap::from([("x1".to_owned(), crate::trial::ParamValue::Float(0.25))]));
+    let context = Assignment::new(BTreeMap::from([("x1".to_owned(), crate::trial::ParamValue::Float(0.25))]));
     let within = fitted.model.suggest_in_context(&context, &[], &mut rng).expect("its own search").unwrap();
     assert_eq!(within.get("x1"), Some(&crate::trial::ParamValue::Float(0.25)), "{within:?}");
 }
@@ -208,7 +208,7 @@ fn several_metrics_models_are_unwarped_unless_named() {
         let problem = Problem { spec, seed: 1, priors: Vec::new() };
         let history: Vec<Observation> = (0..14)
             .map(|i| {
-                let a = Assignment(BTreeMap::from([
+                let a = Assignment::new(BTreeMap::from([
                     ("x0".into(), crate::trial::ParamValue::Float((0.13 + 0.37 * i as f64) % 1.0)),
                     ("x1".into(), crate::trial::ParamValue::Float((0.29 + 0.61 * i as f64) % 1.0)),
                 ]));

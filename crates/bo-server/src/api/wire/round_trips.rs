@@ -184,7 +184,7 @@ fn every_stopping_rule_round_trips_and_the_convex_alias_is_read() {
 }
 
 fn assignment() -> Assignment {
-    Assignment(BTreeMap::from([
+    Assignment::new(BTreeMap::from([
         ("lr".to_owned(), ParamValue::Float(0.01)),
         ("beta".to_owned(), ParamValue::Float(0.9)),
         ("batch".to_owned(), ParamValue::Float(32.0)),

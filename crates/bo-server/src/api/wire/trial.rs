@@ -262,7 +262,7 @@ fn parameters_from_wire(params: Vec<ParameterW>, space: &SearchSpace) -> Result<
             ));
         };
         let value = value_from_wire(&p.value, spec).map_err(|why| FieldError::new(format!("{path}.value"), why))?;
-        if a.0.insert(p.parameter_id.clone(), value).is_some() {
+        if a.insert(p.parameter_id.clone(), value).is_some() {
             return Err(FieldError::new(format!("{path}.parameterId"), format!("parameter {:?} is given twice", p.parameter_id)));
         }
     }
