@@ -1,7 +1,8 @@
 //! A large study's trials as the trial mirror last packed them, kept so a server that restarts
 //! loads them in one value and reads only the trials changed since (bo-server's
 //! `engine/mirror.rs` writes and reads them). The store keeps the value as given and never
-//! reads inside it; one row per study, the one read furthest (the latest of those) wins, deleted with its study.
+//! reads inside it: one row per study, the one read furthest (the latest of those) wins, and it
+//! is deleted with its study.
 
 use sqlx::Row;
 
@@ -35,7 +36,8 @@ impl Store {
     }
 
     /// Stores the study's trials as read up to `snapshot.cursor`, unless trials read further are
-    /// stored already (trials read as far are replaced: they are the same trials). Returns whether it was stored; a study deleted meanwhile stores nothing.
+    /// stored already (trials read as far are replaced: they are the same trials). Returns
+    /// whether it was stored; a study deleted meanwhile stores nothing.
     pub async fn save_trial_snapshot(&self, study_id: i64, snapshot: &TrialSnapshot, now_ms: i64) -> Result<bool, StoreError> {
         let _turn = self.write_turn().await;
         let done = sqlx::query(
