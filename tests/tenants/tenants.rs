@@ -570,6 +570,8 @@ fn every_dashboard_read_at_once() {
 /// stopping rules and durations beyond proto3's range refused, naming the field, quoting once.
 #[test]
 fn the_smaller_findings_of_hardening_ii() {
+    // A server starting beside the write-latency test below would share its disk's syncs.
+    let _machine = crate::harness::machine_to_myself();
     let db = &databases("tenants_smaller")[0];
     let server = start(db, &[]);
     let alice = Tenant::new(&server, ALICE, "project-a");

@@ -77,6 +77,9 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             }
         }
     });
+    if store.backend() == bo_store::Backend::Sqlite {
+        tokio::spawn(checkpoint_wal(store.clone()));
+    }
     if config.operation_retention > 0.0 {
         tokio::spawn(expire_operations(
             state.store.clone(),
@@ -150,6 +153,31 @@ async fn expire_operations(store: bo_store::Store, retention: Duration) {
             tracing::info!(deleted, "expired finished operations deleted");
         }
         tokio::time::sleep(every).await;
+    }
+}
+
+/// SQLite: copies the write-ahead log into the database file every second, off the write gate
+/// ([`bo_store::Store::checkpoint`]), so no writer waits behind a checkpoint made inside
+/// someone else's commit. A failure is logged once, and again only after a success.
+async fn checkpoint_wal(store: bo_store::Store) {
+    let mut failing = false;
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let started = std::time::Instant::now();
+        match store.checkpoint().await {
+            Ok(Some((log, copied))) => {
+                failing = false;
+                if started.elapsed() > Duration::from_millis(250) {
+                    tracing::debug!(pages = log, copied, took = ?started.elapsed(), "slow checkpoint of the write-ahead log");
+                }
+            }
+            Ok(None) => return,
+            Err(e) if !failing => {
+                failing = true;
+                tracing::warn!(error = %e, "could not checkpoint the write-ahead log; retrying every second");
+            }
+            Err(_) => {}
+        }
     }
 }
 

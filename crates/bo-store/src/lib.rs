@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor};
+use sqlx::{AnyPool, Executor, Row};
 
 pub use changes::{Cursor, TrialChanges};
 pub use curves::{CURVE_POINTS_EACH, Curve, CurveMetric, CurvePoint, Curves};
@@ -63,6 +63,14 @@ pub enum Backend {
 
 /// How long an SQLite writer waits for another's lock before giving up.
 const SQLITE_BUSY_TIMEOUT_MS: u64 = 10_000;
+
+/// SQLite's own checkpoint runs inside the commit that grows the write-ahead log past this many
+/// pages (32 MiB of 4 KiB pages), that is under the write gate, where it stalls every writer
+/// for as long as the copy and its `fsync` take. [`Store::checkpoint`], called beside serving,
+/// does the work long before that; this is only the bound on the log should it fall behind.
+/// (SQLite's default is 1,000 pages: a commit of a large import or a step of a large delete then
+/// checkpointed under the gate, and another project's write waited 400 ms behind it.)
+const SQLITE_AUTOCHECKPOINT_PAGES: u32 = 8192;
 
 /// How to use the database.
 #[derive(Clone, Debug)]
@@ -137,6 +145,7 @@ impl Store {
                         conn.execute(sqlx::AssertSqlSafe(format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}"))).await?;
                         conn.execute("PRAGMA foreign_keys = ON").await?;
                         conn.execute("PRAGMA synchronous = FULL").await?;
+                        conn.execute(sqlx::AssertSqlSafe(format!("PRAGMA wal_autocheckpoint = {SQLITE_AUTOCHECKPOINT_PAGES}"))).await?;
                     }
                     Ok(())
                 })
@@ -240,6 +249,19 @@ impl Store {
             return Err(e.into());
         }
         std::fs::rename(&partial, path).map_err(|e| StoreError::Internal(format!("renaming the copy to {}: {e}", path.display())))
+    }
+
+    /// SQLite: copies what the write-ahead log holds into the database file without waiting for
+    /// readers or writers (a passive checkpoint) and without the write gate, so writes go on
+    /// meanwhile; the log's pages and how many of them are now in the database file. Call it
+    /// every second or so beside serving (see [`SQLITE_AUTOCHECKPOINT_PAGES`]). `None` on
+    /// Postgres, which checkpoints itself.
+    pub async fn checkpoint(&self) -> Result<Option<(i64, i64)>, StoreError> {
+        if self.backend != Backend::Sqlite {
+            return Ok(None);
+        }
+        let row = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(&self.pool).await?;
+        Ok(Some((row.try_get(1)?, row.try_get(2)?)))
     }
 
     /// Closes every connection; waits for those in use.

@@ -125,7 +125,28 @@ async fn an_open_space_grows_once_per_revision_and_trials_take_new_values(store:
     assert!(matches!(store.grow_space(study.id + 1000, 1, &StudySpec { space_revision: 2, ..next }).await, Err(StoreError::NotFound(_))));
 }
 
+/// SQLite copies its write-ahead log into the database file when asked ([`Store::checkpoint`],
+/// which the server calls beside serving), not inside the commit that grows the log past
+/// SQLite's default of 1,000 pages, where it would hold every other writer; once copied the
+/// log is reused from its start. Postgres checkpoints itself.
+async fn the_log_is_checkpointed_beside_the_writes(store: Store) {
+    let (study, _) = store.create_study("p", "l", "log", &spec(), StudySettings::default(), 1).await.unwrap();
+    for i in 0..1_200 {
+        store.create_trial(study.id, new_trial(i), 2).await.unwrap();
+    }
+    let Some((log, copied)) = store.checkpoint().await.unwrap() else {
+        assert_eq!(store.backend(), bo_store::Backend::Postgres);
+        return;
+    };
+    assert!(log > 1_000, "the log grew past SQLite's default without a checkpoint in a commit: {log} pages");
+    assert_eq!(copied, log, "a passive checkpoint with nobody reading copies the whole log");
+    store.create_trial(study.id, new_trial(0), 3).await.unwrap();
+    let (log, copied) = store.checkpoint().await.unwrap().unwrap();
+    assert!(log < 100 && copied == log, "the next write starts the log again: {log} pages, {copied} copied");
+}
+
 each_database! {
+    the_log_is_checkpointed_beside_the_writes,
     an_open_space_grows_once_per_revision_and_trials_take_new_values,
     trials_keep_measurements_and_deleting_a_study_removes_everything,
     pages_are_bounded_by_size,
