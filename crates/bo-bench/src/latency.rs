@@ -74,7 +74,8 @@ pub fn latency(
                 .map(|_| {
                     let x: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
                     let y = objective.value(&x);
-                    let assignment = Assignment::new(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect());
+                    let assignment =
+                        Assignment::new(x.iter().enumerate().map(|(i, v)| (format!("x{i}").into(), ParamValue::Float(*v))).collect());
                     Observation { objective_sd: None, assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), y)])) }
                 })
                 .collect();

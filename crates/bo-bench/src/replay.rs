@@ -102,10 +102,7 @@ fn observation(trial: &Value, metric: &str) -> Result<Observation> {
             .context("a trial without parameters")?
             .iter()
             .map(|p| {
-                Ok((
-                    p["parameterId"].as_str().context("parameterId")?.to_owned(),
-                    ParamValue::Float(p["value"].as_f64().context("a value")?),
-                ))
+                Ok((p["parameterId"].as_str().context("parameterId")?.into(), ParamValue::Float(p["value"].as_f64().context("a value")?)))
             })
             .collect::<Result<_>>()?,
     );

@@ -123,7 +123,8 @@ impl Strings {
         &self.all[i as usize]
     }
 
-    /// The string `i`, shared (a categorical value unpacked costs a count, not a copy).
+    /// The string `i`, shared (a parameter id or categorical value unpacked costs a count, not a
+    /// copy).
     fn shared(&self, i: u32) -> Arc<str> {
         self.all[i as usize].clone()
     }
@@ -332,7 +333,7 @@ impl PackedTrials {
                     Kind::Int => ParamValue::Int(word as i64),
                     Kind::Categorical => ParamValue::Categorical(self.strings.shared(word as u32)),
                 };
-                (text(id), value)
+                (self.strings.shared(id), value)
             })
             .collect();
         let measurement = |m: &PackedMeasurement| Measurement {
@@ -467,14 +468,14 @@ mod tests {
         let mut t = Trial::new(
             id,
             Assignment::new(BTreeMap::from([
-                ("lr".to_owned(), ParamValue::Float(0.1 * k as f64)),
-                ("layers".to_owned(), ParamValue::Int(-(k as i64))),
-                ("act".to_owned(), ParamValue::categorical(["relu", "tanh"][k % 2])),
+                ("lr".into(), ParamValue::Float(0.1 * k as f64)),
+                ("layers".into(), ParamValue::Int(-(k as i64))),
+                ("act".into(), ParamValue::categorical(["relu", "tanh"][k % 2])),
             ])),
         );
         t.state = TrialState::Succeeded;
-        t.measurements = vec![Measurement { step_count: 3, elapsed_secs: 1.5, metrics: BTreeMap::from([("loss".to_owned(), 0.25)]) }];
-        t.final_measurement = Some(Measurement { step_count: 4, elapsed_secs: 2.0, metrics: BTreeMap::from([("loss".to_owned(), 0.5)]) });
+        t.measurements = vec![Measurement { step_count: 3, elapsed_secs: 1.5, metrics: BTreeMap::from([("loss".into(), 0.25)]) }];
+        t.final_measurement = Some(Measurement { step_count: 4, elapsed_secs: 2.0, metrics: BTreeMap::from([("loss".into(), 0.5)]) });
         t.client_id = format!("worker-{}", k % 3);
         t.infeasible_reason = String::new();
         t.start_time_ms = 10 + id;
@@ -491,9 +492,9 @@ mod tests {
     #[test]
     fn unpacking_gives_back_what_was_packed() {
         let mut trials: Vec<Trial> = (1..=6).rev().map(|id| trial(id, id as usize)).collect();
-        trials[0].assignment.insert("odd".into(), ParamValue::Float(-0.0));
-        trials[1].assignment.insert("odd".into(), ParamValue::Int(i64::MIN));
-        trials[2].assignment.insert("odd".into(), ParamValue::Float(f64::from_bits(0x7ff8_0000_dead_beef)));
+        trials[0].assignment.insert("odd", ParamValue::Float(-0.0));
+        trials[1].assignment.insert("odd", ParamValue::Int(i64::MIN));
+        trials[2].assignment.insert("odd", ParamValue::Float(f64::from_bits(0x7ff8_0000_dead_beef)));
         let mut packed = PackedTrials::from_trials(&trials);
         trials.sort_by_key(|t| t.id);
         let back = packed.unpack();
@@ -521,7 +522,7 @@ mod tests {
     #[test]
     fn the_stored_form_loads_back_exactly() {
         let mut trials: Vec<Trial> = (1..=7).map(|id| trial(id, id as usize)).collect();
-        trials[0].assignment.insert("odd".into(), ParamValue::Float(f64::from_bits(0x7ff8_0000_dead_beef)));
+        trials[0].assignment.insert("odd", ParamValue::Float(f64::from_bits(0x7ff8_0000_dead_beef)));
         trials[1].final_measurement.as_mut().unwrap().metrics.insert("nan".into(), f64::NAN);
         trials[2].infeasible_reason = "quote \" and\nnewline".into();
         let packed = PackedTrials::from_trials(&trials);

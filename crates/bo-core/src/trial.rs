@@ -53,17 +53,21 @@ impl std::fmt::Display for ParamValue {
 /// them); a change copies them first where they are shared.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Assignment(pub Arc<BTreeMap<String, ParamValue>>);
+pub struct Assignment(pub Arc<BTreeMap<ParamId, ParamValue>>);
+
+/// A parameter's id as an assignment holds it: shared, so the trials of a study unpacked from
+/// the mirror (`packed.rs`) hold each id once between them instead of once per trial.
+pub type ParamId = Arc<str>;
 
 impl Assignment {
     /// An assignment of `values`.
-    pub fn new(values: BTreeMap<String, ParamValue>) -> Assignment {
+    pub fn new(values: BTreeMap<ParamId, ParamValue>) -> Assignment {
         Assignment(Arc::new(values))
     }
 
     /// Sets `id` to `value`; the value it had, if any.
-    pub fn insert(&mut self, id: String, value: ParamValue) -> Option<ParamValue> {
-        Arc::make_mut(&mut self.0).insert(id, value)
+    pub fn insert(&mut self, id: impl Into<ParamId>, value: ParamValue) -> Option<ParamValue> {
+        Arc::make_mut(&mut self.0).insert(id.into(), value)
     }
 
     /// Makes `id` inactive; the value it had, if any.
@@ -93,15 +97,15 @@ impl Assignment {
     }
 }
 
-impl FromIterator<(String, ParamValue)> for Assignment {
-    fn from_iter<I: IntoIterator<Item = (String, ParamValue)>>(values: I) -> Assignment {
-        Assignment::new(values.into_iter().collect())
+impl<K: Into<ParamId>> FromIterator<(K, ParamValue)> for Assignment {
+    fn from_iter<I: IntoIterator<Item = (K, ParamValue)>>(values: I) -> Assignment {
+        Assignment::new(values.into_iter().map(|(id, value)| (id.into(), value)).collect())
     }
 }
 
-impl Extend<(String, ParamValue)> for Assignment {
-    fn extend<I: IntoIterator<Item = (String, ParamValue)>>(&mut self, values: I) {
-        Arc::make_mut(&mut self.0).extend(values);
+impl<K: Into<ParamId>> Extend<(K, ParamValue)> for Assignment {
+    fn extend<I: IntoIterator<Item = (K, ParamValue)>>(&mut self, values: I) {
+        Arc::make_mut(&mut self.0).extend(values.into_iter().map(|(id, value)| (id.into(), value)));
     }
 }
 
@@ -280,9 +284,10 @@ impl Trial {
         };
         // The map behind its shared pointer (its two counts), counted whole, though clones share it.
         let assignment = 2 * size_of::<usize>()
-            + size_of::<BTreeMap<String, ParamValue>>()
-            + map::<String, ParamValue>(self.assignment.0.len())
-            + self.assignment.0.iter().map(|(k, v)| k.capacity() + value(v)).sum::<usize>();
+            + size_of::<BTreeMap<ParamId, ParamValue>>()
+            + map::<ParamId, ParamValue>(self.assignment.0.len())
+            // Each id with its two counts (counted whole, though a study's trials may share it).
+            + self.assignment.0.iter().map(|(k, v)| k.len() + 16 + value(v)).sum::<usize>();
         let measurement = |m: &Measurement| {
             size_of::<Measurement>() + map::<String, f64>(m.metrics.len()) + m.metrics.keys().map(String::capacity).sum::<usize>()
         };

@@ -70,12 +70,12 @@ impl Stored {
 /// characters and 16 labels of 128-character keys and values.
 fn largest() -> Stored {
     let long = |k: usize, c: char| format!("{k:03}{}", c.to_string().repeat(125));
-    let assignment: BTreeMap<String, ParamValue> = (0..300)
+    let assignment: Assignment = (0..300)
         .map(|k| (long(k, 'p'), if k % 2 == 0 { ParamValue::categorical(&long(k, 'v')) } else { ParamValue::Float(0.5) }))
         .collect();
     let metrics: BTreeMap<String, f64> = (0..20).map(|k| (long(k, 'm'), k as f64)).collect();
     Stored {
-        parameters: serde_json::to_string(&Assignment::new(assignment)).unwrap(),
+        parameters: serde_json::to_string(&assignment).unwrap(),
         final_measurement: serde_json::to_string(&Measurement { step_count: 1, elapsed_secs: 1.0, metrics }).unwrap(),
         client_id: "c".repeat(128),
         infeasible_reason: "r".repeat(1000),
@@ -84,10 +84,7 @@ fn largest() -> Stored {
 }
 
 fn small() -> Stored {
-    let a = Assignment::new(BTreeMap::from([
-        ("x".to_owned(), ParamValue::Float(0.5)),
-        ("kind".to_owned(), ParamValue::Categorical("b".into())),
-    ]));
+    let a = Assignment::from_iter([("x", ParamValue::Float(0.5)), ("kind", ParamValue::Categorical("b".into()))]);
     let m = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("loss".to_owned(), 1.0)]) };
     Stored {
         parameters: serde_json::to_string(&a).unwrap(),
@@ -115,11 +112,10 @@ fn budgets_count_what_is_allocated() {
     // is held at least ten times more densely packed than decoded.
     let wide = |i: usize| {
         let long = |k: usize, c: char| format!("{k:03}{}", c.to_string().repeat(125));
-        let assignment: BTreeMap<String, ParamValue> =
-            (0..300).map(|k| (long(k, 'p'), ParamValue::categorical(&long((k + i) % 4, 'v')))).collect();
+        let assignment: Assignment = (0..300).map(|k| (long(k, 'p'), ParamValue::categorical(&long((k + i) % 4, 'v')))).collect();
         let m = Measurement { step_count: 1, elapsed_secs: 1.0, metrics: BTreeMap::from([("accuracy".to_owned(), i as f64)]) };
         Stored {
-            parameters: serde_json::to_string(&Assignment::new(assignment)).unwrap(),
+            parameters: serde_json::to_string(&assignment).unwrap(),
             final_measurement: serde_json::to_string(&m).unwrap(),
             client_id: format!("worker-{}", i % 8),
             infeasible_reason: String::new(),
@@ -150,8 +146,8 @@ fn budgets_count_what_is_allocated() {
     let history: Vec<Observation> = (0..n)
         .map(|_| {
             use rand::RngExt;
-            let a = Assignment::new((0..6).map(|k| (format!("x{k}"), ParamValue::Float(rng.random::<f64>()))).collect());
-            let loss = (0..6).map(|k| (a.0[&format!("x{k}")].as_f64().unwrap() - 0.3).powi(2)).sum::<f64>();
+            let a: Assignment = (0..6).map(|k| (format!("x{k}"), ParamValue::Float(rng.random::<f64>()))).collect();
+            let loss = (0..6).map(|k| (a.0[format!("x{k}").as_str()].as_f64().unwrap() - 0.3).powi(2)).sum::<f64>();
             let accuracy = (-loss).exp();
             Observation {
                 objective_sd: None,

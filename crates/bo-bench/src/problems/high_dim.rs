@@ -299,7 +299,7 @@ mod tests {
         // x* = Rᵀ z* with z* zero but for the optimiser (0.085546, −0.696667) on (p0, p1).
         let x: Vec<f64> = (0..25).map(|k| r[p[0]][k] * 0.085546 + r[p[1]][k] * -0.696667).collect();
         assert!(x.iter().all(|v| v.abs() <= 1.0));
-        let a = Assignment::new(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), bo_core::ParamValue::Float(*v))).collect());
+        let a = Assignment::new(x.iter().enumerate().map(|(i, v)| (format!("x{i}").into(), bo_core::ParamValue::Float(*v))).collect());
         assert!((branin_d25_rotated(&a) - 0.397887).abs() < 1e-5);
     }
 

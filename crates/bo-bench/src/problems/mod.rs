@@ -30,11 +30,11 @@ mod tests {
     use super::*;
 
     fn at(values: &[(&str, ParamValue)]) -> Assignment {
-        Assignment::new(values.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
+        Assignment::new(values.iter().map(|(k, v)| ((*k).into(), v.clone())).collect())
     }
 
     fn box_point(x: &[f64]) -> Assignment {
-        Assignment::new(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect())
+        Assignment::new(x.iter().enumerate().map(|(i, v)| (format!("x{i}").into(), ParamValue::Float(*v))).collect())
     }
 
     /// Each problem's value at its known minimiser equals its stated optimum.
@@ -58,11 +58,12 @@ mod tests {
         check("michalewicz5", box_point(&[2.202906, 1.570796, 1.284992, 1.923058, 1.720470]), 1e-6);
         check("six_hump_camel", box_point(&[0.0898, -0.7126]), 1e-6);
         check("hartmann6_noisy", box_point(&[0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573]), 1e-5);
-        let mixed = |values: &[ParamValue]| Assignment::new(values.iter().enumerate().map(|(i, v)| (format!("x{i}"), v.clone())).collect());
+        let mixed =
+            |values: &[ParamValue]| Assignment::new(values.iter().enumerate().map(|(i, v)| (format!("x{i}").into(), v.clone())).collect());
         let (i, f) = (ParamValue::Int, ParamValue::Float);
         check("mixed_styblinski_tang8", mixed(&[i(-3), i(-3), i(-3), i(-3), f(-2.903534), f(-2.903534), f(-2.903534), f(-2.903534)]), 1e-6);
         let mut shift = mixed(&[f(0.85), f(0.15), f(0.35)]);
-        shift.insert("c".into(), ParamValue::Categorical("d".into()));
+        shift.insert("c", ParamValue::Categorical("d".into()));
         check("categorical_shift", shift, 1e-15);
         let c = |s: &str| ParamValue::Categorical(s.into());
         check("ackley_categorical", mixed(&[c("0"), c("0"), f(0.0), f(0.0), f(0.0)]), 1e-12);

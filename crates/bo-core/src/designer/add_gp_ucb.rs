@@ -746,7 +746,9 @@ mod tests {
                 let x: Vec<f64> = (0..d).map(|_| rng.random()).collect();
                 Observation {
                     objective_sd: None,
-                    assignment: Assignment::new(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect()),
+                    assignment: Assignment::new(
+                        x.iter().enumerate().map(|(i, v)| (format!("x{i}").into(), ParamValue::Float(*v))).collect(),
+                    ),
                     outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f(&x))])),
                 }
             })

@@ -550,7 +550,7 @@ mod tests {
             .iter()
             .map(|x| Observation {
                 objective_sd: None,
-                assignment: Assignment::new(x.iter().enumerate().map(|(i, v)| (format!("x{i}"), ParamValue::Float(*v))).collect()),
+                assignment: Assignment::new(x.iter().enumerate().map(|(i, v)| (format!("x{i}").into(), ParamValue::Float(*v))).collect()),
                 outcome: Outcome::Measured([("y".to_owned(), f(x))].into_iter().collect()),
             })
             .collect()

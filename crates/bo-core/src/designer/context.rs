@@ -203,7 +203,7 @@ mod tests {
             let best = history.iter().map(|o| f(&o.assignment)).fold(f64::INFINITY, f64::min);
             let slice = Slice { space: &space, goal: Goal::Minimize, best: Some(best), taken: &taken, candidates: CANDIDATES };
             for c in [0.1, 0.8] {
-                let context = Assignment::new(BTreeMap::from([("c".to_owned(), ParamValue::Float(c))]));
+                let context = Assignment::new(BTreeMap::from([("c".into(), ParamValue::Float(c))]));
                 let a = suggest_in(fitted.model.as_ref(), &slice, &context, &[], &mut rng).unwrap();
                 space.check(&a).unwrap();
                 assert_eq!(a.get("c"), Some(&ParamValue::Float(c)), "{algorithm}: the context's value, exactly");

@@ -418,8 +418,7 @@ mod tests {
         (0..n)
             .map(|i| {
                 let (a, b) = ((0.1 + i as f64 * 0.37) % 1.0, (0.2 + i as f64 * 0.61) % 1.0);
-                let assignment =
-                    Assignment::new(BTreeMap::from([("a".to_owned(), ParamValue::Float(a)), ("b".to_owned(), ParamValue::Float(b))]));
+                let assignment = Assignment::new(BTreeMap::from([("a".into(), ParamValue::Float(a)), ("b".into(), ParamValue::Float(b))]));
                 Observation { objective_sd: None, assignment, outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f(i, a, b))])) }
             })
             .collect()
@@ -442,7 +441,7 @@ mod tests {
             .iter()
             .map(|(c, f)| Observation {
                 objective_sd: None,
-                assignment: Assignment::new(BTreeMap::from([("c".to_owned(), ParamValue::Categorical((*c).into()))])),
+                assignment: Assignment::new(BTreeMap::from([("c".into(), ParamValue::Categorical((*c).into()))])),
                 outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), *f)])),
             })
             .collect();
@@ -577,11 +576,8 @@ mod tests {
                 let (a, b) = ((0.13 + i as f64 * 0.37) % 1.0, (0.29 + i as f64 * 0.61) % 1.0);
                 Observation {
                     objective_sd: None,
-                    assignment: Assignment::new(BTreeMap::from([
-                        ("a".to_owned(), ParamValue::Float(a)),
-                        ("b".to_owned(), ParamValue::Float(b)),
-                    ])),
-                    outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (5.0 * a).sin() + b * b)])),
+                    assignment: Assignment::new(BTreeMap::from([("a".into(), ParamValue::Float(a)), ("b".into(), ParamValue::Float(b))])),
+                    outcome: Outcome::Measured(BTreeMap::from([("f".into(), (5.0 * a).sin() + b * b)])),
                 }
             })
             .collect();
@@ -589,8 +585,7 @@ mod tests {
         let theirs = designer.fit(&problem, &history, None, &mut StdRng::seed_from_u64(1)).unwrap();
         let ours = designer.restore(&problem, &history, &theirs.state, &mut StdRng::seed_from_u64(2)).unwrap();
         assert_eq!(ours.state, theirs.state, "no search: the state is the one stored");
-        let probe =
-            vec![Assignment::new(BTreeMap::from([("a".to_owned(), ParamValue::Float(0.4)), ("b".to_owned(), ParamValue::Float(0.7))]))];
+        let probe = vec![Assignment::new(BTreeMap::from([("a".into(), ParamValue::Float(0.4)), ("b".into(), ParamValue::Float(0.7))]))];
         let (p, q) = (theirs.model.predict(&probe).unwrap()[0], ours.model.predict(&probe).unwrap()[0]);
         assert!((p.median - q.median).abs() < 1e-9 && (p.upper - q.upper).abs() < 1e-9, "{p:?} {q:?}");
     }
@@ -600,14 +595,14 @@ mod tests {
         let spec = unit_spec(&["a"], Goal::Minimize, serde_json::json!({"initialDesignSize": 3}));
         let obs = |a: f64| Observation {
             objective_sd: None,
-            assignment: Assignment::new(BTreeMap::from([("a".to_owned(), ParamValue::Float(a))])),
+            assignment: Assignment::new(BTreeMap::from([("a".into(), ParamValue::Float(a))])),
             outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), (a - 0.4).powi(2))])),
         };
         let problem = Problem { spec, seed: 3, priors: Vec::new() };
         let mut rng = StdRng::seed_from_u64(3);
         let designer = designer_for(&problem.spec).unwrap();
         let model = designer.fit(&problem, &[obs(0.1), obs(0.5), obs(0.9)], None, &mut rng).unwrap().model;
-        let probe = [Assignment::new(BTreeMap::from([("a".to_owned(), ParamValue::Float(0.7))]))];
+        let probe = [Assignment::new(BTreeMap::from([("a".into(), ParamValue::Float(0.7))]))];
         let before = model.predict(&probe).unwrap()[0];
         let updated = model.observe(&[obs(0.7)]).expect("a GP can observe");
         let after = updated.predict(&probe).unwrap()[0];

@@ -262,7 +262,7 @@ mod tests {
         (0..n)
             .map(|i| Observation {
                 objective_sd: None,
-                assignment: Assignment::new(BTreeMap::from([("x".to_owned(), ParamValue::Float(i as f64 / n as f64))])),
+                assignment: Assignment::new(BTreeMap::from([("x".into(), ParamValue::Float(i as f64 / n as f64))])),
                 // Trial i scores (i * 7919) mod n: the best are spread through the study.
                 outcome: if i % 97 == 3 {
                     Outcome::Infeasible

@@ -204,8 +204,8 @@ pub fn grown_spaces() -> (SearchSpace, SearchSpace) {
     let optimizer = Domain::Categorical { values: vec!["sgd".into(), "adam".into()] };
     let unit = Domain::Double { min: 0.0, max: 1.0 };
     let limits = crate::Limits::default();
-    let sgd = Assignment::new(BTreeMap::from([("optimizer".to_owned(), cat("sgd"))]));
-    let adam = Assignment::new(BTreeMap::from([("optimizer".to_owned(), cat("adam"))]));
+    let sgd = Assignment::new(BTreeMap::from([("optimizer".into(), cat("sgd"))]));
+    let adam = Assignment::new(BTreeMap::from([("optimizer".into(), cat("adam"))]));
     let first = SearchSpace::empty()
         .grown(
             &Assignment::default(),
@@ -229,7 +229,7 @@ pub fn grown_spaces() -> (SearchSpace, SearchSpace) {
         .expect("grown");
     let width = leaf("width", Domain::Integer { min: 8, max: 512 }, Scale::Log);
     let lr = leaf("lr", Domain::Double { min: 1e-4, max: 1.0 }, Scale::Log);
-    let layered = Assignment::new(BTreeMap::from([("optimizer".to_owned(), cat("sgd")), ("layers".to_owned(), ParamValue::Int(3))]));
+    let layered = Assignment::new(BTreeMap::from([("optimizer".into(), cat("sgd")), ("layers".into(), ParamValue::Int(3))]));
     let second = second.grown(&layered, &[lr, under("layers", width)], &limits).expect("valid growth").expect("grown");
     (first, second)
 }

@@ -411,7 +411,7 @@ mod tests {
         let features = Features::new(&space);
         let score_batch = |xs: &[Vec<f64>]| xs.iter().map(|x| -x[0]).collect::<Vec<f64>>();
         let score_grad = |xs: &[Vec<f64>]| xs.iter().map(|x| (-x[0], vec![-1.0])).collect::<Vec<_>>();
-        let point = |n: i64| Assignment::new(std::collections::BTreeMap::from([("n".to_owned(), crate::trial::ParamValue::Int(n))]));
+        let point = |n: i64| Assignment::new(std::collections::BTreeMap::from([("n".into(), crate::trial::ParamValue::Int(n))]));
         // The box holds n = 1 and 2 only, both tried.
         let taken: HashSet<String> = [point(1).key(), point(2).key()].into_iter().collect();
         let config = MixedConfig { region: Some(vec![(0.0, 0.15)]), ..MixedConfig::default() };

@@ -84,7 +84,7 @@ mod tests {
     use crate::trial::{Assignment, ParamValue};
 
     fn ctx(pairs: &[(&str, ParamValue)]) -> Assignment {
-        Assignment::new(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
+        Assignment::new(pairs.iter().map(|(k, v)| ((*k).into(), v.clone())).collect())
     }
 
     /// A context names parameters of the space with values of their domains, and a child only

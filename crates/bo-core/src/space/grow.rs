@@ -62,7 +62,7 @@ impl SearchSpace {
                     format!("value {value} of parameter {id:?} is not in its {} domain", spec.domain.type_name()),
                 ));
             }
-            if !active.contains(id.as_str()) {
+            if !active.contains(&**id) {
                 return Err(FieldError::new("parameters", format!("parameter {id:?} is not active under the parent values given")));
             }
         }
@@ -351,7 +351,7 @@ mod tests {
     }
 
     fn trial(pairs: &[(&str, ParamValue)]) -> Assignment {
-        Assignment::new(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
+        Assignment::new(pairs.iter().map(|(k, v)| ((*k).into(), v.clone())).collect())
     }
 
     /// The tree as `id[parent values]` in pre-order, for assertions.

@@ -400,7 +400,7 @@ impl SearchSpace {
         }
         if assignment.0.len() != active.len() {
             let active: HashSet<&str> = active.into_iter().collect();
-            if let Some(id) = assignment.0.keys().find(|id| !active.contains(id.as_str())) {
+            if let Some(id) = assignment.0.keys().find(|id| !active.contains(&**id as &str)) {
                 let why = if self.param(id).is_some() {
                     "is not active under the parent values given"
                 } else {

@@ -80,15 +80,15 @@ fn discrete_values_must_increase() {
 fn check_requires_exactly_the_active_parameters() {
     let space = fixtures::optimizer_tree();
     let mut a = Assignment::default();
-    a.insert("optimizer".into(), ParamValue::Categorical("sgd".into()));
-    a.insert("layers".into(), ParamValue::Int(2));
+    a.insert("optimizer", ParamValue::Categorical("sgd".into()));
+    a.insert("layers", ParamValue::Int(2));
     assert!(space.check(&a).unwrap_err().reason.contains("momentum"), "momentum is active and missing");
-    a.insert("momentum".into(), ParamValue::Float(0.5));
+    a.insert("momentum", ParamValue::Float(0.5));
     space.check(&a).unwrap();
-    a.insert("beta1".into(), ParamValue::Float(0.9));
+    a.insert("beta1", ParamValue::Float(0.9));
     assert!(space.check(&a).unwrap_err().reason.contains("not active"));
     a.remove("beta1");
-    a.insert("momentum".into(), ParamValue::Float(1.5));
+    a.insert("momentum", ParamValue::Float(1.5));
     assert!(space.check(&a).unwrap_err().reason.contains("not in its DOUBLE domain"));
 }
 

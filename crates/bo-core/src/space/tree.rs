@@ -302,7 +302,7 @@ pub(crate) mod tests {
     }
 
     fn assignment(pairs: &[(&str, ParamValue)]) -> Assignment {
-        Assignment::new(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect())
+        Assignment::new(pairs.iter().map(|(k, v)| ((*k).into(), v.clone())).collect())
     }
 
     fn names(tree: &Tree, active: &[bool]) -> Vec<String> {

@@ -115,7 +115,7 @@ pub(super) mod testing {
     }
 
     pub fn assignment(x: f64, y: f64) -> Assignment {
-        Assignment::new([("x0".to_owned(), ParamValue::Float(x)), ("x1".to_owned(), ParamValue::Float(y))].into())
+        Assignment::new([("x0".into(), ParamValue::Float(x)), ("x1".into(), ParamValue::Float(y))].into())
     }
 
     /// `n` trials finished after 50 steps, spread over x0.

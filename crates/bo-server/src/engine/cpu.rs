@@ -300,7 +300,7 @@ mod tests {
     /// The point `k = value`.
     fn point(value: &str) -> Assignment {
         let mut a = Assignment::default();
-        a.insert("k".into(), ParamValue::Categorical(value.into()));
+        a.insert("k", ParamValue::Categorical(value.into()));
         a
     }
 

@@ -280,7 +280,7 @@ mod tests {
     /// trial shares).
     async fn large_trial(store: &Store, study: &bo_store::StudyRecord, x: f64) {
         let mut assignment = Assignment::default();
-        assignment.insert("x".into(), ParamValue::Float(x));
+        assignment.insert("x", ParamValue::Float(x));
         let done = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("f".to_owned(), x)]) };
         let new = NewTrial {
             assignment,

@@ -137,7 +137,7 @@ mod tests {
     use super::*;
 
     fn item(i: i64) -> Assignment {
-        Assignment::new(BTreeMap::from([("x".to_owned(), ParamValue::Int(i))]))
+        Assignment::new(BTreeMap::from([("x".into(), ParamValue::Int(i))]))
     }
 
     fn at(data_version: i64, next_trial_id: i64) -> Basis {

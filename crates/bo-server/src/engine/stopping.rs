@@ -176,7 +176,7 @@ mod tests {
                 .collect()
         };
         let new = |x: f64, steps: i64| NewTrial {
-            assignment: Assignment::new(BTreeMap::from([("x".to_owned(), ParamValue::Float(x))])),
+            assignment: Assignment::new(BTreeMap::from([("x".into(), ParamValue::Float(x))])),
             state: TrialState::Requested,
             measurements: curve(x, steps),
             final_measurement: None,

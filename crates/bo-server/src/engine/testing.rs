@@ -30,7 +30,7 @@ pub async fn study(store: &Store, name: &str, config: serde_json::Value) -> Stud
 /// Adds a trial at `x` completed with `f = (x - 0.3)²`.
 pub async fn complete(store: &Store, study: &StudyRecord, x: f64) {
     let mut assignment = Assignment::default();
-    assignment.insert("x".into(), ParamValue::Float(x));
+    assignment.insert("x", ParamValue::Float(x));
     let done = Measurement { step_count: 1, elapsed_secs: 0.0, metrics: BTreeMap::from([("f".to_owned(), (x - 0.3).powi(2))]) };
     let new = NewTrial {
         assignment,

@@ -72,7 +72,7 @@ async fn changes_read_in_packs_are_exact_and_cut_by_their_byte_budget(store: Sto
     let awkward = [0.1 + 0.2, 5e-324, 1.7976931348623157e308, -0.0, 1.0 / 3.0, 123_456_789.123_456_79];
     for i in 0..1_100i64 {
         let mut assignment = point(i);
-        assignment.insert("momentum".into(), ParamValue::Float(awkward[i as usize % awkward.len()] / (i + 1) as f64));
+        assignment.insert("momentum", ParamValue::Float(awkward[i as usize % awkward.len()] / (i + 1) as f64));
         let (state, final_measurement, infeasible_reason) = match i % 3 {
             0 => {
                 let value = awkward[(i as usize + 1) % awkward.len()];
@@ -120,7 +120,7 @@ async fn changes_of_large_trials_are_read_a_row_at_a_time_exactly(store: Store) 
     for i in 0..40i64 {
         let mut assignment = point(i);
         // 6 KB of parameters, with a quote and a newline.
-        assignment.insert("note".into(), ParamValue::categorical(&format!("\"{i}\"\n{}", "v".repeat(6_000))));
+        assignment.insert("note", ParamValue::categorical(&format!("\"{i}\"\n{}", "v".repeat(6_000))));
         let m = Measurement { step_count: 1, elapsed_secs: 0.5, metrics: BTreeMap::from([("acc".into(), 1.0 / (i + 3) as f64)]) };
         let new = NewTrial {
             assignment,

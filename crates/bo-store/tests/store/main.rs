@@ -31,9 +31,9 @@ fn spec() -> StudySpec {
 
 fn point(i: i64) -> Assignment {
     let mut a = Assignment::default();
-    a.insert("optimizer".into(), ParamValue::Categorical("sgd".into()));
-    a.insert("momentum".into(), ParamValue::Float(i as f64 / 1000.0));
-    a.insert("layers".into(), ParamValue::Int(1));
+    a.insert("optimizer", ParamValue::Categorical("sgd".into()));
+    a.insert("momentum", ParamValue::Float(i as f64 / 1000.0));
+    a.insert("layers", ParamValue::Int(1));
     a
 }
 

@@ -112,7 +112,7 @@ async fn an_open_space_grows_once_per_revision_and_trials_take_new_values(store:
     let read = store.get_study("p", "l", study.number).await.unwrap();
     assert_eq!(read.spec, next, "the first growth stands");
     assert_eq!(read.data_version, 1, "growing moves the data version on");
-    let value = |x: f64| Assignment::new(BTreeMap::from([("extra".to_owned(), ParamValue::Float(x))]));
+    let value = |x: f64| Assignment::new(BTreeMap::from([("extra".into(), ParamValue::Float(x))]));
     let t = store.add_trial_parameters(study.id, 1, &value(0.25), 3).await.unwrap();
     assert_eq!((t.assignment.get("extra"), t.space_revision), (Some(&ParamValue::Float(0.25)), 1));
     let again = store.add_trial_parameters(study.id, 1, &value(0.75), 4).await.unwrap();

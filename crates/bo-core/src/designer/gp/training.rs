@@ -103,7 +103,7 @@ mod tests {
 
     fn observed(x: f64, y: f64, sd: Option<f64>) -> Observation {
         Observation {
-            assignment: Assignment::new(BTreeMap::from([("x0".to_owned(), ParamValue::Float(x))])),
+            assignment: Assignment::new(BTreeMap::from([("x0".into(), ParamValue::Float(x))])),
             outcome: Outcome::Measured(BTreeMap::from([("loss".to_owned(), y)])),
             objective_sd: sd,
         }

@@ -170,8 +170,7 @@ mod tests {
         points
             .iter()
             .map(|&(x, y)| {
-                let a =
-                    Assignment::new([("x".to_owned(), ParamValue::Float(x)), ("y".to_owned(), ParamValue::Float(y))].into_iter().collect());
+                let a = Assignment::new([("x".into(), ParamValue::Float(x)), ("y".into(), ParamValue::Float(y))].into_iter().collect());
                 Observation {
                     objective_sd: None,
                     assignment: a,

@@ -93,7 +93,7 @@ fn two_objectives_are_both_optimised() {
     let keys: HashSet<String> = batch.iter().map(Assignment::key).collect();
     assert_eq!(keys.len(), 4, "a batch has distinct members");
     // Within a context the model's own acquisition answers, and keeps the fixed value.
-    let context = Assignment::new(BTreeMap::from([("x1".to_owned(), crate::trial::ParamValue::Float(0.25))]));
+    let context = Assignment::new(BTreeMap::from([("x1".into(), crate::trial::ParamValue::Float(0.25))]));
     let within = fitted.model.suggest_in_context(&context, &[], &mut rng).expect("its own search").unwrap();
     assert_eq!(within.get("x1"), Some(&crate::trial::ParamValue::Float(0.25)), "{within:?}");
 }

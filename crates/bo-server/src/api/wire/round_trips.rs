@@ -185,13 +185,13 @@ fn every_stopping_rule_round_trips_and_the_convex_alias_is_read() {
 
 fn assignment() -> Assignment {
     Assignment::new(BTreeMap::from([
-        ("lr".to_owned(), ParamValue::Float(0.01)),
-        ("beta".to_owned(), ParamValue::Float(0.9)),
-        ("batch".to_owned(), ParamValue::Float(32.0)),
-        ("model".to_owned(), ParamValue::Categorical("conv".into())),
-        ("layers".to_owned(), ParamValue::Int(2)),
-        ("pool".to_owned(), ParamValue::Float(2.0)),
-        ("scale".to_owned(), ParamValue::Float(1.5)),
+        ("lr".into(), ParamValue::Float(0.01)),
+        ("beta".into(), ParamValue::Float(0.9)),
+        ("batch".into(), ParamValue::Float(32.0)),
+        ("model".into(), ParamValue::Categorical("conv".into())),
+        ("layers".into(), ParamValue::Int(2)),
+        ("pool".into(), ParamValue::Float(2.0)),
+        ("scale".into(), ParamValue::Float(1.5)),
     ]))
 }
 
