@@ -187,7 +187,7 @@ mod tests {
         let branin = by_name("branin").unwrap();
         let trace = run(&branin, "GP_BANDIT", serde_json::Value::Null, 22, 4, 0).unwrap();
         assert_eq!((trace.regret.len(), trace.suggestions.len(), trace.suggest_seconds.len()), (22, 22, 22));
-        let distinct: std::collections::HashSet<String> = trace.suggestions.iter().map(|a| a.key()).collect();
+        let distinct: std::collections::HashSet<bo_core::AssignmentKey> = trace.suggestions.iter().map(|a| a.key()).collect();
         assert_eq!(distinct.len(), 22, "a batch's members and earlier trials are never repeated");
         assert!(trace.regret.windows(2).all(|w| w[1] <= w[0]), "best-so-far regret never rises");
         assert!(run(&branin, "GP_BANDIT", serde_json::Value::Null, 5, 0, 0).is_err(), "an empty batch is refused");

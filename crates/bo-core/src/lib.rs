@@ -40,4 +40,4 @@ pub use packed::PackedTrials;
 pub use space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace};
 pub use stopping::spec::{ConvexStopping, StoppingSpec};
 pub use study::{Goal, MeasurementSelection, MetricSpec, ObservationNoise, Safety, StudySpec, Transfer};
-pub use trial::{Assignment, Measurement, Observation, Outcome, ParamId, ParamValue, Resumed, Trial, TrialState};
+pub use trial::{Assignment, AssignmentKey, Measurement, Observation, Outcome, ParamId, ParamValue, Resumed, Trial, TrialState};

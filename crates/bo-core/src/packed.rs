@@ -226,11 +226,18 @@ impl PackedTrials {
         struct Version {
             format: u32,
         }
-        let Version { format } = serde_json::from_str(stored)?;
-        if format != STORED_FORMAT {
-            return Err(StoredFormError::Format { found: format });
+        // One pass over a value of the current form; a value that does not read is read again
+        // for its version only, to say which it is.
+        let value: StoredIn = match serde_json::from_str(stored) {
+            Ok(value) => value,
+            Err(e) => {
+                let Version { format } = serde_json::from_str(stored)?;
+                return Err(if format == STORED_FORMAT { e.into() } else { StoredFormError::Format { found: format } });
+            }
+        };
+        if value.format != STORED_FORMAT {
+            return Err(StoredFormError::Format { found: value.format });
         }
-        let value: StoredIn = serde_json::from_str(stored)?;
         let mut packed = PackedTrials::default();
         for s in value.strings {
             if packed.strings.intern(&s) as usize != packed.strings.all.len() - 1 {
@@ -371,6 +378,7 @@ struct StoredOut<'a> {
 /// The stored form, read.
 #[derive(Deserialize)]
 struct StoredIn {
+    format: u32,
     strings: Vec<String>,
     layouts: Vec<Vec<(u32, Kind)>>,
     trials: Vec<StoredTrial>,
@@ -540,6 +548,9 @@ mod tests {
         assert!(broken("\"client_id\":", "\"client_id\":99").contains("string index"));
         assert!(broken("\"id\":2,", "\"id\":1,").contains("id order"));
         assert!(broken("\"trials\":[", "\"trials\":[1,").contains("not readable"));
+        // A value of another version is named as such even when its shape is not this one's.
+        let other = stored.replacen("\"format\":1", "\"format\":9", 1).replacen("\"trials\":[", "\"trials\":[1,", 1);
+        assert!(PackedTrials::from_stored(&other).unwrap_err().to_string().contains("format 9"));
     }
 
     /// Trials that share their strings and layout cost a few words each: what a trial adds is

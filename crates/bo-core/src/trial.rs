@@ -80,22 +80,41 @@ impl Assignment {
         self.0.get(id)
     }
 
-    /// A key equal for equal assignments, for de-duplication (floats compared bit for bit).
-    pub fn key(&self) -> String {
-        use std::fmt::Write;
-        // Written in place: every candidate of an acquisition search is keyed.
-        let mut key = String::with_capacity(self.0.keys().map(|id| id.len() + 20).sum());
+    /// Its identity for de-duplication ([`AssignmentKey`]).
+    pub fn key(&self) -> AssignmentKey {
+        // Each id and text value with its length first, each value with its kind: the bytes
+        // hashed are different for different assignments.
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
         for (id, value) in self.0.iter() {
-            // Writing to a String cannot fail.
-            let _ = match value {
-                ParamValue::Float(x) => write!(key, "{id}=f{:016x};", x.to_bits()),
-                ParamValue::Int(i) => write!(key, "{id}=i{i};"),
-                ParamValue::Categorical(s) => write!(key, "{id}=c{}:{s};", s.len()),
-            };
+            hash.update(&(id.len() as u64).to_le_bytes());
+            hash.update(id.as_bytes());
+            match value {
+                ParamValue::Float(x) => {
+                    hash.update(b"f");
+                    hash.update(&x.to_bits().to_le_bytes());
+                }
+                ParamValue::Int(i) => {
+                    hash.update(b"i");
+                    hash.update(&i.to_le_bytes());
+                }
+                ParamValue::Categorical(s) => {
+                    hash.update(b"c");
+                    hash.update(&(s.len() as u64).to_le_bytes());
+                    hash.update(s.as_bytes());
+                }
+            }
         }
-        key
+        AssignmentKey(hash.digest128())
     }
 }
+
+/// An assignment's identity for de-duplication (the points a designer must not propose again):
+/// equal for equal assignments, floats compared bit for bit; for two different assignments
+/// equal with probability 2⁻¹²⁸ (a 128-bit XXH3 digest). Sixteen bytes however wide the
+/// assignment: as text, the keys of a 1,024-trial subset of 300 long ids and values took 80 MB,
+/// copied for every proposal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AssignmentKey(u128);
 
 impl<K: Into<ParamId>> FromIterator<(K, ParamValue)> for Assignment {
     fn from_iter<I: IntoIterator<Item = (K, ParamValue)>>(values: I) -> Assignment {
@@ -334,5 +353,32 @@ impl Observation {
             _ => return None,
         };
         Some(Observation { assignment: trial.assignment.clone(), outcome, objective_sd: None })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Equal assignments share a key; assignments that differ anywhere — an id's or a value's
+    /// text split differently, a float's sign bit, a value's kind — do not.
+    #[test]
+    fn keys_tell_assignments_apart() {
+        let a = |pairs: &[(&str, ParamValue)]| pairs.iter().map(|(k, v)| (*k, v.clone())).collect::<Assignment>();
+        let cat = ParamValue::categorical;
+        assert_eq!(a(&[("x", ParamValue::Float(0.5)), ("c", cat("b"))]).key(), a(&[("c", cat("b")), ("x", ParamValue::Float(0.5))]).key());
+        let different = [
+            a(&[]),
+            a(&[("x", ParamValue::Float(0.0))]),
+            a(&[("x", ParamValue::Float(-0.0))]),
+            a(&[("x", ParamValue::Int(0))]),
+            a(&[("x", cat(""))]),
+            a(&[("x", cat("ab")), ("y", cat("c"))]),
+            a(&[("x", cat("a")), ("y", cat("bc"))]),
+            a(&[("xa", cat("b"))]),
+            a(&[("x", cat("ab"))]),
+        ];
+        let keys: std::collections::HashSet<AssignmentKey> = different.iter().map(Assignment::key).collect();
+        assert_eq!(keys.len(), different.len());
     }
 }

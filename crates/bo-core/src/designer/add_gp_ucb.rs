@@ -840,7 +840,7 @@ mod tests {
         assert!(described["acquisition"].as_str().unwrap().contains("expected improvement"), "{described}");
         assert!(described["beta"].is_null(), "{described}");
         let batch = model.suggest(&[], 3, &mut rng).unwrap();
-        let keys: HashSet<String> = batch.iter().map(|a| a.key()).collect();
+        let keys: HashSet<crate::AssignmentKey> = batch.iter().map(|a| a.key()).collect();
         assert_eq!(keys.len(), 3);
         let x: Vec<f64> =
             (0..4).map(|i| if let Some(ParamValue::Float(v)) = batch[0].get(&format!("x{i}")) { *v } else { f64::NAN }).collect();

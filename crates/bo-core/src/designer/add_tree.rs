@@ -50,6 +50,7 @@
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 //! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson was worse on 3 of the 6 tree problems (vgg16_tree 2.3e-3 → 4.0e-2; docs/benchmarks.md) | — |
 
+use crate::trial::AssignmentKey;
 use std::collections::{HashMap, HashSet};
 
 use rand::{Rng, RngExt};
@@ -397,7 +398,7 @@ impl AddTreeProposer {
     /// maximised over its own parameters; per path, the sum over its vertices; the best path
     /// with each vertex's maximiser. `None` when the result was tried already (the re-proposal
     /// guard) or cannot be assembled (a numeric parent's value moved the path).
-    fn algorithm_2(&self, gp: &Gp, kappa: f64, taken: &HashSet<String>, rng: &mut dyn Rng) -> Option<Assignment> {
+    fn algorithm_2(&self, gp: &Gp, kappa: f64, taken: &HashSet<AssignmentKey>, rng: &mut dyn Rng) -> Option<Assignment> {
         let patterns = self.layout.patterns.as_ref()?;
         let (candidates, _) = self.candidates(rng);
         let best = self.vertex_optima(gp, kappa, &candidates);

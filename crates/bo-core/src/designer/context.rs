@@ -15,6 +15,7 @@
 //!
 //! Must not: know which designer made the model.
 
+use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 
 use rand::{Rng, RngExt};
@@ -47,7 +48,7 @@ pub struct Slice<'a> {
     pub best: Option<f64>,
     /// Keys of the assignments already tried or in flight (not proposed again where the slice
     /// has others).
-    pub taken: &'a HashSet<String>,
+    pub taken: &'a HashSet<AssignmentKey>,
     /// Quasi-random candidates to score (at most [`CANDIDATES`]); the refinement scores half as
     /// many again.
     pub candidates: usize,
@@ -199,7 +200,7 @@ mod tests {
                 })
                 .collect();
             let fitted = designer.fit(&problem, &history, None, &mut rng).unwrap();
-            let taken: HashSet<String> = history.iter().map(|o| o.assignment.key()).collect();
+            let taken: HashSet<AssignmentKey> = history.iter().map(|o| o.assignment.key()).collect();
             let best = history.iter().map(|o| f(&o.assignment)).fold(f64::INFINITY, f64::min);
             let slice = Slice { space: &space, goal: Goal::Minimize, best: Some(best), taken: &taken, candidates: CANDIDATES };
             for c in [0.1, 0.8] {

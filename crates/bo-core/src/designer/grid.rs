@@ -16,6 +16,7 @@
 //! | --- | --- | --- | --- |
 //! | `gridResolution` | 10 | values per DOUBLE (and per large INTEGER) parameter | 1 – 1,000 |
 
+use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -88,7 +89,7 @@ impl Designer for GridSearch {
 
 impl Model for GridModel {
     fn suggest(&self, pending: &[Assignment], count: usize, _rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError> {
-        let taken: HashSet<String> = self.history.iter().chain(pending).map(Assignment::key).collect();
+        let taken: HashSet<AssignmentKey> = self.history.iter().chain(pending).map(Assignment::key).collect();
         let mut out = Vec::with_capacity(count);
         let mut index = 0u128;
         while out.len() < count && index < self.grid.size() {
@@ -214,7 +215,7 @@ mod tests {
         let space = fixtures::optimizer_tree();
         let grid = Grid::new(&space, 3);
         assert_eq!(grid.size(), 12);
-        let points: HashSet<String> = (0..12).map(|i| grid.point(i).key()).collect();
+        let points: HashSet<AssignmentKey> = (0..12).map(|i| grid.point(i).key()).collect();
         assert_eq!(points.len(), 12, "every grid point is different");
         for i in 0..12 {
             space.check(&grid.point(i)).unwrap();

@@ -335,7 +335,7 @@ mod tests {
         for goal in [Goal::Minimize, Goal::Maximize] {
             let subset = relevant(&problem(goal), &all).expect("a subset");
             assert_eq!(subset.len(), SUBSET);
-            let keys: BTreeSet<String> = subset.iter().map(|o| o.assignment.key()).collect();
+            let keys: BTreeSet<crate::AssignmentKey> = subset.iter().map(|o| o.assignment.key()).collect();
             assert_eq!(keys.len(), SUBSET, "no observation twice");
             // The best quarter by the goal.
             let mut values: Vec<f64> = all.iter().filter_map(value).collect();

@@ -5,6 +5,7 @@
 //!
 //! Must not: learn from values, or take `algorithmConfig`.
 
+use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -59,7 +60,7 @@ impl Seen {
     /// point left.
     pub fn draw_distinct(&self, pending: &[Assignment], count: usize, mut draw: impl FnMut(u64) -> Assignment) -> Vec<Assignment> {
         const MAX_TRIES: usize = 64;
-        let mut keys: HashSet<String> = self.history.iter().chain(pending).map(Assignment::key).collect();
+        let mut keys: HashSet<AssignmentKey> = self.history.iter().chain(pending).map(Assignment::key).collect();
         let mut index = (self.history.len() + pending.len()) as u64;
         let mut next = || {
             let point = draw(index);

@@ -14,6 +14,7 @@
 //! INTEGER and DISCRETE parameters are optimised relaxed and rounded; CATEGORICAL values and
 //! parents keep the values of their candidate, which the candidate set enumerates.
 
+use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 
 use rand::{Rng, RngExt};
@@ -79,7 +80,7 @@ pub struct Objective<'a> {
     /// Scores and gradients of a batch of feature vectors.
     pub score_grad: ScoreGrad<'a>,
     /// Keys of assignments not to propose again.
-    pub taken: &'a HashSet<String>,
+    pub taken: &'a HashSet<AssignmentKey>,
 }
 
 /// The assignment maximising the acquisition, with its value; `None` when every candidate has
@@ -94,7 +95,7 @@ pub fn maximize(
     features: &Features,
     score_batch: ScoreBatch<'_>,
     score_grad: ScoreGrad<'_>,
-    taken: &HashSet<String>,
+    taken: &HashSet<AssignmentKey>,
     anchors: &[Assignment],
     config: &MixedConfig,
     rng: &mut dyn Rng,
@@ -112,7 +113,7 @@ fn maximize_in(
     features: &Features,
     score_batch: ScoreBatch<'_>,
     score_grad: ScoreGrad<'_>,
-    taken: &HashSet<String>,
+    taken: &HashSet<AssignmentKey>,
     anchors: &[Assignment],
     config: &MixedConfig,
     rng: &mut dyn Rng,
@@ -212,7 +213,7 @@ struct Kept {
     score: f64,
     order: usize,
     assignment: Assignment,
-    key: String,
+    key: AssignmentKey,
     x: Vec<f64>,
 }
 
@@ -236,7 +237,7 @@ pub fn refine(
 ) -> Result<Option<(Assignment, f64)>, NonFinite> {
     let Objective { features, encode, score_batch, score_grad, taken, .. } = *objective;
     let mut kept: std::collections::HashMap<usize, Vec<Kept>> = std::collections::HashMap::new();
-    let mut kept_keys: HashSet<String> = HashSet::new();
+    let mut kept_keys: HashSet<AssignmentKey> = HashSet::new();
     // Whether a candidate not taken was seen.
     let mut any = false;
     let mut order = 0usize;
@@ -413,7 +414,7 @@ mod tests {
         let score_grad = |xs: &[Vec<f64>]| xs.iter().map(|x| (-x[0], vec![-1.0])).collect::<Vec<_>>();
         let point = |n: i64| Assignment::new(std::collections::BTreeMap::from([("n".into(), crate::trial::ParamValue::Int(n))]));
         // The box holds n = 1 and 2 only, both tried.
-        let taken: HashSet<String> = [point(1).key(), point(2).key()].into_iter().collect();
+        let taken: HashSet<AssignmentKey> = [point(1).key(), point(2).key()].into_iter().collect();
         let config = MixedConfig { region: Some(vec![(0.0, 0.15)]), ..MixedConfig::default() };
         let (best, _) =
             maximize(&features, &score_batch, &score_grad, &taken, &[point(1)], &config, &mut StdRng::seed_from_u64(1)).unwrap().unwrap();

@@ -70,17 +70,18 @@ impl Features {
 
     /// The features of a feasible assignment.
     pub fn encode(&self, a: &Assignment) -> Vec<f64> {
-        let unit = self.space.encode(a);
+        // One lookup per parameter: a fit encodes every trial of its subset, and a wide study's
+        // ids and values are long.
         self.space
             .params()
             .iter()
-            .enumerate()
-            .map(|(i, p)| match (&p.domain, a.get(&p.id)) {
+            .map(|p| match (&p.domain, a.get(&p.id)) {
                 (Domain::Categorical { values }, Some(ParamValue::Categorical(s))) => {
                     values.iter().position(|v| v.as_str() == &**s).map_or(INACTIVE_CATEGORY, |k| k as f64)
                 }
                 (Domain::Categorical { .. }, _) => INACTIVE_CATEGORY,
-                (_, Some(_)) => unit[i],
+                // `SearchSpace::encode`'s coordinate.
+                (_, Some(v)) => p.to_unit(v).unwrap_or(INACTIVE),
                 (_, None) => INACTIVE,
             })
             .collect()

@@ -76,7 +76,7 @@ fn used_up(study: &StudyRecord, trials: &[Trial], extra: &[Assignment], points: 
         return false;
     };
     let counts = |a: &&Assignment| !study.spec.open_space || space.is_complete(a);
-    let taken: HashSet<String> =
+    let taken: HashSet<bo_core::AssignmentKey> =
         trials.iter().map(|t| &t.assignment).chain(extra).chain(points).filter(counts).map(Assignment::key).collect();
     taken.len() as u128 >= size
 }
@@ -126,7 +126,7 @@ pub fn propose_in_contexts(
         .filter(|t| t.state == bo_core::TrialState::Succeeded)
         .filter_map(|t| t.final_measurement.as_ref()?.metrics.get(&objective.id).copied())
         .reduce(|a, b| if objective.goal.better(b, a) { b } else { a });
-    let mut taken: std::collections::HashSet<String> = trials.iter().map(|t| t.assignment.key()).collect();
+    let mut taken: std::collections::HashSet<bo_core::AssignmentKey> = trials.iter().map(|t| t.assignment.key()).collect();
     // The search's work grows with the contexts only up to twice one context's: a request of
     // many shares the candidates (at least 100 each).
     let candidates = (2 * CANDIDATES / contexts.len().max(1)).clamp(100, CANDIDATES);

@@ -348,7 +348,7 @@ impl Engine {
         if let (Some(c), Some(newer)) = (offered, newer) {
             // Other clients keep taking trials before this one's proposals land: take them anyway,
             // so a suggest always makes progress, but never one that repeats a trial of theirs.
-            let repeated: HashSet<String> = newer.iter().map(|t| t.assignment.key()).collect();
+            let repeated: HashSet<bo_core::AssignmentKey> = newer.iter().map(|t| t.assignment.key()).collect();
             let fresh: Vec<Assignment> = c.assignments.into_iter().filter(|a| !repeated.contains(&a.key())).take(wanted).collect();
             if !fresh.is_empty() {
                 return Plan::Ready(fresh);

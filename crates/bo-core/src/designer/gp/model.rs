@@ -4,6 +4,7 @@
 //! the same — fantasies and the batch loop, conditioning on new observations, predictions and the
 //! memory estimate — is here.
 
+use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ pub(crate) struct Member<'a> {
     /// The posterior with the pending trials and the members so far as fantasies.
     pub gp: &'a Gp,
     /// Keys not to propose again: the data, the pending trials and the members so far.
-    pub taken: &'a HashSet<String>,
+    pub taken: &'a HashSet<AssignmentKey>,
     /// This member's index in the batch.
     pub k: usize,
     /// The batch's size.

@@ -4,6 +4,7 @@
 //! conditioning on new observations, predictions in the objective's units, and the level of the
 //! constant prior mean. It knows nothing of acquisitions or candidate searches.
 
+use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
@@ -71,7 +72,7 @@ pub(crate) struct Posterior {
     /// The worst feasible value seen at the fit (`sign`-adjusted): infeasible trials' penalty.
     pub worst: f64,
     /// Keys of the assignments in the data (none when points may be measured again).
-    pub taken: HashSet<String>,
+    pub taken: HashSet<AssignmentKey>,
     /// Whether the data's points may be proposed again (`observationNoise: HIGH`).
     pub repeats: bool,
     /// How much wider or narrower than the GP says its predictions must be, found from its
@@ -86,7 +87,8 @@ impl Posterior {
     /// An estimate of the heap the posterior holds, in bytes: its GP and the keys of the points
     /// taken.
     pub fn memory_bytes(&self) -> usize {
-        self.gp.memory_bytes() + self.taken.iter().map(|k| k.capacity() + 48).sum::<usize>() + self.objective.capacity()
+        // The set's table: a key and a control byte per bucket.
+        self.gp.memory_bytes() + self.taken.capacity() * (std::mem::size_of::<AssignmentKey>() + 1) + self.objective.capacity()
     }
 
     /// The posterior of `gp` fitted to `spec`'s objective (`sign`-adjusted, infeasible trials at
@@ -146,7 +148,7 @@ impl Posterior {
     }
 
     /// This posterior's objective, sign, warp and rules with another GP and trials taken.
-    fn with(&self, gp: Gp, taken: HashSet<String>) -> Posterior {
+    fn with(&self, gp: Gp, taken: HashSet<AssignmentKey>) -> Posterior {
         Posterior {
             gp,
             sign: self.sign,
@@ -170,7 +172,7 @@ impl Posterior {
         encode: &dyn Fn(&Assignment) -> Vec<f64>,
         pending: &[Assignment],
         count: usize,
-        mut propose: impl FnMut(&Gp, &HashSet<String>, usize) -> Result<Option<Assignment>, FitError>,
+        mut propose: impl FnMut(&Gp, &HashSet<AssignmentKey>, usize) -> Result<Option<Assignment>, FitError>,
     ) -> Result<Vec<Assignment>, FitError> {
         // One member and nothing pending — a sequential suggest — needs no fantasy, so no copy
         // of the factor (32 MB at 2,000 observations).

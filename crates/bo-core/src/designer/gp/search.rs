@@ -3,6 +3,7 @@
 //!
 //! Must not: choose the acquisition (the designer does) or fit a GP.
 
+use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 
 use rand::Rng;
@@ -28,7 +29,7 @@ pub(crate) fn maximize_acquisition(
     acquisition: Acquisition,
     gp: &Gp,
     features: &Features,
-    taken: &HashSet<String>,
+    taken: &HashSet<AssignmentKey>,
     anchors: &[Assignment],
     config: &MixedConfig,
     rng: &mut dyn Rng,

@@ -5,6 +5,7 @@
 //!
 //! Must not: fit a model (it conditions the fitted ones on fantasies only).
 
+use crate::trial::AssignmentKey;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -145,7 +146,7 @@ impl MetricsModel {
         &self,
         models: &[Arc<dyn Model>],
         acquisition: &Acquisition,
-        taken: &HashSet<String>,
+        taken: &HashSet<AssignmentKey>,
         pending: &[Assignment],
         front: &[usize],
         context: &Assignment,
@@ -206,7 +207,7 @@ impl MetricsModel {
         &self,
         models: &[Arc<dyn Model>],
         acquisition: &Acquisition,
-        taken: &HashSet<String>,
+        taken: &HashSet<AssignmentKey>,
         candidates: Vec<Assignment>,
     ) -> Result<Vec<(Score, Assignment)>, FitError> {
         let mut seen = HashSet::with_capacity(candidates.len());
@@ -260,7 +261,7 @@ impl MetricsModel {
         let mut acquisition = self.acquisition(rng);
         let (mut models, fantasised) = self.with_fantasies(&self.models, pending)?;
         self.raise_floor(&mut acquisition, &fantasised);
-        let mut taken: HashSet<String> =
+        let mut taken: HashSet<AssignmentKey> =
             self.points.iter().map(|p| p.assignment.key()).chain(pending.iter().map(Assignment::key)).collect();
         let mut in_flight = pending.to_vec();
         // The data's front, once: the members explore around it.

@@ -90,7 +90,7 @@ fn two_objectives_are_both_optimised() {
     let both = fitted.model.predict_metrics(&[history[0].assignment.clone()]).expect("every objective predicts");
     assert_eq!(both.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["f1", "f2"]);
     let batch = fitted.model.suggest(&[], 4, &mut rng).unwrap();
-    let keys: HashSet<String> = batch.iter().map(Assignment::key).collect();
+    let keys: HashSet<crate::AssignmentKey> = batch.iter().map(Assignment::key).collect();
     assert_eq!(keys.len(), 4, "a batch has distinct members");
     // Within a context the model's own acquisition answers, and keeps the fixed value.
     let context = Assignment::new(BTreeMap::from([("x1".into(), crate::trial::ParamValue::Float(0.25))]));
