@@ -50,7 +50,6 @@
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 //! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson was worse on 3 of the 6 tree problems (vgg16_tree 2.3e-3 → 4.0e-2; docs/benchmarks.md) | — |
 
-use crate::trial::AssignmentKey;
 use std::collections::{HashMap, HashSet};
 
 use rand::{Rng, RngExt};
@@ -68,7 +67,7 @@ use crate::optimize::sobol::sobol_point;
 use crate::space::SearchSpace;
 use crate::space::features::Features;
 use crate::space::tree::{Pattern, Tree};
-use crate::trial::{Assignment, Observation};
+use crate::trial::{Assignment, AssignmentKey, Observation};
 
 /// Up to this many patterns are each optimised; beyond, those the candidates fall on.
 pub const MAX_PATTERNS: usize = 64;

@@ -15,7 +15,6 @@
 //!
 //! Must not: know which designer made the model.
 
-use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 
 use rand::{Rng, RngExt};
@@ -26,7 +25,7 @@ use crate::optimize::mixed::standard_normal;
 use crate::optimize::sobol::sobol_point;
 use crate::space::SearchSpace;
 use crate::study::Goal;
-use crate::trial::Assignment;
+use crate::trial::{Assignment, AssignmentKey};
 
 /// Quasi-random candidates in the slice, at most (a request of many contexts shares a budget:
 /// see [`Slice::candidates`]).

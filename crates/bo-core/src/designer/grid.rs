@@ -16,7 +16,6 @@
 //! | --- | --- | --- | --- |
 //! | `gridResolution` | 10 | values per DOUBLE (and per large INTEGER) parameter | 1 – 1,000 |
 
-use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -26,7 +25,7 @@ use serde::Deserialize;
 use super::config::FromConfig;
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem};
 use crate::space::{Domain, ParamSpec, SearchSpace};
-use crate::trial::{Assignment, Observation, ParamValue};
+use crate::trial::{Assignment, AssignmentKey, Observation, ParamValue};
 
 /// `algorithmConfig` of `GRID_SEARCH`.
 #[derive(Clone, Debug, Deserialize)]

@@ -5,7 +5,6 @@
 //!
 //! Must not: learn from values, or take `algorithmConfig`.
 
-use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -14,7 +13,7 @@ use rand::Rng;
 use super::config::{FromConfig, no_config};
 use super::{ConfigError, Designer, FitError, Fitted, Model, ModelState, Problem};
 use crate::space::SearchSpace;
-use crate::trial::{Assignment, Observation};
+use crate::trial::{Assignment, AssignmentKey, Observation};
 
 /// A designer that learns nothing and takes no settings: its model over the trials seen.
 pub(crate) trait Unlearned: Default + Send + Sync + 'static {

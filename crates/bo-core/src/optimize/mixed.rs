@@ -14,7 +14,6 @@
 //! INTEGER and DISCRETE parameters are optimised relaxed and rounded; CATEGORICAL values and
 //! parents keep the values of their candidate, which the candidate set enumerates.
 
-use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 
 use rand::{Rng, RngExt};
@@ -23,7 +22,7 @@ use super::NonFinite;
 use super::lbfgsb::{Lbfgsb, minimize_batch};
 use crate::optimize::sobol::sobol_point;
 use crate::space::features::{FeatureKind, Features};
-use crate::trial::Assignment;
+use crate::trial::{Assignment, AssignmentKey};
 
 /// The model's features of the assignment at a point of the unit cube.
 pub type EncodeUnit<'a> = &'a (dyn Fn(&[f64]) -> Vec<f64> + Sync);

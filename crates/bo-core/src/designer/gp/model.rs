@@ -4,7 +4,6 @@
 //! the same — fantasies and the batch loop, conditioning on new observations, predictions and the
 //! memory estimate — is here.
 
-use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -14,7 +13,7 @@ use super::posterior::Posterior;
 use crate::designer::{Criterion, FitError, Fitted, Model, ModelState, Predictive};
 use crate::gp::Gp;
 use crate::kernel::Kernel;
-use crate::trial::{Assignment, Observation};
+use crate::trial::{Assignment, AssignmentKey, Observation};
 
 /// One member of a batch, as the proposer sees it.
 pub(crate) struct Member<'a> {

@@ -4,7 +4,6 @@
 //! conditioning on new observations, predictions in the objective's units, and the level of the
 //! constant prior mean. It knows nothing of acquisitions or candidate searches.
 
-use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
@@ -15,7 +14,7 @@ use crate::designer::calibration::{ByRegion, Evidence};
 use crate::designer::{FitError, Predictive};
 use crate::gp::Gp;
 use crate::study::{ObservationNoise, StudySpec};
-use crate::trial::{Assignment, Observation, Outcome};
+use crate::trial::{Assignment, AssignmentKey, Observation, Outcome};
 
 /// The noise variance of a fantasy observation (standardised units): as if measured exactly.
 const FANTASY_NOISE: f64 = 1e-6;

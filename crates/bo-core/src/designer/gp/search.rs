@@ -3,7 +3,6 @@
 //!
 //! Must not: choose the acquisition (the designer does) or fit a GP.
 
-use crate::trial::AssignmentKey;
 use std::collections::HashSet;
 
 use rand::Rng;
@@ -13,7 +12,7 @@ use crate::gp::Gp;
 use crate::optimize::NonFinite;
 use crate::optimize::mixed::{MixedConfig, maximize};
 use crate::space::features::Features;
-use crate::trial::Assignment;
+use crate::trial::{Assignment, AssignmentKey};
 
 /// Sobol candidates scored per suggestion by default, and L-BFGS iterations per start of the
 /// acquisition search. Measured with `bo-bench suite` (docs/benchmarks.md, issue 22's third

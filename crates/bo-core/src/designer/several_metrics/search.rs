@@ -5,7 +5,6 @@
 //!
 //! Must not: fit a model (it conditions the fitted ones on fantasies only).
 
-use crate::trial::AssignmentKey;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -17,7 +16,7 @@ use crate::designer::{FitError, Model};
 use crate::optimize::mixed::standard_normal;
 use crate::optimize::sobol::sobol_point;
 use crate::space::SearchSpace;
-use crate::trial::{Assignment, Observation, Outcome};
+use crate::trial::{Assignment, AssignmentKey, Observation, Outcome};
 
 /// Quasi-random candidates per batch member.
 pub(super) const SOBOL_CANDIDATES: usize = 1000;
