@@ -53,8 +53,8 @@ enum Command {
     /// and 90 % intervals and its mean log predictive density beside a constant baseline's.
     Calibration(commands::calibration::Args),
     /// Runs a designer on the multi-objective problems (studies of 2 or 3 minimised metrics) and
-    /// prints one row per problem: median hypervolume regret after 25, 50 and the whole budget,
-    /// and the median time of one step. `--list` prints each problem's reference point and true
+    /// prints one row per problem: median hypervolume regret after a quarter, half and the whole
+    /// budget, the worst seed's at the end, and the median time of one step. `--list` prints each problem's reference point and true
     /// hypervolume (what the peers' script is given).
     Multi(commands::multi::Args),
     /// Runs a designer on the constrained problems (a minimised objective `f` and safety metrics

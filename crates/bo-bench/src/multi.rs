@@ -209,6 +209,8 @@ pub struct MoTrace {
     pub hv_regret: Vec<f64>,
     /// Seconds of fit + suggest before each evaluation.
     pub suggest_seconds: Vec<f64>,
+    /// Each evaluation: the assignment and the objectives' values.
+    pub evaluations: Vec<(Assignment, Vec<f64>)>,
 }
 
 /// Runs `algorithm` on `problem` for `budget` evaluations with `seed`, as a study of `k`
@@ -223,7 +225,12 @@ pub fn run(problem: &MoProblem, algorithm: &str, config: serde_json::Value, budg
     let mut rng = StdRng::seed_from_u64(seed);
     let (mut history, mut seen): (Vec<Observation>, Vec<Vec<f64>>) = (Vec::new(), Vec::new());
     let mut warm = None;
-    let mut trace = MoTrace { seed, hv_regret: Vec::with_capacity(budget), suggest_seconds: Vec::with_capacity(budget) };
+    let mut trace = MoTrace {
+        seed,
+        hv_regret: Vec::with_capacity(budget),
+        suggest_seconds: Vec::with_capacity(budget),
+        evaluations: Vec::with_capacity(budget),
+    };
     while history.len() < budget {
         let start = Instant::now();
         let fitted = designer.fit(&study, &history, warm.as_ref(), &mut rng)?;
@@ -232,6 +239,7 @@ pub fn run(problem: &MoProblem, algorithm: &str, config: serde_json::Value, budg
         warm = Some(fitted.state);
         let y = (problem.eval)(&a);
         let metrics = y.iter().enumerate().map(|(i, v)| (format!("f{}", i + 1), *v)).collect();
+        trace.evaluations.push((a.clone(), y.clone()));
         seen.push(y);
         trace.hv_regret.push((max_hv - hv(&seen, problem.reference)).max(0.0));
         history.push(Observation { objective_sd: None, assignment: a, outcome: Outcome::Measured(metrics) });
