@@ -66,6 +66,7 @@ pub fn run(problem: &Lazy, algorithm: &str, config: &serde_json::Value, budget: 
         graph_recovery: None,
         suggestions: Vec::new(),
         auto_choices: Vec::new(),
+        cells: None,
     };
     let mut best = f64::INFINITY;
     for _ in 0..budget {

@@ -1,14 +1,15 @@
 //! Runs a designer on a problem in process, as a study would: each step fits the designer on
 //! all completed trials (warm-started from the previous fit's state), asks for one suggestion —
 //! or a batch of several, as parallel workers would —, evaluates it. Records best-so-far simple
-//! regret and the seconds each fit + suggest took.
+//! regret, the seconds each fit + suggest took, and — in a space with INTEGER, DISCRETE or
+//! CATEGORICAL parameters — how many distinct cells of them the run evaluated.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use bo_core::designer::designer_for;
-use bo_core::{Goal, Observation, Outcome, SearchSpace, StudySpec};
+use bo_core::{Assignment, AssignmentKey, Domain, Goal, Observation, Outcome, SearchSpace, StudySpec};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
@@ -39,6 +40,24 @@ pub struct RunTrace {
     /// Under `AUTO`: (evaluations, model) each time the chosen model changed.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub auto_choices: Vec<(usize, String)>,
+    /// In a space with discrete parameters (INTEGER, DISCRETE, CATEGORICAL): how many distinct
+    /// combinations of their values the run evaluated ([`distinct_cells`]) — a search that keeps
+    /// returning to evaluated cells shows here before it shows in the regret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cells: Option<usize>,
+}
+
+/// How many distinct combinations of the discrete parameters' values (INTEGER, DISCRETE,
+/// CATEGORICAL; an inactive one counts as absent) `evaluated` holds; `None` in a space without
+/// discrete parameters.
+pub fn distinct_cells(space: &SearchSpace, evaluated: &[Assignment]) -> Option<usize> {
+    let discrete: Vec<&str> = space.params().into_iter().filter(|p| !matches!(p.domain, Domain::Double { .. })).map(|p| &*p.id).collect();
+    if discrete.is_empty() {
+        return None;
+    }
+    let cells: HashSet<AssignmentKey> =
+        evaluated.iter().map(|a| discrete.iter().filter_map(|id| Some((*id, a.get(id)?.clone()))).collect::<Assignment>().key()).collect();
+    Some(cells.len())
 }
 
 /// The median of `v` (the mean of the middle two for an even count; NaN when empty).
@@ -84,6 +103,7 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
         graph_recovery: truth.as_ref().map(|_| Vec::new()),
         suggestions: Vec::with_capacity(budget),
         auto_choices: Vec::new(),
+        cells: None,
     };
     let mut best_observed = f64::INFINITY;
     let mut noise = Noise::new(problem, seed);
@@ -126,6 +146,7 @@ pub fn run(problem: &Problem, algorithm: &str, config: serde_json::Value, budget
             });
         }
     }
+    trace.cells = distinct_cells(&study.spec.space, &trace.suggestions);
     Ok(trace)
 }
 

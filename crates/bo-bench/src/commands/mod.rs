@@ -179,6 +179,13 @@ pub fn chosen<'a, P>(all: &'a [P], names: &[String], name: impl Fn(&P) -> &str, 
     names.iter().map(|n| all.iter().find(|p| name(p) == n.as_str()).with_context(|| format!("no {what} problem {n:?}"))).collect()
 }
 
+/// The median over `runs` of the distinct cells of the discrete parameters each evaluated
+/// (rounded down); `None` in a space without discrete parameters.
+pub fn median_cells(runs: &[harness::RunTrace]) -> Option<usize> {
+    let cells: Vec<f64> = runs.iter().filter_map(|r| r.cells).map(|c| c as f64).collect();
+    (!cells.is_empty()).then(|| harness::median(cells) as usize)
+}
+
 /// Creates `--out`'s directory, when one is given, before anything is run.
 pub fn create_out_dir(out: &Option<PathBuf>) -> Result<()> {
     if let Some(dir) = out {

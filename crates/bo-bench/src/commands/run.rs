@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{Bench, Design, RunReport, parse_config, write_json};
+use super::{Bench, Design, RunReport, median_cells, parse_config, write_json};
 use crate::harness::median;
 
 #[derive(clap::Args)]
@@ -49,6 +49,9 @@ pub fn main(args: Args) -> Result<()> {
     }
     let all_times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
     println!("  fit + suggest: median {:.1} ms", 1e3 * median(all_times));
+    if let Some(cells) = median_cells(&runs) {
+        println!("  distinct cells of the discrete parameters evaluated: median {cells}");
+    }
     let report = RunReport { problem, algorithm, config, budget, optimum: p.optimum(), runs };
     if let Some(path) = out {
         write_json(&path, &report)?;

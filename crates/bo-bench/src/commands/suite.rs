@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{Bench, Design, RunReport, Sweep, create_out_dir, parse_config, write_json};
+use super::{Bench, Design, RunReport, Sweep, create_out_dir, median_cells, parse_config, write_json};
 use crate::harness::median;
 use crate::problems;
 
@@ -32,15 +32,18 @@ pub fn main(args: Args) -> Result<()> {
     create_out_dir(&out)?;
     let mid = (budget / 2).max(1);
     let early = (budget / 4).max(1);
-    println!("{algorithm}, {seeds} seeds from {first_seed}, budget {budget}, batches of {batch}: median simple regret");
     println!(
-        "{:<18} {:>10} {:>10} {:>10} {:>9} {:>9}",
+        "{algorithm}, {seeds} seeds from {first_seed}, budget {budget}, batches of {batch}: median simple regret (and distinct cells of the discrete parameters evaluated)"
+    );
+    println!(
+        "{:<18} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6}",
         "problem",
         format!("@{early}"),
         format!("@{mid}"),
         format!("@{budget}"),
         "step ms",
-        "max ms"
+        "max ms",
+        "cells"
     );
     for p in chosen {
         let config = p.config(&config, true_structure)?;
@@ -51,14 +54,16 @@ pub fn main(args: Args) -> Result<()> {
         let at = |t: usize| median(runs.iter().map(|r| r.regret[t - 1]).collect());
         let times: Vec<f64> = runs.iter().flat_map(|r| r.suggest_seconds.iter().copied()).collect();
         let max = times.iter().copied().fold(0.0, f64::max);
+        let cells = median_cells(&runs).map_or_else(|| "-".to_owned(), |c| c.to_string());
         println!(
-            "{:<18} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.1} {:>9.1}",
+            "{:<18} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.1} {:>9.1} {:>6}",
             p.name(),
             at(early),
             at(mid),
             at(budget),
             1e3 * median(times),
-            1e3 * max
+            1e3 * max,
+            cells
         );
         if let Some(dir) = &out {
             let report =
