@@ -11,11 +11,13 @@ optimum is unknown, regret is measured from the best value any optimiser found o
 Ranks per problem (ties share the better rank) are taken among the optimisers that ran on it;
 a class's median rank is over the problems of the half every listed optimiser ran on.
 
-BBOB is scored the COCO way besides: for each run, 51 targets f_opt + 10^k (k from 2 down to -8
+BBOB (and mixed-integer BBOB, from the best value found) is scored the COCO way besides: for each
+run, 51 targets f_opt + 10^k (k from 2 down to -8
 in steps of 0.2); the ECDF area is the fraction of (run, target) pairs reached, averaged over
 the evaluations 1..budget (1 is every target at the first evaluation), per function and then
 over the functions of a dimension and half; the same area up to a quarter and a half of the
-budget shows who leads at the earlier budgets.
+budget shows who leads at the earlier budgets. Where the runs count the distinct cells of the
+discrete parameters they evaluated, each optimiser's median is shown beside.
 
 Needs the peers venv (bench/peers/run.sh installs it) for heldout.py.
 """
@@ -57,16 +59,18 @@ def auto_choices(runs, problems):
     return out
 
 
+def floor_of(problem_runs):
+    """What the files' `regret` is measured from: 0 when the optimum is known, else the best value
+    any optimiser found (the files then hold the best value so far)."""
+    known = all(r.get("optimum") is not None for r in problem_runs.values())
+    return 0.0 if known else min(min(run["regret"]) for r in problem_runs.values() for run in r["runs"])
+
+
 def regrets(problem_runs):
     """{optimiser: [final regret per seed]}, regret from the best any optimiser found when the
-    optimum is unknown (the files then hold the best value so far)."""
-    known = all(r.get("optimum") is not None for r in problem_runs.values())
-    floor = None if known else min(min(run["regret"]) for r in problem_runs.values() for run in r["runs"])
-    out = {}
-    for name, report in problem_runs.items():
-        finals = [run["regret"][-1] for run in report["runs"]]
-        out[name] = finals if known else [v - floor for v in finals]
-    return out
+    optimum is unknown."""
+    floor = floor_of(problem_runs)
+    return {name: [run["regret"][-1] - floor for run in report["runs"]] for name, report in problem_runs.items()}
 
 
 def ranks(scores):
@@ -74,15 +78,15 @@ def ranks(scores):
     return {name: 1 + ordered.index(v) for name, v in scores.items()}
 
 
-def ecdf_area(report, fraction=1.0):
+def ecdf_area(report, fraction=1.0, floor=0.0):
     """The fraction of (run, target) pairs reached, averaged over the evaluations 1..B, B the
-    given fraction of the budget (the area at an earlier budget)."""
+    given fraction of the budget (the area at an earlier budget); regret measured from `floor`."""
     budget = max(1, round(report["budget"] * fraction))
     total = 0.0
     for run in report["runs"]:
         reached_at = []
         for target in TARGETS:
-            at = next((i for i, r in enumerate(run["regret"][:budget]) if r <= target), None)
+            at = next((i for i, r in enumerate(run["regret"][:budget]) if r - floor <= target), None)
             reached_at.append(at)
         total += sum(budget - at for at in reached_at if at is not None) / (budget * len(TARGETS))
     return total / len(report["runs"])
@@ -133,14 +137,20 @@ def table(runs, problems, names, cls, auto, title):
             best = min(peers, key=peers.get)
             ratio = med[auto] / peers[best] if peers[best] > 0 else (1.0 if med[auto] == 0 else float("inf"))
             behind.append((p, ratio, best))
-    bbob = cls.startswith("bbob")
-    print("| optimiser | median rank |" + (" ECDF area | at ¼ / ½ of the budget |" if bbob else ""))
-    print("| --- | --- |" + (" --- | --- |" if bbob else ""))
+    bbob = cls.startswith(("bbob", "mixint"))
+    # Distinct cells of the discrete parameters each run evaluated, where the runs count them.
+    cells = any("cells" in run for p in problems for n in names for run in runs[p][n]["runs"])
+    floors = {p: floor_of({n: runs[p][n] for n in names}) for p in problems}
+    print("| optimiser | median rank |" + (" ECDF area | at ¼ / ½ of the budget |" if bbob else "")
+          + (" distinct cells (median) |" if cells else ""))
+    print("| --- | --- |" + (" --- | --- |" if bbob else "") + (" --- |" if cells else ""))
     for n in sorted(names, key=lambda n: statistics.median(per_rank[n])):
         row = f"| {n} | {statistics.median(per_rank[n]):g} |"
         if bbob:
-            area = lambda f: statistics.mean(ecdf_area(runs[p][n], f) for p in problems)  # noqa: E731
+            area = lambda f: statistics.mean(ecdf_area(runs[p][n], f, floors[p]) for p in problems)  # noqa: E731
             row += f" {area(1.0):.3f} | {area(0.25):.3f} / {area(0.5):.3f} |"
+        if cells:
+            row += f" {statistics.median(statistics.median(run.get('cells', 0) for run in runs[p][n]['runs']) for p in problems):g} |"
         print(row)
     others = [n for n in names if n.startswith("bo-") and n != auto]
     if auto in names and others:

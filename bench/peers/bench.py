@@ -23,7 +23,9 @@ The problems are problems.py's (bo-bench's, with known optima), heldout.py's (th
 BBOB, low effective dimension, 16 real tuning tasks; never used to choose a default) and
 sklearn_problems.py's (class 5; no known optimum: `optimum` is null and `regret` holds the best value so far, which
 bench/classes.py turns into regret against the best any optimiser found). `suggest_seconds` is
-the optimiser's time per trial — ask and tell, without the objective.
+the optimiser's time per trial — ask and tell, without the objective. In a space with integer or
+categorical parameters each run's `cells` counts the distinct combinations of their values it
+evaluated (bo-bench's `cells`).
 """
 import argparse
 import json
@@ -482,11 +484,15 @@ def main():
                 raise SystemExit(f"unknown optimiser {args.optimizer}")
             noise = random.Random(seed)
             best, regret, seconds, best_observed, observed_min = math.inf, [], [], [], math.inf
+            cells = set()  # distinct cells of the integer and categorical parameters evaluated
             for _ in range(args.budget):
                 start = time.perf_counter()
                 handle, trial = opt.ask()
                 asked = time.perf_counter()
-                value = fn(trial)
+                recorded = space.Cells(trial)
+                value = fn(recorded)
+                if recorded.cell() is not None:
+                    cells.add(recorded.cell())
                 observed = value + noise_sd * noise.gauss(0, 1) if noise_sd else value
                 evaluated = time.perf_counter()
                 opt.tell(handle, observed)
@@ -505,8 +511,11 @@ def main():
                 run["model"] = opt.about()
             if noise_sd:
                 run["best_observed"] = best_observed
+            if cells:
+                run["cells"] = len(cells)
             runs.append(run)
-            print(f"seed {seed}: final {regret[-1]:.3e}, mean {1e3 * statistics.mean(seconds):.1f} ms per trial", flush=True)
+            print(f"seed {seed}: final {regret[-1]:.3e}, mean {1e3 * statistics.mean(seconds):.1f} ms per trial"
+                  + (f", {len(cells)} distinct cells" if cells else ""), flush=True)
     finally:
         if server is not None:
             server.close()

@@ -6,6 +6,12 @@ Three kinds, each written define-by-run like problems.py (minimised, Optuna's `s
 - **BBOB** (`bbob_f{F}_d{D}_i{I}`, e.g. `bbob_f15_d10_i2`): the 24 noiseless functions of COCO's
   `bbob` suite through `cocoex` (generated in code: rotated, ill-conditioned, multimodal; the
   box [-5, 5]^D; optimum `BareProblem.best_value()`).
+- **Mixed-integer BBOB** (`mixint_f{F}_d{D}_i{I}`): COCO's `bbob-mixint` suite through `cocoex`
+  (Tušar et al. 2019): the 24 functions with the first 80 % of the variables INTEGER, of 2, 4, 8
+  and 16 values in turn (D = 5: 1,024 cells and one real in [-5, 5]). COCO rounds an integer
+  variable itself and does not expose the optimum of a mixed-integer instance (it is not the
+  `bbob` instance's), so, as for the real tuning tasks, `optimum` is null and regret is measured
+  from the best value any optimiser found.
 - **Low effective dimension, axis-aligned and rotated** (D = 25–100): a function of a few
   coordinates (`axis_*`) or of a few directions of a random rotation (`rotated_*`, an orthogonal
   matrix drawn with a fixed seed by numpy's QR), the rest of the inputs ignored. The rotated
@@ -71,10 +77,31 @@ def bbob(function, dimension, instance):
     return objective, float(fn.best_value())
 
 
+@functools.lru_cache(maxsize=None)
+def _mixint(function, dimension, instance):
+    import cocoex
+    suite = cocoex.Suite("bbob-mixint", "", f"function_indices:{function} dimensions:{dimension} instance_indices:{instance}")
+    # The suite is kept with its problem: the problem is freed with it.
+    return suite, next(iter(suite))
+
+
+def mixint(function, dimension, instance):
+    """(objective, None) of `bbob-mixint` function `function` in `dimension` dimensions: its
+    integer variables asked for as integers, the rest as floats, each in COCO's bounds."""
+    _, fn = _mixint(function, dimension, instance)
+    lower, upper, integers = list(fn.lower_bounds), list(fn.upper_bounds), fn.number_of_integer_variables
+
+    def objective(t):
+        x = [t.suggest_int(f"x{k}", int(lower[k]), int(upper[k])) if k < integers else t.suggest_float(f"x{k}", lower[k], upper[k])
+             for k in range(dimension)]
+        return float(fn(np.array(x, dtype=float)))
+    return objective, None
+
+
 def parse_bbob(name):
-    """(function, dimension, instance) of `bbob_f15_d10_i2`, or None."""
+    """(function, dimension, instance) of `bbob_f15_d10_i2` (or `mixint_f15_d10_i2`), or None."""
     parts = name.split("_")
-    if len(parts) != 4 or parts[0] != "bbob" or [p[0] for p in parts[1:]] != ["f", "d", "i"]:
+    if len(parts) != 4 or parts[0] not in ("bbob", "mixint") or [p[0] for p in parts[1:]] != ["f", "d", "i"]:
         return None
     try:
         f, d, i = (int(p[1:]) for p in parts[1:])
@@ -415,6 +442,8 @@ BBOB_FUNCTIONS = list(range(1, 25))
 CLASSES = {
     "bbob d5": [f"bbob_f{f:02d}_d5_i1" for f in BBOB_FUNCTIONS],
     "bbob d10": [f"bbob_f{f:02d}_d10_i1" for f in BBOB_FUNCTIONS],
+    "mixint d5": [f"mixint_f{f:02d}_d5_i1" for f in BBOB_FUNCTIONS],
+    "mixint d10": [f"mixint_f{f:02d}_d10_i1" for f in BBOB_FUNCTIONS],
     "low effective dimension": sorted(EMBEDDED),
     "real tuning": sorted(TASKS),
 }
@@ -424,7 +453,7 @@ def problem(name):
     """(objective, optimum or None) of a held-out problem, or None if `name` is not one."""
     parsed = parse_bbob(name)
     if parsed is not None:
-        return bbob(*parsed)
+        return mixint(*parsed) if name.startswith("mixint_") else bbob(*parsed)
     if name in EMBEDDED:
         return embedded(*EMBEDDED[name])
     if name in TASKS:
@@ -441,7 +470,7 @@ HALVES = {
                     ["elastic_net_friedman1", "extra_trees_classification", "logistic_digits", "random_forest_digits",
                      "svm_digits", "svm_kernels_breast_cancer", "which_classifier_digits", "which_regressor_friedman1"]),
 }
-for _cls in ("bbob d5", "bbob d10"):
+for _cls in ("bbob d5", "bbob d10", "mixint d5", "mixint d10"):
     _tuning = [n for n in CLASSES[_cls] if parse_bbob(n)[0] in BBOB_TUNING]
     HALVES[_cls] = (_tuning, [n for n in CLASSES[_cls] if n not in _tuning])
 

@@ -2,8 +2,9 @@
 # The held-out suite (bench/peers/heldout.py) for bo and its peers, one class at a time, into DIR;
 # bench/heldout_report.py makes the tables.
 #   bash bench/peers/heldout.sh DIR CLASS [OPTIMISER...]
-# CLASS: bbob5, bbob10, low-dim, tuning. Optimisers default to the class's set below; budgets are
-# the suite's (20·D for BBOB, 150 for low effective dimension, 60 for real tuning); seeds:
+# CLASS: bbob5, bbob10, mixint5, mixint10, low-dim, tuning. Optimisers default to the class's set
+# below; budgets are the suite's (20·D for BBOB and mixed-integer BBOB, 150 for low effective
+# dimension, 60 for real tuning); seeds:
 # SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch (botorch, turbo, saasbo) and HEBO, which take 0.3-4 s a step; HALF
 # (tuning or validation) runs one half of the class; BO_PACE (free or fitted) is bench.py's
 # --bo-pace, and fitted runs are written as bo-AUTO@fitted; ONLY (names separated by spaces) keeps
@@ -32,9 +33,11 @@ print(' '.join(n for n in names if (not half or heldout.half(n) == half) and (no
 case "$class" in
     bbob5) list=$(problems "bbob d5"); budget=100; default="bo:AUTO random tpe cma gp botorch" ;;
     bbob10) list=$(problems "bbob d10"); budget=200; default="bo:AUTO random tpe cma gp botorch" ;;
+    mixint5) list=$(problems "mixint d5"); budget=100; default="bo:AUTO random tpe smac gp hebo" ;;
+    mixint10) list=$(problems "mixint d10"); budget=200; default="bo:AUTO random tpe smac gp hebo" ;;
     low-dim) list=$(problems "low effective dimension"); budget=150; default="bo:AUTO bo:GP_BANDIT random tpe cma gp" ;;
     tuning) list=$(problems "real tuning"); budget=60; default="bo:AUTO random tpe smac gp" ;;
-    *) echo "unknown class $class (bbob5, bbob10, low-dim, tuning)" >&2; exit 2 ;;
+    *) echo "unknown class $class (bbob5, bbob10, mixint5, mixint10, low-dim, tuning)" >&2; exit 2 ;;
 esac
 optimisers=${*:-$default}
 for problem in $list; do

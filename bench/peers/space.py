@@ -142,3 +142,27 @@ def active(params, values):
         if p.parent is None or (p.parent in out and values.get(p.parent) in p.parent_values):
             out.append(p.name)
     return [n for n in out if n in by_name]
+
+
+class Cells:
+    """Forwards a trial's suggestions and keeps the integer and categorical answers: the cell of
+    the discrete parameters the evaluation landed in (`cell()`; None when it asked none)."""
+
+    def __init__(self, trial):
+        self.trial, self.discrete = trial, {}
+
+    def suggest_float(self, name, low, high, log=False):
+        return self.trial.suggest_float(name, low, high, log=log)
+
+    def suggest_int(self, name, low, high, log=False):
+        v = self.trial.suggest_int(name, low, high, log=log)
+        self.discrete[name] = v
+        return v
+
+    def suggest_categorical(self, name, choices):
+        v = self.trial.suggest_categorical(name, choices)
+        self.discrete[name] = v
+        return v
+
+    def cell(self):
+        return tuple(sorted((k, repr(v)) for k, v in self.discrete.items())) or None
