@@ -309,6 +309,31 @@ mod tests {
         assert!((sd / noisy.noise_sd - 1.0).abs() < 0.2, "spread {sd} against the problem's {}", noisy.noise_sd);
     }
 
+    /// A cell is the discrete parameters' values: the reals do not make a new one, an inactive
+    /// parameter is absent from its cell, and a space of reals has none.
+    #[test]
+    fn cells_count_the_discrete_values_evaluated() {
+        use bo_core::{Domain, ParamSpec, ParamValue, Scale};
+        let param = |id: &str, domain| ParamSpec { id: id.into(), domain, scale: Scale::Linear, default: None, children: vec![] };
+        let space = SearchSpace::new(vec![
+            param("n", Domain::Integer { min: 0, max: 3 }),
+            param("c", Domain::Categorical { values: vec!["a".into(), "b".into()] }),
+            param("x", Domain::Double { min: 0.0, max: 1.0 }),
+        ])
+        .unwrap();
+        let at = |n: i64, c: Option<&str>, x: f64| -> Assignment {
+            let mut a: Assignment = [("n", ParamValue::Int(n)), ("x", ParamValue::Float(x))].into_iter().collect();
+            if let Some(c) = c {
+                a.insert("c", ParamValue::Categorical(c.into()));
+            }
+            a
+        };
+        let evaluated = [at(1, Some("a"), 0.1), at(1, Some("a"), 0.9), at(2, Some("a"), 0.1), at(1, Some("b"), 0.1), at(1, None, 0.5)];
+        assert_eq!(distinct_cells(&space, &evaluated), Some(4));
+        let reals = SearchSpace::new(vec![param("x", Domain::Double { min: 0.0, max: 1.0 })]).unwrap();
+        assert_eq!(distinct_cells(&reals, &evaluated), None);
+    }
+
     #[test]
     fn a_trace_has_one_non_increasing_regret_per_evaluation() {
         let trace = run(&by_name("hartmann3").unwrap(), "QUASI_RANDOM_SEARCH", serde_json::Value::Null, 12, 1, 1).unwrap();
