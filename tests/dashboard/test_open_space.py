@@ -66,6 +66,8 @@ def test_stopped_early_trials_are_shown_as_such(grown_page, grown):
     grown_page.shot("open-space-studies")
     page.goto(f"{grown.base}/dashboard/#/studies/{grown.study}")
     page.wait_for_selector("#history[data-drawn=true]", timeout=15000)
+    # The facts are filled by their own request, which may answer after the chart is drawn.
+    page.wait_for_selector(".facts:has-text('stopped early')", timeout=15000)
     facts = page.locator(".facts").inner_text()
     assert "stopped early" in facts and "6" in facts, facts
     table = page.locator("#trials")
