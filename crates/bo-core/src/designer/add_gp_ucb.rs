@@ -71,7 +71,7 @@ use serde::{Deserialize, Serialize};
 use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
 use super::gp::schedule::fit_from_start;
 use super::gp::search::{ACQUISITION_ITERATIONS, DEFAULT_CANDIDATES, maximize_acquisition};
-use super::gp::{GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp};
+use super::gp::{Effort, GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp};
 use super::{ConfigError, Designer, FitError, Fitted, Problem, QuasiRandomSearch};
 use crate::acquisition::{Acquisition, BetaSchedule};
 use crate::gp::{Gp, fit_subset, log_marginal_likelihood};
@@ -412,7 +412,7 @@ impl AddGpUcb {
             (Decomposition::Learned(_), Some(s)) => (s.groups, Some(s.learned_at)),
             (Decomposition::Learned(size), None) => (random_partition(d_all, *size, rng), None),
         };
-        let restarts = self.params.num_restarts;
+        let restarts = Effort::restarts(self.params.num_restarts);
         let kernel = self.kernel(&features, &groups).boxed();
         let (mut gp, mut state) = fit_gp(kernel, x, &y, &extra, spec.observation_noise, restarts, start, rng)?;
         let mut learned_at = learned_at;

@@ -48,6 +48,7 @@
 //! | `initialDesignSize` | max(5, 2·paths), at most 20 | quasi-random trials first | 1 – 1,000 |
 //! | `numCandidates` | 512 | quasi-random candidates per suggestion, shared by the paths | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//! | `hyperparameterSamples` | 0 | θ drawn from its posterior (slice sampling, `gp::sample`) beside the fitted θ; the model predicts with the moment-matched mixture of all of them, wider where they disagree — better calibrated on few trials, at one more GP per sample (docs/benchmarks.md, "Hyperparameter samples") | 0 – 32 |
 //! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson was worse on 3 of the 6 tree problems (vgg16_tree 2.3e-3 → 4.0e-2; docs/benchmarks.md) | — |
 
 use std::collections::{HashMap, HashSet};
@@ -57,7 +58,9 @@ use serde::Deserialize;
 
 use super::config::{FromConfig, check_range};
 use super::gp::schedule::fit_from_start;
-use super::gp::{GpModel, KernelKind, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp};
+use super::gp::{
+    Effort, GpModel, KernelKind, MAX_HYPERPARAMETER_SAMPLES, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp,
+};
 use super::{ConfigError, Designer, FitError, Fitted, Problem, QuasiRandomSearch};
 use crate::acquisition::Acquisition;
 use crate::gp::Gp;
@@ -127,8 +130,18 @@ pub struct AddTreeParams {
     pub num_candidates: usize,
     /// Random restarts of the hyperparameter fit.
     pub num_restarts: usize,
+    /// θ drawn from its posterior by slice sampling beside the best θ found, the model's
+    /// predictions the moment-matched mixture of all of them (0: the best θ alone).
+    pub hyperparameter_samples: usize,
     /// The warp of the objective the GP is fitted to.
     pub output_warping: OutputWarping,
+}
+
+impl AddTreeParams {
+    /// The effort of each fit of θ.
+    pub(crate) fn effort(&self) -> Effort {
+        Effort { restarts: self.num_restarts, samples: self.hyperparameter_samples }
+    }
 }
 
 impl Default for AddTreeParams {
@@ -144,6 +157,7 @@ impl Default for AddTreeParams {
             initial_design_size: None,
             num_candidates: 512,
             num_restarts: 2,
+            hyperparameter_samples: 0,
             output_warping: OutputWarping::None,
         }
     }
@@ -173,6 +187,7 @@ impl AddTreeParams {
         }
         check_range("numCandidates", self.num_candidates, 16, 100_000)?;
         check_range("numRestarts", self.num_restarts, 0, 50)?;
+        check_range("hyperparameterSamples", self.hyperparameter_samples, 0, MAX_HYPERPARAMETER_SAMPLES)?;
         Ok(self)
     }
 }
@@ -293,7 +308,7 @@ impl AddTree {
             return QuasiRandomSearch.fit(problem, history, None, rng);
         };
         let kernel = Box::new(layout.kernel(self.params.kernel, self.params.max_length_scale));
-        let (gp, state) = fit_gp(kernel, x, &y, &extra, spec.observation_noise, self.params.num_restarts, start, rng)?;
+        let (gp, state) = fit_gp(kernel, x, &y, &extra, spec.observation_noise, self.params.effort(), start, rng)?;
         let layout_paths = layout.n_paths();
         let components = {
             let mut k = layout.kernel(self.params.kernel, self.params.max_length_scale);

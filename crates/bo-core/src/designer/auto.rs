@@ -45,6 +45,7 @@
 //! | `initialDesignSize` | the default designer's (`ADD_TREE`'s on a conditional space, else `GP_BANDIT`'s) | quasi-random trials first | 1 – 1,000 |
 //! | `outputWarping` | each candidate's own | one warp of the objective for every candidate: `NONE`, `YEO_JOHNSON` or `HALF_RANK` | — |
 //! | `trustRegion` | `GP_BANDIT`'s own | whether the flat GP candidates search a trust region | — |
+//! | `hyperparameterSamples` | 0 | θ samples beside the fitted θ for the `GP_BANDIT` and `ADD_TREE` candidates (their own setting; `ADD_GP_UCB` fits one θ) | 0 – 32 |
 //!
 //! Candidates may differ in their output warp (`GP_BANDIT` and `ADD_GP_UCB` warp the objective by
 //! default, `ADD_TREE` does not): each model's densities are of the objective's own values (a
@@ -178,6 +179,11 @@ impl Candidate {
         {
             config.insert("trustRegion".into(), json!(t));
         }
+        if let Some(s) = params.hyperparameter_samples
+            && (self.is_flat_gp() || self == Candidate::AddTree)
+        {
+            config.insert("hyperparameterSamples".into(), json!(s));
+        }
         let setting = match self {
             Candidate::GpBanditDimensionScaled => Some(("lengthScalePrior", json!("DIMENSION_SCALED"))),
             Candidate::GpBanditInputWarped => Some(("inputWarping", json!(true))),
@@ -209,6 +215,8 @@ pub struct AutoParams {
     pub output_warping: Option<OutputWarping>,
     /// Whether the flat GP candidates search a trust region (`None`: their default).
     pub trust_region: Option<bool>,
+    /// θ samples for the `GP_BANDIT` and `ADD_TREE` candidates (`None`: their default).
+    pub hyperparameter_samples: Option<usize>,
 }
 
 /// How `AUTO` compares its candidate models.
@@ -275,6 +283,12 @@ impl FromConfig for Auto {
                 unique
             }
         };
+        if params.hyperparameter_samples.is_some() && !chosen.iter().any(|c| c.is_flat_gp() || *c == Candidate::AddTree) {
+            return Err(ConfigError::Invalid {
+                field: "hyperparameterSamples".into(),
+                reason: "only the GP_BANDIT and ADD_TREE candidates sample θ; none is among the models".into(),
+            });
+        }
         let initial = match params.initial_design_size {
             Some(n) => {
                 check_range("initialDesignSize", n, 1, 1000)?;
@@ -560,6 +574,19 @@ mod tests {
         let mut spec = StudySpec::new("y", Goal::Minimize, space, "AUTO");
         spec.algorithm_config = config;
         spec
+    }
+
+    #[test]
+    fn hyperparameter_samples_go_to_the_candidates_that_sample() {
+        let space = crate::designer::testing::fixtures::all_types();
+        let spec =
+            |config| StudySpec { algorithm_config: config, ..StudySpec::new("f", crate::study::Goal::Maximize, space.clone(), "AUTO") };
+        assert!(crate::designer::designer_for(&spec(serde_json::json!({"hyperparameterSamples": 8}))).is_ok());
+        let refused = |config| crate::designer::designer_for(&spec(config)).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused(serde_json::json!({"hyperparameterSamples": 33})).contains("hyperparameterSamples"));
+        let additive = serde_json::json!({"hyperparameterSamples": 8, "models": ["ADD_GP_UCB"]});
+        assert!(Candidate::AddGpUcb.applies(&space), "the set-up: seven parameters without conditions");
+        assert!(refused(additive).contains("only the GP_BANDIT and ADD_TREE candidates"));
     }
 
     #[test]

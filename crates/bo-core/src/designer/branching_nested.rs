@@ -78,6 +78,7 @@ impl FromConfig for BranchingNested {
             length_scale_prior: LengthScalePrior::Weak,
             num_candidates: params.num_candidates,
             num_restarts: params.num_restarts,
+            hyperparameter_samples: 0,
             input_warping: false,
             trust_region: false,
             output_warping: params.output_warping,

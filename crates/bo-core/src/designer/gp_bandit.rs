@@ -39,6 +39,7 @@
 //! | `lengthScalePrior` | `WEAK` | `WEAK` (mode 1) or `DIMENSION_SCALED` (median grows as √D) | — |
 //! | `numCandidates` | 256 | Sobol candidates scored per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
+//! | `hyperparameterSamples` | 0 | θ drawn from its posterior (slice sampling, `gp::sample`) beside the fitted θ; the model predicts with the moment-matched mixture of all of them, wider where they disagree — better calibrated on few trials, at one more GP per sample (docs/benchmarks.md, "Hyperparameter samples") | 0 – 32 |
 //! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); none on prior studies | — |
 //! | `trustRegion` | `true` | a local phase from the first stall on (max(4, d) trials in a row without improvement; the whole space before it): the acquisition searched in a box around the best trial that grows after successes and shrinks after failures, restarting from the whole space when it collapses (`gp::trust_region`, TuRBO-1); the whole space is searched too when every point in the box has been tried (a discrete space) | — |
 //! | `inputWarping` | `false` | warp each numeric coordinate by a learned Kumaraswamy CDF before the kernel (`kernel::InputWarped`) | — |
@@ -59,8 +60,8 @@ use super::config::{FromConfig, check_beta, check_range};
 use super::gp::schedule::fit_from_start;
 use super::gp::search::{ACQUISITION_ITERATIONS, DEFAULT_CANDIDATES, maximize_acquisition};
 use super::gp::{
-    GpModel, KernelKind, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp, objective_values, product_kernel, transfer,
-    trust_region,
+    Effort, GpModel, KernelKind, MAX_HYPERPARAMETER_SAMPLES, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp,
+    objective_values, product_kernel, transfer, trust_region,
 };
 use super::{ConfigError, Designer, FitError, Fitted, Problem, QuasiRandomSearch};
 use crate::acquisition::{Acquisition, BetaSchedule};
@@ -105,12 +106,22 @@ pub struct GpBanditParams {
     pub num_candidates: usize,
     /// Random restarts of the hyperparameter fit.
     pub num_restarts: usize,
+    /// θ drawn from its posterior by slice sampling beside the best θ found, the model's
+    /// predictions the moment-matched mixture of all of them (0: the best θ alone).
+    pub hyperparameter_samples: usize,
     /// Whether numeric coordinates are warped by a learned Kumaraswamy CDF.
     pub input_warping: bool,
     /// Whether the acquisition is searched in a trust region around the best trial.
     pub trust_region: bool,
     /// The warp of the objective the GP is fitted to.
     pub output_warping: OutputWarping,
+}
+
+impl GpBanditParams {
+    /// The effort of each fit of θ.
+    pub(crate) fn effort(&self) -> Effort {
+        Effort { restarts: self.num_restarts, samples: self.hyperparameter_samples }
+    }
 }
 
 impl Default for GpBanditParams {
@@ -123,6 +134,7 @@ impl Default for GpBanditParams {
             length_scale_prior: LengthScalePrior::Weak,
             num_candidates: DEFAULT_CANDIDATES,
             num_restarts: 2,
+            hyperparameter_samples: 0,
             input_warping: false,
             trust_region: true,
             output_warping: OutputWarping::YeoJohnson,
@@ -139,6 +151,7 @@ impl GpBanditParams {
         }
         check_range("numCandidates", self.num_candidates, 16, 100_000)?;
         check_range("numRestarts", self.num_restarts, 0, 50)?;
+        check_range("hyperparameterSamples", self.hyperparameter_samples, 0, MAX_HYPERPARAMETER_SAMPLES)?;
         Ok(self)
     }
 }
@@ -214,11 +227,11 @@ impl GpBandit {
         };
         let kernel = (self.variant.kernel)(&features, &self.params);
         let (gp, state) = match &stack {
-            None => fit_gp(kernel, x, &y, &extra, spec.observation_noise, self.params.num_restarts, start, rng)?,
+            None => fit_gp(kernel, x, &y, &extra, spec.observation_noise, self.params.effort(), start, rng)?,
             Some(stack) => {
                 let n = x.len();
                 let residuals = stack.residuals(&x, &y);
-                let (gp, state) = fit_gp(kernel, x, &residuals, &extra, spec.observation_noise, self.params.num_restarts, start, rng)?;
+                let (gp, state) = fit_gp(kernel, x, &residuals, &extra, spec.observation_noise, self.params.effort(), start, rng)?;
                 (gp.on_base(stack.gp.clone(), n), stack.keep_in(state))
             }
         };
@@ -569,7 +582,24 @@ mod tests {
     /// does not search (the stored state comes back unchanged, θ to the last bit).
     #[test]
     fn restoring_a_stored_fit_keeps_its_hyperparameters() {
-        let spec = unit_spec(&["a", "b"], Goal::Minimize, serde_json::json!({"initialDesignSize": 3}));
+        for samples in [0, 4] {
+            restoring_keeps(serde_json::json!({"initialDesignSize": 3, "hyperparameterSamples": samples}), samples);
+        }
+    }
+
+    /// The θ samples stored with a fit: the `samples` array of the state's hyperparameters.
+    fn stored_samples(state: &serde_json::Value) -> Option<usize> {
+        match state {
+            serde_json::Value::Object(m) => {
+                m.get("samples").and_then(|s| s.as_array()).map(Vec::len).or_else(|| m.values().find_map(stored_samples))
+            }
+            serde_json::Value::Array(a) => a.iter().find_map(stored_samples),
+            _ => None,
+        }
+    }
+
+    fn restoring_keeps(config: serde_json::Value, samples: usize) {
+        let spec = unit_spec(&["a", "b"], Goal::Minimize, config);
         let problem = Problem { spec, seed: 5, priors: Vec::new() };
         let history: Vec<Observation> = (0..12)
             .map(|i| {
@@ -588,6 +618,8 @@ mod tests {
         let probe = vec![Assignment::new(BTreeMap::from([("a".into(), ParamValue::Float(0.4)), ("b".into(), ParamValue::Float(0.7))]))];
         let (p, q) = (theirs.model.predict(&probe).unwrap()[0], ours.model.predict(&probe).unwrap()[0]);
         assert!((p.median - q.median).abs() < 1e-9 && (p.upper - q.upper).abs() < 1e-9, "{p:?} {q:?}");
+        assert_eq!(stored_samples(&theirs.state.0).unwrap_or(0), samples, "the θ samples are stored with the fit");
+        assert_eq!(ours.model.suggest(&[], 1, &mut StdRng::seed_from_u64(3)).unwrap().len(), 1);
     }
 
     #[test]
@@ -614,6 +646,8 @@ mod tests {
     fn config_is_checked() {
         assert!(GpBanditParams { ucb_beta: Some(-1.0), ..Default::default() }.check().is_err());
         assert!(GpBanditParams { num_candidates: 1, ..Default::default() }.check().is_err());
+        assert!(GpBanditParams { hyperparameter_samples: 33, ..Default::default() }.check().is_err());
+        assert!(GpBanditParams { hyperparameter_samples: 32, ..Default::default() }.check().is_ok());
         let parsed: GpBanditParams = serde_json::from_value(serde_json::json!({"acquisition": "EI", "initialDesignSize": 5})).unwrap();
         assert_eq!(parsed.acquisition, AcquisitionKind::Ei);
         assert!(serde_json::from_value::<GpBanditParams>(serde_json::json!({"acquisiton": "EI"})).is_err());

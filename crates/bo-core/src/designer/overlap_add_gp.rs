@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{FromConfig, check_beta, check_range, refuse_conditional};
 use super::gp::schedule::fit_from_start;
-use super::gp::{GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp, warm_start};
+use super::gp::{Effort, GpModel, Member, OutputWarping, Posterior, PriorMean, Proposer, Start, Training, fit_gp, warm_start};
 use super::{ConfigError, Designer, FitError, Fitted, Problem, QuasiRandomSearch};
 use crate::gp::{Gp, Hyperparameters, fit_subset, log_marginal_likelihood};
 use crate::kernel::{GroupAdditive, Kernel, LENGTH_SCALE_BOUNDS, SquaredExpProfile};
@@ -332,8 +332,16 @@ impl OverlapAddGp {
             (None, _) => (Graph::empty(d), None),
         };
         let restarts = self.params.num_restarts;
-        let (mut gp, mut state) =
-            fit_gp(Box::new(kernel_for(&features, &graph, None)), x, &y, &extra, spec.observation_noise, restarts, start, rng)?;
+        let (mut gp, mut state) = fit_gp(
+            Box::new(kernel_for(&features, &graph, None)),
+            x,
+            &y,
+            &extra,
+            spec.observation_noise,
+            Effort::restarts(restarts),
+            start,
+            rng,
+        )?;
         let mut gibbs_evaluations = None;
         if self.known.is_none() && !start.is_restore() && learned_at.is_none_or(|at| n < at || n >= at + self.params.relearn_every) {
             let learned = self.gibbs(&gp, &features, &graph, rng);
@@ -344,10 +352,11 @@ impl OverlapAddGp {
             let mut theta = vec![h.kernel[0]];
             theta.extend(learned.log_length_scales);
             let kernel = kernel_for(&features, &graph, Some(&theta));
-            let start = Hyperparameters { kernel: theta, names: kernel.param_names(), log_noise: h.log_noise };
+            let start = Hyperparameters { kernel: theta, names: kernel.param_names(), log_noise: h.log_noise, samples: Vec::new() };
             let warm_state = warm_start(start, n);
             let x = gp.x().to_vec();
-            (gp, state) = fit_gp(Box::new(kernel), x, &y, &extra, spec.observation_noise, restarts, Start::Last(&warm_state), rng)?;
+            (gp, state) =
+                fit_gp(Box::new(kernel), x, &y, &extra, spec.observation_noise, Effort::restarts(restarts), Start::Last(&warm_state), rng)?;
             learned_at = Some(n);
         }
         if let (Some(at), serde_json::Value::Object(map)) = (learned_at, &mut state.0) {

@@ -69,7 +69,7 @@ use serde::Deserialize;
 use super::calibration::{ByRegion, Evidence};
 use super::config::{FromConfig, check_range, refuse_conditional};
 use super::gp::schedule::fit_from_start;
-use super::gp::{OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
+use super::gp::{Effort, OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
 use super::{ConfigError, Designer, Embeddings, FitError, Fitted, Model, ModelState, Predictive, Problem};
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedded, EmbeddedFit, Settings, isotropic, recover_from_rows, start};
@@ -294,7 +294,7 @@ impl Rembo {
                             &y,
                             &extra,
                             spec.observation_noise,
-                            self.settings.num_restarts,
+                            Effort::restarts(self.settings.num_restarts),
                             start(warm.as_ref(), from.is_restore()),
                             rng,
                         )?;

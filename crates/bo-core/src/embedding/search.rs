@@ -13,7 +13,7 @@ use rand::Rng;
 use super::Embedding;
 use crate::acquisition::Acquisition;
 use crate::designer::gp::trust_region::{self, LocalPhase};
-use crate::designer::gp::{OutputWarping, Start, Warp, fit_gp};
+use crate::designer::gp::{Effort, OutputWarping, Start, Warp, fit_gp};
 use crate::designer::{FitError, ModelState};
 use crate::gp::Gp;
 use crate::kernel::{GroupAdditive, Kernel, SquaredExpProfile};
@@ -145,8 +145,16 @@ impl Embedded {
             let warp = Warp::fit(self.settings.output_warping, &y);
             let y: Vec<f64> = y.iter().map(|v| warp.apply(*v)).collect();
             let kernel = isotropic((0..d).collect(), &[], INITIAL_LENGTH_SCALE_Y / scale, bounds);
-            let (gp, state) =
-                fit_gp(kernel, x, &y, &[], noise, self.settings.num_restarts, start(warm.get(r).and_then(Option::as_ref), restore), rng)?;
+            let (gp, state) = fit_gp(
+                kernel,
+                x,
+                &y,
+                &[],
+                noise,
+                Effort::restarts(self.settings.num_restarts),
+                start(warm.get(r).and_then(Option::as_ref), restore),
+                rng,
+            )?;
             runs.push(Run { gp: Some(gp), warp, n: trials.len(), best, local, state: Some(state) });
         }
         Ok(EmbeddedFit { embedded: self.clone(), runs })

@@ -12,6 +12,7 @@
 use faer::Mat;
 use rand::{Rng, RngExt};
 
+use super::sample::{Chain, slice_sample};
 use super::{Gp, Hyperparameters, gram, standardize};
 use crate::kernel::{Kernel, normal_log_prior};
 use crate::linalg::{Cholesky, LinalgError};
@@ -52,11 +53,23 @@ pub struct FitConfig {
     /// best half by value and an even spread of the rest) and the GP then conditions on all
     /// points: each likelihood evaluation costs O(m³) instead of O(n³).
     pub max_fit_points: usize,
+    /// θ drawn from its posterior besides the best one found (0: the best alone), by slice
+    /// sampling from it ([`super::sample`]); the GP's predictions mix all of them. A reuse of a
+    /// warm θ reuses its samples too.
+    pub samples: usize,
 }
 
 impl Default for FitConfig {
     fn default() -> Self {
-        FitConfig { noise: NoiseBounds::DEFAULT, restarts: 2, max_iter: 100, f_tol: 1e-9, search: Search::Full, max_fit_points: 300 }
+        FitConfig {
+            noise: NoiseBounds::DEFAULT,
+            restarts: 2,
+            max_iter: 100,
+            f_tol: 1e-9,
+            search: Search::Full,
+            max_fit_points: 300,
+            samples: 0,
+        }
     }
 }
 
@@ -131,6 +144,16 @@ pub fn neg_log_posterior(
     lp += v;
     prior_grad[p] += g;
     Ok((-(lml + lp), grad.iter().zip(&prior_grad).map(|(a, b)| -(a + b)).collect()))
+}
+
+/// The log posterior (LML + log priors) at `theta` without its gradient: one factorisation, what
+/// sampling θ evaluates; −∞ where K cannot be factored.
+pub fn log_posterior(kernel: &mut dyn Kernel, x: &[Vec<f64>], y: &[f64], extra: &[f64], theta: &[f64]) -> f64 {
+    let p = kernel.n_params();
+    kernel.set_params(&theta[..p]);
+    let Ok(lml) = log_marginal_likelihood(kernel, x, y, extra, theta[p]) else { return f64::NEG_INFINITY };
+    let mut unused = vec![0.0; p];
+    lml + kernel.log_prior(&mut unused) + normal_log_prior(theta[p], LOG_NOISE_PRIOR.0, LOG_NOISE_PRIOR.1).0
 }
 
 /// The log marginal likelihood of standardised `y` under `kernel` at its current θ and noise
@@ -232,8 +255,10 @@ pub fn fit_with(
     if config.search == Search::Reuse
         && let Some(theta) = starts.first()
     {
+        let samples = warm.map(|w| w.samples.clone()).unwrap_or_default();
         kernel.set_params(&theta[..p]);
-        return Gp::with_extra_noise(kernel, theta[p], x, y, extra, y_mean, y_std);
+        let members = members(kernel.as_ref(), &samples, &x, &y, &extra, (y_mean, y_std));
+        return Ok(Gp::with_extra_noise(kernel, theta[p], x, y, extra, y_mean, y_std)?.with_members(members));
     }
     let full = starts.is_empty() || config.search == Search::Full;
     if full {
@@ -272,8 +297,40 @@ pub fn fit_with(
         t.push(config.noise.max.ln());
         t
     });
+    let samples = if config.samples > 0 {
+        let mut k = kernel.clone();
+        let width: Vec<f64> = bounds.iter().map(|(l, u)| ((u - l) / 4.0).min(1.0)).collect();
+        let chain = Chain { burn: SAMPLE_BURN, count: config.samples, thin: SAMPLE_THIN };
+        let density = |t: &[f64]| log_posterior(k.as_mut(), &fit_x, &fit_y, &fit_extra, t);
+        slice_sample(density, &theta, &lower, &upper, &width, chain, rng)
+    } else {
+        Vec::new()
+    };
     kernel.set_params(&theta[..p]);
-    Gp::with_extra_noise(kernel, theta[p], x, y, extra, y_mean, y_std)
+    let members = members(kernel.as_ref(), &samples, &x, &y, &extra, (y_mean, y_std));
+    Ok(Gp::with_extra_noise(kernel, theta[p], x, y, extra, y_mean, y_std)?.with_members(members))
+}
+
+/// Sweeps of the θ sampler before its first sample (it starts at the best θ found).
+const SAMPLE_BURN: usize = 5;
+
+/// Sweeps of the θ sampler between two samples.
+const SAMPLE_THIN: usize = 2;
+
+/// The GPs of the data at each of `samples` (θ then log noise, as stored in
+/// [`Hyperparameters::samples`]); a θ whose K cannot be factored, or of another kernel's shape,
+/// is left out.
+fn members(kernel: &dyn Kernel, samples: &[Vec<f64>], x: &[Vec<f64>], y: &[f64], extra: &[f64], (y_mean, y_std): (f64, f64)) -> Vec<Gp> {
+    let p = kernel.n_params();
+    samples
+        .iter()
+        .filter(|t| t.len() == p + 1)
+        .filter_map(|t| {
+            let mut k = kernel.clone_box();
+            k.set_params(&t[..p]);
+            Gp::with_extra_noise(k, t[p], x.to_vec(), y.to_vec(), extra.to_vec(), y_mean, y_std).ok()
+        })
+        .collect()
 }
 
 /// The points the hyperparameters are fitted on: all of them up to `max` points; beyond, the

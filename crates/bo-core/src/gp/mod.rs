@@ -17,6 +17,7 @@
 //! Must not know about search spaces, trials or acquisitions.
 
 pub mod fit;
+pub mod sample;
 
 use std::sync::Arc;
 
@@ -40,6 +41,10 @@ pub struct Hyperparameters {
     pub names: Vec<String>,
     /// log σ²_noise.
     pub log_noise: f64,
+    /// θ drawn from its posterior besides the fitted one, each the kernel's parameters then
+    /// log σ²_noise ([`FitConfig::samples`]); empty for a fit that kept one θ.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Vec<f64>>,
 }
 
 /// One observation as the GP predicts it from all the others (see [`Gp::loo_residuals`]), in
@@ -82,6 +87,9 @@ pub struct Gp {
     alpha: Vec<f64>,
     /// The GP this one stands on, if any.
     base: Option<Base>,
+    /// The same data's GPs at θ drawn from its posterior ([`FitConfig::samples`]): predictions
+    /// are the equal mixture of this GP's and theirs, moment-matched. Empty: this θ alone.
+    members: Vec<Gp>,
 }
 
 /// The base a GP stands on: its posterior mean is the GP's prior mean.
@@ -173,7 +181,7 @@ impl Gp {
         let k = gram(kernel.as_ref(), &x, log_noise.exp(), &extra);
         let chol = Cholesky::new(&k)?;
         let alpha = chol.solve(&y);
-        Ok(Gp { kernel, log_noise, x, y, extra, y_mean, y_std, chol, alpha, base: None })
+        Ok(Gp { kernel, log_noise, x, y, extra, y_mean, y_std, chol, alpha, base: None, members: Vec::new() })
     }
 
     /// Each point's noise variance beyond the model's (standardised units); empty when none.
@@ -193,8 +201,21 @@ impl Gp {
         let offsets: Vec<f64> = base.mean_original(&self.x).into_iter().map(|m| m / self.y_std).collect();
         self.y.iter_mut().zip(&offsets).for_each(|(y, o)| *y += o);
         let weight = stack_weight((fitted_on, self.kernel.n_params() + 1), (base.n(), base.kernel.n_params() + 1));
+        self.members = std::mem::take(&mut self.members).into_iter().map(|m| m.on_base(base.clone(), fitted_on)).collect();
         self.base = Some(Base { gp: base, offsets, weight });
         self
+    }
+
+    /// This GP with `members`: the same data's GPs at θ drawn from its posterior, whose
+    /// predictions its own are mixed with (see [`Gp::predict`]).
+    pub fn with_members(mut self, members: Vec<Gp>) -> Gp {
+        self.members = members;
+        self
+    }
+
+    /// How many GPs its predictions mix: 1, and one per θ sampled.
+    pub fn mixture_size(&self) -> usize {
+        1 + self.members.len()
     }
 
     /// The posterior mean at `xs` in the original units (the stack's, with a base), without the
@@ -203,6 +224,9 @@ impl Gp {
     pub fn mean_original(&self, xs: &[Vec<f64>]) -> Vec<f64> {
         if xs.is_empty() {
             return Vec::new();
+        }
+        if !self.members.is_empty() {
+            return self.predict_original(xs).into_iter().map(|(m, _)| m).collect();
         }
         let k_star = self.kernel.cross(&self.x, xs);
         let base = self.base.as_ref().map(|b| b.gp.mean_original(xs));
@@ -263,8 +287,31 @@ impl Gp {
     /// error `yᵢ − μ₋ᵢ = αᵢ/[K⁻¹]ᵢᵢ` and variance `1/[K⁻¹]ᵢᵢ`, with the prior variance `k(xᵢ,
     /// xᵢ)` there — how far off the model is at a point, and how much the rest of the data told
     /// it there. All of them take the inverse, O(n³) as one fit; `m` of fewer, `[K⁻¹]ᵢᵢ =
-    /// ‖L⁻¹eᵢ‖²`, O(n²m).
+    /// ‖L⁻¹eᵢ‖²`, O(n²m). With members (θ sampled), each point's residuals under every θ,
+    /// moment-matched as [`Gp::predict`] mixes predictions.
     pub fn loo_residuals(&self, most: usize) -> Vec<LooResidual> {
+        if self.members.is_empty() {
+            return self.loo_residuals_one(most);
+        }
+        let all: Vec<Vec<LooResidual>> = std::iter::once(self).chain(&self.members).map(|g| g.loo_residuals_one(most)).collect();
+        let k = all.len() as f64;
+        let mean = |j: usize, f: &dyn Fn(&LooResidual) -> f64| all.iter().map(|r| f(&r[j])).sum::<f64>() / k;
+        (0..all[0].len())
+            .map(|j| {
+                let error = mean(j, &|r| r.error);
+                let second = mean(j, &|r| r.variance + r.error * r.error);
+                LooResidual {
+                    error,
+                    variance: (second - error * error).max(MIN_VARIANCE),
+                    noise: mean(j, &|r| r.noise),
+                    prior_var: mean(j, &|r| r.prior_var),
+                }
+            })
+            .collect()
+    }
+
+    /// [`Gp::loo_residuals`] at this GP's θ alone.
+    fn loo_residuals_one(&self, most: usize) -> Vec<LooResidual> {
         let n = self.n();
         let m = n.min(most);
         if m == 0 {
@@ -332,9 +379,11 @@ impl Gp {
         Some(out.into_iter().flatten().collect())
     }
 
-    /// The prior variance of the latent function at each of `xs` (standardised units).
+    /// The prior variance of the latent function at each of `xs` (standardised units); with
+    /// members, its mean over the mixture's θ.
     pub fn prior_variance(&self, xs: &[Vec<f64>]) -> Vec<f64> {
-        xs.iter().map(|x| self.kernel.eval(x, x)).collect()
+        let k = self.mixture_size() as f64;
+        xs.iter().map(|x| std::iter::once(self).chain(&self.members).map(|g| g.kernel.eval(x, x)).sum::<f64>() / k).collect()
     }
 
     /// The sequential log predictive density of each observation given those before it, in
@@ -377,12 +426,22 @@ impl Gp {
             + 16 * n
             + 8 * self.extra.len()
             + self.base.as_ref().map_or(0, |b| b.gp.memory_bytes() + 8 * b.offsets.len())
+            + self.members.iter().map(Gp::memory_bytes).sum::<usize>()
             + 512
     }
 
     /// The hyperparameters.
     pub fn hyperparameters(&self) -> Hyperparameters {
-        Hyperparameters { kernel: self.kernel.params(), names: self.kernel.param_names(), log_noise: self.log_noise }
+        let samples = self
+            .members
+            .iter()
+            .map(|m| {
+                let mut theta = m.kernel.params();
+                theta.push(m.log_noise);
+                theta
+            })
+            .collect();
+        Hyperparameters { kernel: self.kernel.params(), names: self.kernel.param_names(), log_noise: self.log_noise, samples }
     }
 
     /// The inputs (data and fantasies).
@@ -417,8 +476,26 @@ impl Gp {
     }
 
     /// Posterior mean and variance of the latent f at each of `xs`, standardised units.
-    /// `xs`: m points; O(n² m).
+    /// `xs`: m points; O(n² m) for each GP of the mixture. With members (θ sampled), the equal
+    /// mixture of their posteriors and this one's, moment-matched: the mean of the means, and
+    /// the mean variance plus the variance of the means — wide where the θ disagree.
     pub fn predict(&self, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+        if self.members.is_empty() {
+            return self.predict_one(xs);
+        }
+        let all: Vec<Vec<(f64, f64)>> = std::iter::once(self).chain(&self.members).map(|g| g.predict_one(xs)).collect();
+        let k = all.len() as f64;
+        (0..xs.len())
+            .map(|j| {
+                let mean = all.iter().map(|p| p[j].0).sum::<f64>() / k;
+                let second = all.iter().map(|p| p[j].1 + p[j].0 * p[j].0).sum::<f64>() / k;
+                (mean, (second - mean * mean).max(MIN_VARIANCE))
+            })
+            .collect()
+    }
+
+    /// [`Gp::predict`] of this θ alone.
+    fn predict_one(&self, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
         let own = self.predict_component(self.kernel.as_ref(), xs);
         let Some(base) = &self.base else { return own };
         let (s2, a) = (self.y_std * self.y_std, base.weight);
@@ -438,7 +515,8 @@ impl Gp {
     ///
     /// Many points are predicted in chunks of [`PREDICT_CHUNK`] with a checkpoint between
     /// (`crate::pace`), so a long prediction can pause; a point's posterior does not depend on
-    /// its batch, so the values are those of one batch.
+    /// its batch, so the values are those of one batch. At this GP's θ alone, whatever its
+    /// members.
     pub fn predict_component(&self, component: &dyn Kernel, xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
         if xs.len() <= PREDICT_CHUNK {
             return self.predict_chunk(component, xs);
@@ -475,8 +553,40 @@ impl Gp {
     }
 
     /// [`Gp::predict_with_grad`] at each of `xs`, solving for all of them at once (one pass
-    /// over the factor for the batch instead of one per point).
+    /// over the factor for the batch instead of one per point); the mixture's, moment-matched,
+    /// with members (as [`Gp::predict`]): `∂σ² = mean(∂σ²ₛ + 2μₛ∂μₛ) − 2μ∂μ`.
     pub fn predict_with_grad_batch(&self, xs: &[Vec<f64>]) -> Vec<PosteriorGrad> {
+        if self.members.is_empty() {
+            return self.predict_with_grad_one(xs);
+        }
+        let all: Vec<Vec<PosteriorGrad>> = std::iter::once(self).chain(&self.members).map(|g| g.predict_with_grad_one(xs)).collect();
+        let k = all.len() as f64;
+        (0..xs.len())
+            .map(|j| {
+                let d = xs[j].len();
+                let mean = all.iter().map(|p| p[j].mean).sum::<f64>() / k;
+                let second = all.iter().map(|p| p[j].var + p[j].mean * p[j].mean).sum::<f64>() / k;
+                let mut d_mean = vec![0.0; d];
+                let mut d_second = vec![0.0; d];
+                for p in &all {
+                    for i in 0..d {
+                        d_mean[i] += p[j].d_mean[i] / k;
+                        d_second[i] += (p[j].d_var[i] + 2.0 * p[j].mean * p[j].d_mean[i]) / k;
+                    }
+                }
+                let var_raw = second - mean * mean;
+                let d_var = if var_raw < MIN_VARIANCE {
+                    vec![0.0; d]
+                } else {
+                    d_second.iter().zip(&d_mean).map(|(s, m)| s - 2.0 * mean * m).collect()
+                };
+                PosteriorGrad { mean, var: var_raw.max(MIN_VARIANCE), d_mean, d_var }
+            })
+            .collect()
+    }
+
+    /// [`Gp::predict_with_grad_batch`] at this GP's θ alone.
+    fn predict_with_grad_one(&self, xs: &[Vec<f64>]) -> Vec<PosteriorGrad> {
         let own = self.predict_own_with_grad_batch(xs);
         let Some(base) = &self.base else { return own };
         let (s, a) = (self.y_std, base.weight);
@@ -542,6 +652,7 @@ impl Gp {
             chol: self.chol.with_room(extra),
             alpha: self.alpha.clone(),
             base: self.base.clone(),
+            members: self.members.iter().map(|m| m.with_room(extra)).collect(),
         }
     }
 
@@ -559,6 +670,7 @@ impl Gp {
         )?;
         gp.y = self.y.clone();
         gp.base = self.base.clone();
+        gp.members = self.members.iter().map(Gp::refactored).collect::<Result<_, _>>()?;
         Ok(gp)
     }
 
@@ -570,17 +682,27 @@ impl Gp {
         self.y.iter_mut().for_each(|v| *v -= level);
         self.y_mean += level * self.y_std;
         self.alpha = self.chol.solve(&self.residuals());
+        self.members.iter_mut().for_each(|m| m.set_prior_mean(level));
     }
 
     /// Conditions the GP in place on points `xs` with standardised targets `ys`, each observed
     /// with noise variance `noise` (`None`: the model's), in O(n²p + p³) by extending the factor.
     /// A fantasy is `y` = the posterior mean with a tiny `noise`, which collapses the variance at
     /// `x` and leaves the mean everywhere unchanged — so the means of several fantasies can be
-    /// taken from the GP before any of them. On error the GP is unchanged.
+    /// taken from the GP before any of them. On error the GP is unchanged. Members condition on
+    /// the same targets, each with its own noise unless `noise` is given; a member that cannot
+    /// is dropped from the mixture.
     pub fn condition_on(&mut self, xs: Vec<Vec<f64>>, ys: Vec<f64>, noise: Option<f64>) -> Result<(), LinalgError> {
         assert_eq!(xs.len(), ys.len(), "condition_on: one target per point");
         if xs.is_empty() {
             return Ok(());
+        }
+        if !self.members.is_empty() {
+            let mut members = std::mem::take(&mut self.members);
+            let own = self.condition_on(xs.clone(), ys.clone(), noise);
+            members.retain_mut(|m| own.is_ok() && m.condition_on(xs.clone(), ys.clone(), noise).is_ok());
+            self.members = members;
+            return own;
         }
         let b = self.kernel.cross(&self.x, &xs);
         let c = gram(self.kernel.as_ref(), &xs, noise.unwrap_or_else(|| self.log_noise.exp()), &[]);

@@ -434,3 +434,57 @@ fn predicting_in_chunks_changes_no_value() {
         assert_eq!((alone.0.to_bits(), alone.1.to_bits()), (together[i].0.to_bits(), together[i].1.to_bits()), "point {i}");
     }
 }
+
+#[test]
+fn a_mixture_over_sampled_theta_is_wider_where_they_disagree_with_exact_gradients() {
+    let mut rng = StdRng::seed_from_u64(5);
+    let x: Vec<Vec<f64>> = (0..12).map(|_| (0..2).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+    let y: Vec<f64> = x.iter().map(|p| (5.0 * p[0]).sin() + p[1]).collect();
+    let kernel = || Box::new(matern52(vec![0, 1], 0.4, B));
+    let one = fit::fit(kernel(), x.clone(), &y, &FitConfig::default(), None, &mut StdRng::seed_from_u64(1)).unwrap();
+    let config = FitConfig { samples: 8, ..FitConfig::default() };
+    let mix = fit::fit(kernel(), x.clone(), &y, &config, None, &mut StdRng::seed_from_u64(1)).unwrap();
+    assert_eq!(mix.mixture_size(), 9);
+    assert_eq!(mix.hyperparameters().samples.len(), 8);
+    assert_eq!(one.hyperparameters().kernel, mix.hyperparameters().kernel, "the same best θ, samples beside it");
+    assert!(mix.hyperparameters().samples.iter().any(|t| t != &mix.hyperparameters().samples[0]), "the chain moves");
+    // Far from the data the θ disagree most: the mixture is no narrower than the mean variance.
+    let far = vec![vec![1.6, -0.6]];
+    let each: Vec<(f64, f64)> = std::iter::once(&mix).chain(&mix.members).map(|g| g.predict_one(&far)[0]).collect();
+    let mean_var = each.iter().map(|p| p.1).sum::<f64>() / 9.0;
+    let mean = each.iter().map(|p| p.0).sum::<f64>() / 9.0;
+    let spread = each.iter().map(|p| (p.0 - mean).powi(2)).sum::<f64>() / 9.0;
+    let (m, v) = mix.predict(&far)[0];
+    assert!(spread > 1e-4, "the sampled θ predict differently far away: {each:?}");
+    assert!((m - mean).abs() < 1e-12 && (v - (mean_var + spread)).abs() < 1e-9, "{m}, {v}");
+    // The moment-matched gradient against finite differences.
+    let at = vec![0.3, 0.7];
+    let g = mix.predict_with_grad(&at);
+    let (m0, v0) = mix.predict(std::slice::from_ref(&at))[0];
+    assert!((g.mean - m0).abs() < 1e-10 && (g.var - v0).abs() < 1e-10);
+    let h = 1e-6;
+    for i in 0..2 {
+        let (mut p, mut q) = (at.clone(), at.clone());
+        p[i] += h;
+        q[i] -= h;
+        let ((mp, vp), (mq, vq)) = (mix.predict(&[p])[0], mix.predict(&[q])[0]);
+        assert!(((mp - mq) / (2.0 * h) - g.d_mean[i]).abs() < 1e-5, "∂μ/∂x[{i}]");
+        assert!(((vp - vq) / (2.0 * h) - g.d_var[i]).abs() < 1e-5, "∂σ²/∂x[{i}]");
+    }
+    // A fantasy collapses every member's variance there, and a refactored copy agrees.
+    let mut fantasy = mix.with_room(1);
+    let m = fantasy.predict(std::slice::from_ref(&at))[0].0;
+    fantasy.condition_on(vec![at.clone()], vec![m], None).unwrap();
+    assert_eq!(fantasy.mixture_size(), 9);
+    assert!(fantasy.predict(std::slice::from_ref(&at))[0].1 < 1e-2);
+    let again = fantasy.refactored().unwrap();
+    for (a, b) in fantasy.predict(&far).iter().zip(again.predict(&far)) {
+        assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9);
+    }
+    // A reuse of the stored θ rebuilds the same mixture without sampling.
+    let reuse = FitConfig { search: Search::Reuse, samples: 8, ..FitConfig::default() };
+    let back = fit::fit(kernel(), x, &y, &reuse, Some(&mix.hyperparameters()), &mut StdRng::seed_from_u64(9)).unwrap();
+    assert_eq!(back.hyperparameters(), mix.hyperparameters());
+    let (a, b) = (back.predict(&far)[0], mix.predict(&far)[0]);
+    assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9, "{a:?} against {b:?}");
+}

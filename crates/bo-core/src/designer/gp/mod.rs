@@ -27,5 +27,5 @@ pub(crate) use output_warp::Warp;
 pub use posterior::PriorMean;
 pub(crate) use posterior::{Posterior, add_fantasies};
 pub use predictive::Predictive;
-pub(crate) use schedule::{Start, fit_gp, noise_bounds, warm_start};
+pub(crate) use schedule::{Effort, MAX_HYPERPARAMETER_SAMPLES, Start, fit_gp, noise_bounds, warm_start};
 pub(crate) use training::{Training, objective_values};

@@ -149,6 +149,25 @@ fn mode(n: usize, last: Option<&State>, restore: bool) -> Mode {
     }
 }
 
+/// How much a fit of θ does: random restarts of its optimisation, and samples of θ drawn from
+/// its posterior beside the best found ([`gp::FitConfig::samples`]; 0: the best alone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Effort {
+    pub restarts: usize,
+    pub samples: usize,
+}
+
+/// The most θ samples a designer's `hyperparameterSamples` may ask for: each is one more GP
+/// to factor at every fit and to predict with at every candidate.
+pub(crate) const MAX_HYPERPARAMETER_SAMPLES: usize = 32;
+
+impl Effort {
+    /// `restarts` random restarts, one θ.
+    pub(crate) fn restarts(restarts: usize) -> Effort {
+        Effort { restarts, samples: 0 }
+    }
+}
+
 /// Fits `kernel` to `x`, `y` under the study's noise setting, each target with its own noise
 /// variance `extra` on top (empty: none; [`super::training::Training::extra`]), in the [`Mode`]
 /// the schedule gives from `start`; returns the GP and the state to store.
@@ -159,7 +178,7 @@ pub(crate) fn fit_gp(
     y: &[f64],
     extra: &[f64],
     noise: ObservationNoise,
-    restarts: usize,
+    effort: Effort,
     start: Start<'_>,
     rng: &mut dyn Rng,
 ) -> Result<(Gp, ModelState), FitError> {
@@ -172,7 +191,7 @@ pub(crate) fn fit_gp(
     let last: Option<State> = stored.and_then(|s| serde_json::from_value::<State>(s.0.clone()).ok());
     let n = x.len();
     let mode = mode(n, last.as_ref(), restore);
-    let config = FitConfig { noise, restarts, search: mode.search(), ..FitConfig::default() };
+    let config = FitConfig { noise, restarts: effort.restarts, search: mode.search(), samples: effort.samples, ..FitConfig::default() };
     let gp = gp::fit_with(kernel, x, y, extra, &config, last.as_ref().map(|s| &s.gp), rng)
         .map_err(|e| FitError::Numerical(format!("GP fit failed: {e}")))?;
     let kept = |f: fn(&State) -> Option<usize>| last.as_ref().and_then(f);
@@ -194,8 +213,11 @@ mod tests {
 
     #[test]
     fn hyperparameter_searches_follow_the_data_geometrically() {
-        let state =
-            |full_fit_at, fit_at| State { gp: Hyperparameters { kernel: vec![], names: vec![], log_noise: 0.0 }, full_fit_at, fit_at };
+        let state = |full_fit_at, fit_at| State {
+            gp: Hyperparameters { kernel: vec![], names: vec![], log_noise: 0.0, samples: vec![] },
+            full_fit_at,
+            fit_at,
+        };
         let mode = |n, last: Option<&State>| mode(n, last, false);
         assert_eq!(mode(14, None), Mode::Fit, "the first fit searches fully");
         assert_eq!(mode(15, Some(&state(Some(14), Some(14)))), Mode::WarmRefit, "small data: θ every trial");
@@ -207,7 +229,7 @@ mod tests {
         assert_eq!(mode(104, Some(&state(Some(100), Some(100)))), Mode::ConditionOnly, "4 % more data keeps θ");
         assert_eq!(mode(105, Some(&state(Some(100), Some(100)))), Mode::WarmRefit, "5 % more data refits θ");
         assert_eq!(mode(105, Some(&state(Some(100), None))), Mode::WarmRefit, "a state from before fit_at");
-        let started = warm_start(Hyperparameters { kernel: vec![], names: vec![], log_noise: 0.0 }, 77);
+        let started = warm_start(Hyperparameters { kernel: vec![], names: vec![], log_noise: 0.0, samples: vec![] }, 77);
         let started: State = serde_json::from_value(started.0).unwrap();
         assert_eq!(mode(77, Some(&started)), Mode::WarmRefit, "a chosen θ is optimised from, not kept or replaced");
         let (mut full, mut warm, mut last) = (0, 0, None::<State>);
@@ -227,7 +249,11 @@ mod tests {
 
     #[test]
     fn a_restore_keeps_the_stored_theta_whatever_the_data() {
-        let s = State { gp: Hyperparameters { kernel: vec![], names: vec![], log_noise: 0.0 }, full_fit_at: Some(10), fit_at: Some(10) };
+        let s = State {
+            gp: Hyperparameters { kernel: vec![], names: vec![], log_noise: 0.0, samples: vec![] },
+            full_fit_at: Some(10),
+            fit_at: Some(10),
+        };
         for n in [5, 10, 11, 100] {
             assert_eq!(mode(n, Some(&s), true), Mode::Restore, "{n} observations");
         }
