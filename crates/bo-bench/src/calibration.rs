@@ -41,6 +41,9 @@ pub struct Settings {
     pub held_out: usize,
     /// Uniform random points predicted at each size.
     pub random: usize,
+    /// `algorithmConfig` of every designer judged (null: each its defaults); the trials are
+    /// `GP_BANDIT`'s with its defaults whatever it is, so settings are compared on the same data.
+    pub config: serde_json::Value,
 }
 
 /// One designer on one problem at one size, pooled over seeds.
@@ -186,7 +189,7 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
                 if tally.skipped.is_some() {
                     continue;
                 }
-                let spec = spec_for(problem, name, serde_json::json!({}));
+                let spec = spec_for(problem, name, settings.config.clone());
                 let designer = match designer_for(&spec) {
                     Ok(d) => d,
                     Err(e) => {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{problem_named, write_json_pretty};
+use super::{parse_config, problem_named, write_json_pretty};
 use crate::calibration;
 
 #[derive(clap::Args)]
@@ -29,13 +29,17 @@ pub struct Args {
     /// Uniform random points predicted at each size.
     #[arg(long, default_value_t = 20)]
     random: usize,
+    /// `algorithmConfig` of every designer judged, as JSON (a designer that refuses it is skipped
+    /// with its reason); the trials come from `GP_BANDIT`'s defaults either way.
+    #[arg(long)]
+    config: Option<String>,
     /// Where to write the JSON.
     #[arg(long)]
     out: Option<PathBuf>,
 }
 
-pub fn main(Args { designers, problems, sizes, seeds, held_out, random, out }: Args) -> Result<()> {
-    let settings = calibration::Settings { designers, sizes, seeds, held_out, random };
+pub fn main(Args { designers, problems, sizes, seeds, held_out, random, config, out }: Args) -> Result<()> {
+    let settings = calibration::Settings { designers, sizes, seeds, held_out, random, config: parse_config(config)? };
     let mut rows = Vec::new();
     for name in &problems {
         let found = calibration::calibrate(&problem_named(name)?, &settings)?;

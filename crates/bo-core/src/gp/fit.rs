@@ -54,8 +54,8 @@ pub struct FitConfig {
     /// points: each likelihood evaluation costs O(m³) instead of O(n³).
     pub max_fit_points: usize,
     /// θ drawn from its posterior besides the best one found (0: the best alone), by slice
-    /// sampling from it ([`super::sample`]); the GP's predictions mix all of them. A reuse of a
-    /// warm θ reuses its samples too.
+    /// sampling from it ([`super::sample`]); the GP's predictions mix all of them. A full search
+    /// draws them again; a warm one or a reuse keeps the warm θ's samples (when it has as many).
     pub samples: usize,
 }
 
@@ -297,7 +297,13 @@ pub fn fit_with(
         t.push(config.noise.max.ln());
         t
     });
-    let samples = if config.samples > 0 {
+    let kept = warm.map(|w| &w.samples).filter(|s| s.len() == config.samples && s.iter().all(|t| t.len() == p + 1));
+    let samples = if let Some(kept) = kept
+        && config.search == Search::Warm
+    {
+        // A warm refit moves θ a little; the samples, drawn at the last full search, stay.
+        kept.clone()
+    } else if config.samples > 0 {
         let mut k = kernel.clone();
         let width: Vec<f64> = bounds.iter().map(|(l, u)| ((u - l) / 4.0).min(1.0)).collect();
         let chain = Chain { burn: SAMPLE_BURN, count: config.samples, thin: SAMPLE_THIN };

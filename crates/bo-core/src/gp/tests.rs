@@ -483,7 +483,13 @@ fn a_mixture_over_sampled_theta_is_wider_where_they_disagree_with_exact_gradient
     }
     // A reuse of the stored θ rebuilds the same mixture without sampling.
     let reuse = FitConfig { search: Search::Reuse, samples: 8, ..FitConfig::default() };
-    let back = fit::fit(kernel(), x, &y, &reuse, Some(&mix.hyperparameters()), &mut StdRng::seed_from_u64(9)).unwrap();
+    let back = fit::fit(kernel(), x.clone(), &y, &reuse, Some(&mix.hyperparameters()), &mut StdRng::seed_from_u64(9)).unwrap();
+    let warm = FitConfig { search: Search::Warm, samples: 8, ..FitConfig::default() };
+    let moved = fit::fit(kernel(), x.clone(), &y, &warm, Some(&mix.hyperparameters()), &mut StdRng::seed_from_u64(9)).unwrap();
+    assert_eq!(moved.hyperparameters().samples, mix.hyperparameters().samples, "a warm search keeps the samples");
+    let full = FitConfig { samples: 8, ..FitConfig::default() };
+    let again = fit::fit(kernel(), x.clone(), &y, &full, Some(&mix.hyperparameters()), &mut StdRng::seed_from_u64(9)).unwrap();
+    assert_ne!(again.hyperparameters().samples, mix.hyperparameters().samples, "a full search draws them again");
     assert_eq!(back.hyperparameters(), mix.hyperparameters());
     let (a, b) = (back.predict(&far)[0], mix.predict(&far)[0]);
     assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9, "{a:?} against {b:?}");
