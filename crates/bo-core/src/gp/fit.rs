@@ -5,6 +5,9 @@
 //! `log p(y | θ) = −½ yᵀα − Σ log Lᵢᵢ − (n/2) log 2π`, and
 //! `∂/∂θⱼ = ½ tr((ααᵀ − K⁻¹) ∂K/∂θⱼ)` (Rasmussen & Williams 2006, eq. 5.8–5.9).
 //!
+//! With [`FitConfig::samples`], θ is also sampled from its posterior, from the best θ found
+//! ([`super::sample`]), and the GP returned mixes the GPs at every sample with its own.
+//!
 //! A point may carry a known noise variance of its own on top of the fitted one (a target that
 //! is an estimate, [`fit_with`]): `K + σ²I + diag(extra)`. The extra is data, not a
 //! hyperparameter, so the gradient in log σ² is unchanged: `½ σ² tr(W)`.
@@ -255,7 +258,7 @@ pub fn fit_with(
     if config.search == Search::Reuse
         && let Some(theta) = starts.first()
     {
-        let samples = warm.map(|w| w.samples.clone()).unwrap_or_default();
+        let samples = warm.filter(|_| config.samples > 0).map(|w| w.samples.clone()).unwrap_or_default();
         kernel.set_params(&theta[..p]);
         let members = members(kernel.as_ref(), &samples, &x, &y, &extra, (y_mean, y_std));
         return Ok(Gp::with_extra_noise(kernel, theta[p], x, y, extra, y_mean, y_std)?.with_members(members));

@@ -484,6 +484,9 @@ fn a_mixture_over_sampled_theta_is_wider_where_they_disagree_with_exact_gradient
     // A reuse of the stored θ rebuilds the same mixture without sampling.
     let reuse = FitConfig { search: Search::Reuse, samples: 8, ..FitConfig::default() };
     let back = fit::fit(kernel(), x.clone(), &y, &reuse, Some(&mix.hyperparameters()), &mut StdRng::seed_from_u64(9)).unwrap();
+    let off = FitConfig { search: Search::Reuse, ..FitConfig::default() };
+    let one = fit::fit(kernel(), x.clone(), &y, &off, Some(&mix.hyperparameters()), &mut StdRng::seed_from_u64(9)).unwrap();
+    assert_eq!(one.mixture_size(), 1, "without samples asked for, stored ones are not used");
     let warm = FitConfig { search: Search::Warm, samples: 8, ..FitConfig::default() };
     let moved = fit::fit(kernel(), x.clone(), &y, &warm, Some(&mix.hyperparameters()), &mut StdRng::seed_from_u64(9)).unwrap();
     assert_eq!(moved.hyperparameters().samples, mix.hyperparameters().samples, "a warm search keeps the samples");
