@@ -226,8 +226,14 @@ impl Gp {
             return Vec::new();
         }
         if !self.members.is_empty() {
-            return self.predict_original(xs).into_iter().map(|(m, _)| m).collect();
+            let all: Vec<Vec<f64>> = std::iter::once(self).chain(&self.members).map(|g| g.mean_original_one(xs)).collect();
+            return (0..xs.len()).map(|j| all.iter().map(|m| m[j]).sum::<f64>() / all.len() as f64).collect();
         }
+        self.mean_original_one(xs)
+    }
+
+    /// [`Gp::mean_original`] at this GP's θ alone.
+    fn mean_original_one(&self, xs: &[Vec<f64>]) -> Vec<f64> {
         let k_star = self.kernel.cross(&self.x, xs);
         let base = self.base.as_ref().map(|b| b.gp.mean_original(xs));
         (0..xs.len())
@@ -298,14 +304,8 @@ impl Gp {
         let mean = |j: usize, f: &dyn Fn(&LooResidual) -> f64| all.iter().map(|r| f(&r[j])).sum::<f64>() / k;
         (0..all[0].len())
             .map(|j| {
-                let error = mean(j, &|r| r.error);
-                let second = mean(j, &|r| r.variance + r.error * r.error);
-                LooResidual {
-                    error,
-                    variance: (second - error * error).max(MIN_VARIANCE),
-                    noise: mean(j, &|r| r.noise),
-                    prior_var: mean(j, &|r| r.prior_var),
-                }
+                let (error, variance) = moment_matched(all.iter().map(|r| (r[j].error, r[j].variance)));
+                LooResidual { error, variance, noise: mean(j, &|r| r.noise), prior_var: mean(j, &|r| r.prior_var) }
             })
             .collect()
     }
@@ -484,14 +484,7 @@ impl Gp {
             return self.predict_one(xs);
         }
         let all: Vec<Vec<(f64, f64)>> = std::iter::once(self).chain(&self.members).map(|g| g.predict_one(xs)).collect();
-        let k = all.len() as f64;
-        (0..xs.len())
-            .map(|j| {
-                let mean = all.iter().map(|p| p[j].0).sum::<f64>() / k;
-                let second = all.iter().map(|p| p[j].1 + p[j].0 * p[j].0).sum::<f64>() / k;
-                (mean, (second - mean * mean).max(MIN_VARIANCE))
-            })
-            .collect()
+        (0..xs.len()).map(|j| moment_matched(all.iter().map(|p| p[j]))).collect()
     }
 
     /// [`Gp::predict`] of this θ alone.
@@ -718,6 +711,19 @@ impl Gp {
         self.alpha = self.chol.solve(&self.residuals());
         Ok(())
     }
+}
+
+/// The mean and variance of an equal mixture of Gaussians given as (mean, variance) pairs: the
+/// mean of the means, and the mean variance plus the variance of the means.
+fn moment_matched(parts: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
+    let (mut k, mut first, mut second) = (0.0, 0.0, 0.0);
+    for (m, v) in parts {
+        k += 1.0;
+        first += m;
+        second += v + m * m;
+    }
+    let mean = first / k;
+    (mean, (second / k - mean * mean).max(MIN_VARIANCE))
 }
 
 /// `K(x, x) + noise·I + diag(extra)` (`extra` empty, or one value per point).
