@@ -40,7 +40,7 @@
 //!
 //! | Name | Default | Purpose | Range |
 //! | --- | --- | --- | --- |
-//! | `models` | `ADD_TREE` and `GP_BANDIT` on a conditional space, else `GP_BANDIT` and (from 6 parameters) `ADD_GP_UCB` | the candidates compared, the default first: `GP_BANDIT`, `GP_BANDIT_DIMENSION_SCALED`, `GP_BANDIT_INPUT_WARPED`, `ADD_GP_UCB`, `ADD_TREE` | non-empty |
+//! | `models` | `ADD_TREE` and `GP_BANDIT` on a conditional space, else `GP_BANDIT` and (from 6 parameters) `ADD_GP_UCB` | the candidates compared, the default first: `GP_BANDIT`, `GP_BANDIT_DIMENSION_SCALED`, `GP_BANDIT_INPUT_WARPED`, `GP_BANDIT_SAAS`, `ADD_GP_UCB`, `ADD_TREE` | non-empty |
 //! | `criterion` | `SEQUENTIAL` | `SEQUENTIAL` or `LOO` (above) | — |
 //! | `initialDesignSize` | the default designer's (`ADD_TREE`'s on a conditional space, else `GP_BANDIT`'s) | quasi-random trials first | 1 – 1,000 |
 //! | `outputWarping` | each candidate's own | one warp of the objective for every candidate: `NONE`, `YEO_JOHNSON` or `HALF_RANK` | — |
@@ -74,6 +74,10 @@ use crate::trial::Observation;
 /// Fewest parameters for which the additive model is a candidate: below, groups of 3 make one
 /// or two groups, a model the flat GP already contains.
 pub const MIN_ADDITIVE_PARAMS: usize = 6;
+
+/// θ samples of the `GP_BANDIT_SAAS` candidate unless `hyperparameterSamples` is set: SAAS's
+/// posterior is what its shrinkage is meant to be read through (Eriksson & Jankowiak 2021, §4).
+pub const SAAS_SAMPLES: usize = 8;
 
 /// The models are compared again once the data has grown by this factor since the last
 /// comparison: at 10, 13, 17, 22, 28, 36, … trials.
@@ -109,6 +113,9 @@ pub enum Candidate {
     GpBanditDimensionScaled,
     /// `GP_BANDIT` with `inputWarping`: a Kumaraswamy CDF learned per numeric coordinate.
     GpBanditInputWarped,
+    /// `GP_BANDIT` with `lengthScalePrior: SAAS` and θ sampled ([`SAAS_SAMPLES`] unless
+    /// `hyperparameterSamples` says otherwise): SAASBO's model (Eriksson & Jankowiak 2021).
+    GpBanditSaas,
     /// `ADD_GP_UCB`, groups learned.
     AddGpUcb,
     /// `ADD_TREE`.
@@ -119,8 +126,14 @@ impl Candidate {
     /// In order of preference: the first that applies is the default, kept until another is
     /// measured better — `ADD_TREE` on a conditional space (ahead of the flat GP on every bo-bench
     /// tree problem), the flat GP with the weak prior otherwise.
-    const ALL: [Candidate; 5] =
-        [Candidate::AddTree, Candidate::GpBandit, Candidate::GpBanditDimensionScaled, Candidate::GpBanditInputWarped, Candidate::AddGpUcb];
+    const ALL: [Candidate; 6] = [
+        Candidate::AddTree,
+        Candidate::GpBandit,
+        Candidate::GpBanditDimensionScaled,
+        Candidate::GpBanditInputWarped,
+        Candidate::GpBanditSaas,
+        Candidate::AddGpUcb,
+    ];
 
     /// The name `algorithmConfig.models` and `GET …/model` use.
     pub fn name(self) -> &'static str {
@@ -128,6 +141,7 @@ impl Candidate {
             Candidate::GpBandit => "GP_BANDIT",
             Candidate::GpBanditDimensionScaled => "GP_BANDIT_DIMENSION_SCALED",
             Candidate::GpBanditInputWarped => "GP_BANDIT_INPUT_WARPED",
+            Candidate::GpBanditSaas => "GP_BANDIT_SAAS",
             Candidate::AddGpUcb => "ADD_GP_UCB",
             Candidate::AddTree => "ADD_TREE",
         }
@@ -138,7 +152,7 @@ impl Candidate {
     fn applies(self, space: &SearchSpace) -> bool {
         let conditional = space.params().iter().any(|p| !p.children.is_empty());
         match self {
-            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped => true,
+            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped | Candidate::GpBanditSaas => true,
             Candidate::AddGpUcb => !conditional && space.n_params() >= MIN_ADDITIVE_PARAMS,
             Candidate::AddTree => conditional,
         }
@@ -151,7 +165,7 @@ impl Candidate {
     /// it then searched worse (vgg16_tree 76×, Styblinski–Tang-8 in place of the additive model;
     /// docs/benchmarks.md, "Input warping in `AUTO`").
     fn by_default(self) -> bool {
-        !matches!(self, Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped)
+        !matches!(self, Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped | Candidate::GpBanditSaas)
     }
 
     /// Whether it stands on prior studies.
@@ -161,7 +175,7 @@ impl Candidate {
 
     /// Whether it is `GP_BANDIT` under some setting.
     fn is_flat_gp(self) -> bool {
-        matches!(self, Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped)
+        matches!(self, Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped | Candidate::GpBanditSaas)
     }
 
     /// The designer, with `initial` quasi-random trials first (`None`: its own default) and
@@ -184,17 +198,24 @@ impl Candidate {
         {
             config.insert("hyperparameterSamples".into(), json!(s));
         }
-        let setting = match self {
-            Candidate::GpBanditDimensionScaled => Some(("lengthScalePrior", json!("DIMENSION_SCALED"))),
-            Candidate::GpBanditInputWarped => Some(("inputWarping", json!(true))),
-            _ => None,
-        };
-        if let Some((name, value)) = setting {
-            config.insert(name.into(), value);
+        match self {
+            Candidate::GpBanditDimensionScaled => {
+                config.insert("lengthScalePrior".into(), json!("DIMENSION_SCALED"));
+            }
+            Candidate::GpBanditInputWarped => {
+                config.insert("inputWarping".into(), json!(true));
+            }
+            Candidate::GpBanditSaas => {
+                config.insert("lengthScalePrior".into(), json!("SAAS"));
+                config.entry("hyperparameterSamples").or_insert(json!(SAAS_SAMPLES));
+            }
+            Candidate::GpBandit | Candidate::AddGpUcb | Candidate::AddTree => {}
         }
         let spec = StudySpec { algorithm_config: serde_json::Value::Object(config), ..spec.clone() };
         match self {
-            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped => build::<GpBandit>(&spec),
+            Candidate::GpBandit | Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped | Candidate::GpBanditSaas => {
+                build::<GpBandit>(&spec)
+            }
             Candidate::AddGpUcb => build::<AddGpUcb>(&spec),
             Candidate::AddTree => build::<AddTree>(&spec),
         }
@@ -709,6 +730,44 @@ mod tests {
         let fitted =
             designer_for(&study).unwrap().fit(&Problem { spec: study, seed: 1, priors: Vec::new() }, &history, None, &mut rng).unwrap();
         assert!(!fitted.model.describe()["auto"]["scores"].as_object().unwrap().contains_key("GP_BANDIT_INPUT_WARPED"));
+    }
+
+    /// The θ samples stored in a candidate's state: the `samples` array of its hyperparameters.
+    fn stored_samples(state: &serde_json::Value) -> Option<usize> {
+        match state {
+            serde_json::Value::Object(m) => {
+                m.get("samples").and_then(|s| s.as_array()).map(Vec::len).or_else(|| m.values().find_map(stored_samples))
+            }
+            serde_json::Value::Array(a) => a.iter().find_map(stored_samples),
+            _ => None,
+        }
+    }
+
+    /// The SAAS GP is compared when `models` names it, with [`SAAS_SAMPLES`] θ samples unless
+    /// `hyperparameterSamples` says otherwise; on a function of 2 of 20 coordinates it predicts
+    /// the trials better than the flat GP with the weak prior.
+    #[test]
+    fn the_saas_gp_is_compared_when_named_and_samples_its_hyperparameters() {
+        let d = 20;
+        let mut rng = StdRng::seed_from_u64(5);
+        let points: Vec<Vec<f64>> = (0..40).map(|_| (0..d).map(|_| rand::RngExt::random::<f64>(&mut rng)).collect()).collect();
+        let history = observe(&points, |x| (6.0 * x[3]).sin() + 2.0 * (x[11] - 0.3).powi(2));
+        for (config, samples) in [
+            (json!({"models": ["GP_BANDIT", "GP_BANDIT_SAAS"]}), SAAS_SAMPLES),
+            (json!({"models": ["GP_BANDIT", "GP_BANDIT_SAAS"], "hyperparameterSamples": 2}), 2),
+        ] {
+            let study = spec(box_space(d), config);
+            let problem = Problem { spec: study.clone(), seed: 1, priors: Vec::new() };
+            let fitted = designer_for(&study).unwrap().fit(&problem, &history, None, &mut rng).unwrap();
+            let about = fitted.model.describe()["auto"].clone();
+            let state = serde_json::from_value::<State>(fitted.state.0.clone()).unwrap();
+            assert_eq!(stored_samples(&state.states[&Candidate::GpBanditSaas].0), Some(samples), "{about}");
+            let mean = |c: &str| about["scores"][c]["mean"].as_f64().unwrap();
+            assert!(mean("GP_BANDIT_SAAS") > mean("GP_BANDIT"), "{about}");
+        }
+        let study = spec(box_space(d), serde_json::Value::Null);
+        let fitted = designer_for(&study).unwrap().fit(&Problem { spec: study, seed: 1, priors: Vec::new() }, &history, None, &mut rng).unwrap();
+        assert!(!fitted.model.describe()["auto"]["scores"].as_object().unwrap().contains_key("GP_BANDIT_SAAS"), "not by default");
     }
 
     #[test]

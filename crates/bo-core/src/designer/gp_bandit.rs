@@ -36,7 +36,7 @@
 //! | `ucbBeta` | schedule | a constant β for UCB | > 0 |
 //! | `initialDesignSize` | 2d + 2 within [10, 30] | quasi-random trials before the GP | 1 – 1,000 |
 //! | `kernel` | `MATERN52` | `MATERN52` or `SQUARED_EXP` | — |
-//! | `lengthScalePrior` | `WEAK` | `WEAK` (mode 1) or `DIMENSION_SCALED` (median grows as √D) | — |
+//! | `lengthScalePrior` | `WEAK` | `WEAK` (mode 1), `DIMENSION_SCALED` (median grows as √D) or `SAAS` (sparse, τ integrated out; for D ≥ 20, best with `hyperparameterSamples`) | — |
 //! | `numCandidates` | 256 | Sobol candidates scored per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
 //! | `hyperparameterSamples` | 0 | θ drawn from its posterior (slice sampling, `gp::sample`) beside the fitted θ; the model predicts with the moment-matched mixture of all of them, wider where they disagree — better calibrated on few trials, at one more GP per sample (docs/benchmarks.md, "Hyperparameter samples") | 0 – 32 |

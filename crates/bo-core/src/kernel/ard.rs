@@ -2,7 +2,7 @@
 //! `k(x, y) = a · f(r²)`, `r² = Σᵢ (xᵢ − yᵢ)² / ℓᵢ²` over the kernel's dimensions, for a radial
 //! profile `f` (Matérn-5/2, squared exponential). θ = (log a, log ℓ₁ … log ℓ_d).
 //!
-//! Priors (on standardised outputs and unit-cube inputs): log a ~ N(0, 1), and one of two
+//! Priors (on standardised outputs and unit-cube inputs): log a ~ N(0, 1), and one of three
 //! length-scale priors ([`LengthScalePrior`]):
 //! - `Weak`: `log p(ℓ) = −0.1 (ℓ² + ℓ⁻²)`, mode ℓ = 1 (the form Optuna's GP puts on 1/ℓ²). The
 //!   default: measured with bo-bench, ARD under the dimension-scaled prior pushed two of
@@ -10,6 +10,14 @@
 //!   (3 of 7 with this one; docs/benchmarks.md).
 //! - `DimensionScaled`: log ℓ ~ N(√2 + ½ log d, 3) — Hvarfner, Hellsten & Nardi (2024), meant
 //!   for high-dimensional spaces, where long length scales keep the model from over-fitting.
+//! - `Saas`: the sparse axis-aligned subspace prior of Eriksson & Jankowiak (2021, eq. 3): each
+//!   inverse squared length scale ρᵢ = ℓᵢ⁻² ~ half-Cauchy(0, τ), the global shrinkage
+//!   τ ~ half-Cauchy(0, 0.1). Where SAASBO samples τ with the rest by NUTS, here τ is
+//!   integrated out of the prior by quadrature on [`SAAS_TAU_GRID`] log-spaced points, so the
+//!   kernel's θ is unchanged and any fit or sampler of θ reads the exact hierarchical marginal
+//!   `log ∫ Πᵢ p(ρᵢ | τ) p(τ) dτ`: coordinates are coupled through τ — the more of them the data
+//!   leave irrelevant, the harder the prior shrinks the rest. Meant for D ≥ 20, with θ sampled
+//!   (`hyperparameterSamples`), as the paper's posterior is.
 
 use std::marker::PhantomData;
 
@@ -46,6 +54,49 @@ pub enum LengthScalePrior {
     Weak,
     /// log ℓ ~ N(√2 + ½ log d, 3).
     DimensionScaled,
+    /// ℓ⁻² ~ half-Cauchy(0, τ), τ ~ half-Cauchy(0, 0.1), τ integrated out (module docs).
+    Saas,
+}
+
+/// Points of the quadrature over log τ of the SAAS prior, log-spaced on [`SAAS_TAU_RANGE`].
+pub const SAAS_TAU_GRID: usize = 64;
+/// The range of τ the quadrature covers: its prior's half-Cauchy(0, 0.1) puts 0.06 % of its mass
+/// below 1e-4 and 1 % above 10.
+pub const SAAS_TAU_RANGE: (f64, f64) = (1e-4, 10.0);
+/// The scale of τ's half-Cauchy prior (the paper's β = 0.1).
+const SAAS_TAU_SCALE: f64 = 0.1;
+
+/// The SAAS prior's log density of the log length scales (up to a constant) and its gradient,
+/// τ integrated out: `log Σ_g w_g Πᵢ q(log ℓᵢ | τ_g)` over a log-spaced grid of τ with `w_g`
+/// τ's half-Cauchy density times τ (the grid is uniform in log τ), and `q` the half-Cauchy
+/// density of ρ = ℓ⁻² times the Jacobian of log ℓ, `2ρ`: with `r = ρ/τ`, `log q = log r −
+/// log(1 + r²)` up to a constant, `∂ log q/∂ log ℓ = −2 (1 − r²)/(1 + r²)`.
+pub fn saas_log_prior(log_ls: &[f64], grad: &mut [f64]) -> f64 {
+    let (lo, hi) = (SAAS_TAU_RANGE.0.ln(), SAAS_TAU_RANGE.1.ln());
+    let step = (hi - lo) / (SAAS_TAU_GRID - 1) as f64;
+    let log_rho: Vec<f64> = log_ls.iter().map(|l| -2.0 * l).collect();
+    let mut terms = [0.0; SAAS_TAU_GRID];
+    for (g, term) in terms.iter_mut().enumerate() {
+        let log_tau = lo + step * g as f64;
+        let s = log_tau.exp() / SAAS_TAU_SCALE;
+        let mut t = s.ln() - (s * s).ln_1p();
+        for &lr in &log_rho {
+            let log_r = lr - log_tau;
+            t += log_r - log1p_exp(2.0 * log_r);
+        }
+        *term = t;
+    }
+    let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let total: f64 = terms.iter().map(|t| (t - top).exp()).sum();
+    for (i, &lr) in log_rho.iter().enumerate() {
+        let mut gi = 0.0;
+        for (g, t) in terms.iter().enumerate() {
+            let r2 = (2.0 * (lr - (lo + step * g as f64))).exp();
+            gi += (t - top).exp() * (-2.0 * (1.0 - r2) / (1.0 + r2));
+        }
+        grad[i] += gi / total;
+    }
+    top + total.ln()
 }
 
 impl LengthScalePrior {
@@ -55,8 +106,15 @@ impl LengthScalePrior {
         match self {
             LengthScalePrior::Weak => 1.0,
             LengthScalePrior::DimensionScaled => dimension_scaled_log_median(d).exp(),
+            // The mode of ℓ's conditional prior at τ's scale, ρ = 0.1.
+            LengthScalePrior::Saas => SAAS_TAU_SCALE.powf(-0.5),
         }
     }
+}
+
+/// `log(1 + eˣ)` without overflow.
+fn log1p_exp(x: f64) -> f64 {
+    if x > 0.0 { x + (-x).exp().ln_1p() } else { x.exp().ln_1p() }
 }
 
 /// The mean of log ℓ under the dimension-scaled prior: √2 + ½ log d.
@@ -358,20 +416,24 @@ impl<P: Profile> Kernel for Ard<P> {
     }
 
     fn log_prior(&self, grad: &mut [f64]) -> f64 {
-        let ls_mean = dimension_scaled_log_median(self.dims.len());
-        let ls_sd = 3.0f64.sqrt();
         let (mut lp, g) = normal_log_prior(self.log_amplitude, 0.0, 1.0);
         grad[0] += g;
+        let mean = dimension_scaled_log_median(self.dims.len());
         for (k, &log_l) in self.log_length_scales.iter().enumerate() {
             let (v, g) = match self.prior {
-                LengthScalePrior::DimensionScaled => normal_log_prior(log_l, ls_mean, ls_sd),
+                LengthScalePrior::DimensionScaled => normal_log_prior(log_l, mean, 3.0f64.sqrt()),
                 LengthScalePrior::Weak => {
                     let l2 = (2.0 * log_l).exp();
                     (-0.1 * (l2 + 1.0 / l2), -0.1 * (2.0 * l2 - 2.0 / l2))
                 }
+                // The coordinates' joint density, below.
+                LengthScalePrior::Saas => (0.0, 0.0),
             };
             lp += v;
             grad[1 + k] += g;
+        }
+        if self.prior == LengthScalePrior::Saas {
+            lp += saas_log_prior(&self.log_length_scales, &mut grad[1..]);
         }
         lp
     }

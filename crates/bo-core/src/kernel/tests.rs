@@ -157,6 +157,47 @@ fn matern52_with_the_dimension_scaled_prior_conforms() {
 }
 
 #[test]
+fn matern52_with_the_saas_prior_conforms() {
+    check_kernel(Box::new(matern52(vec![0, 1, 2, 3, 4], 0.4, B).with_prior(LengthScalePrior::Saas)), 5, &[]);
+}
+
+#[test]
+fn the_saas_prior_integrates_tau_out() {
+    use crate::kernel::ard::{SAAS_TAU_GRID, SAAS_TAU_RANGE, saas_log_prior};
+    // Against a direct quadrature of ∫ Πᵢ HC(ρᵢ; τ) 2ρᵢ HC(τ; 0.1) dτ on a finer grid: the same
+    // density up to a constant, so differences between two points agree.
+    let direct = |log_ls: &[f64]| {
+        let hc = |x: f64, s: f64| 2.0 / (std::f64::consts::PI * s * (1.0 + (x / s).powi(2)));
+        let (lo, hi) = (SAAS_TAU_RANGE.0.ln(), SAAS_TAU_RANGE.1.ln());
+        let n = 20_000;
+        let step = (hi - lo) / n as f64;
+        let mut total = 0.0;
+        for g in 0..=n {
+            let tau = (lo + step * g as f64).exp();
+            let w = if g == 0 || g == n { 0.5 } else { 1.0 };
+            let rhos = log_ls.iter().map(|l: &f64| (-2.0 * l).exp());
+            total += w * step * tau * hc(tau, 0.1) * rhos.map(|r| hc(r, tau) * 2.0 * r).product::<f64>();
+        }
+        total.ln()
+    };
+    let a = [0.0, 2.0, 2.5, 3.0, 1.5, 2.9];
+    let b = [-1.0, -0.5, 2.5, 3.0, 0.0, 2.0];
+    let grid = |x: &[f64]| saas_log_prior(x, &mut vec![0.0; x.len()]);
+    let (fine, coarse) = (direct(&a) - direct(&b), grid(&a) - grid(&b));
+    assert!((fine - coarse).abs() < 0.01, "{SAAS_TAU_GRID} points: {coarse} against {fine}");
+    // The coupling: with five coordinates irrelevant (ℓ = 20), a sixth is pushed longer than
+    // with five relevant ones (ℓ = 0.2) — τ learns from the others.
+    let slope_at = |others: f64| {
+        let mut x = vec![others; 6];
+        x[5] = 1.0f64.ln();
+        let mut grad = vec![0.0; 6];
+        saas_log_prior(&x, &mut grad);
+        grad[5]
+    };
+    assert!(slope_at(20.0f64.ln()) > slope_at(0.2f64.ln()) + 0.5, "{} vs {}", slope_at(20.0f64.ln()), slope_at(0.2f64.ln()));
+}
+
+#[test]
 fn squared_exp_conforms() {
     check_kernel(Box::new(squared_exp(vec![0, 1, 2], 0.4, B)), 3, &[]);
 }

@@ -33,6 +33,10 @@ pub(crate) fn product_kernel(features: &Features, kind: KernelKind, prior: Lengt
             let median = prior.median(numeric.len());
             (median, (LENGTH_SCALE_BOUNDS.0, LENGTH_SCALE_BOUNDS.1.max(10.0 * median)))
         }
+        // Under SAAS from ℓ = τ's scale^−½, as the fifth held-out pass found best for a sparse
+        // prior, with room for irrelevant coordinates to go flatter than 20 (ρ down to 1e-4,
+        // where the quadrature of τ starts).
+        LengthScalePrior::Saas => (prior.median(numeric.len()), (LENGTH_SCALE_BOUNDS.0, 100.0)),
     };
     let numeric_kernel: Option<Box<dyn Kernel>> = (!numeric.is_empty()).then(|| {
         let stationary = match kind {
