@@ -734,17 +734,6 @@ mod tests {
         assert!(!fitted.model.describe()["auto"]["scores"].as_object().unwrap().contains_key("GP_BANDIT_INPUT_WARPED"));
     }
 
-    /// The θ samples stored in a candidate's state: the `samples` array of its hyperparameters.
-    fn stored_samples(state: &serde_json::Value) -> Option<usize> {
-        match state {
-            serde_json::Value::Object(m) => {
-                m.get("samples").and_then(|s| s.as_array()).map(Vec::len).or_else(|| m.values().find_map(stored_samples))
-            }
-            serde_json::Value::Array(a) => a.iter().find_map(stored_samples),
-            _ => None,
-        }
-    }
-
     /// The SAAS GP is compared when `models` names it, with [`SAAS_SAMPLES`] θ samples unless
     /// `hyperparameterSamples` says otherwise; on a function of 2 of 20 coordinates it predicts
     /// the trials better than the flat GP with the weak prior.
@@ -763,7 +752,7 @@ mod tests {
             let fitted = designer_for(&study).unwrap().fit(&problem, &history, None, &mut rng).unwrap();
             let about = fitted.model.describe()["auto"].clone();
             let state = serde_json::from_value::<State>(fitted.state.0.clone()).unwrap();
-            assert_eq!(stored_samples(&state.states[&Candidate::GpBanditSaas].0), Some(samples), "{about}");
+            assert_eq!(testing::stored_samples(&state.states[&Candidate::GpBanditSaas].0), Some(samples), "{about}");
             let mean = |c: &str| about["scores"][c]["mean"].as_f64().unwrap();
             assert!(mean("GP_BANDIT_SAAS") > mean("GP_BANDIT"), "{about}");
         }

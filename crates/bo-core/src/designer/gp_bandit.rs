@@ -587,17 +587,6 @@ mod tests {
         }
     }
 
-    /// The θ samples stored with a fit: the `samples` array of the state's hyperparameters.
-    fn stored_samples(state: &serde_json::Value) -> Option<usize> {
-        match state {
-            serde_json::Value::Object(m) => {
-                m.get("samples").and_then(|s| s.as_array()).map(Vec::len).or_else(|| m.values().find_map(stored_samples))
-            }
-            serde_json::Value::Array(a) => a.iter().find_map(stored_samples),
-            _ => None,
-        }
-    }
-
     fn restoring_keeps(config: serde_json::Value, samples: usize) {
         let spec = unit_spec(&["a", "b"], Goal::Minimize, config);
         let problem = Problem { spec, seed: 5, priors: Vec::new() };
@@ -618,7 +607,11 @@ mod tests {
         let probe = vec![Assignment::new(BTreeMap::from([("a".into(), ParamValue::Float(0.4)), ("b".into(), ParamValue::Float(0.7))]))];
         let (p, q) = (theirs.model.predict(&probe).unwrap()[0], ours.model.predict(&probe).unwrap()[0]);
         assert!((p.median - q.median).abs() < 1e-9 && (p.upper - q.upper).abs() < 1e-9, "{p:?} {q:?}");
-        assert_eq!(stored_samples(&theirs.state.0).unwrap_or(0), samples, "the θ samples are stored with the fit");
+        assert_eq!(
+            crate::designer::testing::stored_samples(&theirs.state.0).unwrap_or(0),
+            samples,
+            "the θ samples are stored with the fit"
+        );
         assert_eq!(ours.model.suggest(&[], 1, &mut StdRng::seed_from_u64(3)).unwrap().len(), 1);
     }
 

@@ -22,6 +22,18 @@ use crate::space::SearchSpace;
 use crate::study::{Goal, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome, ParamValue};
 
+/// The θ samples stored with a fit: the length of the first `samples` array found in a
+/// designer's stored state (its hyperparameters'), wherever the designer nests it.
+pub fn stored_samples(state: &serde_json::Value) -> Option<usize> {
+    match state {
+        serde_json::Value::Object(m) => {
+            m.get("samples").and_then(|s| s.as_array()).map(Vec::len).or_else(|| m.values().find_map(stored_samples))
+        }
+        serde_json::Value::Array(a) => a.iter().find_map(stored_samples),
+        _ => None,
+    }
+}
+
 /// Fixture spaces.
 pub mod fixtures {
     use crate::space::{Conditional, Domain, ParamSpec, ParentValues, Scale, SearchSpace};
