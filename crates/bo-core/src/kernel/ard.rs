@@ -15,9 +15,10 @@
 //!   τ ~ half-Cauchy(0, 0.1). Where SAASBO samples τ with the rest by NUTS, here τ is
 //!   integrated out of the prior by quadrature on [`SAAS_TAU_GRID`] log-spaced points, so the
 //!   kernel's θ is unchanged and any fit or sampler of θ reads the hierarchy's marginal
-//!   `log ∫ Πᵢ p(ρᵢ | τ) p(τ) dτ` (to within 0.01 of a 20,000-point quadrature): coordinates are coupled through τ — the more of them the data
-//!   leave irrelevant, the harder the prior shrinks the rest. Meant for D ≥ 20, with θ sampled
-//!   (`hyperparameterSamples`), as the paper's posterior is.
+//!   `log ∫ Πᵢ p(ρᵢ | τ) p(τ) dτ` (to within 0.01 of a 20,000-point quadrature). The
+//!   coordinates are coupled through τ: the more of them the data leave irrelevant, the harder
+//!   the prior shrinks the rest. Meant for D ≥ 20, with θ sampled (`hyperparameterSamples`), as
+//!   the paper's posterior is.
 
 use std::marker::PhantomData;
 
@@ -74,27 +75,30 @@ const SAAS_TAU_SCALE: f64 = 0.1;
 pub fn saas_log_prior(log_ls: &[f64], grad: &mut [f64]) -> f64 {
     let (lo, hi) = (SAAS_TAU_RANGE.0.ln(), SAAS_TAU_RANGE.1.ln());
     let step = (hi - lo) / (SAAS_TAU_GRID - 1) as f64;
-    let log_rho: Vec<f64> = log_ls.iter().map(|l| -2.0 * l).collect();
+    let d = log_ls.len();
     let mut terms = [0.0; SAAS_TAU_GRID];
-    for (g, term) in terms.iter_mut().enumerate() {
+    // ∂ log q/∂ log ℓᵢ at each grid point, row g after row g, kept for the gradient.
+    let mut slopes = vec![0.0; SAAS_TAU_GRID * d];
+    for (g, (term, slope)) in terms.iter_mut().zip(slopes.chunks_mut(d.max(1))).enumerate() {
         let log_tau = lo + step * g as f64;
         let s = log_tau.exp() / SAAS_TAU_SCALE;
         let mut t = s.ln() - (s * s).ln_1p();
-        for &lr in &log_rho {
-            let log_r = lr - log_tau;
+        for (l, slope) in log_ls.iter().zip(slope) {
+            let log_r = -2.0 * l - log_tau;
             t += log_r - log1p_exp(2.0 * log_r);
+            let r2 = (2.0 * log_r).exp();
+            *slope = -2.0 * (1.0 - r2) / (1.0 + r2);
         }
         *term = t;
     }
+    // The gradient is the slopes averaged under τ's posterior weights on the grid.
     let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let total: f64 = terms.iter().map(|t| (t - top).exp()).sum();
-    for (i, &lr) in log_rho.iter().enumerate() {
-        let mut gi = 0.0;
-        for (g, t) in terms.iter().enumerate() {
-            let r2 = (2.0 * (lr - (lo + step * g as f64))).exp();
-            gi += (t - top).exp() * (-2.0 * (1.0 - r2) / (1.0 + r2));
+    let weights: Vec<f64> = terms.iter().map(|t| (t - top).exp()).collect();
+    let total: f64 = weights.iter().sum();
+    for (w, slope) in weights.iter().zip(slopes.chunks(d.max(1))) {
+        for (gi, s) in grad.iter_mut().zip(slope) {
+            *gi += w / total * s;
         }
-        grad[i] += gi / total;
     }
     top + total.ln()
 }
