@@ -199,7 +199,7 @@ impl FromConfig for AddGpUcb {
         refuse_conditional(space, "ADD_GP_UCB", "models")?;
         let ids: Vec<&str> = space.params().iter().map(|p| p.id.as_str()).collect();
         let d_all = ids.len();
-        check_beta(params.ucb_beta)?;
+        check_beta("ucbBeta", params.ucb_beta)?;
         if params.ucb_beta.is_some() && params.acquisition != AddAcquisition::GroupUcb {
             return bad("ucbBeta", "β is the group-wise UCB's; give acquisition GROUP_UCB with it, or leave ucbBeta out".into());
         }

@@ -45,6 +45,7 @@
 //! | `initialDesignSize` | the default designer's (`ADD_TREE`'s on a conditional space, else `GP_BANDIT`'s) | quasi-random trials first | 1 – 1,000 |
 //! | `outputWarping` | each candidate's own | one warp of the objective for every candidate: `NONE`, `YEO_JOHNSON` or `HALF_RANK` | — |
 //! | `trustRegion` | `GP_BANDIT`'s own | whether the flat GP candidates search a trust region | — |
+//! | `explorationBeta` | none | the flat GP candidates' `explorationBeta`: UCB with this β until the first stall | > 0 |
 //! | `hyperparameterSamples` | 0 | θ samples beside the fitted θ for the `GP_BANDIT` and `ADD_TREE` candidates (their own setting; `ADD_GP_UCB` fits one θ) | 0 – 32 |
 //!
 //! Candidates may differ in their output warp (`GP_BANDIT` and `ADD_GP_UCB` warp the objective by
@@ -195,6 +196,11 @@ impl Candidate {
         {
             config.insert("trustRegion".into(), json!(t));
         }
+        if let Some(b) = params.exploration_beta
+            && self.is_flat_gp()
+        {
+            config.insert("explorationBeta".into(), json!(b));
+        }
         if let Some(s) = params.hyperparameter_samples
             && (self.is_flat_gp() || self == Candidate::AddTree)
         {
@@ -238,6 +244,8 @@ pub struct AutoParams {
     pub output_warping: Option<OutputWarping>,
     /// Whether the flat GP candidates search a trust region (`None`: their default).
     pub trust_region: Option<bool>,
+    /// The flat GP candidates' β of UCB before the first stall (`None`: no such phase).
+    pub exploration_beta: Option<f64>,
     /// θ samples for the `GP_BANDIT` and `ADD_TREE` candidates (`None`: their default).
     pub hyperparameter_samples: Option<usize>,
 }
@@ -306,6 +314,14 @@ impl FromConfig for Auto {
                 unique
             }
         };
+        for (field, given) in [("trustRegion", params.trust_region.is_some()), ("explorationBeta", params.exploration_beta.is_some())] {
+            if given && !chosen.iter().any(|c| c.is_flat_gp()) {
+                return Err(ConfigError::Invalid {
+                    field: field.into(),
+                    reason: "only the GP_BANDIT candidates take it; none is among the models".into(),
+                });
+            }
+        }
         if params.hyperparameter_samples.is_some() && !chosen.iter().any(|c| c.is_flat_gp() || *c == Candidate::AddTree) {
             return Err(ConfigError::Invalid {
                 field: "hyperparameterSamples".into(),
@@ -778,6 +794,15 @@ mod tests {
         let e = err(box_space(8), json!({"numCandidates": 10}));
         assert!(e.contains("numCandidates"), "{e}");
         assert!(designer_for(&spec(box_space(8), json!({"models": ["GP_BANDIT", "ADD_GP_UCB"], "initialDesignSize": 12}))).is_ok());
+        // The flat GP candidates' settings: refused with none of them among the models, checked
+        // by them otherwise.
+        for (key, value) in [("trustRegion", json!(false)), ("explorationBeta", json!(1.0))] {
+            let e = err(box_space(8), json!({"models": ["ADD_GP_UCB"], key: value}));
+            assert!(e.contains(key) && e.contains("GP_BANDIT"), "{e}");
+            assert!(designer_for(&spec(box_space(8), json!({key: value}))).is_ok());
+        }
+        let e = err(box_space(8), json!({"explorationBeta": 0.0}));
+        assert!(e.contains("explorationBeta"), "{e}");
         // Priors: over a flat space (its flat GPs stand on them), not over a conditional one.
         assert!(designer_for(&spec(box_space(8), serde_json::Value::Null)).unwrap().takes_priors());
         assert!(!designer_for(&spec(testing::fixtures::optimizer_tree(), serde_json::Value::Null)).unwrap().takes_priors());

@@ -73,6 +73,7 @@ impl FromConfig for BranchingNested {
         let bandit = GpBanditParams {
             acquisition: AcquisitionKind::Ei,
             ucb_beta: None,
+            exploration_beta: None,
             initial_design_size: Some(params.initial_design_size),
             kernel: KernelKind::Matern52,
             length_scale_prior: LengthScalePrior::Weak,

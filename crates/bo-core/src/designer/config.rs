@@ -40,10 +40,10 @@ pub(crate) fn check_range<T: PartialOrd + std::fmt::Display>(field: &str, value:
 }
 
 /// A constant β for UCB must be a positive number.
-pub(crate) fn check_beta(beta: Option<f64>) -> Result<(), ConfigError> {
+pub(crate) fn check_beta(field: &str, beta: Option<f64>) -> Result<(), ConfigError> {
     match beta {
         Some(b) if !(b > 0.0 && b.is_finite()) => {
-            Err(ConfigError::Invalid { field: "ucbBeta".into(), reason: format!("{b} must be a positive number") })
+            Err(ConfigError::Invalid { field: field.into(), reason: format!("{b} must be a positive number") })
         }
         _ => Ok(()),
     }

@@ -34,6 +34,7 @@
 //! | --- | --- | --- | --- |
 //! | `acquisition` | `EI` | `EI`, `UCB` or `PI` | — |
 //! | `ucbBeta` | schedule | a constant β for UCB | > 0 |
+//! | `explorationBeta` | none | UCB with this β instead of `acquisition` for the suggestions before the first stall (max(4, d) trials in a row without improvement, as `trustRegion` counts them), `acquisition` from then on: a global phase that explores, then one that exploits (docs/benchmarks.md, "An exploring start") | > 0 |
 //! | `initialDesignSize` | 2d + 2 within [10, 30] | quasi-random trials before the GP | 1 – 1,000 |
 //! | `kernel` | `MATERN52` | `MATERN52` or `SQUARED_EXP` | — |
 //! | `lengthScalePrior` | `WEAK` | `WEAK` (mode 1), `DIMENSION_SCALED` (median grows as √D) or `SAAS` (sparse, τ integrated out; for D ≥ 20, best with `hyperparameterSamples`) | — |
@@ -96,6 +97,8 @@ pub struct GpBanditParams {
     pub acquisition: AcquisitionKind,
     /// A constant β for UCB instead of the schedule.
     pub ucb_beta: Option<f64>,
+    /// UCB with this β before the first stall, `acquisition` after it.
+    pub exploration_beta: Option<f64>,
     /// Quasi-random trials before the GP.
     pub initial_design_size: Option<usize>,
     /// The numeric kernel.
@@ -129,6 +132,7 @@ impl Default for GpBanditParams {
         GpBanditParams {
             acquisition: AcquisitionKind::Ei,
             ucb_beta: None,
+            exploration_beta: None,
             initial_design_size: None,
             kernel: KernelKind::Matern52,
             length_scale_prior: LengthScalePrior::Weak,
@@ -145,7 +149,8 @@ impl Default for GpBanditParams {
 impl GpBanditParams {
     /// Checks the ranges of the table.
     pub fn check(self) -> Result<GpBanditParams, ConfigError> {
-        check_beta(self.ucb_beta)?;
+        check_beta("ucbBeta", self.ucb_beta)?;
+        check_beta("explorationBeta", self.exploration_beta)?;
         if let Some(n) = self.initial_design_size {
             check_range("initialDesignSize", n, 1, 1000)?;
         }
@@ -245,18 +250,19 @@ impl GpBandit {
         } else {
             gp.y().iter().copied().fold(f64::NEG_INFINITY, f64::max)
         };
-        let acquisition = match self.params.acquisition {
-            AcquisitionKind::Ucb => Acquisition::Ucb { beta },
-            AcquisitionKind::Ei => Acquisition::LogEi { best },
-            AcquisitionKind::Pi => Acquisition::LogPi { best },
+        // The phases, replayed from the trials in order: the global one until the first stall,
+        // then the trust region's box around the best trial (under `trustRegion`).
+        let values: Vec<f64> = objective_values(spec, history).1.into_iter().flatten().collect();
+        let phase = trust_region::replay(&values, initial, features.numeric_dims().len(), true);
+        let acquisition = match (self.params.exploration_beta, self.params.acquisition) {
+            (Some(beta), _) if !phase.started => Acquisition::Ucb { beta },
+            (_, AcquisitionKind::Ucb) => Acquisition::Ucb { beta },
+            (_, AcquisitionKind::Ei) => Acquisition::LogEi { best },
+            (_, AcquisitionKind::Pi) => Acquisition::LogPi { best },
         };
         // The best observed points anchor a local search around them.
         let anchors: Vec<Assignment> = ranked.iter().take(3).map(|(a, _)| (*a).clone()).collect();
-        // The local phase's box around the best trial, replayed from the trials in order.
-        let local = self.params.trust_region.then(|| {
-            let values: Vec<f64> = objective_values(spec, history).1.into_iter().flatten().collect();
-            trust_region::replay(&values, initial, features.numeric_dims().len(), true)
-        });
+        let local = self.params.trust_region.then_some(phase);
         let region = local.as_ref().and_then(|p| p.length).map(|l| trust_region::region(&spec.space.encode(&anchors[0]), l));
         let proposer = GpBanditProposer {
             name: self.variant.name,
@@ -508,6 +514,38 @@ mod tests {
                 assignment: got[0].clone(),
                 outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), f)])),
             });
+        }
+    }
+
+    /// `explorationBeta`: UCB with that β while every few trials still improve, the study's
+    /// `acquisition` (EI) from the first stall on — with or without the trust region — and the
+    /// setting refused where β is not a positive number.
+    #[test]
+    fn exploration_beta_is_ucb_until_the_first_stall() {
+        let describe = |config: serde_json::Value, history: &[Observation]| {
+            let problem = Problem { spec: unit_spec(&["a", "b"], Goal::Maximize, config), seed: 4, priors: Vec::new() };
+            let mut rng = StdRng::seed_from_u64(4);
+            let model = designer_for(&problem.spec).unwrap().fit(&problem, history, None, &mut rng).unwrap().model;
+            assert_eq!(model.suggest(&[], 1, &mut rng).unwrap().len(), 1);
+            model.describe()["acquisition"].as_str().unwrap().to_owned()
+        };
+        // Three design trials, then three that each improve: no stall yet.
+        let improving = spread_observations(6, |i, _, _| i as f64);
+        // Then four (max(4, d)) that do not: the stall.
+        let stalled = spread_observations(10, |i, _, _| i.min(5) as f64 - if i > 5 { 1.0 } else { 0.0 });
+        for trust_region in [true, false] {
+            let config = serde_json::json!({"initialDesignSize": 3, "explorationBeta": 1.5, "trustRegion": trust_region});
+            let before = describe(config.clone(), &improving);
+            assert!(before.starts_with("upper confidence bound, β = 1.500"), "trustRegion {trust_region}: {before}");
+            let after = describe(config, &stalled);
+            assert!(after.starts_with("expected improvement"), "trustRegion {trust_region}: {after}");
+        }
+        // Without the setting, EI throughout.
+        assert!(describe(serde_json::json!({"initialDesignSize": 3}), &improving).starts_with("expected improvement"));
+        for bad in [serde_json::json!(0.0), serde_json::json!(-1.0)] {
+            let spec = unit_spec(&["a", "b"], Goal::Maximize, serde_json::json!({"explorationBeta": bad}));
+            let e = designer_for(&spec).err().expect("refused").to_string();
+            assert!(e.contains("explorationBeta"), "{e}");
         }
     }
 

@@ -121,7 +121,7 @@ impl FromConfig for OverlapAddGp {
             return bad("edgePrior", format!("{} is not strictly between 0 and 1", params.edge_prior));
         }
         check_range("maxClique", params.max_clique, 1, 6)?;
-        check_beta(params.ucb_beta)?;
+        check_beta("ucbBeta", params.ucb_beta)?;
         check_range("initialDesignSize", params.initial_design_size, 1, 1000)?;
         check_range("numRestarts", params.num_restarts, 0, 50)?;
         let ids: Vec<&str> = space.params().iter().map(|p| p.id.as_str()).collect();
