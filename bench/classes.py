@@ -1,4 +1,4 @@
-"""The problem-class table of docs/benchmarks.md: each optimiser's median rank and median
+"""The problem-class table of docs/journal/benchmarks.md: each optimiser's median rank and median
 normalised regret per class of problems, and the per-problem table behind it.
 
     (cd docs/results && tar xzf 2026-11-26-classes.tar.gz)

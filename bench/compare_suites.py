@@ -2,7 +2,7 @@
 
 For every problem both hold: on how many seeds B's final simple regret is below A's and above
 it, the mean of log10 regret and the mean regret for each, and the mean over seeds of the median
-suggest time. A change of default is adopted when B is within seed spread of A (docs/benchmarks.md).
+suggest time. A change of default is adopted when B is within seed spread of A (docs/journal/benchmarks.md).
 
     python3 bench/compare_suites.py RESULTS/A RESULTS/B
 """

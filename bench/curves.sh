@@ -3,7 +3,7 @@
 # the convex rule and successive halving, against Optuna's TPESampler with no pruner,
 # MedianPruner, HyperbandPruner and SuccessiveHalvingPruner, on the same learning-curve problems,
 # seeds and epoch budget, with one worker or several asynchronous ones; prints the table in
-# docs/benchmarks.md ("Early stopping", "Four asynchronous workers").
+# docs/journal/benchmarks.md ("Early stopping", "Four asynchronous workers").
 #   bash bench/curves.sh [seeds] [epochs] [workers]
 set -euo pipefail
 cd "$(dirname "$0")/.."

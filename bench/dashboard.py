@@ -5,7 +5,7 @@ Chromium the study page's time to its first chart and to all of them, with the b
     python bench/dashboard.py --url http://127.0.0.1:8080 [--sizes 1000,10000,100000]
 
 Needs Playwright (tests/dashboard/requirements.txt) and Debian's chromium. Prints a Markdown
-table for docs/benchmarks.md."""
+table for docs/journal/benchmarks.md."""
 import argparse
 import concurrent.futures
 import json

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The load benchmarks of docs/benchmarks.md ("The service under load"): bo on SQLite (one
+# The load benchmarks of docs/journal/benchmarks.md ("The service under load"): bo on SQLite (one
 # process) and on Postgres (1, 2 and 4 replicas through scripts/cluster.sh), 16 workers
 # suggesting and completing RANDOM_SEARCH trials in one study and spread over four; with
 # --bookkeeping also the cost per request as one study grows to 1k, 10k and 100k trials.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Several objectives, in one run: bo's GP_BANDIT and ADD_TREE against Optuna's GPSampler
 # (LogEHVI) and NSGAIISampler on the same problems, seeds and budget; prints the table in
-# docs/benchmarks.md ("Several objectives").
+# docs/journal/benchmarks.md ("Several objectives").
 #   bash bench/multi.sh [seeds] [budget]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,7 +7,7 @@ of a server that has read the journal once, and the first load of a fresh server
     python3 -m venv target/od-venv && target/od-venv/bin/pip install -r bench/optuna_dashboard_requirements.txt
     target/od-venv/bin/python bench/optuna_dashboard.py [--sizes 1000,10000,100000]
 
-Prints a Markdown table for docs/benchmarks.md."""
+Prints a Markdown table for docs/journal/benchmarks.md."""
 import argparse
 import math
 import os

@@ -4,7 +4,7 @@
 # Hyperband too; Optuna TPE with no pruner, the median pruner, successive halving and Hyperband;
 # SMAC3's multi-fidelity facade; DEHB; Ray Tune's ASHA with random search and with bo's searcher,
 # and Ray's BOHB) on the three real-curve problems, the same seeds and budget; prints the table
-# for docs/benchmarks.md. Curves are cached under
+# for docs/journal/benchmarks.md. Curves are cached under
 # target/real-curves/, so a second run trains nothing it has trained before.
 #   bash bench/real_curves.sh [seeds] [trainings]
 set -euo pipefail

@@ -1,4 +1,4 @@
-"""Markdown tables for docs/benchmarks.md from a results directory.
+"""Markdown tables for docs/journal/benchmarks.md from a results directory.
 
     (cd docs/results && tar xzf 2026-11-23.tar.gz && tar xzf 2026-11-22.tar.gz)
     python3 bench/report.py docs/results/2026-11-23 --peers docs/results/2026-11-22

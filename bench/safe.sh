@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Safety metrics, in one run: bo's GP_BANDIT (without a target safe fraction, and with 0.8)
 # against Optuna's GPSampler and TPESampler with constraints_func, and random search, on the
-# same constrained problems, seeds and budget; prints the table in docs/benchmarks.md ("Safety
+# same constrained problems, seeds and budget; prints the table in docs/journal/benchmarks.md ("Safety
 # metrics").
 #   bash bench/safe.sh [seeds] [budget]
 set -euo pipefail

@@ -9,7 +9,7 @@
     python bench/transfer.py --url http://127.0.0.1:18091 --database-url sqlite:///tmp/transfer/bo.db \
         --postgres postgres://postgres@127.0.0.1:5432/test --sizes 10000,100000
 
-Needs optuna (tests/clients/requirements.txt). Prints Markdown for docs/benchmarks.md."""
+Needs optuna (tests/clients/requirements.txt). Prints Markdown for docs/journal/benchmarks.md."""
 import argparse
 import concurrent.futures
 import os

@@ -8,7 +8,7 @@ when the machine lets it.
     cargo build --release -p bo-server
     python3 bench/two_objectives.py --server target/release/bo-server [--runs 10] [--trials 50] [--vary-seed]
 
-Prints one line per run and a JSON summary; docs/benchmarks.md records it.
+Prints one line per run and a JSON summary; docs/journal/benchmarks.md records it.
 """
 import argparse
 import json

@@ -7,7 +7,7 @@ its own server on a fresh SQLite file (its log beside it).
     cargo build --release -p bo-server
     python3 bench/wide_study.py --server target/release/bo-server
 
-Prints one JSON object; docs/benchmarks.md records it.
+Prints one JSON object; docs/journal/benchmarks.md records it.
 """
 import argparse
 import json

@@ -1,4 +1,4 @@
-"""The real tuning task knn_wine on a grid (docs/benchmarks.md, the held-out suite's fifth pass):
+"""The real tuning task knn_wine on a grid (docs/journal/benchmarks.md, the held-out suite's fifth pass):
 every n_neighbors from 1 to 60, both weightings and seven Minkowski p, scored as heldout.py
 scores a trial (5-fold CV log-loss); prints the best configurations and the best value per k.
 

@@ -3,7 +3,7 @@
 - `bo-server backup` copies a live SQLite database while four workers write to it; the copy
   serves, and holds every trial completed before the backup began, each as the source has it;
 - it refuses to overwrite a file, and refuses Postgres, naming pg_dump;
-- the README's pg_dump / pg_restore commands, run on a Postgres study: the restored database
+- docs/deploy.md's pg_dump / pg_restore commands, run on a Postgres study: the restored database
   serves the same trials (under CI, where BO_TEST_POSTGRES_URL is set; skipped otherwise)."""
 import json
 import os
@@ -139,7 +139,7 @@ def test_the_readmes_pg_dump_and_pg_restore_commands_restore_a_study(tmp_path) -
             before = trials(url, study.name)
         finally:
             next(gen, None)
-        # The README's commands (Backups): a dump in pg_dump's custom format, restored into a new
+        # docs/deploy.md's commands (Backups): a dump in pg_dump's custom format, restored into a new
         # database.
         dump = tmp_path / "bo.dump"
         subprocess.run(["pg_dump", "--format=custom", f"--file={dump}", url_of(source_db)], check=True, env=env)

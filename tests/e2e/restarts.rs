@@ -284,7 +284,7 @@ fn postgres_restarted_under_load() {
     report(&seen, &format!("postgres stopped and started, recovered after it was back: {recovered:?}"));
 }
 
-/// What the workers saw, for the test's output (docs/benchmarks.md records it).
+/// What the workers saw, for the test's output (docs/journal/benchmarks.md records it).
 fn report(seen: &Mutex<Seen>, what: &str) {
     let seen = lock(seen);
     println!("{what}; under 16 workers: {} completions acknowledged, {} answers 503 meanwhile", seen.acknowledged.len(), seen.unavailable);

@@ -327,7 +327,7 @@ fn a_bad_part_is_refused_naming_its_field_and_stores_nothing() {
 
 /// A study of `n` trials, exported while the server's memory is watched: the document is tens
 /// of megabytes and the server's peak grows by a fraction of it. `BO_EXPORT_TRIALS` sets `n`
-/// (docs/benchmarks.md records 100,000).
+/// (docs/journal/benchmarks.md records 100,000).
 #[test]
 fn a_large_study_exports_in_bounded_memory() {
     const WARM_UP_TRIALS: usize = 5000;

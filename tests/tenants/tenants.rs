@@ -663,7 +663,7 @@ impl WriteWatch {
 /// An import of 12,000 trials (six steps of a commit) committed and then deleted while bob writes in his project: both
 /// go in steps that give the write gate back, so bob's p99 stays under 250 ms (the issue's
 /// bound; a commit of 100,000 trials in one transaction once held his writes for 2.5 s).
-/// `BO_IMPORT_TRIALS` sets the upload's size (docs/benchmarks.md records the cap, 2,000,000).
+/// `BO_IMPORT_TRIALS` sets the upload's size (docs/journal/benchmarks.md records the cap, 2,000,000).
 #[test]
 fn an_import_commit_and_a_delete_leave_other_projects_writing() {
     let _machine = crate::harness::machine_to_myself();

@@ -1,4 +1,4 @@
-// The README's "The API: a whole study with curl", in TypeScript: a client generated from
+// The curl walk-through of docs/api.md, in TypeScript: a client generated from
 // openapi/openapi.json by openapi-typescript with its default options, called through
 // openapi-fetch. It must type-check under `strict` as written (no casts, no optional fields
 // spelled out), then run against the real server. `node study.js BASE_URL`.

@@ -1,5 +1,6 @@
 """The quickstart runs against the real server (with and without a key) and is, whole, the
-README's "From Python"."""
+client manual's "Quickstart"; the manual's loop of Vizier verbs and the project README's snippet
+run as they are shown."""
 import os
 import pathlib
 import re
@@ -32,21 +33,43 @@ def test_the_quickstart_with_a_key(keyed_server: Server) -> None:
     assert out.returncode == 0, out.stderr
 
 
-def test_the_readme_shows_the_quickstart_whole() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## From Python\n", 1)[1]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    assert QUICKSTART.read_text() in blocks
+def quickstart_blocks() -> "list[str]":
+    """The Python blocks of the client manual's "Quickstart" section."""
+    manual = (ROOT / "clients" / "python" / "README.md").read_text()
+    section = manual.split("## Quickstart\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
-def test_the_readme_s_own_loop_runs(server: Server) -> None:
-    """The README's loop of Vizier verbs, run as it is on the quickstart's study."""
+def test_the_manual_shows_the_quickstart_whole() -> None:
+    assert QUICKSTART.read_text() in quickstart_blocks()
+
+
+def test_the_manual_s_own_loop_runs(server: Server) -> None:
+    """The manual's loop of Vizier verbs, run as it is on the quickstart's study."""
     assert run("--url", server.url).returncode == 0
-    readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme.split("## From Python\n", 1)[1], re.S)
-    loop = next(b for b in blocks if b.startswith("for trial in study.suggest("))
+    loop = next(b for b in quickstart_blocks() if b.startswith("for trial in study.suggest("))
     import bo_client as bo
 
     study = bo.Client(server.url, project="demo").load_study("quickstart")
-    exec(compile(loop, "README.md", "exec"), {"study": study})
+    exec(compile(loop, "clients/python/README.md", "exec"), {"study": study})
     assert len(list(study.trials())) == 32
+
+
+def test_the_project_readme_s_snippet_runs(server: Server) -> None:
+    """The project README's Python snippet, with a `train` of its own, against the real server
+    (the snippet's URL is the README's; the test's server stands in for it)."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Clients\n", 1)[1].split("\n## ", 1)[0]
+    snippet = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    assert "http://127.0.0.1:8080" in snippet
+    snippet = snippet.replace("http://127.0.0.1:8080", server.url)
+
+    def train(learning_rate: float, layers: int) -> float:
+        assert 1e-5 <= learning_rate <= 0.1 and 1 <= layers <= 8
+        return 0.9 - 0.01 * abs(layers - 4)
+
+    exec(compile(snippet, "README.md", "exec"), {"train": train})
+    import bo_client as bo
+
+    study = bo.Client(server.url, project="demo").load_study("mnist")
+    assert len([t for t in study.trials() if t.state == "SUCCEEDED"]) == 30

@@ -243,7 +243,7 @@ mod tests {
 
     /// The same for REMBO, on Branin hidden in 25 dimensions. (Over the first ~100 evaluations
     /// random search is ahead: each embedding first learns where its box is clipped flat;
-    /// docs/benchmarks.md.)
+    /// docs/journal/benchmarks.md.)
     #[test]
     fn rembo_beats_random_search_on_branin_in_25_dimensions() {
         let config = serde_json::json!({"d": 2, "k": 2});

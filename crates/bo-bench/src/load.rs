@@ -5,7 +5,7 @@
 //! a warm start would) to each size in turn, and the loop is timed at each: the bookkeeping cost
 //! per request as a study grows.
 //!
-//! It measures the service, never asserts: numbers go to docs/benchmarks.md with the command.
+//! It measures the service, never asserts: numbers go to docs/journal/benchmarks.md with the command.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,8 +1,8 @@
 //! `bo-bench`: measures bo's designers in process on the problems of the papers and the classic
 //! ones — sample efficiency (`run`, `suite`, `multi`, `safe`, `curves`, `transfer`), whether
 //! predictions mean what they say (`calibration`, `regression`) and speed (`latency`, `large`,
-//! `replay`, `fronts`, `load`). Numbers go to docs/benchmarks.md with the command that produced
-//! them; tests never assert them. Each subcommand is a file of `commands/`.
+//! `replay`, `fronts`, `load`). Numbers go to docs/journal/benchmarks.md with the command that produced
+//! them (and replace their row in docs/benchmarks.md when current); tests never assert them. Each subcommand is a file of `commands/`.
 
 mod calibration;
 mod commands;

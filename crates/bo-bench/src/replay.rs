@@ -2,7 +2,7 @@
 //! in process — fitted on all completed trials but the last, the last observed (the rank-one
 //! update a server's suggest makes after a completion), then a suggestion, timed. What the server
 //! computes for a sequential suggest, on the model state the study really has (its trust region,
-//! its anchors), which a uniformly random history does not reproduce (docs/benchmarks.md,
+//! its anchors), which a uniformly random history does not reproduce (docs/journal/benchmarks.md,
 //! issue 22).
 //!
 //! Reads only what such a timing needs: DOUBLE parameters (linear or log scale), one metric, the

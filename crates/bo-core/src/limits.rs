@@ -6,7 +6,7 @@
 //!
 //! Every refusal names the [`Limit`] it met, so the service can tell the user which of its
 //! settings sets it. The defaults are chosen from measurements of the largest study they allow
-//! (docs/benchmarks.md, "The largest allowed study"): no honest study meets them, and the
+//! (docs/journal/benchmarks.md, "The largest allowed study"): no honest study meets them, and the
 //! largest one still creates, suggests and reads in well under a second.
 //!
 //! This module owns the numbers and their names; it must not know how a service configures them.

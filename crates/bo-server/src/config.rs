@@ -61,7 +61,7 @@ pub struct Config {
     pub model_lag_wait: f64,
 
     /// Threads one model's linear algebra may use. 1 (the default) leaves parallelism to the
-    /// worker pool; measured faster on every study size up to 2,000 trials (docs/benchmarks.md).
+    /// worker pool; measured faster on every study size up to 2,000 trials (docs/journal/benchmarks.md).
     #[arg(long, env = "BO_LINALG_THREADS", default_value_t = 1)]
     pub linalg_threads: usize,
 

@@ -9,7 +9,7 @@ use tracing_subscriber::EnvFilter;
 /// mimalloc rather than the C library's allocator: a proposal allocates matrices of candidates
 /// by trials (2.4 MB at 500 trials) on threads whose glibc arenas hand freed memory back to the
 /// system and fault it in again on the next proposal; measured 20 % of a suggestion at 500
-/// trials (docs/benchmarks.md, issue 22).
+/// trials (docs/journal/benchmarks.md, issue 22).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -234,7 +234,7 @@ impl Store {
     /// Postgres has its own tools (`pg_dump`): refused with a message saying so.
     pub async fn backup_to(&self, path: &std::path::Path) -> Result<(), StoreError> {
         if self.backend != Backend::Sqlite {
-            return Err(StoreError::Internal("a Postgres database is backed up with pg_dump (see the README, Backups)".into()));
+            return Err(StoreError::Internal("a Postgres database is backed up with pg_dump (see docs/deploy.md, Backups)".into()));
         }
         if path.exists() {
             return Err(StoreError::Internal(format!("{} exists; the backup does not overwrite a file", path.display())));

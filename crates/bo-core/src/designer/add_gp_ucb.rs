@@ -12,7 +12,7 @@
 //!   — the sum of M per-group σ_j overstating σ by up to √M — the group-wise acquisition left the
 //!   incumbent for them: with the true groups, Kandasamy's (96, 5, 19) stayed at regret 1165
 //!   from the design on; with this prior mean (and the shared length scale) it reaches 34 after
-//!   200 evaluations, ahead of `GP_BANDIT`'s 105 (docs/benchmarks.md). `priorMean: MEAN`
+//!   200 evaluations, ahead of `GP_BANDIT`'s 105 (docs/journal/benchmarks.md). `priorMean: MEAN`
 //!   restores the paper's.
 //! - **Acquisition** (eq. 6): `φ̃_t(x) = Σ_j μ_j(x^(j)) + √β_j σ_j(x^(j))` with the practical
 //!   `β_j = 0.2 · d_j · ln(2t)` (§4.4; `d_j` the group's own dimension, `t` the number of
@@ -23,7 +23,7 @@
 //!   the whole space, as `GP_BANDIT` does: on additive Hartmann-3 × 8 it ends at 1.06 after 200
 //!   evaluations against the group-wise UCB's 2.11 (20 seeds), but behind it where the groups
 //!   are many and small — Kandasamy's (24, 11, 2) 3.9 against 0.18, (40, 18, 2) 13 against 2.0,
-//!   Styblinski–Tang-8 0.57 against 0.06 (10 seeds; docs/benchmarks.md) — so the paper's
+//!   Styblinski–Tang-8 0.57 against 0.06 (10 seeds; docs/journal/benchmarks.md) — so the paper's
 //!   acquisition stays the default.
 //! - **Decomposition**: given in `algorithmConfig` (`groups`: lists of parameter ids; parameters
 //!   in no group are drawn uniformly, B6), or learned ("Add-d/M", `groupSize` d, M = ⌈D/d⌉
@@ -61,7 +61,7 @@
 //! | `initialDesignSize` | 10 | quasi-random trials before the GP | 1 – 1,000 |
 //! | `numCandidates` | 0.9·min(5000, 100D)/M, within [32, 1000]; 256 under `LOG_EI` | Sobol candidates per group, or of the whole space under `LOG_EI` | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
-//! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson lowered the median regret after 200 evaluations on 4 of 5 problems (Branin in D = 25 0.068 → 0.0028, Styblinski–Tang-8 28 → 14; Kandasamy 10-3-3 1.0 → 2.1; docs/benchmarks.md) | — |
+//! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson lowered the median regret after 200 evaluations on 4 of 5 problems (Branin in D = 25 0.068 → 0.0028, Styblinski–Tang-8 28 → 14; Kandasamy 10-3-3 1.0 → 2.1; docs/journal/benchmarks.md) | — |
 
 use std::collections::HashSet;
 
@@ -421,7 +421,7 @@ impl AddGpUcb {
             && learned_at.is_none_or(|at| n < at || n >= at + self.params.relearn_every)
         {
             // Groupings are scored under one shared length scale: per-parameter length scales
-            // fitted to a wrong grouping score the right one badly (docs/benchmarks.md).
+            // fitted to a wrong grouping score the right one badly (docs/journal/benchmarks.md).
             let shared = self.kernel_with(&features, &groups, true);
             let scorer = match self.params.length_scales {
                 LengthScales::Shared => None,
@@ -492,7 +492,7 @@ impl AddGpUcb {
     /// `swapsPerParameter · D` proposals exchanging two parameters of different groups of the
     /// best so far, each kept if it raises the likelihood (a hill climb the paper does not have:
     /// with 8 groups of 3 among 24 parameters, a random partition is almost never right and 24
-    /// of them rarely beat the current one, measured in docs/benchmarks.md). `None` when
+    /// of them rarely beat the current one, measured in docs/journal/benchmarks.md). `None` when
     /// `current` stays best.
     fn search_grouping(
         &self,

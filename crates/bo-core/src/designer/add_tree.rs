@@ -20,7 +20,7 @@
 //!   candidates.
 //! - **κ: exploit, and explore on a thinning schedule.** The paper's schedule is
 //!   `κ_t = √(2 ln(|P| t² π² / (6δ)))`, δ = 0.1, clipped to [1, 6] (≈ 3.9 at t = 5, 5.2 at
-//!   t = 100 for 4 paths) throughout. Measured in bo-bench (docs/benchmarks.md), that solves
+//!   t = 100 for 4 paths) throughout. Measured in bo-bench (docs/journal/benchmarks.md), that solves
 //!   Jenatton in 10/10 seeds by evaluation 30 but then keeps exploring — median 1.4e-6 after 100,
 //!   and on the 9-dimensional paths of `vgg16_tree` 0.13, far behind a flat GP. A small κ
 //!   polishes (κ = 1.5: Jenatton 3.7e-8, vgg16_tree 6.5e-4) but stalls on a wrong branch in 2 of
@@ -30,7 +30,7 @@
 //!   and beat both on the other tree problems but `vgg16_tree`. Thinning the exploration as data
 //!   accumulates — every max(2, ⌊t/20⌋)-th suggestion (`exploreDecay` = 20), Θ(log t) exploring
 //!   steps — kept Jenatton at 0 stalls and put `ADD_TREE` ahead of the flat GP on all five tree
-//!   problems after 100 (docs/benchmarks.md); the default. On `vgg16_tree`, exploring only when the
+//!   problems after 100 (docs/journal/benchmarks.md); the default. On `vgg16_tree`, exploring only when the
 //!   exploiting proposal lands within 0.01 of a data point (`exploreEvery` 0, `exploreNear`
 //!   0.01) does best (6.1e-5, ahead of a flat GP), at some cost elsewhere (8/10 Jenatton seeds
 //!   by evaluation 30): an option for spaces with many parameters per path.
@@ -48,8 +48,8 @@
 //! | `initialDesignSize` | max(5, 2·paths), at most 20 | quasi-random trials first | 1 – 1,000 |
 //! | `numCandidates` | 512 | quasi-random candidates per suggestion, shared by the paths | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
-//! | `hyperparameterSamples` | 0 | θ drawn from its posterior (slice sampling, `gp::sample`) beside the fitted θ; the model predicts with the moment-matched mixture of all of them, wider where they disagree — better calibrated on few trials, at one more GP per sample (docs/benchmarks.md, "Hyperparameter samples") | 0 – 32 |
-//! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson was worse on 3 of the 6 tree problems (vgg16_tree 2.3e-3 → 4.0e-2; docs/benchmarks.md) | — |
+//! | `hyperparameterSamples` | 0 | θ drawn from its posterior (slice sampling, `gp::sample`) beside the fitted θ; the model predicts with the moment-matched mixture of all of them, wider where they disagree — better calibrated on few trials, at one more GP per sample (docs/journal/benchmarks.md, "Hyperparameter samples") | 0 – 32 |
+//! | `outputWarping` | `NONE` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson was worse on 3 of the 6 tree problems (vgg16_tree 2.3e-3 → 4.0e-2; docs/journal/benchmarks.md) | — |
 
 use std::collections::{HashMap, HashSet};
 

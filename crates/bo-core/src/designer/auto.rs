@@ -1,7 +1,7 @@
 //! `AUTO` (and Vertex's `ALGORITHM_UNSPECIFIED`): the designer chosen from the study's data.
 //!
 //! No rule on the space alone says when an additive model or a long-length-scale prior helps
-//! (docs/benchmarks.md, "High-dimensional designers"), so `AUTO` fits several candidate models of
+//! (docs/journal/benchmarks.md, "High-dimensional designers"), so `AUTO` fits several candidate models of
 //! the same trials and proposes from the one that predicts them best:
 //!
 //! - **Candidates** ([`Candidate`]), in order of preference: on a conditional space `ADD_TREE`
@@ -26,7 +26,7 @@
 //!   wins, and with none the default proposes. Once chosen, a structure must go on showing in
 //!   the data: a choice measured against itself was never revisited, and `AUTO` kept
 //!   `ADD_GP_UCB` on rotated functions after one early examination on few trials
-//!   (docs/benchmarks.md, "The held-out suite, second pass").
+//!   (docs/journal/benchmarks.md, "The held-out suite, second pass").
 //! - **Schedule**: every candidate is fitted at the first fit after the design and again each
 //!   time the data has grown by [`REEXAMINE_GROWTH`] (O(log n) examinations over a study); in
 //!   between only the chosen one is, each warm-started from its own stored state. It all runs
@@ -88,7 +88,7 @@ const REEXAMINE_GROWTH: f64 = 1.25;
 /// (summed over the scored trials, paired trial by trial) over the default must exceed for it to be chosen or kept — as model comparisons by
 /// expected log predictive density are read (Vehtari, Gelman & Gabry 2017, §5.2). Choosing the
 /// best mean alone flipped `ADD_TREE` and the flat GPs at nearly every examination on
-/// vgg16_tree and did worse than either (docs/benchmarks.md); even with this test they flipped
+/// vgg16_tree and did worse than either (docs/journal/benchmarks.md); even with this test they flipped
 /// back and forth, so each change of model doubles the gain the next adoption needs.
 const SWITCH_Z: f64 = 2.0;
 
@@ -162,11 +162,11 @@ impl Candidate {
     /// Whether it is compared unless `models` says otherwise: not the dimension-scaled prior,
     /// which both criteria chose over the weak one where it then stalled short of the optimum
     /// (Hartmann-3 and -6, vgg16_tree, Hartmann-6 in D = 100) more often than it helped (Branin
-    /// in D = 100; docs/benchmarks.md), nor the input-warped GP, which won the criterion where
+    /// in D = 100; docs/journal/benchmarks.md), nor the input-warped GP, which won the criterion where
     /// it then searched worse (vgg16_tree 76×, Styblinski–Tang-8 in place of the additive model;
-    /// docs/benchmarks.md, "Input warping in `AUTO`"), nor the SAAS GP, 27–52× ahead on Branin
+    /// docs/journal/benchmarks.md, "Input warping in `AUTO`"), nor the SAAS GP, 27–52× ahead on Branin
     /// hidden in 25 and 100 dimensions but level on Hartmann-6 hidden in 60 and 50 (the
-    /// validation half) and behind on the rotated Branin (docs/benchmarks.md, "A SAAS prior").
+    /// validation half) and behind on the rotated Branin (docs/journal/benchmarks.md, "A SAAS prior").
     fn by_default(self) -> bool {
         !matches!(self, Candidate::GpBanditDimensionScaled | Candidate::GpBanditInputWarped | Candidate::GpBanditSaas)
     }
@@ -258,7 +258,7 @@ pub enum Criterion {
     Loo,
     /// Each of the later half of the trials predicted from those before it: the conditional
     /// marginal likelihood (Lotfi et al. 2022), how well the model would have predicted where
-    /// the search went. The default: over 13 problems (docs/benchmarks.md, "AUTO's criterion")
+    /// the search went. The default: over 13 problems (docs/journal/benchmarks.md, "AUTO's criterion")
     /// it changed model less often than `LOO` (43 changes against 70), was ahead on 3 —
     /// vgg16_tree by 45× (2.2e-4 against 1.0e-2 after 100), where `LOO` left `ADD_TREE` for the
     /// flat GP in 9 of 10 seeds — behind on 5 by 1.2–3×, and equal on 5.
@@ -393,7 +393,7 @@ struct Score {
 /// The fraction of the trials, the best by the objective, on which the models are compared.
 /// Over all trials, the smoother models (the dimension-scaled prior, the additive model) won by
 /// predicting the many poor trials of the design well, and then stalled short of the optimum on
-/// Hartmann-3, Hartmann-6 and vgg16_tree (docs/benchmarks.md); near the best trials is where a
+/// Hartmann-3, Hartmann-6 and vgg16_tree (docs/journal/benchmarks.md); near the best trials is where a
 /// model's mistakes cost the search.
 const SCORED_FRACTION: f64 = 0.5;
 

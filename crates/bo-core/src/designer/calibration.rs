@@ -16,7 +16,7 @@
 //! predictions read (a context's search, the acquisition over several metrics and safety
 //! metrics), never a single-metric GP designer's own acquisition. Must not: change
 //! anything on fewer than [`MIN_EVIDENCE`] observations, or go beyond [`BOUNDS`]. Measured in
-//! docs/benchmarks.md, "Calibration": one factor per model from the leave-one-out residuals
+//! docs/journal/benchmarks.md, "Calibration": one factor per model from the leave-one-out residuals
 //! broke the tree and 25-D problems; by region, and shrunk towards 1 where a group is small,
 //! it holds on them.
 
@@ -191,7 +191,7 @@ pub const FOLDS: usize = 5;
 
 /// Above this many observations [`Evidence::Refitted`] falls back to leave-one-out: five warm
 /// fits of `OVERLAP_ADD_GP`'s 25-D model took 0.7 s at 100 trials and 1.8 s at 150 (its own fit
-/// 2.3 s and 4.9 s), 9 s at 300; and θ is settled by then (docs/benchmarks.md, "Calibration").
+/// 2.3 s and 4.9 s), 9 s at 300; and θ is settled by then (docs/journal/benchmarks.md, "Calibration").
 pub const REFIT_POINTS: usize = 150;
 
 /// The observations whose leave-one-out residuals [`ByRegion::of_gp`] weighs, at most: a

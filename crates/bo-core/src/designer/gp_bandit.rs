@@ -15,7 +15,7 @@
 //! - **Acquisition**: log-EI over the best observed value by default; UCB with
 //!   `β_t = 0.2 · d · ln(2t)` (Kandasamy et al. 2015 §5, the practical schedule) unless `ucbBeta` fixes it;
 //!   or log-PI. EI is the default because bo-bench measured it better on 5 of 7 problems
-//!   (UCB over-explores boundaries as d grows; docs/benchmarks.md). Maximised by
+//!   (UCB over-explores boundaries as d grows; docs/journal/benchmarks.md). Maximised by
 //!   `optimize::mixed`. The objective is the study's first metric; minimisation is handled by
 //!   negating it.
 //! - **Pending trials** are fantasies: each in-flight trial is added to the GP at its posterior
@@ -28,24 +28,24 @@
 //!   §3.1): a fantasy's believed value counts as observed, so it raises the incumbent when it is
 //!   above the best measured one — otherwise the points beside a pending trial believed best
 //!   keep an expected improvement of their mean's excess, and the next worker is sent next door
-//!   (docs/benchmarks.md, "Parallel workers").
+//!   (docs/journal/benchmarks.md, "Parallel workers").
 //!
 //! | Name | Default | Purpose | Range |
 //! | --- | --- | --- | --- |
 //! | `acquisition` | `EI` | `EI`, `UCB` or `PI` | — |
 //! | `ucbBeta` | schedule | a constant β for UCB | > 0 |
-//! | `explorationBeta` | none | UCB with this β instead of `acquisition` for the suggestions before the first stall (max(4, d) trials in a row without improvement, as `trustRegion` counts them), `acquisition` from then on: a global phase that explores, then one that exploits (docs/benchmarks.md, "An exploring start") | > 0 |
+//! | `explorationBeta` | none | UCB with this β instead of `acquisition` for the suggestions before the first stall (max(4, d) trials in a row without improvement, as `trustRegion` counts them), `acquisition` from then on: a global phase that explores, then one that exploits (docs/journal/benchmarks.md, "An exploring start") | > 0 |
 //! | `initialDesignSize` | 2d + 2 within [10, 30] | quasi-random trials before the GP | 1 – 1,000 |
 //! | `kernel` | `MATERN52` | `MATERN52` or `SQUARED_EXP` | — |
 //! | `lengthScalePrior` | `WEAK` | `WEAK` (mode 1), `DIMENSION_SCALED` (median grows as √D) or `SAAS` (sparse, τ integrated out; for D ≥ 20, best with `hyperparameterSamples`) | — |
 //! | `numCandidates` | 256 | Sobol candidates scored per suggestion | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
-//! | `hyperparameterSamples` | 0 | θ drawn from its posterior (slice sampling, `gp::sample`) beside the fitted θ; the model predicts with the moment-matched mixture of all of them, wider where they disagree — better calibrated on few trials, at one more GP per sample (docs/benchmarks.md, "Hyperparameter samples") | 0 – 32 |
+//! | `hyperparameterSamples` | 0 | θ drawn from its posterior (slice sampling, `gp::sample`) beside the fitted θ; the model predicts with the moment-matched mixture of all of them, wider where they disagree — better calibrated on few trials, at one more GP per sample (docs/journal/benchmarks.md, "Hyperparameter samples") | 0 – 32 |
 //! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); none on prior studies | — |
 //! | `trustRegion` | `true` | a local phase from the first stall on (max(4, d) trials in a row without improvement; the whole space before it): the acquisition searched in a box around the best trial that grows after successes and shrinks after failures, restarting from the whole space when it collapses (`gp::trust_region`, TuRBO-1); the whole space is searched too when every point in the box has been tried (a discrete space) | — |
 //! | `inputWarping` | `false` | warp each numeric coordinate by a learned Kumaraswamy CDF before the kernel (`kernel::InputWarped`) | — |
 //!
-//! The robustness defaults, measured with `bo-bench suite` (docs/benchmarks.md, "Robust by
+//! The robustness defaults, measured with `bo-bench suite` (docs/journal/benchmarks.md, "Robust by
 //! default"): the Yeo–Johnson warp lowered the median regret after 100 evaluations on 11 of 14
 //! problems of classes 1–2 (integer Rosenbrock 104 → 3.1, Rosenbrock-4 16.7 → 2.4) and on 5 of
 //! 7 high-dimensional ones after 200 (Branin in D = 100 0.06 → 8e-5), Vizier's half-rank warp on
@@ -81,7 +81,7 @@ pub enum AcquisitionKind {
     /// Upper confidence bound.
     Ucb,
     /// Expected improvement (as log-EI): the default, measured better than UCB on 5 of 7
-    /// bo-bench problems (docs/benchmarks.md); UCB with β_t = 0.2·d·ln(2t) over-explores the
+    /// bo-bench problems (docs/journal/benchmarks.md); UCB with β_t = 0.2·d·ln(2t) over-explores the
     /// boundary as d grows (worse than random search on Styblinski–Tang-8).
     #[default]
     Ei,

@@ -46,7 +46,7 @@
 //! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the warp of the objective each GP is fitted to (`gp::output_warp`) | — |
 //! | `trustRegion` | `true` (`LOW_DIM`) | `LOW_DIM` only: each embedding searches TuRBO-1's box around its best point (`gp::trust_region`, replayed from that embedding's trials), the whole of Y when the box collapses or holds no recoverable point | — |
 //!
-//! The last three depart from Wang et al. 2016, measured (docs/benchmarks.md, "`REMBO`'s box, warp and
+//! The last three depart from Wang et al. 2016, measured (docs/journal/benchmarks.md, "`REMBO`'s box, warp and
 //! trust region"): with `Y = [−√d, √d]^d` and d = 4 the two rows of `A y` that Branin reads
 //! leave `[−1, 1]` on about 89 % of Y, every run ended on the clipped boundary's minimum, and the
 //! defaults (d = 4, k = 4) were worse than random search after 200 evaluations (Branin in D = 25

@@ -50,7 +50,7 @@ pub struct Settings {
 /// too small a length scale"); the picks' variances are not stored with trials, so the bound is
 /// fixed at 1 instead. Measured on Branin in D = 25 (d = 2, k = 4, 10 seeds): after 200
 /// evaluations median regret 9.8e-3 against 2.7e-2 with 50, after 500 mean 3.6e-3 against
-/// 2.0e-2 (docs/benchmarks.md) — the clipped plateaus of Y otherwise pull ℓ long.
+/// 2.0e-2 (docs/journal/benchmarks.md) — the clipped plateaus of Y otherwise pull ℓ long.
 const LENGTH_SCALE_BOUNDS_Y: (f64, f64) = (0.01, 1.0);
 /// ℓ's start in y's units (Wang et al. 2016's code, Branin demo).
 const INITIAL_LENGTH_SCALE_Y: f64 = 0.1;

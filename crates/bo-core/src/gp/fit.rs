@@ -93,7 +93,7 @@ pub enum Search {
 /// 1.5, GP_BANDIT's median regret after 100 evaluations over 10 seeds was lower on 6 of 9
 /// problems, the noisy ones among them (Michalewicz-5 1.86 against 2.37, Ackley-5 3.7 against
 /// 5.3, noisy Hartmann-6 0.051 against 0.061), higher on Levy-10 and Hartmann-6
-/// (docs/benchmarks.md, "The noise prior").
+/// (docs/journal/benchmarks.md, "The noise prior").
 pub(crate) const LOG_NOISE_PRIOR: (f64, f64) = (-9.21, 1.5);
 
 /// The largest noise variance of a point's own (standardised units): 10⁶ times the targets'.

@@ -7,7 +7,7 @@
 //! - `Weak`: `log p(ℓ) = −0.1 (ℓ² + ℓ⁻²)`, mode ℓ = 1 (the form Optuna's GP puts on 1/ℓ²). The
 //!   default: measured with bo-bench, ARD under the dimension-scaled prior pushed two of
 //!   Hartmann-6's relevant coordinates to ℓ ≈ 10–20 and missed the global basin in 4 of 7 seeds
-//!   (3 of 7 with this one; docs/benchmarks.md).
+//!   (3 of 7 with this one; docs/journal/benchmarks.md).
 //! - `DimensionScaled`: log ℓ ~ N(√2 + ½ log d, 3) — Hvarfner, Hellsten & Nardi (2024), meant
 //!   for high-dimensional spaces, where long length scales keep the model from over-fitting.
 //! - `Saas`: the sparse axis-aligned subspace prior of Eriksson & Jankowiak (2021, eq. 3): each

@@ -12,7 +12,7 @@
 //! marginal-likelihood search) and a Gibbs sweep over a graph's edges
 //! (Rolland et al. 2018 Alg. 3) changes the kernel without changing its parameters. Kandasamy et al. 2015's code shares
 //! one bandwidth across all groups; per-variable length scales (ARD) are the service's choice,
-//! measured in docs/benchmarks.md.
+//! measured in docs/journal/benchmarks.md.
 //!
 //! [`GroupAdditive::component`] is one group's term, for the per-group posteriors μ_g, σ_g of
 //! Kandasamy et al. 2015 eq. 5 (`Gp::predict_component`).

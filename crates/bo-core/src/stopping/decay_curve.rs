@@ -16,7 +16,7 @@
 //! It stops when the probability of beating the best safe final value is below [`STOP_BELOW`];
 //! it is judged only past a tenth of `P` ([`MIN_PROGRESS`]: judged from its parameters alone,
 //! the rule stopped 95 % of trials within a few epochs and lost on two problems of three,
-//! docs/benchmarks.md "Early stopping") and never once it has reached `P`.
+//! docs/journal/benchmarks.md "Early stopping") and never once it has reached `P`.
 //!
 //! Must not do: I/O or caching: a service keeps one model per set of finished trials.
 
@@ -33,7 +33,7 @@ use crate::study::{Goal, MetricSpec, StudySpec};
 use crate::trial::{Assignment, Trial};
 
 /// A trial stops when its chance of beating the best final value is below this (chosen on
-/// bo-bench's learning-curve problems, docs/benchmarks.md "Early stopping").
+/// bo-bench's learning-curve problems, docs/journal/benchmarks.md "Early stopping").
 pub const STOP_BELOW: f64 = 0.05;
 /// A trial is judged only past this fraction of the furthest position (the convex rule's default
 /// `minStepCount`): before it, the prediction is the parameters' alone.

@@ -20,7 +20,7 @@
 //! passed, and the values rise (or fall) along the curve, so the last values rank the trials as
 //! the rule did. The curve model, fitted on the few promoted trials that finished, predicts a
 //! trial stopped at the first rung near an average finished one with a wide spread, and the
-//! rule's verdict on its region is lost. Measured in docs/benchmarks.md ("Successive halving
+//! rule's verdict on its region is lost. Measured in docs/journal/benchmarks.md ("Successive halving
 //! learns the rung values"): the predictions lost at every budget with four workers, and at a
 //! quarter and a half of it with one; with one worker they won at the full budget.
 //!

@@ -80,7 +80,7 @@ pub enum Command {
         optuna_study: Option<String>,
     },
     /// Copies a whole SQLite database, consistent, while the server uses it (`VACUUM INTO`);
-    /// the copy is a database the server can be started on. (Postgres: pg_dump, see the README.)
+    /// the copy is a database the server can be started on. (Postgres: pg_dump, see docs/deploy.md.)
     Backup {
         /// The file to write; it must not exist.
         #[arg(long, short)]

@@ -17,7 +17,7 @@ use crate::sync::lock;
 /// milliseconds, many workers) otherwise proposes for long from a model fitted on a fraction of
 /// its data: on the held-out suite's problems of low effective dimension in 25–100 dimensions,
 /// whose objectives take microseconds, the last fit of 150 trials had seen 30–97 of them, and
-/// `AUTO` ended far behind the same server paced to fit every trial (docs/benchmarks.md, "The
+/// `AUTO` ended far behind the same server paced to fit every trial (docs/journal/benchmarks.md, "The
 /// held-out suite, second pass"). Past this lag a suggest waits a bounded time (the engine's
 /// `lag_wait`) for the refit to catch up, and no suggestion is precomputed from the model.
 const MODEL_LAG_MIN: usize = 4;

@@ -33,7 +33,7 @@
 //! and is only taken while no trial was created since, by any replica.
 //!
 //! The study's seed comes from its number and name only, so the same study on a fresh database
-//! proposes the same points (the README walk-through relies on it) — for every call when the
+//! proposes the same points (the curl walk-through of docs/api.md relies on it) — for every call when the
 //! study is *reproducible* ([`Engine::reproducible`]: a suggest then waits for the model of its
 //! data version), else until a suggest races a refit.
 
@@ -97,7 +97,7 @@ pub enum EngineError {
 /// [`EngineConfig::lag_wait`]'s default (the server's `--model-lag-wait`): long enough for a refit of a few hundred trials, short
 /// enough that a suggest under load stays within a second. A loop whose objective takes
 /// milliseconds, faster than the fits, then completes a few trials a second while a refit runs,
-/// rather than hundreds from a model fitted on a fraction of its data (docs/benchmarks.md, "The
+/// rather than hundreds from a model fitted on a fraction of its data (docs/journal/benchmarks.md, "The
 /// held-out suite, second pass").
 pub const DEFAULT_LAG_WAIT: Duration = Duration::from_millis(500);
 

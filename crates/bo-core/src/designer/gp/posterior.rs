@@ -36,7 +36,7 @@ pub(crate) fn add_fantasies(gp: &mut Gp, encode: &dyn Fn(&Assignment) -> Vec<f64
 /// The level of a GP's constant prior mean, to which its posterior mean returns away from the
 /// data. Fitting puts it at the observations' mean; an additive model's acquisition then finds
 /// each group's unexplored corners as good as average, and with tens of groups it leaves the
-/// incumbent for them (measured in docs/benchmarks.md).
+/// incumbent for them (measured in docs/journal/benchmarks.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum PriorMean {
@@ -114,7 +114,7 @@ impl Posterior {
     /// This posterior calibrated as a model whose structure was chosen on the same trials
     /// ([`Evidence::Refitted`], within the noise bounds of `noise`): `OVERLAP_ADD_GP`'s graph
     /// and length scales, sampled by their likelihood, whose leave-one-out residuals at the
-    /// fitted θ flatter it (measured in docs/benchmarks.md, "Calibration").
+    /// fitted θ flatter it (measured in docs/journal/benchmarks.md, "Calibration").
     pub fn chosen_on_its_trials(self, noise: ObservationNoise) -> Posterior {
         Posterior { evidence: Evidence::Refitted(super::schedule::noise_bounds(noise)), ..self }
     }

@@ -113,14 +113,14 @@ struct State {
 
 /// Between full hyperparameter searches (from the warm, default and random starts), refits start
 /// from the warm start alone; a full search runs again once the data has grown by this factor —
-/// O(log n) of them over a study. Measured with `bo-bench suite` (docs/benchmarks.md).
+/// O(log n) of them over a study. Measured with `bo-bench suite` (docs/journal/benchmarks.md).
 const FULL_FIT_GROWTH: f64 = 1.2;
 
 /// Between optimisations of θ, the GP conditions on new observations at the last θ; θ is
 /// optimised again (from the warm start) once the data has grown by this fraction since — every
 /// trial below 40, every 5th at 100, every 50th at 1,000. Over 12 seeds of Branin, Hartmann-3/-6
 /// and Jenatton it took 30 % off the time per step with the same regret; 0.1 took 40 % and cost
-/// Branin and Jenatton regret (docs/benchmarks.md).
+/// Branin and Jenatton regret (docs/journal/benchmarks.md).
 const WARM_REFIT_GROWTH: f64 = 0.05;
 
 /// The noise bounds of a study's `observationNoise`.

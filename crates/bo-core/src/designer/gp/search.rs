@@ -15,7 +15,7 @@ use crate::space::features::Features;
 use crate::trial::{Assignment, AssignmentKey};
 
 /// Sobol candidates scored per suggestion by default, and L-BFGS iterations per start of the
-/// acquisition search. Measured with `bo-bench suite` (docs/benchmarks.md, issue 22's third
+/// acquisition search. Measured with `bo-bench suite` (docs/journal/benchmarks.md, issue 22's third
 /// pass): 256 and 15 instead of 512 and 30 left the regret within seed spread on 25 problems
 /// (30 seeds on the continuous and mixed ones, 20 on the conditional, 6 at D = 24–25) and made a
 /// suggestion 20–45 % cheaper; at D = 20 every start had run all 30 iterations.

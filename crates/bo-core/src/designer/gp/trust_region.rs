@@ -5,7 +5,7 @@
 //! first stall (as many trials in a row without improvement as would halve it), so the
 //! suggestions after the design search the whole space until the global search stops paying:
 //! on held-out real tuning tasks that ended lower on 11 of 15 than a box from the design on
-//! (our departure from TuRBO; docs/benchmarks.md, the held-out suite's fourth pass). The same
+//! (our departure from TuRBO; docs/journal/benchmarks.md, the held-out suite's fourth pass). The same
 //! stall ends `GP_BANDIT`'s `explorationBeta` phase, with or without a box.
 //!
 //! The box's side is not stored: it is replayed from the trials in the order they were

@@ -13,12 +13,12 @@ use crate::optimize::mixed::standard_normal;
 /// Random scalarisation directions per suggestion. OSS Vizier uses 1,000; over 10 seeds of the
 /// five `bo-bench multi` problems, 250 left the hypervolume regret at 100 evaluations within
 /// seed spread (better on DTLZ2, level on the others) and took 30–40 % off the time per
-/// suggestion (docs/benchmarks.md, "Several objectives").
+/// suggestion (docs/journal/benchmarks.md, "Several objectives").
 pub(super) const WEIGHTS: usize = 250;
 /// The multiplier of each objective's posterior deviation in its upper confidence bound. OSS
 /// Vizier uses 1.8; over 10 seeds of the five `bo-bench multi` problems, 1.8, 1.0, 0.5 and 0.25
 /// explored too much (hypervolume regret at 100 up to 2.8× that of 0.1), and 0 (the posterior
-/// mean alone) was within seed spread of 0.1 (docs/benchmarks.md, "Several objectives"). The
+/// mean alone) was within seed spread of 0.1 (docs/journal/benchmarks.md, "Several objectives"). The
 /// scalarisations' floor and the fantasies already spread a batch.
 pub(super) const UCB_COEFFICIENT: f64 = 0.1;
 /// The highest probability of safety a hard constraint asks of a candidate (a target of 1 asks

@@ -1,17 +1,18 @@
-"""Replays the README's curl walk-through against a fresh server and checks that every command
-prints exactly what the README shows (timestamps aside, which differ run to run)."""
+"""Replays the curl walk-through of docs/api.md against a fresh server and checks that every command
+prints exactly what the page shows (timestamps aside, which differ run to run)."""
 import json
 import pathlib
 import re
 import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+WALKTHROUGH = ROOT / "docs" / "api.md"
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 
 
 def _transcript():
-    """(command, expected output lines) pairs from the README's console blocks."""
-    text = (ROOT / "README.md").read_text()
+    """(command, expected output lines) pairs from the walk-through's console blocks."""
+    text = WALKTHROUGH.read_text()
     pairs = []
     for block in re.findall(r"```console\n(.*?)```", text, re.S):
         for line in block.splitlines():
@@ -22,8 +23,8 @@ def _transcript():
     return pairs
 
 
-def test_readme_walkthrough_prints_what_it_shows(server, tmp_path):
-    text = (ROOT / "README.md").read_text()
+def test_walkthrough_prints_what_it_shows(server, tmp_path):
+    text = WALKTHROUGH.read_text()
     (tmp_path / "study.json").write_text(text.split("```json\n", 1)[1].split("```", 1)[0])
     base = f"{server}/v1/projects/demo/locations/local"
     pairs = _transcript()
