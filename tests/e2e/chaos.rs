@@ -257,7 +257,7 @@ fn a_database_outage_under_load_is_fast_503s_then_recovery() {
     let (head, rest) = pg.url.split_once('@').expect("a user in the URL");
     let (hostport, tail) = rest.split_once('/').expect("a database in the URL");
     let proxy = Proxy::start(hostport.to_owned());
-    let db = Database { name: "postgres via proxy", url: format!("{head}@{}/{tail}", proxy.addr) };
+    let db = Database { name: "postgres via proxy", url: format!("{head}@{}/{tail}", proxy.addr), fresh: pg.fresh.clone() };
     let servers = [Server::start_with(&db, &["--database-timeout", "1"]), Server::start_with(&db, &["--database-timeout", "1"])];
     let cluster = Arc::new(Cluster::new(&servers));
     let (status, v) = cluster.call("POST", "/studies", Some(&study("rs", "RANDOM_SEARCH")));

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use bo_store::testing::TestDatabase;
 use reqwest::StatusCode;
 use reqwest::blocking::Client;
 use serde_json::Value;
@@ -28,15 +29,24 @@ pub fn machine_to_myself() -> MutexGuard<'static, ()> {
 pub struct Database {
     pub name: &'static str,
     pub url: String,
+    /// The fresh database behind `url`, removed when the last clone is dropped; `None` for a
+    /// database the test made and removes itself.
+    pub fresh: Option<Arc<TestDatabase>>,
+}
+
+impl Database {
+    fn fresh(name: &'static str, database: TestDatabase) -> Database {
+        Database { name, url: database.url().to_owned(), fresh: Some(Arc::new(database)) }
+    }
 }
 
 /// The databases to run a test on: a fresh SQLite file always, a fresh Postgres schema when
 /// `BO_TEST_POSTGRES_URL` is set (required under `CI=true`).
 pub fn databases(test: &str) -> Vec<Database> {
-    let mut out = vec![Database { name: "sqlite", url: bo_store::testing::sqlite_url() }];
+    let mut out = vec![Database::fresh("sqlite", TestDatabase::sqlite())];
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
-    if let Some(url) = runtime.block_on(bo_store::testing::postgres_url(test)) {
-        out.push(Database { name: "postgres", url });
+    if let Some(database) = runtime.block_on(TestDatabase::postgres(test)) {
+        out.push(Database::fresh("postgres", database));
     }
     // `BO_TEST_DATABASE=postgres` (or `sqlite`): one database only, for a long measurement.
     if let Ok(only) = std::env::var("BO_TEST_DATABASE") {

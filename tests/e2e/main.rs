@@ -55,9 +55,8 @@ pub fn conditional_study(name: &str, algorithm: &str) -> Value {
 /// each feasible.
 pub fn assert_feasible(server: &harness::Server, study: &str, trial: &Value) {
     let study_json = server.ok_get(&format!("/studies/{study}"));
-    let wire: bo_server::api::wire::study::StudyW = serde_json::from_value(study_json).expect("study parses");
+    let wire: bo_server::wire::study::StudyW = serde_json::from_value(study_json).expect("study parses");
     let (spec, _) = wire.study_spec.into_domain(&bo_core::Limits::default()).expect("stored spec is valid");
-    let params: Vec<bo_server::api::wire::trial::ParameterW> =
-        serde_json::from_value(trial["parameters"].clone()).expect("parameters parse");
-    bo_server::api::wire::trial::assignment_from_wire(params, &spec).unwrap_or_else(|e| panic!("infeasible trial {trial}: {e}"));
+    let params: Vec<bo_server::wire::trial::ParameterW> = serde_json::from_value(trial["parameters"].clone()).expect("parameters parse");
+    bo_server::wire::trial::assignment_from_wire(params, &spec).unwrap_or_else(|e| panic!("infeasible trial {trial}: {e}"));
 }

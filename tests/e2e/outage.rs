@@ -79,7 +79,7 @@ fn a_database_outage_is_a_503_and_service_resumes() {
     let (head, rest) = pg.url.split_once('@').expect("a user in the URL");
     let (hostport, tail) = rest.split_once('/').expect("a database in the URL");
     let proxy = Proxy::start(hostport.to_owned());
-    let db = Database { name: "postgres via proxy", url: format!("{head}@{}/{tail}", proxy.addr) };
+    let db = Database { name: "postgres via proxy", url: format!("{head}@{}/{tail}", proxy.addr), fresh: pg.fresh.clone() };
     let s = Server::start_with(&db, &["--database-timeout", "1"]);
     let study = s.create_study(conditional_study("outage", "RANDOM_SEARCH"));
     let before = s.ok_get("/studies");

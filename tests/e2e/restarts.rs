@@ -262,7 +262,7 @@ fn recovers_and_kept_everything(s: &Server, study: &str, seen: &Arc<Mutex<Seen>>
 fn postgres_restarted_under_load() {
     let _machine = machine_to_myself();
     let Some(cluster) = Cluster::start() else { return };
-    let db = Database { name: "postgres (the test's own cluster)", url: cluster.url() };
+    let db = Database { name: "postgres (the test's own cluster)", url: cluster.url(), fresh: None };
     let s = Arc::new(Server::start_with(&db, &["--database-timeout", "1", "--rate-limit", "0"]));
     let study = s.create_study(conditional_study("restarted", "QUASI_RANDOM_SEARCH"));
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -344,7 +344,7 @@ impl Drop for SmallDisk {
 fn sqlite_disk_fills_under_load() {
     let _machine = machine_to_myself();
     let Some(disk) = SmallDisk::mount() else { return };
-    let db = Database { name: "sqlite on a full disk", url: format!("sqlite://{}/bo.db", disk.dir.display()) };
+    let db = Database { name: "sqlite on a full disk", url: format!("sqlite://{}/bo.db", disk.dir.display()), fresh: None };
     let s = Arc::new(Server::start_with(&db, &["--database-timeout", "1", "--rate-limit", "0"]));
     let study = s.create_study(conditional_study("filled", "QUASI_RANDOM_SEARCH"));
     let seen = Arc::new(Mutex::new(Seen::default()));

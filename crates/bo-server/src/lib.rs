@@ -4,14 +4,16 @@
 
 pub mod api;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod listener;
 pub mod metrics;
 mod sync;
 pub mod transfer;
+pub mod wire;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::Context;
 
@@ -26,11 +28,6 @@ pub const COMMIT: &str = env!("BO_COMMIT");
 
 /// What `--version` prints: the crate's version and the commit.
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("BO_COMMIT"), ")");
-
-/// The current time in milliseconds since the Unix epoch: the one clock of the service.
-pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
-}
 
 /// Connects to the database, serves until SIGTERM or Ctrl-C, then drains requests and closes
 /// the database.
@@ -133,7 +130,7 @@ async fn expire_operations(store: bo_store::Store, retention: Duration) {
     const BATCH: i64 = 1000;
     let every = (retention / 10).clamp(Duration::from_secs(1), Duration::from_secs(3600));
     loop {
-        let before = now_ms().saturating_sub(i64::try_from(retention.as_millis()).unwrap_or(i64::MAX));
+        let before = clock::now_ms().saturating_sub(i64::try_from(retention.as_millis()).unwrap_or(i64::MAX));
         let mut deleted = 0u64;
         loop {
             match store.delete_finished_operations(before, BATCH).await {

@@ -240,7 +240,7 @@ pub struct Access {
     /// How long a request may take before it is answered 504; `None`: no bound.
     pub request_timeout: Option<Duration>,
     /// How long a `:commit` waits for its import before answering 202 with the progress
-    /// (`transfer::COMMIT_WAIT`, at most half the request timeout).
+    /// (`in_progress::COMMIT_WAIT`, at most half the request timeout).
     pub commit_wait: Duration,
     /// The sizes a request may have.
     pub limits: Limits,
@@ -256,7 +256,7 @@ impl Default for Access {
             max_header_bytes: 16 << 10,
             max_body_bytes: super::DEFAULT_BODY_LIMIT,
             request_timeout: None,
-            commit_wait: super::transfer::COMMIT_WAIT,
+            commit_wait: super::in_progress::COMMIT_WAIT,
             limits: Limits::default(),
         }
     }
@@ -292,7 +292,7 @@ impl Access {
             max_header_bytes: config.max_header_bytes,
             max_body_bytes: config.max_body_bytes,
             request_timeout,
-            commit_wait: request_timeout.map_or(super::transfer::COMMIT_WAIT, |limit| super::transfer::COMMIT_WAIT.min(limit / 2)),
+            commit_wait: request_timeout.map_or(super::in_progress::COMMIT_WAIT, |limit| super::in_progress::COMMIT_WAIT.min(limit / 2)),
             limits: config.limits.limits(),
         })
     }

@@ -15,9 +15,9 @@ use utoipa::IntoParams;
 use super::error::{ApiError, ErrorBodyW};
 use super::extract::{StudyPath, load_study};
 use super::state::AppState;
-use super::wire::columns::{ColumnsHead, CurveW, TrialColumnsW, TrialCurvesW, TrialHistoryW};
-use super::wire::shown;
-use super::wire::study::state_to_wire;
+use crate::wire::columns::{ColumnsHead, CurveW, TrialColumnsW, TrialCurvesW, TrialHistoryW};
+use crate::wire::shown;
+use crate::wire::study::state_to_wire;
 
 /// Trials per read when `pageSize` is absent, and the most one read takes.
 pub const DEFAULT_COLUMNS_PAGE: i64 = 20_000;

@@ -150,7 +150,7 @@ impl From<StoreError> for ApiError {
             StoreError::DiskFull(e) => {
                 // Once a minute at most: a full disk fails every write until room is made.
                 static LOGGED_AT_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
-                let now = crate::now_ms();
+                let now = crate::clock::now_ms();
                 let last = LOGGED_AT_MS.load(std::sync::atomic::Ordering::Relaxed);
                 if now.saturating_sub(last) >= 60_000
                     && LOGGED_AT_MS

@@ -15,8 +15,8 @@ use utoipa::IntoParams;
 use super::access::{BodyLimit, BodyTimeout};
 use super::error::ApiError;
 use super::state::AppState;
-use super::wire::normalize_keys;
-use super::wire::operation::ApiVersion;
+use crate::wire::normalize_keys;
+use crate::wire::operation::ApiVersion;
 
 /// A JSON body of type `T`, errors as [`ApiError`].
 pub struct AppJson<T>(pub T);
@@ -93,7 +93,7 @@ pub fn parse_body_now<T: DeserializeOwned>(bytes: &[u8], limits: &Limits) -> Res
     };
     check_strings(&value, &mut String::new(), limits, Text::Free)?;
     normalize_keys(&mut value);
-    serde_path_to_error::deserialize(super::wire::strict::Strict(value)).map_err(|e| {
+    serde_path_to_error::deserialize(crate::wire::strict::Strict(value)).map_err(|e| {
         let path = e.path().to_string();
         let inner = in_words(&e.into_inner().to_string());
         if path == "." {
@@ -190,7 +190,7 @@ pub fn parse_id(kind: &str, raw: &str) -> Result<i64, ApiError> {
     canonical
         .then(|| raw.parse::<i64>().ok())
         .flatten()
-        .ok_or_else(|| ApiError::not_found(format!("{kind} {} not found", super::wire::shown(raw))))
+        .ok_or_else(|| ApiError::not_found(format!("{kind} {} not found", crate::wire::shown(raw))))
 }
 
 /// A study: `projects/{project}/locations/{location}/studies/{study}`.
@@ -232,7 +232,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for PathVersion {
 #[cfg(test)]
 mod tests {
     use super::parse_body_now;
-    use crate::api::wire::request::EmptyRequestW;
+    use crate::wire::request::EmptyRequestW;
 
     fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, super::ApiError> {
         parse_body_now(bytes, &bo_core::Limits::default())

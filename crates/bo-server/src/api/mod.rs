@@ -9,6 +9,7 @@ pub mod dashboard;
 pub mod error;
 pub mod extract;
 pub mod health;
+pub mod in_progress;
 pub mod metrics;
 pub mod model;
 pub mod offload;
@@ -20,7 +21,6 @@ pub mod state;
 pub mod studies;
 pub mod transfer;
 pub mod trials;
-pub mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -36,6 +36,8 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use error::ApiError;
 use state::AppState;
+
+use crate::wire;
 
 /// The largest request body accepted unless configured otherwise: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;

@@ -9,12 +9,12 @@ use axum::extract::{Path, State};
 use super::error::{ApiError, ErrorBodyW};
 use super::extract::{StudyPath, load_study};
 use super::state::AppState;
-use super::wire::model::{
+use crate::engine::{EmbeddedRefusal, ImportanceAnswer};
+use crate::wire::model::{
     EmbeddedPointsW, ImportanceW, MetricPredictionW, ModelSummaryW, ParameterImportanceW, PredictRequestW, PredictResponseW, PredictionW,
     TermShareW,
 };
-use super::wire::trial::assignment_from_wire;
-use crate::engine::{EmbeddedRefusal, ImportanceAnswer};
+use crate::wire::trial::assignment_from_wire;
 
 /// The most points one `:predict` takes.
 pub const MAX_PREDICT_POINTS: usize = 1000;

@@ -11,14 +11,14 @@ use super::error::{ApiError, Code, ErrorBodyW};
 use super::extract::load_study;
 use super::extract::{PathVersion, parse_id};
 use super::state::AppState;
-use super::wire::format_time;
-use super::wire::operation::{
+use crate::wire::format_time;
+use crate::wire::operation::{
     ApiVersion, OperationW, StatusW, early_stopping_operation, failed_suggest_operation, finished_suggest_operation,
     pending_suggest_operation,
 };
-use super::wire::study::StudyStateW;
-use super::wire::study::study_name;
-use super::wire::trial::TrialW;
+use crate::wire::study::StudyStateW;
+use crate::wire::study::study_name;
+use crate::wire::trial::TrialW;
 
 /// An operation of a study.
 #[derive(Deserialize, IntoParams)]

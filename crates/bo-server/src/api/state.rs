@@ -20,14 +20,14 @@ pub struct AppState {
     /// What `/metrics` reports.
     pub metrics: Arc<Metrics>,
     /// Turns at streaming an export, shared fairly between projects.
-    pub exports: Arc<super::transfer::ExportSlots>,
+    pub exports: Arc<super::in_progress::ExportSlots>,
     /// The import commits running on this replica.
-    pub commits: Arc<super::transfer::Commits>,
+    pub commits: Arc<super::in_progress::Commits>,
 }
 
 impl AppState {
     /// The state of a service over `store` and `engine`.
     pub fn new(store: Store, engine: Engine, access: Arc<Access>, metrics: Arc<Metrics>) -> AppState {
-        AppState { store, engine, access, metrics, exports: Arc::new(super::transfer::ExportSlots::default()), commits: Arc::default() }
+        AppState { store, engine, access, metrics, exports: Arc::new(super::in_progress::ExportSlots::default()), commits: Arc::default() }
     }
 }

@@ -17,13 +17,13 @@ use super::extract::{AppJson, RawBody, StudyPath, load_study, parse_body};
 use super::offload;
 use super::page::{Page, PageParams};
 use super::state::AppState;
-use super::wire::format_time;
-use super::wire::request::{
+use crate::engine;
+use crate::wire::format_time;
+use crate::wire::request::{
     AddParametersRequestW, EmptyRequestW, ListLocationsResponseW, ListStudiesResponseW, ListStudyOverviewResponseW, LocationW,
     LookupStudyRequestW, StudyOverviewW, StudySummaryW,
 };
-use super::wire::study::{MetricSpecW, StudyW, state_to_wire, study_name, study_to_wire};
-use crate::engine;
+use crate::wire::study::{MetricSpecW, StudyW, state_to_wire, study_name, study_to_wire};
 
 /// The parent of studies: `projects/{project}/locations/{location}`.
 #[derive(Deserialize, IntoParams)]
@@ -66,7 +66,7 @@ pub async fn create_study(
     })
     .await
     .map_err(|e| ApiError::new(super::error::Code::Internal, format!("validating a study panicked: {e}")))??;
-    let now = crate::now_ms();
+    let now = crate::clock::now_ms();
     engine::transfer::choose_priors(&state.store, &path.project, &path.location, &mut spec, now).await?;
     let (study, created) = state.store.create_study(&path.project, &path.location, &body.display_name, &spec, settings, now).await?;
     if created {
@@ -187,7 +187,7 @@ pub async fn post_study_verb(
     let Some((study, verb)) = study_verb.split_once(':') else {
         return Err(ApiError::not_found(format!(
             "POST {} is not a method; study methods are :predict, :stop and :addParameters",
-            super::wire::shown(&study_verb)
+            crate::wire::shown(&study_verb)
         )));
     };
     let path = StudyPath { project, location, study: study.to_owned() };
@@ -198,7 +198,7 @@ pub async fn post_study_verb(
         "addParameters" => Ok(add_parameters(state, path, parse_body(body, &limits).await?).await?.into_response()),
         other => Err(ApiError::not_found(format!(
             "{} is not a study method; study methods are predict, stop and addParameters",
-            super::wire::shown(other)
+            crate::wire::shown(other)
         ))),
     }
 }
@@ -254,7 +254,7 @@ pub async fn lookup_study(
     let study = state.store.lookup_study(&path.project, &path.location, &body.display_name).await.map_err(|e| match e {
         StoreError::NotFound(_) => ApiError::not_found(format!(
             "no study named {} in projects/{}/locations/{}",
-            super::wire::shown(&body.display_name),
+            crate::wire::shown(&body.display_name),
             path.project,
             path.location
         )),

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
+use bo_store::testing::TestDatabase;
 use bo_store::{Store, StoreOptions};
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -19,16 +20,18 @@ use crate::metrics::Metrics;
 /// The application over a fresh SQLite database.
 struct TestApp {
     router: Router,
+    _database: TestDatabase,
 }
 
 impl TestApp {
     async fn new(access: Access) -> TestApp {
         let options = StoreOptions { max_connections: 4, acquire_timeout: std::time::Duration::from_secs(10) };
-        let store = Store::connect(&bo_store::testing::sqlite_url(), &options).await.expect("a test database");
+        let database = TestDatabase::sqlite();
+        let store = Store::connect(database.url(), &options).await.expect("a test database");
         let metrics = Arc::new(Metrics::new());
         let engine = Engine::new(store.clone(), &EngineConfig::default(), metrics.clone());
         let state = AppState::new(store, engine, Arc::new(access), metrics);
-        TestApp { router: super::app(state, true) }
+        TestApp { router: super::app(state, true), _database: database }
     }
 
     /// `method uri` with a JSON `body`: the status and the JSON answer (`Null` when not JSON).

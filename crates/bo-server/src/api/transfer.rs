@@ -6,14 +6,14 @@
 //!   as stored) per read, each page encoded on a blocking thread and handed to the connection
 //!   through a queue of two — memory stays a few pages whatever the study's size. A client that
 //!   reads slower than [`MIN_EXPORT_RATE`] on average (after [`EXPORT_GRACE`]) is cut off, the
-//!   body left unfinished. At most [`MAX_EXPORTS`] run at once, [`MAX_EXPORTS_PER_PROJECT`] of
-//!   them a project's (`ExportSlots`), each counted in flight for its key until its stream ends.
+//!   body left unfinished. At most [`MAX_EXPORTS`](super::in_progress::MAX_EXPORTS) run at once, [`MAX_EXPORTS_PER_PROJECT`](super::in_progress::MAX_EXPORTS_PER_PROJECT) of
+//!   them a project's (`in_progress::ExportSlots`), each counted in flight for its key until its stream ends.
 //! - `POST …/studies:import` opens an upload with the JSON document's head (its `trials` may
 //!   hold a first part, or be left out); `POST …/imports/{import}:append` stages a part
 //!   `{"trials": […]}` (each under the body limit, ids increasing across parts); `:commit`
 //!   creates the study with all of them, seen whole or not at all. A commit runs as a task of
-//!   its own (`Commits`, one per upload on a replica; a second `:commit` joins it): the request
-//!   waits up to [`COMMIT_WAIT`] and answers the study, or 202 with the upload's progress, and
+//!   its own (`in_progress::Commits`, one per upload on a replica; a second `:commit` joins it): the request
+//!   waits up to [`COMMIT_WAIT`](super::in_progress::COMMIT_WAIT) and answers the study, or 202 with the upload's progress, and
 //!   the client asks again. `GET` shows how far an upload got (to resume after a failure),
 //!   `DELETE` abandons it. Every part is checked as a created trial
 //!   is and a bad one names its field and stores nothing; an upload unused for [`IMPORT_TTL_MS`]
@@ -22,7 +22,6 @@
 //! The file formats are `crate::transfer`'s; this module owns only the HTTP around them.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -37,20 +36,17 @@ use utoipa::{IntoParams, ToSchema};
 use super::error::{ApiError, Code, ErrorBodyW};
 use super::extract::{AppJson, RawBody, parse_body};
 use super::extract::{StudyPath, load_study};
+use super::in_progress::ExportSlot;
 use super::offload::blocking;
 use super::state::AppState;
 use super::studies::LocationPath;
-use super::wire::study::StudyW;
-use super::wire::study::study_to_wire;
-use super::wire::trial::TrialW;
-use super::wire::{format_time, int64, shown};
 use crate::transfer::document::{DocumentError, StudyExport, trial_from_wire};
 use crate::transfer::{Encoder, Format, Pages};
+use crate::wire::study::StudyW;
+use crate::wire::study::study_to_wire;
+use crate::wire::trial::TrialW;
+use crate::wire::{format_time, int64, shown};
 
-/// Exports streaming at once, over every project (each holds a few pages in memory).
-pub const MAX_EXPORTS: usize = 8;
-/// Exports streaming at once in one project: one key's slow readers leave the rest to others.
-pub const MAX_EXPORTS_PER_PROJECT: usize = 2;
 /// The slowest an export's client may read on average, in bytes per second, beyond
 /// [`EXPORT_GRACE`]; a slower one is cut off (a 38 MB export at this rate takes ten minutes).
 pub const MIN_EXPORT_RATE: f64 = 64.0 * 1024.0;
@@ -60,9 +56,6 @@ pub const EXPORT_GRACE: Duration = Duration::from_secs(10);
 pub const IMPORT_TTL_MS: i64 = 24 * 3600 * 1000;
 /// How long a committed upload is kept at least, answering `:commit` and `GET` with its study.
 pub const COMMITTED_TTL_MS: i64 = 3600 * 1000;
-/// The longest a `:commit` request waits for its commit (at most half the request timeout)
-/// before answering 202 with the upload's progress; the commit runs on.
-pub const COMMIT_WAIT: Duration = Duration::from_secs(20);
 /// Uploads open at once in one project, over all its locations (each may hold
 /// [`MAX_IMPORT_TRIALS`]).
 pub const MAX_OPEN_IMPORTS: i64 = 16;
@@ -106,7 +99,7 @@ pub async fn export_study(state: AppState, path: StudyPath, query: BTreeMap<Stri
     let head = state.store.study_head(study.id).await?;
     let number = study.number;
     let pages = Pages::of(&head);
-    let (encoder, opening) = blocking("opening the export", move || Encoder::new(format, head, crate::now_ms()))
+    let (encoder, opening) = blocking("opening the export", move || Encoder::new(format, head, crate::clock::now_ms()))
         .await?
         .map_err(|e| ApiError::new(Code::Internal, format!("writing the export failed: {e}")))?;
     let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(2);
@@ -230,54 +223,6 @@ impl Pace {
     }
 }
 
-/// The turns at streaming an export: [`MAX_EXPORTS`] in all, at most
-/// [`MAX_EXPORTS_PER_PROJECT`] of them one project's, so no project's slow readers hold them all.
-#[derive(Default)]
-pub struct ExportSlots {
-    held: std::sync::Mutex<BTreeMap<String, usize>>,
-}
-
-/// An export's turn, given back when dropped (when its stream ends, however it ends).
-pub struct ExportSlot {
-    slots: std::sync::Arc<ExportSlots>,
-    project: String,
-}
-
-impl ExportSlots {
-    /// A turn for an export of `project`, or a 429 saying whose limit was met.
-    pub fn take(self: &std::sync::Arc<Self>, project: &str) -> Result<ExportSlot, ApiError> {
-        let mut held = crate::sync::lock(&self.held);
-        let total: usize = held.values().sum();
-        let mine = held.get(project).copied().unwrap_or(0);
-        if mine >= MAX_EXPORTS_PER_PROJECT {
-            return Err(ApiError::new(
-                Code::ResourceExhausted,
-                format!("project {project} has {mine} exports in progress, the most one project may have at once; retry when one ends"),
-            ));
-        }
-        if total >= MAX_EXPORTS {
-            return Err(ApiError::new(
-                Code::ResourceExhausted,
-                format!("{MAX_EXPORTS} exports are in progress, the most at once; retry when one ends"),
-            ));
-        }
-        *held.entry(project.to_owned()).or_default() += 1;
-        Ok(ExportSlot { slots: self.clone(), project: project.to_owned() })
-    }
-}
-
-impl Drop for ExportSlot {
-    fn drop(&mut self) {
-        let mut held = crate::sync::lock(&self.slots.held);
-        if let Some(n) = held.get_mut(&self.project) {
-            *n -= 1;
-            if *n == 0 {
-                held.remove(&self.project);
-            }
-        }
-    }
-}
-
 /// `GET …/studies/{study}{:verb}`: the study, or `:export`.
 pub async fn get_study_or_verb(
     State(state): State<AppState>,
@@ -349,7 +294,7 @@ fn import_to_wire(r: &ImportRecord, study: Option<&bo_store::StudyRecord>) -> Im
     ImportW {
         state,
         committed_trial_count: r.committed_trials,
-        study: study.map(super::wire::study::study_name),
+        study: study.map(crate::wire::study::study_name),
         name: format!("projects/{}/locations/{}/imports/{}", r.project, r.location, r.id),
         display_name: r.display_name.clone(),
         trial_count: r.trials,
@@ -461,11 +406,11 @@ pub async fn import_study(
     }
     // The head is kept as the document without its trials, decoded again at the commit.
     let head_json = {
-        let mut empty = StudyExport::head(&head, crate::now_ms());
+        let mut empty = StudyExport::head(&head, crate::clock::now_ms());
         empty.study.display_name = display_name.clone();
         serde_json::to_string(&empty).map_err(|e| ApiError::new(Code::Internal, format!("keeping the document's head failed: {e}")))?
     };
-    let now = crate::now_ms();
+    let now = crate::clock::now_ms();
     let id = format!("{:032x}", rand::random::<u128>());
     let record = ImportRecord::opening(id, path.project.clone(), path.location.clone(), display_name, head_json, now, now + IMPORT_TTL_MS);
     let mut opened = state.store.open_import(&record, MAX_OPEN_IMPORTS).await.map_err(import_error)?;
@@ -477,7 +422,7 @@ pub async fn import_study(
 }
 
 async fn stage(state: &AppState, upload: &ImportRecord, head: &StudyHead, trials: &[bo_core::Trial]) -> Result<ImportRecord, ApiError> {
-    let now = crate::now_ms();
+    let now = crate::clock::now_ms();
     state
         .store
         .stage_import_trials(
@@ -507,7 +452,7 @@ async fn upload_head(state: &AppState, upload: &ImportRecord) -> Result<StudyHea
 }
 
 async fn find_upload(state: &AppState, path: &ImportPath) -> Result<ImportRecord, ApiError> {
-    state.store.get_import(&path.project, &path.location, &path.import, crate::now_ms()).await.map_err(store_error)
+    state.store.get_import(&path.project, &path.location, &path.import, crate::clock::now_ms()).await.map_err(store_error)
 }
 
 /// GetImport (bo extension): how far an upload got.
@@ -531,7 +476,7 @@ async fn upload_to_wire(state: &AppState, upload: &ImportRecord) -> Result<Impor
 #[utoipa::path(delete, path = "/v1/projects/{project}/locations/{location}/imports/{import}", tag = "studies",
     params(ImportPath), responses((status = 200, description = "deleted; an empty object", body = Object), (status = 404, description = "no such upload (deleted, expired, or its study deleted since)", body = ErrorBodyW)))]
 pub async fn delete_import(State(state): State<AppState>, Path(path): Path<ImportPath>) -> Result<Json<serde_json::Value>, ApiError> {
-    state.store.delete_import(&path.project, &path.location, &path.import, crate::now_ms()).await.map_err(store_error)?;
+    state.store.delete_import(&path.project, &path.location, &path.import, crate::clock::now_ms()).await.map_err(store_error)?;
     Ok(Json(serde_json::json!({})))
 }
 
@@ -552,21 +497,26 @@ pub async fn append_import(state: AppState, path: ImportPath, body: AppendImport
 
 /// CommitImport (bo extension): creates the study with every staged trial and the document's
 /// model state, seen whole or not at all. The commit runs on its own, whatever becomes of the
-/// request: answered with the study if it ends within [`COMMIT_WAIT`], else 202 with the
+/// request: answered with the study if it ends within [`COMMIT_WAIT`](super::in_progress::COMMIT_WAIT), else 202 with the
 /// upload's progress — ask again (it joins the running commit, or resumes one a restart cut) or
 /// poll `GET`. A committed upload answers its study.
 #[utoipa::path(post, path = "/v1/projects/{project}/locations/{location}/imports/{import}:commit", tag = "studies",
-    params(ImportPath), request_body = super::wire::request::EmptyRequestW,
+    params(ImportPath), request_body = crate::wire::request::EmptyRequestW,
     responses((status = 200, description = "the new study", body = StudyW),
               (status = 202, description = "still committing: the upload with its progress; ask again", body = ImportW),
               (status = 404, description = "no such upload (deleted, expired, or its study deleted since)", body = ErrorBodyW),
               (status = 409, description = "the location has a study of that name by now", body = ErrorBodyW)))]
-pub async fn commit_import(state: AppState, path: ImportPath, _body: super::wire::request::EmptyRequestW) -> Result<Response, ApiError> {
+pub async fn commit_import(state: AppState, path: ImportPath, _body: crate::wire::request::EmptyRequestW) -> Result<Response, ApiError> {
     let upload = find_upload(&state, &path).await?;
     if let (Some(_), Some(id)) = (upload.committed_ms, upload.study_id) {
         return Ok(Json(study_to_wire(&state.store.study_by_id(id).await.map_err(store_error)?)).into_response());
     }
-    let mut done = state.commits.join_or_start(&state, upload);
+    let commit = {
+        let state = state.clone();
+        let upload = upload.clone();
+        async move { commit(&state, &upload).await }
+    };
+    let mut done = state.commits.join_or_start(&upload.id, commit);
     // The answer is cloned out at once: a borrowed one must not be held across an await.
     let answered = tokio::time::timeout(state.access.commit_wait, done.wait_for(Option::is_some)).await.map(|r| r.map(|a| a.clone()));
     match answered {
@@ -580,58 +530,15 @@ pub async fn commit_import(state: AppState, path: ImportPath, _body: super::wire
     }
 }
 
-/// What a commit ends with: the study, or the error its requests answer.
-type CommitAnswer = Option<Result<bo_store::StudyRecord, ApiError>>;
-
-/// The commits running on this replica, by upload id. Each runs as a task of its own, so a
-/// request that gives up (or is cut by the request timeout) leaves it going; a second `:commit`
-/// of the upload waits on the first's answer instead of taking steps beside it. (Replicas
-/// share nothing here: one on another replica takes its steps in turn, under the upload's row
-/// lock.)
-#[derive(Default)]
-pub struct Commits(std::sync::Mutex<std::collections::HashMap<String, tokio::sync::watch::Receiver<CommitAnswer>>>);
-
-impl Commits {
-    /// The answer of the upload's running commit, starting it if none runs.
-    fn join_or_start(self: &Arc<Self>, state: &AppState, upload: ImportRecord) -> tokio::sync::watch::Receiver<CommitAnswer> {
-        let mut running = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(answer) = running.get(&upload.id) {
-            return answer.clone();
-        }
-        let (tx, rx) = tokio::sync::watch::channel(None);
-        running.insert(upload.id.clone(), rx.clone());
-        let ended = Ended { commits: self.clone(), id: upload.id.clone() };
-        let state = state.clone();
-        tokio::spawn(async move {
-            let answer = commit(&state, &upload).await;
-            tx.send_replace(Some(answer));
-            drop(ended);
-        });
-        rx
-    }
-}
-
-/// Takes a commit off the running list when its task ends, however it ends.
-struct Ended {
-    commits: Arc<Commits>,
-    id: String,
-}
-
-impl Drop for Ended {
-    fn drop(&mut self) {
-        self.commits.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
-    }
-}
-
 async fn commit(state: &AppState, upload: &ImportRecord) -> Result<bo_store::StudyRecord, ApiError> {
     let head = upload_head(state, upload).await?;
-    let now = crate::now_ms();
+    let now = crate::clock::now_ms();
     let study = state.store.commit_import(upload, &head, now, now + COMMITTED_TTL_MS).await.map_err(|e| match e {
         StoreError::AlreadyExists(m) => ApiError::new(Code::AlreadyExists, m),
         e => store_error(e),
     })?;
     if upload.committed_ms.is_none() {
-        tracing::info!(study = %super::wire::study::study_name(&study), trials = upload.trials, "study imported");
+        tracing::info!(study = %crate::wire::study::study_name(&study), trials = upload.trials, "study imported");
     }
     state.engine.notify_changed(&study);
     Ok(study)
@@ -667,20 +574,5 @@ mod tests {
         assert_eq!(pace.allowed(64 * 1024), Duration::from_secs(1), "64 KiB more: a second more");
         pace.waited += Duration::from_secs(1);
         assert_eq!(pace.allowed(0), Duration::ZERO, "a reader slower than the least rate has no time left");
-    }
-
-    #[test]
-    fn a_project_holds_at_most_its_share_of_the_export_slots() {
-        let slots = std::sync::Arc::new(ExportSlots::default());
-        let mine: Vec<ExportSlot> = (0..MAX_EXPORTS_PER_PROJECT).map(|_| slots.take("a").expect("a slot")).collect();
-        let refused = format!("{:?}", slots.take("a").err().expect("a's share is used"));
-        assert!(refused.contains("project a has 2 exports"), "{refused}");
-        let others: Vec<ExportSlot> =
-            (0..MAX_EXPORTS - MAX_EXPORTS_PER_PROJECT).map(|k| slots.take(&format!("p{k}")).expect("another project's slot")).collect();
-        assert!(format!("{:?}", slots.take("b").err().expect("every slot is held")).contains("the most at once"));
-        drop(mine);
-        assert!(slots.take("b").is_ok(), "a's slots came back when its exports ended");
-        drop(others);
-        assert!(crate::sync::lock(&slots.held).is_empty());
     }
 }

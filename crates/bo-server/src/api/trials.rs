@@ -24,17 +24,17 @@ use super::extract::{AppJson, RawBody, parse_body, parse_id};
 use super::extract::{StudyPath, load_study};
 use super::page::{Page, TrialPageParams};
 use super::state::AppState;
-use super::wire::format_time;
-use super::wire::measurement::measurement_from_wire;
-use super::wire::operation::{ApiVersion, OperationW, early_stopping_operation, suggest_operation};
-use super::wire::request::{
+use crate::engine::SuggestReply;
+use crate::wire::format_time;
+use crate::wire::measurement::measurement_from_wire;
+use crate::wire::operation::{ApiVersion, OperationW, early_stopping_operation, suggest_operation};
+use crate::wire::request::{
     AddParametersRequestW, AddTrialMeasurementRequestW, CompleteTrialRequestW, EmptyRequestW, ListOptimalTrialsResponseW,
     ListTrialsResponseW, SuggestTrialsRequestW, TrialContextW,
 };
-use super::wire::study::StudyStateW;
-use super::wire::study::{state_to_wire, study_name};
-use super::wire::trial::{EarlyStoppingAnswerW, ThresholdW, TrialStateW, TrialW, assignment_from_wire, context_from_wire};
-use crate::engine::SuggestReply;
+use crate::wire::study::StudyStateW;
+use crate::wire::study::{state_to_wire, study_name};
+use crate::wire::trial::{EarlyStoppingAnswerW, ThresholdW, TrialStateW, TrialW, assignment_from_wire, context_from_wire};
 
 /// A trial: `projects/{project}/locations/{location}/studies/{study}/trials/{trial}`.
 #[derive(Deserialize, IntoParams)]
@@ -112,7 +112,7 @@ pub async fn suggest_trials(
                 tracing::info!(study = %study_name(&study), "search space exhausted; study completed");
             }
             let trials: Vec<TrialW> = outcome.trials.iter().map(|t| trial_to_wire(&study, t)).collect();
-            let now = format_time(crate::now_ms());
+            let now = format_time(crate::clock::now_ms());
             Ok(Json(suggest_operation(name(outcome.operation_id), &body.client_id, &now, trials, study_state).in_version(version)))
         }
         SuggestReply::Pending(op) => Ok(Json(super::operations::operation_to_wire(&state, &study, op).await?.in_version(version))),
@@ -196,7 +196,7 @@ pub async fn create_trial(
         infeasible_reason: body.infeasible_reason,
         labels: body.labels,
     };
-    let trial = state.store.create_trial(study.id, new, crate::now_ms()).await?;
+    let trial = state.store.create_trial(study.id, new, crate::clock::now_ms()).await?;
     if trial.state.is_completed() {
         state.engine.notify_changed(&study);
     }
@@ -294,7 +294,7 @@ pub async fn post_trial_verb(
     let Some((trial, verb)) = trial_verb.split_once(':') else {
         return Err(ApiError::not_found(format!(
             "POST {} is not a method; trial methods are :complete, :addTrialMeasurement, :addTrialParameters, :stop and :checkTrialEarlyStoppingState",
-            super::wire::shown(&trial_verb)
+            crate::wire::shown(&trial_verb)
         )));
     };
     let path = TrialPath { project, location, study, trial: trial.to_owned() };
@@ -311,7 +311,7 @@ pub async fn post_trial_verb(
         }
         other => Err(ApiError::not_found(format!(
             "{} is not a trial method; trial methods are complete, addTrialMeasurement, addTrialParameters, stop and checkTrialEarlyStoppingState",
-            super::wire::shown(other)
+            crate::wire::shown(other)
         ))),
     }
 }
@@ -339,7 +339,7 @@ pub async fn complete_trial(state: AppState, path: TrialPath, body: CompleteTria
     };
     let trial = state
         .store
-        .complete_trial(study.id, id, spec, completion, crate::now_ms())
+        .complete_trial(study.id, id, spec, completion, crate::clock::now_ms())
         .await
         .map_err(ApiError::from)
         .map_err(map_trial_error(&study, &path.trial))?;
@@ -367,7 +367,7 @@ pub async fn add_trial_measurement(state: AppState, path: TrialPath, body: AddTr
         (None, true) => return Err(ApiError::invalid("measurement: required")),
         (Some(_), false) => return Err(ApiError::invalid("measurements: give measurement or measurements, not both")),
     };
-    let now = crate::now_ms();
+    let now = crate::clock::now_ms();
     let trial = state
         .store
         .add_measurements(study.id, id, ms, limits, now)
@@ -443,7 +443,7 @@ pub async fn stop_trial(state: AppState, path: TrialPath, _body: EmptyRequestW) 
     let (study, id) = load(&state, &path).await?;
     let trial = state
         .store
-        .stop_trial(study.id, id, crate::now_ms())
+        .stop_trial(study.id, id, crate::clock::now_ms())
         .await
         .map_err(ApiError::from)
         .map_err(map_trial_error(&study, &path.trial))?;
@@ -466,7 +466,7 @@ pub async fn check_trial_early_stopping_state(
     _body: EmptyRequestW,
 ) -> Result<Json<OperationW>, ApiError> {
     let (study, id) = load(&state, &path).await?;
-    let now = crate::now_ms();
+    let now = crate::clock::now_ms();
     let trial = state.store.get_trial(study.id, id).await.map_err(ApiError::from).map_err(map_trial_error(&study, &path.trial))?;
     let decision = stopping_decision(&state, &study, trial).await?;
     let (op_id, should_stop) =

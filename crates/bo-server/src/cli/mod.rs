@@ -11,11 +11,11 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use bo_store::{Store, StoreOptions, StudyRecord};
 
-use crate::api::wire::study::study_name;
-use crate::api::wire::study::{StudySpecW, StudyW};
 use crate::config::Config;
 use crate::transfer::document::StudyExport;
 use crate::transfer::{Format, optuna};
+use crate::wire::study::study_name;
+use crate::wire::study::{StudySpecW, StudyW};
 
 // The command line: the service's settings, and a tool to run on its database instead of serving.
 /// bo: a self-hosted Vertex AI Vizier service — Bayesian optimisation over REST.

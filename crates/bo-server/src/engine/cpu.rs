@@ -322,7 +322,8 @@ mod tests {
 
     /// A study over `k ∈ {a, b, c}`: three points in all.
     async fn three_points() -> StudyRecord {
-        let mut study = testing::study(&testing::store().await, "three", serde_json::Value::Null).await;
+        let store = testing::store().await;
+        let mut study = testing::study(&store, "three", serde_json::Value::Null).await;
         let k = ParamSpec {
             id: "k".into(),
             domain: Domain::Categorical { values: vec!["a".into(), "b".into(), "c".into()] },

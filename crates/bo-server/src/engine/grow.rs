@@ -126,7 +126,7 @@ impl Engine {
         if values.0.is_empty() {
             return Ok((study, trial));
         }
-        let trial = self.inner.store.add_trial_parameters(study.id, trial_id, &values, crate::now_ms()).await?;
+        let trial = self.inner.store.add_trial_parameters(study.id, trial_id, &values, crate::clock::now_ms()).await?;
         Ok((study, trial))
     }
 

@@ -28,7 +28,7 @@ impl Engine {
         let ttl_ms = millis(ttl);
         let me = self.inner.replica.as_str();
         loop {
-            if store.take_refit_lease(study.id, me, crate::now_ms(), ttl_ms).await? {
+            if store.take_refit_lease(study.id, me, crate::clock::now_ms(), ttl_ms).await? {
                 self.lease_held(study.id, true);
                 let renewer = {
                     let (engine, store, me, id) = (self.clone(), store.clone(), me.to_owned(), study.id);
@@ -38,7 +38,7 @@ impl Engine {
                             if engine.stopping() {
                                 return; // the shutdown gives the lease back
                             }
-                            if let Err(e) = store.take_refit_lease(id, &me, crate::now_ms(), ttl_ms).await {
+                            if let Err(e) = store.take_refit_lease(id, &me, crate::clock::now_ms(), ttl_ms).await {
                                 tracing::warn!(study = id, error = %e, "could not renew the refit lease");
                             }
                         }
@@ -95,13 +95,13 @@ impl Engine {
 mod tests {
     use std::sync::Arc;
 
-    use bo_store::{Store, StoredModel};
+    use bo_store::StoredModel;
 
     use super::*;
     use crate::engine::{EngineConfig, testing};
 
     /// A SQLite store with one study of one completed trial, and an engine over it.
-    async fn setup() -> (Store, StudyRecord, Engine) {
+    async fn setup() -> (testing::TestStore, StudyRecord, Engine) {
         let store = testing::store().await;
         let study = testing::study(&store, "leased", serde_json::Value::Null).await;
         testing::complete(&store, &study, 0.5).await;
@@ -115,7 +115,7 @@ mod tests {
     #[tokio::test]
     async fn a_refit_waits_for_the_lease_holder_and_adopts_its_fit() {
         let (store, study, engine) = setup().await;
-        assert!(store.take_refit_lease(study.id, "other", crate::now_ms(), 60_000).await.unwrap());
+        assert!(store.take_refit_lease(study.id, "other", crate::clock::now_ms(), 60_000).await.unwrap());
         let mut reached = engine.inner.hooks.watch();
         engine.inner.hooks.hold(Point::LeaseBusy);
         let waiting = tokio::spawn({
@@ -139,14 +139,14 @@ mod tests {
         // The lease given back: this replica refits, and gives it back in turn.
         store.release_refit_lease(study.id, "other").await.unwrap();
         assert_eq!(engine.refit(&study).await.unwrap(), RefitOutcome::Fitted { data_version: basis.data_version });
-        assert!(store.take_refit_lease(study.id, "other", crate::now_ms(), 60_000).await.unwrap(), "released after the fit");
+        assert!(store.take_refit_lease(study.id, "other", crate::clock::now_ms(), 60_000).await.unwrap(), "released after the fit");
     }
 
     /// A background refit that fails leaves the study's last model in place, and the job goes
     /// on to its refill and ends.
     #[tokio::test]
     async fn a_failed_background_refit_keeps_the_last_model() {
-        let (_, study, engine) = setup().await;
+        let (_store, study, engine) = setup().await;
         let before = engine.model(&study).await.unwrap();
         let mut reached = engine.inner.hooks.watch();
         engine.inner.hooks.fail(Point::Refit);
@@ -163,7 +163,7 @@ mod tests {
     /// not one per change.
     #[tokio::test]
     async fn changes_during_a_refit_run_the_job_once_more() {
-        let (_, study, engine) = setup().await;
+        let (_store, study, engine) = setup().await;
         let mut reached = engine.inner.hooks.watch();
         engine.inner.hooks.hold(Point::Refit);
         engine.notify_changed(&study);

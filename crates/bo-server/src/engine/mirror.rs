@@ -259,7 +259,7 @@ fn store_in_background(store: &Store, study_id: i64, cursor: Cursor, trials: Pac
             return tracing::debug!(study = study_id, bytes = body.len(), "a study's packed trials are too large to store");
         }
         let bytes = body.len();
-        match store.save_trial_snapshot(study_id, &TrialSnapshot { cursor, body }, crate::now_ms()).await {
+        match store.save_trial_snapshot(study_id, &TrialSnapshot { cursor, body }, crate::clock::now_ms()).await {
             Ok(saved) => tracing::debug!(study = study_id, bytes, saved, "stored the study's packed trials"),
             Err(e) => tracing::warn!(study = study_id, error = %e, "could not store the study's packed trials"),
         }

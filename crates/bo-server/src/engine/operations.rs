@@ -26,7 +26,7 @@ impl Engine {
             } else if let Err(e) = result {
                 tracing::warn!(study = study.id, operation = op.id, error = %e, "a pending suggest failed");
                 if let Err(e) =
-                    engine.inner.store.fail_operation(study.id, op.id, &format!("the designer failed: {e}"), crate::now_ms()).await
+                    engine.inner.store.fail_operation(study.id, op.id, &format!("the designer failed: {e}"), crate::clock::now_ms()).await
                 {
                     tracing::warn!(study = study.id, operation = op.id, error = %e, "could not record the failure");
                 }

@@ -175,7 +175,7 @@ pub(crate) async fn keep(store: &Store, cache: &ModelCache, study_id: i64, entry
         data_version: entry.data_version,
         space_revision: entry.space_revision,
         state: entry.state.clone(),
-        fitted_at_ms: crate::now_ms(),
+        fitted_at_ms: crate::clock::now_ms(),
     };
     store.save_model_state(study_id, &stored).await?;
     cache.insert(study_id, entry);

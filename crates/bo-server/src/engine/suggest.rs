@@ -138,7 +138,7 @@ impl Engine {
         let request = SuggestRequest {
             study_id: study.id,
             client_id,
-            now_ms: crate::now_ms(),
+            now_ms: crate::clock::now_ms(),
             finishing: None,
             trial_lease_ms: self.trial_lease_ms(study),
             api_version,
@@ -185,7 +185,8 @@ impl Engine {
             }
             Ended::TimedOut(task) => {
                 record(SuggestPath::Pending);
-                let op = self.inner.store.begin_pending_suggest(study.id, client_id, count, api_version, labels, crate::now_ms()).await?;
+                let op =
+                    self.inner.store.begin_pending_suggest(study.id, client_id, count, api_version, labels, crate::clock::now_ms()).await?;
                 tracing::info!(study = study.id, operation = op.id, "suggest answered as a pending operation");
                 self.spawn_finisher(study.clone(), op.clone(), Some(task));
                 Ok(SuggestReply::Pending(op))
@@ -281,7 +282,7 @@ impl Engine {
         let request = SuggestRequest {
             study_id: study.id,
             client_id,
-            now_ms: crate::now_ms(),
+            now_ms: crate::clock::now_ms(),
             finishing,
             trial_lease_ms: self.trial_lease_ms(study),
             api_version,
@@ -476,7 +477,7 @@ mod tests {
 
     /// A study of 8 completed trials, an engine waiting `lag_wait` for a model to catch up, and
     /// the data version of the model it fitted on them.
-    async fn fitted_on_eight(name: &str, lag_wait: Duration) -> (bo_store::Store, StudyRecord, Engine, i64) {
+    async fn fitted_on_eight(name: &str, lag_wait: Duration) -> (testing::TestStore, StudyRecord, Engine, i64) {
         let store = testing::store().await;
         let study = testing::study(&store, name, serde_json::json!({"initialDesignSize": 3})).await;
         for i in 0..8 {

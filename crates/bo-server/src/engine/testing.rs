@@ -5,12 +5,28 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bo_core::{Assignment, Domain, Goal, Measurement, ParamSpec, ParamValue, Scale, SearchSpace, StudySpec, TrialState};
+use bo_store::testing::TestDatabase;
 use bo_store::{NewTrial, Store, StoreOptions, StudyRecord, StudySettings};
 
+/// A store on a fresh SQLite file, removed when the test drops it; it reads as a [`Store`].
+pub struct TestStore {
+    store: Store,
+    _database: TestDatabase,
+}
+
+impl std::ops::Deref for TestStore {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}
+
 /// A fresh SQLite store.
-pub async fn store() -> Store {
+pub async fn store() -> TestStore {
     let options = StoreOptions { max_connections: 4, acquire_timeout: Duration::from_secs(10) };
-    Store::connect(&bo_store::testing::sqlite_url(), &options).await.unwrap()
+    let database = TestDatabase::sqlite();
+    TestStore { store: Store::connect(database.url(), &options).await.unwrap(), _database: database }
 }
 
 /// A GP_BANDIT study (with `config` as its `algorithmConfig`) over `x` in [0, 1], minimising `f`.

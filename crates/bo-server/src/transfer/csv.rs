@@ -6,7 +6,7 @@ use std::io::Write;
 
 use bo_core::{ParamValue, StudySpec, Trial};
 
-use crate::api::wire::format_time;
+use crate::wire::format_time;
 
 /// The header line of a study of `spec`.
 pub fn header(spec: &StudySpec, out: &mut impl Write) -> std::io::Result<()> {

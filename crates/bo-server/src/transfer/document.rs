@@ -12,10 +12,10 @@ use bo_store::{StoredModel, StudyDump, StudyHead, StudyRecord, StudyState};
 use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 
-use crate::api::wire::measurement::{MeasurementW, measurement_from_wire};
-use crate::api::wire::study::{StudyStateW, StudyW, study_to_wire};
-use crate::api::wire::trial::{TrialStateW, TrialW, assignment_from_wire};
-use crate::api::wire::{format_time, int64};
+use crate::wire::measurement::{MeasurementW, measurement_from_wire};
+use crate::wire::study::{StudyStateW, StudyW, study_to_wire};
+use crate::wire::trial::{TrialStateW, TrialW, assignment_from_wire};
+use crate::wire::{format_time, int64};
 
 /// The version of the format; a reader refuses any other.
 pub const FORMAT: i64 = 1;
@@ -183,7 +183,7 @@ fn counter(path: &str, value: i64, min: i64) -> Result<i64, DocumentError> {
 /// message (`trials[3]`).
 pub fn trial_from_wire(t: TrialW, study: &StudyRecord, limits: &Limits, at: &str) -> Result<Trial, DocumentError> {
     let spec = &study.spec;
-    let id: i64 = t.id.parse().map_err(|_| bad(format!("{at}.id"), format!("{} is not a trial number", crate::api::wire::shown(&t.id))))?;
+    let id: i64 = t.id.parse().map_err(|_| bad(format!("{at}.id"), format!("{} is not a trial number", crate::wire::shown(&t.id))))?;
     // Below the bound, so the study's next id (one above its largest) is within it too.
     if !(1..MAX_COUNTER).contains(&id) {
         return Err(bad(format!("{at}.id"), format!("trial ids must be from 1 to {}, increasing; got {id}", MAX_COUNTER - 1)));

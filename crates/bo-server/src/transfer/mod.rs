@@ -19,8 +19,8 @@ use std::io::Write;
 use bo_core::Trial;
 use bo_store::{Store, StoreError, StudyHead};
 
-use crate::api::wire::study::study_name;
-use crate::api::wire::trial::TrialW;
+use crate::wire::study::study_name;
+use crate::wire::trial::TrialW;
 use document::StudyExport;
 
 /// The stored bytes of trials (parameters, measurements) one page holds at most.
@@ -185,7 +185,7 @@ impl Pages {
 pub async fn write(store: &Store, study_id: i64, format: Format, out: &mut impl Write) -> anyhow::Result<usize> {
     let head = store.study_head(study_id).await?;
     let mut pages = Pages::of(&head);
-    let (mut encoder, opening) = Encoder::new(format, head, crate::now_ms())?;
+    let (mut encoder, opening) = Encoder::new(format, head, crate::clock::now_ms())?;
     out.write_all(&opening)?;
     let mut written = 0;
     while let Some(trials) = pages.next(store).await? {

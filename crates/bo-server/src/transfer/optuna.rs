@@ -27,9 +27,9 @@ use bo_store::{StudyDump, StudyRecord, StudySettings, StudyState};
 use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use crate::api::wire::study::StudySpecW;
-use crate::api::wire::study::study_name;
-use crate::api::wire::trial::{ParameterW, ValueW, assignment_from_wire};
+use crate::wire::study::StudySpecW;
+use crate::wire::study::study_name;
+use crate::wire::trial::{ParameterW, ValueW, assignment_from_wire};
 
 const WORKER: &str = "bo-export";
 

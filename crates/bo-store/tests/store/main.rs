@@ -147,20 +147,23 @@ fn done(s: Suggested) -> SuggestOutcome {
     }
 }
 
-/// One fresh database of one dialect.
+/// One fresh database of one dialect, removed when the test is done with it.
 struct Database {
     dialect: &'static str,
     url: String,
+    _database: testing::TestDatabase,
 }
 
 impl Database {
     fn sqlite() -> Database {
-        Database { dialect: "sqlite", url: testing::sqlite_url() }
+        let database = testing::TestDatabase::sqlite();
+        Database { dialect: "sqlite", url: database.url().to_owned(), _database: database }
     }
 
     /// A fresh Postgres schema, or `None` (said on stderr) when none is configured outside CI.
     async fn postgres(test: &str) -> Option<Database> {
-        Some(Database { dialect: "postgres", url: testing::postgres_url(test).await? })
+        let database = testing::TestDatabase::postgres(test).await?;
+        Some(Database { dialect: "postgres", url: database.url().to_owned(), _database: database })
     }
 
     async fn store(&self) -> Store {
@@ -168,26 +171,34 @@ impl Database {
     }
 }
 
-/// What a test is given: a connected store, or the database itself.
+/// What a test is given: a connected store, or the database itself; and, when the test does
+/// not own the database, the database and the store to close before it is removed.
 trait Given: Sized {
-    async fn given(db: Database) -> Self;
+    async fn given(db: Database) -> (Self, Option<(Database, Store)>);
 }
 
 impl Given for Store {
-    async fn given(db: Database) -> Store {
-        db.store().await
+    async fn given(db: Database) -> (Store, Option<(Database, Store)>) {
+        let store = db.store().await;
+        (store.clone(), Some((db, store)))
     }
 }
 
 impl Given for Database {
-    async fn given(db: Database) -> Database {
-        db
+    async fn given(db: Database) -> (Database, Option<(Database, Store)>) {
+        (db, None)
     }
 }
 
-/// Runs `test` with what it takes from `db`.
+/// Runs `test` with what it takes from `db`, then removes the database (its connections closed
+/// first: one a test left in a transaction would hold the locks a schema's drop waits for).
 async fn given_to<T: Given, F: std::future::Future<Output = ()>>(db: Database, test: impl FnOnce(T) -> F) {
-    test(T::given(db).await).await
+    let (given, kept) = T::given(db).await;
+    test(given).await;
+    if let Some((db, store)) = kept {
+        store.close().await;
+        drop(db);
+    }
 }
 
 /// One test per database for each function named: `each_database! { a, b: multi_thread }`

@@ -62,7 +62,7 @@ async fn migrated_before(dialect: &str, url: &str, first_left_out: &str) -> (sql
 /// and operations in it) is brought up to date in place: every study numbered as its id was,
 /// operations likewise, each measurement's objective filled in from its metrics.
 async fn an_older_database_migrates_with_its_data(db: Database) {
-    let Database { dialect, url } = db;
+    let Database { dialect, url, _database: _kept } = db;
     let (pool, old) = migrated_before(dialect, &url, "0006").await;
     let spec_json = serde_json::to_string(&spec()).unwrap();
     for (id, project) in [(3i64, "p"), (7, "q")] {
@@ -138,7 +138,7 @@ async fn an_older_database_migrates_with_its_data(db: Database) {
 /// its spec's JSON: brought up to date, they are the study's settings, the spec no longer holds
 /// them (nor counts their bytes), and a study that set neither keeps its spec as it was.
 async fn settings_move_out_of_the_stored_spec(db: Database) {
-    let Database { dialect, url } = db;
+    let Database { dialect, url, _database: _kept } = db;
     let (pool, old) = migrated_before(dialect, &url, "0014").await;
     let plain = serde_json::to_value(spec()).unwrap();
     let mut with_settings = plain.clone();

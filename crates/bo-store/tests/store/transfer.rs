@@ -7,7 +7,8 @@ use super::*;
 /// time and id, and its model state; restoring under a taken name writes nothing.
 #[tokio::test]
 async fn a_study_moves_between_databases_whole() {
-    let source = &Database::sqlite().store().await;
+    let source_db = Database::sqlite();
+    let source = &source_db.store().await;
     let settings = StudySettings { trial_lease_secs: Some(90.0), reproducible: Some(true), seed: None };
     let (study, _) = source.create_study("p", "l", "moving", &spec(), settings, 1_000).await.unwrap();
     let measured = |step: i64, v: f64| Measurement {
@@ -39,10 +40,11 @@ async fn a_study_moves_between_databases_whole() {
     let dump = source.dump_study(study.id).await.unwrap();
     assert_eq!((dump.trials.len(), dump.next_trial_id), (4, 6));
 
-    let target = &match Database::postgres("a_study_moves_between_databases_whole").await {
-        Some(db) => db.store().await,
-        None => Database::sqlite().store().await,
+    let target_db = match Database::postgres("a_study_moves_between_databases_whole").await {
+        Some(db) => db,
+        None => Database::sqlite(),
     };
+    let target = &target_db.store().await;
     let moved = target.restore_study("other-project", "eu", "moved", &dump).await.unwrap();
     assert_eq!((moved.project.as_str(), moved.location.as_str(), moved.display_name.as_str()), ("other-project", "eu", "moved"));
     let again = target.dump_study(moved.id).await.unwrap();
