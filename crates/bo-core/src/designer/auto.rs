@@ -64,8 +64,8 @@ use super::config::{FromConfig, check_range};
 use super::gp::{OutputWarping, objective_values};
 use super::wrapper::Wrapper;
 use super::{
-    AddGpUcb, AddTree, ConfigError, Designer, FitError, Fitted, GpBandit, Model, ModelState, Problem, Work, add_tree, config::build,
-    gp_bandit,
+    AddGpUcb, AddTree, ConfigError, Criterion, Designer, FitError, Fitted, GpBandit, Model, ModelState, Problem, Work, add_tree,
+    config::build, gp_bandit,
 };
 use crate::space::SearchSpace;
 use crate::space::features::Features;
@@ -248,22 +248,6 @@ pub struct AutoParams {
     pub exploration_beta: Option<f64>,
     /// θ samples for the `GP_BANDIT` and `ADD_TREE` candidates (`None`: their default).
     pub hyperparameter_samples: Option<usize>,
-}
-
-/// How `AUTO` compares its candidate models.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Criterion {
-    /// Each of the better half of the trials predicted from all the others (leave-one-out).
-    Loo,
-    /// Each of the later half of the trials predicted from those before it: the conditional
-    /// marginal likelihood (Lotfi et al. 2022), how well the model would have predicted where
-    /// the search went. The default: over 13 problems (docs/journal/benchmarks.md, "AUTO's criterion")
-    /// it changed model less often than `LOO` (43 changes against 70), was ahead on 3 —
-    /// vgg16_tree by 45× (2.2e-4 against 1.0e-2 after 100), where `LOO` left `ADD_TREE` for the
-    /// flat GP in 9 of 10 seeds — behind on 5 by 1.2–3×, and equal on 5.
-    #[default]
-    Sequential,
 }
 
 /// The `AUTO` designer: candidate designers and which of them a study's data favours.

@@ -100,20 +100,25 @@ pub(super) mod testing {
     use crate::study::Goal;
     use crate::trial::{Measurement, ParamValue};
 
+    /// A study over the unit square maximising `obj`, stopped by `rule`.
     pub fn study(rule: StoppingSpec) -> StudySpec {
         let mut s = StudySpec::new("obj", Goal::Maximize, unit_cube(2), "GP_BANDIT");
         s.stopping = Some(rule);
         s
     }
 
+    /// The value a curve at `x0 = x` rises to: best at 0.7.
     pub fn level(x: f64) -> f64 {
         1.0 - (x - 0.7).powi(2)
     }
 
+    /// The learning curve at `(x, y)` up to step `up_to`: (step, value), rising towards
+    /// [`level`].
     pub fn curve(x: f64, y: f64, up_to: usize) -> Vec<(f64, f64)> {
         (1..=up_to).map(|t| (t as f64, level(x) * (1.0 - (-(t as f64) / 10.0).exp()) + 0.01 * y)).collect()
     }
 
+    /// The assignment `x0 = x, x1 = y`.
     pub fn assignment(x: f64, y: f64) -> Assignment {
         Assignment::new([("x0".into(), ParamValue::Float(x)), ("x1".into(), ParamValue::Float(y))].into())
     }
@@ -131,6 +136,7 @@ pub(super) mod testing {
         Finished { count: curves.len(), curves, best }
     }
 
+    /// A curve's points as measurements of `obj` (two seconds a step).
     pub fn measurements(points: &[(f64, f64)]) -> Vec<Measurement> {
         points
             .iter()

@@ -4,7 +4,7 @@
 //! A running trial is stopped at step `s` (its latest measurement) when its best objective value
 //! up to `s` is strictly worse than the median, over the completed trials, of each one's running
 //! average of the objective up to `s`. Only completed trials with at least one measurement at or
-//! before `s` take part, and the rule waits for [`MIN_COMPLETED`] of them. With
+//! before `s` take part, and the rule waits for [`MIN_COMPLETED`](super::spec::MIN_COMPLETED) of them. With
 //! `use_elapsed_duration` the same comparison is made on elapsed seconds instead of steps. With
 //! [`MedianOf::ValueAtPosition`] (bo's extension, Optuna's `MedianPruner`) the median is of each
 //! completed trial's value at `s` itself, among those measured there and not stopped early (as
@@ -14,9 +14,6 @@ use super::spec::MedianOf;
 use super::{StoppingDecision, position, progress};
 use crate::study::MetricSpec;
 use crate::trial::{Trial, TrialState};
-
-/// The number of comparable completed trials the rule needs before it stops anything.
-pub const MIN_COMPLETED: usize = 3;
 
 /// The median of the running averages (up to a position) of the completed trials that reached
 /// it, when at least `min_completed` did: what a trial's best value must not be worse than.
@@ -105,7 +102,7 @@ mod tests {
 
     use super::*;
     use crate::stopping::curves::testing::trial;
-    use crate::stopping::spec::StoppingSpec;
+    use crate::stopping::spec::{MIN_COMPLETED, StoppingSpec};
     use crate::stopping::{Check, check, decide};
     use crate::study::Goal;
 

@@ -24,7 +24,8 @@ pub mod successive_halving;
 use rand::Rng;
 
 pub use curves::{Curve, Finished};
-pub use median::{MIN_COMPLETED, median_decision, median_rule, running_average, value_at_position};
+pub use median::{median_decision, median_rule, running_average, value_at_position};
+pub use spec::MIN_COMPLETED;
 
 use spec::{StoppingSpec, SuccessiveHalving};
 

@@ -38,7 +38,7 @@ pub struct MedianStopping {
     #[serde(default)]
     pub use_elapsed_duration: bool,
     /// Completed trials that must have reached a position before a trial is judged there
-    /// (`minCompletedTrials`; `None`: [`crate::stopping::MIN_COMPLETED`]).
+    /// (`minCompletedTrials`; `None`: [`MIN_COMPLETED`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_completed_trials: Option<u32>,
     /// A trial is judged from this position on (`minStepCount`; `None`: from its first
@@ -75,6 +75,9 @@ impl MedianOf {
 
 /// The most completed trials `minCompletedTrials` may ask for.
 pub const MAX_MIN_COMPLETED: u32 = 100_000;
+/// The number of comparable completed trials the median rule needs before it stops anything
+/// (`minCompletedTrials` unset).
+pub const MIN_COMPLETED: usize = 3;
 
 impl MedianStopping {
     /// Checks the settings; errors name the field under `path`.
@@ -113,7 +116,7 @@ impl MedianStopping {
 
     /// The completed trials the rule waits for at a position.
     pub fn min_completed(&self) -> usize {
-        self.min_completed_trials.map_or(crate::stopping::MIN_COMPLETED, |n| n as usize)
+        self.min_completed_trials.map_or(MIN_COMPLETED, |n| n as usize)
     }
 }
 
