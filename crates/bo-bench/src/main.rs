@@ -1,5 +1,5 @@
 //! `bo-bench`: measures bo's designers in process on the problems of the papers and the classic
-//! ones — sample efficiency (`run`, `suite`, `multi`, `safe`, `curves`, `transfer`), whether
+//! ones — sample efficiency (`run`, `suite`, `multi`, `safe`, `curves`, `priors`), whether
 //! predictions mean what they say (`calibration`, `regression`) and speed (`latency`, `large`,
 //! `replay`, `fronts`, `load`). Numbers go to docs/journal/benchmarks.md with the command that produced
 //! them (and replace their row in docs/benchmarks.md when current); tests never assert them. Each subcommand is a file of `commands/`.
@@ -14,12 +14,12 @@ mod large;
 mod latency;
 mod load;
 mod multi;
+mod priors;
 mod problems;
 mod recovery;
 mod regression;
 mod replay;
 mod safety;
-mod transfer;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -69,7 +69,7 @@ enum Command {
     Curves(commands::curves::Args),
     /// GP_BANDIT warm-started from a related prior study (transfer learning) against the same
     /// study cold: median regret of the best trial after 1, 5, 10, 20 and the whole budget.
-    Transfer(commands::transfer::Args),
+    Priors(commands::priors::Args),
     /// Ma & Blaschko 2020, Fig. 4b: median log10 test MSE of Add-Tree against independent
     /// per-leaf GPs.
     Regression(commands::regression::Args),
@@ -106,7 +106,7 @@ fn main() -> Result<()> {
         Command::Multi(args) => commands::multi::main(args),
         Command::Safe(args) => commands::safe::main(args),
         Command::Curves(args) => commands::curves::main(args),
-        Command::Transfer(args) => commands::transfer::main(args),
+        Command::Priors(args) => commands::priors::main(args),
         Command::Regression(args) => commands::regression::main(args),
         Command::Fronts(args) => commands::fronts::main(args),
         Command::Latency(args) => commands::latency::main(args),

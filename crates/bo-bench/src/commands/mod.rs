@@ -11,12 +11,12 @@ pub mod latency;
 pub mod list;
 pub mod load;
 pub mod multi;
+pub mod priors;
 pub mod regression;
 pub mod replay;
 pub mod run;
 pub mod safe;
 pub mod suite;
-pub mod transfer;
 
 use std::path::{Path, PathBuf};
 

@@ -62,7 +62,7 @@ use super::gp::schedule::fit_from_start;
 use super::gp::search::{ACQUISITION_ITERATIONS, DEFAULT_CANDIDATES, maximize_acquisition};
 use super::gp::{
     Effort, GpModel, KernelKind, MAX_HYPERPARAMETER_SAMPLES, Member, OutputWarping, Posterior, Proposer, Start, Training, fit_gp,
-    objective_values, product_kernel, transfer, trust_region,
+    objective_values, priors, product_kernel, trust_region,
 };
 use super::{ConfigError, Designer, FitError, Fitted, Problem, QuasiRandomSearch};
 use crate::acquisition::{Acquisition, BetaSchedule};
@@ -220,9 +220,9 @@ impl GpBandit {
         let features = Features::new(&spec.space);
         let encode = |a: &Assignment| features.encode(a);
         // Prior studies (transfer learning) stand in for most of the initial design.
-        let stack = transfer::fit_stack(spec, &problem.priors, &features, start, rng)?;
+        let stack = priors::fit_stack(spec, &problem.priors, &features, start, rng)?;
         let initial = match (&stack, self.params.initial_design_size) {
-            (Some(_), None) => transfer::INITIAL_DESIGN_WITH_PRIORS,
+            (Some(_), None) => priors::INITIAL_DESIGN_WITH_PRIORS,
             _ => self.initial_design_size(features.dim()),
         };
         // The prior studies' GPs model the objective's own values: no warp on a stack.

@@ -47,7 +47,7 @@ pub use branching_nested::{BranchingNested, BranchingNestedParams};
 pub use error::{ConfigError, FitError};
 pub use gp::Predictive;
 pub use gp::PriorMean;
-pub use gp::transfer::PriorStudy;
+pub use gp::priors::PriorStudy;
 pub use gp_bandit::{GpBandit, GpBanditParams};
 pub use grid::{GridParams, GridSearch};
 pub use overlap_add_gp::{OverlapAddGp, OverlapAddGpParams};

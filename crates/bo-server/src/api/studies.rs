@@ -67,7 +67,7 @@ pub async fn create_study(
     .await
     .map_err(|e| ApiError::new(super::error::Code::Internal, format!("validating a study panicked: {e}")))??;
     let now = crate::clock::now_ms();
-    engine::transfer::choose_priors(&state.store, &path.project, &path.location, &mut spec, now).await?;
+    engine::priors::choose_priors(&state.store, &path.project, &path.location, &mut spec, now).await?;
     let (study, created) = state.store.create_study(&path.project, &path.location, &body.display_name, &spec, settings, now).await?;
     if created {
         tracing::info!(study = %study_name(&study), algorithm = %study.spec.algorithm, "study created");

@@ -16,7 +16,7 @@
 //!   runs them under a permit. `refit.rs` — what surrounds a fit: its inputs read, the warm
 //!   start, the result kept.
 //! - `importance.rs` — parameter importance, kept per study by data version.
-//! - `transfer.rs` — a new study's prior studies (transfer learning), chosen or checked at
+//! - `priors.rs` — a new study's prior studies (transfer learning), chosen or checked at
 //!   creation, and their trials loaded for each fit.
 //! - `cache.rs` — the memory-budgeted model cache; `slot.rs` — everything else the engine keeps
 //!   per study (job, proposal and fit locks, change counter, `queue.rs`'s precomputed suggestions);
@@ -48,6 +48,7 @@ mod mirror;
 mod operations;
 mod optimal;
 mod permits;
+pub mod priors;
 mod queue;
 mod refit;
 mod shutdown;
@@ -56,7 +57,6 @@ mod stopping;
 mod suggest;
 #[cfg(test)]
 mod testing;
-pub mod transfer;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

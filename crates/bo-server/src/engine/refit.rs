@@ -120,7 +120,7 @@ impl Engine {
         class: Class,
     ) -> Result<Arc<Entry>, EngineError> {
         self.inner.hooks.reached(super::hooks::Point::Fit).await?;
-        let priors = super::transfer::load_priors(&self.inner.store, study).await?;
+        let priors = super::priors::load_priors(&self.inner.store, study).await?;
         let estimates = self.partial_estimates(study, &trials).await?;
         let designer = self.designer(study)?;
         let owned = study.clone();

@@ -15,7 +15,7 @@ use super::stopping::{
 };
 use super::{format_time, is_default, wire_enum};
 use bo_core::Limits;
-use bo_core::designer::gp::transfer::MAX_PRIOR_STUDIES;
+use bo_core::designer::gp::priors::MAX_PRIOR_STUDIES;
 use bo_core::limits::Text;
 
 wire_enum! {

@@ -14,10 +14,10 @@ pub(crate) mod model;
 pub mod output_warp;
 pub(crate) mod posterior;
 pub(crate) mod predictive;
+pub mod priors;
 pub(crate) mod schedule;
 pub(crate) mod search;
 pub(crate) mod training;
-pub mod transfer;
 pub(crate) mod trust_region;
 
 pub(crate) use kernel::{KernelKind, product_kernel};

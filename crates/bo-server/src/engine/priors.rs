@@ -7,7 +7,7 @@
 //! (`designer::transfer`); nothing here fits.
 
 use bo_core::designer::designer_for;
-use bo_core::designer::gp::transfer::{self, MAX_PRIOR_TRIALS, MIN_PRIOR_TRIALS, PriorStudy};
+use bo_core::designer::gp::priors::{self, MAX_PRIOR_TRIALS, MIN_PRIOR_TRIALS, PriorStudy};
 use bo_core::{ConfigError, Observation, StudySpec};
 use bo_store::{Store, StoreError, StudyRecord};
 
@@ -80,7 +80,7 @@ pub async fn choose_priors(store: &Store, project: &str, location: &str, spec: &
                 Ok(_) | Err(StoreError::NotFound(_)) => return Err(invalid(field, format!("no study {shown} in project {project:?}"))),
                 Err(e) => return Err(e.into()),
             };
-            transfer::compatible(spec, &prior.spec).map_err(|why| invalid(field.clone(), format!("{shown}: {why}")))?;
+            priors::compatible(spec, &prior.spec).map_err(|why| invalid(field.clone(), format!("{shown}: {why}")))?;
             let n = store.measured_before(prior.id, now_ms).await?;
             if n < MIN_PRIOR_TRIALS as i64 {
                 return Err(invalid(
@@ -100,7 +100,7 @@ pub async fn choose_priors(store: &Store, project: &str, location: &str, spec: &
         if chosen.len() == AUTOMATIC_PRIORS {
             break;
         }
-        if transfer::compatible(spec, &candidate.spec).is_ok()
+        if priors::compatible(spec, &candidate.spec).is_ok()
             && store.measured_before(candidate.id, now_ms).await? >= MIN_PRIOR_TRIALS as i64
         {
             chosen.push(name_of(&candidate));
@@ -127,7 +127,7 @@ pub(crate) async fn load_priors(store: &Store, study: &StudyRecord) -> Result<Ve
             Err(e) => return Err(e.into()),
         };
         // A study imported from another database may name a study here that is another one.
-        if let Err(why) = transfer::compatible(&study.spec, &prior.spec) {
+        if let Err(why) = priors::compatible(&study.spec, &prior.spec) {
             tracing::debug!(study = study.id, prior = %name, %why, "a prior study no longer fits; left out");
             continue;
         }

@@ -1,5 +1,5 @@
 //! Transfer learning measured: a study warm-started from a related prior study (its model
-//! standing on the prior's trials, `designer::transfer`) against the same study cold, same
+//! standing on the prior's trials, `designer::gp::priors`) against the same study cold, same
 //! designer, seeds and budget. The prior study is itself an optimisation run (GP_BANDIT on the
 //! prior problem, its own seed), as a user's earlier study would be.
 //!
@@ -20,7 +20,7 @@ use crate::problems::classic::{branin_of, hartmann6_of, hartmann6_with};
 use crate::safety::{box_space, values};
 
 /// A pair of related problems, both minimised.
-pub struct TransferProblem {
+pub struct PriorsProblem {
     /// Its command-line name.
     pub name: &'static str,
     /// The parameters' space (the same for both).
@@ -44,16 +44,16 @@ fn perturbed_hartmann6(x: &[f64]) -> f64 {
 }
 
 /// The problems.
-pub fn problems() -> Vec<TransferProblem> {
+pub fn problems() -> Vec<PriorsProblem> {
     vec![
-        TransferProblem {
+        PriorsProblem {
             name: "branin_shifted",
             space: || box_space(&[(-5.0, 10.0), (0.0, 15.0)]),
             prior: branin_of,
             target: shifted_branin,
             optimum: 0.397887,
         },
-        TransferProblem {
+        PriorsProblem {
             name: "hartmann6_perturbed",
             space: || box_space(&[(0.0, 1.0); 6]),
             prior: hartmann6_of,
@@ -65,7 +65,7 @@ pub fn problems() -> Vec<TransferProblem> {
 
 /// One run's regret of the best trial after each evaluation.
 #[derive(Serialize)]
-pub struct TransferTrace {
+pub struct PriorsTrace {
     /// The seed.
     pub seed: u64,
     /// Regret after each evaluation.
@@ -93,14 +93,14 @@ fn observe(f: fn(&[f64]) -> f64, spec: &StudySpec, priors: Vec<PriorStudy>, budg
 
 /// The prior study of `problem` for `seed`: `prior_budget` trials of GP_BANDIT on the prior
 /// problem, with a seed of its own.
-pub fn prior_study(problem: &TransferProblem, prior_budget: usize, seed: u64) -> Result<PriorStudy> {
+pub fn prior_study(problem: &PriorsProblem, prior_budget: usize, seed: u64) -> Result<PriorStudy> {
     let spec = StudySpec::new("f", Goal::Minimize, (problem.space)(), "GP_BANDIT");
     let trials = observe(problem.prior, &spec, vec![], prior_budget, seed.wrapping_add(1_000_003))?;
     Ok(PriorStudy { name: format!("prior-{}-{seed}", problem.name), history: trials.into_iter().map(|(o, _)| o).collect() })
 }
 
 /// GP_BANDIT on `problem`'s target for `budget` evaluations, standing on `prior` if given.
-pub fn run(problem: &TransferProblem, prior: Option<PriorStudy>, budget: usize, seed: u64) -> Result<TransferTrace> {
+pub fn run(problem: &PriorsProblem, prior: Option<PriorStudy>, budget: usize, seed: u64) -> Result<PriorsTrace> {
     let spec = StudySpec::new("f", Goal::Minimize, (problem.space)(), "GP_BANDIT");
     let trials = observe(problem.target, &spec, prior.into_iter().collect(), budget, seed)?;
     let mut best = f64::INFINITY;
@@ -111,7 +111,7 @@ pub fn run(problem: &TransferProblem, prior: Option<PriorStudy>, budget: usize, 
             (best - problem.optimum).max(0.0)
         })
         .collect();
-    Ok(TransferTrace { seed, regret })
+    Ok(PriorsTrace { seed, regret })
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! `bo-bench transfer`: GP_BANDIT warm-started from a related prior study against the same study
+//! `bo-bench priors`: GP_BANDIT warm-started from a related prior study against the same study
 //! cold — the median regret of the best trial after 1, 5, 10, 20 and the whole budget.
 
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::{create_out_dir, write_json};
 use crate::harness::median;
-use crate::transfer;
+use crate::priors;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -33,13 +33,13 @@ pub fn main(Args { budget, prior_budget, seeds, out }: Args) -> Result<()> {
     print!("{:<22} {:<5}", "problem", "start");
     marks.iter().for_each(|m| print!(" {:>10}", format!("@{m}")));
     println!();
-    for p in transfer::problems() {
+    for p in priors::problems() {
         let mut report = serde_json::Map::new();
         for arm in ["cold", "warm"] {
             let runs = (0..seeds)
                 .map(|seed| {
-                    let prior = (arm == "warm").then(|| transfer::prior_study(&p, prior_budget, seed)).transpose()?;
-                    transfer::run(&p, prior, budget, seed)
+                    let prior = (arm == "warm").then(|| priors::prior_study(&p, prior_budget, seed)).transpose()?;
+                    priors::run(&p, prior, budget, seed)
                 })
                 .collect::<Result<Vec<_>>>()?;
             print!("{:<22} {:<5}", p.name, arm);
