@@ -187,6 +187,7 @@ fn check_stored(cluster: &Cluster, plan: &[(String, usize, usize)], acked: &BTre
 /// Two replicas under 48 workers; one of them killed with SIGKILL 20 times at random moments
 /// and restarted each time.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn replicas_killed_20_times_under_load_lose_nothing_acknowledged() {
     let _machine = crate::harness::machine_to_myself();
     let Some(db) = databases("replica_kills").into_iter().find(|d| d.name == "postgres") else {
@@ -248,6 +249,7 @@ fn replicas_killed_20_times_under_load_lose_nothing_acknowledged() {
 /// The database cut off under load from two replicas: both say not ready, requests fail fast
 /// with 503, and both serve again when it is back, with nothing acknowledged lost.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn a_database_outage_under_load_is_fast_503s_then_recovery() {
     let _machine = crate::harness::machine_to_myself();
     let Some(pg) = databases("replica_outage").into_iter().find(|d| d.name == "postgres") else {

@@ -83,6 +83,7 @@ fn concurrent_clients_never_share_a_trial() {
 /// failed … closed pool" and "could not release the refit lease") and the lease is free for
 /// another replica at once. Twice: a grace the fit fits in, and one it does not.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn sigterm_mid_refit_stops_in_order() {
     let _machine = crate::harness::machine_to_myself();
     for db in databases("sigterm_mid_refit") {

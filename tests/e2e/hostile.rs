@@ -81,6 +81,7 @@ fn huge_specs_are_refused_fast_and_validated_once() {
 /// 1,100 idle connections, then a normal request is answered; a slow-loris connection is closed
 /// by the server; SIGTERM with a half-sent request open exits within the grace period.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn connections_cannot_lock_the_service_out() {
     let db = &databases("hostile_connections")[0];
     let mut s = Server::start_limited(db, &["--idle-timeout", "2", "--shutdown-grace", "2"], Some(1024));
@@ -255,6 +256,7 @@ fn ids_texts_and_counts_are_bounded() {
 /// stalling other tenants. Measurements are now a limit, pages have a size budget, and the check
 /// aggregates in SQL outside any transaction: another project's completions stay fast meanwhile.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn one_tenant_cannot_stall_the_others() {
     for db in databases("hostile_measurements") {
         let s = Server::start(&db);
@@ -451,6 +453,7 @@ fn bad_designer_settings_are_refused_and_errors_name_the_algorithm() {
 /// The counts bo bounds without refusing: a trial at its measurement limit takes no more, and a
 /// Pareto front larger than 1,000 trials is cut to the trials adding the most hypervolume.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn bounded_counts_stay_bounded() {
     for db in databases("hostile_bounded") {
         let s = Server::start(&db);

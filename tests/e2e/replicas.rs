@@ -64,6 +64,7 @@ fn study(name: &str, algorithm: &str) -> Value {
 /// The load: two replicas, 64 workers, 2,000 trials over four studies. Every trial is
 /// handed out once, every completion is stored with the value sent, and the counts are exact.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn two_replicas_hand_out_every_trial_once_under_64_workers() {
     let _machine = crate::harness::machine_to_myself();
     let Some(db) = databases("two_replicas").into_iter().find(|d| d.name == "postgres") else {

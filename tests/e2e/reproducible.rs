@@ -67,6 +67,7 @@ fn assert_same(first: &[Value], second: &[Value], what: &str) {
 }
 
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn the_same_sequential_loop_twice_gives_the_same_trials() {
     let _machine = crate::harness::machine_to_myself();
     for (k, (name, args, study)) in [

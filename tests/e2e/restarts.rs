@@ -259,6 +259,7 @@ fn recovers_and_kept_everything(s: &Server, study: &str, seen: &Arc<Mutex<Seen>>
 }
 
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn postgres_restarted_under_load() {
     let _machine = machine_to_myself();
     let Some(cluster) = Cluster::start() else { return };

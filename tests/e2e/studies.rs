@@ -307,6 +307,7 @@ fn median_rule_stops_a_lagging_trial() {
 /// at the optimum is not — by the decay-curve GP, and by the convex rule, which also appends its
 /// prediction at step 20, which then completes the trial.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn curve_rules_stop_hopeless_trials() {
     for db in databases("curve_rules") {
         let s = Server::start(&db);

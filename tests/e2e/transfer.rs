@@ -329,6 +329,7 @@ fn a_bad_part_is_refused_naming_its_field_and_stores_nothing() {
 /// of megabytes and the server's peak grows by a fraction of it. `BO_EXPORT_TRIALS` sets `n`
 /// (docs/journal/benchmarks.md records 100,000).
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn a_large_study_exports_in_bounded_memory() {
     const WARM_UP_TRIALS: usize = 5000;
     let n: usize = std::env::var("BO_EXPORT_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(30_000);

@@ -160,6 +160,7 @@ fn megabytes(bytes: u64) -> u64 {
 /// with a token that reaches every study once; the overview answers a few hundred bytes a
 /// study, never the spec; and bob's loop stays fast while alice reads them over and over.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn large_specs_are_paged_by_bytes_and_the_overview_stays_small() {
     // The machine to this test alone, data made included: what is timed is the server.
     let _machine = crate::harness::machine_to_myself();
@@ -227,6 +228,7 @@ fn large_specs_are_paged_by_bytes_and_the_overview_stays_small() {
 /// (read from its column) and for another metric (taken out of each measurement's JSON by the
 /// database); the history and the columns stay small; bob's loop stays fast meanwhile.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn curves_are_bounded_by_points() {
     // The machine to this test alone, data made included: what is timed is the server.
     let _machine = crate::harness::machine_to_myself();
@@ -294,6 +296,7 @@ fn sphere_trials(alice: &Tenant, study: &str, n: usize, m: usize) {
 /// kept per data version (the second call takes a fraction of the first); six callers at once
 /// and bob's loop meanwhile stay fast.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn fronts_of_many_objectives_are_bounded_and_kept() {
     // The machine to this test alone, data made included: what is timed is the server.
     let _machine = crate::harness::machine_to_myself();
@@ -341,6 +344,7 @@ fn fronts_of_many_objectives_are_bounded_and_kept() {
 /// initial design for 40 trials. Now they yield at their checkpoints: bob's model follows his
 /// data within seconds, and his loop stays fast.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn a_structure_search_does_not_starve_another_project() {
     // The machine to this test alone, data made included: what is timed is the server.
     let _machine = crate::harness::machine_to_myself();
@@ -409,6 +413,7 @@ fn a_structure_search_does_not_starve_another_project() {
 /// gives up at the body timeout (408), and bob's requests are answered within a second
 /// throughout, although the server holds at most 100 connections.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn one_key_cannot_take_every_connection() {
     // The machine to this test alone, data made included: what is timed is the server.
     let _machine = crate::harness::machine_to_myself();
@@ -469,6 +474,7 @@ fn one_key_cannot_take_every_connection() {
 /// at 1,000 points, the locations — while a completion now and then gives each a new data
 /// version: bob's loop stays under a second throughout and the server's memory bounded.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn every_dashboard_read_at_once() {
     // The machine to this test alone, data made included: what is timed is the server.
     let _machine = crate::harness::machine_to_myself();
@@ -569,6 +575,7 @@ fn every_dashboard_read_at_once() {
 /// of 0 honoured; a study's name in its canonical form only; contradicting or inapplicable
 /// stopping rules and durations beyond proto3's range refused, naming the field, quoting once.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn the_smaller_findings_of_hardening_ii() {
     // A server starting beside the write-latency test below would share its disk's syncs.
     let _machine = crate::harness::machine_to_myself();
@@ -665,6 +672,7 @@ impl WriteWatch {
 /// bound; a commit of 100,000 trials in one transaction once held his writes for 2.5 s).
 /// `BO_IMPORT_TRIALS` sets the upload's size (docs/journal/benchmarks.md records the cap, 2,000,000).
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn an_import_commit_and_a_delete_leave_other_projects_writing() {
     let _machine = crate::harness::machine_to_myself();
     let n: usize = std::env::var("BO_IMPORT_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(12_000);

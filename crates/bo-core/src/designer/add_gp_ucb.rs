@@ -7,24 +7,20 @@
 //!   has it, or one per variable shared across groupings; the amplitude split by group size),
 //!   one Cholesky of the summed Gram matrix; per-group posteriors μ_j, σ_j (Kandasamy et al. 2015 eq. 5) from
 //!   `Gp::predict_component`.
-//! - **Prior mean** (our departure from Kandasamy et al. 2015's code, which uses the observations' mean): the
-//!   worst observation. At the mean, a group's unexplored corners score as well as average and
-//!   — the sum of M per-group σ_j overstating σ by up to √M — the group-wise acquisition left the
-//!   incumbent for them: with the true groups, Kandasamy's (96, 5, 19) stayed at regret 1165
-//!   from the design on; with this prior mean (and the shared length scale) it reaches 34 after
-//!   200 evaluations, ahead of `GP_BANDIT`'s 105 (docs/journal/benchmarks.md). `priorMean: MEAN`
-//!   restores the paper's.
+//! - **Prior mean** (our departure from Kandasamy et al. 2015's code, which uses the
+//!   observations' mean): the worst observation. At the mean, a group's unexplored corners score
+//!   as well as average and — the sum of M per-group σ_j overstating σ by up to √M — the
+//!   group-wise acquisition leaves the incumbent for them (measured: docs/journal/benchmarks.md,
+//!   "High-dimensional designers"). `priorMean: MEAN` restores the paper's.
 //! - **Acquisition** (eq. 6): `φ̃_t(x) = Σ_j μ_j(x^(j)) + √β_j σ_j(x^(j))` with the practical
 //!   `β_j = 0.2 · d_j · ln(2t)` (§4.4; `d_j` the group's own dimension, `t` the number of
 //!   observations + 1), each term maximised on its own group's coordinates
 //!   (`optimize::subspace`) and the pieces concatenated (Alg. 1) — never a D-dimensional search.
 //!   Per-group candidates follow the paper's budget, `0.9 · min(5000, 100 D) / M` (B7).
 //!   `acquisition: LOG_EI` instead maximises the log expected improvement of the whole sum over
-//!   the whole space, as `GP_BANDIT` does: on additive Hartmann-3 × 8 it ends at 1.06 after 200
-//!   evaluations against the group-wise UCB's 2.11 (20 seeds), but behind it where the groups
-//!   are many and small — Kandasamy's (24, 11, 2) 3.9 against 0.18, (40, 18, 2) 13 against 2.0,
-//!   Styblinski–Tang-8 0.57 against 0.06 (10 seeds; docs/journal/benchmarks.md) — so the paper's
-//!   acquisition stays the default.
+//!   the whole space, as `GP_BANDIT` does: better where the groups are few and large, worse
+//!   where they are many and small, so the paper's acquisition stays the default (measured:
+//!   docs/journal/benchmarks.md, "The held-out suite, third pass").
 //! - **Decomposition**: given in `algorithmConfig` (`groups`: lists of parameter ids; parameters
 //!   in no group are drawn uniformly, B6), or learned ("Add-d/M", `groupSize` d, M = ⌈D/d⌉
 //!   groups): every `relearnEvery` (N_cyc) observations the marginal likelihood at the current
@@ -35,10 +31,8 @@
 //!   does not depend on the grouping ([`GroupAdditive`]), scoring a candidate costs one
 //!   factorisation. Groupings are always scored under one shared length scale: with
 //!   `lengthScales: PER_PARAMETER` a shared-ℓ GP is fitted for the search alone, because
-//!   per-parameter length scales fitted to a wrong grouping score the others unfairly (additive
-//!   Hartmann-3 × 8 at 200 evaluations: 2.0 with the search under the model's own length
-//!   scales, 0.29 with this). With the swaps the search finds Kandasamy's (10, 3, 3) groups
-//!   exactly within 125 evaluations; random partitions alone rarely beat the current grouping.
+//!   per-parameter length scales fitted to a wrong grouping score the others unfairly. The swaps
+//!   are what finds a grouping: random partitions alone rarely beat the current one.
 //! - **Design**: the first `initialDesignSize` trials (10, Kandasamy et al. 2015's code) are quasi-random.
 //! - **Pending trials and batches**: kriging-believer fantasies in the shared GP (the
 //!   paper does not treat batches); a proposal equal to a taken one is moved by a small
@@ -61,7 +55,7 @@
 //! | `initialDesignSize` | 10 | quasi-random trials before the GP | 1 – 1,000 |
 //! | `numCandidates` | 0.9·min(5000, 100D)/M, within [32, 1000]; 256 under `LOG_EI` | Sobol candidates per group, or of the whole space under `LOG_EI` | 16 – 100,000 |
 //! | `numRestarts` | 2 | random restarts of the hyperparameter fit | 0 – 50 |
-//! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`); Yeo–Johnson lowered the median regret after 200 evaluations on 4 of 5 problems (Branin in D = 25 0.068 → 0.0028, Styblinski–Tang-8 28 → 14; Kandasamy 10-3-3 1.0 → 2.1; docs/journal/benchmarks.md) | — |
+//! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the monotone warp of the objective the GP is fitted to (`gp::output_warp`) | — |
 
 use std::collections::HashSet;
 

@@ -20,20 +20,12 @@
 //!   candidates.
 //! - **κ: exploit, and explore on a thinning schedule.** The paper's schedule is
 //!   `κ_t = √(2 ln(|P| t² π² / (6δ)))`, δ = 0.1, clipped to [1, 6] (≈ 3.9 at t = 5, 5.2 at
-//!   t = 100 for 4 paths) throughout. Measured in bo-bench (docs/journal/benchmarks.md), that solves
-//!   Jenatton in 10/10 seeds by evaluation 30 but then keeps exploring — median 1.4e-6 after 100,
-//!   and on the 9-dimensional paths of `vgg16_tree` 0.13, far behind a flat GP. A small κ
-//!   polishes (κ = 1.5: Jenatton 3.7e-8, vgg16_tree 6.5e-4) but stalls on a wrong branch in 2 of
-//!   10 Jenatton seeds: the model under-rates a path seen three times and re-proposes the
-//!   incumbent. Alternating — κ = 1 on even steps, κ_t on
-//!   odd ones (`exploreEvery` = 2) — stalled in none of 10 seeds and reached 2.1e-10 on Jenatton,
-//!   and beat both on the other tree problems but `vgg16_tree`. Thinning the exploration as data
-//!   accumulates — every max(2, ⌊t/20⌋)-th suggestion (`exploreDecay` = 20), Θ(log t) exploring
-//!   steps — kept Jenatton at 0 stalls and put `ADD_TREE` ahead of the flat GP on all five tree
-//!   problems after 100 (docs/journal/benchmarks.md); the default. On `vgg16_tree`, exploring only when the
-//!   exploiting proposal lands within 0.01 of a data point (`exploreEvery` 0, `exploreNear`
-//!   0.01) does best (6.1e-5, ahead of a flat GP), at some cost elsewhere (8/10 Jenatton seeds
-//!   by evaluation 30): an option for spaces with many parameters per path.
+//!   t = 100 for 4 paths) throughout; that keeps exploring long after a path is solved, and a
+//!   small κ throughout stalls on a wrong branch. The default exploits (κ = 1) and explores with
+//!   κ_t on a thinning schedule — every max(2, ⌊t/20⌋)-th suggestion (`exploreDecay` = 20),
+//!   Θ(log t) exploring steps. Exploring only when the exploiting proposal lands within 0.01 of a
+//!   data point (`exploreEvery` 0, `exploreNear` 0.01) is an option for spaces with many
+//!   parameters per path (measured: docs/journal/benchmarks.md, "Conditional spaces").
 //! - **Pending trials and batches** are fantasies at the posterior mean, as in GP_BANDIT.
 //!
 //! | Name | Default | Purpose | Range |

@@ -45,14 +45,9 @@
 //! | `trustRegion` | `true` | a local phase from the first stall on (max(4, d) trials in a row without improvement; the whole space before it): the acquisition searched in a box around the best trial that grows after successes and shrinks after failures, restarting from the whole space when it collapses (`gp::trust_region`, TuRBO-1); the whole space is searched too when every point in the box has been tried (a discrete space) | — |
 //! | `inputWarping` | `false` | warp each numeric coordinate by a learned Kumaraswamy CDF before the kernel (`kernel::InputWarped`) | — |
 //!
-//! The robustness defaults, measured with `bo-bench suite` (docs/journal/benchmarks.md, "Robust by
-//! default"): the Yeo–Johnson warp lowered the median regret after 100 evaluations on 11 of 14
-//! problems of classes 1–2 (integer Rosenbrock 104 → 3.1, Rosenbrock-4 16.7 → 2.4) and on 5 of
-//! 7 high-dimensional ones after 200 (Branin in D = 100 0.06 → 8e-5), Vizier's half-rank warp on
-//! fewer; the trust region on top of it lowered it on 13 of 21 (Michalewicz-5 2.0 → 1.0, Branin
-//! in D = 25 rotated 0.016 → 9e-4) and raised it on 4 (Branin in D = 100 8e-5 → 3e-3, Levy-10
-//! 5.6 → 8.4); input warping helped Styblinski–Tang and hurt Hartmann-6 (1.4e-4 → 0.06) at twice
-//! the time per step, so it is off.
+//! The defaults of `outputWarping`, `trustRegion` and `inputWarping` were chosen with `bo-bench
+//! suite` and held on problems nobody tuned for (docs/journal/benchmarks.md, "Robust by default"
+//! and the held-out suite's passes).
 
 use rand::Rng;
 use serde::Deserialize;

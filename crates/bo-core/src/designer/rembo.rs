@@ -46,16 +46,10 @@
 //! | `outputWarping` | `YEO_JOHNSON` | `NONE`, `YEO_JOHNSON` or `HALF_RANK`: the warp of the objective each GP is fitted to (`gp::output_warp`) | — |
 //! | `trustRegion` | `true` (`LOW_DIM`) | `LOW_DIM` only: each embedding searches TuRBO-1's box around its best point (`gp::trust_region`, replayed from that embedding's trials), the whole of Y when the box collapses or holds no recoverable point | — |
 //!
-//! The last three depart from Wang et al. 2016, measured (docs/journal/benchmarks.md, "`REMBO`'s box, warp and
-//! trust region"): with `Y = [−√d, √d]^d` and d = 4 the two rows of `A y` that Branin reads
-//! leave `[−1, 1]` on about 89 % of Y, every run ended on the clipped boundary's minimum, and the
-//! defaults (d = 4, k = 4) were worse than random search after 200 evaluations (Branin in D = 25
-//! 1.56 against 0.35). With h = 1 (about 62 % of Y inside per row; the optimum's pre-image still
-//! lies in Y for most embeddings, and k of them cover the rest) and the Yeo–Johnson warp
-//! (Branin spans 0.4 to 308): 0.078 in D = 25, 0.10 in D = 100 and 0.52 on Hartmann-6 in D =
-//! 100, against random search's 0.35, 0.24 and 1.19. With the trust region as well: 2.4e-4,
-//! 2.5e-4 and 0.37; d = 4, k = 1 after 500 evaluations 3.7e-6 (median; 0.033 without it), and
-//! d = 2, k = 4 a mean of 1.4e-4 (Wang et al. 2016: 1e-4).
+//! The last three depart from Wang et al. 2016 (measured: docs/journal/benchmarks.md, "`REMBO`'s
+//! box, warp and trust region"): with `Y = [−√d, √d]^d` most of Y maps outside the box of the
+//! parameters, so runs end on the clipped boundary; with h = 1 the optimum's pre-image still
+//! lies in Y for most embeddings, and k of them cover the rest.
 //!
 //! [`Embedded`] is the algorithm on the embeddings' own coordinates, without a search space: the
 //! designer maps assignments to it, and bo-bench drives it directly on D = 10⁹, where no search
