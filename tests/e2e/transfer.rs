@@ -598,6 +598,7 @@ fn stalled_export(server: &Server, key: &str, path: &str) -> std::net::TcpStream
 /// An export cut short (its study deleted part way) breaks the transfer rather than ending as
 /// a shorter document that parses.
 #[test]
+#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn slow_exports_hold_only_their_projects_share() {
     for db in databases("rest_export_slots") {
         let server = Server::start_with(&db, &["--api-keys", &keys(), "--rate-limit", "0", "--max-in-flight-per-key", "2"]);
