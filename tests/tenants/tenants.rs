@@ -413,7 +413,6 @@ fn a_structure_search_does_not_starve_another_project() {
 /// gives up at the body timeout (408), and bob's requests are answered within a second
 /// throughout, although the server holds at most 100 connections.
 #[test]
-#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn one_key_cannot_take_every_connection() {
     // The machine to this test alone, data made included: what is timed is the server.
     let _machine = crate::harness::machine_to_myself();
@@ -575,7 +574,6 @@ fn every_dashboard_read_at_once() {
 /// of 0 honoured; a study's name in its canonical form only; contradicting or inapplicable
 /// stopping rules and durations beyond proto3's range refused, naming the field, quoting once.
 #[test]
-#[ignore = "slow: `cargo test -- --include-ignored` runs it, as .ci/run does"]
 fn the_smaller_findings_of_hardening_ii() {
     // A server starting beside the write-latency test below would share its disk's syncs.
     let _machine = crate::harness::machine_to_myself();
