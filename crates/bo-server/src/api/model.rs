@@ -24,13 +24,13 @@ pub const MAX_PREDICT_POINTS: usize = 1000;
     params(StudyPath), responses((status = 200, description = "success", body = ModelSummaryW), (status = 404, description = "no such study, trial or operation", body = ErrorBodyW)))]
 pub async fn get_model(State(state): State<AppState>, Path(path): Path<StudyPath>) -> Result<Json<ModelSummaryW>, ApiError> {
     let study = load_study(&state, &path.project, &path.location, &path.study).await?;
-    let (entry, described) = state.engine.described(&study).await?;
+    let (fitted, described) = state.engine.described(&study).await?;
     Ok(Json(ModelSummaryW {
         algorithm: study.spec.algorithm.clone(),
         data_version: study.data_version,
-        fitted_data_version: entry.data_version,
-        trials: entry.trial_ids.len(),
-        fitted_on_trials: entry.fitted_on,
+        fitted_data_version: fitted.data_version,
+        trials: fitted.trial_ids.len(),
+        fitted_on_trials: fitted.fitted_on,
         precomputed_suggestions: state.engine.precomputed(&study).await?,
         model: described,
     }))

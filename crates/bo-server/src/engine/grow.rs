@@ -65,7 +65,7 @@ impl Engine {
         for _ in 0..GROW_ATTEMPTS {
             let (from, base, asked, limits) = (current.spec.clone(), base.clone(), asked.to_vec(), limits.clone());
             let grown =
-                tokio::task::spawn_blocking(move || next_spec(&from, &base, &asked, &limits)).await.map_err(super::cpu::panicked)??;
+                tokio::task::spawn_blocking(move || next_spec(&from, &base, &asked, &limits)).await.map_err(super::permits::panicked)??;
             let Some(grown) = grown else { return Ok(current) };
             if self.inner.store.grow_space(current.id, current.spec.space_revision, &grown).await? {
                 tracing::info!(
@@ -134,10 +134,9 @@ impl Engine {
     /// searched over the rest, as a suggest within a context is.
     async fn choose_within(&self, study: &StudyRecord, context: Assignment) -> Result<Assignment, EngineError> {
         let (basis, trials) = self.trials_now(study).await?;
-        let (entry, _) = self.entry_for(study, basis, &trials).await?;
+        let (fitted, _) = self.model_for(study, basis, &trials).await?;
         let owned = study.clone();
-        let mut proposals =
-            self.compute(study, Class::Waited, move || super::cpu::propose_in_contexts(&owned, &entry, &trials, &[context])).await??;
+        let mut proposals = self.compute(study, Class::Waited, move || fitted.propose_in_contexts(&owned, &trials, &[context])).await??;
         Ok(proposals.pop().unwrap_or_default())
     }
 }

@@ -10,9 +10,9 @@ use bo_core::importance::{PedAnova, SobolIndices, TermShare, ped_anova, sobol_in
 use bo_core::{Assignment, Observation, Outcome, Trial};
 use bo_store::StudyRecord;
 
-use super::cpu::study_seed;
+use super::model;
+use super::model::study_seed;
 use super::permits::Class;
-use super::refit;
 use super::{Engine, EngineError};
 use crate::sync::lock;
 
@@ -109,8 +109,8 @@ impl Engine {
         class: Class,
     ) -> Result<Option<(Arc<dyn bo_core::Model>, usize)>, EngineError> {
         let learns = self.designer(study).is_ok_and(|d| d.learns());
-        let current = |e: &Arc<super::Entry>| e.data_version == data_version || !learns;
-        let entry = match self.inner.cache.get(study.id, study.spec.space_revision) {
+        let current = |e: &Arc<super::FittedModel>| e.data_version == data_version || !learns;
+        let fitted = match self.inner.cache.get(study.id, study.spec.space_revision) {
             Some(e) if current(&e) => e,
             None if !learns => self.model(study).await?,
             _ => {
@@ -119,13 +119,13 @@ impl Engine {
                 match self.inner.cache.get(study.id, study.spec.space_revision).filter(current) {
                     Some(e) => e,
                     None => {
-                        let warm = refit::warm_state(&self.inner.store, &self.inner.cache, study, data_version).await?;
+                        let warm = model::warm_state(&self.inner.store, &self.inner.cache, study, data_version).await?;
                         match self.fit(study, data_version, trials.clone(), warm, class).await {
-                            Ok(entry) => {
-                                if let Err(e) = refit::keep(&self.inner.store, &self.inner.cache, study.id, entry.clone()).await {
+                            Ok(fitted) => {
+                                if let Err(e) = model::keep(&self.inner.store, &self.inner.cache, study.id, fitted.clone()).await {
                                     tracing::warn!(study = study.id, error = %e, "could not keep a fitted model");
                                 }
-                                entry
+                                fitted
                             }
                             Err(EngineError::Fit(e)) => {
                                 tracing::warn!(study = study.id, error = %e, "the designer failed to fit; importance without Sobol indices");
@@ -137,7 +137,7 @@ impl Engine {
                 }
             }
         };
-        Ok((!entry.fallback).then(|| (entry.model.clone(), entry.trial_ids.len())))
+        Ok((!fitted.fallback).then(|| (fitted.model.clone(), fitted.trial_ids.len())))
     }
 }
 

@@ -17,11 +17,9 @@ use bo_core::{Assignment, Trial};
 use bo_store::{Basis, StudyRecord};
 use tokio::time::Instant;
 
-use super::cache::Entry;
-use super::cpu::propose;
 use super::hooks::Point;
+use super::model::{FittedModel, RefitOutcome};
 use super::permits::Class;
-use super::refit::RefitOutcome;
 use super::slot::{AheadRunning, Job, Slot};
 use super::{Engine, EngineError};
 use crate::metrics::RefitResult;
@@ -150,7 +148,7 @@ impl Engine {
             if slot.generation.load(Ordering::SeqCst) != started_at {
                 break;
             }
-            let Read { basis, trials, entry, wanted, queued } = match &read {
+            let Read { basis, trials, fitted, wanted, queued } = match &read {
                 Some(r) => r,
                 None => match self.read_for_refill(study, &slot, ahead).await? {
                     Some(r) => read.insert(r),
@@ -163,10 +161,10 @@ impl Engine {
             let item_started = Instant::now();
             let extra: Vec<Assignment> = queued.iter().chain(&items).cloned().collect();
             let before = extra.len();
-            let (owned, entry, trials) = (study.clone(), entry.clone(), trials.clone());
+            let (owned, fitted, trials) = (study.clone(), fitted.clone(), trials.clone());
             // The next suggestion ahead is what a client waits for; a refill of the queue is not.
             let class = if ahead { Class::Waited } else { Class::Background };
-            let proposals = self.compute(study, class, move || propose(&owned, &entry, &trials, &extra, 1)).await??;
+            let proposals = self.compute(study, class, move || fitted.propose(&owned, &trials, &extra, 1)).await??;
             let Some(item) = proposals.points.into_iter().next().filter(|_| proposals.failed.is_none()) else {
                 break; // nothing more to propose (an exhausted grid), or the designer failed: no stand-ins queued
             };
@@ -202,13 +200,13 @@ impl Engine {
             return Ok(None);
         }
         let reproducible = self.reproducible(study);
-        // Not from a model fallen behind (`Entry::keeps_up`): the refit catches up first.
-        let usable = |e: &Arc<Entry>| {
+        // Not from a model fallen behind (`FittedModel::keeps_up`): the refit catches up first.
+        let usable = |e: &Arc<FittedModel>| {
             !e.fallback && if reproducible { e.data_version == basis.data_version } else { e.keeps_up(basis.data_version, &trials) }
         };
-        let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision).filter(usable) else { return Ok(None) };
+        let Some(fitted) = self.inner.cache.get(study.id, study.spec.space_revision).filter(usable) else { return Ok(None) };
         let queued = slot.queue.pending_at(basis);
-        Ok(Some(Read { basis, trials, entry, wanted, queued }))
+        Ok(Some(Read { basis, trials, fitted, wanted, queued }))
     }
 }
 
@@ -216,7 +214,7 @@ impl Engine {
 struct Read {
     basis: Basis,
     trials: Arc<Vec<Trial>>,
-    entry: Arc<Entry>,
+    fitted: Arc<FittedModel>,
     /// Items the queue should hold.
     wanted: usize,
     /// Those it held at `basis` when read: pending for the items computed after them.

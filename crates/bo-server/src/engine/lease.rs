@@ -8,7 +8,7 @@ use std::time::Duration;
 use bo_store::{StoreError, StudyRecord};
 
 use super::hooks::Point;
-use super::refit::RefitOutcome;
+use super::model::RefitOutcome;
 use super::{Engine, EngineError, millis};
 
 /// How often a replica waiting on another's refit looks again.
@@ -81,8 +81,8 @@ impl Engine {
                 && stored.space_revision == study.spec.space_revision
             {
                 let (basis, trials) = self.trials_now(study).await?;
-                let entry = self.restore(study, basis.data_version, trials, stored.state).await?;
-                self.inner.cache.insert(study.id, entry);
+                let fitted = self.restore(study, basis.data_version, trials, stored.state).await?;
+                self.inner.cache.insert(study.id, fitted);
                 return Ok(RefitOutcome::Adopted { data_version: basis.data_version });
             }
             self.inner.hooks.reached(Point::LeaseBusy).await?;
@@ -128,7 +128,7 @@ mod tests {
         // The holder's fit lands (its state: the designer's own, as a warm start would store it).
         let basis = store.study_basis(study.id).await.unwrap();
         let (_, trials) = store.suggest_snapshot(study.id).await.unwrap();
-        let theirs = crate::engine::cpu::fit_entry(&study, basis.data_version, &trials, None).unwrap();
+        let theirs = crate::engine::FittedModel::fitted_now(&study, basis.data_version, &trials, None).unwrap();
         let stored = StoredModel { data_version: basis.data_version, space_revision: 0, state: theirs.state.clone(), fitted_at_ms: 5 };
         assert!(store.save_model_state(study.id, &stored).await.unwrap());
         engine.inner.hooks.release(Point::LeaseBusy, 1);

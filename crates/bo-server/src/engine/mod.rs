@@ -11,19 +11,19 @@
 //!   the queue, coalesced, each step under a bounded pool of worker permits; beside it, the next
 //!   suggestion computed ahead as soon as a trial completes.
 //! - `lease.rs` — the refit lease that lets one replica refit while the others adopt its fit.
-//! - `cpu.rs` — the CPU side in one place: a fit, the quasi-random stand-in when a designer
-//!   fails, proposals from a fitted model, all plain functions, and `Engine::compute`, which
-//!   runs them under a permit. `refit.rs` — what surrounds a fit: its inputs read, the warm
-//!   start, the result kept.
+//! - `model/` — a study's [`FittedModel`] in one room: a fit, the quasi-random stand-in when a
+//!   designer fails, and proposals, as plain CPU functions; which model a suggest uses, the
+//!   warm start, the fit under a permit, the result kept; the memory-budgeted cache.
 //! - `importance.rs` — parameter importance, kept per study by data version.
 //! - `priors.rs` — a new study's prior studies (transfer learning), chosen or checked at
 //!   creation, and their trials loaded for each fit.
-//! - `cache.rs` — the memory-budgeted model cache; `slot.rs` — everything else the engine keeps
+//! - `permits.rs` — the pool's permits, fair between projects, and `Engine::compute`, which runs
+//!   CPU work under one; `slot.rs` — everything else the engine keeps
 //!   per study (job, proposal and fit locks, change counter, `queue.rs`'s precomputed suggestions);
 //!   `hooks.rs` — named points where tests hold or fail the background work.
 //!
 //! **Failures** of a designer — an error, a NaN, a panic, fewer proposals than asked while the
-//! space has points left (`cpu.rs`) — are failures, never an exhausted space: they are
+//! space has points left (`model/propose.rs`) — are failures, never an exhausted space: they are
 //! logged and counted (`bo_designer_fallbacks_total`), a study without a model gets its initial
 //! design (quasi-random) until a fit succeeds, and a background refit that fails leaves the last
 //! model in place.
@@ -37,20 +37,18 @@
 //! study is *reproducible* ([`Engine::reproducible`]: a suggest then waits for the model of its
 //! data version), else until a suggest races a refit.
 
-mod cache;
-mod cpu;
 mod grow;
 mod hooks;
 mod importance;
 mod jobs;
 mod lease;
 mod mirror;
+mod model;
 mod operations;
 mod optimal;
 mod permits;
 pub mod priors;
 mod queue;
-mod refit;
 mod shutdown;
 mod slot;
 mod stopping;
@@ -66,10 +64,9 @@ use bo_core::designer::designer_for;
 use bo_core::{ConfigError, Designer, FitError, Limits, StudySpec};
 use bo_store::{Store, StoreError, StudyRecord};
 
-pub use cache::{Entry, ModelCache};
 pub use grow::GrowError;
 pub use importance::{Answer as ImportanceAnswer, Report as ImportanceReport};
-pub use refit::RefitOutcome;
+pub use model::{FittedModel, ModelCache, RefitOutcome};
 pub use shutdown::Stopped;
 pub use stopping::{THRESHOLD_POSITIONS, Thresholds};
 pub use suggest::SuggestReply;
@@ -121,7 +118,7 @@ pub struct EngineConfig {
     pub reproducible: bool,
     /// How long a suggest waits for its proposals before answering with a pending operation.
     pub max_suggest_wait: Duration,
-    /// How long a suggest waits for a model fallen behind the data (`Entry::keeps_up`) to be
+    /// How long a suggest waits for a model fallen behind the data (`FittedModel::keeps_up`) to be
     /// refitted before it proposes from the model it has.
     pub lag_wait: Duration,
     /// How long a refit lease lasts unrenewed (see [`Engine::refit`]).
@@ -293,21 +290,21 @@ impl Engine {
 
     /// The study's model: the cached one, else one fitted now (warm-started, on a blocking
     /// thread) and kept. Failing to keep it is logged: the model is still good for the caller.
-    pub async fn model(&self, study: &StudyRecord) -> Result<Arc<Entry>, EngineError> {
-        if let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision) {
-            return Ok(entry);
+    pub async fn model(&self, study: &StudyRecord) -> Result<Arc<FittedModel>, EngineError> {
+        if let Some(fitted) = self.inner.cache.get(study.id, study.spec.space_revision) {
+            return Ok(fitted);
         }
         let (basis, trials) = self.trials_now(study).await?;
-        Ok(self.entry_for(study, basis, &trials).await?.0)
+        Ok(self.model_for(study, basis, &trials).await?.0)
     }
 
     /// The study's model ([`Engine::model`]) and its description, computed under a permit of
     /// the pool: describing may compute (a GP's calibration, a subset's widening, on first use).
-    pub async fn described(&self, study: &StudyRecord) -> Result<(Arc<Entry>, serde_json::Value), EngineError> {
-        let entry = self.model(study).await?;
-        let model = entry.model.clone();
+    pub async fn described(&self, study: &StudyRecord) -> Result<(Arc<FittedModel>, serde_json::Value), EngineError> {
+        let fitted = self.model(study).await?;
+        let model = fitted.model.clone();
         let described = self.compute(study, Class::Waited, move || model.describe()).await?;
-        Ok((entry, described))
+        Ok((fitted, described))
     }
 
     /// Predictions at `points` of the study's model brought up to its data — [`Engine::model`]
@@ -321,9 +318,9 @@ impl Engine {
         points: Vec<bo_core::Assignment>,
     ) -> Result<Result<Predicted, Option<&'static str>>, EngineError> {
         let (basis, trials) = self.trials_now(study).await?;
-        let (entry, _) = self.entry_for(study, basis, &trials).await?;
+        let (fitted, _) = self.model_for(study, basis, &trials).await?;
         self.compute(study, Class::Waited, move || {
-            let model = cpu::up_to_date(&entry, &trials).0;
+            let model = fitted.up_to_date(&trials).0;
             match model.predict(&points) {
                 Some(objective) => Ok(Predicted { objective, metrics: model.predict_metrics(&points) }),
                 None => Err(model.predicts_only()),
@@ -342,9 +339,9 @@ impl Engine {
         ys: Vec<Vec<f64>>,
     ) -> Result<Result<Vec<bo_core::Prediction>, EmbeddedRefusal>, EngineError> {
         let (basis, trials) = self.trials_now(study).await?;
-        let (entry, _) = self.entry_for(study, basis, &trials).await?;
+        let (fitted, _) = self.model_for(study, basis, &trials).await?;
         self.compute(study, Class::Waited, move || {
-            let model = cpu::up_to_date(&entry, &trials).0;
+            let model = fitted.up_to_date(&trials).0;
             let Some(e) = model.embeddings() else { return Err(EmbeddedRefusal::NoEmbeddings) };
             if embedding >= e.count {
                 return Err(EmbeddedRefusal::Invalid(format!(

@@ -39,7 +39,7 @@ impl Engine {
             return Ok(k.ids.clone());
         }
         let ids = match model {
-            Some(entry) => match self.best_by_the_model(study, entry).await? {
+            Some(fitted) => match self.best_by_the_model(study, fitted).await? {
                 Some(id) => Arc::new(vec![id]),
                 None => self.front(study, cap).await?,
             },
@@ -70,7 +70,7 @@ impl Engine {
     /// With `observationNoise: HIGH` a single observation says little: the best trial is the
     /// SUCCEEDED one whose *predicted* objective (the model's posterior mean at its parameters)
     /// is best, among the safe ones. `None` when the model does not predict (its initial design).
-    async fn best_by_the_model(&self, study: &StudyRecord, entry: Arc<super::Entry>) -> Result<Option<i64>, EngineError> {
+    async fn best_by_the_model(&self, study: &StudyRecord, fitted: Arc<super::FittedModel>) -> Result<Option<i64>, EngineError> {
         let (_, trials) = self.trials_now(study).await?;
         let spec = study.spec.clone();
         self.compute(study, Class::Waited, move || {
@@ -90,7 +90,7 @@ impl Engine {
                 return None;
             }
             let points: Vec<bo_core::Assignment> = done.iter().map(|(_, a)| (*a).clone()).collect();
-            let predicted = entry.model.predict(&points)?;
+            let predicted = fitted.model.predict(&points)?;
             done.iter()
                 .zip(predicted)
                 .reduce(|a, b| if objective.goal.better(b.1.median, a.1.median) { b } else { a })

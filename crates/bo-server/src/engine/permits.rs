@@ -22,13 +22,18 @@
 //!   permit gives one back within a checkpoint when another asks. Pausing never changes what a
 //!   computation finds.
 //!
-//! Owns the scheduling only; what runs, and on which thread, is the engine's (`Engine::compute`).
+//! [`Engine::compute`] runs the engine's CPU work under a permit: a request's on the runtime's
+//! blocking pool, background work on a thread of its own at a lower CPU priority.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bo_core::FitError;
+use bo_store::StudyRecord;
+
+use super::{Engine, EngineError};
 use crate::sync::lock;
 
 /// How long a computation runs before it lets a waiting claim of a project no richer than its
@@ -318,6 +323,59 @@ impl Drop for Permit {
         let mut state = self.shared.lock();
         state.give_back(&self.claim.project);
         state.dispatch(&self.shared.waiting);
+    }
+}
+
+/// How much less CPU priority a background computation's thread takes (nice, 0–19).
+const BACKGROUND_NICENESS: i32 = 10;
+
+/// Lowers the calling thread's CPU priority by [`BACKGROUND_NICENESS`] (a thread may lower its
+/// own without privileges, but not raise it again: so only on a thread of its own). Where it
+/// cannot, the work runs at the usual priority.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{getpriority_process, setpriority_process};
+        let me = Some(rustix::thread::gettid());
+        if let Ok(now) = getpriority_process(me) {
+            let _ = setpriority_process(me, (now + BACKGROUND_NICENESS).min(19));
+        }
+    }
+}
+
+/// A computation that panicked, as the designer failure it is.
+pub(super) fn panicked(e: tokio::task::JoinError) -> EngineError {
+    EngineError::Fit(FitError::Numerical(format!("the designer panicked: {e}")))
+}
+
+impl Engine {
+    /// Runs `work` — the engine's CPU work: a fit, proposals, predictions, importance, a front —
+    /// under a permit of the pool claimed for `study` as `class` (`permits.rs`: fair between
+    /// projects and studies, yielding at the computation's checkpoints). A request's work runs
+    /// on the runtime's blocking pool; background work on a thread of its own at a lower CPU
+    /// priority (nice +10), so on a busy machine requests' computations go first. A panic in
+    /// `work` is a designer failure, and gives the permit back.
+    pub(crate) async fn compute<T: Send + 'static>(
+        &self,
+        study: &StudyRecord,
+        class: Class,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, EngineError> {
+        let permit = self.inner.permits.acquire(Claim::new(&study.project, study.id, class)).await;
+        match class {
+            Class::Waited => tokio::task::spawn_blocking(move || permit.run(work)).await.map_err(panicked),
+            Class::Background => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                std::thread::Builder::new()
+                    .name("bo-background".into())
+                    .spawn(move || {
+                        lower_priority();
+                        let _ = tx.send(permit.run(work));
+                    })
+                    .map_err(|e| EngineError::Fit(FitError::Numerical(format!("no thread for a background computation: {e}"))))?;
+                rx.await.map_err(|_| EngineError::Fit(FitError::Numerical("a background computation panicked".to_owned())))
+            }
+        }
     }
 }
 

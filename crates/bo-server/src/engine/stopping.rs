@@ -17,7 +17,7 @@ use bo_core::{Goal, StoppingSpec, Trial, TrialState};
 use bo_store::StudyRecord;
 use rand::SeedableRng;
 
-use super::cpu::study_seed;
+use super::model::study_seed;
 use super::permits::Class;
 use super::slot::CurveFit;
 use super::{Engine, EngineError};

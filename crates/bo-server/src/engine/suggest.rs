@@ -8,14 +8,13 @@
 //!    computed at this basis, the study's queue, or — after a few misses — proposals from an
 //!    older basis less any that repeat a trial created since);
 //! 3. commit; or, with nothing planned, roll back, compute proposals outside the lock
-//!    (`propose`, on a blocking thread, one study at a time in this process), and go to 1.
+//!    (`FittedModel::propose`, on a blocking thread, one study at a time in this process), and go to 1.
 //!
 //! When the proposals are not ready within the server's bound (`max_suggest_wait`), the call
 //! answers with a pending operation (`done: false`) that a background task finishes
 //! (`operations.rs`). No designer runs inside a transaction.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 use bo_core::{Assignment, StoppingSpec, Trial};
@@ -23,11 +22,8 @@ use bo_store::{Basis, Opened, Operation, StudyRecord, SuggestOutcome, SuggestReq
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::cache::Entry;
-use super::cpu::{panicked, propose};
 use super::hooks::Point;
-use super::permits::Class;
-use super::refit;
+use super::permits::{Class, panicked};
 use super::slot::Job;
 use super::{Engine, EngineError, millis};
 use crate::metrics::{FailedStage, SuggestPath};
@@ -130,11 +126,10 @@ impl Engine {
     ) -> Result<SuggestReply, EngineError> {
         let started = Instant::now();
         let (basis, trials) = self.trials_now(study).await?;
-        let (entry, _) = self.entry_for(study, basis, &trials).await?;
+        let (fitted, _) = self.model_for(study, basis, &trials).await?;
         let (owned_study, owned_contexts) = (study.clone(), contexts.clone());
-        let proposals = self
-            .compute(study, Class::Waited, move || super::cpu::propose_in_contexts(&owned_study, &entry, &trials, &owned_contexts))
-            .await??;
+        let proposals =
+            self.compute(study, Class::Waited, move || fitted.propose_in_contexts(&owned_study, &trials, &owned_contexts)).await??;
         let request = SuggestRequest {
             study_id: study.id,
             client_id,
@@ -329,9 +324,9 @@ impl Engine {
         // By position only from the model of this basis (or one that learns nothing, or a
         // stand-in): a learning designer's older model may still be its initial design while
         // the data now asks for the fitted model.
-        if let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision)
-            && (entry.data_version == basis.data_version || entry.fallback || !entry.learns)
-            && let Some(points) = entry.model.suggest_indexed(u64::try_from(basis.next_trial_id - 1).unwrap_or(0), wanted)
+        if let Some(fitted) = self.inner.cache.get(study.id, study.spec.space_revision)
+            && (fitted.data_version == basis.data_version || fitted.fallback || !fitted.learns)
+            && let Some(points) = fitted.model.suggest_indexed(u64::try_from(basis.next_trial_id - 1).unwrap_or(0), wanted)
         {
             return Plan::Ready(points);
         }
@@ -375,11 +370,11 @@ impl Engine {
             }
             let (basis, trials) = engine.trials_now(&study).await?;
             let read = started.elapsed();
-            let (entry, fitted) = engine.entry_for(&study, basis, &trials).await?;
+            let (fitted_model, fitted) = engine.model_for(&study, basis, &trials).await?;
             let model = started.elapsed() - read;
             let id = study.id;
             let owned = study.clone();
-            let proposals = engine.compute(&study, Class::Waited, move || propose(&owned, &entry, &trials, &[], count)).await??;
+            let proposals = engine.compute(&study, Class::Waited, move || fitted_model.propose(&owned, &trials, &[], count)).await??;
             if let Some(e) = &proposals.failed {
                 tracing::warn!(study = id, error = %e, "the designer failed to propose; quasi-random proposals stand in");
                 engine.inner.metrics.fallback(FailedStage::Suggest);
@@ -387,76 +382,6 @@ impl Engine {
             tracing::debug!(study = id, ?read, ?model, total = ?started.elapsed(), "computed proposals");
             Ok(Computed { basis, assignments: proposals.points, fitted, queued: false })
         })
-    }
-
-    /// The study's cached model — for a reproducible study only the one of `basis`'s data
-    /// version — else one fitted now on `trials` (warm-started) and kept; the flag says which. A
-    /// fit under way for the study (the background refit) ends first, and is used if it is the
-    /// one wanted. A cached model fallen behind the data ([`Entry::keeps_up`]) proposes only
-    /// when its refit has not caught up within the engine's `lag_wait`. A fit that fails is
-    /// logged and counted, and the study's initial design (quasi-random) stands in until a later
-    /// fit succeeds.
-    pub(super) async fn entry_for(
-        &self,
-        study: &StudyRecord,
-        basis: Basis,
-        trials: &Arc<Vec<Trial>>,
-    ) -> Result<(Arc<Entry>, bool), EngineError> {
-        let reproducible = self.reproducible(study);
-        if !reproducible && let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision) {
-            if entry.keeps_up(basis.data_version, trials) {
-                return Ok((entry, false));
-            }
-            // Fallen behind: the refit (scheduled by every completion; asked again in case)
-            // catches up, and the suggest waits for it a bounded time.
-            self.schedule(study, Job { refit: true, ..Job::default() });
-            let deadline = Instant::now() + self.inner.config.lag_wait;
-            let ready = |e: &Entry| e.keeps_up(basis.data_version, trials);
-            return Ok((self.inner.cache.wait_for(study.id, study.spec.space_revision, deadline, ready).await.unwrap_or(entry), false));
-        }
-        let usable = |e: &Arc<Entry>| !reproducible || e.data_version == basis.data_version;
-        if let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision).filter(usable) {
-            return Ok((entry, false));
-        }
-        let slot = self.inner.slots.get(study.id);
-        let _fitting = slot.fitting.lock().await;
-        if let Some(entry) = self.inner.cache.get(study.id, study.spec.space_revision).filter(usable) {
-            return Ok((entry, false));
-        }
-        // Another replica may have fitted this very version (it took the completion and the
-        // refit lease): take its fit up, as a lone server would have fitted it.
-        let stored = self.inner.store.model_state(study.id).await?;
-        let warm = match refit::start_from(
-            self.inner.cache.get(study.id, study.spec.space_revision).as_deref(),
-            stored,
-            basis.data_version,
-            study.spec.space_revision,
-        ) {
-            refit::Start::Adopt(state) => match self.restore(study, basis.data_version, Arc::clone(trials), state).await {
-                Ok(entry) => {
-                    self.inner.cache.insert(study.id, entry.clone());
-                    return Ok((entry, true));
-                }
-                Err(e) => {
-                    tracing::warn!(study = study.id, error = %e, "could not take up another replica's fit; fitting here");
-                    refit::warm_state(&self.inner.store, &self.inner.cache, study, basis.data_version).await?
-                }
-            },
-            refit::Start::Warm(state) => state,
-        };
-        let entry = match self.fit(study, basis.data_version, Arc::clone(trials), warm, Class::Waited).await {
-            Ok(entry) => entry,
-            Err(EngineError::Fit(e)) => {
-                tracing::warn!(study = study.id, error = %e, "the designer failed to fit; quasi-random proposals stand in until a fit succeeds");
-                self.inner.metrics.fallback(FailedStage::Fit);
-                Arc::new(super::cpu::fallback_entry(study, basis.data_version, trials))
-            }
-            Err(e) => return Err(e),
-        };
-        if let Err(e) = refit::keep(&self.inner.store, &self.inner.cache, study.id, entry.clone()).await {
-            tracing::warn!(study = study.id, error = %e, "could not keep a fitted model");
-        }
-        Ok((entry, true))
     }
 
     /// The study's trial lease (its `algorithmConfig.trialLease`, 0 meaning never), else the
@@ -472,6 +397,8 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::engine::{EngineConfig, testing};
 
