@@ -208,7 +208,7 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
                 };
                 tally.fit_seconds.push(start.elapsed().as_secs_f64());
                 let start = Instant::now();
-                let predicted = fitted.model.predictive(&points);
+                let predicted = fitted.model.predictor().and_then(|p| p.predictive(&points));
                 tally.predict_seconds.push(start.elapsed().as_secs_f64());
                 tally.widened.push(fitted.model.describe()["predictionsWidened"]["factor"].as_f64().unwrap_or(1.0));
                 if let Some(predictive) = predicted {
@@ -217,7 +217,7 @@ pub fn calibrate(problem: &Problem, settings: &Settings) -> Result<Vec<Row>> {
                 } else {
                     // A model that predicts only at points of its own: its next proposals.
                     let own = fitted.model.suggest(&[], settings.held_out, &mut rng)?;
-                    match fitted.model.predictive(&own) {
+                    match fitted.model.predictor().and_then(|p| p.predictive(&own)) {
                         Some(predictive) => {
                             let truth: Vec<f64> = own.iter().map(problem.eval).collect();
                             tally.add(seed, &predictive, &truth, (mean, sd));

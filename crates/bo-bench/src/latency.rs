@@ -91,7 +91,7 @@ pub fn latency(
             let mut observe = Vec::with_capacity(repeats);
             for _ in 0..repeats {
                 let start = Instant::now();
-                let observed = warm.model.observe(&history[n..]);
+                let observed = warm.model.conditioning().and_then(|c| c.observe(&history[n..]));
                 observe.push(start.elapsed().as_secs_f64());
                 anyhow::ensure!(observed.is_some(), "{algorithm} cannot observe a new trial without a refit");
             }

@@ -55,7 +55,11 @@ pub fn replay(path: &std::path::Path, repeats: usize) -> Result<Replayed> {
     let mut times = Vec::with_capacity(repeats);
     for _ in 0..repeats.max(1) {
         let start = Instant::now();
-        let model = fitted.model.observe(&history[n - 1..]).context("the model cannot observe a trial without a refit")?;
+        let model = fitted
+            .model
+            .conditioning()
+            .and_then(|c| c.observe(&history[n - 1..]))
+            .context("the model cannot observe a trial without a refit")?;
         model.suggest(&[], 1, &mut rng)?;
         times.push(start.elapsed().as_secs_f64());
     }

@@ -715,7 +715,15 @@ mod tests {
         let ours = designer.restore(&problem, &history, &theirs.state, &mut StdRng::seed_from_u64(2)).unwrap();
         assert_eq!(ours.state, theirs.state);
         let probe = random_points(&problem.spec.space, 5, &mut rng);
-        for (p, q) in theirs.model.predict(&probe).unwrap().into_iter().zip(ours.model.predict(&probe).unwrap()) {
+        for (p, q) in theirs
+            .model
+            .predictor()
+            .unwrap()
+            .predict(&probe)
+            .unwrap()
+            .into_iter()
+            .zip(ours.model.predictor().unwrap().predict(&probe).unwrap())
+        {
             assert!((p.median - q.median).abs() < 1e-9 && (p.upper - q.upper).abs() < 1e-9, "{p:?} {q:?}");
         }
     }

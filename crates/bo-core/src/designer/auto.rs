@@ -14,7 +14,7 @@
 //!   size), so they fit the same trials. `REMBO` is no candidate: its GPs model only trials in
 //!   its embeddings' image, so it cannot be scored on trials another designer chose.
 //! - **Criterion** (`criterion`): the log predictive density of each trial at each model's
-//!   fitted θ ([`Model::self_prediction`]), read off the factor each fit computes anyway and
+//!   fitted θ ([`Predictor::self_prediction`]), read off the factor each fit computes anyway and
 //!   comparable across kernels — by default `SEQUENTIAL`: each of the later half of the trials
 //!   predicted from those before it, the conditional marginal likelihood (Lotfi et al. 2022),
 //!   how well the model would have predicted where the search went; or `LOO`: each of the
@@ -50,7 +50,7 @@
 //!
 //! Candidates may differ in their output warp (`GP_BANDIT` and `ADD_GP_UCB` warp the objective by
 //! default, `ADD_TREE` does not): each model's densities are of the objective's own values (a
-//! warped model's times the warp's slope, [`Model::self_prediction`]), so they compare whatever
+//! warped model's times the warp's slope, [`Predictor::self_prediction`]), so they compare whatever
 //! the warp.
 
 use std::collections::BTreeMap;
@@ -440,8 +440,11 @@ impl Auto {
             match designer.fit(problem, history, state.states.get(candidate), rng) {
                 Ok(fitted) => {
                     // One density per trial, in history order, or the model is not comparable.
-                    let densities =
-                        fitted.model.self_prediction(self.criterion).filter(|v| n > 0 && v.len() == n && v.iter().all(|x| x.is_finite()));
+                    let densities = fitted
+                        .model
+                        .predictor()
+                        .and_then(|p| p.self_prediction(self.criterion))
+                        .filter(|v| n > 0 && v.len() == n && v.iter().all(|x| x.is_finite()));
                     state.states.insert(*candidate, fitted.state);
                     fits.push((*candidate, fitted.model, densities));
                 }

@@ -10,7 +10,7 @@
 //!   next proposal, moved into the slice.
 //!
 //! A model whose acquisition is its own (several objectives, safety metrics: the several-metrics
-//! model) searches the context itself ([`Model::suggest_in_context`]); this search is for the
+//! model) searches the context itself ([`ContextSearch::suggest_in_context`](super::ContextSearch::suggest_in_context)); this search is for the
 //! others.
 //!
 //! Must not: know which designer made the model.
@@ -62,7 +62,7 @@ pub fn suggest_in(
     pending: &[Assignment],
     rng: &mut dyn Rng,
 ) -> Result<Assignment, FitError> {
-    if let Some(own) = model.suggest_in_context(context, pending, rng) {
+    if let Some(own) = model.context_search().and_then(|m| m.suggest_in_context(context, pending, rng)) {
         return own;
     }
     let space = slice.space;
@@ -70,7 +70,7 @@ pub fn suggest_in(
     // The model's own proposal, moved into the slice: where it would go without the context.
     let own: Vec<Assignment> =
         model.suggest(pending, 1, rng)?.into_iter().map(|a| space.decode_fixed(&space.encode(&a), context)).collect();
-    if model.predict(&[]).is_none() {
+    if model.predictor().and_then(|p| p.predict(&[])).is_none() {
         if let Some(a) = own.into_iter().find(|a| !slice.taken.contains(&a.key())) {
             return Ok(a);
         }
@@ -155,9 +155,10 @@ fn score(model: &dyn Model, slice: &Slice, candidates: Vec<Assignment>) -> Resul
 /// quadrature of a mean an acquisition does not read), else from its predictions; `None` when it
 /// does not predict.
 pub(crate) fn normal_approximations(model: &dyn Model, points: &[Assignment]) -> Option<Vec<(f64, f64)>> {
-    match model.predictive(points) {
+    let predictor = model.predictor()?;
+    match predictor.predictive(points) {
         Some(p) => Some(p.iter().map(super::Predictive::normal_approximation).collect()),
-        None => Some(model.predict(points)?.iter().map(super::Prediction::normal_approximation).collect()),
+        None => Some(predictor.predict(points)?.iter().map(super::Prediction::normal_approximation).collect()),
     }
 }
 

@@ -50,7 +50,7 @@ pub enum FitError {
     /// The numbers went wrong (a matrix stayed indefinite, a value became NaN).
     #[error("numerical failure: {0}")]
     Numerical(String),
-    /// Fewer proposals than asked in a space with points left (see [`Model::runs_out`]).
+    /// Fewer proposals than asked in a space with points left (see [`Model::runs_out`](super::Model::runs_out)).
     #[error("proposed {proposed} of {asked} points while the space has points left")]
     TooFewProposals {
         /// How many it proposed.

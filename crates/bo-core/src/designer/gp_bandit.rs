@@ -555,7 +555,7 @@ mod tests {
         let history = spread_observations(8, |i, a, b| if i == 6 { 5e307 } else { a + b });
         let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut rng).unwrap().model;
         assert_eq!(model.suggest(&[], 2, &mut rng).unwrap().len(), 2);
-        let p = model.predict(&[history[0].assignment.clone()]).unwrap()[0];
+        let p = model.predictor().unwrap().predict(&[history[0].assignment.clone()]).unwrap()[0];
         assert!(p.median.is_finite() && p.lower.is_finite() && p.upper.is_finite(), "{p:?}");
     }
 
@@ -577,7 +577,7 @@ mod tests {
         let mut rng = StdRng::seed_from_u64(2);
         let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut rng).unwrap().model;
         let first = model.suggest(&[], 1, &mut rng).unwrap();
-        let believed = model.predict(&first).unwrap()[0].median;
+        let believed = model.predictor().unwrap().predict(&first).unwrap()[0].median;
         let (_, values) = crate::designer::gp::objective_values(&problem.spec, &history);
         let measured_best = values.into_iter().flatten().fold(f64::NEG_INFINITY, f64::max);
         assert!(believed > measured_best, "the set-up: the model believes its suggestion better than the best measured");
@@ -638,7 +638,8 @@ mod tests {
         let ours = designer.restore(&problem, &history, &theirs.state, &mut StdRng::seed_from_u64(2)).unwrap();
         assert_eq!(ours.state, theirs.state, "no search: the state is the one stored");
         let probe = vec![Assignment::new(BTreeMap::from([("a".into(), ParamValue::Float(0.4)), ("b".into(), ParamValue::Float(0.7))]))];
-        let (p, q) = (theirs.model.predict(&probe).unwrap()[0], ours.model.predict(&probe).unwrap()[0]);
+        let (p, q) =
+            (theirs.model.predictor().unwrap().predict(&probe).unwrap()[0], ours.model.predictor().unwrap().predict(&probe).unwrap()[0]);
         assert!((p.median - q.median).abs() < 1e-9 && (p.upper - q.upper).abs() < 1e-9, "{p:?} {q:?}");
         assert_eq!(
             crate::designer::testing::stored_samples(&theirs.state.0).unwrap_or(0),
@@ -661,9 +662,9 @@ mod tests {
         let designer = designer_for(&problem.spec).unwrap();
         let model = designer.fit(&problem, &[obs(0.1), obs(0.5), obs(0.9)], None, &mut rng).unwrap().model;
         let probe = [Assignment::new(BTreeMap::from([("a".into(), ParamValue::Float(0.7))]))];
-        let before = model.predict(&probe).unwrap()[0];
-        let updated = model.observe(&[obs(0.7)]).expect("a GP can observe");
-        let after = updated.predict(&probe).unwrap()[0];
+        let before = model.predictor().unwrap().predict(&probe).unwrap()[0];
+        let updated = model.conditioning().unwrap().observe(&[obs(0.7)]).expect("a GP can observe");
+        let after = updated.predictor().unwrap().predict(&probe).unwrap()[0];
         assert!((after.median - 0.09).abs() < 0.01, "the real value 0.09 is now known there: {after:?}");
         assert!(after.upper - after.lower < (before.upper - before.lower) / 5.0, "{before:?} → {after:?}");
     }

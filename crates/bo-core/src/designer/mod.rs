@@ -2,7 +2,7 @@
 //!
 //! A [`Designer`] does the expensive part — learning from a study's completed trials — and
 //! returns a [`Model`] that does the cheap part, proposing assignments with the in-flight trials
-//! as context. The registry ([`designer_for`]) maps a study's `algorithm` name to a designer and
+//! as context (`model.rs`: a required core and capabilities only some models have). The registry ([`designer_for`]) maps a study's `algorithm` name to a designer and
 //! checks its `algorithmConfig`; [`ALGORITHMS`] lists the names it knows, and an unknown name is a
 //! [`ConfigError::UnknownAlgorithm`] naming them. Each algorithm lives in its own file.
 
@@ -17,6 +17,7 @@ mod error;
 pub mod gp;
 mod gp_bandit;
 mod grid;
+mod model;
 mod overlap_add_gp;
 mod prediction;
 mod quasi_random;
@@ -38,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::limits::{Limit, Limits};
 use crate::space::SearchSpace;
 use crate::study::StudySpec;
-use crate::trial::{Assignment, Observation};
+use crate::trial::Observation;
 
 pub use add_gp_ucb::{AddGpUcb, AddGpUcbParams};
 pub use add_tree::{AddTree, AddTreeParams};
@@ -50,6 +51,7 @@ pub use gp::PriorMean;
 pub use gp::priors::PriorStudy;
 pub use gp_bandit::{GpBandit, GpBanditParams};
 pub use grid::{GridParams, GridSearch};
+pub use model::{Conditioning, ContextSearch, Embedded, Embeddings, Model, Positional, Predictor};
 pub use overlap_add_gp::{OverlapAddGp, OverlapAddGpParams};
 pub use prediction::Prediction;
 pub(crate) use prediction::Z_95;
@@ -107,7 +109,7 @@ pub trait Designer: Send + Sync {
     }
 
     /// Whether the model stands on the prior studies of [`Problem::priors`] (see
-    /// [`transfer`]); false for a designer that would ignore them, which a service must not
+    /// [`gp::priors`]); false for a designer that would ignore them, which a service must not
     /// give any.
     fn takes_priors(&self) -> bool {
         false
@@ -154,7 +156,7 @@ pub fn check_limits(designer: &dyn Designer, space: &SearchSpace, limits: &Limit
     Ok(())
 }
 
-/// How a model's own predictions of its trials are scored ([`Model::self_prediction`]): how
+/// How a model's own predictions of its trials are scored ([`Predictor::self_prediction`]): how
 /// `AUTO` compares its candidate models.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -169,138 +171,6 @@ pub enum Criterion {
     /// flat GP in 9 of 10 seeds — behind on 5 by 1.2–3×, and equal on 5.
     #[default]
     Sequential,
-}
-
-/// The cheap half of an algorithm: proposing new assignments.
-pub trait Model: Send + Sync {
-    /// Proposes up to `count` feasible assignments, distinct from `pending` (the trials in flight)
-    /// where the space allows. Fewer than `count` means the designer has nothing more to
-    /// propose: its plan has run out ([`Model::runs_out`]) or the space is used up; it never
-    /// mutates the model.
-    fn suggest(&self, pending: &[Assignment], count: usize, rng: &mut dyn Rng) -> Result<Vec<Assignment>, FitError>;
-
-    /// Whether its proposals come from a finite plan that ends before the space does (a grid
-    /// over real parameters): then fewer proposals than asked end the study. For every other
-    /// model, fewer than asked in a space with points left is a failure, and the service fills
-    /// the rest quasi-randomly.
-    fn runs_out(&self) -> bool {
-        false
-    }
-
-    /// Proposals that depend only on their position in the study — trial `first` (counting
-    /// from 0 in creation order) and the `count - 1` after it — and on nothing the other trials
-    /// hold, or `None` when this model's proposals depend on the trials. A service can answer
-    /// these inside its bookkeeping at a cost that does not grow with the study. `Some` for
-    /// `count == 0` says the model can.
-    fn suggest_indexed(&self, _first: u64, _count: usize) -> Option<Vec<Assignment>> {
-        None
-    }
-
-    /// The model updated with observations that arrived after its fit, cheaply (a GP
-    /// conditions on them by rank-one extensions of its factor, hyperparameters unchanged), or
-    /// `None` if it cannot — then the caller treats them as pending instead.
-    fn observe(&self, _new: &[Observation]) -> Option<Arc<dyn Model>> {
-        None
-    }
-
-    /// The same model rebuilt from its own data at its own hyperparameters by a fresh fit at
-    /// fixed θ, or `None` for models without one: what [`Model::observe`] must equal (the
-    /// conformance suite holds it to that).
-    fn refactored(&self) -> Option<Arc<dyn Model>> {
-        None
-    }
-
-    /// A suggestion within `context` (a checked partial assignment: see
-    /// [`context::suggest_in`]) by the model's own acquisition, for a model whose acquisition
-    /// the generic search within a context would not reproduce (several metrics, safety);
-    /// `None`: the generic search decides.
-    fn suggest_in_context(
-        &self,
-        _context: &Assignment,
-        _pending: &[Assignment],
-        _rng: &mut dyn Rng,
-    ) -> Option<Result<Assignment, FitError>> {
-        None
-    }
-
-    /// The predictive distribution of the objective at `points` (in the objective's own units
-    /// and direction), summarised, for models that have one. By default the summaries of
-    /// [`Model::predictive`].
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        Some(self.predictive(points)?.iter().map(Predictive::summary).collect())
-    }
-
-    /// The whole predictive distribution of the objective at `points`, for a model with one GP
-    /// of the objective (through its warp): what calibration reads and a subset's model widens.
-    fn predictive(&self, _points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
-        None
-    }
-
-    /// The random embeddings the model searches, for a model that has them (REMBO's
-    /// low-dimensional kernel, whose GPs live in them); `None` otherwise.
-    fn embeddings(&self) -> Option<Embeddings> {
-        None
-    }
-
-    /// The predictive distribution at points `ys` of embedding `embedding`'s box `[−h, h]^d`
-    /// (see [`Model::embeddings`]; a point outside is taken at the box's nearest point): what a
-    /// model that predicts only at points of its embeddings answers along their own coordinates.
-    /// `None` when the model has no embeddings, `embedding` or a point's dimension does not fit
-    /// them, or that embedding has no GP yet (its initial design).
-    fn predictive_embedded(&self, _embedding: usize, _ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
-        None
-    }
-
-    /// Where [`Model::predict`] answers, for a model that predicts only at some points of the
-    /// space (said to a user whose points lie elsewhere); `None`: wherever it predicts at all.
-    fn predicts_only(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// For a model of several objectives: each one's posterior mean and deviation at `points`,
-    /// by metric id, in the study's metric order; `None` for a model of one objective (its
-    /// [`Model::predict`] is the whole answer).
-    fn predict_metrics(&self, _points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
-        None
-    }
-
-    /// The posterior mean of each additive term of the model at `points` (by the term's name,
-    /// in standardised units: what matters is how much each varies), for a model whose kernel
-    /// is a sum of terms over groups of parameters (Kandasamy et al. 2015 eq. 5, Ma & Blaschko 2020's per-vertex
-    /// posterior); `None` otherwise.
-    fn term_means(&self, _points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
-        None
-    }
-
-    /// How well the model predicts its own training data: the log predictive density of each
-    /// completed trial it was fitted on, in history order and the objective's units, as
-    /// `criterion` predicts it (see [`crate::gp::Gp::loo_log_predictive`] and
-    /// [`crate::gp::Gp::sequential_log_predictive`]), for a model with one GP over every
-    /// completed trial; `None` otherwise. How `AUTO` compares candidate models of the same trials.
-    fn self_prediction(&self, _criterion: Criterion) -> Option<Vec<f64>> {
-        None
-    }
-
-    /// What the model learned, as JSON for `GET …/model` (hyperparameters, structure).
-    fn describe(&self) -> serde_json::Value {
-        serde_json::json!({})
-    }
-
-    /// An estimate of the memory the model holds, in bytes, for the cache's budget.
-    fn memory_bytes(&self) -> usize {
-        1024
-    }
-}
-
-/// A model's random embeddings ([`Model::embeddings`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Embeddings {
-    /// How many.
-    pub count: usize,
-    /// Their dimension d.
-    pub dimension: usize,
-    /// h of the box `Y = [−h, h]^d` each is searched in.
-    pub half_width: f64,
 }
 
 #[cfg(test)]
@@ -331,22 +201,22 @@ mod tests {
             let problem = Problem { spec: spec.clone(), seed: 7, priors: Vec::new() };
             let mut rng = rand::rngs::StdRng::seed_from_u64(0);
             let model = designer.fit(&problem, &[], None, &mut rng).unwrap().model;
-            let points = model.suggest_indexed(5, 3).expect("answers by position");
+            let points = model.positional().unwrap().suggest_indexed(5, 3).expect("answers by position");
             assert_eq!(points.len(), 3);
             for p in &points {
                 continuous.check(p).unwrap();
             }
-            assert_eq!(model.suggest_indexed(5, 3).unwrap(), points, "{algorithm}: deterministic");
-            assert_eq!(model.suggest_indexed(6, 1).unwrap()[0], points[1], "{algorithm}: by position alone");
+            assert_eq!(model.positional().unwrap().suggest_indexed(5, 3).unwrap(), points, "{algorithm}: deterministic");
+            assert_eq!(model.positional().unwrap().suggest_indexed(6, 1).unwrap()[0], points[1], "{algorithm}: by position alone");
             assert_ne!(points[0], points[1]);
             if algorithm == "QUASI_RANDOM_SEARCH" {
-                let earlier = model.suggest_indexed(0, 5).unwrap();
+                let earlier = model.positional().unwrap().suggest_indexed(0, 5).unwrap();
                 assert_eq!(model.suggest(&earlier, 1, &mut rng).unwrap()[0], points[0], "the sequence's point 5");
             }
             spec.space = finite.clone();
             let model =
                 designer_for(&spec).unwrap().fit(&Problem { spec, seed: 7, priors: Vec::new() }, &[], None, &mut rng).unwrap().model;
-            assert!(model.suggest_indexed(0, 1).is_none(), "{algorithm}: a finite space needs the other trials");
+            assert!(model.positional().unwrap().suggest_indexed(0, 1).is_none(), "{algorithm}: a finite space needs the other trials");
         }
         let mut gp = testing_spec();
         gp.algorithm = "GP_BANDIT".into();

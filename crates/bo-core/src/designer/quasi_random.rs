@@ -16,7 +16,7 @@
 //! GP designer's initial design is this one, so they all start there.
 //!
 //! In a space with an always-active real parameter points never repeat, so there trial `n`
-//! (in creation order) takes point `n` directly ([`Model::suggest_indexed`]), without looking
+//! (in creation order) takes point `n` directly ([`Positional::suggest_indexed`](super::Positional::suggest_indexed)), without looking
 //! at the other trials; elsewhere point `n` skips points that would repeat a trial.
 
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::unlearned::{Seen, Unlearned};
-use super::{FitError, Model};
+use super::{FitError, Model, Positional};
 use crate::optimize::sobol::sobol_point;
 use crate::trial::Assignment;
 
@@ -46,6 +46,12 @@ impl Model for QuasiRandomModel {
         Ok(self.0.draw_distinct(pending, count, |n| self.point(n, d)))
     }
 
+    fn positional(&self) -> Option<&dyn Positional> {
+        Some(self)
+    }
+}
+
+impl Positional for QuasiRandomModel {
     fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
         if !self.0.space.is_continuous() {
             return None;
@@ -82,7 +88,7 @@ mod tests {
         let problem = Problem { spec: StudySpec::new("m", Goal::Maximize, space, "QUASI_RANDOM_SEARCH"), seed: 7, priors: Vec::new() };
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
         let fitted = QuasiRandomSearch.fit(&problem, &[], None, &mut rng).unwrap();
-        (fitted.model.suggest(&[], 2, &mut rng).unwrap(), fitted.model.suggest_indexed(0, 2))
+        (fitted.model.suggest(&[], 2, &mut rng).unwrap(), fitted.model.positional().unwrap().suggest_indexed(0, 2))
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!
 //! Points avoid repeating a trial where the space allows. In a space with a real parameter
 //! that is always active two draws never coincide, so there the `n`-th trial's point is drawn
-//! from a generator seeded by the study and `n` alone ([`Model::suggest_indexed`]), without
+//! from a generator seeded by the study and `n` alone ([`Positional::suggest_indexed`](super::Positional::suggest_indexed)), without
 //! looking at the other trials.
 
 use std::sync::Arc;
@@ -14,7 +14,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
 
 use super::unlearned::{Seen, Unlearned};
-use super::{FitError, Model};
+use super::{FitError, Model, Positional};
 use crate::trial::Assignment;
 
 /// The random-search designer.
@@ -39,6 +39,12 @@ impl Model for RandomModel {
         }))
     }
 
+    fn positional(&self) -> Option<&dyn Positional> {
+        Some(self)
+    }
+}
+
+impl Positional for RandomModel {
     fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
         let Seen { space, seed, .. } = &self.0;
         if !space.is_continuous() {

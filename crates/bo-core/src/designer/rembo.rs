@@ -64,7 +64,7 @@ use super::calibration::{ByRegion, Evidence};
 use super::config::{FromConfig, check_range, refuse_conditional};
 use super::gp::schedule::fit_from_start;
 use super::gp::{Effort, OutputWarping, Start, Training, Warp, add_fantasies, fit_gp, objective_values};
-use super::{ConfigError, Designer, Embeddings, FitError, Fitted, Model, ModelState, Predictive, Problem};
+use super::{ConfigError, Designer, Embeddings, FitError, Fitted, Model, ModelState, Predictive, Predictor, Problem};
 use crate::acquisition::Acquisition;
 use crate::embedding::{Embedded, EmbeddedFit, Settings, isotropic, recover_from_rows, start};
 use crate::gp::Gp;
@@ -360,35 +360,6 @@ impl Model for LowDimModel {
         Ok(out)
     }
 
-    fn predicts_only(&self) -> Option<&'static str> {
-        Some("at points of its random embeddings (its own suggestions): each embedding's GP lives in that embedding")
-    }
-
-    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
-        let embedded = &self.fit.embedded;
-        points
-            .iter()
-            .map(|a| {
-                let (r, w) = self.ambient.locate(embedded, a)?;
-                self.predictive_in(r, &[w])?.pop()
-            })
-            .collect::<Option<Vec<_>>>()
-    }
-
-    fn embeddings(&self) -> Option<Embeddings> {
-        let s = self.fit.embedded.settings;
-        Some(Embeddings { count: s.k, dimension: s.d, half_width: s.half_width })
-    }
-
-    fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
-        let embedded = &self.fit.embedded;
-        if ys.iter().any(|y| y.len() != embedded.settings.d) {
-            return None;
-        }
-        let ws: Vec<Vec<f64>> = ys.iter().map(|y| embedded.w_of(y)).collect();
-        self.predictive_in(embedding, &ws)
-    }
-
     fn describe(&self) -> serde_json::Value {
         let s = self.fit.embedded.settings;
         serde_json::json!({
@@ -406,6 +377,47 @@ impl Model for LowDimModel {
         // Each embedding's GP, and what its run keeps per trial (its points in y, the trust
         // region's replay): counted at 1.5 KB a trial, as the GP designers' (tests/memory.rs).
         self.fit.runs.iter().map(|r| r.gp.as_ref().map_or(0, Gp::memory_bytes) + 1536 * r.n).sum::<usize>() + (32 << 10)
+    }
+
+    fn predictor(&self) -> Option<&dyn Predictor> {
+        Some(self)
+    }
+
+    fn embedded(&self) -> Option<&dyn super::Embedded> {
+        Some(self)
+    }
+}
+
+impl Predictor for LowDimModel {
+    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
+        let embedded = &self.fit.embedded;
+        points
+            .iter()
+            .map(|a| {
+                let (r, w) = self.ambient.locate(embedded, a)?;
+                self.predictive_in(r, &[w])?.pop()
+            })
+            .collect::<Option<Vec<_>>>()
+    }
+
+    fn predicts_only(&self) -> Option<&'static str> {
+        Some("at points of its random embeddings (its own suggestions): each embedding's GP lives in that embedding")
+    }
+}
+
+impl super::Embedded for LowDimModel {
+    fn embeddings(&self) -> Embeddings {
+        let s = self.fit.embedded.settings;
+        Embeddings { count: s.k, dimension: s.d, half_width: s.half_width }
+    }
+
+    fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
+        let embedded = &self.fit.embedded;
+        if ys.iter().any(|y| y.len() != embedded.settings.d) {
+            return None;
+        }
+        let ws: Vec<Vec<f64>> = ys.iter().map(|y| embedded.w_of(y)).collect();
+        self.predictive_in(embedding, &ws)
     }
 }
 
@@ -515,12 +527,6 @@ impl Model for HighDimModel {
         Ok(out)
     }
 
-    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
-        let gp = self.gp.as_ref()?;
-        let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
-        Some(Predictive::of_gp(gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(gp, Evidence::LeaveOneOut))))
-    }
-
     fn describe(&self) -> serde_json::Value {
         let s = self.embedded.settings;
         let h = self.gp.as_ref().map(|gp| gp.hyperparameters());
@@ -544,6 +550,18 @@ impl Model for HighDimModel {
             + 1536 * n
             + 8 * self.ambient.rows.len() * self.ambient.space.n_params() * self.embedded.settings.d
             + (32 << 10)
+    }
+
+    fn predictor(&self) -> Option<&dyn Predictor> {
+        Some(self)
+    }
+}
+
+impl Predictor for HighDimModel {
+    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
+        let gp = self.gp.as_ref()?;
+        let xs: Vec<Vec<f64>> = points.iter().map(|a| self.features.encode(a)).collect();
+        Some(Predictive::of_gp(gp, &xs, &self.warp, self.sign, self.calibration.get_or_init(|| ByRegion::of_gp(gp, Evidence::LeaveOneOut))))
     }
 }
 
@@ -632,18 +650,20 @@ mod tests {
     fn it_predicts_along_its_embeddings_coordinates() {
         let problem = Problem { spec: spec(12, serde_json::json!({"d": 2, "k": 2, "initialDesignSize": 3})), seed: 4, priors: Vec::new() };
         let model = own_loop(&problem, 12, 0.1).model;
-        assert_eq!(model.embeddings(), Some(Embeddings { count: 2, dimension: 2, half_width: 1.0 }));
+        assert_eq!(model.embedded().map(|e| e.embeddings()), Some(Embeddings { count: 2, dimension: 2, half_width: 1.0 }));
         let described = model.describe();
         // The assignment a point of Y projects to, as the designer maps it.
         let params: RemboParams = serde_json::from_value(serde_json::json!({"d": 2, "k": 2, "initialDesignSize": 3})).unwrap();
         let ambient = Ambient::new(&problem.spec.space, &Embedded::new(params.settings(12).unwrap(), problem.seed));
         for (r, e) in described["embeddings"].as_array().unwrap().iter().enumerate() {
             let y: Vec<f64> = serde_json::from_value(e["bestY"].clone()).expect("each embedding's best point, in y");
-            let along = model.predictive_embedded(r, std::slice::from_ref(&y)).expect("it predicts in its embedding")[0].summary();
-            let at = model.predict(&[ambient.assignment(r, &y)]).expect("and at the trial")[0];
+            let along = model.embedded().unwrap().predictive_embedded(r, std::slice::from_ref(&y)).expect("it predicts in its embedding")
+                [0]
+            .summary();
+            let at = model.predictor().unwrap().predict(&[ambient.assignment(r, &y)]).expect("and at the trial")[0];
             assert!((along.median - at.median).abs() < 1e-9 && (along.upper - at.upper).abs() < 1e-9, "{along:?} against {at:?}");
         }
-        assert!(model.predictive_embedded(0, &[vec![0.0; 3]]).is_none(), "three coordinates in a 2-d embedding");
-        assert!(model.predictive_embedded(2, &[vec![0.0; 2]]).is_none(), "no third embedding");
+        assert!(model.embedded().unwrap().predictive_embedded(0, &[vec![0.0; 3]]).is_none(), "three coordinates in a 2-d embedding");
+        assert!(model.embedded().unwrap().predictive_embedded(2, &[vec![0.0; 2]]).is_none(), "no third embedding");
     }
 }

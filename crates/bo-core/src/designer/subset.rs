@@ -147,7 +147,7 @@ impl Widened {
     /// The factor, found on first use: 1 for a model without a predictive distribution.
     fn factor(&self) -> f64 {
         *self.evidence.factor.get_or_init(|| {
-            let Some(predictive) = self.inner.predictive(&self.evidence.points) else { return 1.0 };
+            let Some(predictive) = self.inner.predictor().and_then(|p| p.predictive(&self.evidence.points)) else { return 1.0 };
             let residuals: Vec<Residual> = predictive.iter().zip(&self.evidence.values).map(|(p, &y)| p.residual(y)).collect();
             calibration::factor(&residuals, 1.0, calibration::BOUNDS.1)
         })
@@ -292,6 +292,12 @@ mod tests {
             Ok(Vec::new())
         }
 
+        fn predictor(&self) -> Option<&dyn crate::designer::Predictor> {
+            Some(self)
+        }
+    }
+
+    impl crate::designer::Predictor for Fixed {
         fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
             Some(points.iter().map(|_| Predictive::new(self.mean, self.sd, 0.0, &self.warp, 1.0)).collect())
         }
@@ -310,7 +316,7 @@ mod tests {
         let at = [all[1].assignment.clone()];
         // The values left out spread evenly over 0..3000: a deviation of 10 is far too sure.
         let wide = widened(&problem, &all, &kept, fixed(10.0));
-        let p = wide.model.predict(&at).unwrap()[0];
+        let p = wide.model.predictor().unwrap().predict(&at).unwrap()[0];
         let factor = wide.model.describe()["predictionsWidened"]["factor"].as_f64().expect("the factor is described");
         assert!((50.0..300.0).contains(&factor), "{factor}");
         assert!(((p.upper - p.lower) / (2.0 * crate::designer::Z_95 * 10.0) - factor).abs() < 1e-6 * factor, "{p:?}");
@@ -319,7 +325,7 @@ mod tests {
         for sd in [900.0, 5000.0] {
             let unchanged = widened(&problem, &all, &kept, fixed(sd));
             assert!(unchanged.model.describe().get("predictionsWidened").is_none(), "sd {sd}");
-            assert_eq!(unchanged.model.predict(&at).unwrap()[0].upper, 1500.0 + crate::designer::Z_95 * sd);
+            assert_eq!(unchanged.model.predictor().unwrap().predict(&at).unwrap()[0].upper, 1500.0 + crate::designer::Z_95 * sd);
         }
     }
 

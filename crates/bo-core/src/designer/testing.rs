@@ -8,7 +8,7 @@
 //! suggestions for the same seed. After 24 trials, a designer whose model predicts must also
 //! rebuild its stored fit with `restore` (the same state, the same predictions), and a model
 //! that observes must equal the same model refitted at the same hyperparameters
-//! ([`Model::refactored`](super::Model::refactored)). In a space of 18 points, a designer must
+//! ([`Conditioning::refactored`](super::Conditioning::refactored)). In a space of 18 points, a designer must
 //! propose something at every step until all have been tried. A designer that learns must
 //! predict within bounds under every output warp ([`predictions_are_bounded`]).
 
@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use super::{ConfigError, Prediction, Problem, designer_for};
+use super::{ConfigError, Model, Prediction, Problem, designer_for};
 use crate::space::SearchSpace;
 use crate::study::{Goal, StudySpec};
 use crate::trial::{Assignment, Observation, Outcome, ParamValue};
@@ -440,7 +440,7 @@ pub fn predictions_are_bounded_on(
         let context = format!("{algorithm} with outputWarping {warping} on {name}");
         let bounded = !OVERCONFIDENT.iter().any(|(a, w, on, _)| *a == algorithm && *w == warping && (on.is_empty() || *on == name));
         // REMBO predicts only at points of its embeddings: its own suggestions.
-        let Some(predicted) = fitted.model.predict(&points).or_else(|| fitted.model.predict(&points[..history.len()])) else {
+        let Some(predicted) = predict(&*fitted.model, &points).or_else(|| predict(&*fitted.model, &points[..history.len()])) else {
             continue;
         };
         checked += 1;
@@ -472,21 +472,29 @@ pub fn predictions_are_bounded_on(
     (checked, beyond)
 }
 
+/// `model`'s predictions at `points`, if it predicts there.
+pub fn predict(model: &dyn Model, points: &[Assignment]) -> Option<Vec<Prediction>> {
+    model.predictor()?.predict(points)
+}
+
 /// `restore` rebuilds the stored fit; `observe` equals a refit at the same hyperparameters.
 fn restore_and_observe(problem: &Problem, history: &[Observation], context: &str) {
     let designer = designer_for(&problem.spec).expect("known algorithm");
     let (old, new) = history.split_at(history.len() - 3);
     let fitted = designer.fit(problem, old, None, &mut StdRng::seed_from_u64(5)).expect("fit succeeds");
     let probes: Vec<Assignment> = history.iter().map(|o| o.assignment.clone()).collect();
-    let Some(before) = fitted.model.predict(&probes) else { return };
+    let Some(before) = predict(&*fitted.model, &probes) else { return };
     let restored = designer.restore(problem, old, &fitted.state, &mut StdRng::seed_from_u64(6)).expect("restore succeeds");
     assert_eq!(restored.state, fitted.state, "{context}: restore changed the stored state");
-    let again = restored.model.predict(&probes).unwrap_or_else(|| panic!("{context}: the restored model does not predict"));
+    let again = predict(&*restored.model, &probes).unwrap_or_else(|| panic!("{context}: the restored model does not predict"));
     assert!(close(&before, &again, 1e-9), "{context}: restore gave other predictions:\n{before:?}\n{again:?}");
-    let Some(observed) = fitted.model.observe(new) else { return };
-    let after = observed.predict(&probes).expect("an observing model predicts");
-    let refit = observed.refactored().unwrap_or_else(|| panic!("{context}: an observing model has no refit at fixed θ"));
-    let expected = refit.predict(&probes).expect("a refit predicts");
+    let Some(observed) = fitted.model.conditioning().and_then(|c| c.observe(new)) else { return };
+    let after = predict(&*observed, &probes).expect("an observing model predicts");
+    let refit = observed
+        .conditioning()
+        .and_then(|c| c.refactored())
+        .unwrap_or_else(|| panic!("{context}: an observing model has no refit at fixed θ"));
+    let expected = predict(&*refit, &probes).expect("a refit predicts");
     assert!(close(&after, &expected, 1e-6), "{context}: observe differs from a refit at the same θ:\n{after:?}\n{expected:?}");
     let moved = before.iter().zip(&after).rev().take(new.len()).any(|(p, q)| p.stddev != q.stddev);
     assert!(moved, "{context}: observing new trials changed nothing at them");

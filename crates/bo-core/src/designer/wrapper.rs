@@ -1,8 +1,11 @@
 //! A model around another model — `AUTO`'s chosen candidate with why it was chosen, a large
 //! study's subset model with its predictions widened (`subset.rs`). A [`Wrapper`] says what it
 //! changes (how much it widens the predictive distributions, what it adds to the description,
-//! the memory it holds itself); every other [`Model`] method is the inner model's, forwarded here
-//! once, so a method added to `Model` reaches every wrapper.
+//! the memory it holds itself); every other [`Model`] method, and every capability the inner
+//! model has, is the inner model's, forwarded here once, so a method or capability added to
+//! `Model` reaches every wrapper. A capability the wrapper changes (predictions it widens, a
+//! conditioned model it wraps again) is the wrapper's own; the others are the inner model's
+//! as they are.
 //!
 //! Must not: hold an algorithm. A wrapper that changes how points are proposed is a model of its
 //! own.
@@ -11,7 +14,7 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use super::{Criterion, Embeddings, FitError, Model, Prediction, Predictive};
+use super::{Conditioning, ContextSearch, Criterion, Embedded, Embeddings, FitError, Model, Positional, Prediction, Predictive, Predictor};
 use crate::trial::{Assignment, Observation};
 
 /// A model that is another model with a few changes.
@@ -45,70 +48,102 @@ impl<W: Wrapper> Model for W {
         self.inner().runs_out()
     }
 
-    fn suggest_indexed(&self, first: u64, count: usize) -> Option<Vec<Assignment>> {
-        self.inner().suggest_indexed(first, count)
-    }
-
-    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        Some(self.rewrap(self.inner().observe(new)?))
-    }
-
-    fn refactored(&self) -> Option<Arc<dyn Model>> {
-        Some(self.rewrap(self.inner().refactored()?))
-    }
-
-    fn suggest_in_context(&self, context: &Assignment, pending: &[Assignment], rng: &mut dyn Rng) -> Option<Result<Assignment, FitError>> {
-        self.inner().suggest_in_context(context, pending, rng)
-    }
-
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        if self.widening().is_some()
-            && let Some(widened) = self.predictive(points)
-        {
-            return Some(widened.iter().map(Predictive::summary).collect());
-        }
-        self.inner().predict(points)
-    }
-
-    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
-        match self.widening() {
-            Some(factor) => Some(self.inner().predictive(points)?.into_iter().map(|p| p.widened(factor)).collect()),
-            None => self.inner().predictive(points),
-        }
-    }
-
-    fn embeddings(&self) -> Option<Embeddings> {
-        self.inner().embeddings()
-    }
-
-    fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
-        match self.widening() {
-            Some(factor) => Some(self.inner().predictive_embedded(embedding, ys)?.into_iter().map(|p| p.widened(factor)).collect()),
-            None => self.inner().predictive_embedded(embedding, ys),
-        }
-    }
-
-    fn predicts_only(&self) -> Option<&'static str> {
-        self.inner().predicts_only()
-    }
-
-    fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
-        self.inner().predict_metrics(points)
-    }
-
-    fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
-        self.inner().term_means(points)
-    }
-
-    fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
-        self.inner().self_prediction(criterion)
-    }
-
     fn describe(&self) -> serde_json::Value {
         self.describe_around(self.inner().describe())
     }
 
     fn memory_bytes(&self) -> usize {
         self.inner().memory_bytes() + self.own_bytes()
+    }
+
+    fn predictor(&self) -> Option<&dyn Predictor> {
+        let inner = self.inner().predictor()?;
+        Some(if self.widening().is_some() { self } else { inner })
+    }
+
+    fn conditioning(&self) -> Option<&dyn Conditioning> {
+        self.inner().conditioning()?;
+        Some(self)
+    }
+
+    fn embedded(&self) -> Option<&dyn Embedded> {
+        let inner = self.inner().embedded()?;
+        Some(if self.widening().is_some() { self } else { inner })
+    }
+
+    fn positional(&self) -> Option<&dyn Positional> {
+        self.inner().positional()
+    }
+
+    fn context_search(&self) -> Option<&dyn ContextSearch> {
+        self.inner().context_search()
+    }
+}
+
+/// A wrapper that widens: the inner model's predictions, widened (handed out by
+/// [`Model::predictor`] only when the inner model predicts and the wrapper widens).
+impl<W: Wrapper> Predictor for W {
+    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+        if self.widening().is_some()
+            && let Some(widened) = self.predictive(points)
+        {
+            return Some(widened.iter().map(Predictive::summary).collect());
+        }
+        self.inner().predictor()?.predict(points)
+    }
+
+    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
+        let inner = self.inner().predictor()?.predictive(points)?;
+        match self.widening() {
+            Some(factor) => Some(inner.into_iter().map(|p| p.widened(factor)).collect()),
+            None => Some(inner),
+        }
+    }
+
+    fn predicts_only(&self) -> Option<&'static str> {
+        self.inner().predictor()?.predicts_only()
+    }
+
+    fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
+        self.inner().predictor()?.predict_metrics(points)
+    }
+
+    fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
+        self.inner().predictor()?.term_means(points)
+    }
+
+    fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
+        self.inner().predictor()?.self_prediction(criterion)
+    }
+}
+
+/// The inner model conditioned, wrapped again (handed out by [`Model::conditioning`] only when
+/// the inner model conditions).
+impl<W: Wrapper> Conditioning for W {
+    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
+        Some(self.rewrap(self.inner().conditioning()?.observe(new)?))
+    }
+
+    fn refactored(&self) -> Option<Arc<dyn Model>> {
+        Some(self.rewrap(self.inner().conditioning()?.refactored()?))
+    }
+}
+
+/// The inner model's embeddings, its predictions along them widened (handed out by
+/// [`Model::embedded`] only when the inner model has embeddings and the wrapper widens).
+impl<W: Wrapper> Embedded for W {
+    fn embeddings(&self) -> Embeddings {
+        match self.inner().embedded() {
+            Some(inner) => inner.embeddings(),
+            None => Embeddings { count: 0, dimension: 0, half_width: 0.0 },
+        }
+    }
+
+    fn predictive_embedded(&self, embedding: usize, ys: &[Vec<f64>]) -> Option<Vec<Predictive<'_>>> {
+        let inner = self.inner().embedded()?.predictive_embedded(embedding, ys)?;
+        match self.widening() {
+            Some(factor) => Some(inner.into_iter().map(|p| p.widened(factor)).collect()),
+            None => Some(inner),
+        }
     }
 }

@@ -162,10 +162,10 @@ fn report(study: &StudyRecord, data_version: i64, trials: &[Trial], model: Optio
             let base = ((SOBOL_BUDGET / ((d + 2) as f64 * (n.max(1) as f64).powi(2))) as usize).clamp(SOBOL_MIN_BASE, SOBOL_MAX_BASE);
             // The variation of the model's median: under an output warp its mean is an integral
             // per point, and the median is the warp's image of the GP's mean.
-            let median = |points: &[Assignment]| model.predict(points).map(|p| p.into_iter().map(|p| p.median).collect());
+            let median = |points: &[Assignment]| model.predictor()?.predict(points).map(|p| p.into_iter().map(|p| p.median).collect());
             match sobol_indices(&study.spec.space, base, study_seed(study), median) {
                 Some(s) => (Some((s, base)), None),
-                None => match model.predicts_only() {
+                None => match model.predictor().and_then(|p| p.predicts_only()) {
                     Some(only) => {
                         (None, Some(format!("{} predicts only {only}, and Sobol indices need it across the space", study.spec.algorithm)))
                     }
@@ -178,7 +178,7 @@ fn report(study: &StudyRecord, data_version: i64, trials: &[Trial], model: Optio
         }
     };
     let terms = sobol.as_ref().zip(model.as_ref()).and_then(|((_, base), (model, _))| {
-        term_shares(&study.spec.space, *base, study_seed(study) ^ 0x7465_726d, |points| model.term_means(points))
+        term_shares(&study.spec.space, *base, study_seed(study) ^ 0x7465_726d, |points| model.predictor()?.term_means(points))
     });
     Report { data_version, metric_id: metric.id, trials: observed.len(), ped_anova: ped, sobol, sobol_absent, terms }
 }

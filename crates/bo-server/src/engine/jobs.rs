@@ -132,7 +132,12 @@ impl Engine {
         if !ahead {
             self.inner.hooks.reached(Point::Refill).await?;
         }
-        if self.inner.cache.get(study.id, study.spec.space_revision).is_some_and(|e| e.model.suggest_indexed(0, 0).is_some()) {
+        if self
+            .inner
+            .cache
+            .get(study.id, study.spec.space_revision)
+            .is_some_and(|e| e.model.positional().is_some_and(|p| p.suggest_indexed(0, 0).is_some()))
+        {
             return Ok(()); // answered by position inside the suggest: nothing to precompute
         }
         let slot = self.inner.slots.get(study.id);

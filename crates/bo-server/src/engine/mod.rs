@@ -321,9 +321,10 @@ impl Engine {
         let (fitted, _) = self.model_for(study, basis, &trials).await?;
         self.compute(study, Class::Waited, move || {
             let model = fitted.up_to_date(&trials).0;
-            match model.predict(&points) {
-                Some(objective) => Ok(Predicted { objective, metrics: model.predict_metrics(&points) }),
-                None => Err(model.predicts_only()),
+            let predictor = model.predictor();
+            match predictor.and_then(|p| p.predict(&points)) {
+                Some(objective) => Ok(Predicted { objective, metrics: predictor.and_then(|p| p.predict_metrics(&points)) }),
+                None => Err(predictor.and_then(|p| p.predicts_only())),
             }
         })
         .await
@@ -342,7 +343,8 @@ impl Engine {
         let (fitted, _) = self.model_for(study, basis, &trials).await?;
         self.compute(study, Class::Waited, move || {
             let model = fitted.up_to_date(&trials).0;
-            let Some(e) = model.embeddings() else { return Err(EmbeddedRefusal::NoEmbeddings) };
+            let Some(embedded) = model.embedded() else { return Err(EmbeddedRefusal::NoEmbeddings) };
+            let e = embedded.embeddings();
             if embedding >= e.count {
                 return Err(EmbeddedRefusal::Invalid(format!(
                     "embedded.embedding: {embedding} is not one of the model's embeddings, 0 to {}",
@@ -362,7 +364,7 @@ impl Engine {
                     return Err(EmbeddedRefusal::Invalid(format!("embedded.points[{i}]: {v} is outside the box [-{h}, {h}]")));
                 }
             }
-            match model.predictive_embedded(embedding, &ys) {
+            match embedded.predictive_embedded(embedding, &ys) {
                 Some(p) => Ok(p.iter().map(bo_core::designer::Predictive::summary).collect()),
                 None => Err(EmbeddedRefusal::Invalid(format!(
                     "embedded.embedding: embedding {embedding} has no model yet (it is still in its initial design)"

@@ -90,7 +90,7 @@ impl Engine {
                 return None;
             }
             let points: Vec<bo_core::Assignment> = done.iter().map(|(_, a)| (*a).clone()).collect();
-            let predicted = fitted.model.predict(&points)?;
+            let predicted = fitted.model.predictor()?.predict(&points)?;
             done.iter()
                 .zip(predicted)
                 .reduce(|a, b| if objective.goal.better(b.1.median, a.1.median) { b } else { a })

@@ -326,7 +326,8 @@ impl Engine {
         // the data now asks for the fitted model.
         if let Some(fitted) = self.inner.cache.get(study.id, study.spec.space_revision)
             && (fitted.data_version == basis.data_version || fitted.fallback || !fitted.learns)
-            && let Some(points) = fitted.model.suggest_indexed(u64::try_from(basis.next_trial_id - 1).unwrap_or(0), wanted)
+            && let Some(positional) = fitted.model.positional()
+            && let Some(points) = positional.suggest_indexed(u64::try_from(basis.next_trial_id - 1).unwrap_or(0), wanted)
         {
             return Plan::Ready(points);
         }
@@ -462,7 +463,7 @@ mod tests {
         let config = EngineConfig { max_suggest_wait: Duration::ZERO, prefetch: 0, ..EngineConfig::default() };
         let engine = Engine::new(store.clone(), &config, Arc::default());
         let design = engine.model(&study).await.unwrap();
-        assert!(design.model.suggest_indexed(0, 1).is_some(), "two trials: still the initial design");
+        assert!(design.model.positional().is_some_and(|p| p.suggest_indexed(0, 1).is_some()), "two trials: still the initial design");
 
         let mut reached = engine.inner.hooks.watch();
         engine.inner.hooks.hold(Point::Refit);

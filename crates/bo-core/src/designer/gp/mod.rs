@@ -4,7 +4,7 @@
 //! type that implements `Model` for all of them ([`model`]) and its predictive distribution
 //! ([`predictive`]), the flat model's kernel ([`kernel`]),
 //! the acquisition search over the whole space ([`search`]) and the stack of prior studies
-//! transfer learning stands on ([`transfer`]). Each GP designer's own file keeps only its
+//! transfer learning stands on ([`priors`]). Each GP designer's own file keeps only its
 //! algorithm: its settings, its structure search, its [`model::Proposer`].
 //!
 //! Must not: name a designer, parse `algorithmConfig`, or hold an acquisition rule.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rand::Rng;
 
 use super::posterior::Posterior;
-use crate::designer::{Criterion, FitError, Fitted, Model, ModelState, Predictive};
+use crate::designer::{Conditioning, Criterion, FitError, Fitted, Model, ModelState, Predictive, Predictor};
 use crate::gp::Gp;
 use crate::kernel::Kernel;
 use crate::trial::{Assignment, AssignmentKey, Observation};
@@ -91,19 +91,6 @@ impl<P: Proposer> Model for GpModel<P> {
         })
     }
 
-    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        let post = self.post.observed(new, &|a| self.proposer.encode(a))?;
-        Some(Arc::new(GpModel { post, proposer: self.proposer.clone() }))
-    }
-
-    fn refactored(&self) -> Option<Arc<dyn Model>> {
-        Some(Arc::new(GpModel { post: self.post.refactored()?, proposer: self.proposer.clone() }))
-    }
-
-    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
-        Some(self.post.predictive(points, &|a| self.proposer.encode(a)))
-    }
-
     fn describe(&self) -> serde_json::Value {
         let mut described = self.proposer.describe(&self.post);
         if !self.post.warp.is_identity()
@@ -120,18 +107,26 @@ impl<P: Proposer> Model for GpModel<P> {
         described
     }
 
-    fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
-        let densities = match criterion {
-            Criterion::Loo => self.post.gp.loo_log_predictive(),
-            Criterion::Sequential => self.post.gp.sequential_log_predictive(),
-        };
-        // In the objective's own units whatever the warp: each density times the warp's slope
-        // at its observation.
-        if self.post.warp.is_identity() {
-            return Some(densities);
-        }
-        let gp = &self.post.gp;
-        Some(densities.into_iter().zip(gp.y()).map(|(d, y)| d + self.post.warp.log_slope(gp.unstandardize(*y, 0.0).0)).collect())
+    fn memory_bytes(&self) -> usize {
+        // The posterior (its factor and inputs dominate), the proposer's encoding, and what the
+        // proposers keep per trial (anchors, a trust region's replay): under 1 KB a trial at six
+        // parameters, counted at 1.5 KB (tests/memory.rs measures every designer).
+        let n = self.post.gp.n();
+        self.post.memory_bytes() + 8 * n * self.proposer.width() + 1536 * n + (32 << 10)
+    }
+
+    fn predictor(&self) -> Option<&dyn Predictor> {
+        Some(self)
+    }
+
+    fn conditioning(&self) -> Option<&dyn Conditioning> {
+        Some(self)
+    }
+}
+
+impl<P: Proposer> Predictor for GpModel<P> {
+    fn predictive(&self, points: &[Assignment]) -> Option<Vec<Predictive<'_>>> {
+        Some(self.post.predictive(points, &|a| self.proposer.encode(a)))
     }
 
     fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
@@ -148,11 +143,28 @@ impl<P: Proposer> Model for GpModel<P> {
         )
     }
 
-    fn memory_bytes(&self) -> usize {
-        // The posterior (its factor and inputs dominate), the proposer's encoding, and what the
-        // proposers keep per trial (anchors, a trust region's replay): under 1 KB a trial at six
-        // parameters, counted at 1.5 KB (tests/memory.rs measures every designer).
-        let n = self.post.gp.n();
-        self.post.memory_bytes() + 8 * n * self.proposer.width() + 1536 * n + (32 << 10)
+    fn self_prediction(&self, criterion: Criterion) -> Option<Vec<f64>> {
+        let densities = match criterion {
+            Criterion::Loo => self.post.gp.loo_log_predictive(),
+            Criterion::Sequential => self.post.gp.sequential_log_predictive(),
+        };
+        // In the objective's own units whatever the warp: each density times the warp's slope
+        // at its observation.
+        if self.post.warp.is_identity() {
+            return Some(densities);
+        }
+        let gp = &self.post.gp;
+        Some(densities.into_iter().zip(gp.y()).map(|(d, y)| d + self.post.warp.log_slope(gp.unstandardize(*y, 0.0).0)).collect())
+    }
+}
+
+impl<P: Proposer> Conditioning for GpModel<P> {
+    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
+        let post = self.post.observed(new, &|a| self.proposer.encode(a))?;
+        Some(Arc::new(GpModel { post, proposer: self.proposer.clone() }))
+    }
+
+    fn refactored(&self) -> Option<Arc<dyn Model>> {
+        Some(Arc::new(GpModel { post: self.post.refactored()?, proposer: self.proposer.clone() }))
     }
 }

@@ -226,7 +226,7 @@ mod tests {
         let error = |problem: &Problem, history: &[Observation]| {
             let designer = designer_for(&problem.spec).unwrap();
             let model = designer.fit(problem, history, None, &mut StdRng::seed_from_u64(2)).unwrap().model;
-            let predictions = model.predict(&points).expect("a GP predicts");
+            let predictions = model.predictor().unwrap().predict(&points).expect("a GP predicts");
             predictions.iter().zip(&probe).map(|(p, q)| (p.median - study_f(q.0, q.1)).abs()).sum::<f64>() / probe.len() as f64
         };
         let history = [own.clone(), observe(&study_f, &[(0.9, 0.1)])].concat();

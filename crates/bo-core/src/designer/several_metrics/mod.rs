@@ -220,7 +220,7 @@ impl SeveralMetrics {
         let mut waiting = None;
         let (mut objectives, mut safety) = (Vec::new(), Vec::new());
         for (f, m) in fitted.into_iter().zip(metrics) {
-            let predicts = f.model.predict(&[]).is_some();
+            let predicts = f.model.predictor().and_then(|p| p.predict(&[])).is_some();
             match (m.safety.is_some(), predicts) {
                 (false, true) => objectives.push((f.model, m.clone())),
                 (false, false) if waiting.is_none() => waiting = Some(f.model),

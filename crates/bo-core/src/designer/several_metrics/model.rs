@@ -10,7 +10,7 @@ use rand::Rng;
 
 use super::acquisition::{Acquisition, Gain, MAX_REQUIRED_SAFETY, Scalarised, UCB_COEFFICIENT, WEIGHTS};
 use super::labelled;
-use crate::designer::{FitError, Model, Prediction};
+use crate::designer::{Conditioning, ContextSearch, FitError, Model, Prediction, Predictor};
 use crate::hypervolume::reference_point;
 use crate::space::SearchSpace;
 use crate::study::{Goal, MetricSpec};
@@ -155,46 +155,6 @@ impl Model for MetricsModel {
         self.suggest_within(pending, count, &Assignment::default(), rng)
     }
 
-    /// Its own acquisition (hypervolume, safety), searched within the context.
-    fn suggest_in_context(&self, context: &Assignment, pending: &[Assignment], rng: &mut dyn Rng) -> Option<Result<Assignment, FitError>> {
-        let found = self.suggest_within(pending, 1, context, rng).map(|mut v| v.pop());
-        match found {
-            Ok(Some(a)) => Some(Ok(a)),
-            Ok(None) => None, // every candidate taken: the generic search decides
-            Err(e) => Some(Err(e)),
-        }
-    }
-
-    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
-        let labelled_new: Vec<Observation>;
-        let new = if self.classify {
-            labelled_new = new.iter().map(labelled).collect();
-            &labelled_new[..]
-        } else {
-            new
-        };
-        let models = self.models.iter().map(|m| m.observe(new)).collect::<Option<Vec<_>>>()?;
-        let mut points = self.points.clone();
-        points.extend(new.iter().map(|o| point(&self.metrics, self.k, o)));
-        Some(self.with_models(models, points))
-    }
-
-    fn refactored(&self) -> Option<Arc<dyn Model>> {
-        let models = self.models.iter().map(|m| m.refactored()).collect::<Option<Vec<_>>>()?;
-        Some(self.with_models(models, self.points.clone()))
-    }
-
-    /// The first objective's prediction (what a one-metric caller reads); every metric's is
-    /// [`Model::predict_metrics`].
-    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
-        self.models[0].predict(points)
-    }
-
-    /// Every metric's prediction: the objectives, then the safety metrics.
-    fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
-        self.models.iter().zip(&self.metrics).map(|(m, s)| Some((s.id.clone(), m.predict(points)?))).collect()
-    }
-
     fn describe(&self) -> serde_json::Value {
         let described = |range: std::ops::Range<usize>| -> serde_json::Map<String, serde_json::Value> {
             range.map(|i| (self.metrics[i].id.clone(), self.models[i].describe())).collect()
@@ -230,11 +190,69 @@ impl Model for MetricsModel {
         out
     }
 
-    fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
-        self.models[0].term_means(points)
-    }
-
     fn memory_bytes(&self) -> usize {
         self.models.iter().map(|m| m.memory_bytes()).sum::<usize>() + self.points.len() * 256
+    }
+
+    fn predictor(&self) -> Option<&dyn Predictor> {
+        Some(self)
+    }
+
+    fn conditioning(&self) -> Option<&dyn Conditioning> {
+        Some(self)
+    }
+
+    fn context_search(&self) -> Option<&dyn ContextSearch> {
+        Some(self)
+    }
+}
+
+impl Predictor for MetricsModel {
+    /// The first objective's prediction (what a one-metric caller reads); every metric's is
+    /// [`Predictor::predict_metrics`].
+    fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
+        self.models[0].predictor()?.predict(points)
+    }
+
+    /// Every metric's prediction: the objectives, then the safety metrics.
+    fn predict_metrics(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<Prediction>)>> {
+        self.models.iter().zip(&self.metrics).map(|(m, s)| Some((s.id.clone(), m.predictor()?.predict(points)?))).collect()
+    }
+
+    fn term_means(&self, points: &[Assignment]) -> Option<Vec<(String, Vec<f64>)>> {
+        self.models[0].predictor()?.term_means(points)
+    }
+}
+
+impl Conditioning for MetricsModel {
+    fn observe(&self, new: &[Observation]) -> Option<Arc<dyn Model>> {
+        let labelled_new: Vec<Observation>;
+        let new = if self.classify {
+            labelled_new = new.iter().map(labelled).collect();
+            &labelled_new[..]
+        } else {
+            new
+        };
+        let models = self.models.iter().map(|m| m.conditioning()?.observe(new)).collect::<Option<Vec<_>>>()?;
+        let mut points = self.points.clone();
+        points.extend(new.iter().map(|o| point(&self.metrics, self.k, o)));
+        Some(self.with_models(models, points))
+    }
+
+    fn refactored(&self) -> Option<Arc<dyn Model>> {
+        let models = self.models.iter().map(|m| m.conditioning()?.refactored()).collect::<Option<Vec<_>>>()?;
+        Some(self.with_models(models, self.points.clone()))
+    }
+}
+
+impl ContextSearch for MetricsModel {
+    /// Its own acquisition (hypervolume, safety), searched within the context.
+    fn suggest_in_context(&self, context: &Assignment, pending: &[Assignment], rng: &mut dyn Rng) -> Option<Result<Assignment, FitError>> {
+        let found = self.suggest_within(pending, 1, context, rng).map(|mut v| v.pop());
+        match found {
+            Ok(Some(a)) => Some(Ok(a)),
+            Ok(None) => None, // every candidate taken: the generic search decides
+            Err(e) => Some(Err(e)),
+        }
     }
 }

@@ -108,7 +108,7 @@ impl MetricsModel {
                         outcome: Outcome::Measured(BTreeMap::from([(spec.id.clone(), sign(spec.goal) * mean)])),
                     })
                     .collect();
-                m.observe(&fantasies).unwrap_or_else(|| m.clone())
+                m.conditioning().and_then(|c| c.observe(&fantasies)).unwrap_or_else(|| m.clone())
             })
             .collect();
         let values = (0..points.len()).map(|j| predicted.iter().map(|p| p[j].0).collect()).collect();

@@ -87,14 +87,14 @@ fn two_objectives_are_both_optimised() {
     let spread = late.iter().filter(|(_, x1)| *x1 < 0.15).map(|(x0, _)| *x0).fold((1.0f64, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
     assert!(spread.1 - spread.0 > 0.5, "and spread along it, not at one metric's optimum: {late:?}");
     let fitted = designer.fit(&problem, &history, warm.as_ref(), &mut rng).unwrap();
-    let both = fitted.model.predict_metrics(&[history[0].assignment.clone()]).expect("every objective predicts");
+    let both = fitted.model.predictor().unwrap().predict_metrics(&[history[0].assignment.clone()]).expect("every objective predicts");
     assert_eq!(both.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["f1", "f2"]);
     let batch = fitted.model.suggest(&[], 4, &mut rng).unwrap();
     let keys: HashSet<crate::AssignmentKey> = batch.iter().map(Assignment::key).collect();
     assert_eq!(keys.len(), 4, "a batch has distinct members");
     // Within a context the model's own acquisition answers, and keeps the fixed value.
     let context = Assignment::new(BTreeMap::from([("x1".into(), crate::trial::ParamValue::Float(0.25))]));
-    let within = fitted.model.suggest_in_context(&context, &[], &mut rng).expect("its own search").unwrap();
+    let within = fitted.model.context_search().unwrap().suggest_in_context(&context, &[], &mut rng).expect("its own search").unwrap();
     assert_eq!(within.get("x1"), Some(&crate::trial::ParamValue::Float(0.25)), "{within:?}");
 }
 
@@ -156,7 +156,7 @@ fn a_safety_metric_keeps_the_search_safe() {
     let described = model.describe();
     assert_eq!(described["constraints"][0]["metricId"], "g", "{described}");
     assert!(described["safety"]["g"].is_object(), "the safety metric's own model is described: {described}");
-    let predicted = model.predict_metrics(&[free[0].assignment.clone()]).unwrap();
+    let predicted = model.predictor().unwrap().predict_metrics(&[free[0].assignment.clone()]).unwrap();
     assert_eq!(predicted.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["f", "g"]);
     let (careful, _) = run(safe_spec(0.95), 40, 5);
     let best_careful = careful.iter().map(values).filter(|(_, g)| *g <= 0.5).map(|(f, _)| f).fold(f64::NEG_INFINITY, f64::max);
@@ -296,6 +296,6 @@ fn an_unreported_metric_leaves_the_others_optimised() {
         })
         .collect();
     let fitted = designer.fit(&problem, &history, None, &mut rng).unwrap();
-    assert!(fitted.model.predict(&[history[0].assignment.clone()]).is_some(), "f1's GP answers");
-    assert!(fitted.model.predict_metrics(&[]).is_none(), "not a model of both");
+    assert!(fitted.model.predictor().unwrap().predict(&[history[0].assignment.clone()]).is_some(), "f1's GP answers");
+    assert!(fitted.model.predictor().unwrap().predict_metrics(&[]).is_none(), "not a model of both");
 }

@@ -60,7 +60,7 @@ impl FittedModel {
         let unseen = |t: &&Trial| t.state.is_completed() && !self.trial_ids.contains(&t.id);
         let observable: Vec<Observation> =
             trials.iter().filter(unseen).filter(|t| !t.is_partial()).filter_map(Observation::from_trial).collect();
-        let updated = if observable.is_empty() { None } else { self.model.observe(&observable) };
+        let updated = if observable.is_empty() { None } else { self.model.conditioning().and_then(|c| c.observe(&observable)) };
         let pending = trials
             .iter()
             .filter(|t| !t.state.is_completed() || (!self.trial_ids.contains(&t.id) && (updated.is_none() || t.is_partial())))
