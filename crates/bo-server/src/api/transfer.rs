@@ -511,12 +511,12 @@ pub async fn commit_import(state: AppState, path: ImportPath, _body: crate::wire
     if let (Some(_), Some(id)) = (upload.committed_ms, upload.study_id) {
         return Ok(Json(study_to_wire(&state.store.study_by_id(id).await.map_err(store_error)?)).into_response());
     }
+    let id = upload.id.clone();
     let commit = {
         let state = state.clone();
-        let upload = upload.clone();
         async move { commit(&state, &upload).await }
     };
-    let mut done = state.commits.join_or_start(&upload.id, commit);
+    let mut done = state.commits.join_or_start(&id, commit);
     // The answer is cloned out at once: a borrowed one must not be held across an await.
     let answered = tokio::time::timeout(state.access.commit_wait, done.wait_for(Option::is_some)).await.map(|r| r.map(|a| a.clone()));
     match answered {
