@@ -81,9 +81,10 @@ def test_infeasible_and_measurements_and_the_end_of_a_grid(server: Server, capsy
     assert result.infeasible == 3
 
 
-# The child takes SIGINT as a terminal's Ctrl-C does: an earlier test of the session can leave
-# the pytest process ignoring SIGINT, which a child inherits (Python then keeps it ignored), and
-# the interrupt was lost: the child's stderr stayed empty for 40 s after it.
+# The child takes SIGINT as a terminal's Ctrl-C does: a test run started in the background (a
+# non-interactive shell's `cmd &` ignores SIGINT and SIGQUIT, as a CI runner's may) leaves pytest
+# ignoring SIGINT, which a child inherits (Python then keeps it ignored), and the interrupt was
+# lost: the child's stderr stayed empty for 40 s after it.
 CTRL_C = textwrap.dedent(
     """
     import signal, sys, time
