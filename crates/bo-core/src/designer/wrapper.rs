@@ -1,11 +1,11 @@
 //! A model around another model — `AUTO`'s chosen candidate with why it was chosen, a large
 //! study's subset model with its predictions widened (`subset.rs`). A [`Wrapper`] says what it
 //! changes (how much it widens the predictive distributions, what it adds to the description,
-//! the memory it holds itself); every other [`Model`] method, and every capability the inner
-//! model has, is the inner model's, forwarded here once, so a method or capability added to
-//! `Model` reaches every wrapper. A capability the wrapper changes (predictions it widens, a
-//! conditioned model it wraps again) is the wrapper's own; the others are the inner model's
-//! as they are.
+//! the memory it holds itself); every other [`Model`] method and every capability of the inner
+//! model is forwarded here, once, so a method or capability added to `Model` reaches every
+//! wrapper. `Predictor`, `Conditioning` and `Embedded` are the wrapper's own whenever the inner
+//! model has them (it widens predictions, and wraps a conditioned model again); `Positional` and
+//! `ContextSearch` are the inner model's as they are.
 //!
 //! Must not: hold an algorithm. A wrapper that changes how points are proposed is a model of its
 //! own.
@@ -56,9 +56,12 @@ impl<W: Wrapper> Model for W {
         self.inner().memory_bytes() + self.own_bytes()
     }
 
+    // The wrapper's own capability whenever the inner model has it: whether it widens is asked
+    // only by the methods that widen (a subset's factor is found on first use, and `AUTO`
+    // scoring its candidates by their own predictions must not pay for it).
     fn predictor(&self) -> Option<&dyn Predictor> {
-        let inner = self.inner().predictor()?;
-        Some(if self.widening().is_some() { self } else { inner })
+        self.inner().predictor()?;
+        Some(self)
     }
 
     fn conditioning(&self) -> Option<&dyn Conditioning> {
@@ -67,8 +70,8 @@ impl<W: Wrapper> Model for W {
     }
 
     fn embedded(&self) -> Option<&dyn Embedded> {
-        let inner = self.inner().embedded()?;
-        Some(if self.widening().is_some() { self } else { inner })
+        self.inner().embedded()?;
+        Some(self)
     }
 
     fn positional(&self) -> Option<&dyn Positional> {
@@ -80,8 +83,8 @@ impl<W: Wrapper> Model for W {
     }
 }
 
-/// A wrapper that widens: the inner model's predictions, widened (handed out by
-/// [`Model::predictor`] only when the inner model predicts and the wrapper widens).
+/// The inner model's predictions, widened where the wrapper widens (handed out by
+/// [`Model::predictor`] only when the inner model predicts).
 impl<W: Wrapper> Predictor for W {
     fn predict(&self, points: &[Assignment]) -> Option<Vec<Prediction>> {
         if self.widening().is_some()
@@ -129,8 +132,8 @@ impl<W: Wrapper> Conditioning for W {
     }
 }
 
-/// The inner model's embeddings, its predictions along them widened (handed out by
-/// [`Model::embedded`] only when the inner model has embeddings and the wrapper widens).
+/// The inner model's embeddings, its predictions along them widened where the wrapper widens
+/// (handed out by [`Model::embedded`] only when the inner model has embeddings).
 impl<W: Wrapper> Embedded for W {
     fn embeddings(&self) -> Embeddings {
         match self.inner().embedded() {
