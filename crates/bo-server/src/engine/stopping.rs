@@ -4,16 +4,15 @@
 //! decay-curve model is fitted once per data version (fits of one study take turns on its slot,
 //! warm-started from the last θ) and kept in the study's slot; judging a trial only conditions it
 //! on the trial's curve, and the same model predicts the final values of the partial trials a
-//! refit learns from. Nothing here runs inside a transaction.
+//! refit learns from (`Engine::partial_estimates`, in `model/lifecycle.rs`, asks it). Nothing
+//! here runs inside a transaction.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bo_core::stopping::decay_curve::{DecayCurveModel, too_few};
-use bo_core::stopping::partial::{self, Estimate};
 use bo_core::stopping::spec::MedianOf;
 use bo_core::stopping::{Check, StoppingDecision, check, convex, median_decision, successive_halving};
-use bo_core::{Goal, StoppingSpec, Trial, TrialState};
+use bo_core::{Goal, StoppingSpec, Trial};
 use bo_store::StudyRecord;
 use rand::SeedableRng;
 
@@ -93,30 +92,9 @@ impl Engine {
         Ok(Some(Thresholds { points, through, pointwise }))
     }
 
-    /// The predicted final objective of each partial trial among `trials` (asked to stop, then
-    /// completed: `bo_core::stopping::partial`), by the study's decay-curve model, for the
-    /// designer to learn from; none while there is no model, and none under successive halving
-    /// (`partial::predicts`). The model is the one the stopping rules use, fitted once per data
-    /// version.
-    pub(super) async fn partial_estimates(
-        &self,
-        study: &StudyRecord,
-        trials: &Arc<Vec<Trial>>,
-    ) -> Result<BTreeMap<i64, Estimate>, EngineError> {
-        if !partial::predicts(&study.spec) || !trials.iter().any(|t| t.is_partial() && t.state == TrialState::Succeeded) {
-            return Ok(BTreeMap::new());
-        }
-        let use_elapsed = study.spec.stopping.as_ref().is_some_and(|s| s.use_elapsed());
-        let maximize = study.spec.objective().goal == Goal::Maximize;
-        let Ok(model) = self.decay_curve_model(study, use_elapsed, maximize).await? else { return Ok(BTreeMap::new()) };
-        let curves = self.inner.store.partial_curves(study.id, use_elapsed).await?;
-        let trials = trials.clone();
-        self.compute(study, Class::Waited, move || partial::estimates(&model, &trials, &curves)).await
-    }
-
     /// The study's decay-curve model at its data version: kept, or fitted now on a blocking
     /// thread (warm from the last θ) and kept. `Err` carries why there is none.
-    async fn decay_curve_model(
+    pub(super) async fn decay_curve_model(
         &self,
         study: &StudyRecord,
         use_elapsed: bool,
@@ -152,7 +130,8 @@ impl Engine {
 mod tests {
     use std::collections::BTreeMap;
 
-    use bo_core::{Assignment, Completion, Measurement, MeasurementSelection, ParamValue};
+    use bo_core::stopping::partial;
+    use bo_core::{Assignment, Completion, Measurement, MeasurementSelection, ParamValue, TrialState};
     use bo_store::NewTrial;
 
     use super::*;

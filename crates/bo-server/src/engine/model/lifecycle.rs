@@ -1,14 +1,17 @@
 //! A fitted model's lifecycle in the engine, around the CPU work of `fit.rs`: which model a
 //! suggest uses (`Engine::model_for`: the cached one, else one fitted or taken up now), what a
-//! fit needs read first (prior studies, partial trials' estimates), its run under a permit
+//! fit needs read first (prior studies; partial trials' estimates, `Engine::partial_estimates`,
+//! by the stopping rules' decay-curve model), its run under a permit
 //! (`Engine::fit`, `Engine::restore`), the warm start (cache, else database), keeping the result
 //! (database and cache), and `Engine::refit_study`, which chains them. A background refit that
 //! fails leaves the cached model as it was: the study keeps its last model; a suggest's fit that
 //! fails gets the stand-in until one succeeds.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bo_core::{ModelState, Trial};
+use bo_core::stopping::partial::{self, Estimate};
+use bo_core::{Goal, ModelState, Trial, TrialState};
 use bo_store::{Basis, Store, StoreError, StoredModel, StudyRecord};
 
 use super::{FittedModel, ModelCache};
@@ -202,6 +205,27 @@ impl Engine {
             })
             .await??;
         Ok(Arc::new(fitted))
+    }
+
+    /// The predicted final objective of each partial trial among `trials` (asked to stop, then
+    /// completed: `bo_core::stopping::partial`), by the study's decay-curve model, for the
+    /// designer to learn from; none while there is no model, and none under successive halving
+    /// (`partial::predicts`). The model is the one the stopping rules use, fitted once per data
+    /// version.
+    pub(crate) async fn partial_estimates(
+        &self,
+        study: &StudyRecord,
+        trials: &Arc<Vec<Trial>>,
+    ) -> Result<BTreeMap<i64, Estimate>, EngineError> {
+        if !partial::predicts(&study.spec) || !trials.iter().any(|t| t.is_partial() && t.state == TrialState::Succeeded) {
+            return Ok(BTreeMap::new());
+        }
+        let use_elapsed = study.spec.stopping.as_ref().is_some_and(|s| s.use_elapsed());
+        let maximize = study.spec.objective().goal == Goal::Maximize;
+        let Ok(model) = self.decay_curve_model(study, use_elapsed, maximize).await? else { return Ok(BTreeMap::new()) };
+        let curves = self.inner.store.partial_curves(study.id, use_elapsed).await?;
+        let trials = trials.clone();
+        self.compute(study, Class::Waited, move || partial::estimates(&model, &trials, &curves)).await
     }
 
     /// Refits the study on `snapshot` (its basis and trials, read by the caller) and updates the
