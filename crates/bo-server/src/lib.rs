@@ -62,9 +62,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         Ok(n) => tracing::info!(operations = n, "finishing suggest operations left pending"),
         Err(e) => tracing::warn!(error = %e, "could not resume pending suggest operations"),
     }
-    // Deletes a stopped server left part way are finished beside serving (their studies are
-    // hidden already).
-    tokio::spawn({
+    // The store's own upkeep, beside serving; stopped before the pool closes, so none of it
+    // meets a closed pool. Deletes a stopped server left part way are finished (their studies
+    // are hidden already; what is left is finished at the next start).
+    let mut upkeep = vec![tokio::spawn({
         let store = state.store.clone();
         async move {
             match store.finish_deletes().await {
@@ -73,15 +74,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                 Err(e) => tracing::warn!(error = %e, "could not finish deleting studies left part way (retried at the next start)"),
             }
         }
-    });
+    })];
     if store.backend() == bo_store::Backend::Sqlite {
-        tokio::spawn(checkpoint_wal(store.clone()));
+        upkeep.push(tokio::spawn(checkpoint_wal(store.clone())));
     }
     if config.operation_retention > 0.0 {
-        tokio::spawn(expire_operations(
+        upkeep.push(tokio::spawn(expire_operations(
             state.store.clone(),
             Duration::from_secs_f64(config.operation_retention.min(100.0 * 365.0 * 86_400.0)),
-        ));
+        )));
     }
     let limits = parts.connections;
     tracing::info!(cap = limits.max_connections, idle_timeout = ?limits.idle_timeout, "connection limits");
@@ -118,6 +119,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let grace = Duration::from_secs_f64(config.shutdown_grace.clamp(0.0, 3600.0));
     let spent = signalled.get().map_or(Duration::ZERO, |at: &std::time::Instant| at.elapsed());
     engine.shutdown(grace.saturating_sub(spent).max(Duration::from_secs(1))).await;
+    for task in upkeep {
+        task.abort();
+        let _ = task.await;
+    }
     store.close().await;
     tracing::info!("stopped");
     Ok(())

@@ -21,6 +21,7 @@ pub mod state;
 pub mod studies;
 pub mod transfer;
 pub mod trials;
+pub mod unread;
 
 #[cfg(test)]
 mod tests;
@@ -161,12 +162,13 @@ pub fn openapi_json() -> String {
 }
 
 /// The whole application for `state` (with `/metrics` unless it has its own listener): routes;
-/// a panic guard that answers 500 in Google's error
+/// `Connection: close` when a request's body was left unread; a panic guard that answers 500 in Google's error
 /// shape instead of dropping the connection; request metrics; a tracing span per request naming
 /// its id (and, with keys, the key's name); the request id outermost.
 pub fn app(state: AppState, with_metrics: bool) -> Router {
     let metrics = state.metrics.clone();
     router(state, with_metrics)
+        .layer(axum::middleware::from_fn(unread::close_when_unread))
         .layer(CatchPanicLayer::custom(|_| {
             axum::response::IntoResponse::into_response(ApiError::new(error::Code::Internal, "a handler panicked"))
         }))
