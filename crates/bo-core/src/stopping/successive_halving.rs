@@ -6,11 +6,11 @@
 //! Rungs sit at `r_k = minStepCount · η^k` below `maxStepCount` (η the `reductionFactor`). A
 //! trial is judged at the highest rung its latest measurement has reached: its value there (the
 //! objective of its first measurement at or past the rung) goes on when it is at least as good as
-//! the `1 − 1/η` quantile of the values the study's other trials had at that rung — every trial
-//! that reached it, running, stopped or completed — and stops otherwise. With no other trial at
-//! the rung it goes on. There is no barrier: a trial is judged against whoever has reached its
-//! rung so far, so any number of workers may run at once. A trial past the last rung is never
-//! stopped.
+//! the `1 − 1/η` quantile of the values the study's earlier trials had at that rung — every
+//! trial started before it that reached it, running, stopped or completed — and stops
+//! otherwise. With no earlier trial at the rung it goes on. There is no barrier: a trial is
+//! judged against whoever has reached its rung, so any number of workers may run at once. A
+//! trial past the last rung is never stopped.
 //!
 //! With `brackets` above 1 the rule is asynchronous Hyperband (Li et al. 2018, Algorithm 1, read
 //! asynchronously as in Li et al. 2020, §3.3): bracket `b` starts its rungs `b` rungs higher
@@ -40,9 +40,17 @@
 //! when no rung has a trial to promote does a new configuration start. A resumed trial pauses
 //! again only at a rung past the one it resumed at.
 //!
-//! Unlike Ray's scheduler, which judges a trial once per rung, a trial checked again before it
-//! reaches its next rung is judged again, against everyone at the rung by then: the decision
-//! depends on the measurements alone, not on when checks happened to come.
+//! A trial is judged against the trials of its bracket that *started before it* (a lower
+//! number) and reached the rung, whenever they reached it. With one worker that is everyone who
+//! was at the rung when it got there — ASHA's and Ray's judgement, made once per rung — and the
+//! decision still depends on the measurements alone, not on when checks happened to come. A
+//! later trial never stops an earlier one, so a trial that went on at the last rung is not
+//! stopped there when a newcomer beats it while it trains: the earliest trial to reach the last
+//! rung always trains to the end, and no schedule is left without a fully trained survivor.
+//! (When a trial was judged again against everyone at its rung, the leader at the last rung was
+//! stopped by each better newcomer, and under `TOP_K` a whole study could fully train one
+//! trial.) With several workers, an earlier trial that reaches the rung late still counts, as
+//! it would have had it been faster.
 //!
 //! Must not do: I/O. A service reads the other trials' values at the rung from its database
 //! ([`Check::Rung`](super::Check::Rung)); [`values_at`] does it from trials in memory.
@@ -125,7 +133,7 @@ pub fn promotable_among(objective: &MetricSpec, rule: &SuccessiveHalving, trials
 
 /// The rule for trial number `trial` whose value at `rung` is `value`, given the other trials'
 /// values there (by trial number): stop when it is worse than the cutoff its [`Promotion`] sets
-/// among the values of the trials in its bracket.
+/// among the values of the trials in its bracket that started before it.
 pub fn rung_decision(
     objective: &MetricSpec,
     rule: &SuccessiveHalving,
@@ -137,10 +145,10 @@ pub fn rung_decision(
     let shares = rule.shares();
     let bracket = bracket_by(&shares, trial);
     let others: Vec<f64> =
-        others.into_iter().filter(|(id, v)| v.is_finite() && bracket_by(&shares, *id) == bracket).map(|(_, v)| v).collect();
+        others.into_iter().filter(|(id, v)| *id < trial && v.is_finite() && bracket_by(&shares, *id) == bracket).map(|(_, v)| v).collect();
     let within = if rule.brackets > 1 { format!(" of bracket {bracket}") } else { String::new() };
     if others.is_empty() {
-        return StoppingDecision::go_on(format!("the first trial{within} to reach the rung at {rung}"));
+        return StoppingDecision::go_on(format!("no earlier trial{within} has reached the rung at {rung}"));
     }
     // Larger is better once a minimised objective is negated.
     let sign = if objective.goal.better(1.0, 0.0) { 1.0 } else { -1.0 };
@@ -152,7 +160,7 @@ pub fn rung_decision(
             oriented.sort_by(f64::total_cmp);
             // The value that the best `keep` share of the others reach.
             let cutoff = sign * quantile(&oriented, 1.0 - keep);
-            (cutoff, format!("the best {:.0} % of the {n} other trials{within} that reached it", 100.0 * keep))
+            (cutoff, format!("the best {:.0} % of the {n} earlier trials{within} that reached it", 100.0 * keep))
         }
         Promotion::TopK => {
             let mut oriented: Vec<f64> = others.iter().chain([&value]).map(|v| sign * v).collect();
@@ -160,7 +168,7 @@ pub fn rung_decision(
             let k = ((oriented.len() as f64 / rule.reduction_factor).floor() as usize).max(1);
             // The k-th best of all values, the trial's own included.
             let cutoff = sign * oriented[k - 1];
-            (cutoff, format!("the last of the best {k} of the {} trials{within} that reached it, this one included", n + 1))
+            (cutoff, format!("the last of the best {k} of the {} trials{within} that reached it, this one and those before it", n + 1))
         }
     };
     StoppingDecision {
@@ -220,15 +228,15 @@ mod tests {
         let loss = MetricSpec::objective("loss", Goal::Minimize);
         // Others at rung 3: losses 0.1..0.9; the best third are ≤ 0.37 (the 1/3 quantile).
         let others = numbered(&(1..=9).map(|k| k as f64 / 10.0).collect::<Vec<_>>());
-        assert!(!rung_decision(&loss, &rule(), 1, 3.0, 0.3, others.clone()).should_stop);
-        assert!(rung_decision(&loss, &rule(), 1, 3.0, 0.4, others.clone()).should_stop);
+        assert!(!rung_decision(&loss, &rule(), 100, 3.0, 0.3, others.clone()).should_stop);
+        assert!(rung_decision(&loss, &rule(), 100, 3.0, 0.4, others.clone()).should_stop);
         // Maximised: the best third are ≥ 0.63.
         let acc = MetricSpec::objective("loss", Goal::Maximize);
-        assert!(!rung_decision(&acc, &rule(), 1, 3.0, 0.7, others.clone()).should_stop);
-        assert!(rung_decision(&acc, &rule(), 1, 3.0, 0.6, others).should_stop);
+        assert!(!rung_decision(&acc, &rule(), 100, 3.0, 0.7, others.clone()).should_stop);
+        assert!(rung_decision(&acc, &rule(), 100, 3.0, 0.6, others).should_stop);
         // The first at a rung goes on; one other sets the bar.
-        assert!(!rung_decision(&loss, &rule(), 1, 3.0, 9.0, vec![]).should_stop);
-        assert!(rung_decision(&loss, &rule(), 1, 3.0, 0.5, vec![(2, 0.4)]).should_stop);
+        assert!(!rung_decision(&loss, &rule(), 100, 3.0, 9.0, vec![]).should_stop);
+        assert!(rung_decision(&loss, &rule(), 100, 3.0, 0.5, vec![(2, 0.4)]).should_stop);
     }
 
     /// ASHA's `top_k`: the best `⌊n/η⌋` of all `n` at the rung (at least one) go on, so the
@@ -237,22 +245,22 @@ mod tests {
     fn top_k_keeps_the_best_share_of_all_values_at_the_rung() {
         let top = SuccessiveHalving { promotion: Promotion::TopK, ..rule() };
         let loss = MetricSpec::objective("loss", Goal::Minimize);
-        assert!(!rung_decision(&loss, &top, 1, 3.0, 9.0, vec![]).should_stop);
-        assert!(rung_decision(&loss, &top, 1, 3.0, 0.5, vec![(2, 0.4)]).should_stop);
-        assert!(!rung_decision(&loss, &top, 1, 3.0, 0.4, vec![(2, 0.4)]).should_stop, "a tie goes on");
+        assert!(!rung_decision(&loss, &top, 100, 3.0, 9.0, vec![]).should_stop);
+        assert!(rung_decision(&loss, &top, 100, 3.0, 0.5, vec![(2, 0.4)]).should_stop);
+        assert!(!rung_decision(&loss, &top, 100, 3.0, 0.4, vec![(2, 0.4)]).should_stop, "a tie goes on");
         // Where the quantile rule lets a trial between two others go on (0.25 beats their 1/3
         // quantile, 0.267), top-k stops it: it is not the best of three.
-        assert!(!rung_decision(&loss, &rule(), 1, 3.0, 0.25, numbered(&[0.2, 0.4])).should_stop);
-        assert!(rung_decision(&loss, &top, 1, 3.0, 0.25, numbered(&[0.2, 0.4])).should_stop);
+        assert!(!rung_decision(&loss, &rule(), 100, 3.0, 0.25, numbered(&[0.2, 0.4])).should_stop);
+        assert!(rung_decision(&loss, &top, 100, 3.0, 0.25, numbered(&[0.2, 0.4])).should_stop);
         // 8 others and itself: the best 3 of 9 go on.
         let others = numbered(&[0.1, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]);
-        assert!(!rung_decision(&loss, &top, 1, 3.0, 0.3, others.clone()).should_stop);
-        let d = rung_decision(&loss, &top, 1, 3.0, 0.45, others.clone());
+        assert!(!rung_decision(&loss, &top, 100, 3.0, 0.3, others.clone()).should_stop);
+        let d = rung_decision(&loss, &top, 100, 3.0, 0.45, others.clone());
         assert!(d.should_stop && d.reason.contains("best 3 of the 9"), "{}", d.reason);
         // Maximised: the largest are the best.
         let acc = MetricSpec::objective("acc", Goal::Maximize);
-        assert!(!rung_decision(&acc, &top, 1, 3.0, 0.85, others.clone()).should_stop);
-        assert!(rung_decision(&acc, &top, 1, 3.0, 0.65, others).should_stop);
+        assert!(!rung_decision(&acc, &top, 100, 3.0, 0.85, others.clone()).should_stop);
+        assert!(rung_decision(&acc, &top, 100, 3.0, 0.65, others).should_stop);
     }
 
     /// Hyperband's brackets: shares as Li et al. (2018) spread configurations, every prefix of
@@ -278,11 +286,29 @@ mod tests {
         assert!((1..100).all(|id| rule().bracket_of(id) == 0), "one bracket");
         // A trial is judged only against its own bracket's trials at the rung.
         let loss = MetricSpec::objective("loss", Goal::Minimize);
-        let (mine, other): (Vec<i64>, Vec<i64>) = (2..40).partition(|id| hyperband.bracket_of(*id) == hyperband.bracket_of(1));
+        let (mine, other): (Vec<i64>, Vec<i64>) = (1..40).partition(|id| hyperband.bracket_of(*id) == hyperband.bracket_of(40));
         let others: Vec<(i64, f64)> = mine.iter().map(|id| (*id, 0.9)).chain(other.iter().map(|id| (*id, 0.1))).collect();
-        let d = rung_decision(&loss, &hyperband, 1, 3.0, 0.5, others);
+        let d = rung_decision(&loss, &hyperband, 40, 3.0, 0.5, others);
         assert!(!d.should_stop, "better than every trial of its bracket: {}", d.reason);
         assert!(d.reason.contains("bracket"), "{}", d.reason);
+    }
+
+    /// A trial is judged against those that started before it: a newcomer that beats the
+    /// leader at the last rung does not stop it, so the leader trains to the end.
+    #[test]
+    fn a_later_trial_never_stops_an_earlier_one() {
+        let top = SuccessiveHalving { promotion: Promotion::TopK, ..rule() };
+        let loss = MetricSpec::objective("loss", Goal::Minimize);
+        // Trial 5 went on at the rung at 9, the first there; trials 6 and 7 beat it there since.
+        let d = rung_decision(&loss, &top, 5, 9.0, 0.5, vec![(6, 0.2), (7, 0.1)]);
+        assert!(!d.should_stop && d.reason.contains("no earlier trial"), "{}", d.reason);
+        // Trial 7 is judged against 5 and 6 (and goes on, the best of three); a worse trial 8
+        // against all three.
+        assert!(!rung_decision(&loss, &top, 7, 9.0, 0.1, vec![(5, 0.5), (6, 0.2), (8, 0.3)]).should_stop);
+        assert!(rung_decision(&loss, &top, 8, 9.0, 0.3, vec![(5, 0.5), (6, 0.2), (7, 0.1)]).should_stop);
+        // An earlier trial that reaches the rung late counts, as it would have had it been
+        // faster.
+        assert!(rung_decision(&loss, &top, 6, 9.0, 0.2, vec![(2, 0.05)]).should_stop);
     }
 
     #[test]
