@@ -4,11 +4,18 @@ runs pooled from its JSON files (a run without a fully trained trial yet counts 
 
     python bench/curves_mwu.py --at 500 A.json[,A2.json] B.json[,B2.json]
 
+Given directories instead (each a `--out` of `bo-bench curves`; several comma-separated, their
+runs pooled), every problem and rule in both is compared at a quarter, half and all of its
+budget, with the fewest and the median number of fully trained trials per run:
+
+    python bench/curves_mwu.py BEFORE_S0,BEFORE_S10 AFTER_S0,AFTER_S10
+
 Needs scipy (the peers' environment has it: bench/peers/requirements.txt)."""
 import argparse
 import json
 import math
 import os
+import statistics
 import sys
 
 from scipy.stats import mannwhitneyu
@@ -26,18 +33,54 @@ def regrets(reports, epochs, optimum):
     return out
 
 
+def p_value(a, b):
+    """Two-sided Mann-Whitney p of two lists of regrets, a run with no fully trained trial
+    counted as worse than any with one."""
+    finite = [v for v in a + b if v != math.inf]
+    worst = (max(finite) if finite else 0.0) + 1.0
+    a, b = [min(v, worst) for v in a], [min(v, worst) for v in b]
+    return mannwhitneyu(a, b, alternative="two-sided").pvalue
+
+
+def compare_dirs(a_dirs, b_dirs):
+    def load(dirs):
+        out = {}
+        for d in dirs:
+            for name in sorted(os.listdir(d)):
+                if name.endswith(".json"):
+                    out.setdefault(name, []).append(json.load(open(os.path.join(d, name))))
+        return out
+
+    ra, rb = load(a_dirs), load(b_dirs)
+    print("| problem and rule | @25 % A / B (p) | @50 % A / B (p) | @100 % A / B (p) | fewest full A / B | median full A / B |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name in sorted(set(ra) & set(rb)):
+        optimum, budget = ra[name][0]["optimum"], ra[name][0]["budget"]
+        cells = []
+        for at_ in (budget // 4, budget // 2, budget):
+            a, b = regrets(ra[name], at_, optimum), regrets(rb[name], at_, optimum)
+            cells.append(f"{statistics.median(a):.3f} / {statistics.median(b):.3f} ({p_value(a, b):.2f})")
+        full = [[run["full"] for r in reports for run in r["runs"]] for reports in (ra[name], rb[name])]
+        cells.append(f"{min(full[0])} / {min(full[1])}")
+        cells.append(f"{statistics.median(full[0]):g} / {statistics.median(full[1]):g}")
+        print(f"| {name[:-5]} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("a")
     ap.add_argument("b")
-    ap.add_argument("--at", type=int, required=True, help="epochs spent")
+    ap.add_argument("--at", type=int, help="epochs spent (with JSON files)")
     args = ap.parse_args()
+    if all(os.path.isdir(p) for p in args.a.split(",") + args.b.split(",")):
+        compare_dirs(args.a.split(","), args.b.split(","))
+        return
+    if args.at is None:
+        ap.error("--at is needed when comparing JSON files")
     ra, rb = ([json.load(open(p)) for p in files.split(",")] for files in (args.a, args.b))
     optimum = next(r["optimum"] for r in ra + rb if "optimum" in r)
     a, b = regrets(ra, args.at, optimum), regrets(rb, args.at, optimum)
-    worst = max(v for v in a + b if v != math.inf) + 1.0
-    a, b = [min(v, worst) for v in a], [min(v, worst) for v in b]
-    p = mannwhitneyu(a, b, alternative="two-sided").pvalue
+    p = p_value(a, b)
     print(f"@{args.at} epochs: A {len(a)} runs, B {len(b)} runs; two-sided p = {p:.2f}")
 
 

@@ -149,9 +149,9 @@ class SuccessiveHalvingStopping:
     """Asynchronous successive halving (ASHA's promotion rule; a bo extension): at rungs
     ``min_step_count * reduction_factor**k`` below ``max_step_count`` (a full training, in steps
     or seconds with ``use_elapsed_duration``), a trial goes on only while it is among the best
-    ``1 / reduction_factor`` of the trials started before it that reached its rung (a later
-    trial never stops an earlier one, so the first to reach the last rung trains in full). A
-    stopped trial's result is
+    ``1 / reduction_factor`` of the trials that reached its rung (at the last rung, of those
+    started before it: a newcomer never stops the leader there, so the first trial to reach the
+    last rung trains in full). A stopped trial's result is
     partial: the model learns its value at the rung where it stopped, and it is not the study's
     best while a trial trained in full is there.
 

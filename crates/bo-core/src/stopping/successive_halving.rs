@@ -6,11 +6,11 @@
 //! Rungs sit at `r_k = minStepCount · η^k` below `maxStepCount` (η the `reductionFactor`). A
 //! trial is judged at the highest rung its latest measurement has reached: its value there (the
 //! objective of its first measurement at or past the rung) goes on when it is at least as good as
-//! the `1 − 1/η` quantile of the values the study's earlier trials had at that rung — every
-//! trial started before it that reached it, running, stopped or completed — and stops
-//! otherwise. With no earlier trial at the rung it goes on. There is no barrier: a trial is
-//! judged against whoever has reached its rung, so any number of workers may run at once. A
-//! trial past the last rung is never stopped.
+//! the `1 − 1/η` quantile of the values the study's other trials had at that rung — every trial
+//! that reached it, running, stopped or completed (at the last rung, those started before it) —
+//! and stops otherwise. With no other trial at the rung it goes on. There is no barrier: a trial
+//! is judged against whoever has reached its rung so far, so any number of workers may run at
+//! once. A trial past the last rung is never stopped.
 //!
 //! With `brackets` above 1 the rule is asynchronous Hyperband (Li et al. 2018, Algorithm 1, read
 //! asynchronously as in Li et al. 2020, §3.3): bracket `b` starts its rungs `b` rungs higher
@@ -40,18 +40,18 @@
 //! when no rung has a trial to promote does a new configuration start. A resumed trial pauses
 //! again only at a rung past the one it resumed at.
 //!
-//! A trial is judged against the trials of its bracket that *started before it* (a lower
-//! number) and reached the rung, whenever they reached it. With one worker that is everyone who
-//! was at the rung when it got there — ASHA's and Ray's judgement, made once per rung — and the
-//! decision still depends on the measurements alone, not on when checks happened to come. A
-//! later trial never stops an earlier one, so a trial that went on at the last rung is not
-//! stopped there when a newcomer beats it while it trains: the earliest trial to reach the last
-//! rung always trains to the end, and no schedule is left without a fully trained survivor.
-//! (When a trial was judged again against everyone at its rung, the leader at the last rung was
-//! stopped by each better newcomer, and under `TOP_K` a whole study could fully train one
-//! trial.) With several workers, an earlier trial that reaches the rung late still counts, as
-//! it would have had it been faster.
-//!
+//! Unlike Ray's scheduler, which judges a trial once per rung, a trial checked again before it
+//! reaches its next rung is judged again, against everyone at the rung by then: the decision
+//! depends on the measurements alone, not on when checks happened to come. At the *last* rung
+//! a trial is judged only against the trials that started before it (a lower number): a trial
+//! that went on there trains to the end unless an earlier one beats it, so a newcomer never
+//! stops the leader at the last rung while it trains on, and the earliest trial to reach the
+//! last rung always trains in full. Judged again there, the leader was stopped by each better
+//! newcomer, and with several workers a run could spend its last rung on trials none of which
+//! finished. Lower rungs keep re-judging: on the learning-curve problems with four workers,
+//! judging every rung against earlier trials only finished more trials but left the incumbent
+//! worse at a quarter of the budget (docs/benchmarks/multi-fidelity.md).
+
 //! Must not do: I/O. A service reads the other trials' values at the rung from its database
 //! ([`Check::Rung`](super::Check::Rung)); [`values_at`] does it from trials in memory.
 
@@ -133,7 +133,8 @@ pub fn promotable_among(objective: &MetricSpec, rule: &SuccessiveHalving, trials
 
 /// The rule for trial number `trial` whose value at `rung` is `value`, given the other trials'
 /// values there (by trial number): stop when it is worse than the cutoff its [`Promotion`] sets
-/// among the values of the trials in its bracket that started before it.
+/// among the values of the trials in its bracket (at the last rung, of those that started
+/// before it).
 pub fn rung_decision(
     objective: &MetricSpec,
     rule: &SuccessiveHalving,
@@ -144,11 +145,20 @@ pub fn rung_decision(
 ) -> StoppingDecision {
     let shares = rule.shares();
     let bracket = bracket_by(&shares, trial);
-    let others: Vec<f64> =
-        others.into_iter().filter(|(id, v)| *id < trial && v.is_finite() && bracket_by(&shares, *id) == bracket).map(|(_, v)| v).collect();
+    // At the last rung only earlier trials count: a newcomer never stops the leader there.
+    let last = rule.rungs().last().copied().unwrap_or(rung);
+    let others: Vec<f64> = others
+        .into_iter()
+        .filter(|(id, v)| (*id < trial || rung < last) && v.is_finite() && bracket_by(&shares, *id) == bracket)
+        .map(|(_, v)| v)
+        .collect();
     let within = if rule.brackets > 1 { format!(" of bracket {bracket}") } else { String::new() };
     if others.is_empty() {
-        return StoppingDecision::go_on(format!("no earlier trial{within} has reached the rung at {rung}"));
+        return StoppingDecision::go_on(if rung < last {
+            format!("the first trial{within} to reach the rung at {rung}")
+        } else {
+            format!("no earlier trial{within} has reached the last rung, at {rung}")
+        });
     }
     // Larger is better once a minimised objective is negated.
     let sign = if objective.goal.better(1.0, 0.0) { 1.0 } else { -1.0 };
@@ -160,7 +170,7 @@ pub fn rung_decision(
             oriented.sort_by(f64::total_cmp);
             // The value that the best `keep` share of the others reach.
             let cutoff = sign * quantile(&oriented, 1.0 - keep);
-            (cutoff, format!("the best {:.0} % of the {n} earlier trials{within} that reached it", 100.0 * keep))
+            (cutoff, format!("the best {:.0} % of the {n} other trials{within} that reached it", 100.0 * keep))
         }
         Promotion::TopK => {
             let mut oriented: Vec<f64> = others.iter().chain([&value]).map(|v| sign * v).collect();
@@ -168,7 +178,7 @@ pub fn rung_decision(
             let k = ((oriented.len() as f64 / rule.reduction_factor).floor() as usize).max(1);
             // The k-th best of all values, the trial's own included.
             let cutoff = sign * oriented[k - 1];
-            (cutoff, format!("the last of the best {k} of the {} trials{within} that reached it, this one and those before it", n + 1))
+            (cutoff, format!("the last of the best {k} of the {} trials{within} that reached it, this one included", n + 1))
         }
     };
     StoppingDecision {
@@ -293,13 +303,14 @@ mod tests {
         assert!(d.reason.contains("bracket"), "{}", d.reason);
     }
 
-    /// A trial is judged against those that started before it: a newcomer that beats the
-    /// leader at the last rung does not stop it, so the leader trains to the end.
+    /// At the last rung a trial is judged against those that started before it: a newcomer
+    /// that beats the leader there does not stop it, so the leader trains to the end. Below it,
+    /// everyone at the rung counts.
     #[test]
-    fn a_later_trial_never_stops_an_earlier_one() {
+    fn at_the_last_rung_a_later_trial_never_stops_an_earlier_one() {
         let top = SuccessiveHalving { promotion: Promotion::TopK, ..rule() };
         let loss = MetricSpec::objective("loss", Goal::Minimize);
-        // Trial 5 went on at the rung at 9, the first there; trials 6 and 7 beat it there since.
+        // Trial 5 went on at the last rung (9), the first there; trials 6 and 7 beat it since.
         let d = rung_decision(&loss, &top, 5, 9.0, 0.5, vec![(6, 0.2), (7, 0.1)]);
         assert!(!d.should_stop && d.reason.contains("no earlier trial"), "{}", d.reason);
         // Trial 7 is judged against 5 and 6 (and goes on, the best of three); a worse trial 8
@@ -309,6 +320,8 @@ mod tests {
         // An earlier trial that reaches the rung late counts, as it would have had it been
         // faster.
         assert!(rung_decision(&loss, &top, 6, 9.0, 0.2, vec![(2, 0.05)]).should_stop);
+        // At a lower rung the leader is judged again against everyone there.
+        assert!(rung_decision(&loss, &top, 5, 3.0, 0.5, vec![(6, 0.2), (7, 0.1)]).should_stop);
     }
 
     #[test]

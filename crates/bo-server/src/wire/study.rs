@@ -137,8 +137,8 @@ pub struct StudySpecW {
     pub convex_automated_stopping_spec: Option<ConvexAutomatedStoppingSpecW>,
     /// bo extension: asynchronous successive halving (ASHA's promotion rule): at rungs
     /// `minStepCount · reductionFactor^k` below `maxStepCount`, a trial goes on when it is among
-    /// the best `1/reductionFactor` of the trials started before it that reached its rung (a
-    /// later trial never stops an earlier one).
+    /// the best `1/reductionFactor` of the trials that reached its rung (at the last rung, of
+    /// those started before it: a newcomer never stops the leader there).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub successive_halving_stopping_spec: Option<SuccessiveHalvingStoppingSpecW>,
     /// v1beta1's deprecated form of `convexAutomatedStoppingSpec`; accepted, and echoed as that.
