@@ -50,7 +50,7 @@ pub struct CurveProblem {
     /// Accuracy lost to over-fitting by the last epoch without dropout.
     over: f64,
     /// Per-epoch noise (and per-trial offset) standard deviation.
-    noise: f64,
+    pub noise: f64,
     /// log10 of the best weight decay.
     w0: f64,
     /// The best number of layers.
@@ -115,6 +115,11 @@ impl CurveProblem {
         let rise = 1.0 - (-(t / tau).powf(0.8)).exp();
         let overfit = self.over * (1.0 - dropout) * (2.0 * (t / EPOCHS as f64 - 0.5)).max(0.0);
         0.1 + (level - 0.1) * rise - overfit
+    }
+
+    /// The noiseless accuracy of the configuration `a` after `t` epochs.
+    pub fn accuracy_of(&self, a: &Assignment, t: f64) -> f64 {
+        self.accuracy(&numbers(a), t)
     }
 
     /// The best final accuracy of any configuration: the best of a Sobol sample polished by
@@ -551,7 +556,8 @@ impl State {
     }
 }
 
-fn gauss(rng: &mut StdRng) -> f64 {
+/// A standard normal draw (Box–Muller).
+pub(crate) fn gauss(rng: &mut StdRng) -> f64 {
     let (u, v): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
 }

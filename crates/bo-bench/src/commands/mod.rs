@@ -11,6 +11,7 @@ pub mod latency;
 pub mod list;
 pub mod load;
 pub mod multi;
+pub mod predictions;
 pub mod priors;
 pub mod regression;
 pub mod replay;
