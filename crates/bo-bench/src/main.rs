@@ -68,9 +68,10 @@ enum Command {
     /// incumbent at a quarter, half and all of the budget, trials run, the share of them trained
     /// fully, and the rule's time per trial.
     Curves(commands::curves::Args),
-    /// How well the decay-curve model predicts a trial's final value from a prefix of its curve,
-    /// against the prefix's last value: per problem and prefix, the mean log density of the
-    /// observed final values and the rank correlation with the true ones, median over seeds.
+    /// How well the decay-curve and freeze-thaw models predict a trial's final value from a
+    /// prefix of its curve, against the prefix's last value: per problem and prefix, the mean log
+    /// density of the observed final values and the rank correlation with the true ones, median
+    /// over seeds.
     CurvePredictions(commands::predictions::Args),
     /// GP_BANDIT warm-started from a related prior study (transfer learning) against the same
     /// study cold: median regret of the best trial after 1, 5, 10, 20 and the whole budget.

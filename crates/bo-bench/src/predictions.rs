@@ -1,16 +1,20 @@
 //! How well a curve model predicts a trial's final value from a prefix of its curve (issue 72's
-//! yardstick for a model of configuration × step): on a learning-curve problem, the decay-curve
-//! model ([`DecayCurveModel`]) is fitted on `train` random configurations trained in full, then
-//! asked, for `test` others and each prefix length, for the final value's predictive
-//! distribution. Scored by the mean log predictive density of the observed final value and by the
-//! Spearman rank correlation of the predicted means with the true (noiseless) final accuracies,
-//! against the plainest predictor there is, the prefix's last value.
+//! yardstick for a model of configuration × step): on a learning-curve problem, `train` random
+//! configurations are trained in full and `test` others for each prefix length. The decay-curve
+//! model ([`DecayCurveModel`]) is fitted on the full curves, as the service fits it, and
+//! conditioned on each test prefix; the freeze-thaw model ([`FreezeThawModel`]) is fitted on the
+//! full curves and every test prefix at once, as it would read a study whose trials are all part
+//! way. Each is asked for the final values' predictive distributions, scored by the mean log
+//! predictive density of the observed final value and by the Spearman rank correlation of the
+//! predicted means with the true (noiseless) final accuracies, against the plainest predictor
+//! there is, the prefix's last value.
 //!
 //! Must not do: decide anything; a rule's decisions are measured by `bo-bench curves`.
 
 use anyhow::{Context, Result};
 use bo_core::stopping::curves::{CURVE_POINTS, Curve, thin};
 use bo_core::stopping::decay_curve::DecayCurveModel;
+use bo_core::stopping::freeze_thaw::FreezeThawModel;
 use bo_core::stopping::spec::StoppingSpec;
 use bo_core::stopping::Finished;
 use bo_core::{Goal, StudySpec};
@@ -26,6 +30,10 @@ pub struct PrefixScore {
     pub log_density: f64,
     /// Spearman correlation of the predicted means with the true final accuracies.
     pub model_rank: f64,
+    /// The freeze-thaw model's mean log density.
+    pub freeze_thaw_density: f64,
+    /// The freeze-thaw model's Spearman correlation.
+    pub freeze_thaw_rank: f64,
     /// Spearman correlation of the prefixes' last values with the true final accuracies.
     pub last_rank: f64,
 }
@@ -68,23 +76,38 @@ pub fn score(problem: &CurveProblem, seed: u64, trained: usize, tested: usize, p
     let truths: Vec<f64> = test_set.iter().map(|t| t.truth).collect();
     prefixes
         .iter()
-        .map(|&prefix| {
-            let mut means = Vec::with_capacity(tested);
-            let mut log_density = 0.0;
-            for t in &test_set {
-                let (mean, sd) = model.predict_final(&t.assignment, &points(&t.curve[..prefix]))?;
-                let z = (t.curve[EPOCHS - 1] - mean) / sd;
-                log_density += -0.5 * z * z - sd.ln() - 0.5 * std::f64::consts::TAU.ln();
-                means.push(mean);
-            }
+        .map(|&prefix| -> Result<PrefixScore> {
+            let decay = test_set
+                .iter()
+                .map(|t| model.predict_final(&t.assignment, &points(&t.curve[..prefix])))
+                .collect::<Result<Vec<_>, _>>()?;
+            let prefixes: Vec<_> = test_set.iter().map(|t| (t.assignment.clone(), points(&t.curve[..prefix]))).collect();
+            let both = FreezeThawModel::fit(&spec, &finished, &prefixes, &mut rng)?.context("too few curves for the freeze-thaw model")?;
+            let freeze_thaw: Vec<(f64, f64)> = (0..tested).map(|k| both.predict_partial(k)).collect();
+            let finals: Vec<f64> = test_set.iter().map(|t| t.curve[EPOCHS - 1]).collect();
             let lasts: Vec<f64> = test_set.iter().map(|t| t.curve[prefix - 1]).collect();
             Ok(PrefixScore {
-                log_density: log_density / tested as f64,
-                model_rank: spearman(&means, &truths),
+                log_density: log_density(&decay, &finals),
+                model_rank: spearman(&decay.iter().map(|p| p.0).collect::<Vec<_>>(), &truths),
+                freeze_thaw_density: log_density(&freeze_thaw, &finals),
+                freeze_thaw_rank: spearman(&freeze_thaw.iter().map(|p| p.0).collect::<Vec<_>>(), &truths),
                 last_rank: spearman(&lasts, &truths),
             })
         })
         .collect()
+}
+
+/// The mean log density of `observed` under the normal `predicted` (mean, sd) each.
+fn log_density(predicted: &[(f64, f64)], observed: &[f64]) -> f64 {
+    let total: f64 = predicted
+        .iter()
+        .zip(observed)
+        .map(|(&(mean, sd), y)| {
+            let z = (y - mean) / sd;
+            -0.5 * z * z - sd.ln() - 0.5 * std::f64::consts::TAU.ln()
+        })
+        .sum();
+    total / observed.len() as f64
 }
 
 /// Ranks from 1, ties given their mean rank.
@@ -134,7 +157,7 @@ mod tests {
     fn half_a_curve_ranks_final_values() {
         let problem = crate::curves::problems().into_iter().find(|p| p.name == "lc_c").unwrap();
         let scores = score(&problem, 1, 12, 10, &[25]).unwrap();
-        assert!(scores[0].log_density.is_finite());
+        assert!(scores[0].log_density.is_finite() && scores[0].freeze_thaw_density.is_finite());
         assert!(scores[0].last_rank > 0.5, "{scores:?}");
     }
 }

@@ -1,5 +1,6 @@
-//! `bo-bench curve-predictions`: the decay-curve model's predictions of final values from
-//! prefixes of learning curves, against the prefix's last value ([`crate::predictions`]).
+//! `bo-bench curve-predictions`: the decay-curve and freeze-thaw models' predictions of final
+//! values from prefixes of learning curves, against the prefix's last value
+//! ([`crate::predictions`]).
 
 use anyhow::{Context, Result};
 
@@ -36,8 +37,11 @@ pub fn main(args: Args) -> Result<()> {
     }
     let chosen: Vec<curves::CurveProblem> =
         curves::problems().into_iter().filter(|p| names.is_empty() || names.iter().any(|n| n == p.name)).collect();
-    println!("decay-curve model fitted on {train} full curves, {test} predicted, {seeds} seeds: medians over seeds");
-    println!("{:<7} {:>6} {:>12} {:>11} {:>10}", "problem", "prefix", "log density", "model rank", "last rank");
+    println!("{train} full curves, {test} predicted from their prefixes, {seeds} seeds: medians over seeds");
+    println!(
+        "{:<7} {:>6} {:>14} {:>11} {:>14} {:>11} {:>10}",
+        "problem", "prefix", "decay density", "decay rank", "freeze density", "freeze rank", "last rank"
+    );
     for p in &chosen {
         let runs = (first_seed..first_seed + seeds)
             .map(|seed| predictions::score(p, seed, train as usize, test as usize, &prefixes).with_context(|| format!("{} seed {seed}", p.name)))
@@ -45,11 +49,13 @@ pub fn main(args: Args) -> Result<()> {
         for (k, prefix) in prefixes.iter().enumerate() {
             let of = |f: fn(&predictions::PrefixScore) -> f64| median(runs.iter().map(|r| f(&r[k])).collect());
             println!(
-                "{:<7} {:>6} {:>12.3} {:>11.3} {:>10.3}",
+                "{:<7} {:>6} {:>14.3} {:>11.3} {:>14.3} {:>11.3} {:>10.3}",
                 p.name,
                 prefix,
                 of(|s| s.log_density),
                 of(|s| s.model_rank),
+                of(|s| s.freeze_thaw_density),
+                of(|s| s.freeze_thaw_rank),
                 of(|s| s.last_rank)
             );
         }

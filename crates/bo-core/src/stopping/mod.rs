@@ -16,6 +16,7 @@ mod conformance;
 pub mod convex;
 pub mod curves;
 pub mod decay_curve;
+pub mod freeze_thaw;
 pub mod median;
 pub mod partial;
 pub mod spec;

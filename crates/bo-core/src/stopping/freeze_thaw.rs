@@ -1,0 +1,152 @@
+//! A model of configuration × training progress after freeze-thaw Bayesian optimisation
+//! (Swersky, Snoek & Adams 2014): each curve is its configuration's asymptote plus a process that
+//! decays along the curve, `y_n(u) = f(x_n) + g_n(u) + ε`, with `f` a GP over the configurations
+//! (the designers' ARD Matérn-5/2, times the exchangeable kernel for categorical parameters) and
+//! each `g_n` independent with the exponential-decay kernel ([`ExpDecay`]). Unlike the
+//! decay-curve model ([`super::decay_curve`]), it learns from *every* trial's curve, partial ones
+//! included: a trial paused at its fifth step tells the model about its configuration's
+//! asymptote, and through `f` about its neighbours'.
+//!
+//! Positions are on the decay-curve model's scale (`u = ln(1 + p) / ln(1 + P)`, `P` the furthest
+//! position of a finished trial). The values are modelled as they are, around a constant mean,
+//! not as residuals from the finished trials' mean curve as that model does: a curve that rises
+//! to its own level is `f(x)` plus a deviation that dies away along it — freeze-thaw's shape —
+//! while its residual from the mean curve grows along it. A trial's predicted final value is the
+//! model's value at `u = 1` for its curve.
+//!
+//! Not yet used by a rule or a suggestion: `bo-bench curve-predictions` measures it against the
+//! decay-curve model (issue 72). Must not do: I/O, or decide anything.
+
+use rand::Rng;
+
+use super::curves::{CURVE_POINTS, Finished, thin};
+use super::decay_curve::{MIN_CURVES, at};
+use crate::gp::{FitConfig, Gp, NoiseBounds, Search, fit};
+use crate::kernel::{Categorical, ExpDecay, Kernel, LENGTH_SCALE_BOUNDS, Product, Sum, matern52};
+use crate::linalg::LinalgError;
+use crate::space::features::Features;
+use crate::study::StudySpec;
+use crate::trial::Assignment;
+
+/// The fitted model of the study's curves, finished and partial.
+#[derive(Clone, Debug)]
+pub struct FreezeThawModel {
+    gp: Gp,
+    features: Features,
+    log_horizon: f64,
+    horizon: f64,
+    /// Each partial curve's configuration features and code, in the order given to the fit.
+    partial: Vec<(Vec<f64>, f64)>,
+    /// A code no curve of the fit has: a new curve's.
+    fresh: f64,
+}
+
+impl FreezeThawModel {
+    /// Fits the model on `finished`'s curves and the `partial` curves (a configuration and its
+    /// (position, value) points so far). `None` before [`MIN_CURVES`] finished curves, or when no
+    /// finished curve moves past position 0.
+    pub fn fit(
+        study: &StudySpec,
+        finished: &Finished,
+        partial: &[(Assignment, Vec<(f64, f64)>)],
+        rng: &mut dyn Rng,
+    ) -> Result<Option<FreezeThawModel>, LinalgError> {
+        let Some(horizon) = finished.horizon().filter(|h| *h > 0.0 && h.is_finite()) else { return Ok(None) };
+        if finished.curves.len() < MIN_CURVES {
+            return Ok(None);
+        }
+        let features = Features::new(&study.space);
+        let log_horizon = horizon.ln_1p();
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        let mut code = 0.0;
+        for curve in &finished.curves {
+            let base = features.encode(&curve.assignment);
+            let last = curve.points.len() - 1;
+            for (k, &(p, v)) in curve.points.iter().enumerate() {
+                let v = if k == last { curve.final_value } else { v };
+                x.push(coded(at(&base, p, log_horizon), code));
+                y.push(v);
+            }
+            code += 1.0;
+        }
+        let mut partial_codes = Vec::with_capacity(partial.len());
+        for (assignment, points) in partial {
+            let base = features.encode(assignment);
+            for &(p, v) in &thin(points, CURVE_POINTS) {
+                x.push(coded(at(&base, p, log_horizon), code));
+                y.push(v);
+            }
+            partial_codes.push((base, code));
+            code += 1.0;
+        }
+        let config = FitConfig { noise: NoiseBounds::DEFAULT, restarts: 1, max_iter: 60, search: Search::Full, ..FitConfig::default() };
+        let gp = fit(kernel_for(&features), x, &y, &config, None, rng)?;
+        Ok(Some(FreezeThawModel { gp, features, log_horizon, horizon, partial: partial_codes, fresh: code }))
+    }
+
+    /// The predicted final value of the `k`-th partial curve given to the fit: the mean and
+    /// standard deviation of an observation at the furthest position.
+    pub fn predict_partial(&self, k: usize) -> (f64, f64) {
+        let (base, code) = &self.partial[k];
+        self.final_of(&self.gp, base, *code)
+    }
+
+    /// The predicted final value of a curve the fit did not see, at `assignment` with `points`
+    /// so far (conditioned on them, no refit).
+    pub fn predict_final(&self, assignment: &Assignment, points: &[(f64, f64)]) -> Result<(f64, f64), LinalgError> {
+        let base = self.features.encode(assignment);
+        let points = thin(points, CURVE_POINTS);
+        let mut gp = self.gp.with_room(points.len());
+        let xs: Vec<Vec<f64>> = points.iter().map(|&(p, _)| coded(at(&base, p, self.log_horizon), self.fresh)).collect();
+        let ys = points.iter().map(|&(_, v)| gp.standardize_value(v)).collect();
+        gp.condition_on(xs, ys, None)?;
+        Ok(self.final_of(&gp, &base, self.fresh))
+    }
+
+    fn final_of(&self, gp: &Gp, base: &[f64], code: f64) -> (f64, f64) {
+        let (mean, var) = gp.predict(&[coded(at(base, self.horizon, self.log_horizon), code)])[0];
+        let noise = self.gp.hyperparameters().log_noise.exp();
+        let (mean, sd) = gp.unstandardize_sd(mean, var + noise);
+        (mean, sd)
+    }
+}
+
+/// A point of the model: the decay-curve model's `(features, u)` and the curve's code.
+fn coded(mut x: Vec<f64>, code: f64) -> Vec<f64> {
+    x.push(code);
+    x
+}
+
+/// `f`'s kernel over the configuration's features plus the decay within each curve.
+fn kernel_for(features: &Features) -> Box<dyn Kernel> {
+    let numeric = Box::new(matern52(features.numeric_dims(), 0.5, LENGTH_SCALE_BOUNDS)) as Box<dyn Kernel>;
+    let categorical = features.categorical_dims();
+    let asymptote =
+        if categorical.is_empty() { numeric } else { Box::new(Product(vec![numeric, Box::new(Categorical::new(categorical))])) };
+    let (u, code) = (features.dim(), features.dim() + 1);
+    Box::new(Sum(vec![asymptote, Box::new(ExpDecay::new(u, code))]))
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+    use crate::stopping::curves::testing::{assignment, curve, finished, study};
+    use crate::stopping::spec::StoppingSpec;
+
+    /// A trial far from the best region, seen for 10 of 50 steps, is predicted near its true end,
+    /// whether the fit saw its prefix or not.
+    #[test]
+    fn predicts_final_values_from_partial_curves_seen_or_not() {
+        let study = study(StoppingSpec::DecayCurve { use_elapsed_duration: false });
+        let partial = vec![(assignment(0.05, 0.5), curve(0.05, 0.5, 10))];
+        let model = FreezeThawModel::fit(&study, &finished(12), &partial, &mut StdRng::seed_from_u64(1)).unwrap().expect("enough curves");
+        let truth = curve(0.05, 0.5, 50).last().unwrap().1;
+        for (mean, sd) in [model.predict_partial(0), model.predict_final(&assignment(0.05, 0.5), &curve(0.05, 0.5, 10)).unwrap()] {
+            assert!(sd > 0.0 && (mean - truth).abs() < 3.0 * sd + 0.02, "predicted {mean} ± {sd}, truth {truth}");
+        }
+        assert!(FreezeThawModel::fit(&study, &finished(MIN_CURVES - 1), &[], &mut StdRng::seed_from_u64(1)).unwrap().is_none());
+    }
+}
