@@ -59,7 +59,8 @@ fn points(curve: &[f64]) -> Vec<(f64, f64)> {
     curve.iter().enumerate().map(|(k, v)| ((k + 1) as f64, *v)).collect()
 }
 
-/// Scores the decay-curve model on `problem` for one `seed` at each of `prefixes` (epochs).
+/// Scores the decay-curve and freeze-thaw models on `problem` for one `seed` at each of
+/// `prefixes` (epochs).
 pub fn score(problem: &CurveProblem, seed: u64, trained: usize, tested: usize, prefixes: &[usize]) -> Result<Vec<PrefixScore>> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut spec = StudySpec::new("accuracy", Goal::Maximize, space(), "GP_BANDIT");
@@ -81,9 +82,9 @@ pub fn score(problem: &CurveProblem, seed: u64, trained: usize, tested: usize, p
                 .iter()
                 .map(|t| model.predict_final(&t.assignment, &points(&t.curve[..prefix])))
                 .collect::<Result<Vec<_>, _>>()?;
-            let prefixes: Vec<_> = test_set.iter().map(|t| (t.assignment.clone(), points(&t.curve[..prefix]))).collect();
-            let both = FreezeThawModel::fit(&spec, &finished, &prefixes, &mut rng)?.context("too few curves for the freeze-thaw model")?;
-            let freeze_thaw: Vec<(f64, f64)> = (0..tested).map(|k| both.predict_partial(k)).collect();
+            let seen: Vec<_> = test_set.iter().map(|t| (t.assignment.clone(), points(&t.curve[..prefix]))).collect();
+            let every_curve = FreezeThawModel::fit(&spec, &finished, &seen, &mut rng)?.context("too few curves for the freeze-thaw model")?;
+            let freeze_thaw: Vec<(f64, f64)> = (0..tested).map(|k| every_curve.predict_partial(k)).collect();
             let finals: Vec<f64> = test_set.iter().map(|t| t.curve[EPOCHS - 1]).collect();
             let lasts: Vec<f64> = test_set.iter().map(|t| t.curve[prefix - 1]).collect();
             Ok(PrefixScore {

@@ -89,7 +89,7 @@ impl DecayCurveModel {
                 y.push(v);
             }
         }
-        let trend = Trend::of(x.iter().zip(&y).map(|(x, v)| (x[x.len() - 1], *v)));
+        let trend = Trend::of(&x, &y);
         let y: Vec<f64> = x.iter().zip(&y).map(|(x, v)| v - trend.at(x[x.len() - 1])).collect();
         let kernel = kernel_for(&features);
         let config = FitConfig {
@@ -173,18 +173,16 @@ struct Trend(Vec<(f64, f64)>);
 const TREND_BINS: usize = 8;
 
 impl Trend {
-    /// The mean curve of `(u, value)` points.
-    fn of(points: impl Iterator<Item = (f64, f64)>) -> Trend {
+    fn of(x: &[Vec<f64>], y: &[f64]) -> Trend {
         let mut bins = vec![(0.0, 0.0, 0usize); TREND_BINS];
-        for (u, v) in points {
-            let u = u.clamp(0.0, 1.0);
+        for (x, v) in x.iter().zip(y) {
+            let u = x[x.len() - 1].clamp(0.0, 1.0);
             let b = &mut bins[((u * TREND_BINS as f64) as usize).min(TREND_BINS - 1)];
             *b = (b.0 + u, b.1 + v, b.2 + 1);
         }
         Trend(bins.into_iter().filter(|b| b.2 > 0).map(|(u, v, n)| (u / n as f64, v / n as f64)).collect())
     }
 
-    /// The mean curve's value at `u`.
     fn at(&self, u: f64) -> f64 {
         let p = &self.0;
         match p.iter().position(|&(c, _)| c >= u) {

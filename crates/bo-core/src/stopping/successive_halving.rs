@@ -51,7 +51,7 @@
 //! finished. Lower rungs keep re-judging: on the learning-curve problems with four workers,
 //! judging every rung against earlier trials only finished more trials but left the incumbent
 //! worse at a quarter of the budget (docs/benchmarks/multi-fidelity.md).
-
+//!
 //! Must not do: I/O. A service reads the other trials' values at the rung from its database
 //! ([`Check::Rung`](super::Check::Rung)); [`values_at`] does it from trials in memory.
 
