@@ -19,7 +19,9 @@ use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-/// Marks its answer `Connection: close` when the request's body was not read to its end.
+/// Marks its answer `Connection: close` when the request's body was not read to its end. A body
+/// whose last bytes hyper has taken counts as read, even if the handler then refused it (a
+/// 413 found on the last chunk): the connection is at a request's boundary and stays good.
 pub async fn close_when_unread(request: Request, next: Next) -> Response {
     if request.body().is_end_stream() {
         return next.run(request).await;
