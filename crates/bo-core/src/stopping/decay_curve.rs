@@ -72,23 +72,8 @@ impl DecayCurveModel {
         rng: &mut dyn Rng,
     ) -> Result<Option<DecayCurveModel>, LinalgError> {
         let use_elapsed = study.stopping.as_ref().is_some_and(|s| s.use_elapsed());
-        let Some(horizon) = finished.horizon().filter(|h| *h > 0.0 && h.is_finite()) else { return Ok(None) };
-        if finished.curves.len() < MIN_CURVES {
-            return Ok(None);
-        }
-        let features = Features::new(&study.space);
-        let log_horizon = horizon.ln_1p();
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        for curve in &finished.curves {
-            let base = features.encode(&curve.assignment);
-            let last = curve.points.len() - 1;
-            for (k, &(p, v)) in curve.points.iter().enumerate() {
-                // The curve ends at its final value, where it was measured.
-                let v = if k == last { curve.final_value } else { v };
-                x.push(at(&base, p, log_horizon));
-                y.push(v);
-            }
-        }
+        let Some(FinishedInputs { features, horizon, log_horizon, curves }) = finished_inputs(study, finished) else { return Ok(None) };
+        let (x, y): (Vec<Vec<f64>>, Vec<f64>) = curves.into_iter().flatten().unzip();
         let trend = Trend::of(&x, &y);
         let y: Vec<f64> = x.iter().zip(&y).map(|(x, v)| v - trend.at(x[x.len() - 1])).collect();
         let kernel = kernel_for(&features);
@@ -194,6 +179,43 @@ impl Trend {
             }
         }
     }
+}
+
+/// What both curve models read of the finished trials ([`super::freeze_thaw`] too).
+pub(super) struct FinishedInputs {
+    pub features: Features,
+    /// The furthest position a finished trial reached, and `ln(1 + P)`.
+    pub horizon: f64,
+    pub log_horizon: f64,
+    /// Each finished curve's points: the model's input `(features, u)` and the value, the last
+    /// point at the trial's final value, where it was measured.
+    pub curves: Vec<Vec<(Vec<f64>, f64)>>,
+}
+
+/// `finished`'s curves as model inputs; `None` before [`MIN_CURVES`] curves, or when no curve
+/// moves past position 0.
+pub(super) fn finished_inputs(study: &StudySpec, finished: &Finished) -> Option<FinishedInputs> {
+    let horizon = finished.horizon().filter(|h| *h > 0.0 && h.is_finite())?;
+    if finished.curves.len() < MIN_CURVES {
+        return None;
+    }
+    let features = Features::new(&study.space);
+    let log_horizon = horizon.ln_1p();
+    let curves = finished
+        .curves
+        .iter()
+        .map(|curve| {
+            let base = features.encode(&curve.assignment);
+            let last = curve.points.len() - 1;
+            curve
+                .points
+                .iter()
+                .enumerate()
+                .map(|(k, &(p, v))| (at(&base, p, log_horizon), if k == last { curve.final_value } else { v }))
+                .collect()
+        })
+        .collect();
+    Some(FinishedInputs { features, horizon, log_horizon, curves })
 }
 
 /// The model's input: the features and the position's `u`.

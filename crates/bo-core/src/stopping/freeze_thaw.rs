@@ -20,7 +20,7 @@
 use rand::Rng;
 
 use super::curves::{CURVE_POINTS, Finished, thin};
-use super::decay_curve::{MIN_CURVES, at};
+use super::decay_curve::{FinishedInputs, at, finished_inputs};
 use crate::gp::{FitConfig, Gp, NoiseBounds, Search, fit};
 use crate::kernel::{Categorical, ExpDecay, Kernel, LENGTH_SCALE_BOUNDS, Product, Sum, matern52};
 use crate::linalg::LinalgError;
@@ -43,28 +43,21 @@ pub struct FreezeThawModel {
 
 impl FreezeThawModel {
     /// Fits the model on `finished`'s curves and the `partial` curves (a configuration and its
-    /// (position, value) points so far). `None` before [`MIN_CURVES`] finished curves, or when no
-    /// finished curve moves past position 0.
+    /// (position, value) points so far). `None` before
+    /// [`MIN_CURVES`](super::decay_curve::MIN_CURVES) finished curves, or when no finished curve
+    /// moves past position 0.
     pub fn fit(
         study: &StudySpec,
         finished: &Finished,
         partial: &[(Assignment, Vec<(f64, f64)>)],
         rng: &mut dyn Rng,
     ) -> Result<Option<FreezeThawModel>, LinalgError> {
-        let Some(horizon) = finished.horizon().filter(|h| *h > 0.0 && h.is_finite()) else { return Ok(None) };
-        if finished.curves.len() < MIN_CURVES {
-            return Ok(None);
-        }
-        let features = Features::new(&study.space);
-        let log_horizon = horizon.ln_1p();
+        let Some(FinishedInputs { features, horizon, log_horizon, curves }) = finished_inputs(study, finished) else { return Ok(None) };
         let (mut x, mut y) = (Vec::new(), Vec::new());
         let mut code = 0.0;
-        for curve in &finished.curves {
-            let base = features.encode(&curve.assignment);
-            let last = curve.points.len() - 1;
-            for (k, &(p, v)) in curve.points.iter().enumerate() {
-                let v = if k == last { curve.final_value } else { v };
-                x.push(coded(at(&base, p, log_horizon), code));
+        for curve in curves {
+            for (point, v) in curve {
+                x.push(coded(point, code));
                 y.push(v);
             }
             code += 1.0;
@@ -147,6 +140,6 @@ mod tests {
         for (mean, sd) in [model.predict_partial(0), model.predict_final(&assignment(0.05, 0.5), &curve(0.05, 0.5, 10)).unwrap()] {
             assert!(sd > 0.0 && (mean - truth).abs() < 3.0 * sd + 0.02, "predicted {mean} ± {sd}, truth {truth}");
         }
-        assert!(FreezeThawModel::fit(&study, &finished(MIN_CURVES - 1), &[], &mut StdRng::seed_from_u64(1)).unwrap().is_none());
+        assert!(FreezeThawModel::fit(&study, &finished(crate::stopping::decay_curve::MIN_CURVES - 1), &[], &mut StdRng::seed_from_u64(1)).unwrap().is_none());
     }
 }
