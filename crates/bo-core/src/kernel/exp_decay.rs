@@ -5,7 +5,9 @@
 //! definite for every α, β > 0 and `t, t' ≥ 0`, and dying away as both positions grow. Here it
 //! covers one curve at a time: points whose `curve` codes differ are independent (covariance 0),
 //! so beside a kernel over the configuration that models each curve's asymptote, it gives the
-//! freeze-thaw model `y_n(t) = f(x_n) + g_n(t)` as one [`Sum`](super::Sum).
+//! freeze-thaw model `y_n(t) = f(x_n) + g_n(t)` as one [`Sum`](super::Sum). [`ExpDecay::shared`]
+//! covers every curve alike: times a kernel over the configuration, it lets nearby configurations
+//! share how their curves settle.
 //!
 //! θ = (log a, log α, log β), with weak normal priors around a = 1, α = 1, β = 1 (positions on the
 //! unit scale: `t` is the position over the furthest one).
@@ -19,7 +21,8 @@ use super::{Kernel, normal_log_prior};
 #[derive(Clone, Debug)]
 pub struct ExpDecay {
     position: usize,
-    curve: usize,
+    /// The dimension of the curve code, or `None` for a decay every curve shares.
+    curve: Option<usize>,
     log_amplitude: f64,
     log_alpha: f64,
     log_beta: f64,
@@ -34,7 +37,13 @@ const LOG_BETA_BOUNDS: (f64, f64) = (-6.0, 4.0);
 impl ExpDecay {
     /// The kernel over `position` within each curve of `curve`, with a = α = β = 1.
     pub fn new(position: usize, curve: usize) -> ExpDecay {
-        ExpDecay { position, curve, log_amplitude: 0.0, log_alpha: 0.0, log_beta: 0.0 }
+        ExpDecay { position, curve: Some(curve), log_amplitude: 0.0, log_alpha: 0.0, log_beta: 0.0 }
+    }
+
+    /// The kernel over `position` across all curves alike: times a kernel over the
+    /// configuration, how far a configuration's curve still is from its end at each position.
+    pub fn shared(position: usize) -> ExpDecay {
+        ExpDecay { position, curve: None, log_amplitude: 0.0, log_alpha: 0.0, log_beta: 0.0 }
     }
 
     /// `(k, ln β − ln(t + t' + β))` for two points of one curve.
@@ -46,7 +55,7 @@ impl ExpDecay {
     }
 
     fn same_curve(&self, x: &[f64], y: &[f64]) -> bool {
-        x[self.curve] == y[self.curve]
+        self.curve.is_none_or(|c| x[c] == y[c])
     }
 }
 
@@ -128,5 +137,7 @@ mod tests {
         let mut g = vec![0.0; 2];
         k.grad_x(&[0.5, 3.0], &[0.5, 4.0], &mut g);
         assert_eq!(g, vec![0.0, 0.0]);
+        let shared = ExpDecay::shared(0);
+        assert_eq!(shared.eval(&[1.0, 3.0], &[1.0, 4.0]), 1.0 / 3.0, "one decay across codes");
     }
 }

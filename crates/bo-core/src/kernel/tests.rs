@@ -211,13 +211,16 @@ fn ard_kernels_conform_in_more_dimensions() {
     check_kernel(Box::new(matern52(vec![1, 2, 4, 5, 6], 0.4, B)), 7, &[]);
 }
 
-/// Freeze-thaw's decay kernel alone (position 0 within the curve coded in 1), and as the
-/// freeze-thaw model's sum: an asymptote kernel over the configuration plus the decay within each
+/// Freeze-thaw's decay kernel alone (position 0 within the curve coded in 1), shared by every
+/// curve, and as the freeze-thaw model's sum: an asymptote kernel over the configuration, the
+/// shape near a configuration (that kernel times the shared decay) and the decay within each
 /// curve.
 #[test]
 fn exp_decay_conforms() {
     check_kernel(Box::new(ExpDecay::new(0, 1)), 2, &[1]);
-    let freeze_thaw = Sum(vec![Box::new(matern52(vec![0, 1], 0.4, B)), Box::new(ExpDecay::new(2, 3))]);
+    check_kernel(Box::new(ExpDecay::shared(0)), 1, &[]);
+    let shape = Product(vec![Box::new(matern52(vec![0, 1], 0.4, B)), Box::new(ExpDecay::shared(2))]);
+    let freeze_thaw = Sum(vec![Box::new(matern52(vec![0, 1], 0.4, B)), Box::new(shape), Box::new(ExpDecay::new(2, 3))]);
     check_kernel(Box::new(freeze_thaw), 4, &[3]);
 }
 
