@@ -4,6 +4,10 @@ generated with a fixed seed, each step's validation error recorded.
 
     python bench/peers/real_curves.py warm --problem mlp_digits --configs 20   # fill the cache
     python bench/peers/real_curves.py show --problem sgd_classify             # one random curve
+    python bench/peers/real_curves.py export --problem hgb_classify --configs 150 --out hgb.json
+
+``export`` writes the problem's space and ``configs`` random configurations' curves (trained or
+read from the cache) as one file, the form ``bo-bench curve-predictions --real`` reads.
 
 A problem is a search space (the same for every optimiser: ``space()`` gives the parameters in
 one neutral form that the bo and Optuna drivers translate) and ``curve(config)``: the whole
@@ -243,20 +247,31 @@ PROBLEMS: Dict[str, Problem] = {
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=["warm", "show"])
+    ap.add_argument("command", choices=["warm", "show", "export"])
     ap.add_argument("--problem", required=True, choices=sorted(PROBLEMS))
     ap.add_argument("--configs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", help="export: the file to write")
     args = ap.parse_args()
+    if args.command == "export" and not args.out:
+        ap.error("export needs --out")
     problem = PROBLEMS[args.problem]
     rng = random.Random(args.seed)
+    samples = []
     for _ in range(args.configs):
         config = problem.sample(rng)
         start = time.perf_counter()
         curve = problem.curve(config)
-        if args.command == "show" or args.configs <= 5:
+        samples.append({"config": config, "curve": curve})
+        if args.command == "show" or (args.command == "warm" and args.configs <= 5):
             print(json.dumps(config), " ".join(f"{e:.3f}" for e in curve), f"({time.perf_counter() - start:.1f} s)")
     print(f"{args.problem}: {len(list((CACHE / args.problem).glob('*.json')))} curves cached in {CACHE / args.problem}")
+    if args.command == "export":
+        params = [{"name": p.name, "kind": p.kind, "low": p.low, "high": p.high, "log": p.log, "choices": list(p.choices),
+                   "when": None if p.when is None else {"parent": p.when[0], "values": list(p.when[1])}} for p in problem.params]
+        with open(args.out, "w") as f:
+            json.dump({"problem": problem.name, "steps": problem.steps, "goal": "MINIMIZE", "params": params, "samples": samples}, f)
+        print(f"wrote {len(samples)} curves to {args.out}")
 
 
 if __name__ == "__main__":

@@ -28,37 +28,64 @@ pub struct Args {
     /// Problems, comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     problems: Vec<String>,
+    /// Real curves instead of the synthetic problems: files written by
+    /// `bench/peers/real_curves.py export`, comma-separated. Each seed draws its full and its
+    /// predicted curves from the file's; prefixes as long as a curve are left out.
+    #[arg(long, value_delimiter = ',')]
+    real: Vec<std::path::PathBuf>,
 }
 
 pub fn main(args: Args) -> Result<()> {
-    let Args { seeds, first_seed, train, test, prefixes, problems: names } = args;
+    let Args { seeds, first_seed, train, test, prefixes, problems: names, real } = args;
     if let Some(bad) = prefixes.iter().find(|p| !(1..=curves::EPOCHS).contains(p)) {
         anyhow::bail!("--prefixes must each be from 1 to {}, got {bad}", curves::EPOCHS);
     }
-    let chosen: Vec<curves::CurveProblem> =
-        curves::problems().into_iter().filter(|p| names.is_empty() || names.iter().any(|n| n == p.name)).collect();
+    let (train, test) = (train as usize, test as usize);
     println!("{train} full curves, {test} predicted from their prefixes, {seeds} seeds: medians over seeds");
     println!(
-        "{:<7} {:>6} {:>14} {:>11} {:>14} {:>11} {:>10}",
+        "{:<12} {:>6} {:>14} {:>11} {:>14} {:>11} {:>10}",
         "problem", "prefix", "decay density", "decay rank", "freeze density", "freeze rank", "last rank"
     );
-    for p in &chosen {
-        let runs = (first_seed..first_seed + seeds)
-            .map(|seed| predictions::score(p, seed, train as usize, test as usize, &prefixes).with_context(|| format!("{} seed {seed}", p.name)))
-            .collect::<Result<Vec<_>>>()?;
-        for (k, prefix) in prefixes.iter().enumerate() {
-            let of = |f: fn(&predictions::PrefixScore) -> f64| median(runs.iter().map(|r| f(&r[k])).collect());
-            println!(
-                "{:<7} {:>6} {:>14.3} {:>11.3} {:>14.3} {:>11.3} {:>10.3}",
-                p.name,
-                prefix,
-                of(|s| s.log_density),
-                of(|s| s.model_rank),
-                of(|s| s.freeze_thaw_density),
-                of(|s| s.freeze_thaw_rank),
-                of(|s| s.last_rank)
-            );
+    let seeds = first_seed..first_seed + seeds;
+    if !real.is_empty() {
+        for path in &real {
+            let curves = predictions::RealCurves::read(path)?;
+            let shorter: Vec<usize> = prefixes.iter().copied().filter(|p| *p < curves.steps).collect();
+            let runs = seeds
+                .clone()
+                .map(|seed| {
+                    predictions::score_real(&curves, seed, train, test, &shorter).with_context(|| format!("{} seed {seed}", curves.problem))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            print_rows(&curves.problem, &shorter, &runs);
         }
+        return Ok(());
+    }
+    let chosen: Vec<curves::CurveProblem> =
+        curves::problems().into_iter().filter(|p| names.is_empty() || names.iter().any(|n| n == p.name)).collect();
+    for p in &chosen {
+        let runs = seeds
+            .clone()
+            .map(|seed| predictions::score(p, seed, train, test, &prefixes).with_context(|| format!("{} seed {seed}", p.name)))
+            .collect::<Result<Vec<_>>>()?;
+        print_rows(p.name, &prefixes, &runs);
     }
     Ok(())
+}
+
+/// A row per prefix: the medians over seeds of `runs`' scores.
+fn print_rows(problem: &str, prefixes: &[usize], runs: &[Vec<predictions::PrefixScore>]) {
+    for (k, prefix) in prefixes.iter().enumerate() {
+        let of = |f: fn(&predictions::PrefixScore) -> f64| median(runs.iter().map(|r| f(&r[k])).collect());
+        println!(
+            "{:<12} {:>6} {:>14.3} {:>11.3} {:>14.3} {:>11.3} {:>10.3}",
+            problem,
+            prefix,
+            of(|s| s.log_density),
+            of(|s| s.model_rank),
+            of(|s| s.freeze_thaw_density),
+            of(|s| s.freeze_thaw_rank),
+            of(|s| s.last_rank)
+        );
+    }
 }
