@@ -6,6 +6,7 @@
 #   bash bench/peers/run.sh --safe --problem gramacy --sampler gp --budget 50 --out safe.json
 #   bash bench/peers/run.sh --curves --problem lc_a --pruner hyperband --budget 2000 --out curves.json
 #   bash bench/peers/run.sh --real-curves --problem mlp_digits --arm optuna:sha --seeds 3 --out real.json
+#   bash bench/peers/run.sh --real-curves-tool export --problem mlp_digits --configs 150 --out mlp.json
 #   bash bench/peers/run.sh --mo --problem zdt1 --sampler gp --reference 11,11 --max-hv 120.667 --out mo.json
 # Installs the peers into target/peers/venv on first use (and again when requirements.txt
 # changes), HEBO into target/peers/hebo-venv when it is asked for (hebo-requirements.txt), and
@@ -43,6 +44,10 @@ fi
 if [ "${1:-}" = "--curves" ]; then
     shift
     exec "$venv/bin/python" bench/peers/optuna_curves.py "$@"
+fi
+if [ "${1:-}" = "--real-curves-tool" ]; then
+    shift
+    exec "$venv/bin/python" bench/peers/real_curves.py "$@"
 fi
 if [ "${1:-}" = "--real-curves" ]; then
     shift
