@@ -21,6 +21,7 @@ mod recovery;
 mod regression;
 mod replay;
 mod safety;
+mod stopping_pool;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -73,6 +74,12 @@ enum Command {
     /// density of the observed final values and the rank correlation with the true ones, median
     /// over seeds.
     CurvePredictions(commands::predictions::Args),
+    /// The median rule's settings on their own: random search over pools of curves (synthetic,
+    /// or real ones exported by `bench/peers/real_curves.py`), each trial judged by the rule
+    /// after each step; per pool and arm, the median regret of the fully trained incumbent at a
+    /// quarter, half and all of the budget, trials, full trainings, stops and the share of them
+    /// at the rule's first look.
+    StoppingPool(commands::stopping_pool::Args),
     /// GP_BANDIT warm-started from a related prior study (transfer learning) against the same
     /// study cold: median regret of the best trial after 1, 5, 10, 20 and the whole budget.
     Priors(commands::priors::Args),
@@ -113,6 +120,7 @@ fn main() -> Result<()> {
         Command::Safe(args) => commands::safe::main(args),
         Command::Curves(args) => commands::curves::main(args),
         Command::CurvePredictions(args) => commands::predictions::main(args),
+        Command::StoppingPool(args) => commands::stopping_pool::main(args),
         Command::Priors(args) => commands::priors::main(args),
         Command::Regression(args) => commands::regression::main(args),
         Command::Fronts(args) => commands::fronts::main(args),

@@ -46,15 +46,16 @@ pub struct PrefixScore {
 
 /// A configuration's curve (values to maximise, one a step) and the value its rank is judged by:
 /// the noiseless final accuracy of a synthetic curve, the observed final value of a real one.
+#[derive(Clone)]
 pub struct Sample {
-    assignment: Assignment,
-    curve: Vec<f64>,
+    pub(crate) assignment: Assignment,
+    pub(crate) curve: Vec<f64>,
     truth: f64,
 }
 
 /// A configuration's noisy curve, as `bo-bench curves` trains one: a per-trial offset and
 /// per-epoch noise, both of the problem's noise.
-fn train(problem: &CurveProblem, rng: &mut StdRng) -> Sample {
+pub(crate) fn train(problem: &CurveProblem, rng: &mut StdRng) -> Sample {
     let space = space();
     let unit: Vec<f64> = (0..space.n_params()).map(|_| rng.random::<f64>()).collect();
     let assignment = space.decode(&unit);
@@ -128,6 +129,12 @@ fn score_samples<S: std::borrow::Borrow<Sample>>(
             let freeze_thaw: Vec<(f64, f64)> = (0..test_set.len()).map(|k| every_curve.predict_partial(k)).collect();
             let finals: Vec<f64> = test_set.iter().map(|t| t.curve[t.curve.len() - 1]).collect();
             let lasts: Vec<f64> = test_set.iter().map(|t| t.curve[prefix - 1]).collect();
+            if std::env::var("DBG").is_ok() {
+                for k in 0..test_set.len() {
+                    let ((m, s), (dm, ds)) = (freeze_thaw[k], decay[k]);
+                    eprintln!("p{prefix} last {:.3} final {:.3} ft {m:.3}±{s:.3} | dc {dm:.3}±{ds:.3}", lasts[k], finals[k]);
+                }
+            }
             Ok(PrefixScore {
                 log_density: log_density(&decay, &finals),
                 model_rank: spearman(&decay.iter().map(|p| p.0).collect::<Vec<_>>(), &truths),
@@ -146,8 +153,8 @@ pub struct RealCurves {
     pub problem: String,
     /// Steps of every curve.
     pub steps: usize,
-    space: SearchSpace,
-    samples: Vec<Sample>,
+    pub(crate) space: SearchSpace,
+    pub(crate) samples: Vec<Sample>,
 }
 
 #[derive(Deserialize)]

@@ -17,6 +17,7 @@ pub mod regression;
 pub mod replay;
 pub mod run;
 pub mod safe;
+pub mod stopping_pool;
 pub mod suite;
 
 use std::path::{Path, PathBuf};
