@@ -23,7 +23,7 @@ use bo_core::designer::designer_for;
 use bo_core::gp::Hyperparameters;
 use bo_core::stopping::decay_curve::DecayCurveModel;
 use bo_core::stopping::partial;
-use bo_core::stopping::spec::{Promotion, SuccessiveHalving};
+use bo_core::stopping::spec::{MedianOf, MedianStopping, Promotion, SuccessiveHalving};
 use bo_core::stopping::successive_halving;
 use bo_core::stopping::{Finished, StoppingDecision, convex, median_rule};
 use bo_core::{
@@ -168,6 +168,8 @@ pub enum Rule {
     None,
     /// `medianAutomatedStoppingSpec`.
     Median,
+    /// `median-value`: the same with `medianOf: VALUE_AT_POSITION` (Optuna's `MedianPruner`).
+    MedianValue,
     /// `decayCurveStoppingSpec`.
     DecayCurve,
     /// `convexAutomatedStoppingSpec` (maximum 50 epochs, the other settings default).
@@ -221,6 +223,7 @@ impl Rule {
         Some(match name {
             "none" => Rule::None,
             "median" => Rule::Median,
+            "median-value" => Rule::MedianValue,
             "decay" => Rule::DecayCurve,
             "convex" => Rule::Convex,
             "asha-resume" => Rule::Resume,
@@ -246,6 +249,7 @@ impl Rule {
         match self {
             Rule::None => "none".into(),
             Rule::Median => "median".into(),
+            Rule::MedianValue => "median-value".into(),
             Rule::DecayCurve => "decay".into(),
             Rule::Convex => "convex".into(),
             Rule::Resume => "asha-resume".into(),
@@ -267,6 +271,7 @@ impl Rule {
         match self {
             Rule::None => None,
             Rule::Median => Some(StoppingSpec::Median(Default::default())),
+            Rule::MedianValue => Some(StoppingSpec::Median(MedianStopping { median_of: MedianOf::ValueAtPosition, ..Default::default() })),
             Rule::DecayCurve => Some(StoppingSpec::DecayCurve { use_elapsed_duration: false }),
             Rule::Convex => Some(StoppingSpec::Convex(ConvexStopping { max_step_count: Some(EPOCHS as f64), ..ConvexStopping::default() })),
             Rule::Halving { brackets, promotion } => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
@@ -433,13 +438,13 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             let trial = &state.trials[r.at];
             let decision = match rule {
                 Rule::None => StoppingDecision::go_on(""),
-                Rule::Median => median_rule(
+                Rule::Median | Rule::MedianValue => median_rule(
                     &objective,
                     trial,
                     &state.trials,
                     false,
                     bo_core::stopping::MIN_COMPLETED,
-                    bo_core::stopping::spec::MedianOf::RunningAverage,
+                    if rule == Rule::Median { MedianOf::RunningAverage } else { MedianOf::ValueAtPosition },
                 ),
                 Rule::DecayCurve => match &state.curve_model {
                     Some(m) => m.decide(&objective, trial),
