@@ -9,7 +9,8 @@ budget.
 
 The budget is ``trainings`` full trainings' worth of steps; a run ends when it is spent. After
 each trial: the steps spent and the incumbent's final validation error (the fully trained trial
-with the lowest final error; stopped trials' partial errors are not final results). One worker.
+with the lowest final error; stopped trials' partial errors are not final results). ``--workers``
+trials train at once for bo's and Optuna's arms (``run_workers``); the other peers run one.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ ARMS = ["optuna:none", "optuna:median", "optuna:sha", "optuna:hyperband", "bo:no
         "ray:bohb"]
 
 
-def optuna_run(problem: Problem, pruner_name: str, budget: int, seed: int) -> Dict[str, Any]:
+def optuna_run(problem: Problem, pruner_name: str, budget: int, seed: int, workers: int = 1) -> Dict[str, Any]:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -41,31 +42,75 @@ def optuna_run(problem: Problem, pruner_name: str, budget: int, seed: int) -> Di
         "hyperband": optuna.pruners.HyperbandPruner(min_resource=1, max_resource=problem.steps, reduction_factor=3),
     }[pruner_name]
     study = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed), pruner=pruner)
-    trace = Trace(seed)
-    while trace.spent < budget:
-        start = time.perf_counter()
+
+    def start(worker: int) -> Tuple[Any, Dict[str, Any], int]:
         trial = study.ask()
         config: Dict[str, Any] = {}
         for p in problem.params:
             if p.when is not None and config.get(p.when[0]) not in p.when[1]:
                 continue
             config[p.name] = declare(p, trial.suggest_categorical, trial.suggest_int, trial.suggest_float)
-        trace.optimiser_seconds += time.perf_counter() - start
-        curve = problem.curve(config)
+        return trial, config, 0
 
-        def report(step: int, value: float, last: bool) -> bool:
-            trial.report(value, step)
-            return not last and trial.should_prune()
+    def report(trial: Any, step: int, value: float, last: bool) -> bool:
+        trial.report(value, step)
+        return not last and trial.should_prune()
 
-        steps, value = trace.train(problem, curve, budget, report)
-        start = time.perf_counter()
+    def finish(trial: Any, steps: int, value: float) -> None:
         if steps == problem.steps:
             study.tell(trial, value)
         else:
             study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-        trace.optimiser_seconds += time.perf_counter() - start
-        trace.after_trial(steps == problem.steps, curve[-1])
+
+    trace = Trace(seed)
+    run_workers(problem, budget, workers, trace, start, report, finish)
     return trace.done()
+
+
+def run_workers(problem: Problem, budget: int, workers: int, trace: "Trace", start: Callable[[int], Tuple[Any, Dict[str, Any], int]],
+                report: Callable[[Any, int, float, bool], bool], finish: Callable[[Any, int, float], None]) -> None:
+    """``workers`` trials train at once, asynchronously, until the budget is spent: in each round
+    every running trial trains one step (a step of compute each), is shown its value and, before
+    its last step, asked whether to stop; a worker whose trial ends starts a new one at once
+    (``start(worker)`` gives its handle, configuration and the step it resumes after). When the
+    budget runs out, the trials still running end where they are. One worker is the sequential
+    loop: a trial ends before the next starts."""
+    running: List[Dict[str, Any]] = []
+
+    def begin(worker: int) -> None:
+        clock = time.perf_counter()
+        handle, config, after = start(worker)
+        trace.optimiser_seconds += time.perf_counter() - clock
+        curve = problem.curve(config)
+        running.append({"worker": worker, "handle": handle, "curve": curve, "steps": after})
+
+    def end(slot: Dict[str, Any]) -> None:
+        steps = slot["steps"]
+        value = slot["curve"][max(steps, 1) - 1]
+        clock = time.perf_counter()
+        finish(slot["handle"], steps, value)
+        trace.optimiser_seconds += time.perf_counter() - clock
+        trace.after_trial(steps == problem.steps, slot["curve"][-1])
+        running.remove(slot)
+
+    for worker in range(workers):
+        if trace.spent < budget:
+            begin(worker)
+    while running:
+        for slot in list(running):
+            if trace.spent >= budget:
+                end(slot)
+                continue
+            trace.spent += 1
+            slot["steps"] += 1
+            step = slot["steps"]
+            clock = time.perf_counter()
+            stop = report(slot["handle"], step, slot["curve"][step - 1], step == problem.steps)
+            trace.optimiser_seconds += time.perf_counter() - clock
+            if stop or step == problem.steps:
+                end(slot)
+                if trace.spent < budget:
+                    begin(slot["worker"])
 
 
 class Trace:
@@ -109,7 +154,7 @@ class Trace:
                 "trace": self.points}
 
 
-def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> Dict[str, Any]:
+def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int, workers: int = 1) -> Dict[str, Any]:
     sys.path.insert(0, os.path.join(ROOT, "clients", "python", "src"))
     import bo_client as bo
 
@@ -126,24 +171,23 @@ def bo_run(server: Any, problem: Problem, rule: str, budget: int, seed: int) -> 
                 "hyperband": bo.SuccessiveHalvingStopping(max_step_count=problem.steps, min_step_count=1, reduction_factor=3,
                                                           brackets=sum(1 for k in range(64) if 3 ** k < problem.steps))}[rule]
     client = bo.Client(server.url, project="curves")
-    study = client.create_study(f"{problem.name}-{rule}-seed{seed}", root, metrics={"error": "MINIMIZE"}, stopping=stopping)
-    trace = Trace(seed)
-    while trace.spent < budget:
-        start = time.perf_counter()
-        (trial,) = study.suggest(1, client_id="worker")
-        trace.optimiser_seconds += time.perf_counter() - start
-        curve = problem.curve(dict(trial.parameters))
+    study = client.create_study(f"{problem.name}-{rule}-w{workers}-seed{seed}", root, metrics={"error": "MINIMIZE"}, stopping=stopping)
 
-        def measure(step: int, value: float, last: bool, trial: Any = trial) -> bool:
-            trial.add_measurement({"error": value}, step=step)
-            return not last and stopping is not None and bool(trial.should_stop())
-
+    def start(worker: int) -> Tuple[Any, Dict[str, Any], int]:
+        # A client id per worker: a worker asking again gets its own ACTIVE trial back.
+        (trial,) = study.suggest(1, client_id=f"worker{worker}")
         after = int(trial.resumed_at) if trial.resumed_from is not None and trial.resumed_at is not None else 0
-        steps, value = trace.train(problem, curve, budget, measure, after)
-        start = time.perf_counter()
+        return trial, dict(trial.parameters), after
+
+    def report(trial: Any, step: int, value: float, last: bool) -> bool:
+        trial.add_measurement({"error": value}, step=step)
+        return not last and stopping is not None and bool(trial.should_stop())
+
+    def finish(trial: Any, steps: int, value: float) -> None:
         trial.complete({"error": value}, step=steps)
-        trace.optimiser_seconds += time.perf_counter() - start
-        trace.after_trial(steps == problem.steps, curve[-1])
+
+    trace = Trace(seed)
+    run_workers(problem, budget, workers, trace, start, report, finish)
     return trace.done()
 
 
@@ -153,12 +197,17 @@ def main() -> None:
     ap.add_argument("--arm", required=True, choices=ARMS)
     ap.add_argument("--trainings", type=int, default=20, help="the budget, in full trainings' steps")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=1, help="asynchronous workers (bo's and Optuna's arms)")
     ap.add_argument("--bo-server", default=os.path.join(ROOT, "target", "release", "bo-server"))
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     problem = PROBLEMS[args.problem]
     budget = args.trainings * problem.steps
     family, rule = args.arm.split(":")
+    if args.workers < 1:
+        ap.error("--workers must be at least 1")
+    if args.workers > 1 and family not in ("bo", "optuna"):
+        ap.error(f"--workers {args.workers} is run for bo's and Optuna's arms only, not {args.arm}")
     runs = []
     if family == "bo" or args.arm == "ray:asha-bo":
         from bench import BoServer
@@ -166,7 +215,7 @@ def main() -> None:
         server = BoServer(args.bo_server)
         try:
             if family == "bo":
-                runs = [bo_run(server, problem, rule, budget, seed) for seed in range(args.seeds)]
+                runs = [bo_run(server, problem, rule, budget, seed, args.workers) for seed in range(args.seeds)]
             else:
                 runs = [real_curves_mf.ray_run(problem, rule, budget, seed, Trace(seed), server) for seed in range(args.seeds)]
         finally:
@@ -178,9 +227,9 @@ def main() -> None:
     elif family == "ray":
         runs = [real_curves_mf.ray_run(problem, rule, budget, seed, Trace(seed)) for seed in range(args.seeds)]
     else:
-        runs = [optuna_run(problem, rule, budget, seed) for seed in range(args.seeds)]
+        runs = [optuna_run(problem, rule, budget, seed, args.workers) for seed in range(args.seeds)]
     with open(args.out, "w") as f:
-        json.dump({"problem": args.problem, "arm": args.arm, "budget": budget, "steps": problem.steps, "runs": runs}, f)
+        json.dump({"problem": args.problem, "arm": args.arm, "budget": budget, "steps": problem.steps, "workers": args.workers, "runs": runs}, f)
 
 
 if __name__ == "__main__":
