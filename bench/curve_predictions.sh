@@ -9,13 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-10}
 cargo build --release -q -p bo-bench
-files=()
-for problem in mlp_digits hgb_classify sgd_classify; do
-    out=target/real-curves/$problem.sample.json
-    bash bench/peers/run.sh --real-curves-tool export --problem "$problem" --configs 150 --seed 100 --out "$out"
-    files+=("$out")
-done
-real=$(IFS=,; echo "${files[*]}")
+real=$(bash bench/real_curve_pools.sh 150 sample)
 for train in 10 40; do
     target/release/bo-bench curve-predictions --seeds "$seeds" --train "$train" --test 30
     target/release/bo-bench curve-predictions --seeds "$seeds" --train "$train" --test 30 --real "$real"

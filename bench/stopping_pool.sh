@@ -11,13 +11,7 @@ cd "$(dirname "$0")/.."
 seeds=${1:-20}
 trainings=${2:-20}
 cargo build --release -q -p bo-bench
-files=()
-for problem in mlp_digits hgb_classify sgd_classify; do
-    out=target/real-curves/$problem.pool1000.json
-    bash bench/peers/run.sh --real-curves-tool export --problem "$problem" --configs 1000 --seed 100 --out "$out"
-    files+=("$out")
-done
-real=$(IFS=,; echo "${files[*]}")
+real=$(bash bench/real_curve_pools.sh 1000 pool1000)
 arms=none,median,median:of=value,median:first=10%,median:first=20%,median:min=5,median:first=10%:of=value
 mkdir -p target/stopping-pool
 target/release/bo-bench stopping-pool --arms "$arms" --trainings "$trainings" --seeds "$seeds" \

@@ -75,7 +75,7 @@ pub fn score(problem: &CurveProblem, seed: u64, trained: usize, tested: usize, p
     let mut rng = StdRng::seed_from_u64(seed);
     let train_set: Vec<Sample> = (0..trained).map(|_| train(problem, &mut rng)).collect();
     let test_set: Vec<Sample> = (0..tested).map(|_| train(problem, &mut rng)).collect();
-    score_samples(space(), &train_set, &test_set, prefixes, &mut rng)
+    score_samples(space(), &train_set.iter().collect::<Vec<_>>(), &test_set.iter().collect::<Vec<_>>(), prefixes, &mut rng)
 }
 
 /// Scores both models on `real`'s curves for one `seed`: the seed shuffles the sample, the first
@@ -96,15 +96,13 @@ pub fn score_real(real: &RealCurves, seed: u64, trained: usize, tested: usize, p
 }
 
 /// The two models' scores on `test_set`'s prefixes, both fitted with `train_set`'s full curves.
-fn score_samples<S: std::borrow::Borrow<Sample>>(
+fn score_samples(
     space: SearchSpace,
-    train_set: &[S],
-    test_set: &[S],
+    train_set: &[&Sample],
+    test_set: &[&Sample],
     prefixes: &[usize],
     rng: &mut StdRng,
 ) -> Result<Vec<PrefixScore>> {
-    let (train_set, test_set): (Vec<&Sample>, Vec<&Sample>) =
-        (train_set.iter().map(|s| s.borrow()).collect(), test_set.iter().map(|s| s.borrow()).collect());
     let mut spec = StudySpec::new("accuracy", Goal::Maximize, space, "GP_BANDIT");
     spec.stopping = Some(StoppingSpec::DecayCurve { use_elapsed_duration: false });
     let curves: Vec<Curve> = train_set
