@@ -10,6 +10,12 @@ budget, with the fewest and the median number of fully trained trials per run:
 
     python bench/curves_mwu.py BEFORE_S0,BEFORE_S10 AFTER_S0,AFTER_S10
 
+Or every rule of one set of directories against one of its rules (its name as the JSON's
+`rule` says it, `none-w4` for four workers), per problem, at the same fractions; `<` marks a
+rule ahead (lower median regret) at p < 0.05:
+
+    python bench/curves_mwu.py --against none DIR[,DIR2]
+
 Needs scipy (the peers' environment has it: bench/peers/requirements.txt)."""
 import argparse
 import json
@@ -66,12 +72,48 @@ def compare_dirs(a_dirs, b_dirs):
         print(f"| {name[:-5]} | " + " | ".join(cells) + " |")
 
 
+def load_reports(dirs):
+    """Every report in `dirs`, grouped by (problem, rule), each group's runs pooled."""
+    out = {}
+    for d in dirs:
+        for name in sorted(os.listdir(d)):
+            if name.endswith(".json"):
+                report = json.load(open(os.path.join(d, name)))
+                out.setdefault((report["problem"], report["rule"]), []).append(report)
+    return out
+
+
+def compare_against(dirs, against):
+    reports = load_reports(dirs)
+    print(f"| problem | rule | @25 % rule / {against} (p) | @50 % | @100 % | fewest full |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (problem, rule), group in sorted(reports.items()):
+        base = reports.get((problem, against))
+        if rule == against or base is None:
+            continue
+        optimum, budget = group[0]["optimum"], group[0]["budget"]
+        cells = []
+        for at_ in (budget // 4, budget // 2, budget):
+            a, b = regrets(group, at_, optimum), regrets(base, at_, optimum)
+            p = p_value(a, b)
+            mark = " <" if p < 0.05 and statistics.median(a) < statistics.median(b) else ""
+            cells.append(f"{statistics.median(a):.4f} / {statistics.median(b):.4f} ({p:.3f}){mark}")
+        cells.append(str(min(run["full"] for r in group for run in r["runs"])))
+        print(f"| {problem} | {rule} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("a")
-    ap.add_argument("b")
+    ap.add_argument("b", nargs="?")
     ap.add_argument("--at", type=int, help="epochs spent (with JSON files)")
+    ap.add_argument("--against", help="compare every rule of the directories A with this one")
     args = ap.parse_args()
+    if args.against is not None:
+        compare_against(args.a.split(","), args.against)
+        return
+    if args.b is None:
+        ap.error("two sets to compare, or --against RULE")
     if all(os.path.isdir(p) for p in args.a.split(",") + args.b.split(",")):
         compare_dirs(args.a.split(","), args.b.split(","))
         return

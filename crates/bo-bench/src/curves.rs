@@ -13,6 +13,9 @@
 //! `y(t) = 0.1 + (A − 0.1)(1 − e^{−(t/τ)^0.8})` with `τ` shorter for larger effective rates, minus
 //! late over-fitting that grows as dropout falls — so fast starters are not always the best
 //! finishers — plus a per-trial offset and per-epoch noise.
+//!
+//! A run reads its curves through [`CurveSource`]: the family above, or a [`Pool`] of real
+//! training curves, where each suggestion trains the pooled configuration nearest to it.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -33,6 +36,8 @@ use bo_core::{
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
+
+use crate::pool::Pool;
 
 /// Epochs of a full training.
 pub const EPOCHS: usize = 50;
@@ -161,6 +166,94 @@ impl CurveProblem {
     }
 }
 
+/// Where a run's curves come from: what it searches, how long a full training is, and each
+/// trial's values step by step.
+pub trait CurveSource {
+    /// What a run keeps of a trial to train it on (and to resume it with).
+    type Training: Clone;
+    /// Its name in tables and files.
+    fn name(&self) -> &str;
+    /// The parameters searched.
+    fn space(&self) -> SearchSpace;
+    /// Steps of a full training.
+    fn steps(&self) -> usize;
+    /// A new trial of `a` (drawing its per-trial noise, if any, from `noise`).
+    fn begin(&self, a: &Assignment, noise: &mut StdRng) -> Self::Training;
+    /// The value reported after step `step` (from 1).
+    fn value(&self, training: &Self::Training, step: usize, noise: &mut StdRng) -> f64;
+    /// The true final value a fully trained trial is scored by.
+    fn truth(&self, training: &Self::Training) -> f64;
+    /// The best final value any configuration reaches.
+    fn optimum(&self) -> f64;
+}
+
+/// The synthetic family: a trial is its configuration's numbers and its per-trial offset.
+impl CurveSource for CurveProblem {
+    type Training = (Config, f64);
+
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn space(&self) -> SearchSpace {
+        space()
+    }
+
+    fn steps(&self) -> usize {
+        EPOCHS
+    }
+
+    fn begin(&self, a: &Assignment, noise: &mut StdRng) -> (Config, f64) {
+        (numbers(a), gauss(noise) * self.noise)
+    }
+
+    fn value(&self, (c, offset): &(Config, f64), step: usize, noise: &mut StdRng) -> f64 {
+        self.accuracy(c, step as f64) + offset + gauss(noise) * self.noise
+    }
+
+    fn truth(&self, (c, _): &(Config, f64)) -> f64 {
+        self.accuracy(c, EPOCHS as f64)
+    }
+
+    fn optimum(&self) -> f64 {
+        CurveProblem::optimum(self)
+    }
+}
+
+/// A pool of curves: a trial trains the pooled configuration nearest to its suggestion, and is
+/// scored by that curve's observed final value (real training has no noiseless one).
+impl CurveSource for Pool {
+    type Training = usize;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn space(&self) -> SearchSpace {
+        self.space.clone()
+    }
+
+    fn steps(&self) -> usize {
+        self.steps
+    }
+
+    fn begin(&self, a: &Assignment, _: &mut StdRng) -> usize {
+        self.nearest(a)
+    }
+
+    fn value(&self, &k: &usize, step: usize, _: &mut StdRng) -> f64 {
+        self.samples[k].curve[step - 1]
+    }
+
+    fn truth(&self, &k: &usize) -> f64 {
+        self.samples[k].curve[self.steps - 1]
+    }
+
+    fn optimum(&self) -> f64 {
+        self.best_final()
+    }
+}
+
 /// The early-stopping rule a run uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rule {
@@ -267,16 +360,17 @@ impl Rule {
         }
     }
 
-    fn spec(self) -> Option<StoppingSpec> {
+    /// The study's rule for curves of `steps` steps.
+    fn spec(self, steps: usize) -> Option<StoppingSpec> {
         match self {
             Rule::None => None,
             Rule::Median => Some(StoppingSpec::Median(Default::default())),
             Rule::MedianValue => Some(StoppingSpec::Median(MedianStopping { median_of: MedianOf::ValueAtPosition, ..Default::default() })),
             Rule::DecayCurve => Some(StoppingSpec::DecayCurve { use_elapsed_duration: false }),
-            Rule::Convex => Some(StoppingSpec::Convex(ConvexStopping { max_step_count: Some(EPOCHS as f64), ..ConvexStopping::default() })),
+            Rule::Convex => Some(StoppingSpec::Convex(ConvexStopping { max_step_count: Some(steps as f64), ..ConvexStopping::default() })),
             Rule::Halving { brackets, promotion } => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
                 min_step_count: 1.0,
-                max_step_count: EPOCHS as f64,
+                max_step_count: steps as f64,
                 reduction_factor: 3.0,
                 use_elapsed_duration: false,
                 brackets,
@@ -286,7 +380,7 @@ impl Rule {
             // The service's rule with `resume`: its paused trials are learnt at their rung values.
             Rule::Resume => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
                 min_step_count: 1.0,
-                max_step_count: EPOCHS as f64,
+                max_step_count: steps as f64,
                 reduction_factor: 3.0,
                 use_elapsed_duration: false,
                 brackets: 1,
@@ -334,22 +428,20 @@ pub struct Setup {
     pub workers: usize,
 }
 
-/// A trial being trained: where it is in the run's trials, its configuration's numbers and its
-/// per-trial offset.
+/// A trial being trained: where it is in the run's trials.
 struct Running {
     at: usize,
-    numbers: [f64; 6],
-    offset: f64,
 }
 
 /// Runs `setup` on `problem` until its budget of epochs is spent. Time advances an epoch at a
 /// time: each worker's trial trains one epoch and the rule decides on it, in worker order; a
 /// worker whose trial ended gets a new one, the designer seeing the others as pending. With
 /// one worker this is a sequential study.
-pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrace> {
+pub fn run<C: CurveSource>(problem: &C, setup: &Setup, seed: u64) -> Result<CurveTrace> {
     let Setup { algorithm, config, rule, partials, budget, workers } = setup.clone();
-    let mut spec = StudySpec::new("accuracy", Goal::Maximize, space(), &algorithm).with_config(config);
-    spec.stopping = rule.spec();
+    let steps = problem.steps();
+    let mut spec = StudySpec::new("accuracy", Goal::Maximize, problem.space(), &algorithm).with_config(config);
+    spec.stopping = rule.spec(steps);
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
     let study = bo_core::Problem { spec: spec.clone(), seed, priors: Vec::new() };
     let mut state = State {
@@ -370,8 +462,8 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
     let objective = state.spec.objective().clone();
     let mut warm = None;
     let mut running: Vec<Option<Running>> = (0..workers.max(1)).map(|_| None).collect();
-    // Each trial's offset, by its place in `state.trials`, for a trial resumed.
-    let mut offsets: Vec<f64> = Vec::new();
+    // Each trial's training, by its place in `state.trials` (a resumed trial shares it).
+    let mut trainings: Vec<C::Training> = Vec::new();
     // Under `asha-resume`, the study's successive-halving spec, whose rule pauses trials.
     let resume = match &state.spec.stopping {
         Some(StoppingSpec::SuccessiveHalving(h)) if h.resume => Some(h.clone()),
@@ -394,10 +486,10 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
                     resumed: Some(Resumed { from, at }),
                     ..Trial::new(state.trials.len() as i64 + 1, old.assignment.clone())
                 };
-                let (numbers, offset) = (numbers(&trial.assignment), offsets[from as usize - 1]);
+                let training = trainings[from as usize - 1].clone();
                 state.trials.push(trial);
-                offsets.push(offset);
-                running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset });
+                trainings.push(training);
+                running[w] = Some(Running { at: state.trials.len() - 1 });
                 state.history = partial::observations(&state.spec, &state.trials, &BTreeMap::new());
                 continue;
             }
@@ -407,11 +499,9 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             let a = fitted.model.suggest(&pending, 1, &mut state.rng)?.into_iter().next().context("the designer proposed nothing")?;
             state.trace.suggest_seconds += start.elapsed().as_secs_f64();
             warm = Some(fitted.state);
-            let numbers = numbers(&a);
-            let offset = gauss(&mut noise) * problem.noise;
+            trainings.push(problem.begin(&a, &mut noise));
             state.trials.push(Trial::new(state.trials.len() as i64 + 1, a));
-            offsets.push(offset);
-            running[w] = Some(Running { at: state.trials.len() - 1, numbers, offset });
+            running[w] = Some(Running { at: state.trials.len() - 1 });
         }
         if running.iter().all(Option::is_none) {
             break;
@@ -423,14 +513,14 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             }
             state.spent += 1;
             let t = state.trials[r.at].measurements.len() + 1;
-            let y = problem.accuracy(&r.numbers, t as f64) + r.offset + gauss(&mut noise) * problem.noise;
+            let y = problem.value(&trainings[r.at], t, &mut noise);
             state.trials[r.at].measurements.push(Measurement {
                 step_count: t as i64,
                 elapsed_secs: t as f64,
                 metrics: [("accuracy".to_owned(), y)].into(),
             });
-            if t == EPOCHS {
-                state.complete(r.at, None, problem)?;
+            if t == steps {
+                state.complete(r.at, None, steps, problem.truth(&trainings[r.at]))?;
                 *slot = None;
                 continue;
             }
@@ -458,7 +548,7 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             };
             state.trace.rule_seconds += start.elapsed().as_secs_f64();
             if decision.should_stop {
-                state.complete(r.at, Some(decision), problem)?;
+                state.complete(r.at, Some(decision), steps, problem.truth(&trainings[r.at]))?;
                 *slot = None;
             }
         }
@@ -467,7 +557,7 @@ pub fn run(problem: &CurveProblem, setup: &Setup, seed: u64) -> Result<CurveTrac
             // in the last round that never trained is left out).
             for r in running.iter_mut().filter_map(Option::take) {
                 if !state.trials[r.at].measurements.is_empty() {
-                    state.complete(r.at, None, problem)?;
+                    state.complete(r.at, None, steps, problem.truth(&trainings[r.at]))?;
                 }
             }
             break;
@@ -496,12 +586,13 @@ struct State {
 }
 
 impl State {
-    /// Completes trial `at`, stopped by `stopped` or ended (trained fully, or cut by the budget),
-    /// and updates what the designer and the rules learn from.
-    fn complete(&mut self, at: usize, stopped: Option<StoppingDecision>, problem: &CurveProblem) -> Result<()> {
+    /// Completes trial `at`, stopped by `stopped` or ended (trained fully — `steps` of them — or
+    /// cut by the budget), and updates what the designer and the rules learn from; `truth` is
+    /// the true final value it would be scored by.
+    fn complete(&mut self, at: usize, stopped: Option<StoppingDecision>, steps: usize, truth: f64) -> Result<()> {
         let spec = &self.spec;
         let trial = &mut self.trials[at];
-        let trained_fully = trial.measurements.len() == EPOCHS;
+        let trained_fully = trial.measurements.len() == steps;
         if stopped.is_some() {
             trial.stop_time_ms = Some(0);
         }
@@ -515,7 +606,7 @@ impl State {
         if trained_fully {
             self.trace.full += 1;
             if self.best_reported.is_none_or(|(r, _)| reported > r) {
-                self.best_reported = Some((reported, problem.accuracy(&numbers(&trial.assignment), EPOCHS as f64)));
+                self.best_reported = Some((reported, truth));
             }
         }
         self.history.push(Observation {
@@ -622,6 +713,30 @@ mod tests {
         let trace = run(&problems()[0], &setup, 3).unwrap();
         assert_eq!(trace.spent.last(), Some(&400));
         assert!(trace.full >= 1 && trace.spent.len() > 60, "{} pauses and ends, {} full", trace.spent.len(), trace.full);
+    }
+
+    /// A pool of curves serves a run as the family does: a trial trains the pooled
+    /// configuration nearest its suggestion, the budget is spent to the step, and the incumbent
+    /// is a pooled curve's final value, never above the pool's best.
+    #[test]
+    fn a_run_over_a_pool_trains_pooled_curves() {
+        let pool = Pool::synthetic(&problems()[1], 80, 9);
+        let setup = |rule| Setup {
+            algorithm: "GP_BANDIT".into(),
+            config: serde_json::Value::Null,
+            rule,
+            partials: Partials::Model,
+            budget: 6 * EPOCHS,
+            workers: 2,
+        };
+        for rule in [Rule::None, Rule::parse("asha").unwrap()] {
+            let trace = run(&pool, &setup(rule), 4).unwrap();
+            assert_eq!(trace.spent.last(), Some(&(6 * EPOCHS)), "{rule:?}");
+            assert!(trace.full >= 1, "{rule:?}");
+            let finals: Vec<f64> = pool.samples.iter().map(|s| s.curve[EPOCHS - 1]).collect();
+            let best = trace.incumbent.iter().flatten().last().copied().unwrap();
+            assert!(finals.contains(&best) && best <= pool.best_final(), "{rule:?}: {best}");
+        }
     }
 
     #[test]

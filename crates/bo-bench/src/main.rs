@@ -14,6 +14,7 @@ mod large;
 mod latency;
 mod load;
 mod multi;
+mod pool;
 mod predictions;
 mod priors;
 mod problems;

@@ -15,8 +15,7 @@ use bo_core::{Goal, Measurement, StudySpec, Trial, TrialState};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::curves::{CurveProblem, EPOCHS, space};
-use crate::predictions::{self, RealCurves, Sample};
+use crate::pool::Pool;
 
 /// One arm: no rule, or the median rule with its settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,29 +68,6 @@ impl Arm {
     }
 }
 
-/// A pool of curves (values to maximise), each of `steps` steps.
-pub struct Pool {
-    /// Its name.
-    pub name: String,
-    steps: usize,
-    space: bo_core::SearchSpace,
-    samples: Vec<Sample>,
-}
-
-impl Pool {
-    /// `real`'s curves.
-    pub fn real(real: RealCurves) -> Pool {
-        Pool { name: real.problem, steps: real.steps, space: real.space, samples: real.samples }
-    }
-
-    /// `size` random configurations of the synthetic `problem`, with its noise.
-    pub fn synthetic(problem: &CurveProblem, size: usize, seed: u64) -> Pool {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let samples = (0..size).map(|_| predictions::train(problem, &mut rng)).collect();
-        Pool { name: problem.name.into(), steps: EPOCHS, space: space(), samples }
-    }
-}
-
 /// One run's record.
 #[derive(Clone, Debug)]
 pub struct Run {
@@ -118,7 +94,7 @@ pub fn run(pool: &Pool, arm: &Arm, trainings: usize, seed: u64) -> Run {
         Some(StoppingSpec::Median(rule)) => rule.min_step_count.unwrap_or(1.0).ceil().max(1.0) as usize,
         _ => 1,
     };
-    let best_possible = pool.samples.iter().map(|s| s.curve[steps - 1]).fold(f64::NEG_INFINITY, f64::max);
+    let best_possible = pool.best_final();
     let mut draws = StdRng::seed_from_u64(seed);
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
     let marks = [budget / 4, budget / 2, budget];

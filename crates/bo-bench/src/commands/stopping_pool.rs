@@ -5,8 +5,9 @@ use anyhow::{Context, Result};
 
 use crate::curves;
 use crate::harness::median;
+use crate::pool::Pool;
 use crate::predictions::RealCurves;
-use crate::stopping_pool::{Arm, Pool, Run, run};
+use crate::stopping_pool::{Arm, Run, run};
 
 #[derive(clap::Args)]
 pub struct Args {
