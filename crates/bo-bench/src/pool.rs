@@ -1,9 +1,9 @@
 //! A pool of learning curves: configurations with their whole curves, drawn from the synthetic
 //! family or read from real training ([`RealCurves`]). `bo-bench stopping-pool` draws from a
-//! pool at random; `bo-bench curves --pools` lets a designer choose from it, each suggestion
-//! answered by the pooled configuration nearest to it ([`Pool::nearest`]) — a tabular
-//! benchmark, as HPOBench and LCBench serve theirs, so bo's designers and rules run on real
-//! curves in seconds, with any number of workers.
+//! pool at random; `bo-bench curves --pools` lets a designer choose anywhere, each suggestion
+//! training the blend of the pooled curves nearest to it ([`Pool::blend`]) — a surrogate
+//! benchmark, as HPOBench and LCBench serve theirs from tables, so bo's designers and rules run
+//! on real curves in seconds, with any number of workers.
 //!
 //! Must not do: train anything; the curves come from `bench/peers/real_curves.py export` or from
 //! [`crate::curves`]' family.
@@ -22,7 +22,7 @@ pub struct Pool {
     pub(crate) steps: usize,
     pub(crate) space: SearchSpace,
     pub(crate) samples: Vec<Sample>,
-    /// Each sample's coordinates for [`Pool::nearest`].
+    /// Each sample's coordinates for [`Pool::blend`].
     coordinates: Vec<Vec<Coordinate>>,
 }
 
@@ -53,10 +53,27 @@ impl Pool {
         Pool { name, steps, space, samples, coordinates }
     }
 
-    /// The pooled configuration nearest to `a`: squared distance in the unit cube over the
-    /// numeric parameters, and 1 for each categorical parameter whose value differs or parameter
-    /// active in one and not the other. Ties go to the first pooled.
-    pub fn nearest(&self, a: &Assignment) -> usize {
+    /// The curve a configuration between the pooled ones would train: Shepard's
+    /// inverse-distance weighting of the `k` nearest pooled curves (weights `1/d²`, normalised),
+    /// each step's value the weighted mean — a pooled configuration's own curve where `a` is one.
+    /// Returns the pooled curves' indices with their weights.
+    pub fn blend(&self, a: &Assignment, k: usize) -> Vec<(usize, f64)> {
+        let distances = self.distances(a);
+        let mut order: Vec<usize> = (0..distances.len()).collect();
+        order.sort_by(|&x, &y| distances[x].total_cmp(&distances[y]));
+        order.truncate(k.max(1));
+        if distances[order[0]] == 0.0 {
+            return vec![(order[0], 1.0)];
+        }
+        let weights: Vec<f64> = order.iter().map(|&i| 1.0 / distances[i]).collect();
+        let total: f64 = weights.iter().sum();
+        order.into_iter().zip(weights).map(|(i, w)| (i, w / total)).collect()
+    }
+
+    /// The squared distance from `a` to each pooled configuration: over the numeric parameters
+    /// in the unit cube, and 1 for each categorical parameter whose value differs or parameter
+    /// active in one and not the other.
+    fn distances(&self, a: &Assignment) -> Vec<f64> {
         let target = coordinates(&self.space, a);
         let distance = |c: &[Coordinate]| -> f64 {
             c.iter()
@@ -68,14 +85,7 @@ impl Pool {
                 })
                 .sum()
         };
-        let mut best = (0, f64::INFINITY);
-        for (k, c) in self.coordinates.iter().enumerate() {
-            let d = distance(c);
-            if d < best.1 {
-                best = (k, d);
-            }
-        }
-        best.0
+        self.coordinates.iter().map(|c| distance(c)).collect()
     }
 
     /// The best final value in the pool.
@@ -100,18 +110,20 @@ fn coordinates(space: &SearchSpace, a: &Assignment) -> Vec<Coordinate> {
 mod tests {
     use super::*;
 
-    /// Every pooled configuration is its own nearest, and a point between two is answered by
-    /// the closer.
+    /// A pooled configuration trains its own curve; a point near one leans on it most.
     #[test]
-    fn a_pooled_configuration_is_its_own_nearest() {
+    fn a_pooled_configuration_is_its_own_blend() {
         let problem = crate::curves::problems().into_iter().next().unwrap();
         let pool = Pool::synthetic(&problem, 40, 5);
         for (k, s) in pool.samples.iter().enumerate() {
-            assert_eq!(pool.nearest(&s.assignment), k);
+            assert_eq!(pool.blend(&s.assignment, 3), vec![(k, 1.0)]);
         }
         let (a, b) = (pool.space.encode(&pool.samples[0].assignment), pool.space.encode(&pool.samples[1].assignment));
-        let near_a: Vec<f64> = a.iter().zip(&b).map(|(x, y)| 0.9 * x + 0.1 * y).collect();
-        let nearest = pool.nearest(&pool.space.decode(&near_a));
-        assert_ne!(nearest, 1, "a point a tenth of the way from 0 to 1 is not answered by 1");
+        let near_a: Vec<f64> = a.iter().zip(&b).map(|(x, y)| 0.95 * x + 0.05 * y).collect();
+        let blend = pool.blend(&pool.space.decode(&near_a), 3);
+        assert_eq!(blend.len(), 3);
+        assert!((blend.iter().map(|(_, w)| w).sum::<f64>() - 1.0).abs() < 1e-12);
+        let weight = |k: usize| blend.iter().find(|(i, _)| *i == k).map_or(0.0, |(_, w)| *w);
+        assert!(weight(0) > 0.5 && weight(0) > weight(1), "{blend:?}");
     }
 }

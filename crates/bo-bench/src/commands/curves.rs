@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     trainings: Option<u64>,
     /// Pools of real curves, files written by `bench/peers/real_curves.py export`,
-    /// comma-separated: each suggestion trains the pooled configuration nearest to it. With
+    /// comma-separated: each suggestion trains the blend of the 3 pooled curves nearest to it. With
     /// pools, the synthetic problems run only when `--problems` names them.
     #[arg(long, value_delimiter = ',')]
     pools: Vec<PathBuf>,
