@@ -274,12 +274,17 @@ pub enum Rule {
     /// `successiveHalvingStoppingSpec`: rungs 1, 3, 9, 27 below 50 epochs, a third goes on, in
     /// `brackets` of Hyperband (`asha`: 1; `hyperband`: one starting at each rung, 4;
     /// `hyperband2`, `hyperband3`: the first 2 or 3), promoting by `promotion` (the name's
-    /// suffix `-topk` for `TOP_K`).
+    /// suffix `-topk` for `TOP_K`); `:min=K` and `:eta=E` after the name set `minStepCount`
+    /// and `reductionFactor` (1 and 3 otherwise).
     Halving {
         /// Hyperband's brackets.
         brackets: u32,
         /// Which trials at a rung go on.
         promotion: Promotion,
+        /// `minStepCount`.
+        min: u32,
+        /// `reductionFactor`.
+        eta: u32,
     },
     /// `asha-resume`: the service's `successiveHalvingStoppingSpec.resume`, ASHA as Li et al.
     /// (2020, Algorithm 2) run it, with checkpoints. A trial pauses at each rung (1, 3, 9, 27
@@ -325,6 +330,16 @@ impl Rule {
             "convex" => Rule::Convex,
             "asha-resume" => Rule::Resume,
             _ => {
+                let mut parts = name.split(':');
+                let name = parts.next()?;
+                let (mut min, mut eta) = (1, 3);
+                for part in parts {
+                    match part.split_once('=')? {
+                        ("min", k) => min = k.parse().ok().filter(|k| *k >= 1)?,
+                        ("eta", e) => eta = e.parse().ok().filter(|e| *e >= 2)?,
+                        _ => return None,
+                    }
+                }
                 let (base, promotion) = match name.strip_suffix("-topk") {
                     Some(base) => (base, Promotion::TopK),
                     None => (name, Promotion::Quantile),
@@ -336,7 +351,7 @@ impl Rule {
                     "hyperband3" => 3,
                     _ => return None,
                 };
-                Rule::Halving { brackets, promotion }
+                Rule::Halving { brackets, promotion, min, eta }
             }
         })
     }
@@ -350,16 +365,23 @@ impl Rule {
             Rule::DecayCurve => "decay".into(),
             Rule::Convex => "convex".into(),
             Rule::Resume => "asha-resume".into(),
-            Rule::Halving { brackets, promotion } => {
+            Rule::Halving { brackets, promotion, min, eta } => {
                 let base = match brackets {
                     1 => "asha".to_owned(),
                     4 => "hyperband".to_owned(),
                     b => format!("hyperband{b}"),
                 };
-                match promotion {
+                let mut name = match promotion {
                     Promotion::Quantile => base,
                     Promotion::TopK => format!("{base}-topk"),
+                };
+                if min != 1 {
+                    name += &format!(":min={min}");
                 }
+                if eta != 3 {
+                    name += &format!(":eta={eta}");
+                }
+                name
             }
         }
     }
@@ -372,10 +394,10 @@ impl Rule {
             Rule::MedianValue => Some(StoppingSpec::Median(MedianStopping { median_of: MedianOf::ValueAtPosition, ..Default::default() })),
             Rule::DecayCurve => Some(StoppingSpec::DecayCurve { use_elapsed_duration: false }),
             Rule::Convex => Some(StoppingSpec::Convex(ConvexStopping { max_step_count: Some(steps as f64), ..ConvexStopping::default() })),
-            Rule::Halving { brackets, promotion } => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
-                min_step_count: 1.0,
+            Rule::Halving { brackets, promotion, min, eta } => Some(StoppingSpec::SuccessiveHalving(SuccessiveHalving {
+                min_step_count: min.into(),
                 max_step_count: steps as f64,
-                reduction_factor: 3.0,
+                reduction_factor: eta.into(),
                 use_elapsed_duration: false,
                 brackets,
                 promotion,
@@ -717,6 +739,18 @@ mod tests {
         let trace = run(&problems()[0], &setup, 3).unwrap();
         assert_eq!(trace.spent.last(), Some(&400));
         assert!(trace.full >= 1 && trace.spent.len() > 60, "{} pauses and ends, {} full", trace.spent.len(), trace.full);
+    }
+
+    #[test]
+    fn successive_halving_rules_carry_their_settings_in_their_names() {
+        for name in ["asha", "asha-topk:min=3:eta=2", "hyperband:eta=4", "hyperband2-topk:min=2"] {
+            assert_eq!(Rule::parse(name).map(Rule::name).as_deref(), Some(name));
+        }
+        let Some(StoppingSpec::SuccessiveHalving(h)) = Rule::parse("asha:min=2:eta=4").unwrap().spec(30) else { panic!("halving") };
+        assert_eq!((h.min_step_count, h.reduction_factor, h.max_step_count), (2.0, 4.0, 30.0));
+        for refused in ["asha:eta=1", "asha:min=0", "asha:late=3", "asha:eta", "median:eta=2"] {
+            assert_eq!(Rule::parse(refused), None, "{refused}");
+        }
     }
 
     /// A pool of curves serves a run as the family does: a trial trains the blend of the pooled

@@ -36,7 +36,7 @@ pub struct Args {
     /// Synthetic problems, comma-separated (default: all, unless `--pools` is given).
     #[arg(long, value_delimiter = ',')]
     problems: Vec<String>,
-    /// Rules, comma-separated: none, median, median-value (medianOf VALUE_AT_POSITION), decay, convex, asha, hyperband (asha with a bracket at each rung; hyperband2, hyperband3: the first 2 or 3); the successive-halving rules with the suffix -topk promote by TOP_K; asha-resume is ASHA with checkpoints (paused trials resumed when promoted).
+    /// Rules, comma-separated: none, median, median-value (medianOf VALUE_AT_POSITION), decay, convex, asha, hyperband (asha with a bracket at each rung; hyperband2, hyperband3: the first 2 or 3); the successive-halving rules with the suffix -topk promote by TOP_K; asha-resume is ASHA with checkpoints (paused trials resumed when promoted). A successive-halving rule may end in :min=K (minStepCount, 1 otherwise) and :eta=E (reductionFactor, 3 otherwise), e.g. asha:eta=2.
     #[arg(long, value_delimiter = ',', default_value = "none,median,decay,convex,asha")]
     rules: Vec<String>,
     /// The first seed: seeds run from it on (a validation half after a choosing half).
