@@ -246,11 +246,11 @@ impl CurveSource for Pool {
     }
 
     fn value(&self, blend: &Vec<(usize, f64)>, step: usize, _: &mut StdRng) -> f64 {
-        blend.iter().map(|&(k, w)| w * self.samples[k].curve[step - 1]).sum()
+        self.blended(blend, step)
     }
 
     fn truth(&self, blend: &Vec<(usize, f64)>) -> f64 {
-        self.value(blend, self.steps, &mut StdRng::seed_from_u64(0))
+        self.blended(blend, self.steps)
     }
 
     fn optimum(&self) -> f64 {
@@ -468,6 +468,9 @@ pub fn run<C: CurveSource>(problem: &C, setup: &Setup, seed: u64) -> Result<Curv
     let steps = problem.steps();
     let mut spec = StudySpec::new("accuracy", Goal::Maximize, problem.space(), &algorithm).with_config(config);
     spec.stopping = rule.spec(steps);
+    if let Some(StoppingSpec::SuccessiveHalving(h)) = &spec.stopping {
+        h.check(&rule.name()).map_err(|e| anyhow::anyhow!("{e} (curves of {steps} steps)"))?;
+    }
     let designer = designer_for(&spec).with_context(|| format!("algorithm {algorithm}"))?;
     let study = bo_core::Problem { spec: spec.clone(), seed, priors: Vec::new() };
     let mut state = State {

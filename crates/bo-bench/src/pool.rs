@@ -70,6 +70,11 @@ impl Pool {
         order.into_iter().zip(weights).map(|(i, w)| (i, w / total)).collect()
     }
 
+    /// A blend's value after step `step` (from 1): the weighted mean of its curves' values there.
+    pub fn blended(&self, blend: &[(usize, f64)], step: usize) -> f64 {
+        blend.iter().map(|&(k, w)| w * self.samples[k].curve[step - 1]).sum()
+    }
+
     /// The squared distance from `a` to each pooled configuration: over the numeric parameters
     /// in the unit cube, and 1 for each categorical parameter whose value differs or parameter
     /// active in one and not the other.
