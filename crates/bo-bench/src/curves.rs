@@ -14,8 +14,9 @@
 //! late over-fitting that grows as dropout falls — so fast starters are not always the best
 //! finishers — plus a per-trial offset and per-epoch noise.
 //!
-//! A run reads its curves through [`CurveSource`]: the family above, or a [`Pool`] of real
-//! training curves, where each suggestion trains the blend of the pooled curves nearest to it.
+//! A run reads its curves through [`CurveSource`]: the family above, or a pool of real
+//! training curves (`pool.rs`), where each suggestion trains the blend of the pooled curves
+//! nearest to it.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -36,8 +37,6 @@ use bo_core::{
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
-
-use crate::pool::Pool;
 
 /// Epochs of a full training.
 pub const EPOCHS: usize = 50;
@@ -217,44 +216,6 @@ impl CurveSource for CurveProblem {
 
     fn optimum(&self) -> f64 {
         CurveProblem::optimum(self)
-    }
-}
-
-/// How many pooled curves a suggestion's curve blends ([`Pool::blend`]).
-pub const BLENDED: usize = 3;
-
-/// A pool of curves: a trial trains the blend of the pooled curves nearest to its suggestion
-/// ([`Pool::blend`]), and is scored by the blend's final value (real training has no noiseless
-/// one).
-impl CurveSource for Pool {
-    type Training = Vec<(usize, f64)>;
-
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn space(&self) -> SearchSpace {
-        self.space.clone()
-    }
-
-    fn steps(&self) -> usize {
-        self.steps
-    }
-
-    fn begin(&self, a: &Assignment, _: &mut StdRng) -> Vec<(usize, f64)> {
-        self.blend(a, BLENDED)
-    }
-
-    fn value(&self, blend: &Vec<(usize, f64)>, step: usize, _: &mut StdRng) -> f64 {
-        self.blended(blend, step)
-    }
-
-    fn truth(&self, blend: &Vec<(usize, f64)>) -> f64 {
-        self.blended(blend, self.steps)
-    }
-
-    fn optimum(&self) -> f64 {
-        self.best_final()
     }
 }
 
@@ -753,30 +714,6 @@ mod tests {
         assert_eq!((h.min_step_count, h.reduction_factor, h.max_step_count), (2.0, 4.0, 30.0));
         for refused in ["asha:eta=1", "asha:min=0", "asha:late=3", "asha:eta", "median:eta=2"] {
             assert_eq!(Rule::parse(refused), None, "{refused}");
-        }
-    }
-
-    /// A pool of curves serves a run as the family does: a trial trains the blend of the pooled
-    /// curves nearest its suggestion, the budget is spent to the step, and the incumbent is
-    /// never above the pool's best final value.
-    #[test]
-    fn a_run_over_a_pool_trains_pooled_curves() {
-        let pool = Pool::synthetic(&problems()[1], 80, 9);
-        let setup = |rule| Setup {
-            algorithm: "GP_BANDIT".into(),
-            config: serde_json::Value::Null,
-            rule,
-            partials: Partials::Model,
-            budget: 6 * EPOCHS,
-            workers: 2,
-        };
-        for rule in [Rule::None, Rule::parse("asha").unwrap()] {
-            let trace = run(&pool, &setup(rule), 4).unwrap();
-            assert_eq!(trace.spent.last(), Some(&(6 * EPOCHS)), "{rule:?}");
-            assert!(trace.full >= 1, "{rule:?}");
-            let worst = pool.samples.iter().map(|s| s.curve[EPOCHS - 1]).fold(f64::INFINITY, f64::min);
-            let best = trace.incumbent.iter().flatten().last().copied().unwrap();
-            assert!(best >= worst && best <= pool.best_final() + 1e-12, "{rule:?}: {best}");
         }
     }
 

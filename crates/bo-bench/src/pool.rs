@@ -12,7 +12,7 @@ use bo_core::{Assignment, Domain, ParamValue, SearchSpace};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::curves::{CurveProblem, EPOCHS, space};
+use crate::curves::{CurveProblem, CurveSource, EPOCHS, space};
 use crate::predictions::{self, RealCurves, Sample};
 
 /// A pool of curves (values to maximise), each of `steps` steps.
@@ -99,6 +99,44 @@ impl Pool {
     }
 }
 
+/// How many pooled curves a suggestion's curve blends ([`Pool::blend`]).
+pub const BLENDED: usize = 3;
+
+/// A pool of curves: a trial trains the blend of the pooled curves nearest to its suggestion
+/// ([`Pool::blend`]), and is scored by the blend's final value (real training has no noiseless
+/// one).
+impl CurveSource for Pool {
+    type Training = Vec<(usize, f64)>;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn space(&self) -> SearchSpace {
+        self.space.clone()
+    }
+
+    fn steps(&self) -> usize {
+        self.steps
+    }
+
+    fn begin(&self, a: &Assignment, _: &mut StdRng) -> Vec<(usize, f64)> {
+        self.blend(a, BLENDED)
+    }
+
+    fn value(&self, blend: &Vec<(usize, f64)>, step: usize, _: &mut StdRng) -> f64 {
+        self.blended(blend, step)
+    }
+
+    fn truth(&self, blend: &Vec<(usize, f64)>) -> f64 {
+        self.blended(blend, self.steps)
+    }
+
+    fn optimum(&self) -> f64 {
+        self.best_final()
+    }
+}
+
 fn coordinates(space: &SearchSpace, a: &Assignment) -> Vec<Coordinate> {
     space
         .params()
@@ -130,5 +168,29 @@ mod tests {
         assert!((blend.iter().map(|(_, w)| w).sum::<f64>() - 1.0).abs() < 1e-12);
         let weight = |k: usize| blend.iter().find(|(i, _)| *i == k).map_or(0.0, |(_, w)| *w);
         assert!(weight(0) > 0.5 && weight(0) > weight(1), "{blend:?}");
+    }
+
+    /// A pool of curves serves a run as the family does: a trial trains the blend of the pooled
+    /// curves nearest its suggestion, the budget is spent to the step, and the incumbent is
+    /// never above the pool's best final value.
+    #[test]
+    fn a_run_over_a_pool_trains_pooled_curves() {
+        let pool = Pool::synthetic(&crate::curves::problems()[1], 80, 9);
+        let setup = |rule| crate::curves::Setup {
+            algorithm: "GP_BANDIT".into(),
+            config: serde_json::Value::Null,
+            rule,
+            partials: crate::curves::Partials::Model,
+            budget: 6 * EPOCHS,
+            workers: 2,
+        };
+        for rule in [crate::curves::Rule::None, crate::curves::Rule::parse("asha").unwrap()] {
+            let trace = crate::curves::run(&pool, &setup(rule), 4).unwrap();
+            assert_eq!(trace.spent.last(), Some(&(6 * EPOCHS)), "{rule:?}");
+            assert!(trace.full >= 1, "{rule:?}");
+            let worst = pool.samples.iter().map(|s| s.curve[EPOCHS - 1]).fold(f64::INFINITY, f64::min);
+            let best = trace.incumbent.iter().flatten().last().copied().unwrap();
+            assert!(best >= worst && best <= pool.best_final() + 1e-12, "{rule:?}: {best}");
+        }
     }
 }
