@@ -415,11 +415,6 @@ pub struct Setup {
     pub workers: usize,
 }
 
-/// A trial being trained: where it is in the run's trials.
-struct Running {
-    at: usize,
-}
-
 /// Runs `setup` on `problem` until its budget of epochs is spent. Time advances an epoch at a
 /// time: each worker's trial trains one epoch and the rule decides on it, in worker order; a
 /// worker whose trial ended gets a new one, the designer seeing the others as pending. With
@@ -451,7 +446,8 @@ pub fn run<C: CurveSource>(problem: &C, setup: &Setup, seed: u64) -> Result<Curv
     let mut noise = StdRng::seed_from_u64(seed ^ 0x5eed_c0de);
     let objective = state.spec.objective().clone();
     let mut warm = None;
-    let mut running: Vec<Option<Running>> = (0..workers.max(1)).map(|_| None).collect();
+    // Each worker's trial being trained, by its place in `state.trials`.
+    let mut running: Vec<Option<usize>> = vec![None; workers.max(1)];
     // Each trial's training, by its place in `state.trials` (a resumed trial shares it).
     let mut trainings: Vec<C::Training> = Vec::new();
     // Under `asha-resume`, the study's successive-halving spec, whose rule pauses trials.
@@ -479,11 +475,11 @@ pub fn run<C: CurveSource>(problem: &C, setup: &Setup, seed: u64) -> Result<Curv
                 let training = trainings[from as usize - 1].clone();
                 state.trials.push(trial);
                 trainings.push(training);
-                running[w] = Some(Running { at: state.trials.len() - 1 });
+                running[w] = Some(state.trials.len() - 1);
                 state.history = partial::observations(&state.spec, &state.trials, &BTreeMap::new());
                 continue;
             }
-            let pending: Vec<Assignment> = running.iter().flatten().map(|r| state.trials[r.at].assignment.clone()).collect();
+            let pending: Vec<Assignment> = running.iter().flatten().map(|&at| state.trials[at].assignment.clone()).collect();
             let start = Instant::now();
             let fitted = designer.fit(&study, &state.history, warm.as_ref(), &mut state.rng)?;
             let a = fitted.model.suggest(&pending, 1, &mut state.rng)?.into_iter().next().context("the designer proposed nothing")?;
@@ -491,31 +487,31 @@ pub fn run<C: CurveSource>(problem: &C, setup: &Setup, seed: u64) -> Result<Curv
             warm = Some(fitted.state);
             trainings.push(problem.begin(&a, &mut noise));
             state.trials.push(Trial::new(state.trials.len() as i64 + 1, a));
-            running[w] = Some(Running { at: state.trials.len() - 1 });
+            running[w] = Some(state.trials.len() - 1);
         }
         if running.iter().all(Option::is_none) {
             break;
         }
         for slot in running.iter_mut() {
-            let Some(r) = slot.as_ref() else { continue };
+            let Some(at) = *slot else { continue };
             if state.spent >= budget {
                 break;
             }
             state.spent += 1;
-            let t = state.trials[r.at].measurements.len() + 1;
-            let y = problem.value(&trainings[r.at], t, &mut noise);
-            state.trials[r.at].measurements.push(Measurement {
+            let t = state.trials[at].measurements.len() + 1;
+            let y = problem.value(&trainings[at], t, &mut noise);
+            state.trials[at].measurements.push(Measurement {
                 step_count: t as i64,
                 elapsed_secs: t as f64,
                 metrics: [("accuracy".to_owned(), y)].into(),
             });
             if t == steps {
-                state.complete(r.at, None, steps, problem.truth(&trainings[r.at]))?;
+                state.complete(at, None, steps, problem.truth(&trainings[at]))?;
                 *slot = None;
                 continue;
             }
             let start = Instant::now();
-            let trial = &state.trials[r.at];
+            let trial = &state.trials[at];
             let decision = match rule {
                 Rule::None => StoppingDecision::go_on(""),
                 Rule::Median | Rule::MedianValue => median_rule(
@@ -538,16 +534,16 @@ pub fn run<C: CurveSource>(problem: &C, setup: &Setup, seed: u64) -> Result<Curv
             };
             state.trace.rule_seconds += start.elapsed().as_secs_f64();
             if decision.should_stop {
-                state.complete(r.at, Some(decision), steps, problem.truth(&trainings[r.at]))?;
+                state.complete(at, Some(decision), steps, problem.truth(&trainings[at]))?;
                 *slot = None;
             }
         }
         if state.spent >= budget {
             // The budget is spent: the trials still training end where they are (one given out
             // in the last round that never trained is left out).
-            for r in running.iter_mut().filter_map(Option::take) {
-                if !state.trials[r.at].measurements.is_empty() {
-                    state.complete(r.at, None, steps, problem.truth(&trainings[r.at]))?;
+            for at in running.iter_mut().filter_map(Option::take) {
+                if !state.trials[at].measurements.is_empty() {
+                    state.complete(at, None, steps, problem.truth(&trainings[at]))?;
                 }
             }
             break;
