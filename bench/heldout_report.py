@@ -5,7 +5,8 @@ each optimiser's median rank and the problems where AUTO is behind the best peer
 
 DIR holds `<problem>_<optimiser>.json` files written by `bench/peers/run.sh --out` (bo as
 `bo-AUTO`, `bo-GP_BANDIT`, …: the ':' of `bo:AUTO` written as '-'; runs with `--bo-pace fitted`
-as `bo-AUTO@fitted`). Per problem, an optimiser's
+as `bo-AUTO@fitted`, runs with a `--bo-config` under it, as `bo-AUTO@fitted {"trustRegion":false}`).
+Per problem, an optimiser's
 score is the median over seeds of its final simple regret; for the real tuning tasks, whose
 optimum is unknown, regret is measured from the best value any optimiser found on the problem.
 Ranks per problem (ties share the better rank) are taken among the optimisers that ran on it;
@@ -41,6 +42,8 @@ def load(directory):
         name = report["algorithm"].replace(":", "-")
         if report.get("pace", "free") != "free":
             name += "@" + report["pace"]
+        if report.get("config"):
+            name += " " + json.dumps(report["config"], separators=(",", ":"))
         runs.setdefault(report["problem"], {})[name] = report
     return runs
 

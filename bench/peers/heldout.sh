@@ -7,7 +7,9 @@
 # dimension, 60 for real tuning); seeds:
 # SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch (botorch, turbo, saasbo) and HEBO, which take 0.3-4 s a step; HALF
 # (tuning or validation) runs one half of the class; BO_PACE (free or fitted) is bench.py's
-# --bo-pace, and fitted runs are written as bo-AUTO@fitted; ONLY (names separated by spaces) keeps
+# --bo-pace, and fitted runs are written as bo-AUTO@fitted; BO_CONFIG (JSON) is bo's
+# algorithmConfig (bench.py's --bo-config), its runs written as bo-AUTO+<the config's letters and
+# digits> and reported under the config; ONLY (names separated by spaces) keeps
 # those of the class's problems, the slow peers' fixed subset; BO_SERVER names the bo-server
 # binary (default target/release/bo-server, cargo build --release -p bo-server), so that a run can
 # go on from a copy while the tree is rebuilt.
@@ -46,6 +48,9 @@ for problem in $list; do
         out="$dir/${problem}_${opt/:/-}.json"
         if [ "${opt%%:*}" = bo ] && [ "$pace" != free ]; then
             out="$dir/${problem}_${opt/:/-}@$pace.json" extra=(--bo-pace "$pace")
+        fi
+        if [ "${opt%%:*}" = bo ] && [ -n "${BO_CONFIG:-}" ]; then
+            out="${out%.json}+$(printf %s "$BO_CONFIG" | tr -cd '[:alnum:]').json" extra+=(--bo-config "$BO_CONFIG")
         fi
         if [ "${opt%%:*}" = bo ] && [ -n "${BO_SERVER:-}" ]; then
             extra+=(--bo-server "$BO_SERVER")
