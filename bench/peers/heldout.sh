@@ -5,7 +5,7 @@
 # CLASS: bbob5, bbob10, mixint5, mixint10, low-dim, tuning. Optimisers default to the class's set
 # below; budgets are the suite's (20·D for BBOB and mixed-integer BBOB, 150 for low effective
 # dimension, 60 for real tuning); seeds:
-# SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch (botorch, turbo, saasbo) and HEBO, which take 0.3-4 s a step; HALF
+# SEEDS (5), SLOW_SEEDS (3) for GPSampler, BoTorch (botorch, turbo, saasbo) and HEBO, which take 0.1-8 s a step; HALF
 # (tuning or validation) runs one half of the class; BO_PACE (free or fitted) is bench.py's
 # --bo-pace, and fitted runs are written as bo-AUTO@fitted; BO_CONFIG (JSON) is bo's
 # algorithmConfig (bench.py's --bo-config), its runs written as bo-AUTO+<the config's letters and
