@@ -9,7 +9,7 @@
 # (tuning or validation) runs one half of the class; BO_PACE (free or fitted) is bench.py's
 # --bo-pace, and fitted runs are written as bo-AUTO@fitted; BO_CONFIG (JSON) is bo's
 # algorithmConfig (bench.py's --bo-config), its runs written as bo-AUTO+<the config's letters and
-# digits> and reported under the config; ONLY (names separated by spaces) keeps
+# digits>-<its hash> and reported under the config; ONLY (names separated by spaces) keeps
 # those of the class's problems, the slow peers' fixed subset; BO_SERVER names the bo-server
 # binary (default target/release/bo-server, cargo build --release -p bo-server), so that a run can
 # go on from a copy while the tree is rebuilt.
@@ -50,7 +50,10 @@ for problem in $list; do
             out="$dir/${problem}_${opt/:/-}@$pace.json" extra=(--bo-pace "$pace")
         fi
         if [ "${opt%%:*}" = bo ] && [ -n "${BO_CONFIG:-}" ]; then
-            out="${out%.json}+$(printf %s "$BO_CONFIG" | tr -cd '[:alnum:]').json" extra+=(--bo-config "$BO_CONFIG")
+            # The letters say which config; the hash keeps two that differ only in punctuation
+            # ({"a":1.5} and {"a":15}) from sharing a file, which the skip above would reuse.
+            tag="$(printf %s "$BO_CONFIG" | tr -cd '[:alnum:]' | cut -c1-60)-$(printf %s "$BO_CONFIG" | sha256sum | cut -c1-8)"
+            out="${out%.json}+$tag.json" extra+=(--bo-config "$BO_CONFIG")
         fi
         if [ "${opt%%:*}" = bo ] && [ -n "${BO_SERVER:-}" ]; then
             extra+=(--bo-server "$BO_SERVER")
