@@ -42,7 +42,7 @@
 //! | --- | --- | --- | --- |
 //! | `models` | `ADD_TREE` and `GP_BANDIT` on a conditional space, else `GP_BANDIT` and (from 6 parameters) `ADD_GP_UCB` | the candidates compared, the default first: `GP_BANDIT`, `GP_BANDIT_DIMENSION_SCALED`, `GP_BANDIT_INPUT_WARPED`, `GP_BANDIT_SAAS`, `ADD_GP_UCB`, `ADD_TREE` | non-empty |
 //! | `criterion` | `SEQUENTIAL` | `SEQUENTIAL` or `LOO` (above) | — |
-//! | `initialDesignSize` | the default designer's (`ADD_TREE`'s on a conditional space, else `GP_BANDIT`'s) | quasi-random trials first | 1 – 1,000 |
+//! | `initialDesignSize` | the default designer's (`ADD_TREE`'s on a conditional space, else `GP_BANDIT`'s, which a declared `maxNumTrials` holds to a quarter of it) | quasi-random trials first | 1 – 1,000 |
 //! | `outputWarping` | each candidate's own | one warp of the objective for every candidate: `NONE`, `YEO_JOHNSON` or `HALF_RANK` | — |
 //! | `trustRegion` | `GP_BANDIT`'s own | whether the flat GP candidates search a trust region | — |
 //! | `explorationBeta` | none | the flat GP candidates' `explorationBeta`: UCB with this β until the first stall | > 0 |
@@ -60,7 +60,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::config::{FromConfig, check_range};
+use super::config::{FromConfig, check_range, declared_budget};
 use super::gp::{OutputWarping, objective_values};
 use super::wrapper::Wrapper;
 use super::{
@@ -264,6 +264,18 @@ impl FromConfig for Auto {
     type Params = AutoParams;
 
     fn new(params: AutoParams, space: &SearchSpace) -> Result<Auto, ConfigError> {
+        Auto::within(params, space, None)
+    }
+
+    /// The candidates' shared design reads the study's declared budget.
+    fn for_study(params: AutoParams, spec: &StudySpec) -> Result<Auto, ConfigError> {
+        Auto::within(params, &spec.space, declared_budget(spec))
+    }
+}
+
+impl Auto {
+    /// `AUTO` on `space` for a study that declares it will run `budget` trials (or does not).
+    fn within(params: AutoParams, space: &SearchSpace, budget: Option<usize>) -> Result<Auto, ConfigError> {
         // A designer needs only the space to be built; the spec's other fields are the fit's.
         let spec = StudySpec::new("objective", crate::study::Goal::Maximize, space.clone(), "AUTO");
         let conditional = space.params().iter().any(|p| !p.children.is_empty());
@@ -318,7 +330,7 @@ impl FromConfig for Auto {
                 n
             }
             None if conditional => add_tree::default_initial_design(space),
-            None => gp_bandit::default_initial_design(Features::new(space).dim()),
+            None => gp_bandit::default_initial_design(Features::new(space).dim(), budget),
         };
         let build_all = |initial: Option<usize>, keep: &dyn Fn(Candidate) -> bool| {
             chosen

@@ -23,11 +23,30 @@ pub(crate) trait FromConfig: Designer + Sized + 'static {
 
     /// The designer for `space` with `params`, or why the settings or the space are refused.
     fn new(params: Self::Params, space: &SearchSpace) -> Result<Self, ConfigError>;
+
+    /// The designer for the study `spec`: [`new`](Self::new) on its space, unless a designer's
+    /// defaults read more of the study (`AUTO`'s design reads the budget it declares).
+    fn for_study(params: Self::Params, spec: &StudySpec) -> Result<Self, ConfigError> {
+        Self::new(params, &spec.space)
+    }
 }
 
 /// The designer `D` for `spec`, its `algorithmConfig` parsed and checked.
 pub(crate) fn build<D: FromConfig>(spec: &StudySpec) -> Result<Box<dyn Designer>, ConfigError> {
-    Ok(Box::new(D::new(D::parse(&spec.algorithm_config)?, &spec.space)?))
+    Ok(Box::new(D::for_study(D::parse(&spec.algorithm_config)?, spec)?))
+}
+
+/// The trials the study says it will run: its `studyStoppingConfig.maxNumTrials`, if any.
+pub(crate) fn declared_budget(spec: &StudySpec) -> Option<usize> {
+    spec.study_stopping.as_ref()?.max_num_trials.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0)
+}
+
+/// A default initial design of `design` trials within a declared `budget`: at most a quarter of
+/// it (as SMAC3's initial designs are, at most `max_ratio` = ¼ of the trials), never below
+/// `floor`. A study that will stop after 60 trials in 60 dimensions models from its 16th, not
+/// its 31st (docs/journal/benchmarks.md, "A design within the declared budget").
+pub(crate) fn within_budget(design: usize, budget: Option<usize>, floor: usize) -> usize {
+    budget.map_or(design, |b| design.min(b.div_ceil(4).max(floor)))
 }
 
 /// `value` must lie in `lo..=hi`, or `algorithmConfig.{field}` is wrong.

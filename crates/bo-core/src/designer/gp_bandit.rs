@@ -35,7 +35,7 @@
 //! | `acquisition` | `EI` | `EI`, `UCB` or `PI` | — |
 //! | `ucbBeta` | schedule | a constant β for UCB | > 0 |
 //! | `explorationBeta` | none | UCB with this β instead of `acquisition` for the suggestions before the first stall (max(4, d) trials in a row without improvement, as `trustRegion` counts them), `acquisition` from then on: a global phase that explores, then one that exploits (docs/journal/benchmarks.md, "An exploring start") | > 0 |
-//! | `initialDesignSize` | 2d + 2 within [10, 30] | quasi-random trials before the GP | 1 – 1,000 |
+//! | `initialDesignSize` | 2d + 2 within [10, 30], and at most a quarter of the study's `maxNumTrials` (never below 10) when it declares one | quasi-random trials before the GP | 1 – 1,000 |
 //! | `kernel` | `MATERN52` | `MATERN52` or `SQUARED_EXP` | — |
 //! | `lengthScalePrior` | `WEAK` | `WEAK` (mode 1), `DIMENSION_SCALED` (median grows as √D) or `SAAS` (sparse, τ integrated out; for D ≥ 20, best with `hyperparameterSamples`) | — |
 //! | `numCandidates` | 256 | Sobol candidates scored per suggestion | 16 – 100,000 |
@@ -52,7 +52,7 @@
 use rand::Rng;
 use serde::Deserialize;
 
-use super::config::{FromConfig, check_beta, check_range};
+use super::config::{FromConfig, check_beta, check_range, declared_budget, within_budget};
 use super::gp::schedule::fit_from_start;
 use super::gp::search::{ACQUISITION_ITERATIONS, DEFAULT_CANDIDATES, maximize_acquisition};
 use super::gp::{
@@ -218,7 +218,7 @@ impl GpBandit {
         let stack = priors::fit_stack(spec, &problem.priors, &features, start, rng)?;
         let initial = match (&stack, self.params.initial_design_size) {
             (Some(_), None) => priors::INITIAL_DESIGN_WITH_PRIORS,
-            _ => self.initial_design_size(features.dim()),
+            _ => self.initial_design_size(features.dim(), declared_budget(spec)),
         };
         // The prior studies' GPs model the objective's own values: no warp on a stack.
         let warping = if stack.is_some() { OutputWarping::None } else { self.params.output_warping };
@@ -276,18 +276,19 @@ impl GpBandit {
         Ok(GpModel::fitted(Posterior::new(gp, sign, warp, worst, spec, history), proposer, state))
     }
 
-    fn initial_design_size(&self, d: usize) -> usize {
+    fn initial_design_size(&self, d: usize, budget: Option<usize>) -> usize {
         // Measured with bo-bench: with d + 1 points Hartmann-6 fell into its −3.20 basin in 3
         // of 5 seeds and one Branin seed stalled on the boundary; with 10, 2 and 0 of 5; with
         // 2d + 2 = 14, Hartmann-6 1 of 5 (median 7.2e-5). Capped so that a high-dimensional
         // study does not spend its budget on the design.
-        self.params.initial_design_size.unwrap_or(default_initial_design(d))
+        self.params.initial_design_size.unwrap_or(default_initial_design(d, budget))
     }
 }
 
-/// `initialDesignSize`'s default for a space of `d` features: 2d + 2 within [10, 30].
-pub(super) fn default_initial_design(d: usize) -> usize {
-    (2 * d + 2).clamp(10, 30)
+/// `initialDesignSize`'s default for a space of `d` features: 2d + 2 within [10, 30], within
+/// the study's declared `budget` ([`within_budget`]).
+pub(super) fn default_initial_design(d: usize, budget: Option<usize>) -> usize {
+    within_budget((2 * d + 2).clamp(10, 30), budget, 10)
 }
 
 /// GP_BANDIT's search: the acquisition maximised over the whole (flattened) space by
@@ -542,6 +543,43 @@ mod tests {
             let e = designer_for(&spec).err().expect("refused").to_string();
             assert!(e.contains("explorationBeta"), "{e}");
         }
+    }
+
+    /// A study that declares 40 trials in 20 dimensions models from its 11th: the default design
+    /// (2d + 2 within [10, 30], 30 here) is held to a quarter of the budget, for `GP_BANDIT` and
+    /// for `AUTO`'s candidates; without a declared budget, or with an explicit
+    /// `initialDesignSize`, the 11th is still a design point.
+    #[test]
+    fn a_declared_budget_holds_the_design_to_a_quarter_of_it() {
+        use crate::study_stopping::StudyStoppingConfig;
+        let space = crate::designer::testing::fixtures::unit_cube(20);
+        let history: Vec<Observation> = (0..10)
+            .map(|i| {
+                let values = (0..20).map(|j| (format!("x{j}").into(), ParamValue::Float(((i * 7 + j * 3) % 11) as f64 / 10.0)));
+                Observation {
+                    objective_sd: None,
+                    assignment: Assignment::new(values.collect()),
+                    outcome: Outcome::Measured(BTreeMap::from([("f".to_owned(), i as f64)])),
+                }
+            })
+            .collect();
+        let models = |algorithm: &str, budget: Option<i64>, config: serde_json::Value| {
+            let mut spec = StudySpec::new("f", Goal::Maximize, space.clone(), algorithm).with_config(config);
+            spec.study_stopping = budget.map(|n| StudyStoppingConfig { max_num_trials: Some(n), ..StudyStoppingConfig::default() });
+            let problem = Problem { spec, seed: 1, priors: Vec::new() };
+            let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut StdRng::seed_from_u64(1)).unwrap().model;
+            model.predictor().is_some()
+        };
+        for algorithm in ["GP_BANDIT", "AUTO"] {
+            assert!(models(algorithm, Some(40), serde_json::json!({})), "{algorithm}: a GP from the 11th of 40 trials");
+            assert!(!models(algorithm, None, serde_json::json!({})), "{algorithm}: still the design without a budget");
+            assert!(!models(algorithm, Some(1000), serde_json::json!({})), "{algorithm}: a quarter of 1,000 is above the design");
+            let explicit = serde_json::json!({"initialDesignSize": 30});
+            assert!(!models(algorithm, Some(40), explicit), "{algorithm}: an explicit design is the user's");
+        }
+        assert_eq!(within_budget(30, Some(60), 10), 15);
+        assert_eq!(within_budget(12, Some(25), 10), 10, "never below the floor");
+        assert_eq!(within_budget(12, None, 10), 12);
     }
 
     /// One best value near the largest double (a user's bug, or a sentinel) leaves the model
