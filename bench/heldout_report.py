@@ -5,7 +5,8 @@ each optimiser's median rank and the problems where AUTO is behind the best peer
 
 DIR holds `<problem>_<optimiser>.json` files written by `bench/peers/run.sh --out` (bo as
 `bo-AUTO`, `bo-GP_BANDIT`, …: the ':' of `bo:AUTO` written as '-'; runs with `--bo-pace fitted`
-as `bo-AUTO@fitted`; runs with a `--bo-config` are named with it, `bo-AUTO@fitted {"trustRegion":false}`).
+as `bo-AUTO@fitted`; runs with `--bo-declare-budget` as `bo-AUTO@fitted#60`, the budget their studies
+declared; runs with a `--bo-config` are named with it, `bo-AUTO@fitted {"trustRegion":false}`).
 Per problem, an optimiser's
 score is the median over seeds of its final simple regret; for the real tuning tasks, whose
 optimum is unknown, regret is measured from the best value any optimiser found on the problem.
@@ -42,6 +43,8 @@ def load(directory):
         name = report["algorithm"].replace(":", "-")
         if report.get("pace", "free") != "free":
             name += "@" + report["pace"]
+        if report.get("declared_budget"):
+            name += f"#{report['declared_budget']}"
         if report.get("config"):
             name += " " + json.dumps(report["config"], separators=(",", ":"))
         runs.setdefault(report["problem"], {})[name] = report

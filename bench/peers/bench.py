@@ -394,7 +394,7 @@ class BoServer:
 
 
 class BoRun:
-    def __init__(self, server, algorithm, config, seed, params, name, pace="free"):
+    def __init__(self, server, algorithm, config, seed, params, name, pace="free", declared_budget=None):
         self.pace = pace
         sys.path.insert(0, os.path.join(ROOT, "clients", "python", "src"))
         import bo_client as bo
@@ -410,8 +410,10 @@ class BoRun:
                 made[p.name] = at.float(p.name, p.low, p.high, log=p.log)
         client = bo.Client(server.url, project="bench")
         # The study's name seeds its random stream, as a seed does for the other optimisers.
+        # A declared budget is the study's maxNumTrials, as a user who knows it would set it.
+        stopping = bo.StudyStopping(max_num_trials=declared_budget) if declared_budget else None
         self.study = client.create_study(f"{name}-seed{seed}", root, metrics={"value": "MINIMIZE"},
-                                          algorithm=algorithm, algorithm_config=config)
+                                          algorithm=algorithm, algorithm_config=config, study_stopping=stopping)
 
     def ask(self):
         if self.pace == "fitted":
@@ -456,6 +458,9 @@ def main():
                     help="free: ask as soon as the last value is told (bo's model may lag behind); fitted: "
                          "wait until bo's model is fitted on every completed trial, as when an evaluation "
                          "takes longer than a fit")
+    ap.add_argument("--bo-declare-budget", action="store_true",
+                    help="create bo's studies with studyStoppingConfig.maxNumTrials = --budget, as a study "
+                         "that knows how many trials it will run declares it")
     ap.add_argument("--out")
     args = ap.parse_args()
     fn, optimum, noise_sd = problem(args.problem)
@@ -479,7 +484,8 @@ def main():
             elif args.optimizer == "saasbo":
                 opt = SaasboRun(seed, params)
             elif server is not None:
-                opt = BoRun(server, args.optimizer[3:], args.bo_config, seed, params, args.problem, args.bo_pace)
+                opt = BoRun(server, args.optimizer[3:], args.bo_config, seed, params, args.problem, args.bo_pace,
+                            args.budget if args.bo_declare_budget else None)
             else:
                 raise SystemExit(f"unknown optimiser {args.optimizer}")
             noise = random.Random(seed)
@@ -526,6 +532,8 @@ def main():
         report["pace"] = args.bo_pace
     if args.bo_config:
         report["config"] = args.bo_config
+    if server is not None and args.bo_declare_budget:
+        report["declared_budget"] = args.budget
     if args.out:
         with open(args.out, "w") as f:
             json.dump(report, f)

@@ -12,7 +12,10 @@
 # digits>-<its hash> and reported under the config; ONLY (names separated by spaces) keeps
 # those of the class's problems, the slow peers' fixed subset; BO_SERVER names the bo-server
 # binary (default target/release/bo-server, cargo build --release -p bo-server), so that a run can
-# go on from a copy while the tree is rebuilt.
+# go on from a copy while the tree is rebuilt; BUDGET replaces the class's budget (a study that
+# stops early; give it a DIR of its own, as a file's name does not say its budget);
+# BO_DECLARE_BUDGET=1 creates bo's studies with maxNumTrials = the budget (bench.py's
+# --bo-declare-budget), its runs written as bo-AUTO#<budget>.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=$1 class=$2
@@ -41,6 +44,7 @@ case "$class" in
     tuning) list=$(problems "real tuning"); budget=60; default="bo:AUTO random tpe smac gp" ;;
     *) echo "unknown class $class (bbob5, bbob10, mixint5, mixint10, low-dim, tuning)" >&2; exit 2 ;;
 esac
+budget=${BUDGET:-$budget}
 optimisers=${*:-$default}
 for problem in $list; do
     for opt in $optimisers; do
@@ -54,6 +58,9 @@ for problem in $list; do
             # ({"a":1.5} and {"a":15}) from sharing a file, which the skip above would reuse.
             tag="$(printf %s "$BO_CONFIG" | tr -cd '[:alnum:]' | cut -c1-60)-$(printf %s "$BO_CONFIG" | sha256sum | cut -c1-8)"
             out="${out%.json}+$tag.json" extra+=(--bo-config "$BO_CONFIG")
+        fi
+        if [ "${opt%%:*}" = bo ] && [ -n "${BO_DECLARE_BUDGET:-}" ]; then
+            out="${out%.json}#$budget.json" extra+=(--bo-declare-budget)
         fi
         if [ "${opt%%:*}" = bo ] && [ -n "${BO_SERVER:-}" ]; then
             extra+=(--bo-server "$BO_SERVER")
