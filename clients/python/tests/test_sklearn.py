@@ -55,6 +55,15 @@ def test_a_search_fits_like_grid_search(server: Server) -> None:
         assert [m.step for m in t.measurements] == [1, 2, 3, 4, 5]
         assert t.value == pytest.approx(mean) and t["kernel"] == params["kernel"] and t["C"] == pytest.approx(params["C"])
     assert search.study_.name.endswith(str(search.study_.id))
+    # A named study declares no budget: a later search under its name goes on from its trials.
+    assert "studyStoppingConfig" not in bo.Client(server.url).load_study("svc").spec
+    again = BoSearchCV(SVC(), {"C": loguniform(1e-2, 1e2), "gamma": loguniform(1e-3, 1e0), "kernel": ["rbf", "linear"]},
+                       n_iter=3, cv=2, url=server.url, study_name="svc")
+    again.fit(X, Y)
+    assert len(list(bo.Client(server.url).load_study("svc").trials())) == 15
+    # A search's own study declares n_iter, so the server holds its design to a quarter of it.
+    own = BoSearchCV(SVC(), {"C": loguniform(1e-2, 1e2)}, n_iter=3, cv=2, url=server.url).fit(X, Y)
+    assert int(own.study_.spec["studyStoppingConfig"]["maxNumTrials"]) == 3 and len(own.cv_results_["params"]) == 3
 
 
 def test_refit_off_several_scorers_pipelines_and_workers(server: Server) -> None:

@@ -6,9 +6,12 @@ candidates come from a bo study.
     search.fit(X, y)
     search.best_params_, search.best_estimator_, search.cv_results_
 
-``n_iter`` (10 by default, as scikit-learn's) candidates in all; ``random_state`` seeds the bo
-study (an int, or a ``numpy`` ``RandomState`` an int is drawn from): the same seed and data give
-the same candidates. The server is ``url`` (default: the ``BO_URL`` environment variable, else
+``n_iter`` (10 by default, as scikit-learn's) candidates in all. A search's own study (no
+``study_name``) declares ``n_iter`` as its ``maxNumTrials``: the server then spends at most a
+quarter of them (but no fewer than 10) on its quasi-random start before it models the scores. A
+named study declares nothing, so that a later search under the same name goes on from its trials.
+``random_state`` seeds the bo study (an int, or a ``numpy`` ``RandomState`` an int is drawn
+from): the same seed and data give the same candidates. The server is ``url`` (default: the ``BO_URL`` environment variable, else
 ``http://127.0.0.1:8080``), with ``api_key`` (default ``BO_API_KEY``).
 
 It is scikit-learn's own ``BaseSearchCV`` — ``fit``, ``refit``, ``scoring`` (one scorer or
@@ -44,6 +47,7 @@ from sklearn.utils import check_random_state
 
 from ._numbers import as_metric
 from .client import Client
+from .spec import StudyStopping
 from .study import Study
 from .space import SearchSpace, Value
 
@@ -175,7 +179,12 @@ class BoSearchCV(BaseSearchCV):  # type: ignore[misc]
             else:
                 seed = int(check_random_state(self.random_state).randint(2**31 - 1))
             config = {"seed": seed, "reproducible": True}
-        study: Study = client.create_study(name, space, {metric: "MAXIMIZE"}, algorithm=self.algorithm, algorithm_config=config or None)
+        study: Study = client.create_study(
+            name, space, {metric: "MAXIMIZE"}, algorithm=self.algorithm, algorithm_config=config or None,
+            # A study of its own knows its budget; a named one may be searched again, and a
+            # declared budget would end it at the first search's n_iter.
+            study_stopping=StudyStopping(max_num_trials=self.n_iter) if self.study_name is None else None,
+        )
         #: The bo study this search used (kept after fit).
         self.study_ = study
         done = 0

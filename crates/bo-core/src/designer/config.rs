@@ -2,8 +2,10 @@
 //!
 //! One convention ([`FromConfig`]): a designer's `algorithmConfig` is parsed into its `Params`
 //! (camelCase, unknown fields refused), and `new(params, space)` checks the ranges and the space,
-//! refusing with a [`ConfigError`] that names the field and what is supported. The registry
-//! ([`super::designer_for`]) only maps names to [`build`]. This module owns no algorithm.
+//! refusing with a [`ConfigError`] that names the field and what is supported; `for_study` is
+//! where a designer reads more of the study than its space (the budget it declares,
+//! [`within_budget`]). The registry ([`super::designer_for`]) only maps names to [`build`]. This
+//! module owns no algorithm.
 
 use serde::de::DeserializeOwned;
 
