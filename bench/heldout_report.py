@@ -2,6 +2,7 @@
 each optimiser's median rank and the problems where AUTO is behind the best peer.
 
     target/peers/venv/bin/python bench/heldout_report.py DIR   (heldout.py, which holds the halves, needs numpy)
+    target/peers/venv/bin/python bench/heldout_report.py DIR --at 50   (every run scored at its first 50 steps)
 
 DIR holds `<problem>_<optimiser>.json` files written by `bench/peers/run.sh --out` (bo as
 `bo-AUTO`, `bo-GP_BANDIT`, …: the ':' of `bo:AUTO` written as '-'; runs with `--bo-pace fitted`
@@ -35,11 +36,24 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pee
 TARGETS = [10 ** (2 - 0.2 * k) for k in range(51)]
 
 
-def load(directory):
+def load(directory, at=None):
+    """The runs in `directory` by problem and optimiser; with `at`, each run's first `at` steps
+    scored as a run of that budget (an optimiser that is not told its budget behaves the same in
+    its first steps; one that is, such as bo with a declared budget, must have run at `at`), and
+    runs shorter than `at` left out."""
     runs = {}
     for path in glob.glob(os.path.join(directory, "*.json")):
         with open(path) as f:
             report = json.load(f)
+        if at is not None:
+            if report["budget"] < at:
+                continue
+            report["budget"] = at
+            for run in report["runs"]:
+                for key in ("regret", "suggest_seconds", "best_observed"):
+                    if key in run:
+                        run[key] = run[key][:at]
+                run.pop("cells", None)  # counted over the whole run
         name = report["algorithm"].replace(":", "-")
         if report.get("pace", "free") != "free":
             name += "@" + report["pace"]
@@ -102,9 +116,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--auto", default="bo-AUTO", help="the optimiser judged against the peers")
+    ap.add_argument("--at", type=int, help="score every run at its first AT steps, as a run of that budget")
     args = ap.parse_args()
     import heldout
-    runs = load(args.dir)
+    runs = load(args.dir, args.at)
     for cls, halves in heldout.HALVES.items():
         for half, problems in zip(("tuning", "validation"), halves):
             ran = [p for p in problems if p in runs]
