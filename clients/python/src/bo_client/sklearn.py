@@ -11,8 +11,9 @@ candidates come from a bo study.
 quarter of them (but no fewer than 10) on its quasi-random start before it models the scores. A
 named study declares nothing, so that a later search under the same name goes on from its trials.
 ``random_state`` seeds the bo study (an int, or a ``numpy`` ``RandomState`` an int is drawn
-from): the same seed and data give the same candidates. The server is ``url`` (default: the ``BO_URL`` environment variable, else
-``http://127.0.0.1:8080``), with ``api_key`` (default ``BO_API_KEY``).
+from): the same seed and data give the same candidates. The server is ``url`` (default: the
+``BO_URL`` environment variable, else ``http://127.0.0.1:8080``), with ``api_key`` (default
+``BO_API_KEY``).
 
 It is scikit-learn's own ``BaseSearchCV`` — ``fit``, ``refit``, ``scoring`` (one scorer or
 several, with ``refit`` naming the one bo optimises), ``cv``, ``error_score``,
