@@ -452,6 +452,7 @@ def main():
                     help="tpe, tpe_mv, gp, random, smac, hebo, cma, botorch, turbo, saasbo, or bo:ALGORITHM")
     ap.add_argument("--budget", type=int, default=100)
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds run are FIRST_SEED … FIRST_SEED + SEEDS − 1")
     ap.add_argument("--bo-config", type=json.loads, help="bo:ALGORITHM's algorithmConfig, as JSON")
     ap.add_argument("--bo-server", default=os.path.join(ROOT, "target", "release", "bo-server"))
     ap.add_argument("--bo-pace", choices=("free", "fitted"), default="free",
@@ -468,7 +469,7 @@ def main():
     server = BoServer(args.bo_server) if args.optimizer.startswith("bo:") else None
     runs = []
     try:
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             if args.optimizer in OPTUNA:
                 opt = OptunaRun(args.optimizer, seed, fn)
             elif args.optimizer == "smac":
