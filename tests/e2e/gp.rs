@@ -249,6 +249,18 @@ fn high_observation_noise_ranks_the_optimal_trial_by_the_model() {
                     json!({"parameters": [{"parameterId": "x", "value": x}], "finalMeasurement": {"metrics": [{"metricId": "m", "value": v}]}}),
                 );
             }
+            // Ranked by the model once it has caught up with every trial: under load the cached
+            // model may still be one of the design's (which predicts nothing, so the observed
+            // best would stand) when the lag wait ends.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            loop {
+                let m = s.ok_get(&format!("/studies/{study}/model"));
+                if m["fittedDataVersion"] == m["dataVersion"] {
+                    break;
+                }
+                assert!(std::time::Instant::now() < deadline, "the model never caught up: {m}");
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
             let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
             let [best] = optimal["optimalTrials"].as_array().unwrap().as_slice() else { panic!("{optimal}") };
             let x = best["parameters"][0]["value"].as_f64().unwrap();
