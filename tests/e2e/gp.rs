@@ -51,15 +51,7 @@ fn a_gp_bandit_study_improves_with_several_clients() {
     assert!(best < first, "the GP phase improves on the initial design");
 
     // The background refit catches up with every completed trial.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let model = loop {
-        let m = s.ok_get(&format!("/studies/{study}/model"));
-        if m["fittedDataVersion"] == m["dataVersion"] {
-            break m;
-        }
-        assert!(std::time::Instant::now() < deadline, "the model never caught up: {m}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let model = s.wait_for_model(&study, "caught up", &|m| m["fittedDataVersion"] == m["dataVersion"]);
     // What the model learned, and what it predicts.
     assert_eq!(model["algorithm"], "GP_BANDIT");
     assert!(model["model"]["hyperparameters"]["matern52.log_length_scale[0]"].is_number(), "{model}");
@@ -194,17 +186,7 @@ fn precomputed_suggestions_are_handed_out_and_refilled() {
     let s = Arc::new(Server::start_with(db, &["--prefetch", "3"]));
     let study = s.create_study(bowl_study("prefetched"));
     add_completed_trials(&s, &study, 16);
-    let wait_for = |what: &str, ok: &dyn Fn(&serde_json::Value) -> bool| {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        loop {
-            let m = s.ok_get(&format!("/studies/{study}/model"));
-            if ok(&m) {
-                return m;
-            }
-            assert!(std::time::Instant::now() < deadline, "never {what}: {m}");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    };
+    let wait_for = |what: &str, ok: &dyn Fn(&serde_json::Value) -> bool| s.wait_for_model(&study, what, ok);
     wait_for("fitted and prefetched", &|m| m["fittedDataVersion"] == m["dataVersion"] && m["precomputedSuggestions"] == 3);
     // Three clients at once: distinct, feasible trials.
     let handles: Vec<_> = (0..3)
@@ -252,15 +234,7 @@ fn high_observation_noise_ranks_the_optimal_trial_by_the_model() {
             // Ranked by the model once it has caught up with every trial: under load the cached
             // model may still be one of the design's (which predicts nothing, so the observed
             // best would stand) when the lag wait ends.
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-            loop {
-                let m = s.ok_get(&format!("/studies/{study}/model"));
-                if m["fittedDataVersion"] == m["dataVersion"] {
-                    break;
-                }
-                assert!(std::time::Instant::now() < deadline, "the model never caught up: {m}");
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
+            s.wait_for_model(&study, "caught up", &|m| m["fittedDataVersion"] == m["dataVersion"]);
             let optimal = s.ok_post(&format!("/studies/{study}/trials:listOptimalTrials"), json!({}));
             let [best] = optimal["optimalTrials"].as_array().unwrap().as_slice() else { panic!("{optimal}") };
             let x = best["parameters"][0]["value"].as_f64().unwrap();

@@ -216,6 +216,22 @@ impl Server {
         v
     }
 
+    /// Polls the study's `GET …/model` until `ok` holds of it (within a minute, else the test
+    /// fails naming `what`); returns that answer. The background refit runs on its own time, so
+    /// a test that needs the model of every trial waits here for
+    /// `fittedDataVersion == dataVersion`.
+    pub fn wait_for_model(&self, study: &str, what: &str, ok: &dyn Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let m = self.ok_get(&format!("/studies/{study}/model"));
+            if ok(&m) {
+                return m;
+            }
+            assert!(std::time::Instant::now() < deadline, "never {what} on {}: {m}", self.db.name);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Creates a study and returns its number.
     pub fn create_study(&self, body: Value) -> String {
         let v = self.ok_post("/studies", body);

@@ -37,14 +37,7 @@ fn run(s: &Server, study: &str, n: usize) {
 
 /// The study's model once it is fitted on all its data (refits run in the background).
 fn fitted_model(s: &Server, study: &str) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let model = s.ok_get(&format!("/studies/{study}/model"));
-        if model["fittedDataVersion"] == model["dataVersion"] || std::time::Instant::now() > deadline {
-            return model;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    s.wait_for_model(study, "fitted on all its data", &|m| m["fittedDataVersion"] == m["dataVersion"])
 }
 
 #[test]

@@ -1007,13 +1007,7 @@ fn prior_studies_inform_a_new_study() {
         run(&warm, "w").unwrap();
         // The model at these two trials (once the background refit has caught up) stands on the
         // prior and proposes near its optimum.
-        let model = (0..300)
-            .map(|_| {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                s.ok_get(&format!("/studies/{warm}/model"))
-            })
-            .find(|m| m["fittedDataVersion"] == m["dataVersion"])
-            .expect("the background refit catches up");
+        let model = s.wait_for_model(&warm, "caught up by the background refit", &|m| m["fittedDataVersion"] == m["dataVersion"]);
         assert!(model.to_string().contains(&prior_name), "the model names its prior: {model}");
         let (x, y) = run(&warm, "w").unwrap();
         assert!(peak(x, y) > -0.01, "the third trial is near the prior's optimum (0.7, 0.25): ({x}, {y})");
