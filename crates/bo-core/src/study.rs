@@ -124,6 +124,12 @@ pub struct StudySpec {
     /// When the whole study stops, if ever (`studyStoppingConfig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study_stopping: Option<crate::study_stopping::StudyStoppingConfig>,
+    /// How many trials the study expects to run (`algorithmConfig.expectedNumTrials`, a bo
+    /// extension): the designers size their initial design to it as to a declared
+    /// `maxNumTrials`, but the study does not stop there. For clients that know their budget
+    /// without wanting it enforced (Optuna's `study.optimize(n_trials=…)`, run again to go on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_trials: Option<u32>,
     /// Transfer learning: the prior studies the model stands on.
     #[serde(default, skip_serializing_if = "Transfer::is_default")]
     pub transfer: Transfer,
@@ -180,6 +186,7 @@ impl StudySpec {
             measurement_selection: MeasurementSelection::default(),
             stopping: None,
             study_stopping: None,
+            expected_trials: None,
             transfer: Transfer::default(),
             open_space: false,
             space_revision: 0,

@@ -38,9 +38,12 @@ pub(crate) fn build<D: FromConfig>(spec: &StudySpec) -> Result<Box<dyn Designer>
     Ok(Box::new(D::for_study(D::parse(&spec.algorithm_config)?, spec)?))
 }
 
-/// The trials the study says it will run: its `studyStoppingConfig.maxNumTrials`, if any.
+/// The trials the study says it will run: the smaller of its `studyStoppingConfig.maxNumTrials`
+/// (where it stops) and its expected number of trials (where it does not), if it declares either.
 pub(crate) fn declared_budget(spec: &StudySpec) -> Option<usize> {
-    spec.study_stopping.as_ref()?.max_num_trials.and_then(|n| usize::try_from(n).ok()).filter(|&n| n > 0)
+    let max = spec.study_stopping.as_ref().and_then(|s| s.max_num_trials).and_then(|n| usize::try_from(n).ok());
+    let expected = spec.expected_trials.and_then(|n| usize::try_from(n).ok());
+    [max, expected].into_iter().flatten().filter(|&n| n > 0).min()
 }
 
 /// A default initial design of `design` trials within a declared `budget`: at most a quarter of

@@ -548,7 +548,8 @@ mod tests {
     /// A study that declares 40 trials in 20 dimensions models from its 11th: the default design
     /// (2d + 2 within [10, 30], 30 here) is held to a quarter of the budget, for `GP_BANDIT` and
     /// for `AUTO`'s candidates; without a declared budget, or with an explicit
-    /// `initialDesignSize`, the 11th is still a design point.
+    /// `initialDesignSize`, the 11th is still a design point. 40 expected trials
+    /// (`expectedNumTrials`) count as 40 declared; with `maxNumTrials` too, the smaller counts.
     #[test]
     fn a_declared_budget_holds_the_design_to_a_quarter_of_it() {
         use crate::study_stopping::StudyStoppingConfig;
@@ -570,8 +571,20 @@ mod tests {
             let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut StdRng::seed_from_u64(1)).unwrap().model;
             model.predictor().is_some()
         };
+        let expecting = |algorithm: &str, expected: u32, stops_at: Option<i64>| {
+            let mut spec = StudySpec::new("f", Goal::Maximize, space.clone(), algorithm);
+            spec.expected_trials = Some(expected);
+            spec.study_stopping = stops_at.map(|n| StudyStoppingConfig { max_num_trials: Some(n), ..StudyStoppingConfig::default() });
+            let problem = Problem { spec, seed: 1, priors: Vec::new() };
+            let model = designer_for(&problem.spec).unwrap().fit(&problem, &history, None, &mut StdRng::seed_from_u64(1)).unwrap().model;
+            model.predictor().is_some()
+        };
         for algorithm in ["GP_BANDIT", "AUTO"] {
             assert!(models(algorithm, Some(40), serde_json::json!({})), "{algorithm}: a GP from the 11th of 40 trials");
+            assert!(expecting(algorithm, 40, None), "{algorithm}: 40 expected trials size the design as 40 declared");
+            assert!(expecting(algorithm, 40, Some(1000)), "{algorithm}: the smaller of the two budgets");
+            assert!(expecting(algorithm, 1000, Some(40)), "{algorithm}: the smaller of the two budgets");
+            assert!(!expecting(algorithm, 1000, None), "{algorithm}: a quarter of 1,000 expected is above the design");
             assert!(!models(algorithm, None, serde_json::json!({})), "{algorithm}: still the design without a budget");
             assert!(!models(algorithm, Some(1000), serde_json::json!({})), "{algorithm}: a quarter of 1,000 is above the design");
             let explicit = serde_json::json!({"initialDesignSize": 30});

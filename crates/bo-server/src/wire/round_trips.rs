@@ -56,7 +56,7 @@ fn full_spec() -> Value {
             }
         ],
         "algorithm": "GP_BANDIT",
-        "algorithmConfig": {"numCandidates": 64, "trialLease": "600s", "reproducible": true, "seed": 7},
+        "algorithmConfig": {"numCandidates": 64, "trialLease": "600s", "reproducible": true, "seed": 7, "expectedNumTrials": 50},
         "observationNoise": "HIGH",
         "measurementSelectionType": "BEST_MEASUREMENT",
         "medianAutomatedStoppingSpec": {"useElapsedDuration": true}
@@ -71,6 +71,20 @@ fn reproducible_is_a_boolean() {
     let wire: StudySpecW = serde_json::from_value(spec).unwrap();
     let e = wire.into_domain(&Limits::default()).unwrap_err();
     assert_eq!(e.path, "studySpec.algorithmConfig.reproducible", "{e}");
+}
+
+/// `expectedNumTrials` is a positive integer within `maxNumTrials`'s bound; the refusal names the
+/// field and the range.
+#[test]
+fn expected_trials_is_a_positive_count() {
+    for bad in [json!(0), json!(-3), json!(2.5), json!("50"), json!(3_000_000_000_u64)] {
+        let mut spec = full_spec();
+        spec["algorithmConfig"]["expectedNumTrials"] = bad.clone();
+        let wire: StudySpecW = serde_json::from_value(spec).unwrap();
+        let e = wire.into_domain(&Limits::default()).unwrap_err();
+        assert_eq!(e.path, "studySpec.algorithmConfig.expectedNumTrials", "{bad}: {e}");
+        assert!(e.to_string().contains("from 1 to 2147483647"), "{e}");
+    }
 }
 
 fn domain(spec: Value) -> (StudySpec, StudySettings) {
@@ -89,6 +103,7 @@ fn a_study_spec_round_trips_through_the_domain() {
     let (spec, settings) = &requested;
     assert_eq!(*settings, StudySettings { trial_lease_secs: Some(600.0), reproducible: Some(true), seed: Some(7) });
     assert_eq!(spec.algorithm_config, json!({"numCandidates": 64}), "the lease and the mode are the service's, not the designer's");
+    assert_eq!(spec.expected_trials, Some(50), "the expected number of trials is the spec's");
     let out = back(&requested);
     assert_eq!(out, full_spec(), "the same JSON back");
     assert_eq!(domain(out), requested);

@@ -116,7 +116,10 @@ pub struct StudySpecW {
     /// absent: the server's `--trial-lease`), `reproducible`: `true` makes suggestions
     /// depend only on the study's data, its seed and the order of calls, never on timing
     /// (absent: the server's `--reproducible`), and `seed`: the seed of the study's random
-    /// choices, an integer from 0 to 2^53 (absent: one from the study's number and name).
+    /// choices, an integer from 0 to 2^53 (absent: one from the study's number and name), and
+    /// `expectedNumTrials`: how many trials the study expects to run, from 1 to 2^31 − 1 — the
+    /// initial design is sized to it as to `studyStoppingConfig.maxNumTrials`, but the study
+    /// does not stop there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub algorithm_config: Option<serde_json::Value>,
     /// How noisy the objective is.
@@ -300,6 +303,30 @@ fn take_seed(config: &mut serde_json::Value) -> Result<Option<i64>, FieldError> 
     }
 }
 
+/// The key of `algorithmConfig` that says how many trials the study expects to run, without
+/// stopping it there (a bo extension; docs/api.md, beside `studyStoppingConfig`).
+pub const EXPECTED_TRIALS_KEY: &str = "expectedNumTrials";
+
+/// The most trials a study may expect: `maxNumTrials`'s bound (an `Int32Value`).
+const MAX_EXPECTED_TRIALS: u64 = 2_147_483_647;
+
+/// Lifts `expectedNumTrials` (an integer from 1 to 2^31 − 1, as `maxNumTrials`) out of the
+/// algorithm's settings into the spec, where every designer with an initial design reads it.
+fn take_expected_trials(config: &mut serde_json::Value) -> Result<Option<u32>, FieldError> {
+    let Some(object) = config.as_object_mut() else { return Ok(None) };
+    let Some(raw) = object.remove(EXPECTED_TRIALS_KEY) else { return Ok(None) };
+    if object.is_empty() {
+        *config = serde_json::Value::Null;
+    }
+    match raw.as_u64().filter(|n| (1..=MAX_EXPECTED_TRIALS).contains(n)).and_then(|n| u32::try_from(n).ok()) {
+        Some(n) => Ok(Some(n)),
+        None => Err(FieldError::new(
+            format!("studySpec.algorithmConfig.{EXPECTED_TRIALS_KEY}"),
+            format!("{} is not a number of trials: an integer from 1 to {MAX_EXPECTED_TRIALS}", super::shown_value(&raw)),
+        )),
+    }
+}
+
 /// The key of `algorithmConfig` that names the prior studies (transfer learning), the service's.
 pub const PRIOR_STUDIES_KEY: &str = "priorStudies";
 
@@ -332,7 +359,7 @@ fn take_prior_studies(config: &mut serde_json::Value, limits: &Limits) -> Result
 }
 
 /// The wire `algorithmConfig`: the designer's settings with the service's keys (the trial lease,
-/// `reproducible`, the named prior studies) put back.
+/// `reproducible`, the seed, the named prior studies, the expected number of trials) put back.
 fn config_with_service_keys(spec: &StudySpec, settings: &StudySettings) -> Option<serde_json::Value> {
     let mut config = spec.algorithm_config.clone();
     let mut put = |key: &str, value: serde_json::Value| {
@@ -354,6 +381,9 @@ fn config_with_service_keys(spec: &StudySpec, settings: &StudySettings) -> Optio
     }
     if spec.transfer.explicit {
         put(PRIOR_STUDIES_KEY, serde_json::json!(spec.transfer.priors));
+    }
+    if let Some(n) = spec.expected_trials {
+        put(EXPECTED_TRIALS_KEY, serde_json::json!(n));
     }
     (!config.is_null()).then_some(config)
 }
@@ -384,6 +414,7 @@ impl StudySpecW {
         let reproducible = take_reproducible(&mut algorithm_config)?;
         let seed = take_seed(&mut algorithm_config)?;
         let named_priors = take_prior_studies(&mut algorithm_config, limits)?;
+        let expected_trials = take_expected_trials(&mut algorithm_config)?;
         let disabled = self.transfer_learning_config.as_ref().is_some_and(|c| c.disable_transfer_learning);
         if disabled && named_priors.is_some() {
             return Err(FieldError::new(
@@ -456,6 +487,7 @@ impl StudySpecW {
             },
             stopping,
             study_stopping,
+            expected_trials,
             transfer,
             open_space,
             space_revision: 0,
