@@ -194,7 +194,8 @@ impl StudySpec {
     }
 
     /// Whether `other` asks for the same study as this one: equal but for the prior studies the
-    /// service chose (which depend on when it was asked) — and, when both are open, but for what
+    /// service chose (which depend on when it was asked) and the trials it expects (a script run
+    /// again with another `n_trials` takes the study up as it was made) — and, when both are open, but for what
     /// the space has grown since: every parameter `other` names is in this space with its domain
     /// and scale (a second worker of a define-by-run script asks for the study as it began).
     pub fn same_request(&self, other: &StudySpec) -> bool {
@@ -204,6 +205,7 @@ impl StudySpec {
             if !s.transfer.explicit {
                 s.transfer.priors.clear();
             }
+            s.expected_trials = None;
             if grown {
                 s.space = SearchSpace::empty();
                 s.space_revision = 0;

@@ -9,6 +9,11 @@ async fn create_is_idempotent_by_name_and_conflicts_on_a_different_spec(store: S
     let (b, created) = store.create_study("p", "l", "s", &spec(), StudySettings::default(), 2).await.unwrap();
     assert!(!created);
     assert_eq!(a, b);
+    // A script run again expecting more trials takes the study up as it was made.
+    let expecting = StudySpec { expected_trials: Some(100), ..spec() };
+    let (again, created) = store.create_study("p", "l", "s", &expecting, StudySettings::default(), 2).await.unwrap();
+    assert!(!created);
+    assert_eq!((again.id, again.spec.expected_trials), (a.id, None));
     let mut other = spec();
     other.metrics[0].goal = Goal::Minimize;
     assert!(matches!(store.create_study("p", "l", "s", &other, StudySettings::default(), 3).await, Err(StoreError::AlreadyExists(_))));
