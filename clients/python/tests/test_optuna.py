@@ -211,6 +211,35 @@ def test_a_wrong_url_fails_before_the_first_trial() -> None:
         BoSampler("http://127.0.0.1:9")
 
 
+def test_n_trials_sizes_the_design_and_the_study_runs_on_past_it(server: Server) -> None:
+    """``BoSampler(n_trials=…)`` tells the study its budget (Optuna never tells a sampler); a
+    second ``optimize`` goes on past it, and a script run again with another budget takes the
+    study up as it was made."""
+
+    def quadratic(trial: optuna.Trial) -> float:
+        return sum((trial.suggest_float(f"x{i}", -1.0, 1.0) - 0.3) ** 2 for i in range(8))
+
+    study = optuna.create_study(study_name="optuna-budget", sampler=BoSampler(server.url, n_trials=np.int64(12)))
+    study.optimize(quadratic, n_trials=12)
+    bo_study = bo.Client(server.url).load_study("optuna-budget")
+    # 8 parameters: the default design is 18 quasi-random trials; within 12 expected, 10.
+    point = {f"x{i}": 0.3 for i in range(8)}
+    assert len(bo_study.predict([point])) == 1, "a model after 10 of 12 trials"
+    unsaid = optuna.create_study(study_name="optuna-no-budget", sampler=BoSampler(server.url))
+    unsaid.optimize(quadratic, n_trials=12)
+    with pytest.raises(bo.ApiError, match="initial design"):
+        bo.Client(server.url).load_study("optuna-no-budget").predict([point])
+    study.optimize(quadratic, n_trials=4)
+    assert bo_study.spec["algorithmConfig"] == {"expectedNumTrials": 12}
+    assert bo_study.state == "ACTIVE" and len(list(bo_study.trials())) == 16
+    again = optuna.create_study(study_name="optuna-budget", sampler=BoSampler(server.url, n_trials=40), load_if_exists=True)
+    again.optimize(quadratic, n_trials=1)
+    assert len(list(bo_study.trials())) == 17
+    for bad in (0, -5, 2.5, float("nan"), True, "12"):
+        with pytest.raises(ValueError, match="n_trials"):
+            BoSampler(server.url, n_trials=bad)  # type: ignore[arg-type]
+
+
 def test_a_finite_space_used_up_ends_optimize_quietly(server: Server) -> None:
     """Three points in all: Optuna's contract holds (no failed trial, no exception), as its
     grid sampler's does."""

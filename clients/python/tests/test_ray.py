@@ -253,3 +253,5 @@ def test_the_ray_tune_example_runs(server: Server) -> None:
     study = bo.Client(server.url).load_study("ray-tune-example")
     trials = list(study.trials())
     assert len(trials) == 8 and all(t.state == "SUCCEEDED" for t in trials), [(t.state, t.infeasible_reason) for t in trials]
+    # TuneConfig's num_samples reached the study as the trials it expects (it does not stop it).
+    assert study.spec["algorithmConfig"] == {"expectedNumTrials": 8} and study.state == "ACTIVE"

@@ -33,6 +33,11 @@ How Optuna's ideas map onto bo's:
   result), a failed one INFEASIBLE with Optuna's reason.
 - **n_jobs=k** runs k bo clients (one client id per Optuna trial); an enqueued trial's
   parameters are used as given (the rest sampled at random) and it is added with its result.
+- **The budget**: Optuna never tells a sampler ``study.optimize``'s ``n_trials``;
+  ``BoSampler(n_trials=…)`` does (as optunahub's ``SMACSampler`` takes it). The study then
+  models from its trial after at most a quarter of them (never fewer than 10 quasi-random trials
+  first), where it would otherwise wait for 2d + 2 of them in d parameters; it does not stop
+  there, so ``optimize`` can be run again to go on.
 - **The bo study** is made on the first trial, named after the Optuna study (``study_name=`` to
   choose; an unnamed Optuna study gives the script's name and the time), in ``project``
   (``demo``); each bo trial keeps Optuna's trial number as its label
@@ -64,7 +69,7 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from ._http import ApiError, RetryPolicy
-from ._numbers import as_metric
+from ._numbers import as_metric, as_number
 from ._reports import MedianRule, Reports
 from .client import Client
 from .space import SearchSpace, Value
@@ -252,6 +257,7 @@ class BoSampler(BaseSampler):
         trial_lease: Optional[float] = None,
         retry: RetryPolicy = RetryPolicy(),
         seed: Optional[int] = None,
+        n_trials: Optional[int] = None,
     ) -> None:
         url = url or os.environ.get("BO_URL") or "http://127.0.0.1:8080"
         api_key = api_key or os.environ.get("BO_API_KEY") or None
@@ -264,6 +270,13 @@ class BoSampler(BaseSampler):
             self._declared = search_space
         self._algorithm = algorithm
         self._algorithm_config = dict(algorithm_config or {})
+        if n_trials is not None:
+            # The trials the script will run (Optuna's samplers are never told): the study's
+            # first model comes after at most a quarter of them, and the study runs on past them.
+            count = as_number(n_trials, "n_trials")
+            if not (math.isfinite(count) and count == int(count) and 1 <= count <= 2**31 - 1):
+                raise ValueError(f"n_trials must be a whole number of trials from 1 to 2147483647, got {n_trials!r}")
+            self._algorithm_config.setdefault("expectedNumTrials", int(count))
         if seed is not None:
             # Optuna's seed: the bo study's too, and its suggestions depend on it and the data
             # alone (not on timing).

@@ -16,6 +16,9 @@ How Tune maps onto bo:
   ``space=SearchSpace`` for a conditional space, whose inactive parameters are left out of the
   config. ``randint(1, 9)`` is bo's ``integer(1, 8)`` (Tune's upper end is exclusive). Samplers bo
   has no counterpart for (``randn``, ``sample_from``, ``grid_search``) are refused by name.
+- ``TuneConfig(num_samples=…)``, which Tune hands the searcher with a ``param_space``, is the
+  study's ``expectedNumTrials``: its first model comes after at most a quarter of the samples
+  (never fewer than 10 quasi-random trials first), and the study does not stop there.
 - ``suggest(trial_id)`` is one bo suggestion for ``clientId = "tune-" + trial_id``: a Tune trial
   that asks again (after a restore) gets its own bo trial back, and the study's trial lease hands
   the trial of a worker that never returns to the next.
@@ -150,6 +153,8 @@ class BoSearch(Searcher):  # type: ignore[misc]
         self._furthest = 0
         self._last_result: Dict[str, int] = {}
         self._stopped_by_bo: Set[str] = set()
+        # TuneConfig's num_samples, which Tune hands the searcher with a param_space.
+        self._expected_trials: Optional[int] = None
 
     # -- Tune's protocol -------------------------------------------------------------------
 
@@ -162,6 +167,9 @@ class BoSearch(Searcher):  # type: ignore[misc]
             self._mode = mode
         if self._space is None and config:
             self._space, self._back = space_from_tune(config)
+        samples = spec.get("num_samples")
+        if isinstance(samples, int) and not isinstance(samples, bool) and 1 <= samples <= 2**31 - 1:
+            self._expected_trials = samples
         return True
 
     def suggest(self, trial_id: str) -> Optional[Union[Dict[str, Any], str]]:
@@ -247,6 +255,7 @@ class BoSearch(Searcher):  # type: ignore[misc]
                 self._space,
                 {self._metric: "MAXIMIZE" if self._mode == "max" else "MINIMIZE"},
                 algorithm=self._algorithm,
+                algorithm_config={"expectedNumTrials": self._expected_trials} if self._expected_trials else None,
                 stopping=self._stopping,
                 median_stopping=self._median_stopping and self._stopping is None,
             )
