@@ -34,10 +34,10 @@ How Optuna's ideas map onto bo's:
 - **n_jobs=k** runs k bo clients (one client id per Optuna trial); an enqueued trial's
   parameters are used as given (the rest sampled at random) and it is added with its result.
 - **The budget**: Optuna never tells a sampler ``study.optimize``'s ``n_trials``;
-  ``BoSampler(n_trials=…)`` does (as optunahub's ``SMACSampler`` takes it). The study then
-  models from its trial after at most a quarter of them (never fewer than 10 quasi-random trials
-  first), where it would otherwise wait for 2d + 2 of them in d parameters; it does not stop
-  there, so ``optimize`` can be run again to go on.
+  ``BoSampler(n_trials=…)`` does (as optunahub's ``SMACSampler`` takes it). On a space without
+  conditions the study then models from its trial after at most a quarter of them (never fewer
+  than 10 quasi-random trials first), where it would otherwise wait for 2d + 2 of them in d
+  parameters; it does not stop there, so ``optimize`` can be run again to go on.
 - **The bo study** is made on the first trial, named after the Optuna study (``study_name=`` to
   choose; an unnamed Optuna study gives the script's name and the time), in ``project``
   (``demo``); each bo trial keeps Optuna's trial number as its label
